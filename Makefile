@@ -1,0 +1,122 @@
+# ntpx — one Makefile.  `make` builds lib/libntpx.a and every tool into bin/;
+# `make check` runs every test this machine can run through prove.
+#
+# Layout it relies on, so that new files need no edit here:
+#   lib/*.c           -> lib/libntpx.a
+#   src/TOOL.c        -> bin/TOOL
+#   tests/unit/*.c    -> build/unit/NAME.t  (cmocka, TAP through prove)
+#   tests/fuzz/*.c    -> build/fuzz/NAME    (libFuzzer, `make fuzz`)
+#   tests/bench/*.c   -> build/bench/NAME   (`make bench`)
+
+VERSION  := 0.1.0
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+CC       ?= cc
+CLANG    ?= clang
+
+PKGS     := libibverbs librdmacm libxdp libbpf libmnl
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+            -Wmissing-prototypes -Wformat=2 -Wno-unused-parameter \
+            -Wvla -Wpointer-arith
+CFLAGS   ?= -O2 -g
+ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -Ilib -Ibuild $(PKG_CFLAGS)
+LDLIBS   = lib/libntpx.a $(PKG_LIBS) -lm
+
+ifeq ($(SAN),1)
+  CFLAGS  := -O1 -g -fno-omit-frame-pointer
+  ALL_CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=all
+  LDFLAGS += -fsanitize=address,undefined
+endif
+
+LIB_SRC  := $(sort $(wildcard lib/*.c))
+LIB_OBJ  := $(patsubst lib/%.c,build/lib/%.o,$(LIB_SRC))
+TOOLS    := $(patsubst src/%.c,bin/%,$(sort $(wildcard src/*.c)))
+UNIT     := $(patsubst tests/unit/%.c,build/unit/%.t,$(sort $(wildcard tests/unit/*.c)))
+BENCH    := $(patsubst tests/bench/%.c,build/bench/%,$(sort $(wildcard tests/bench/*.c)))
+FUZZ     := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(sort $(wildcard tests/fuzz/*.c)))
+SCRIPTS  := $(filter-out $(TOOLS),$(wildcard bin/*))
+MAN1     := $(wildcard doc/*.1)
+MAN5     := $(wildcard doc/*.5)
+MAN7     := $(wildcard doc/*.7)
+
+# Tests: unit binaries first, then the shell suites (chrony's order).
+TESTS    = $(UNIT) $(sort $(wildcard tests/cli/*.t tests/net/*.t tests/interop/*.t tests/hw/*.t))
+
+.PHONY: all deps check bench fuzz demo install clean FORCE
+.DELETE_ON_ERROR:
+
+all: lib/libntpx.a $(TOOLS)
+
+deps:
+	@scripts/deps
+
+# The version stamp is rewritten only when it changes, so that a rebuild
+# after `git commit` recompiles only what names the version.
+build/version.h: FORCE
+	@mkdir -p build
+	@v=$$(git describe --tags --dirty 2>/dev/null || echo $(VERSION)); \
+	 printf '#define NTPX_VERSION "%s"\n' "$$v" > $@.tmp; \
+	 cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+
+build/lib/%.o: lib/%.c build/version.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+lib/libntpx.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+build/src/%.o: src/%.c build/version.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+bin/%: build/src/%.o lib/libntpx.a
+	$(CC) $(LDFLAGS) -o $@ $< $(LDLIBS)
+
+build/unit/%.t: tests/unit/%.c lib/libntpx.a
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Itests/unit -MMD -MP $(LDFLAGS) -o $@ $< $(LDLIBS) -lcmocka
+
+build/bench/%: tests/bench/%.c lib/libntpx.a
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -MMD -MP $(LDFLAGS) -o $@ $< $(LDLIBS)
+
+# libFuzzer targets build with clang and the sanitizers whatever SAN says.
+build/fuzz/%: tests/fuzz/%.c $(LIB_SRC) build/version.h
+	@mkdir -p $(@D)
+	$(CLANG) -std=gnu11 -g -O1 -D_GNU_SOURCE -Ilib -Ibuild $(PKG_CFLAGS) \
+	  -fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRC) $(PKG_LIBS) -lm
+
+check: deps all $(UNIT)
+	@chmod +x $(SCRIPTS) tests/*/*.t 2>/dev/null || true
+	CMOCKA_MESSAGE_OUTPUT=TAP prove -e '' $(PROVE_FLAGS) $(TESTS)
+
+bench: deps all $(BENCH)
+	@for b in tests/bench/*.sh; do echo "== $$b"; sh $$b || exit 1; done
+
+FUZZ_SECONDS ?= 30
+fuzz: $(FUZZ)
+	@for f in $(FUZZ); do echo "== $$f"; mkdir -p build/corpus/$${f##*/}; \
+	  $$f -max_total_time=$(FUZZ_SECONDS) build/corpus/$${f##*/} tests/fuzz/corpus/$${f##*/} 2>&1 | tail -3 || exit 1; done
+
+demo: deps all
+	@sh scripts/demo
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \
+	  $(DESTDIR)$(PREFIX)/include/ntpx $(DESTDIR)$(PREFIX)/share/man/man1 \
+	  $(DESTDIR)$(PREFIX)/share/man/man5 $(DESTDIR)$(PREFIX)/share/man/man7
+	install -m 755 $(TOOLS) $(SCRIPTS) $(DESTDIR)$(PREFIX)/bin
+	install -m 644 lib/libntpx.a $(DESTDIR)$(PREFIX)/lib
+	install -m 644 $(filter-out lib/%_private.h,$(wildcard lib/*.h)) $(DESTDIR)$(PREFIX)/include/ntpx
+	$(if $(MAN1),install -m 644 $(MAN1) $(DESTDIR)$(PREFIX)/share/man/man1)
+	$(if $(MAN5),install -m 644 $(MAN5) $(DESTDIR)$(PREFIX)/share/man/man5)
+	$(if $(MAN7),install -m 644 $(MAN7) $(DESTDIR)$(PREFIX)/share/man/man7)
+
+clean:
+	rm -rf build lib/libntpx.a $(TOOLS)
+
+-include $(LIB_OBJ:.o=.d) $(patsubst bin/%,build/src/%.d,$(TOOLS)) $(UNIT:.t=.d) $(BENCH:=.d)

@@ -1,0 +1,146 @@
+/*
+ * ntp.c - NTPv4 header codec and timestamp conversion.
+ */
+#include <string.h>
+
+#include "ntp.h"
+
+static uint32_t get32(const unsigned char *b)
+{
+	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 |
+	       (uint32_t)b[2] << 8 | b[3];
+}
+
+static uint64_t get64(const unsigned char *b)
+{
+	return (uint64_t)get32(b) << 32 | get32(b + 4);
+}
+
+static void put32(unsigned char *b, uint32_t v)
+{
+	b[0] = v >> 24;
+	b[1] = v >> 16;
+	b[2] = v >> 8;
+	b[3] = v;
+}
+
+static void put64(unsigned char *b, uint64_t v)
+{
+	put32(b, v >> 32);
+	put32(b + 4, (uint32_t)v);
+}
+
+int ntp_decode(const void *buf, size_t len, struct ntp_packet *p)
+{
+	const unsigned char *b = buf;
+
+	if (len < NTP_HEADER_LEN)
+		return -1;
+	p->leap = b[0] >> 6;
+	p->version = (b[0] >> 3) & 7;
+	p->mode = b[0] & 7;
+	p->stratum = b[1];
+	p->poll = (int8_t)b[2];
+	p->precision = (int8_t)b[3];
+	p->root_delay = get32(b + 4);
+	p->root_disp = get32(b + 8);
+	p->refid = get32(b + 12);
+	p->ref = get64(b + 16);
+	p->org = get64(b + 24);
+	p->rec = get64(b + 32);
+	p->xmt = get64(b + 40);
+	return 0;
+}
+
+int ntp_check_trailer(const void *buf, size_t len)
+{
+	const unsigned char *b = buf;
+	size_t off = NTP_HEADER_LEN;
+
+	if (len < NTP_HEADER_LEN || len % 4)
+		return -1;
+	/*
+	 * RFC 7822 section 7.5: with no MAC the last field is at least 28
+	 * bytes long, so anything longer than the largest MAC is a field.
+	 */
+	while (len - off > 24) {
+		size_t flen = (size_t)b[off + 2] << 8 | b[off + 3];
+
+		if (flen < 16 || flen % 4 || flen > len - off)
+			return -1;
+		off += flen;
+	}
+	if (len - off == 0 || len - off == 20 || len - off == 24)
+		return 0;
+	return -1;
+}
+
+void ntp_encode(const struct ntp_packet *p, void *buf)
+{
+	unsigned char *b = buf;
+
+	b[0] = (uint8_t)((p->leap & 3) << 6 | (p->version & 7) << 3 | (p->mode & 7));
+	b[1] = p->stratum;
+	b[2] = (uint8_t)p->poll;
+	b[3] = (uint8_t)p->precision;
+	put32(b + 4, p->root_delay);
+	put32(b + 8, p->root_disp);
+	put32(b + 12, p->refid);
+	put64(b + 16, p->ref);
+	put64(b + 24, p->org);
+	put64(b + 32, p->rec);
+	put64(b + 40, p->xmt);
+}
+
+/* Floor division for a possibly negative dividend. */
+static int64_t floordiv(int64_t a, int64_t b)
+{
+	int64_t q = a / b;
+
+	return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+uint64_t ntp_ts_from_ns(int64_t unix_ns)
+{
+	int64_t sec = floordiv(unix_ns, 1000000000);
+	uint64_t ns = (uint64_t)(unix_ns - sec * 1000000000);	/* 0 .. 1e9-1 */
+	/*
+	 * ceil(ns * 2^32 / 1e9).  One nanosecond spans 4.29 fraction units,
+	 * so the ceiling still lies inside [ns, ns+1) and truncating back
+	 * gives ns exactly.  ns * 2^32 < 2^62: no overflow.
+	 */
+	uint64_t frac = ((ns << 32) + 999999999) / 1000000000;
+
+	/* The era is dropped here: the packet has no room for it. */
+	return (uint64_t)(uint32_t)(sec + NTP_UNIX_EPOCH) << 32 | frac;
+}
+
+int64_t ntp_ts_to_ns(uint64_t ts, int64_t pivot_ns)
+{
+	int64_t pivot_sec = floordiv(pivot_ns, 1000000000) + NTP_UNIX_EPOCH;
+	uint32_t sec = ts >> 32;
+	uint64_t frac = (uint32_t)ts;
+	/*
+	 * The 32-bit difference between the timestamp's seconds and the
+	 * pivot's, read as signed, is the nearest distance modulo 2^32: that
+	 * places the timestamp within +-68 years of the pivot, in any era.
+	 */
+	int32_t diff = (int32_t)(sec - (uint32_t)pivot_sec);
+	int64_t ntp_sec = pivot_sec + diff;
+
+	return (ntp_sec - NTP_UNIX_EPOCH) * 1000000000 +
+	       (int64_t)((frac * 1000000000) >> 32);
+}
+
+uint32_t ntp_short_from_ns(int64_t ns)
+{
+	/* 16.16 seconds: 1 unit = 2^-16 s. */
+	int64_t units;
+
+	if (ns < 0)
+		ns = 0;
+	if (ns >= 65536LL * 1000000000)
+		return 0xffffffffu;
+	units = (ns * 65536 + 999999999) / 1000000000;
+	return (uint32_t)units;
+}

@@ -1,0 +1,106 @@
+/*
+ * ntp.h - the NTPv4 packet header (RFC 5905) and 64-bit NTP timestamps.
+ *
+ *  0                   1                   2                   3
+ *  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * |LI | VN  |Mode |    Stratum     |     Poll      |  Precision   |
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * |                         Root Delay                            |
+ * |                         Root Dispersion                       |
+ * |                          Reference ID                         |
+ * |                     Reference Timestamp (64)                  |
+ * |                        Origin Timestamp (64)                  |
+ * |                        Receive Timestamp (64)                 |
+ * |                        Transmit Timestamp (64)                |
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * .    Extension fields (RFC 7822) and a MAC may follow            .
+ *
+ * A timestamp is 32 bits of seconds since 1900-01-01 and 32 bits of
+ * fraction.  The seconds wrap every 2^32 s (era 0 ends 2036-02-07); the
+ * packet does not carry the era, so a timestamp is turned back into Unix
+ * time relative to a pivot known to be close (the local clock), and the
+ * nearest candidate is taken (RFC 5905 section 6).
+ */
+#ifndef NTPX_NTP_H
+#define NTPX_NTP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define NTP_HEADER_LEN		48
+#define NTP_UNIX_EPOCH		2208988800LL	/* 1970 - 1900, in seconds */
+
+enum ntp_mode {
+	NTP_MODE_SYMACTIVE = 1,
+	NTP_MODE_SYMPASSIVE = 2,
+	NTP_MODE_CLIENT = 3,
+	NTP_MODE_SERVER = 4,
+	NTP_MODE_BROADCAST = 5,
+	NTP_MODE_CONTROL = 6,
+	NTP_MODE_PRIVATE = 7,
+};
+
+enum ntp_leap {
+	NTP_LEAP_NONE = 0,
+	NTP_LEAP_INSERT = 1,
+	NTP_LEAP_DELETE = 2,
+	NTP_LEAP_ALARM = 3,	/* clock unsynchronised */
+};
+
+#define NTP_STRATUM_KOD		0	/* kiss-o'-death; refid is the code */
+#define NTP_STRATUM_UNSYNC	16
+
+struct ntp_packet {
+	uint8_t leap;		/* 0..3 */
+	uint8_t version;	/* 0..7 */
+	uint8_t mode;		/* 0..7 */
+	uint8_t stratum;
+	int8_t poll;		/* log2 s */
+	int8_t precision;	/* log2 s */
+	uint32_t root_delay;	/* NTP short format, 16.16 s */
+	uint32_t root_disp;	/* NTP short format, 16.16 s */
+	uint32_t refid;		/* host order; ASCII codes read big-endian */
+	uint64_t ref;		/* NTP timestamps, 32.32 */
+	uint64_t org;
+	uint64_t rec;
+	uint64_t xmt;
+};
+
+/*
+ * Decodes a received datagram.  @len must be at least NTP_HEADER_LEN;
+ * what follows the header (extension fields, a MAC) is left alone: the
+ * decoder reads exactly the header and never past @len.
+ * Returns 0, or -1 for a datagram shorter than a header.
+ */
+int ntp_decode(const void *buf, size_t len, struct ntp_packet *p);
+
+/*
+ * Checks what follows the header: nothing, extension fields (RFC 7822:
+ * each a 16-bit type, a 16-bit length that counts the whole field, is a
+ * multiple of 4 and at least 16), then optionally a MAC of 20 or 24 bytes.
+ * Returns 0 when the datagram is well formed, -1 when a field runs past
+ * the end or the trailer has no valid shape.
+ */
+int ntp_check_trailer(const void *buf, size_t len);
+
+/* Writes the 48-byte header; fields are masked to their widths. */
+void ntp_encode(const struct ntp_packet *p, void *buf);
+
+/*
+ * Unix nanoseconds to an NTP timestamp.  The fraction is the smallest one
+ * that is not below the exact value, so that ntp_ts_to_ns() gives back the
+ * same nanosecond for every input: frac = ceil(ns * 2^32 / 10^9).
+ */
+uint64_t ntp_ts_from_ns(int64_t unix_ns);
+
+/*
+ * An NTP timestamp to Unix nanoseconds (fraction truncated to the
+ * nanosecond), in the era that puts it nearest to @pivot_ns.
+ */
+int64_t ntp_ts_to_ns(uint64_t ts, int64_t pivot_ns);
+
+/* Signed NTP short format (16.16 seconds) from nanoseconds, saturating. */
+uint32_t ntp_short_from_ns(int64_t ns);
+
+#endif

@@ -1,0 +1,301 @@
+/*
+ * record.c - writing and reading the record format.
+ *
+ * The reader is on offsetfit's hot path (millions of lines a second), so
+ * it reads large blocks with read(2), finds lines with memchr and splits
+ * fields in place; nothing is copied or allocated per line.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "record.h"
+#include "version.h"
+
+static const char *const status_names[RECORD_NSTATUS] = {
+	[RECORD_OK] = "ok",
+	[RECORD_TIMEOUT] = "timeout",
+	[RECORD_DROPPED] = "dropped",
+	[RECORD_BOGUS] = "bogus",
+	[RECORD_KOD] = "kod",
+	[RECORD_UNSYNCED] = "unsynced",
+	[RECORD_REFUSED] = "refused",
+	[RECORD_ERROR] = "error",
+};
+
+const char *record_status_name(enum record_status s)
+{
+	return (unsigned)s < RECORD_NSTATUS ? status_names[s] : "error";
+}
+
+int record_status_parse(const char *word)
+{
+	int i;
+
+	/* "ok" first: it is nearly every line. */
+	for (i = 0; i < RECORD_NSTATUS; i++)
+		if (strcmp(word, status_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+void record_write_header(FILE *f, const char *tool, const char *endpoint,
+			 const char *clock, const char *fields)
+{
+	fprintf(f, "#ntpx-record %d\n", RECORD_VERSION);
+	if (tool)
+		fprintf(f, "#tool %s %s\n", tool, NTPX_VERSION);
+	if (endpoint)
+		fprintf(f, "#endpoint %s\n", endpoint);
+	if (clock)
+		fprintf(f, "#clock %s\n", clock);
+	fprintf(f, "#fields %s\n", fields);
+}
+
+static char *put_i64(char *p, int64_t v)
+{
+	char tmp[24];
+	int n = 0;
+	uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
+
+	do {
+		tmp[n++] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		*p++ = '-';
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+int record_format(char *buf, size_t len, const struct record_exchange *x)
+{
+	/* At most 20 + 6 * 21 + 9 characters: never more than 160. */
+	char tmp[192], *p = tmp;
+	int i;
+
+	p = put_i64(p, (int64_t)x->seq);
+	for (i = 0; i < 4; i++) {
+		*p++ = ' ';
+		if (x->have & (1u << i))
+			p = put_i64(p, x->t[i]);
+		else
+			*p++ = '-';
+	}
+	if ((x->have & RECORD_HAVE_ALL) == RECORD_HAVE_ALL) {
+		*p++ = ' ';
+		p = put_i64(p, record_delay(x->t));
+		*p++ = ' ';
+		p = put_i64(p, record_off2(x->t));
+	} else {
+		memcpy(p, " - -", 4);
+		p += 4;
+	}
+	*p++ = ' ';
+	p = stpcpy(p, record_status_name(x->status));
+	*p = 0;
+	return snprintf(buf, len, "%s", tmp);
+}
+
+#define READ_BLOCK	(1 << 20)
+
+int record_reader_init(struct record_reader *r, int fd, const char *name)
+{
+	memset(r, 0, sizeof(*r));
+	r->fd = fd;
+	r->name = name;
+	r->cap = READ_BLOCK + RECORD_MAX_LINE;
+	r->buf = malloc(r->cap + 1);
+	return r->buf ? 0 : -1;
+}
+
+void record_reader_free(struct record_reader *r)
+{
+	free(r->buf);
+	r->buf = NULL;
+}
+
+int record_error(struct record_reader *r, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(r->err, sizeof(r->err), "%s:%lu: %s", r->name, r->lineno, msg);
+	return -1;
+}
+
+/* Makes room and reads more; returns bytes read, 0 at EOF, -1 on error. */
+static ssize_t fill(struct record_reader *r)
+{
+	ssize_t n;
+
+	if (r->pos > 0) {
+		memmove(r->buf, r->buf + r->pos, r->end - r->pos);
+		r->end -= r->pos;
+		r->pos = 0;
+	}
+	do
+		n = read(r->fd, r->buf + r->end, r->cap - r->end);
+	while (n < 0 && errno == EINTR);
+	if (n > 0)
+		r->end += (size_t)n;
+	return n;
+}
+
+/*
+ * Splits @s in place at single spaces into out[]; returns the count, or -1
+ * for an empty field (two spaces, or a space at either end) or too many.
+ */
+static int split(char *s, size_t len, char **out, int max)
+{
+	char *p = s, *e = s + len;
+	int n = 0;
+
+	for (;;) {
+		char *sp = memchr(p, ' ', (size_t)(e - p));
+
+		if (n == max)
+			return -1;
+		out[n++] = p;
+		if (!sp) {
+			if (p == e)
+				return -1;
+			return n;
+		}
+		if (sp == p)
+			return -1;
+		*sp = 0;
+		p = sp + 1;
+	}
+}
+
+static int header_line(struct record_reader *r, char *line, size_t len)
+{
+	if (strncmp(line, "#ntpx-record", 12) == 0 && (line[12] == ' ' || !line[12])) {
+		char *end;
+		long v = strtol(line + 12, &end, 10);
+
+		if (line[12] != ' ' || end == line + 13 || *end)
+			return record_error(r, "malformed '#ntpx-record' line");
+		if (v != RECORD_VERSION)
+			return record_error(r, "record version %ld, this reader knows %d", v,
+					    RECORD_VERSION);
+		r->version = (int)v;
+		r->ncols = 0;
+		return 0;
+	}
+	if (strncmp(line, "#fields", 7) == 0 && (line[7] == ' ' || !line[7])) {
+		int i, j, n;
+
+		if (!r->version)
+			return record_error(r, "'#fields' before '#ntpx-record'");
+		if (line[7] != ' ' || len - 8 >= sizeof(r->colbuf))
+			return record_error(r, "malformed '#fields' line");
+		memcpy(r->colbuf, line + 8, len - 8 + 1);
+		n = split(r->colbuf, len - 8, r->colnames, RECORD_MAX_FIELDS);
+		if (n < 0)
+			return record_error(r, "malformed '#fields' line (empty or too many names)");
+		for (i = 0; i < n; i++)
+			for (j = 0; j < i; j++)
+				if (strcmp(r->colnames[i], r->colnames[j]) == 0)
+					return record_error(r, "column '%s' named twice",
+							    r->colnames[i]);
+		r->ncols = n;
+		r->generation++;
+	}
+	if (r->on_comment)
+		r->on_comment(r->ctx, line);
+	return 0;
+}
+
+int record_next(struct record_reader *r)
+{
+	for (;;) {
+		char *line = r->buf + r->pos, *nl;
+		size_t len;
+
+		nl = memchr(line, '\n', r->end - r->pos);
+		if (!nl) {
+			ssize_t n;
+
+			if (r->end - r->pos >= RECORD_MAX_LINE) {
+				r->lineno++;
+				return record_error(r, "line longer than %d bytes", RECORD_MAX_LINE);
+			}
+			if (r->eof)
+				goto at_end;
+			n = fill(r);
+			if (n < 0)
+				return record_error(r, "read error: %s", strerror(errno));
+			if (n == 0)
+				r->eof = 1;
+			continue;
+		}
+		r->lineno++;
+		len = (size_t)(nl - line);
+		*nl = 0;
+		r->pos += len + 1;
+		if (len && line[len - 1] == '\r')
+			return record_error(r, "carriage return at end of line");
+		if (line[0] == '#') {
+			if (header_line(r, line, len))
+				return -1;
+			continue;
+		}
+		if (!r->ncols)
+			return record_error(r, len ? "record before '#fields'" : "empty line");
+		r->line = line;
+		r->linelen = len;
+		r->nf = split(line, len, r->field, RECORD_MAX_FIELDS);
+		if (r->nf < 0)
+			return record_error(r, "empty field (fields are separated by one space)");
+		if (r->nf != r->ncols)
+			return record_error(r, "%d fields, the header names %d", r->nf, r->ncols);
+		return 1;
+	}
+at_end:
+	if (r->pos != r->end) {
+		r->lineno++;
+		return record_error(r, "last line cut short (no newline)");
+	}
+	return 0;
+}
+
+int record_col(const struct record_reader *r, const char *name)
+{
+	int i;
+
+	for (i = 0; i < r->ncols; i++)
+		if (strcmp(r->colnames[i], name) == 0)
+			return i;
+	return -1;
+}
+
+int record_parse_i64(const char *s, int64_t *v)
+{
+	uint64_t u = 0;
+	int neg = 0;
+	const char *d;
+
+	if (s[0] == '-' && !s[1])
+		return 0;
+	if (*s == '-') {
+		neg = 1;
+		s++;
+	}
+	for (d = s; *s >= '0' && *s <= '9'; s++) {
+		if (u > (UINT64_MAX - 9) / 10)
+			return -1;
+		u = u * 10 + (uint64_t)(*s - '0');
+	}
+	if (s == d || *s || s - d > 19 || u > (uint64_t)INT64_MAX + neg)
+		return -1;
+	*v = neg ? (int64_t)(0 - u) : (int64_t)u;
+	return 1;
+}

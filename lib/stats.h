@@ -1,0 +1,45 @@
+/*
+ * stats.h - the statistics the tools report: least squares, percentiles,
+ * RMS.  Functions that take a non-const array may reorder it (selection,
+ * not sorting: O(n) each, which is what keeps offsetfit fast).
+ */
+#ifndef NTPX_STATS_H
+#define NTPX_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct linfit {
+	double a;	/* intercept: y at x = 0 */
+	double b;	/* slope: dy/dx */
+	double rms;	/* RMS of the residuals y - (a + b x) */
+	size_t n;
+};
+
+/*
+ * Least-squares fit of y = a + b x over n >= 2 points, computed about the
+ * means (two passes) so that large x and y lose no precision.  Returns 0,
+ * or -1 when n < 2 or every x is the same.
+ */
+int stats_linfit(const double *x, const double *y, size_t n, struct linfit *fit);
+
+/*
+ * The p-quantile (0 <= p <= 1) of v[0..n-1], interpolating linearly
+ * between the two nearest ranks (Hyndman-Fan type 7, the default of R and
+ * NumPy): rank h = (n - 1) p.  Reorders v.  n must be > 0.
+ */
+double stats_quantile(double *v, size_t n, double p);
+
+/* Several quantiles at once, ps[] ascending; reorders v. */
+void stats_quantiles(double *v, size_t n, const double *ps, double *out, size_t k);
+
+double stats_min(const double *v, size_t n);
+double stats_rms(const double *v, size_t n);	/* sqrt(mean(v^2)) */
+
+/* Sorts v ascending (for CDFs). */
+void stats_sort(double *v, size_t n);
+
+/* The median of int64 values (v is left as it is); n must be > 0. */
+double stats_median_i64(const int64_t *v, size_t n);
+
+#endif

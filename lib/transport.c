@@ -1,0 +1,243 @@
+/*
+ * transport.c - endpoint URLs, the backend table, and the waiting loop
+ * every backend shares.
+ *
+ * Optional backends join the table here and nowhere else.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ntp.h"
+#include "transport_private.h"
+
+static const struct transport_ops *const backends[] = {
+	&udp_transport_ops,
+};
+
+#define NBACKENDS (sizeof(backends) / sizeof(backends[0]))
+
+static const struct transport_ops *backend_find(const char *scheme)
+{
+	size_t i;
+
+	for (i = 0; i < NBACKENDS; i++)
+		if (strcmp(backends[i]->scheme, scheme) == 0)
+			return backends[i];
+	return NULL;
+}
+
+static void schemes_list(char *buf, size_t len)
+{
+	size_t i, n = 0;
+
+	buf[0] = 0;
+	for (i = 0; i < NBACKENDS && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? ", " : "",
+				      backends[i]->scheme);
+}
+
+/* Copies [s, e) into dst of size cap; -1 when it does not fit. */
+static int copy_span(char *dst, size_t cap, const char *s, const char *e)
+{
+	size_t n = (size_t)(e - s);
+
+	if (n >= cap)
+		return -1;
+	memcpy(dst, s, n);
+	dst[n] = 0;
+	return 0;
+}
+
+#define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
+
+static int parse_params(const char *q, struct endpoint *ep, const struct transport_ops *ops,
+			char *err, size_t errlen)
+{
+	while (*q) {
+		const char *amp = strchr(q, '&');
+		const char *end = amp ? amp : q + strlen(q);
+		const char *eq = memchr(q, '=', (size_t)(end - q));
+		const char *const *k;
+		int i;
+
+		if (!eq || eq == q)
+			FAIL("bad parameter '%.*s' (expected KEY=VALUE)", (int)(end - q), q);
+		if (ep->nparams == ENDPOINT_MAX_PARAMS)
+			FAIL("too many parameters (at most %d)", ENDPOINT_MAX_PARAMS);
+		i = ep->nparams;
+		if (copy_span(ep->param[i].key, sizeof(ep->param[i].key), q, eq))
+			FAIL("parameter name too long: '%.*s'", (int)(eq - q), q);
+		if (copy_span(ep->param[i].value, sizeof(ep->param[i].value), eq + 1, end))
+			FAIL("value of '%s' too long", ep->param[i].key);
+		if (!ep->param[i].value[0])
+			FAIL("parameter '%s' has no value", ep->param[i].key);
+		for (k = ops->params; *k; k++)
+			if (strcmp(*k, ep->param[i].key) == 0)
+				break;
+		if (!*k)
+			FAIL("unknown parameter '%s' for %s", ep->param[i].key, ops->scheme);
+		if (endpoint_param(ep, ep->param[i].key))
+			FAIL("parameter '%s' given twice", ep->param[i].key);
+		ep->nparams++;
+		q = amp ? amp + 1 : end;
+		if (amp && !*q)
+			FAIL("empty parameter after '&'");
+	}
+	return 0;
+}
+
+int endpoint_parse(const char *url, struct endpoint *ep, char *err, size_t errlen)
+{
+	const struct transport_ops *ops;
+	const char *p, *hs, *he, *q;
+	char list[128];
+
+	memset(ep, 0, sizeof(*ep));
+	if (copy_span(ep->url, sizeof(ep->url), url, url + strlen(url)))
+		FAIL("endpoint too long");
+	p = strstr(url, "://");
+	if (!p)
+		FAIL("endpoint '%s' has no scheme (expected SCHEME://HOST:PORT)", url);
+	if (p == url || copy_span(ep->scheme, sizeof(ep->scheme), url, p))
+		FAIL("endpoint '%s' has a bad scheme", url);
+	ops = backend_find(ep->scheme);
+	if (!ops) {
+		schemes_list(list, sizeof(list));
+		FAIL("unknown scheme '%s' (this build has: %s)", ep->scheme, list);
+	}
+	hs = p + 3;
+	if (*hs == '[') {
+		he = strchr(hs, ']');
+		if (!he)
+			FAIL("endpoint '%s': '[' without ']'", url);
+		if (copy_span(ep->host, sizeof(ep->host), hs + 1, he) || he == hs + 1)
+			FAIL("endpoint '%s': bad address in brackets", url);
+		p = he + 1;
+	} else {
+		he = hs + strcspn(hs, ":?/");
+		if (he == hs)
+			FAIL("endpoint '%s' has no host", url);
+		if (copy_span(ep->host, sizeof(ep->host), hs, he))
+			FAIL("endpoint '%s': host name too long", url);
+		p = he;
+	}
+	ep->port = 123;
+	if (*p == ':') {
+		unsigned long port = 0;
+		const char *d = ++p;
+
+		for (; *p >= '0' && *p <= '9'; p++) {
+			port = port * 10 + (unsigned long)(*p - '0');
+			if (port > 65535)
+				FAIL("endpoint '%s': port out of range", url);
+		}
+		if (p == d)
+			FAIL("endpoint '%s': missing port after ':'", url);
+		ep->port = (uint16_t)port;
+	}
+	if (*p == '/')
+		p++;
+	if (*p && *p != '?')
+		FAIL("endpoint '%s': unexpected '%s' after the port", url, p);
+	q = *p == '?' ? p + 1 : p;
+	return parse_params(q, ep, ops, err, errlen);
+}
+
+const char *endpoint_param(const struct endpoint *ep, const char *key)
+{
+	int i;
+
+	for (i = 0; i < ep->nparams; i++)
+		if (strcmp(ep->param[i].key, key) == 0)
+			return ep->param[i].value;
+	return NULL;
+}
+
+struct transport *transport_open(const struct endpoint *ep, enum transport_role role,
+				 char *err, size_t errlen)
+{
+	const struct transport_ops *ops = backend_find(ep->scheme);
+	struct transport *t;
+
+	if (!ops) {
+		snprintf(err, errlen, "unknown scheme '%s'", ep->scheme);
+		return NULL;
+	}
+	t = ops->open(ep, role, err, errlen);
+	if (t) {
+		t->ops = ops;
+		t->role = role;
+	}
+	return t;
+}
+
+void transport_close(struct transport *t)
+{
+	if (t)
+		t->ops->close(t);
+}
+
+void transport_stamp_xmt(void *buf, int64_t ns)
+{
+	uint64_t ts = ntp_ts_from_ns(ns);
+	unsigned char *b = (unsigned char *)buf + 40;
+	int i;
+
+	for (i = 7; i >= 0; i--, ts >>= 8)
+		b[i] = (unsigned char)ts;
+}
+
+int transport_send(struct transport *t, void *buf, size_t len,
+		   const struct transport_addr *to, struct clock *clk, int flags,
+		   int64_t *stamp)
+{
+	return t->ops->send(t, buf, len, to, clk, flags, stamp);
+}
+
+ssize_t transport_recv(struct transport *t, void *buf, size_t cap,
+		       struct transport_addr *from, struct clock *clk, int64_t *stamp)
+{
+	return t->ops->recv(t, buf, cap, from, clk, stamp);
+}
+
+ssize_t transport_recv_wait(struct transport *t, void *buf, size_t cap,
+			    struct transport_addr *from, struct clock *clk,
+			    int64_t *stamp, int64_t deadline, enum transport_poll mode)
+{
+	for (;;) {
+		ssize_t n = t->ops->recv(t, buf, cap, from, clk, stamp);
+		struct pollfd pfd = { .fd = t->fd, .events = POLLIN };
+		struct timespec ts, *tsp = NULL;
+		int64_t left;
+
+		if (n != -EAGAIN)
+			return n;
+		left = deadline == INT64_MAX ? INT64_MAX : deadline - clock_monotonic_ns();
+		if (left <= 0)
+			return -ETIMEDOUT;
+		if (mode == TRANSPORT_POLL_BUSY)
+			continue;
+		if (left != INT64_MAX) {
+			ts.tv_sec = left / 1000000000;
+			ts.tv_nsec = left % 1000000000;
+			tsp = &ts;
+		}
+		if (ppoll(&pfd, 1, tsp, NULL) < 0 && errno == EINTR)
+			return -EINTR;
+	}
+}
+
+int transport_fd(const struct transport *t)
+{
+	return t->fd;
+}
+
+const char *transport_addr_str(const struct transport *t, const struct transport_addr *a,
+			       char *buf, size_t len)
+{
+	t->ops->addr_str(a, buf, len);
+	return buf;
+}

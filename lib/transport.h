@@ -1,0 +1,117 @@
+/*
+ * transport.h - how every tool sends and receives datagrams, whatever
+ * the path underneath.
+ *
+ * An endpoint is a URL, the same in every tool:
+ *
+ *     SCHEME://HOST[:PORT][?KEY=VALUE[&KEY=VALUE...]]
+ *
+ * udp://10.0.0.2:123?dev=eth1&src=10.0.0.1, udp://[::1]:12300.  HOST is an
+ * address or a name; an IPv6 address goes in brackets; PORT defaults to
+ * 123.  Each scheme names the keys it accepts; anything else is refused.
+ *
+ * A transport is chosen by the endpoint's scheme from a table in
+ * transport.c; nothing above this interface knows which backend runs.
+ * Timestamps are taken inside the backend at the boundaries DESIGN.md
+ * section 3 defines: immediately before the datagram is submitted, and
+ * immediately after a receive returns it.
+ */
+#ifndef NTPX_TRANSPORT_H
+#define NTPX_TRANSPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "clock.h"
+
+#define ENDPOINT_MAX_PARAMS	8
+
+struct endpoint {
+	char url[512];		/* as given */
+	char scheme[16];
+	char host[256];		/* without brackets */
+	uint16_t port;
+	int nparams;
+	struct {
+		char key[32];
+		char value[128];
+	} param[ENDPOINT_MAX_PARAMS];
+};
+
+/*
+ * Parses @url.  Returns 0, or -1 with one line in @err naming what is
+ * wrong (unknown scheme, bad port, unknown key...).  Names are not
+ * resolved here.
+ */
+int endpoint_parse(const char *url, struct endpoint *ep, char *err, size_t errlen);
+
+/* The value of parameter @key, or NULL when the URL does not set it. */
+const char *endpoint_param(const struct endpoint *ep, const char *key);
+
+enum transport_role {
+	TRANSPORT_CLIENT,	/* talks to the endpoint */
+	TRANSPORT_SERVER,	/* listens on the endpoint, answers whoever sent */
+};
+
+enum transport_poll {
+	TRANSPORT_POLL_BLOCK,	/* sleep in the kernel until data arrives */
+	TRANSPORT_POLL_BUSY,	/* spin on a non-blocking receive */
+};
+
+/* A peer's address as the backend knows it; opaque above transport.c. */
+struct transport_addr {
+	uint32_t len;
+	unsigned char data[124];
+};
+
+/* transport_send() flags */
+#define TRANSPORT_STAMP_XMT	0x1	/* write the send stamp into the NTP
+					   packet's transmit timestamp */
+
+struct transport;
+
+/*
+ * Opens @ep for @role.  Returns NULL with one line in @err on failure
+ * (the endpoint, then the cause).
+ */
+struct transport *transport_open(const struct endpoint *ep, enum transport_role role,
+				 char *err, size_t errlen);
+void transport_close(struct transport *t);
+
+/*
+ * Sends @len bytes to @to (NULL for a client: its endpoint).  *stamp is
+ * @clk read immediately before the datagram is submitted; with
+ * TRANSPORT_STAMP_XMT that reading is also written into the packet, which
+ * must then be an NTP header.  Returns 0 or -errno.
+ */
+int transport_send(struct transport *t, void *buf, size_t len,
+		   const struct transport_addr *to, struct clock *clk, int flags,
+		   int64_t *stamp);
+
+/*
+ * Takes one datagram if one is waiting, without blocking.  Returns its
+ * length (which may exceed @cap: the datagram was truncated), -EAGAIN when
+ * none is waiting, or -errno (-ECONNREFUSED: the peer's port is closed).
+ * *stamp is @clk read immediately after the receive returned.
+ */
+ssize_t transport_recv(struct transport *t, void *buf, size_t cap,
+		       struct transport_addr *from, struct clock *clk, int64_t *stamp);
+
+/*
+ * transport_recv() that waits until @deadline (CLOCK_MONOTONIC ns, or
+ * INT64_MAX for ever), sleeping or spinning as @mode says.  Returns as
+ * transport_recv(), or -ETIMEDOUT, or -EINTR when a signal arrived.
+ */
+ssize_t transport_recv_wait(struct transport *t, void *buf, size_t cap,
+			    struct transport_addr *from, struct clock *clk,
+			    int64_t *stamp, int64_t deadline, enum transport_poll mode);
+
+/* A file descriptor that polls readable when a datagram may be waiting. */
+int transport_fd(const struct transport *t);
+
+/* @a as text ("10.0.0.1:41234"), for logs. */
+const char *transport_addr_str(const struct transport *t, const struct transport_addr *a,
+			       char *buf, size_t len);
+
+#endif

@@ -1,0 +1,36 @@
+/*
+ * transport_private.h - what a transport backend provides.  A backend
+ * embeds struct transport as its first member and fills it in its one
+ * *_open() function; transport.c lists the backends.
+ */
+#ifndef NTPX_TRANSPORT_PRIVATE_H
+#define NTPX_TRANSPORT_PRIVATE_H
+
+#include "transport.h"
+
+struct transport_ops {
+	const char *scheme;
+	const char *const *params;	/* keys it accepts, NULL-terminated */
+	struct transport *(*open)(const struct endpoint *ep, enum transport_role role,
+				  char *err, size_t errlen);
+	int (*send)(struct transport *t, void *buf, size_t len,
+		    const struct transport_addr *to, struct clock *clk, int flags,
+		    int64_t *stamp);
+	ssize_t (*recv)(struct transport *t, void *buf, size_t cap,
+			struct transport_addr *from, struct clock *clk, int64_t *stamp);
+	void (*close)(struct transport *t);
+	void (*addr_str)(const struct transport_addr *a, char *buf, size_t len);
+};
+
+struct transport {
+	const struct transport_ops *ops;
+	enum transport_role role;
+	int fd;			/* what transport_fd() returns */
+};
+
+/* Writes @ns as the transmit timestamp of the NTP header at @buf. */
+void transport_stamp_xmt(void *buf, int64_t ns);
+
+extern const struct transport_ops udp_transport_ops;
+
+#endif

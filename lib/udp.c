@@ -1,0 +1,210 @@
+/*
+ * udp.c - the kernel UDP transport.
+ *
+ * A client socket is connected to its server, so that the kernel reports
+ * ICMP port-unreachable as ECONNREFUSED on the next receive: a server that
+ * is down shows as `refused`, not as a silent timeout.  dev= binds the
+ * socket to an interface (SO_BINDTODEVICE), src= to a source address, so
+ * that two NICs between the same hosts are two paths.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "transport_private.h"
+
+struct udp_transport {
+	struct transport t;
+	struct sockaddr_storage peer;	/* client: the server */
+	socklen_t peerlen;
+};
+
+static const char *const udp_params[] = { "dev", "src", NULL };
+
+/* Resolves host:port into @ss; one line into @err on failure. */
+static int udp_resolve(const char *host, uint16_t port, int passive,
+		       struct sockaddr_storage *ss, socklen_t *sslen, char *err, size_t errlen)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_DGRAM, .ai_flags = AI_NUMERICSERV };
+	struct addrinfo *ai;
+	char sport[8];
+	int rc;
+
+	if (passive)
+		hints.ai_flags |= AI_PASSIVE;
+	snprintf(sport, sizeof(sport), "%u", port);
+	rc = getaddrinfo(host, sport, &hints, &ai);
+	if (rc) {
+		snprintf(err, errlen, "cannot resolve '%s': %s", host, gai_strerror(rc));
+		return -1;
+	}
+	memcpy(ss, ai->ai_addr, ai->ai_addrlen);
+	*sslen = ai->ai_addrlen;
+	freeaddrinfo(ai);
+	return 0;
+}
+
+static void udp_sockaddr_str(const struct sockaddr *sa, char *buf, size_t len)
+{
+	char host[INET6_ADDRSTRLEN] = "?";
+	unsigned port = 0;
+
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *s4 = (const void *)sa;
+
+		inet_ntop(AF_INET, &s4->sin_addr, host, sizeof(host));
+		port = ntohs(s4->sin_port);
+		snprintf(buf, len, "%s:%u", host, port);
+	} else if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 = (const void *)sa;
+
+		inet_ntop(AF_INET6, &s6->sin6_addr, host, sizeof(host));
+		port = ntohs(s6->sin6_port);
+		snprintf(buf, len, "[%s]:%u", host, port);
+	} else {
+		snprintf(buf, len, "?");
+	}
+}
+
+static struct transport *udp_open(const struct endpoint *ep, enum transport_role role,
+				  char *err, size_t errlen)
+{
+	const char *dev = endpoint_param(ep, "dev");
+	const char *src = endpoint_param(ep, "src");
+	struct udp_transport *u = calloc(1, sizeof(*u));
+	struct sockaddr_storage addr;
+	socklen_t addrlen;
+	int fd = -1;
+	const char *host = ep->host;
+
+	if (!u) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	/* A server listens on its endpoint: "*" means every address. */
+	if (role == TRANSPORT_SERVER && strcmp(host, "*") == 0)
+		host = "0.0.0.0";
+	if (udp_resolve(host, ep->port, role == TRANSPORT_SERVER, &addr, &addrlen, err, errlen))
+		goto no_address;
+	fd = socket(addr.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: socket: %s", ep->url, strerror(errno));
+		goto no_socket;
+	}
+	if (dev && setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, dev, (socklen_t)strlen(dev) + 1)) {
+		snprintf(err, errlen, "%s: cannot bind to device '%s': %s", ep->url, dev,
+			 strerror(errno));
+		goto no_option;
+	}
+	if (role == TRANSPORT_SERVER) {
+		if (src) {
+			snprintf(err, errlen, "%s: src= is for clients; a server binds its own address",
+				 ep->url);
+			goto no_option;
+		}
+		if (bind(fd, (struct sockaddr *)&addr, addrlen)) {
+			snprintf(err, errlen, "%s: bind: %s", ep->url, strerror(errno));
+			goto no_bind;
+		}
+	} else {
+		if (src) {
+			struct sockaddr_storage sa;
+			socklen_t salen;
+
+			if (udp_resolve(src, 0, 1, &sa, &salen, err, errlen))
+				goto no_bind;
+			if (sa.ss_family != addr.ss_family) {
+				snprintf(err, errlen, "%s: src '%s' is not of the server's address family",
+					 ep->url, src);
+				goto no_bind;
+			}
+			if (bind(fd, (struct sockaddr *)&sa, salen)) {
+				snprintf(err, errlen, "%s: cannot bind source '%s': %s", ep->url, src,
+					 strerror(errno));
+				goto no_bind;
+			}
+		}
+		if (connect(fd, (struct sockaddr *)&addr, addrlen)) {
+			snprintf(err, errlen, "%s: connect: %s", ep->url, strerror(errno));
+			goto no_bind;
+		}
+		u->peer = addr;
+		u->peerlen = addrlen;
+	}
+	u->t.fd = fd;
+	return &u->t;
+
+no_bind:
+no_option:
+	close(fd);
+no_socket:
+no_address:
+	free(u);
+	return NULL;
+}
+
+static int udp_send(struct transport *t, void *buf, size_t len,
+		    const struct transport_addr *to, struct clock *clk, int flags,
+		    int64_t *stamp)
+{
+	ssize_t n;
+
+	*stamp = clock_now(clk);
+	if (flags & TRANSPORT_STAMP_XMT)
+		transport_stamp_xmt(buf, *stamp);
+	if (to)
+		n = sendto(t->fd, buf, len, 0, (const struct sockaddr *)to->data, to->len);
+	else
+		n = send(t->fd, buf, len, 0);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EMSGSIZE;
+}
+
+static ssize_t udp_recv(struct transport *t, void *buf, size_t cap,
+			struct transport_addr *from, struct clock *clk, int64_t *stamp)
+{
+	struct sockaddr_storage ss;
+	socklen_t sslen = sizeof(ss);
+	ssize_t n;
+
+	/* MSG_TRUNC: the datagram's real length, so truncation is seen. */
+	n = recvfrom(t->fd, buf, cap, MSG_TRUNC, (struct sockaddr *)&ss, &sslen);
+	if (n < 0)
+		return -errno;
+	*stamp = clock_now(clk);
+	if (from) {
+		from->len = sslen <= sizeof(from->data) ? sslen : 0;
+		memcpy(from->data, &ss, from->len);
+	}
+	return n;
+}
+
+static void udp_close(struct transport *t)
+{
+	close(t->fd);
+	free(t);
+}
+
+static void udp_addr_str(const struct transport_addr *a, char *buf, size_t len)
+{
+	udp_sockaddr_str((const struct sockaddr *)a->data, buf, len);
+}
+
+const struct transport_ops udp_transport_ops = {
+	.scheme = "udp",
+	.params = udp_params,
+	.open = udp_open,
+	.send = udp_send,
+	.recv = udp_recv,
+	.close = udp_close,
+	.addr_str = udp_addr_str,
+};
