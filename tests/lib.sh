@@ -1,0 +1,140 @@
+# tests/lib.sh - a small TAP library for the shell suites (after git's
+# t/test-lib.sh).  Source it, then:
+#
+#   plan N                      the number of tests
+#   ok COND... -- TITLE         runs COND; "ok N - TITLE" or "not ok N - TITLE"
+#   is GOT WANT TITLE           string equality, shows both on failure
+#   skip TITLE REASON           "ok N # skip TITLE (REASON)"
+#   skip_all REASON             "1..0 # skip REASON", exit 0
+#   need CMD...                 skip_all unless every CMD is on PATH
+#   cleanup CMD...              runs CMD at exit, whatever happens (LIFO)
+#   spawn VAR CMD...            starts CMD in the background; its PID in VAR;
+#                               killed at exit by that PID, nothing else
+#   wait_until SECONDS CMD...   polls CMD until it succeeds (10 ms steps);
+#                               fails after SECONDS.  For synchronisation on
+#                               a condition, never a bare sleep.
+#   free_udp_port               prints a UDP port nothing listens on
+#   uniq_name PREFIX            a name no other run uses (netns, files)
+#   diag TEXT                   "# TEXT" on stderr
+#
+# NTPX_BIN is the directory of the built tools (bin/ of the checkout);
+# TMP is a directory of this test's own, removed at exit.
+
+NTPX_TOP=$(cd "$(dirname "$0")/../.." && pwd)
+NTPX_BIN=${NTPX_BIN:-$NTPX_TOP/bin}
+PATH=$NTPX_BIN:$PATH
+export NTPX_TOP NTPX_BIN PATH
+
+_tap_n=0
+_tap_failed=0
+_cleanups=
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/ntpx-test.XXXXXX")
+
+_run_cleanups() {
+	eval "$_cleanups"
+	rm -rf "$TMP"
+}
+trap '_run_cleanups' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+cleanup() {
+	# Newest first, so that what was set up last is undone first.
+	_cleanups="$* 2>/dev/null || true; $_cleanups"
+}
+
+plan() { echo "1..$1"; }
+
+diag() { echo "# $*" >&2; }
+
+_tap_result() {
+	_tap_n=$((_tap_n + 1))
+	if [ "$1" = 0 ]; then
+		echo "ok $_tap_n - $2"
+	else
+		echo "not ok $_tap_n - $2"
+		_tap_failed=$((_tap_failed + 1))
+	fi
+}
+
+ok() {
+	_title=$1
+	shift
+	if "$@"; then
+		_tap_result 0 "$_title"
+	else
+		_tap_result 1 "$_title"
+		diag "failed: $*"
+	fi
+}
+
+is() {
+	if [ "$1" = "$2" ]; then
+		_tap_result 0 "$3"
+	else
+		_tap_result 1 "$3"
+		diag "got:  '$1'"
+		diag "want: '$2'"
+	fi
+}
+
+skip() {
+	_tap_n=$((_tap_n + 1))
+	echo "ok $_tap_n # skip $1 ($2)"
+}
+
+skip_all() {
+	echo "1..0 # skip $*"
+	exit 0
+}
+
+need() {
+	for _c in "$@"; do
+		command -v "$_c" >/dev/null 2>&1 || skip_all "missing $_c"
+	done
+}
+
+need_root() {
+	[ "$(id -u)" = 0 ] || skip_all "needs root"
+}
+
+spawn() {
+	_var=$1
+	shift
+	"$@" &
+	eval "$_var=\$!"
+	cleanup "kill $! 2>/dev/null; wait $!"
+}
+
+wait_until() {
+	_limit=$1
+	shift
+	_end=$(($(date +%s%N) + _limit * 1000000000))
+	while ! "$@" 2>/dev/null; do
+		[ "$(date +%s%N)" -lt "$_end" ] || return 1
+		sleep 0.01
+	done
+}
+
+free_udp_port() {
+	# The kernel picks a free port for a socket bound to port 0; python
+	# is not assumed, so ask ss for what is taken and walk from a start.
+	_p=$((20000 + $$ % 20000))
+	while ss -Hlun "sport = :$_p" | grep -q .; do
+		_p=$((_p + 1))
+	done
+	echo "$_p"
+}
+
+uniq_name() {
+	echo "$1$$$(od -An -N2 -tx2 /dev/urandom | tr -d ' ')"
+}
+
+# "udp port P has a listener": for wait_until after starting a server.
+udp_listening() {
+	ss -Hlun "sport = :$1" | grep -q .
+}
+
+done_testing() {
+	[ "$_tap_failed" = 0 ]
+}
