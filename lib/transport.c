@@ -15,6 +15,7 @@
 
 static const struct transport_ops *const backends[] = {
 	&udp_transport_ops,
+	&uudp_transport_ops,
 };
 
 #define NBACKENDS (sizeof(backends) / sizeof(backends[0]))
