@@ -108,6 +108,7 @@ build/bpf/%.h: build/bpf/%.o
 	{ echo 'static const unsigned char $*_bpf_obj[] = {'; \
 	  od -An -v -tx1 $< | sed 's/ *\([0-9a-f][0-9a-f]\)/0x\1,/g'; echo '};'; } > $@
 build/lib/port_xdp.o $(FUZZ): build/bpf/ntpx_xdp.h
+.PRECIOUS: build/bpf/%.o
 
 check: deps all $(UNIT) $(HELPERS)
 	@chmod +x $(SCRIPTS) tests/*/*.t 2>/dev/null || true

@@ -213,10 +213,17 @@ static struct transport *uudp_open(const struct endpoint *ep, enum transport_rol
 		u->filter.nip = 1;
 		u->filter.ip[0] = u->local.ip;
 	}
-	u->reserve_fd = port_reserve(dev, u->local.ip, &u->local.port);
-	if (u->reserve_fd < 0)
-		FAIL("%s: cannot reserve UDP port %u: %s", ep->url, u->local.port,
-		     strerror(-u->reserve_fd));
+	/*
+	 * A client learns its port from the reservation; a server reserves
+	 * its known port last, so that a kernel socket listening on it means
+	 * the frame port is ready (tests wait for that).
+	 */
+	if (role == TRANSPORT_CLIENT) {
+		u->reserve_fd = port_reserve(dev, u->local.ip, &u->local.port);
+		if (u->reserve_fd < 0)
+			FAIL("%s: cannot reserve a UDP port: %s", ep->url,
+			     strerror(-u->reserve_fd));
+	}
 	memcpy(u->filter.mac, u->local.mac, 6);
 	u->filter.port = u->local.port;
 
@@ -243,11 +250,19 @@ static struct transport *uudp_open(const struct endpoint *ep, enum transport_rol
 		u->port = port_xdp_open(&pc, why, sizeof(why));
 	if (!u->port)
 		FAIL("%s: %s", ep->url, why);
+	if (role == TRANSPORT_SERVER) {
+		u->reserve_fd = port_reserve(dev, u->local.ip, &u->local.port);
+		if (u->reserve_fd < 0)
+			FAIL("%s: UDP port %u: %s", ep->url, u->local.port,
+			     strerror(-u->reserve_fd));
+	}
 	u->ip_id = (uint16_t)(clock_monotonic_ns() ^ (uint64_t)getpid());
 	u->t.fd = u->port->fd;
 	return &u->t;
 
 fail:
+	if (u->port)
+		u->port->ops->close(u->port);
 	if (u->reserve_fd >= 0)
 		close(u->reserve_fd);
 	free(u);
