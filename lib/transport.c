@@ -235,6 +235,20 @@ int transport_fd(const struct transport *t)
 	return t->fd;
 }
 
+int transport_peer_reset(struct transport *t)
+{
+	return t->ops->peer_reset ? t->ops->peer_reset(t) : 0;
+}
+
+const char *transport_counters(struct transport *t, char *buf, size_t len)
+{
+	if (len)
+		buf[0] = 0;
+	if (t->ops->counters && len)
+		t->ops->counters(t, buf, len);
+	return buf;
+}
+
 const char *transport_addr_str(const struct transport *t, const struct transport_addr *a,
 			       char *buf, size_t len)
 {
