@@ -123,6 +123,14 @@ enum peer_event peer_miss(struct peer *p, int64_t now_ns)
 	return peer_lose(p);
 }
 
+void peer_invalidate(struct peer *p, int64_t now_ns)
+{
+	p->attempts = 0;
+	p->next_ns = now_ns;
+	if (p->state == PEER_RESOLVED)
+		peer_lose(p);
+}
+
 int peer_take_reset(struct peer *p)
 {
 	int r = p->reset_pending;

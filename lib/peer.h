@@ -128,6 +128,13 @@ enum peer_event peer_reply(struct peer *p, int64_t now_ns, uint32_t epoch);
 enum peer_event peer_miss(struct peer *p, int64_t now_ns);
 
 /*
+ * The transport learnt from elsewhere at @now_ns (a port went down or came
+ * up, an address changed) that what it resolved is stale: @p becomes
+ * UNRESOLVED and the backoff rewinds, so the next attempt is due at once.
+ */
+void peer_invalidate(struct peer *p, int64_t now_ns);
+
+/*
  * The caller's side of a reset: nonzero once after each re-resolution,
  * whatever caused it (a miss run, an epoch change), then zero until the
  * next.

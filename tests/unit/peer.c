@@ -208,6 +208,31 @@ static void test_reset_once_per_reresolution(void **state)
 	assert_int_equal(p.count.resolutions, 2);
 }
 
+static void test_invalidate(void **state)
+{
+	struct peer p;
+
+	peer_up(&p, &cfg_small);
+	peer_miss(&p, S);
+	peer_miss(&p, S);
+	/* Port went down: stale at once, not after a third miss. */
+	peer_invalidate(&p, 2 * S);
+	assert_int_equal(p.state, PEER_UNRESOLVED);
+	assert_int_equal(p.count.losses, 1);
+	peer_resolve_failed(&p, 2 * S);
+	peer_resolve_failed(&p, 2 * S + 100 * MS);
+	assert_false(peer_resolve_due(&p, 2 * S + 200 * MS));
+	/* Port came up: the backoff rewinds, an attempt is due now. */
+	peer_invalidate(&p, 2 * S + 250 * MS);
+	assert_true(peer_resolve_due(&p, 2 * S + 250 * MS));
+	assert_int_equal(p.count.losses, 1);	/* lost once, not twice */
+	peer_resolve_ok(&p, 2 * S + 250 * MS, PEER_EPOCH_NONE);
+	assert_true(peer_take_reset(&p));
+	/* The miss run started afresh: two misses are no loss. */
+	assert_int_equal(peer_miss(&p, 3 * S), PEER_OK);
+	assert_int_equal(peer_miss(&p, 4 * S), PEER_OK);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -220,6 +245,7 @@ int main(void)
 		cmocka_unit_test(test_epoch_change),
 		cmocka_unit_test(test_epoch_from_resolution),
 		cmocka_unit_test(test_reset_once_per_reresolution),
+		cmocka_unit_test(test_invalidate),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
