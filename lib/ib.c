@@ -276,20 +276,26 @@ static int ib_ms_left(int64_t deadline)
 	return left < 1 ? 1 : left > INT_MAX ? INT_MAX : (int)left;
 }
 
-/* rdma_cm's negative status, or a fallback errno for events without one. */
+/*
+ * What a failed step's event means, as -errno.  A SIDR reply with a
+ * status other than success comes as UNREACHABLE with that (positive)
+ * status: the server's CM answered that nothing listens on the port,
+ * which is "refused" as for UDP; a negative status is rdma_cm's errno
+ * (a timeout, no route).
+ */
 static int ib_cm_status(const struct rdma_cm_event *ev)
 {
-	if (ev->status < 0)
-		return ev->status;
 	switch (ev->event) {
 	case RDMA_CM_EVENT_REJECTED:
-		return -ECONNREFUSED;	/* no listener at that port */
+		return -ECONNREFUSED;
 	case RDMA_CM_EVENT_UNREACHABLE:
-		return -EHOSTUNREACH;
+		if (ev->status > 0)
+			return -ECONNREFUSED;
+		return ev->status < 0 ? ev->status : -EHOSTUNREACH;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 		return -ENODEV;
 	default:
-		return -EPROTO;
+		return ev->status < 0 ? ev->status : -EPROTO;
 	}
 }
 
@@ -317,7 +323,7 @@ static void ib_ahc_flush(struct ib_transport *u)
  * An event on a cm_id we are not waiting for: the server's SIDR requests,
  * a client's address change, the device going away.  Consumes @ev.
  */
-static void ib_cm_other(struct ib_transport *u, struct rdma_cm_event *ev)
+static void ib_cm_other(struct ib_transport *u, struct rdma_cm_event *ev, int64_t now)
 {
 	struct rdma_cm_id *req = NULL;
 
@@ -345,7 +351,7 @@ static void ib_cm_other(struct ib_transport *u, struct rdma_cm_event *ev)
 		/* The address moved (bonding failover, a new port). */
 		if (!u->server) {
 			ib_drop_ah(u);
-			peer_invalidate(&u->peer, clock_monotonic_ns());
+			peer_invalidate(&u->peer, now);
 		}
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
@@ -376,7 +382,7 @@ static int ib_cm_wait(struct ib_transport *u, struct rdma_cm_id *id, int64_t dea
 				*out = ev;
 				return 0;
 			}
-			ib_cm_other(u, ev);
+			ib_cm_other(u, ev, clock_monotonic_ns());
 			if (u->dead)
 				return u->dead;
 			continue;
@@ -521,7 +527,7 @@ static int ib_resolve(struct ib_transport *u, int64_t now)
 	return 0;
 }
 
-static void ib_async(struct ib_transport *u, const struct ibv_async_event *ev)
+static void ib_async(struct ib_transport *u, const struct ibv_async_event *ev, int64_t now)
 {
 	u->n.async++;
 	switch (ev->event_type) {
@@ -548,7 +554,7 @@ static void ib_async(struct ib_transport *u, const struct ibv_async_event *ev)
 			ib_ahc_flush(u);
 		} else {
 			ib_drop_ah(u);
-			peer_invalidate(&u->peer, clock_monotonic_ns());
+			peer_invalidate(&u->peer, now);
 		}
 		break;
 	default:
@@ -568,7 +574,11 @@ static void ib_chan_drain(struct ib_transport *u)
 	}
 }
 
-/* Async and rdma_cm events, and the completion channel. */
+/*
+ * Async and rdma_cm events, and the completion channel.  @now is the
+ * caller's clock reading, so that an attempt made due here is due for the
+ * caller too.
+ */
 static void ib_control(struct ib_transport *u, int64_t now)
 {
 	struct ibv_async_event aev;
@@ -576,11 +586,11 @@ static void ib_control(struct ib_transport *u, int64_t now)
 
 	u->ctl_ns = now;
 	while (ibv_get_async_event(u->ctx, &aev) == 0) {
-		ib_async(u, &aev);
+		ib_async(u, &aev, now);
 		ibv_ack_async_event(&aev);
 	}
 	while (rdma_get_cm_event(u->cm, &cev) == 0)
-		ib_cm_other(u, cev);
+		ib_cm_other(u, cev, now);
 	ib_chan_drain(u);
 }
 
@@ -805,7 +815,12 @@ static int ib_send(struct transport *t, void *buf, size_t len,
 	int64_t now = clock_monotonic_ns();
 	int rc;
 
-	if (now - u->ctl_ns >= IB_CTL_NS)
+	/*
+	 * Before a request, take in whatever the device and rdma_cm said
+	 * (port down, address change): before T1, so it costs the
+	 * measurement nothing.  Load is only rate-limited.
+	 */
+	if ((request && !u->server) || now - u->ctl_ns >= IB_CTL_NS)
 		ib_control(u, now);
 	if (u->dead)
 		return u->dead;
