@@ -33,7 +33,9 @@
  * address handle, resolves again on its next send, spaced by peer.c's
  * backoff, and tells the caller once (transport_peer_reset) to reset its
  * filter.  A request is an NTP client-mode packet; only those expect a
- * reply, so load (loadgen) never counts as missed.
+ * reply, so load (loadgen) never counts as missed, and a request counts
+ * as missed only when the next one goes out at least IB_MISS_MIN_NS
+ * later without a reply in between (so a flood of requests does not).
  *
  * Timestamps: T1/T3 immediately before ibv_post_send, T2/T4 immediately
  * after ibv_poll_cq returned the receive completion.
@@ -75,6 +77,8 @@
 #define IB_CTL_NS	(1 * 1000000LL)	/* events checked at most this often
 					   when the CQ is empty... */
 #define IB_CTL_BUSY_NS	(10 * 1000000LL) /* ...and when it never is */
+#define IB_MISS_MIN_NS	(1 * 1000000LL)	/* a request younger than this when
+					   the next goes out is not missed */
 
 const char *const ib_verdict_names[IB_RECV_NVERDICTS] = {
 	[IB_RECV_OK] = "ok",
@@ -183,6 +187,7 @@ struct ib_transport {
 	int gid_index;			/* -1: rdma_cm's choice */
 	struct peer peer;
 	int outstanding;		/* a request awaits its reply */
+	int64_t req_ns;			/* CLOCK_MONOTONIC when it was sent */
 	int last_err;			/* -errno of the last failed resolution */
 
 	struct ib_count n;
@@ -839,8 +844,13 @@ static int ib_send(struct transport *t, void *buf, size_t len,
 		qpn = a.qpn;
 		qkey = a.qkey;
 	} else {
-		/* The request before this one was never answered. */
-		if (request && u->outstanding) {
+		/*
+		 * The request before this one was never answered: a miss,
+		 * if it had time to be answered.  A reply over UD takes
+		 * microseconds; a flood of requests (loadgen --ntp) sends the
+		 * next one sooner than that and must not count as misses.
+		 */
+		if (request && u->outstanding && now - u->req_ns >= IB_MISS_MIN_NS) {
 			u->outstanding = 0;
 			if (peer_miss(&u->peer, now) == PEER_LOST)
 				ib_drop_ah(u);
@@ -888,8 +898,10 @@ static int ib_send(struct transport *t, void *buf, size_t len,
 	u->send_next = (u->send_next + 1) % IB_SEND_DEPTH;
 	if (flags & TRANSPORT_STAMP_XMT)
 		transport_stamp_xmt(buf, *stamp);
-	if (request && !u->server)
+	if (request && !u->server && !u->outstanding) {
 		u->outstanding = 1;
+		u->req_ns = now;
+	}
 	return 0;
 }
 

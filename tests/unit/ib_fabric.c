@@ -1080,6 +1080,31 @@ static void test_epoch_change(void **state)
 	server_stop(&s);
 }
 
+/* Requests faster than replies (loadgen --ntp): no false loss. */
+static void test_request_flood(void **state)
+{
+	unsigned char req[NTP_HEADER_LEN] = { 0xe3 }, buf[256];
+	struct server s;
+	struct client c;
+	int64_t t, deadline;
+	int i, got = 0;
+
+	server_start(&s);
+	client_open(&c, "ib://" SERVER_ADDR ":123");
+	for (i = 0; i < 50; i++)
+		assert_int_equal(transport_send(c.t, req, sizeof(req), NULL, c.clk, 0, &t), 0);
+	deadline = clock_monotonic_ns() + 2000 * MS;
+	while (got < 50 && transport_recv_wait(c.t, buf, sizeof(buf), NULL, c.clk, &t, deadline,
+					       TRANSPORT_POLL_BLOCK) > 0)
+		got++;
+	assert_int_equal(got, 50);
+	assert_int_equal(counter(c.t, "losses"), 0);
+	assert_int_equal(counter(c.t, "resolutions"), 1);
+	assert_int_equal(exchange(&c, TRANSPORT_POLL_BLOCK), 1);
+	client_close(&c);
+	server_stop(&s);
+}
+
 /* No server yet: refused, like UDP, until one listens. */
 static void test_server_absent(void **state)
 {
@@ -1276,6 +1301,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stamp_xmt, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_server_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_epoch_change, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_request_flood, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_server_absent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_input, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wrong_qkey, setup, teardown),
