@@ -74,8 +74,8 @@
 #define IB_SEND_DEPTH	64		/* send ring */
 #define IB_AH_CACHE	64		/* server: address handles kept */
 #define IB_RESOLVE_NS	(1000 * 1000000LL)	/* bound on one resolution */
-#define IB_CTL_NS	(1 * 1000000LL)	/* events checked at most this often
-					   when the CQ is empty... */
+#define IB_CTL_NS	(1 * 1000000LL)	/* async and rdma_cm events checked at
+					   most this often when the CQ is empty... */
 #define IB_CTL_BUSY_NS	(10 * 1000000LL) /* ...and when it never is */
 #define IB_MISS_MIN_NS	(1 * 1000000LL)	/* a request younger than this when
 					   the next goes out is not missed */
@@ -580,9 +580,10 @@ static void ib_chan_drain(struct ib_transport *u)
 }
 
 /*
- * Async and rdma_cm events, and the completion channel.  @now is the
- * caller's clock reading, so that an attempt made due here is due for the
- * caller too.
+ * Async and rdma_cm events.  @now is the caller's clock reading, so that
+ * an attempt made due here is due for the caller too.  The completion
+ * channel is not touched here: only ib_recv() consumes its events (see
+ * there).
  */
 static void ib_control(struct ib_transport *u, int64_t now)
 {
@@ -596,7 +597,6 @@ static void ib_control(struct ib_transport *u, int64_t now)
 	}
 	while (rdma_get_cm_event(u->cm, &cev) == 0)
 		ib_cm_other(u, cev, now);
-	ib_chan_drain(u);
 }
 
 static int ib_post_recv(struct ib_transport *u, unsigned i)
@@ -759,6 +759,16 @@ static ssize_t ib_recv(struct transport *t, void *buf, size_t cap,
 	ssize_t rc;
 	int n;
 
+	/*
+	 * transport_fd() must poll readable whenever a datagram waits, for
+	 * callers that poll before they receive.  So a completion channel
+	 * event is consumed only here, when the CQ is found empty, and then
+	 * the CQ is armed again and looked at once more before returning:
+	 * at every return either the CQ is armed and was empty after
+	 * arming, or an unconsumed event keeps the fd readable.  The price
+	 * is one read of the channel per empty look (busy mode: per spin,
+	 * as a non-blocking recvfrom is for udp).
+	 */
 	for (;;) {
 		if (u->dead)
 			return u->dead;
@@ -766,12 +776,6 @@ static ssize_t ib_recv(struct transport *t, void *buf, size_t cap,
 		if (n > 0) {
 			*stamp = clock_now(clk);
 			rc = ib_take(u, &wc, buf, cap, from);
-			/*
-			 * After the stamp: take the channel's event now, so
-			 * that block mode does not wake again for it.
-			 */
-			if (u->armed)
-				ib_chan_drain(u);
 			if (rc != -EAGAIN) {
 				int64_t now = clock_monotonic_ns();
 
@@ -784,9 +788,10 @@ static ssize_t ib_recv(struct transport *t, void *buf, size_t cap,
 		if (n < 0)
 			return -EIO;
 		/*
-		 * Empty.  Arm before sleeping, then look once more: a
+		 * Empty.  Consume the event, arm, then look once more: a
 		 * completion that arrived before arming raises no event.
 		 */
+		ib_chan_drain(u);
 		if (!u->armed) {
 			if (ibv_req_notify_cq(u->rcq, 0))
 				return -EIO;
@@ -796,11 +801,9 @@ static ssize_t ib_recv(struct transport *t, void *buf, size_t cap,
 		{
 			int64_t now = clock_monotonic_ns();
 
-			if (now - u->ctl_ns < IB_CTL_NS)
-				return -EAGAIN;
-			ib_control(u, now);
-			if (u->armed)
-				return u->dead ? u->dead : -EAGAIN;
+			if (now - u->ctl_ns >= IB_CTL_NS)
+				ib_control(u, now);
+			return u->dead ? u->dead : -EAGAIN;
 		}
 	}
 }

@@ -28,6 +28,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -1105,6 +1106,41 @@ static void test_request_flood(void **state)
 	server_stop(&s);
 }
 
+/*
+ * transport_fd()'s promise, as a caller that polls before it receives
+ * relies on it: whenever a datagram waits, the fd is readable.  Five
+ * replies queue up at once; each must be announced by the fd.
+ */
+static void test_fd_contract(void **state)
+{
+	unsigned char req[NTP_HEADER_LEN] = { 0xe3 }, buf[256];
+	struct server s;
+	struct client c;
+	int64_t t;
+	int i;
+
+	server_start(&s);
+	client_open(&c, "ib://" SERVER_ADDR ":123");
+	for (i = 0; i < 5; i++)
+		assert_int_equal(transport_send(c.t, req, sizeof(req), NULL, c.clk, 0, &t), 0);
+	wait_answered(&s, 5);
+	for (i = 0; i < 5; i++) {
+		struct pollfd pfd = { .fd = transport_fd(c.t), .events = POLLIN };
+		ssize_t n = -EAGAIN;
+
+		/* A readable fd may still yield -EAGAIN (an event to consume),
+		   but never sleeps through a datagram that is there. */
+		while (n == -EAGAIN) {
+			if (poll(&pfd, 1, 1000) != 1)
+				fail_msg("reply %d waits but the fd is not readable", i + 1);
+			n = transport_recv(c.t, buf, sizeof(buf), NULL, c.clk, &t);
+		}
+		assert_int_equal(n, NTP_HEADER_LEN);
+	}
+	client_close(&c);
+	server_stop(&s);
+}
+
 /* No server yet: refused, like UDP, until one listens. */
 static void test_server_absent(void **state)
 {
@@ -1302,6 +1338,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_server_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_epoch_change, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_request_flood, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fd_contract, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_server_absent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_input, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wrong_qkey, setup, teardown),
