@@ -76,6 +76,7 @@ build/src/%.o: src/%.c build/version.h
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
 bin/%: build/src/%.o lib/libntpx.a
+	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< $(LDLIBS)
 
 build/unit/%.t: tests/unit/%.c lib/libntpx.a
