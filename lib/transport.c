@@ -98,6 +98,10 @@ int endpoint_parse(const char *url, struct endpoint *ep, char *err, size_t errle
 	memset(ep, 0, sizeof(*ep));
 	if (copy_span(ep->url, sizeof(ep->url), url, url + strlen(url)))
 		FAIL("endpoint too long");
+	/* Errors quote the URL: keep them one printable line. */
+	for (p = url; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			FAIL("endpoint has a control character at position %zu", (size_t)(p - url));
 	p = strstr(url, "://");
 	if (!p)
 		FAIL("endpoint '%s' has no scheme (expected SCHEME://HOST:PORT)", url);
