@@ -17,8 +17,8 @@
  * neighbour table (lib/neigh.c), and ARP stays with the kernel.  A server
  * answers to the MAC a request came from, as a reflector should.
  *
- * Liveness (lib/peer.c): a client's request that drew no reply by the
- * next send is a miss; after a run of PEER_MISS_LIMIT_DEFAULT misses the
+ * Liveness (lib/peer.c): a client's request (an NTP client-mode packet)
+ * that drew no reply by the next request, 1 ms or more later, is a miss; after a run of PEER_MISS_LIMIT_DEFAULT misses the
  * neighbour is forgotten and resolved again (spaced by the peer backoff),
  * so a server whose NIC or MAC changed is found again.
  *
@@ -45,6 +45,9 @@
 
 #define UUDP_RESOLVE_NS		(500 * 1000000LL)	/* at open: 500 ms */
 #define UUDP_RERESOLVE_NS	(200 * 1000000LL)	/* after a loss: 200 ms */
+#define UUDP_MISS_MIN_NS	(1 * 1000000LL)		/* a request younger than this
+							   when the next goes out is
+							   not missed */
 
 /* What a uudp transport_addr holds: the other side, and our address it used. */
 struct uudp_addr {
@@ -65,6 +68,7 @@ struct uudp_transport {
 	int mac_fixed;			/* mac= given: never resolve */
 	int resolved;
 	int awaiting;			/* client: a request without reply yet */
+	int64_t req_ns;			/* CLOCK_MONOTONIC ns it was sent */
 	struct peer peer;
 	struct frame_filter filter;
 	struct frame_counters rx;
@@ -269,15 +273,22 @@ fail:
 	return NULL;
 }
 
-/* A client's bookkeeping before each request: misses, loss, resolution. */
-static int uudp_client_ready(struct uudp_transport *u)
+/*
+ * A client's bookkeeping before each send: misses, loss, resolution.  The
+ * request before this one that drew no reply is a miss, if it had
+ * UUDP_MISS_MIN_NS to be answered: a flood of requests (loadgen) sends
+ * the next one sooner, and that is load, not loss (as lib/ib.c counts).
+ */
+static int uudp_client_ready(struct uudp_transport *u, int request)
 {
 	int64_t now = clock_monotonic_ns();
 	char why[200];
 
-	if (u->awaiting && peer_miss(&u->peer, now) == PEER_LOST && !u->mac_fixed)
-		u->resolved = 0;
-	u->awaiting = 0;
+	if (request && u->awaiting && now - u->req_ns >= UUDP_MISS_MIN_NS) {
+		u->awaiting = 0;
+		if (peer_miss(&u->peer, now) == PEER_LOST && !u->mac_fixed)
+			u->resolved = 0;
+	}
 	if (u->resolved)
 		return 0;
 	if (!peer_resolve_due(&u->peer, now))
@@ -297,12 +308,14 @@ static int uudp_send(struct transport *t, void *buf, size_t len,
 {
 	struct uudp_transport *u = (struct uudp_transport *)t;
 	struct frame_addr src = u->local, dst;
-	int bflags = FRAME_NO_UDP_CSUM, pflags = 0, rc;
+	int bflags = FRAME_NO_UDP_CSUM, pflags = 0, rc, request;
 	unsigned char *f;
 	size_t cap, flen;
 
+	/* Only an NTP client-mode packet expects a reply. */
+	request = len >= 48 && (((const unsigned char *)buf)[0] & 7) == 3;
 	if (t->role == TRANSPORT_CLIENT) {
-		rc = uudp_client_ready(u);
+		rc = uudp_client_ready(u, request);
 		if (rc)
 			return rc;
 		dst = u->remote;
@@ -337,8 +350,10 @@ static int uudp_send(struct transport *t, void *buf, size_t len,
 	if (rc)
 		return rc;
 	u->tx_frames++;
-	if (t->role == TRANSPORT_CLIENT)
+	if (t->role == TRANSPORT_CLIENT && request && !u->awaiting) {
 		u->awaiting = 1;
+		u->req_ns = clock_monotonic_ns();
+	}
 	return 0;
 }
 
