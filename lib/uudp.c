@@ -164,6 +164,13 @@ static struct transport *uudp_open(const struct endpoint *ep, enum transport_rol
 		FAIL("%s: uudp needs dev=INTERFACE", ep->url);
 	if (via && strcmp(via, "xdp") && strcmp(via, "verbs"))
 		FAIL("%s: bad via '%s' (xdp or verbs)", ep->url, via);
+	if (mac && frame_mac_parse(mac, u->remote.mac))
+		FAIL("%s: bad mac '%s' (expected aa:bb:cc:dd:ee:ff)", ep->url, mac);
+	u->mac_fixed = mac != NULL;
+	if (role == TRANSPORT_SERVER && src)
+		FAIL("%s: src= is for clients; a server answers from its own address", ep->url);
+	if (role == TRANSPORT_SERVER && mac)
+		FAIL("%s: mac= is for clients; a server answers to the sender's MAC", ep->url);
 	snprintf(u->dev, sizeof(u->dev), "%.31s", dev);
 	if (neigh_link(dev, &u->ifindex, u->local.mac, why, sizeof(why)))
 		FAIL("%s: %s", ep->url, why);
@@ -172,17 +179,8 @@ static struct transport *uudp_open(const struct endpoint *ep, enum transport_rol
 		FAIL("%s: cannot resolve '%s' to an IPv4 address", ep->url, ep->host);
 	if (wildcard)
 		host = 0;
-	if (mac && frame_mac_parse(mac, u->remote.mac))
-		FAIL("%s: bad mac '%s' (expected aa:bb:cc:dd:ee:ff)", ep->url, mac);
-	u->mac_fixed = mac != NULL;
 
 	if (role == TRANSPORT_SERVER) {
-		if (src)
-			FAIL("%s: src= is for clients; a server answers from its own address",
-			     ep->url);
-		if (mac)
-			FAIL("%s: mac= is for clients; a server answers to the sender's MAC",
-			     ep->url);
 		if (host) {
 			u->filter.nip = 1;
 			u->filter.ip[0] = host;
