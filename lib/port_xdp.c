@@ -427,8 +427,9 @@ static int xdp_rx_next(struct port *p, const void **frame, size_t *len)
 	if (x->rx_held)
 		return -EBUSY;
 	if (xsk_ring_cons__peek(&x->rx, 1, &idx) != 1) {
-		/* Spinning: drive the driver's receive path ourselves. */
-		if (x->busy && xsk_ring_prod__needs_wakeup(&x->fq))
+		/* The driver asks to be driven (zero-copy): a sleeping
+		   caller woken through epoll has not polled the XSK. */
+		if (xsk_ring_prod__needs_wakeup(&x->fq))
 			(void)recvfrom(x->p.fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
 		return 0;
 	}

@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -48,6 +49,8 @@
 #define UUDP_MISS_MIN_NS	(1 * 1000000LL)		/* a request younger than this
 							   when the next goes out is
 							   not missed */
+#define UUDP_ERR_CHECK_NS	(1 * 1000000LL)		/* ICMP errors read at most
+							   this often while idle */
 
 /* What a uudp transport_addr holds: the other side, and our address it used. */
 struct uudp_addr {
@@ -77,6 +80,8 @@ struct uudp_transport {
 	uint64_t tx_frames, tx_busy, resolve_errors;
 	uint16_t ip_id;
 	int reserve_fd;			/* kernel socket holding our UDP port */
+	int epfd;			/* client: port fd + reserve_fd, for poll */
+	int64_t err_check_ns;		/* client: when reserve_fd was last read */
 };
 
 static const char *const uudp_params[] = { "dev", "via", "mac", "src", NULL };
@@ -126,6 +131,63 @@ static int port_reserve(const char *dev, uint32_t ip, uint16_t *port)
 	return fd;
 }
 
+/*
+ * A client's server that is down answers with ICMP port unreachable.  The
+ * kernel hands that error to the socket that reserves our port once it is
+ * connected to the server (as udp.c's socket is), so uudp reports
+ * -ECONNREFUSED like the kernel path.  transport_fd() becomes an epoll
+ * set of the frame port and that socket, so a sleeping caller wakes for
+ * either.
+ */
+static int uudp_watch_refused(struct uudp_transport *u, char *err, size_t errlen)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(u->remote.port),
+				   .sin_addr.s_addr = htonl(u->remote.ip) };
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	if (connect(u->reserve_fd, (struct sockaddr *)&sin, sizeof(sin))) {
+		snprintf(err, errlen, "connect: %s", strerror(errno));
+		return -1;
+	}
+	u->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (u->epfd < 0) {
+		snprintf(err, errlen, "epoll: %s", strerror(errno));
+		return -1;
+	}
+	ev.data.fd = u->port->fd;
+	if (epoll_ctl(u->epfd, EPOLL_CTL_ADD, u->port->fd, &ev))
+		goto no_ctl;
+	ev.data.fd = u->reserve_fd;
+	if (epoll_ctl(u->epfd, EPOLL_CTL_ADD, u->reserve_fd, &ev))
+		goto no_ctl;
+	u->t.fd = u->epfd;
+	return 0;
+
+no_ctl:
+	snprintf(err, errlen, "epoll: %s", strerror(errno));
+	return -1;
+}
+
+/*
+ * -ECONNREFUSED when the kernel holds an ICMP error for our port, else 0.
+ * Read at most every UUDP_ERR_CHECK_NS while the port is idle, so that a
+ * busy-polling caller does not pay a system call per spin.  Anything the
+ * kernel queued on the socket (frames for our port that arrived before
+ * the XDP program or flow rule was in place) is discarded on the way.
+ */
+static int uudp_refused(struct uudp_transport *u)
+{
+	int64_t now = clock_monotonic_ns();
+	char b;
+
+	if (now - u->err_check_ns < UUDP_ERR_CHECK_NS)
+		return 0;
+	u->err_check_ns = now;
+	while (recv(u->reserve_fd, &b, 1, MSG_DONTWAIT) >= 0)
+		;
+	return errno == ECONNREFUSED ? -ECONNREFUSED : 0;
+}
+
 /* The client's next hop MAC, from the kernel (after forgetting, if @fresh). */
 static int uudp_resolve(struct uudp_transport *u, int fresh, int64_t timeout,
 			char *err, size_t errlen)
@@ -160,6 +222,7 @@ static struct transport *uudp_open(const struct endpoint *ep, enum transport_rol
 		return NULL;
 	}
 	u->reserve_fd = -1;
+	u->epfd = -1;
 	if (!dev)
 		FAIL("%s: uudp needs dev=INTERFACE", ep->url);
 	if (via && strcmp(via, "xdp") && strcmp(via, "verbs"))
@@ -260,9 +323,13 @@ static struct transport *uudp_open(const struct endpoint *ep, enum transport_rol
 	}
 	u->ip_id = (uint16_t)(clock_monotonic_ns() ^ (uint64_t)getpid());
 	u->t.fd = u->port->fd;
+	if (role == TRANSPORT_CLIENT && uudp_watch_refused(u, why, sizeof(why)))
+		FAIL("%s: %s", ep->url, why);
 	return &u->t;
 
 fail:
+	if (u->epfd >= 0)
+		close(u->epfd);
 	if (u->port)
 		u->port->ops->close(u->port);
 	if (u->reserve_fd >= 0)
@@ -368,6 +435,8 @@ static ssize_t uudp_recv(struct transport *t, void *buf, size_t cap,
 
 	for (;;) {
 		rc = u->port->ops->rx_next(u->port, &f, &flen);
+		if (rc == 0 && t->role == TRANSPORT_CLIENT && uudp_refused(u))
+			return -ECONNREFUSED;
 		if (rc <= 0)
 			return rc ? rc : -EAGAIN;
 		now = clock_now(clk);	/* T2/T4: the frame is seen */
@@ -413,6 +482,8 @@ static void uudp_close(struct transport *t)
 	struct uudp_transport *u = (struct uudp_transport *)t;
 
 	u->port->ops->close(u->port);
+	if (u->epfd >= 0)
+		close(u->epfd);
 	close(u->reserve_fd);
 	free(u);
 }

@@ -16,7 +16,7 @@ spawn ur ip netns exec "$UB" ntpreflect "uudp://$IPB:$port?dev=$IFB" 2>"$TMP/ur.
 wait_until 5 udp_listening_in "$UB" "$port"
 
 # Capture on the client's side: whatever the server sends to our port.
-spawn cap ip netns exec "$UA" tshark -q -i "$IFA" -w "$TMP/cap.pcap" -f "udp port $sport"
+spawn cap ip netns exec "$UA" tshark -q -i "$IFA" -w "$TMP/cap.pcap" -f "udp port $sport" 2>/dev/null
 wait_until 10 test -s "$TMP/cap.pcap"
 
 # ARP for the server first, as a real client would have: dst_mac below

@@ -19,7 +19,7 @@ frames_at_least() { test "$(ntp_frames "$1")" -ge "$2"; }
 capture() {	# NS IF FILE CMD...: CMD in the client namespace, while capturing
 	_ns=$1 _if=$2 _f=$3
 	shift 3
-	spawn _cap ip netns exec "$_ns" tshark -q -i "$_if" -w "$_f" -f "udp port $port"
+	spawn _cap ip netns exec "$_ns" tshark -q -i "$_if" -w "$_f" -f "udp port $port" 2>/dev/null
 	wait_until 10 test -s "$_f"
 	ina "$@" >"$_f.rec" 2>/dev/null
 	wait_until 5 frames_at_least "$_f" 20

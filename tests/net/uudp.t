@@ -8,7 +8,7 @@
 . "$(dirname "$0")/uudp-lib.sh"
 need ntpprobe ntpreflect
 uudp_lab
-plan 24
+plan 26
 
 port=12300
 log() { cat "$TMP/$1"; }
@@ -97,7 +97,14 @@ else
 	for t in 1 2 3 4 5 6; do skip "stale and foreign XDP programs" "missing clang"; done
 fi
 
-# 7. via=verbs on veth: one clear line, at once.
+# 7. Nobody listens: the server's ICMP port unreachable shows as refused,
+#    sleeping and spinning.
+for mode in block busy; do
+	ina ntpprobe --poll $mode -i 50ms -c 3 "uudp://$IPB:$((port + 1))?dev=$IFA" >"$TMP/r.$mode" 2>/dev/null
+	is "$(count_status "$TMP/r.$mode" refused)" 3 "no server, --poll $mode: refused records"
+done
+
+# 8. via=verbs on veth: one clear line, at once.
 ina ntpprobe -c 1 "uudp://$IPB:$port?dev=$IFA&via=verbs" >/dev/null 2>"$TMP/v.err"
 rc=$?
 ok "via=verbs without an RDMA device fails with status 1 and one line" \
