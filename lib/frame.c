@@ -139,7 +139,7 @@ void frame_udp_csum_fill(void *buf, size_t frame_len)
 	size_t ulen = get16(udp + 4);
 	uint16_t c;
 
-	if (ulen > frame_len - FRAME_ETH_LEN - FRAME_IP_LEN)
+	if (frame_len < FRAME_HDR_LEN || ulen > frame_len - FRAME_ETH_LEN - FRAME_IP_LEN)
 		return;			/* not a frame of ours; leave it */
 	put16(udp + 6, 0);
 	c = udp_csum(ip, udp, ulen);

@@ -43,6 +43,8 @@ struct port_ops {
 	 * @flags: PORT_CAP_* the frame relies on.  0 or -errno.
 	 */
 	int (*tx_submit)(struct port *p, void *buf, size_t len, int flags);
+	/* Gives the buffer from tx_buf back unsent. */
+	void (*tx_cancel)(struct port *p);
 	/*
 	 * The next received frame, without waiting: 1 with *frame and *len
 	 * set (valid until rx_release), 0 when none is waiting, or -errno.
@@ -60,7 +62,7 @@ struct port {
 	int fd;			/* polls readable when a frame may be waiting */
 	int caps;		/* PORT_CAP_* */
 	size_t frame_max;	/* bytes: the largest frame tx_buf can hold (>= 60) */
-	char mode[32];		/* how it runs, for logs: "skb copy", "drv zerocopy" */
+	char mode[32];		/* how it runs, one word: "skb-copy", "drv-zerocopy" */
 };
 
 /*

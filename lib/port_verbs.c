@@ -285,8 +285,8 @@ struct port *port_verbs_open(const struct port_config *cfg, char *err, size_t er
 	v->p.ops = &verbs_port_ops;
 	v->p.fd = v->ch->fd;
 	v->p.frame_max = PORT_VERBS_BUF;
-	snprintf(v->p.mode, sizeof(v->p.mode), "%.16s raw%s", ibdev,
-		 v->p.caps & PORT_CAP_IP_CSUM ? " ipcsum" : "");
+	snprintf(v->p.mode, sizeof(v->p.mode), "%.16s-raw%s", ibdev,
+		 v->p.caps & PORT_CAP_IP_CSUM ? "-ipcsum" : "");
 	return &v->p;
 
 fail:
@@ -338,6 +338,13 @@ static int verbs_tx_submit(struct port *p, void *buf, size_t len, int flags)
 		return -rc;
 	}
 	return 0;
+}
+
+static void verbs_tx_cancel(struct port *p)
+{
+	struct verbs_port *v = (struct verbs_port *)p;
+
+	v->tx_free[v->ntx_free++] = v->tx_cur;
 }
 
 static int verbs_rx_next(struct port *p, const void **frame, size_t *len)
@@ -408,6 +415,7 @@ static const struct port_ops verbs_port_ops = {
 	.name = "verbs",
 	.tx_buf = verbs_tx_buf,
 	.tx_submit = verbs_tx_submit,
+	.tx_cancel = verbs_tx_cancel,
 	.rx_next = verbs_rx_next,
 	.rx_release = verbs_rx_release,
 	.close = verbs_close,

@@ -267,9 +267,9 @@ struct port *port_xdp_open(const struct port_config *cfg, char *err, size_t errl
 		__u16 bind;
 		const char *name;
 	} modes[] = {
-		{ XDP_FLAGS_DRV_MODE, XDP_ZEROCOPY, "drv zerocopy" },
-		{ XDP_FLAGS_DRV_MODE, XDP_COPY, "drv copy" },
-		{ XDP_FLAGS_SKB_MODE, XDP_COPY, "skb copy" },
+		{ XDP_FLAGS_DRV_MODE, XDP_ZEROCOPY, "drv-zerocopy" },
+		{ XDP_FLAGS_DRV_MODE, XDP_COPY, "drv-copy" },
+		{ XDP_FLAGS_SKB_MODE, XDP_COPY, "skb-copy" },
 	};
 	struct xsk_umem_config uc = {
 		.fill_size = PORT_XDP_RING,
@@ -418,6 +418,13 @@ static int xdp_tx_submit(struct port *p, void *buf, size_t len, int flags)
 	return 0;
 }
 
+static void xdp_tx_cancel(struct port *p)
+{
+	struct xdp_port *x = (struct xdp_port *)p;
+
+	x->tx_free[x->ntx_free++] = x->tx_cur;
+}
+
 static int xdp_rx_next(struct port *p, const void **frame, size_t *len)
 {
 	struct xdp_port *x = (struct xdp_port *)p;
@@ -477,6 +484,7 @@ static const struct port_ops xdp_port_ops = {
 	.name = "xdp",
 	.tx_buf = xdp_tx_buf,
 	.tx_submit = xdp_tx_submit,
+	.tx_cancel = xdp_tx_cancel,
 	.rx_next = xdp_rx_next,
 	.rx_release = xdp_rx_release,
 	.close = xdp_close,

@@ -406,6 +406,10 @@ static int uudp_send(struct transport *t, void *buf, size_t len,
 		return -EAGAIN;
 	}
 	flen = frame_build(f, cap, &src, &dst, u->ip_id++, 0, buf, len, bflags);
+	if (!flen) {
+		u->port->ops->tx_cancel(u->port);
+		return -EMSGSIZE;
+	}
 	/* T1/T3: the stamp, written in, then the checksum that covers it. */
 	*stamp = clock_now(clk);
 	if (flags & TRANSPORT_STAMP_XMT)

@@ -44,6 +44,7 @@ wait "$pr"
 is "$?" 0 "ntpprobe ran through"
 after=$(data_lines "$TMP/rec" | awk -v b="$before" 'NR > b')
 # The longest run of records that are not ok, after the change.
+diag "after the change: $(echo "$after" | awk '{ printf "%s ", $8 }')"
 run=$(echo "$after" | awk '$8 != "ok" { r++; if (r > m) m = r; next } { r = 0 } END { print m + 0 }')
 ok "resumed within miss limit + 2 intervals (longest gap: $run records)" \
 	test "$run" -ge 1 -a "$run" -le $((miss_limit + 2))
