@@ -173,7 +173,6 @@ static int xdp_load(struct xdp_port *x, const struct port_config *cfg, char *err
 	uint16_t nport = htons(cfg->udp_port);
 	int rc;
 
-	libbpf_set_print(libbpf_quiet);
 	x->obj = bpf_object__open_mem(ntpx_xdp_bpf_obj, sizeof(ntpx_xdp_bpf_obj), &oo);
 	if (!x->obj) {
 		snprintf(err, errlen, "%s: cannot open the XDP object: %s", cfg->dev,
@@ -290,6 +289,8 @@ struct port *port_xdp_open(const struct port_config *cfg, char *err, size_t errl
 	}
 	x->link_fd = -1;
 	x->busy = cfg->busy_poll;
+	libbpf_set_print(libbpf_quiet);	/* only main() prints */
+	libbpf_last[0] = 0;
 	x->area = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (x->area == MAP_FAILED) {
 		x->area = NULL;

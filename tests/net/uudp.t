@@ -8,7 +8,7 @@
 . "$(dirname "$0")/uudp-lib.sh"
 need ntpprobe ntpreflect
 uudp_lab
-plan 26
+plan 27
 
 port=12300
 log() { cat "$TMP/$1"; }
@@ -32,6 +32,11 @@ spawn ur ip netns exec "$UB" ntpreflect "uudp://*:$port?dev=$IFB" 2>"$TMP/ur.err
 wait_until 5 udp_listening_in "$UB" "$port"
 is "$(xdp_prog "$UB" "$IFB")" "ntpx_xdp" "the server attached ntpx_xdp"
 ok "one XDP program, not a stack" test "$(ip -n "$UB" -d link show dev "$IFB" | grep -c 'prog/xdp')" = 1
+inb ntpreflect "uudp://*:$((port + 2))?dev=$IFB" 2>"$TMP/second.err"
+rc=$?
+ok "a second uudp endpoint on the interface is refused, in one line" \
+	sh -c "test $rc = 1 && test \$(wc -l <'$TMP/second.err') = 1 &&
+		grep -q 'in use by a running process' '$TMP/second.err'"
 ina ntpprobe -i 50ms -c 20 "udp://$IPB:$port" >"$TMP/c2" 2>/dev/null
 n=$(count_status "$TMP/c2" ok)
 ok "kernel client against uudp ntpreflect: ok records ($n of 20)" test "$n" -ge 18
