@@ -53,7 +53,8 @@
 #define RBATCH		32		/* messages per recv_batch */
 #define RBUF		(65536 + 4096)	/* a GRO message: up to 64 KiB */
 #define MAX_RUNS	32		/* senders a sink keeps apart */
-#define WARMUP_NS	500000000LL	/* calibration ignores the first 0.5 s */
+#define WARMUP_NS	500000000LL	/* calibration ignores the first 0.5 s,
+					   or a quarter of a shorter run */
 
 static volatile sig_atomic_t stopping;
 
@@ -333,6 +334,7 @@ struct sender {
 	int64_t on, off;	/* burst schedule, ns; off 0: always on */
 	int64_t start_rt;	/* realtime ns the schedule is aligned to */
 	int quiet;		/* no interval lines (calibration) */
+	int64_t warmup;		/* calibration ignores what the sink saw before */
 
 	uint64_t seq;
 	uint64_t sent_bytes, sent_packets, send_errors;
@@ -368,7 +370,7 @@ static void sender_poll_reports(struct sender *s)
 				continue;	/* reordered: older than what we have */
 			s->last = r;
 			s->got_report = 1;
-			if (!s->first_warm.valid && r.elapsed >= (uint64_t)WARMUP_NS)
+			if (!s->first_warm.valid && r.elapsed >= (uint64_t)s->warmup)
 				s->first_warm = r;
 		}
 	}
@@ -589,6 +591,7 @@ static double calibrate_path(const struct sender *proto, int64_t duration)
 	cal.on = cal.off = 0;
 	cal.quiet = 1;
 	cal.duration = duration / 3;
+	cal.warmup = cal.duration / 4 < WARMUP_NS ? cal.duration / 4 : WARMUP_NS;
 	if (run_sender(&cal))
 		return -1;
 	r1 = calibrated(&cal);
@@ -600,6 +603,7 @@ static double calibrate_path(const struct sender *proto, int64_t duration)
 	cal.on = cal.off = 0;
 	cal.quiet = 1;
 	cal.duration = duration - duration / 3;
+	cal.warmup = cal.duration / 4 < WARMUP_NS ? cal.duration / 4 : WARMUP_NS;
 	if (run_sender(&cal))
 		return -1;
 	return calibrated(&cal) > r1 ? calibrated(&cal) : r1;
@@ -682,7 +686,7 @@ static int run_flood(struct flood *f)
 	struct ntp_packet q = {
 		.leap = NTP_LEAP_ALARM, .version = 4, .mode = NTP_MODE_CLIENT, .precision = -20,
 	};
-	int64_t start = clock_monotonic_ns(), next_line = start + f->interval, end;
+	int64_t start = clock_monotonic_ns(), next_line = start + f->interval, end, sent_end;
 	uint64_t line_sent = 0, line_rep = 0;
 	int i, n;
 
@@ -733,14 +737,15 @@ static int run_flood(struct flood *f)
 		line_sent += (uint64_t)n;
 	}
 	/* Late replies still count until the timeout. */
-	end = clock_monotonic_ns() + f->timeout;
+	sent_end = clock_monotonic_ns();
+	end = sent_end + f->timeout;
 	while (clock_monotonic_ns() < end && f->replies < f->sent) {
 		wait_readable(f->t, end - clock_monotonic_ns());
 		line_rep += flood_take(f);
 	}
 	printf("%" PRId64 " %" PRIu64 " %" PRIu64 "\n", clock_realtime_ns(), line_sent, line_rep);
 	{
-		double el = (double)(clock_monotonic_ns() - start - f->timeout) / 1e9;
+		double el = (double)(sent_end - start) / 1e9;
 		uint64_t lost = f->sent - f->replies;
 
 		fprintf(stderr, "%s: ntp requests %" PRIu64 " replies %" PRIu64 " lost %" PRIu64
