@@ -301,26 +301,39 @@ ssize_t transport_recv_wait(struct transport *t, void *buf, size_t cap,
 			    struct transport_addr *from, struct clock *clk,
 			    int64_t *stamp, int64_t deadline, enum transport_poll mode)
 {
-	for (;;) {
-		ssize_t n = t->ops->recv(t, buf, cap, from, clk, stamp);
-		struct pollfd pfd = { .fd = t->fd, .events = POLLIN };
-		struct timespec ts, *tsp = NULL;
-		int64_t left;
+	struct pollfd pfd = { .fd = t->fd, .events = POLLIN };
 
-		if (n != -EAGAIN)
-			return n;
-		left = deadline == INT64_MAX ? INT64_MAX : deadline - clock_monotonic_ns();
-		if (left <= 0)
-			return -ETIMEDOUT;
-		if (mode == TRANSPORT_POLL_BUSY)
-			continue;
-		if (left != INT64_MAX) {
+	for (;;) {
+		struct timespec ts, *tsp = NULL;
+		int64_t left = 0;
+		ssize_t n;
+
+		if (deadline != INT64_MAX) {
+			left = deadline - clock_monotonic_ns();
+			if (left < 0)
+				left = 0;
 			ts.tv_sec = left / 1000000000;
 			ts.tv_nsec = left % 1000000000;
 			tsp = &ts;
 		}
-		if (ppoll(&pfd, 1, tsp, NULL) < 0 && errno == EINTR)
-			return -EINTR;
+		/*
+		 * Blocking: poll first, so that between the send and T4 there
+		 * is one wake-up and one receive, no receive that fails first.
+		 * A datagram already queued makes ppoll() return at once.
+		 */
+		if (mode == TRANSPORT_POLL_BLOCK) {
+			int rc = ppoll(&pfd, 1, tsp, NULL);
+
+			if (rc < 0 && errno == EINTR)
+				return -EINTR;
+			if (rc == 0)
+				return -ETIMEDOUT;
+		}
+		n = t->ops->recv(t, buf, cap, from, clk, stamp);
+		if (n != -EAGAIN)
+			return n;
+		if (tsp && left == 0)
+			return -ETIMEDOUT;
 	}
 }
 

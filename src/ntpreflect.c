@@ -71,12 +71,14 @@ static enum verdict check(const unsigned char *buf, ssize_t n, struct ntp_packet
 {
 	if (n > RECV_CAP)
 		return V_TRUNCATED;
+	/* Control and private queries have headers of their own (12 and 8
+	   bytes), so they are told by the mode bits before the length. */
+	if (n >= 1 && (buf[0] & 7) == NTP_MODE_CONTROL)
+		return V_CONTROL;
+	if (n >= 1 && (buf[0] & 7) == NTP_MODE_PRIVATE)
+		return V_PRIVATE;
 	if (ntp_decode(buf, (size_t)n, q))
 		return V_SHORT;
-	if (q->mode == NTP_MODE_CONTROL)
-		return V_CONTROL;
-	if (q->mode == NTP_MODE_PRIVATE)
-		return V_PRIVATE;
 	if (q->mode != NTP_MODE_CLIENT)
 		return V_MODE;
 	if (q->version < 1 || q->version > 4)
