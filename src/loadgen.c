@@ -435,10 +435,13 @@ static int run_sender(struct sender *s)
 	uint64_t line_sent = 0;
 	int i, n;
 
-	/* The bucket holds one batch, or 2 ms at the rate: bursts stay short. */
-	cap = (double)msg_bytes * BATCH;
-	if (s->rate && s->rate / 8 * 2e-3 > cap)
-		cap = s->rate / 8 * 2e-3;
+	/* The bucket holds 2 ms at the rate, or three messages if that is
+	   more: enough that a late wake-up costs no rate, little enough that
+	   a burst at line rate does not fill a shaper's queue by itself.
+	   Flat out, a batch. */
+	cap = s->rate ? s->rate / 8 * 2e-3 : (double)msg_bytes * BATCH;
+	if (cap < 3.0 * (double)msg_bytes)
+		cap = 3.0 * (double)msg_bytes;
 	/* Wait for the first edge when the schedule starts in the future. */
 	if (s->off) {
 		int64_t w = s->start_rt - clock_realtime_ns();
