@@ -802,6 +802,20 @@ static double parse_rate_abs(const char *arg, const char *what)
 	return v;
 }
 
+/*
+ * A deep receive buffer where the backend is a kernel socket: a sink that
+ * loses the CPU for a few milliseconds must not count its own socket's
+ * overflow as the path's loss.  As root past rmem_max; else what the
+ * kernel allows; other backends have no such fd and ignore it.
+ */
+static void deep_rcvbuf(struct transport *t)
+{
+	int want = 16 << 20;
+
+	if (setsockopt(transport_fd(t), SOL_SOCKET, SO_RCVBUFFORCE, &want, sizeof(want)))
+		(void)setsockopt(transport_fd(t), SOL_SOCKET, SO_RCVBUF, &want, sizeof(want));
+}
+
 /* The path MTU's datagram: IP_MTU of the connected socket where the
    backend is a kernel socket, else a 1500-byte frame's. */
 static size_t default_size(struct transport *t)
@@ -889,6 +903,8 @@ int main(int argc, char **argv)
 	if (!t)
 		ntpx_die(NTPX_EXIT_FAIL, "%s", err);
 
+	if (sink || ntp)
+		deep_rcvbuf(t);
 	if (sink) {
 		rc = run_sink(t, interval, dur < 0 ? 0 : dur);
 	} else if (ntp) {
