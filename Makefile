@@ -107,7 +107,7 @@ bench: deps all $(BENCH)
 FUZZ_SECONDS ?= 30
 fuzz: $(FUZZ)
 	@for f in $(FUZZ); do echo "== $$f"; mkdir -p build/corpus/$${f##*/}; \
-	  $$f -max_total_time=$(FUZZ_SECONDS) build/corpus/$${f##*/} tests/fuzz/corpus/$${f##*/} 2>&1 | tail -3 || exit 1; done
+	  $$f -max_total_time=$(FUZZ_SECONDS) build/corpus/$${f##*/} 2>&1 | tail -3 || exit 1; done
 
 demo: deps all
 	@sh scripts/demo

@@ -16,6 +16,7 @@
 
 static const struct transport_ops *const backends[] = {
 	&udp_transport_ops,
+	&ib_transport_ops,	/* built always; a host without RDMA fails at open */
 };
 
 #define NBACKENDS (sizeof(backends) / sizeof(backends[0]))
@@ -99,6 +100,10 @@ int endpoint_parse(const char *url, struct endpoint *ep, char *err, size_t errle
 	memset(ep, 0, sizeof(*ep));
 	if (copy_span(ep->url, sizeof(ep->url), url, url + strlen(url)))
 		FAIL("endpoint too long");
+	/* Errors quote the URL: keep them one printable line. */
+	for (p = url; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			FAIL("endpoint has a control character at position %zu", (size_t)(p - url));
 	p = strstr(url, "://");
 	if (!p)
 		FAIL("endpoint '%s' has no scheme (expected SCHEME://HOST:PORT)", url);
@@ -340,6 +345,20 @@ ssize_t transport_recv_wait(struct transport *t, void *buf, size_t cap,
 int transport_fd(const struct transport *t)
 {
 	return t->fd;
+}
+
+int transport_peer_reset(struct transport *t)
+{
+	return t->ops->peer_reset ? t->ops->peer_reset(t) : 0;
+}
+
+const char *transport_counters(struct transport *t, char *buf, size_t len)
+{
+	if (len)
+		buf[0] = 0;
+	if (t->ops->counters && len)
+		t->ops->counters(t, buf, len);
+	return buf;
 }
 
 const char *transport_addr_str(const struct transport *t, const struct transport_addr *a,

@@ -44,6 +44,9 @@ struct series {
 	uint64_t status[RECORD_NSTATUS];
 };
 
+/* File scope: the arrays stay reachable until exit, which frees them. */
+static struct series in;
+
 static void usage(void)
 {
 	printf("usage: %s [options] [FILE...]\n"
@@ -224,7 +227,6 @@ int main(int argc, char **argv)
 	};
 	static const double ps[] = { 0.5, 0.99, 0.999 };
 	enum mode mode = M_SUMMARY;
-	struct series s = { 0 };
 	struct linfit fit;
 	double rq[3], dq[3], dmin, reject;
 	uint64_t lost, rejected;
@@ -269,7 +271,7 @@ int main(int argc, char **argv)
 	}
 
 	if (optind == argc) {
-		if (read_input(0, "stdin", &s))
+		if (read_input(0, "stdin", &in))
 			return NTPX_EXIT_FAIL;
 	}
 	for (; optind < argc; optind++) {
@@ -278,66 +280,66 @@ int main(int argc, char **argv)
 
 		if (fd < 0)
 			ntpx_die(NTPX_EXIT_FAIL, "%s: %s", path, strerror(errno));
-		if (read_input(fd, fd ? path : "stdin", &s))
+		if (read_input(fd, fd ? path : "stdin", &in))
 			return NTPX_EXIT_FAIL;
 		if (fd)
 			close(fd);
 	}
 
 	if (mode == M_CHECK) {
-		printf("checked %llu\n", (unsigned long long)s.checked);
+		printf("checked %llu\n", (unsigned long long)in.checked);
 		return NTPX_EXIT_OK;
 	}
 	if (mode == M_CDF_RTT) {
-		if (!s.n)
+		if (!in.n)
 			ntpx_die(NTPX_EXIT_FAIL, "no ok records");
-		for (i = 0; i < s.n; i++)
-			s.off[i] = s.delay[i];
-		print_cdf(s.off, s.n);
+		for (i = 0; i < in.n; i++)
+			in.off[i] = in.delay[i];
+		print_cdf(in.off, in.n);
 		return NTPX_EXIT_OK;
 	}
-	if (s.n < 2)
-		ntpx_die(NTPX_EXIT_FAIL, "%zu ok records: a fit needs at least 2", s.n);
-	if (stats_linfit(s.t, s.off, s.n, &fit))
+	if (in.n < 2)
+		ntpx_die(NTPX_EXIT_FAIL, "%zu ok records: a fit needs at least 2", in.n);
+	if (stats_linfit(in.t, in.off, in.n, &fit))
 		ntpx_die(NTPX_EXIT_FAIL, "all ok records have the same T1: nothing to fit");
 
 	if (mode == M_RESIDUALS) {
 		printf("#fields t resid_us delay_us\n");
-		for (i = 0; i < s.n; i++)
-			printf("%.9f %.3f %.3f\n", s.t[i],
-			       (s.off[i] - (fit.a + fit.b * s.t[i])) / 1e3, s.delay[i] / 1e3);
+		for (i = 0; i < in.n; i++)
+			printf("%.9f %.3f %.3f\n", in.t[i],
+			       (in.off[i] - (fit.a + fit.b * in.t[i])) / 1e3, in.delay[i] / 1e3);
 		return NTPX_EXIT_OK;
 	}
 	/* |residual| replaces t: nothing needs t after this. */
-	for (i = 0; i < s.n; i++)
-		s.t[i] = fabs(s.off[i] - (fit.a + fit.b * s.t[i]));
+	for (i = 0; i < in.n; i++)
+		in.t[i] = fabs(in.off[i] - (fit.a + fit.b * in.t[i]));
 	if (mode == M_CDF_RESID) {
-		print_cdf(s.t, s.n);
+		print_cdf(in.t, in.n);
 		return NTPX_EXIT_OK;
 	}
-	stats_quantiles(s.t, s.n, ps, rq, 3);
+	stats_quantiles(in.t, in.n, ps, rq, 3);
 	/* The offsets are spent: their array takes the delays as doubles. */
-	for (i = 0; i < s.n; i++)
-		s.off[i] = s.delay[i];
-	dmin = stats_min(s.off, s.n);
-	stats_quantiles(s.off, s.n, ps, dq, 3);
-	lost = s.status[RECORD_TIMEOUT] + s.status[RECORD_DROPPED];
-	rejected = s.records - s.n;
-	reject = (double)rejected / (double)s.records;
+	for (i = 0; i < in.n; i++)
+		in.off[i] = in.delay[i];
+	dmin = stats_min(in.off, in.n);
+	stats_quantiles(in.off, in.n, ps, dq, 3);
+	lost = in.status[RECORD_TIMEOUT] + in.status[RECORD_DROPPED];
+	rejected = in.records - in.n;
+	reject = (double)rejected / (double)in.records;
 
 	if (mode == M_JSON) {
 		printf("{\"records\":%llu,\"n\":%zu,\"lost\":%llu,\"rejected\":%llu,"
 		       "\"reject_rate\":%.6f,\"a_us\":%.3f,\"b_ppm\":%.6f,\"rms_us\":%.3f,"
 		       "\"p50_us\":%.3f,\"p99_us\":%.3f,\"p999_us\":%.3f,"
 		       "\"rtt_median_us\":%.3f,\"rtt_p99_us\":%.3f,\"rtt_min_us\":%.3f}\n",
-		       (unsigned long long)s.records, s.n, (unsigned long long)lost,
+		       (unsigned long long)in.records, in.n, (unsigned long long)lost,
 		       (unsigned long long)rejected, reject, fit.a / 1e3, fit.b / 1e3,
 		       fit.rms / 1e3, rq[0] / 1e3, rq[1] / 1e3, rq[2] / 1e3, dq[0] / 1e3,
 		       dq[1] / 1e3, dmin / 1e3);
 		return NTPX_EXIT_OK;
 	}
-	printf("records %llu\n", (unsigned long long)s.records);
-	printf("n %zu\n", s.n);
+	printf("records %llu\n", (unsigned long long)in.records);
+	printf("n %zu\n", in.n);
 	printf("lost %llu\n", (unsigned long long)lost);
 	printf("rejected %llu\n", (unsigned long long)rejected);
 	printf("reject_rate %.6f\n", reject);
