@@ -9,7 +9,7 @@ need ip tc ping
 lab=$NTPX_TOP/bin/ntpx-lab
 quiet() { "$@" >/dev/null 2>&1; }
 
-plan 24
+plan 27
 
 a=$(uniq_name t)
 b=$(uniq_name u)
@@ -46,6 +46,11 @@ is "$(tc -n "ntpx-ref-$a" qdisc show dev fast root | awk '{print $2}')" noqueue 
 
 ok "-r changes the rate of a lab that is up" $lab -n "$a" -r 800M up
 is "$(tc -n "ntpx-ref-$a" class show dev slow | grep -o 'rate [^ ]*')" "rate 800Mbit" "the new rate is in the shaper"
+
+ok "-s egress moves the client->ref shaper to the client" $lab -n "$a" -s egress up
+is "$(tc -n "ntpx-cli-$a" qdisc show dev slow root | awk '{print $2}'):$(ip -n "ntpx-ref-$a" -br link show dev ifbslow 2>/dev/null | wc -l)" \
+	"htb:0" "the client's slow egress is shaped and the ifb is gone"
+ok "-s ingress puts it back on an ifb" sh -c "$lab -n $a -s ingress up && tc -n ntpx-ref-$a qdisc show dev ifbslow root | grep -q htb && ! tc -n ntpx-cli-$a qdisc show dev slow root | grep -q htb"
 
 ok "a second lab comes up beside the first" $lab -n "$b" up
 ok "the second lab carries traffic" quiet $lab -n "$b" exec client ping -q -c 1 -W 2 10.77.1.1
