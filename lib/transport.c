@@ -309,36 +309,30 @@ ssize_t transport_recv_wait(struct transport *t, void *buf, size_t cap,
 	struct pollfd pfd = { .fd = t->fd, .events = POLLIN };
 
 	for (;;) {
+		/*
+		 * Receive first: under load a datagram is usually waiting and
+		 * one system call takes it.  When none is, the receive that
+		 * failed ran before the datagram arrived, so the wake-up and the
+		 * stamp after it are as early as with a poll first.
+		 */
+		ssize_t n = t->ops->recv(t, buf, cap, from, clk, stamp);
 		struct timespec ts, *tsp = NULL;
-		int64_t left = 0;
-		ssize_t n;
+		int64_t left;
 
+		if (n != -EAGAIN)
+			return n;
 		if (deadline != INT64_MAX) {
 			left = deadline - clock_monotonic_ns();
-			if (left < 0)
-				left = 0;
+			if (left <= 0)
+				return -ETIMEDOUT;
 			ts.tv_sec = left / 1000000000;
 			ts.tv_nsec = left % 1000000000;
 			tsp = &ts;
 		}
-		/*
-		 * Blocking: poll first, so that between the send and T4 there
-		 * is one wake-up and one receive, no receive that fails first.
-		 * A datagram already queued makes ppoll() return at once.
-		 */
-		if (mode == TRANSPORT_POLL_BLOCK) {
-			int rc = ppoll(&pfd, 1, tsp, NULL);
-
-			if (rc < 0 && errno == EINTR)
-				return -EINTR;
-			if (rc == 0)
-				return -ETIMEDOUT;
-		}
-		n = t->ops->recv(t, buf, cap, from, clk, stamp);
-		if (n != -EAGAIN)
-			return n;
-		if (tsp && left == 0)
-			return -ETIMEDOUT;
+		if (mode == TRANSPORT_POLL_BUSY)
+			continue;
+		if (ppoll(&pfd, 1, tsp, NULL) < 0 && errno == EINTR)
+			return -EINTR;
 	}
 }
 
