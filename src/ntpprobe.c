@@ -146,6 +146,10 @@ static void exchange(struct probe *p, uint64_t seq, struct record_exchange *x)
 		return;
 	}
 	x->have = 1;
+	if (rc == TRANSPORT_DROPPED) {	/* lossinject: never submitted */
+		x->status = RECORD_DROPPED;
+		return;
+	}
 	p->sent++;
 	deadline = clock_monotonic_ns() + p->timeout;
 	for (;;) {
