@@ -8,7 +8,7 @@
 . "$(dirname "$0")/uudp-lib.sh"
 need ntpprobe ntpreflect
 uudp_lab
-plan 27
+plan 29
 
 port=12300
 log() { cat "$TMP/$1"; }
@@ -98,6 +98,7 @@ if command -v clang >/dev/null; then
 	ok "naming it, in one line" sh -c "test \$(wc -l <'$TMP/ur4.err') = 1 &&
 		grep -q \"another XDP program is attached ('other_prog'\" '$TMP/ur4.err'"
 	is "$(xdp_prog "$UB" "$IFB")" "other_prog" "and it is left in place"
+	ip -n "$UB" link set dev "$IFB" xdpgeneric off
 else
 	for t in 1 2 3 4 5 6; do skip "stale and foreign XDP programs" "missing clang"; done
 fi
@@ -109,7 +110,30 @@ for mode in block busy; do
 	is "$(count_status "$TMP/r.$mode" refused)" 3 "no server, --poll $mode: refused records"
 done
 
-# 8. via=verbs on veth: one clear line, at once.
+# 8. loadgen: bulk traffic over uudp to a kernel sink, and an NTP request
+#    flood against a uudp ntpreflect.
+if command -v loadgen >/dev/null; then
+	lport=$((port + 3))
+	spawn sink ip netns exec "$UB" loadgen --sink "udp://$IPB:$lport" 2>/dev/null
+	wait_until 5 udp_listening_in "$UB" "$lport"
+	ina loadgen -d 1s -r 20M --no-gso "uudp://$IPB:$lport?dev=$IFA" >/dev/null 2>"$TMP/lg.err"
+	diag "$(tail -1 "$TMP/lg.err")"
+	ok "loadgen over uudp: the sink received what was sent" \
+		grep -q 'sink received [1-9][0-9]* .*lost 0 ' "$TMP/lg.err"
+	kill "$sink"; wait "$sink" 2>/dev/null
+	spawn ur5 ip netns exec "$UB" ntpreflect "uudp://*:$port?dev=$IFB" 2>/dev/null
+	wait_until 5 udp_listening_in "$UB" "$port"
+	ina loadgen -d 1s --ntp 2k "udp://$IPB:$port" >/dev/null 2>"$TMP/fl.err"
+	diag "$(tail -1 "$TMP/fl.err")"
+	ok "an NTP flood against a uudp ntpreflect is answered" \
+		grep -q 'replies [1-9][0-9]* lost 0 ' "$TMP/fl.err"
+	kill "$ur5"; wait "$ur5" 2>/dev/null
+else
+	skip "loadgen over uudp" "no loadgen"
+	skip "NTP flood against uudp" "no loadgen"
+fi
+
+# 9. via=verbs on veth: one clear line, at once.
 ina ntpprobe -c 1 "uudp://$IPB:$port?dev=$IFA&via=verbs" >/dev/null 2>"$TMP/v.err"
 rc=$?
 ok "via=verbs without an RDMA device fails with status 1 and one line" \
