@@ -1,12 +1,13 @@
 #!/bin/sh
 # Benchmark: userspace UDP (uudp over AF_XDP) against the kernel UDP path
-# it bypasses, on one veth between two namespaces, side by side in one
-# run: kernel UDP blocking, kernel UDP busy polling, uudp busy polling (and
-# uudp blocking, for completeness).  The server runs the same transport
-# and poll mode as the client.  Delay = (T4-T1)-(T3-T2), in us; ratios
-# are against kernel UDP with the same poll mode and against kernel
-# blocking.  One run, on a shared 2-core machine: read the ratios, not the
-# third digit.  doc/uudp.md says why uudp on veth is not faster.
+# it bypasses, on the fast path of a lab of its own (bin/ntpx-lab: a veth
+# between two namespaces), side by side in one run: kernel UDP blocking,
+# kernel UDP busy polling, uudp busy polling (and uudp blocking, for
+# completeness).  The server runs the same transport and poll mode as the
+# client.  Delay = (T4-T1)-(T3-T2), in us; ratios are against kernel UDP
+# with the same poll mode, and the last line against kernel blocking.
+# One run, on a shared 2-core machine: read the ratios, not the third
+# digit.  doc/uudp.md says why uudp on veth is not always faster.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../net/uudp-lib.sh"
 N=${NTPX_BENCH_COUNT:-2000}
@@ -33,7 +34,7 @@ run kbusy "udp://$IPB:$port" "udp://$IPB:$port" busy
 run ubusy "uudp://$IPB:$port?dev=$IFB&via=xdp" "uudp://$IPB:$port?dev=$IFA&via=xdp" busy
 run ublock "uudp://$IPB:$port?dev=$IFB&via=xdp" "uudp://$IPB:$port?dev=$IFA&via=xdp" block
 
-echo "uudp vs kernel UDP: veth between namespaces, $N exchanges at $IV_US us, delay in us"
+echo "uudp vs kernel UDP: ntpx-lab fast path (veth), $N exchanges at $IV_US us, delay in us"
 printf '%-22s %6s %10s %10s %14s %14s\n' path ok median p99 "med/kernel" "p99/kernel"
 row() {	# LABEL NAME REF
 	eval "m=\$${2}_med p=\$${2}_p99 o=\$${2}_ok rm=\$${3}_med rp=\$${3}_p99"
