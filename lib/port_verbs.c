@@ -209,12 +209,12 @@ struct port *port_verbs_open(const struct port_config *cfg, char *err, size_t er
 	if (!list || i == n) {
 		snprintf(err, errlen, "%s: RDMA device %s not found by libibverbs", cfg->dev,
 			 ibdev);
-		goto fail;
+		goto no_port;
 	}
 	v->ctx = ibv_open_device(list[i]);
 	if (!v->ctx) {
 		snprintf(err, errlen, "%s: cannot open %s: %s", cfg->dev, ibdev, strerror(errno));
-		goto fail;
+		goto no_port;
 	}
 	if (ibv_query_device(v->ctx, &da) == 0 &&
 	    (da.device_cap_flags & IBV_DEVICE_RAW_IP_CSUM))
@@ -223,32 +223,32 @@ struct port *port_verbs_open(const struct port_config *cfg, char *err, size_t er
 	if (v->mem == MAP_FAILED) {
 		v->mem = NULL;
 		snprintf(err, errlen, "%s: buffers: %s", cfg->dev, strerror(errno));
-		goto fail;
+		goto no_port;
 	}
 	v->pd = ibv_alloc_pd(v->ctx);
 	if (!v->pd) {
 		snprintf(err, errlen, "%s: %s: protection domain: %s", cfg->dev, ibdev,
 			 strerror(errno));
-		goto fail;
+		goto no_port;
 	}
 	v->mr = ibv_reg_mr(v->pd, v->mem, size, IBV_ACCESS_LOCAL_WRITE);
 	if (!v->mr) {
 		snprintf(err, errlen, "%s: %s: memory registration: %s", cfg->dev, ibdev,
 			 strerror(errno));
-		goto fail;
+		goto no_port;
 	}
 	v->ch = ibv_create_comp_channel(v->ctx);
 	if (!v->ch || fcntl(v->ch->fd, F_SETFL, fcntl(v->ch->fd, F_GETFL) | O_NONBLOCK)) {
 		snprintf(err, errlen, "%s: %s: completion channel: %s", cfg->dev, ibdev,
 			 strerror(errno));
-		goto fail;
+		goto no_port;
 	}
 	v->rx_cq = ibv_create_cq(v->ctx, PORT_VERBS_RX, NULL, v->ch, 0);
 	v->tx_cq = ibv_create_cq(v->ctx, PORT_VERBS_TX, NULL, NULL, 0);
 	if (!v->rx_cq || !v->tx_cq) {
 		snprintf(err, errlen, "%s: %s: completion queue: %s", cfg->dev, ibdev,
 			 strerror(errno));
-		goto fail;
+		goto no_port;
 	}
 	qa.send_cq = v->tx_cq;
 	qa.recv_cq = v->rx_cq;
@@ -256,30 +256,30 @@ struct port *port_verbs_open(const struct port_config *cfg, char *err, size_t er
 	if (!v->qp) {
 		snprintf(err, errlen, "%s: %s: raw-packet QP: %s%s", cfg->dev, ibdev,
 			 strerror(errno), errno == EPERM ? " (needs CAP_NET_RAW)" : "");
-		goto fail;
+		goto no_port;
 	}
 	if (verbs_qp_up(v)) {
 		snprintf(err, errlen, "%s: %s: QP to ready-to-send: %s", cfg->dev, ibdev,
 			 strerror(errno));
-		goto fail;
+		goto no_port;
 	}
 	for (i = 0; i < PORT_VERBS_RX; i++)
 		if (verbs_post_rx(v, (uint64_t)i)) {
 			snprintf(err, errlen, "%s: %s: posting receives: %s", cfg->dev, ibdev,
 				 strerror(errno));
-			goto fail;
+			goto no_port;
 		}
 	for (i = 0; i < PORT_VERBS_TX; i++)
 		v->tx_free[v->ntx_free++] = PORT_VERBS_RX + (unsigned)i;
 	if (verbs_flow(v, cfg)) {
 		snprintf(err, errlen, "%s: %s: flow rule for UDP port %u: %s", cfg->dev, ibdev,
 			 cfg->udp_port, strerror(errno));
-		goto fail;
+		goto no_port;
 	}
 	if (ibv_req_notify_cq(v->rx_cq, 0)) {
 		snprintf(err, errlen, "%s: %s: arming the completion queue: %s", cfg->dev,
 			 ibdev, strerror(errno));
-		goto fail;
+		goto no_port;
 	}
 	ibv_free_device_list(list);
 	v->p.ops = &verbs_port_ops;
@@ -289,7 +289,7 @@ struct port *port_verbs_open(const struct port_config *cfg, char *err, size_t er
 		 v->p.caps & PORT_CAP_IP_CSUM ? "-ipcsum" : "");
 	return &v->p;
 
-fail:
+no_port:
 	if (list)
 		ibv_free_device_list(list);
 	verbs_close_all(v);

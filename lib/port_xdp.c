@@ -295,19 +295,19 @@ struct port *port_xdp_open(const struct port_config *cfg, char *err, size_t errl
 	if (x->area == MAP_FAILED) {
 		x->area = NULL;
 		snprintf(err, errlen, "%s: UMEM: %s", cfg->dev, strerror(errno));
-		goto fail;
+		goto no_port;
 	}
 	rc = xsk_umem__create(&x->umem, x->area, size, &x->fq, &x->cq, &uc);
 	if (rc) {
 		x->umem = NULL;
 		snprintf(err, errlen, "%s: UMEM registration: %s", cfg->dev, strerror(-rc));
-		goto fail;
+		goto no_port;
 	}
 	if (xdp_clear_stale(cfg, err, errlen))
-		goto fail;
+		goto no_port;
 	prog_fd = xdp_load(x, cfg, err, errlen);
 	if (prog_fd < 0)
-		goto fail;
+		goto no_port;
 
 	driver_name(cfg->dev, drv, sizeof(drv));
 	first = strcmp(drv, "veth") == 0 ? 2 : 0;
@@ -325,7 +325,7 @@ struct port *port_xdp_open(const struct port_config *cfg, char *err, size_t errl
 	}
 	if (!x->xsk) {
 		snprintf(err, errlen, "%s", why);
-		goto fail;
+		goto no_port;
 	}
 	snprintf(x->p.mode, sizeof(x->p.mode), "%s", modes[i].name);
 
@@ -334,13 +334,13 @@ struct port *port_xdp_open(const struct port_config *cfg, char *err, size_t errl
 	if (map_fd < 0 || bpf_map_update_elem(map_fd, &key, &xfd, 0)) {
 		snprintf(err, errlen, "%s: cannot insert the socket into the XSKMAP: %s", cfg->dev,
 			 strerror(errno));
-		goto fail;
+		goto no_port;
 	}
 
 	/* Receive chunks to the fill ring, transmit chunks to the free stack. */
 	if (xsk_ring_prod__reserve(&x->fq, PORT_XDP_RX_FRAMES, &idx) != PORT_XDP_RX_FRAMES) {
 		snprintf(err, errlen, "%s: fill ring too small", cfg->dev);
-		goto fail;
+		goto no_port;
 	}
 	for (i = 0; i < PORT_XDP_RX_FRAMES; i++)
 		*xsk_ring_prod__fill_addr(&x->fq, idx + i) = (uint64_t)i * PORT_XDP_CHUNK;
@@ -362,7 +362,7 @@ struct port *port_xdp_open(const struct port_config *cfg, char *err, size_t errl
 	x->p.frame_max = PORT_XDP_CHUNK;
 	return &x->p;
 
-fail:
+no_port:
 	xdp_close_all(x);
 	return NULL;
 }

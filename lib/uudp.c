@@ -86,7 +86,7 @@ struct uudp_transport {
 
 static const char *const uudp_params[] = { "dev", "via", "mac", "src", NULL };
 
-#define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); goto fail; } while (0)
+#define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); goto no_transport; } while (0)
 
 static int ipv4_resolve(const char *host, uint32_t *ip)
 {
@@ -327,7 +327,7 @@ static struct transport *uudp_open(const struct endpoint *ep, enum transport_rol
 		FAIL("%s: %s", ep->url, why);
 	return &u->t;
 
-fail:
+no_transport:
 	if (u->epfd >= 0)
 		close(u->epfd);
 	if (u->port)
