@@ -242,6 +242,8 @@ static struct transport *uudp_open(const struct endpoint *ep, enum transport_rol
 		FAIL("%s: cannot resolve '%s' to an IPv4 address", ep->url, ep->host);
 	if (wildcard)
 		host = 0;
+	if (ep->port == 0)
+		FAIL("%s: port 0 (uudp needs the port to steer)", ep->url);
 
 	if (role == TRANSPORT_SERVER) {
 		if (host) {
@@ -262,8 +264,6 @@ static struct transport *uudp_open(const struct endpoint *ep, enum transport_rol
 			FAIL("%s: a client needs the server's address", ep->url);
 		u->remote.ip = host;
 		u->remote.port = ep->port;
-		if (ep->port == 0)
-			FAIL("%s: port 0", ep->url);
 		if (neigh_route(host, u->ifindex, &u->nexthop, &prefsrc, why, sizeof(why)))
 			FAIL("%s: %s", ep->url, why);
 		if (src && ipv4_resolve(src, &u->local.ip))
