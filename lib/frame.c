@@ -146,6 +146,17 @@ void frame_udp_csum_fill(void *buf, size_t frame_len)
 	put16(udp + 6, c ? c : 0xffff);	/* 0 on the wire means "none" */
 }
 
+void frame_udp_csum_partial(void *buf)
+{
+	uint8_t *ip = (uint8_t *)buf + FRAME_ETH_LEN, *udp = ip + FRAME_IP_LEN;
+	uint32_t sum;
+
+	sum = csum_add(0, ip + 12, 8);
+	sum += IP_PROTO_UDP;
+	sum += get16(udp + 4);
+	put16(udp + 6, (uint16_t)~csum_fold(sum));	/* folded, not complemented */
+}
+
 static const char *const reason_names[FRAME_NREASONS] = {
 	[FRAME_OK] = "ok",
 	[FRAME_SHORT] = "short",

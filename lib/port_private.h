@@ -18,7 +18,8 @@
 #include <stdint.h>
 
 /* port capabilities */
-#define PORT_CAP_IP_CSUM	0x1	/* the NIC fills the IPv4 header checksum */
+#define PORT_CAP_CSUM		0x1	/* the NIC completes the IPv4 and UDP
+					   checksums (IBV_SEND_IP_CSUM) */
 
 struct port_config {
 	const char *dev;	/* interface name */

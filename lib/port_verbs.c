@@ -8,9 +8,10 @@
  * we have one), UDP to our port.  Everything else, ARP included, keeps
  * going to the kernel.  Send and receive buffers live in one registered
  * region; receive completions are polled and each buffer is posted again
- * when uudp.c has read it.  When the device can compute the IPv4 header
- * checksum (IBV_DEVICE_RAW_IP_CSUM), frames go out with IBV_SEND_IP_CSUM
- * and uudp.c leaves that checksum to it.
+ * when uudp.c has read it.  When the device offers checksum offload
+ * (IBV_DEVICE_RAW_IP_CSUM), frames go out with IBV_SEND_IP_CSUM, which
+ * has the NIC compute the IPv4 and UDP checksums; uudp.c then leaves the
+ * UDP checksum as Linux does for such a NIC (frame_udp_csum_partial()).
  *
  * Compiled in every build; on a machine without an RDMA device the open
  * fails at once with one line saying so.
@@ -218,7 +219,7 @@ struct port *port_verbs_open(const struct port_config *cfg, char *err, size_t er
 	}
 	if (ibv_query_device(v->ctx, &da) == 0 &&
 	    (da.device_cap_flags & IBV_DEVICE_RAW_IP_CSUM))
-		v->p.caps |= PORT_CAP_IP_CSUM;
+		v->p.caps |= PORT_CAP_CSUM;
 	v->mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (v->mem == MAP_FAILED) {
 		v->mem = NULL;
@@ -286,7 +287,7 @@ struct port *port_verbs_open(const struct port_config *cfg, char *err, size_t er
 	v->p.fd = v->ch->fd;
 	v->p.frame_max = PORT_VERBS_BUF;
 	snprintf(v->p.mode, sizeof(v->p.mode), "%.16s-raw%s", ibdev,
-		 v->p.caps & PORT_CAP_IP_CSUM ? "-ipcsum" : "");
+		 v->p.caps & PORT_CAP_CSUM ? "-ipcsum" : "");
 	return &v->p;
 
 no_port:
@@ -330,7 +331,7 @@ static int verbs_tx_submit(struct port *p, void *buf, size_t len, int flags)
 				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
 	int rc;
 
-	if (flags & PORT_CAP_IP_CSUM)
+	if (flags & PORT_CAP_CSUM)
 		wr.send_flags |= IBV_SEND_IP_CSUM;
 	rc = ibv_post_send(v->qp, &wr, &bad);
 	if (rc) {

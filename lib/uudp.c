@@ -373,7 +373,7 @@ static int uudp_send(struct transport *t, void *buf, size_t len,
 {
 	struct uudp_transport *u = (struct uudp_transport *)t;
 	struct frame_addr src = u->local, dst;
-	int bflags = FRAME_NO_UDP_CSUM, pflags = 0, rc, request;
+	int offload = u->port->caps & PORT_CAP_CSUM, rc, request;
 	unsigned char *f;
 	size_t cap, flen;
 
@@ -394,10 +394,6 @@ static int uudp_send(struct transport *t, void *buf, size_t len,
 		dst.port = a->port;
 		src.ip = a->local_ip;
 	}
-	if (u->port->caps & PORT_CAP_IP_CSUM) {
-		bflags |= FRAME_NO_IP_CSUM;
-		pflags |= PORT_CAP_IP_CSUM;
-	}
 	if (len > u->port->frame_max - FRAME_HDR_LEN)
 		return -EMSGSIZE;
 	f = u->port->ops->tx_buf(u->port, &cap);
@@ -405,17 +401,24 @@ static int uudp_send(struct transport *t, void *buf, size_t len,
 		u->tx_busy++;
 		return -EAGAIN;
 	}
-	flen = frame_build(f, cap, &src, &dst, u->ip_id++, 0, buf, len, bflags);
+	flen = frame_build(f, cap, &src, &dst, u->ip_id++, 0, buf, len, FRAME_NO_UDP_CSUM);
 	if (!flen) {
 		u->port->ops->tx_cancel(u->port);
 		return -EMSGSIZE;
 	}
+	/*
+	 * A NIC that completes the UDP checksum gets the pseudo-header sum,
+	 * which the stamp does not change; otherwise the checksum is ours.
+	 */
+	if (offload)
+		frame_udp_csum_partial(f);
 	/* T1/T3: the stamp, written in, then the checksum that covers it. */
 	*stamp = clock_now(clk);
 	if (flags & TRANSPORT_STAMP_XMT)
 		transport_stamp_xmt(f + FRAME_HDR_LEN, *stamp);
-	frame_udp_csum_fill(f, flen);
-	rc = u->port->ops->tx_submit(u->port, f, flen, pflags);
+	if (!offload)
+		frame_udp_csum_fill(f, flen);
+	rc = u->port->ops->tx_submit(u->port, f, flen, offload);
 	if (rc)
 		return rc;
 	u->tx_frames++;
