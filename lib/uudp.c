@@ -203,6 +203,26 @@ static int uudp_resolve(struct uudp_transport *u, int fresh, int64_t timeout,
 	return 0;
 }
 
+/* What can be said of an endpoint without the system: see transport_private.h. */
+static int uudp_check(const struct endpoint *ep, char *err, size_t errlen)
+{
+	const char *via = endpoint_param(ep, "via");
+	const char *mac = endpoint_param(ep, "mac");
+	uint8_t m[6];
+
+	if (!endpoint_param(ep, "dev"))
+		snprintf(err, errlen, "%s: uudp needs dev=INTERFACE", ep->url);
+	else if (via && strcmp(via, "xdp") && strcmp(via, "verbs"))
+		snprintf(err, errlen, "%s: bad via '%s' (xdp or verbs)", ep->url, via);
+	else if (mac && frame_mac_parse(mac, m))
+		snprintf(err, errlen, "%s: bad mac '%s' (expected aa:bb:cc:dd:ee:ff)", ep->url, mac);
+	else if (ep->port == 0)
+		snprintf(err, errlen, "%s: port 0 (uudp needs the port to steer)", ep->url);
+	else
+		return 0;
+	return -1;
+}
+
 static struct transport *uudp_open(const struct endpoint *ep, enum transport_role role,
 				   char *err, size_t errlen)
 {
@@ -223,12 +243,10 @@ static struct transport *uudp_open(const struct endpoint *ep, enum transport_rol
 	}
 	u->reserve_fd = -1;
 	u->epfd = -1;
-	if (!dev)
-		FAIL("%s: uudp needs dev=INTERFACE", ep->url);
-	if (via && strcmp(via, "xdp") && strcmp(via, "verbs"))
-		FAIL("%s: bad via '%s' (xdp or verbs)", ep->url, via);
-	if (mac && frame_mac_parse(mac, u->remote.mac))
-		FAIL("%s: bad mac '%s' (expected aa:bb:cc:dd:ee:ff)", ep->url, mac);
+	if (uudp_check(ep, err, errlen))
+		goto no_transport;
+	if (mac)
+		frame_mac_parse(mac, u->remote.mac);
 	u->mac_fixed = mac != NULL;
 	if (role == TRANSPORT_SERVER && src)
 		FAIL("%s: src= is for clients; a server answers from its own address", ep->url);
@@ -242,8 +260,6 @@ static struct transport *uudp_open(const struct endpoint *ep, enum transport_rol
 		FAIL("%s: cannot resolve '%s' to an IPv4 address", ep->url, ep->host);
 	if (wildcard)
 		host = 0;
-	if (ep->port == 0)
-		FAIL("%s: port 0 (uudp needs the port to steer)", ep->url);
 
 	if (role == TRANSPORT_SERVER) {
 		if (host) {
@@ -553,4 +569,5 @@ const struct transport_ops uudp_transport_ops = {
 	.addr_str = uudp_addr_str,
 	.peer_reset = uudp_peer_reset,
 	.counters = uudp_counters,
+	.check = uudp_check,
 };
