@@ -118,15 +118,20 @@ if command -v loadgen >/dev/null; then
 	wait_until 5 udp_listening_in "$UB" "$lport"
 	ina loadgen -d 1s -r 20M --no-gso "uudp://$IPB:$lport?dev=$IFA" >/dev/null 2>"$TMP/lg.err"
 	diag "$(tail -1 "$TMP/lg.err")"
+	# sent N datagrams ...; sink received M ...: M >= 95% of N, N > 0.
 	ok "loadgen over uudp: the sink received what was sent" \
-		grep -q 'sink received [1-9][0-9]* .*lost 0 ' "$TMP/lg.err"
+		awk '/sink received/ { for (i = 1; i < NF; i++) { if ($i == "sent") s = $(i + 1);
+			if ($i == "received") r = $(i + 1) } }
+			END { exit !(s > 0 && r >= 0.95 * s) }' "$TMP/lg.err"
 	kill "$sink"; wait "$sink" 2>/dev/null
 	spawn ur5 ip netns exec "$UB" ntpreflect "uudp://*:$port?dev=$IFB" 2>/dev/null
 	wait_until 5 udp_listening_in "$UB" "$port"
 	ina loadgen -d 1s --ntp 2k "udp://$IPB:$port" >/dev/null 2>"$TMP/fl.err"
 	diag "$(tail -1 "$TMP/fl.err")"
-	ok "an NTP flood against a uudp ntpreflect is answered" \
-		grep -q 'replies [1-9][0-9]* lost 0 ' "$TMP/fl.err"
+	ok "an NTP flood against a uudp ntpreflect is answered (95% or more)" \
+		awk '/ntp requests/ { for (i = 1; i < NF; i++) { if ($i == "requests") q = $(i + 1);
+			if ($i == "replies") r = $(i + 1) } }
+			END { exit !(q > 0 && r >= 0.95 * q) }' "$TMP/fl.err"
 	kill "$ur5"; wait "$ur5" 2>/dev/null
 else
 	skip "loadgen over uudp" "no loadgen"
