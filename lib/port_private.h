@@ -28,6 +28,12 @@ struct port_config {
 	uint32_t ip;		/* local IPv4 address, host order; 0: any */
 	uint8_t mac[6];		/* the interface's MAC */
 	int busy_poll;		/* nonzero: the caller spins; tune for it */
+	enum {
+		PORT_XDP_AUTO,		/* the best the driver has */
+		PORT_XDP_SKB,		/* generic XDP, copy */
+		PORT_XDP_NATIVE,	/* driver XDP, copy */
+		PORT_XDP_ZEROCOPY,	/* driver XDP, zero-copy */
+	} xdp_mode;
 };
 
 struct port;

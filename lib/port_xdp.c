@@ -17,7 +17,8 @@
  * (ethtool -N ... action 0) or run with one combined channel.
  *
  * Mode: veth runs generic XDP (skb mode) with copy; other drivers try
- * native XDP with zero-copy, then native with copy, then generic.
+ * native XDP with zero-copy, then native with copy, then generic.  The
+ * endpoint's xdpmode= (port_config.xdp_mode) asks for one of them only.
  */
 #include <net/if.h>		/* before the linux/ headers */
 #include <arpa/inet.h>
@@ -279,7 +280,7 @@ struct port *port_xdp_open(const struct port_config *cfg, char *err, size_t errl
 	struct xdp_port *x = calloc(1, sizeof(*x));
 	size_t size = (size_t)PORT_XDP_FRAMES * PORT_XDP_CHUNK;
 	char drv[32], why[256] = "";
-	unsigned i, first;
+	unsigned i, first, last;
 	__u32 idx, key = 0;
 	int prog_fd, rc, map_fd, xfd, one = 1;
 
@@ -310,9 +311,24 @@ struct port *port_xdp_open(const struct port_config *cfg, char *err, size_t errl
 		goto no_port;
 
 	driver_name(cfg->dev, drv, sizeof(drv));
-	first = strcmp(drv, "veth") == 0 ? 2 : 0;
-	for (i = first; i < sizeof(modes) / sizeof(modes[0]); i++) {
-		if (x->link_fd < 0 || (i > 0 && modes[i].mode != modes[i - 1].mode)) {
+	switch (cfg->xdp_mode) {
+	case PORT_XDP_ZEROCOPY:
+		first = last = 0;
+		break;
+	case PORT_XDP_NATIVE:
+		first = last = 1;
+		break;
+	case PORT_XDP_SKB:
+		first = last = 2;
+		break;
+	default:
+		/* veth: generic XDP, whose copy is the one the kernel tests most */
+		first = strcmp(drv, "veth") == 0 ? 2 : 0;
+		last = 2;
+		break;
+	}
+	for (i = first; i <= last; i++) {
+		if (x->link_fd < 0 || (i > first && modes[i].mode != modes[i - 1].mode)) {
 			if (x->link_fd >= 0) {
 				close(x->link_fd);
 				x->link_fd = -1;
@@ -324,7 +340,7 @@ struct port *port_xdp_open(const struct port_config *cfg, char *err, size_t errl
 			break;
 	}
 	if (!x->xsk) {
-		snprintf(err, errlen, "%s", why);
+		snprintf(err, errlen, "%s", why);	/* the last mode's reason */
 		goto no_port;
 	}
 	snprintf(x->p.mode, sizeof(x->p.mode), "%s", modes[i].name);

@@ -3,13 +3,15 @@
  * its own memory and hands them to a frame port (AF_XDP or a raw-packet
  * verbs QP), past the kernel's UDP stack; on the wire it is plain UDP.
  *
- *   uudp://HOST:PORT?dev=IF[&via=xdp|verbs][&mac=MAC][&src=ADDR]
+ *   uudp://HOST:PORT?dev=IF[&via=xdp|verbs][&mac=MAC][&src=ADDR][&xdpmode=M]
  *
  * A client talks to HOST:PORT out of dev; a server answers on PORT at
  * HOST ("*" or 0.0.0.0: any of dev's IPv4 addresses).  via= picks the
  * port (default: verbs when dev has an RDMA device, else xdp).  mac= is
  * the next hop's MAC, overriding the neighbour table; src= the source
- * address (default: the route's preferred source).
+ * address (default: the route's preferred source).  xdpmode= (auto, skb,
+ * native, zerocopy) pins how the XDP port runs instead of the best the
+ * driver has.
  *
  * The kernel keeps the addresses: our UDP port is reserved by an ordinary
  * socket bound to it (so no kernel socket takes it), the next hop and
@@ -84,7 +86,21 @@ struct uudp_transport {
 	int64_t err_check_ns;		/* client: when reserve_fd was last read */
 };
 
-static const char *const uudp_params[] = { "dev", "via", "mac", "src", NULL };
+static const char *const uudp_params[] = { "dev", "via", "mac", "src", "xdpmode", NULL };
+static const char *const uudp_xdp_modes[] = {	/* by enum port_config.xdp_mode */
+	"auto", "skb", "native", "zerocopy", NULL
+};
+
+/* xdpmode= as PORT_XDP_*, or -1 when unknown. */
+static int uudp_xdp_mode(const char *s)
+{
+	int i;
+
+	for (i = 0; s && uudp_xdp_modes[i]; i++)
+		if (strcmp(s, uudp_xdp_modes[i]) == 0)
+			return i;
+	return s ? -1 : PORT_XDP_AUTO;
+}
 
 #define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); goto no_transport; } while (0)
 
@@ -208,6 +224,7 @@ static int uudp_check(const struct endpoint *ep, char *err, size_t errlen)
 {
 	const char *via = endpoint_param(ep, "via");
 	const char *mac = endpoint_param(ep, "mac");
+	const char *xm = endpoint_param(ep, "xdpmode");
 	uint8_t m[6];
 
 	if (!endpoint_param(ep, "dev"))
@@ -218,6 +235,11 @@ static int uudp_check(const struct endpoint *ep, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: bad mac '%s' (expected aa:bb:cc:dd:ee:ff)", ep->url, mac);
 	else if (ep->port == 0)
 		snprintf(err, errlen, "%s: port 0 (uudp needs the port to steer)", ep->url);
+	else if (uudp_xdp_mode(xm) < 0)
+		snprintf(err, errlen, "%s: bad xdpmode '%s' (auto, skb, native or zerocopy)",
+			 ep->url, xm);
+	else if (xm && via && strcmp(via, "xdp"))
+		snprintf(err, errlen, "%s: xdpmode= is for via=xdp", ep->url);
 	else
 		return 0;
 	return -1;
@@ -323,6 +345,7 @@ static struct transport *uudp_open(const struct endpoint *ep, enum transport_rol
 	pc.ip = u->local.ip;
 	memcpy(pc.mac, u->local.mac, 6);
 	pc.busy_poll = 1;
+	pc.xdp_mode = uudp_xdp_mode(endpoint_param(ep, "xdpmode"));
 	if (!via)
 		via = port_verbs_present(dev) ? "verbs" : "xdp";
 	if (strcmp(via, "verbs") == 0)

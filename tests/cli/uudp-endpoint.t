@@ -5,7 +5,7 @@
 # such interface, not Ethernet).  Nothing is attached.
 . "$(dirname "$0")/../lib.sh"
 need ntpprobe ntpreflect
-plan 8
+plan 10
 
 one_line() {	# PATTERN CMD...: fails with status 1 and one line matching PATTERN
 	_pat=$1
@@ -38,4 +38,8 @@ ok "mac= on a server" one_line 'mac= is for clients' \
 ok "unknown parameter" usage "unknown parameter 'bogus' for uudp" \
 	ntpprobe -c 1 'uudp://127.0.0.1:123?dev=lo&bogus=1'
 ok "port 0" usage 'port 0' ntpreflect 'uudp://*:0?dev=lo'
+ok "bad xdpmode=" usage "bad xdpmode 'fast' (auto, skb, native or zerocopy)" \
+	ntpprobe -c 1 'uudp://127.0.0.1:123?dev=lo&xdpmode=fast'
+ok "xdpmode= with via=verbs" usage 'xdpmode= is for via=xdp' \
+	ntpprobe -c 1 'uudp://127.0.0.1:123?dev=lo&via=verbs&xdpmode=skb'
 done_testing

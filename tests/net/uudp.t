@@ -8,7 +8,7 @@
 . "$(dirname "$0")/uudp-lib.sh"
 need ntpprobe ntpreflect
 uudp_lab
-plan 29
+plan 31
 
 port=12300
 log() { cat "$TMP/$1"; }
@@ -25,6 +25,15 @@ ok "uudp client: |median offset| below 200 us ($(median_offset_us "$TMP/c1") us)
 ok "uudp client: every reply passed the frame checks" \
 	test "$(counter "$TMP/c1.err" rx_ok)" -ge "$n"
 is "$(xdp_prog "$UA" "$IFA")" "" "the client's XDP program left with the client"
+# Native (driver) XDP, which real NICs run, works on veth too, with copy.
+ina ntpprobe -i 50ms -c 10 "uudp://$IPB:$port?dev=$IFA&xdpmode=native" >"$TMP/c1n" 2>"$TMP/c1n.err"
+n=$(count_status "$TMP/c1n" ok)
+ok "xdpmode=native: driver-mode XDP with copy ($n of 10 ok)" \
+	sh -c "test $n -ge 9 && grep -q 'transport port=xdp mode=drv-copy ' '$TMP/c1n.err'"
+ina ntpprobe -c 1 "uudp://$IPB:$port?dev=$IFA&xdpmode=zerocopy" >/dev/null 2>"$TMP/zc.err"
+rc=$?
+ok "xdpmode=zerocopy on veth (it has none) fails with status 1 and one line" \
+	sh -c "test $rc = 1 && test \$(wc -l <'$TMP/zc.err') = 1 && grep -q 'zero-copy' '$TMP/zc.err'"
 kill "$kr"; wait "$kr" 2>/dev/null
 
 # 2. kernel UDP client -> uudp server.
