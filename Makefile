@@ -7,6 +7,7 @@
 #   tests/unit/*.c    -> build/unit/NAME.t  (cmocka, TAP through prove)
 #   tests/fuzz/*.c    -> build/fuzz/NAME    (libFuzzer, `make fuzz`)
 #   tests/bench/*.c   -> build/bench/NAME   (`make bench`)
+#   tests/helpers/*.c -> build/helpers/NAME (programs the shell tests drive)
 
 VERSION  := 0.1.0
 PREFIX   ?= /usr/local
@@ -37,6 +38,7 @@ TOOLS    := $(patsubst src/%.c,bin/%,$(sort $(wildcard src/*.c)))
 UNIT     := $(patsubst tests/unit/%.c,build/unit/%.t,$(sort $(wildcard tests/unit/*.c)))
 BENCH    := $(patsubst tests/bench/%.c,build/bench/%,$(sort $(wildcard tests/bench/*.c)))
 FUZZ     := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(sort $(wildcard tests/fuzz/*.c)))
+HELPERS  := $(patsubst tests/helpers/%.c,build/helpers/%,$(sort $(wildcard tests/helpers/*.c)))
 SCRIPTS  := $(filter-out $(TOOLS),$(wildcard bin/*))
 MAN1     := $(wildcard doc/*.1)
 MAN5     := $(wildcard doc/*.5)
@@ -80,6 +82,10 @@ build/unit/%.t: tests/unit/%.c lib/libntpx.a
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Itests/unit -MMD -MP $(LDFLAGS) -o $@ $< $(LDLIBS) -lcmocka
 
+build/helpers/%: tests/helpers/%.c lib/libntpx.a
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -MMD -MP $(LDFLAGS) -o $@ $< $(LDLIBS)
+
 build/bench/%: tests/bench/%.c lib/libntpx.a
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -MMD -MP $(LDFLAGS) -o $@ $< $(LDLIBS)
@@ -90,7 +96,7 @@ build/fuzz/%: tests/fuzz/%.c $(LIB_SRC) build/version.h
 	$(CLANG) -std=gnu11 -g -O1 -D_GNU_SOURCE -Ilib -Ibuild $(PKG_CFLAGS) \
 	  -fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRC) $(PKG_LIBS) -lm
 
-check: deps all $(UNIT)
+check: deps all $(UNIT) $(HELPERS)
 	@chmod +x $(SCRIPTS) tests/*/*.t 2>/dev/null || true
 	CMOCKA_MESSAGE_OUTPUT=TAP prove -e '' $(PROVE_FLAGS) $(TESTS)
 
@@ -119,4 +125,4 @@ install: all
 clean:
 	rm -rf build lib/libntpx.a $(TOOLS)
 
--include $(LIB_OBJ:.o=.d) $(patsubst bin/%,build/src/%.d,$(TOOLS)) $(UNIT:.t=.d) $(BENCH:=.d)
+-include $(LIB_OBJ:.o=.d) $(patsubst bin/%,build/src/%.d,$(TOOLS)) $(UNIT:.t=.d) $(BENCH:=.d) $(HELPERS:=.d)

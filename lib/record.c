@@ -188,9 +188,8 @@ static int header_line(struct record_reader *r, char *line, size_t len)
 					    RECORD_VERSION);
 		r->version = (int)v;
 		r->ncols = 0;
-		return 0;
 	}
-	if (strncmp(line, "#fields", 7) == 0 && (line[7] == ' ' || !line[7])) {
+	else if (strncmp(line, "#fields", 7) == 0 && (line[7] == ' ' || !line[7])) {
 		int i, j, n;
 
 		if (!r->version)
@@ -241,6 +240,8 @@ int record_next(struct record_reader *r)
 		len = (size_t)(nl - line);
 		*nl = 0;
 		r->pos += len + 1;
+		if (len >= RECORD_MAX_LINE)
+			return record_error(r, "line longer than %d bytes", RECORD_MAX_LINE);
 		if (len && line[len - 1] == '\r')
 			return record_error(r, "carriage return at end of line");
 		if (line[0] == '#') {
@@ -248,8 +249,10 @@ int record_next(struct record_reader *r)
 				return -1;
 			continue;
 		}
+		if (!len)
+			return record_error(r, "empty line");
 		if (!r->ncols)
-			return record_error(r, len ? "record before '#fields'" : "empty line");
+			return record_error(r, "record before '#fields'");
 		r->line = line;
 		r->linelen = len;
 		r->nf = split(line, len, r->field, RECORD_MAX_FIELDS);

@@ -17,13 +17,15 @@
 #   uniq_name PREFIX            a name no other run uses (netns, files)
 #   diag TEXT                   "# TEXT" on stderr
 #
-# NTPX_BIN is the directory of the built tools (bin/ of the checkout);
+# NTPX_BIN is the directory of the built tools (bin/ of the checkout),
+# NTPX_HELPERS that of the test programs (build/helpers: udpq);
 # TMP is a directory of this test's own, removed at exit.
 
 NTPX_TOP=$(cd "$(dirname "$0")/../.." && pwd)
 NTPX_BIN=${NTPX_BIN:-$NTPX_TOP/bin}
+NTPX_HELPERS=$NTPX_TOP/build/helpers
 PATH=$NTPX_BIN:$PATH
-export NTPX_TOP NTPX_BIN PATH
+export NTPX_TOP NTPX_BIN NTPX_HELPERS PATH
 
 _tap_n=0
 _tap_failed=0
@@ -129,6 +131,20 @@ free_udp_port() {
 uniq_name() {
 	echo "$1$$$(od -An -N2 -tx2 /dev/urandom | tr -d ' ')"
 }
+
+# Starts ntpreflect on a free loopback port: sets REFLECT_PORT and
+# REFLECT_PID, its stderr in $TMP/reflect.err; waits until it listens.
+start_reflector() {
+	REFLECT_PORT=$(free_udp_port)
+	spawn REFLECT_PID ntpreflect "$@" "udp://127.0.0.1:$REFLECT_PORT" 2>"$TMP/reflect.err"
+	wait_until 5 udp_listening "$REFLECT_PORT"
+}
+
+# Data lines (not '#') of a record file.
+data_lines() { grep -v '^#' "$1"; }
+
+# Count of records in FILE whose status is WORD.
+count_status() { data_lines "$1" | awk -v w="$2" '$NF == w' | wc -l; }
 
 # "udp port P has a listener": for wait_until after starting a server.
 udp_listening() {

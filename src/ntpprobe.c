@@ -1,0 +1,342 @@
+/*
+ * ntpprobe - NTP client: one exchange per interval, one record per
+ * exchange on stdout.
+ *
+ * The request's transmit timestamp is a random nonce, not T1 (as chrony's
+ * client does): T1 is kept here, so the server's reply is matched by its
+ * origin timestamp and nothing on the wire tells an observer our clock.
+ *
+ *   T1  read immediately before the request is submitted (in the backend)
+ *   T2  the server's receive timestamp, from the reply
+ *   T3  the server's transmit timestamp, from the reply
+ *   T4  read immediately after the reply's receive returned (in the backend)
+ *
+ *   delay = (T4 - T1) - (T3 - T2)        off2 = (T2 - T1) + (T3 - T4)
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "ntp.h"
+#include "opt.h"
+#include "record.h"
+#include "stats.h"
+#include "transport.h"
+
+#define RECV_CAP	2048
+
+static volatile sig_atomic_t stopping;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stopping = 1;
+}
+
+struct probe {
+	struct transport *t;
+	struct clock *clk;
+	enum transport_poll poll;
+	int64_t timeout;		/* ns */
+	uint64_t counts[RECORD_NSTATUS];
+	uint64_t sent, late;
+	int64_t *delays;		/* of ok exchanges, for the summary */
+	size_t ndelays, capdelays;
+};
+
+static void usage(void)
+{
+	printf("usage: %s [options] ENDPOINT\n"
+	       "Send NTP client requests to ENDPOINT, one per interval, and write one\n"
+	       "record per exchange (T1..T4 in ns, delay, off2, status) on stdout.\n\n"
+	       "  -i, --interval DUR   time between requests (default 1s)\n"
+	       "  -c, --count N        stop after N exchanges\n"
+	       "  -d, --duration DUR   stop after DUR\n"
+	       "  -w, --timeout DUR    wait for a reply at most DUR (default: the\n"
+	       "                       interval, at most 1s)\n"
+	       "      --poll MODE      block (sleep in the kernel, default) or busy\n"
+	       "                       (spin on a non-blocking receive)\n"
+	       "      --cpu N          pin to CPU N\n"
+	       "  -h, --help           this help\n"
+	       "      --version        print the version\n\n"
+	       "ENDPOINT: udp://HOST[:PORT][?dev=IF&src=ADDR] (port 123 by default).\n"
+	       "A summary goes to stderr at exit; SIGINT/SIGTERM end the run after\n"
+	       "the current exchange.\n", opt_prog);
+}
+
+static uint64_t nonce(void)
+{
+	uint64_t v = 0;
+
+	/* getrandom() of 8 bytes is never cut short (under 256 bytes);
+	   zero is refused because RFC 5905 reads it as "no timestamp". */
+	do
+		if (getrandom(&v, sizeof(v), 0) != sizeof(v))
+			ntpx_die(NTPX_EXIT_FAIL, "getrandom: %s", strerror(errno));
+	while (v == 0);
+	return v;
+}
+
+static void keep_delay(struct probe *p, int64_t d)
+{
+	if (p->ndelays == p->capdelays) {
+		size_t cap = p->capdelays ? p->capdelays * 2 : 1024;
+		int64_t *n = realloc(p->delays, cap * sizeof(*n));
+
+		if (!n)
+			return;	/* the summary's median then covers fewer */
+		p->delays = n;
+		p->capdelays = cap;
+	}
+	p->delays[p->ndelays++] = d;
+}
+
+/*
+ * What a reply that answers our request says about the server: ok, or why
+ * its timestamps must not be used (RFC 5905 section 8, the client checks).
+ */
+static enum record_status judge(const struct ntp_packet *r)
+{
+	if (r->stratum == NTP_STRATUM_KOD)
+		return RECORD_KOD;
+	if (r->leap == NTP_LEAP_ALARM || r->stratum >= NTP_STRATUM_UNSYNC)
+		return RECORD_UNSYNCED;
+	if (r->rec == 0 || r->xmt == 0)
+		return RECORD_BOGUS;
+	return RECORD_OK;
+}
+
+/* One exchange; fills @x. */
+static void exchange(struct probe *p, uint64_t seq, struct record_exchange *x)
+{
+	unsigned char req[NTP_HEADER_LEN], buf[RECV_CAP];
+	struct ntp_packet q = {
+		.leap = NTP_LEAP_ALARM,	/* a client is unsynchronised to its server */
+		.version = 4,
+		.mode = NTP_MODE_CLIENT,
+		.poll = 0,
+		.precision = -20,
+	};
+	int64_t deadline, stamp;
+	int saw_other = 0;
+	int rc;
+
+	memset(x, 0, sizeof(*x));
+	x->seq = seq;
+	q.xmt = nonce();
+	ntp_encode(&q, req);
+
+	/* Replies that arrived after their exchange timed out are late:
+	   drain them now so that they cannot be taken for this one. */
+	while (transport_recv(p->t, buf, sizeof(buf), NULL, p->clk, &stamp) >= 0)
+		p->late++;
+
+	rc = transport_send(p->t, req, sizeof(req), NULL, p->clk, 0, &x->t[0]);
+	if (rc < 0) {
+		x->have = 1;
+		x->status = rc == -ECONNREFUSED ? RECORD_REFUSED : RECORD_ERROR;
+		return;
+	}
+	x->have = 1;
+	p->sent++;
+	deadline = clock_monotonic_ns() + p->timeout;
+	for (;;) {
+		struct ntp_packet r;
+		int64_t t4;
+		ssize_t n = transport_recv_wait(p->t, buf, sizeof(buf), NULL, p->clk, &t4,
+						deadline, p->poll);
+
+		if (n == -EINTR)	/* a signal: finish this exchange first */
+			continue;
+		if (n == -ETIMEDOUT) {
+			x->status = saw_other ? RECORD_BOGUS : RECORD_TIMEOUT;
+			return;
+		}
+		if (n == -ECONNREFUSED) {
+			x->status = RECORD_REFUSED;
+			return;
+		}
+		if (n < 0) {
+			x->status = RECORD_ERROR;
+			return;
+		}
+		if (n > (ssize_t)sizeof(buf) || ntp_decode(buf, (size_t)n, &r) ||
+		    r.mode != NTP_MODE_SERVER || r.org != q.xmt) {
+			/* Not an answer to this request: keep waiting for one,
+			   but remember that something else came. */
+			saw_other = 1;
+			continue;
+		}
+		x->status = judge(&r);
+		x->t[3] = t4;
+		x->have |= 1u << 3;
+		if (x->status == RECORD_OK || x->status == RECORD_UNSYNCED) {
+			/* Era: the server's time is near ours (RFC 5905 6). */
+			x->t[1] = ntp_ts_to_ns(r.rec, x->t[0]);
+			x->t[2] = ntp_ts_to_ns(r.xmt, x->t[0]);
+			x->have |= 1u << 1 | 1u << 2;
+		}
+		return;
+	}
+}
+
+static void summary(struct probe *p)
+{
+	uint64_t lost = p->counts[RECORD_TIMEOUT] + p->counts[RECORD_DROPPED];
+	char med[32] = "-";
+	int i;
+
+	if (p->ndelays)
+		snprintf(med, sizeof(med), "%.3f us",
+			 stats_median_i64(p->delays, p->ndelays) / 1e3);
+	fprintf(stderr, "%s: sent %llu, ok %llu, lost %llu", opt_prog,
+		(unsigned long long)p->sent, (unsigned long long)p->counts[RECORD_OK],
+		(unsigned long long)lost);
+	for (i = 0; i < RECORD_NSTATUS; i++)
+		if (i != RECORD_OK && i != RECORD_TIMEOUT && i != RECORD_DROPPED && p->counts[i])
+			fprintf(stderr, ", %s %llu", record_status_name(i),
+				(unsigned long long)p->counts[i]);
+	if (p->late)
+		fprintf(stderr, ", late %llu", (unsigned long long)p->late);
+	fprintf(stderr, ", median delay %s\n", med);
+}
+
+/* Sleeps until @when (CLOCK_MONOTONIC ns); returns early on a signal. */
+static void sleep_until(int64_t when)
+{
+	struct timespec ts = { .tv_sec = when / 1000000000, .tv_nsec = when % 1000000000 };
+
+	while (!stopping && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "interval", required_argument, NULL, 'i' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "timeout", required_argument, NULL, 'w' },
+		{ "poll", required_argument, NULL, 'P' },
+		{ "cpu", required_argument, NULL, 'C' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ 0 }
+	};
+	struct probe p = { .poll = TRANSPORT_POLL_BLOCK, .timeout = -1 };
+	int64_t interval = NTPX_NS_PER_SEC, duration = -1, start, end;
+	uint64_t count = UINT64_MAX, seq, cpu = UINT64_MAX;
+	const char *clockname = "realtime";
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct endpoint ep;
+	char err[256];
+	int c;
+
+	opt_init(argv[0]);
+	while ((c = getopt_long(argc, argv, "i:c:d:w:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			if (opt_duration(optarg, 0, &interval) || interval <= 0)
+				opt_usage_error("bad interval '%s'", optarg);
+			break;
+		case 'c':
+			if (opt_count(optarg, UINT64_MAX, &count) || count == 0)
+				opt_usage_error("bad count '%s'", optarg);
+			break;
+		case 'd':
+			if (opt_duration(optarg, 0, &duration) || duration <= 0)
+				opt_usage_error("bad duration '%s'", optarg);
+			break;
+		case 'w':
+			if (opt_duration(optarg, 0, &p.timeout) || p.timeout <= 0)
+				opt_usage_error("bad timeout '%s'", optarg);
+			break;
+		case 'P':
+			if (strcmp(optarg, "block") == 0)
+				p.poll = TRANSPORT_POLL_BLOCK;
+			else if (strcmp(optarg, "busy") == 0)
+				p.poll = TRANSPORT_POLL_BUSY;
+			else
+				opt_usage_error("bad poll mode '%s' (block or busy)", optarg);
+			break;
+		case 'C':
+			if (opt_count(optarg, CPU_SETSIZE - 1, &cpu))
+				opt_usage_error("bad cpu '%s'", optarg);
+			break;
+		case 'h':
+			usage();
+			return NTPX_EXIT_OK;
+		case 'V':
+			opt_version();
+			return NTPX_EXIT_OK;
+		default:
+			fprintf(stderr, "Try '%s --help'.\n", opt_prog);
+			return NTPX_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1)
+		opt_usage_error(optind == argc ? "missing ENDPOINT" : "more than one ENDPOINT");
+	if (endpoint_parse(argv[optind], &ep, err, sizeof(err)))
+		opt_usage_error("%s", err);
+	if (p.timeout < 0)
+		p.timeout = interval < NTPX_NS_PER_SEC ? interval : NTPX_NS_PER_SEC;
+
+	if (cpu != UINT64_MAX) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET((int)cpu, &set);
+		if (sched_setaffinity(0, sizeof(set), &set))
+			ntpx_die(NTPX_EXIT_FAIL, "cannot pin to cpu %llu: %s",
+				 (unsigned long long)cpu, strerror(errno));
+	}
+	p.clk = clock_open(clockname, err, sizeof(err));
+	if (!p.clk)
+		ntpx_die(NTPX_EXIT_USAGE, "%s", err);
+	p.t = transport_open(&ep, TRANSPORT_CLIENT, err, sizeof(err));
+	if (!p.t)
+		ntpx_die(NTPX_EXIT_FAIL, "%s", err);
+
+	/* No SA_RESTART: a signal must wake the sleep and the wait. */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
+	record_write_header(stdout, "ntpprobe", ep.url, clock_name(p.clk), RECORD_BASE_FIELDS);
+	start = clock_monotonic_ns();
+	end = duration > 0 ? start + duration : INT64_MAX;
+	for (seq = 1; seq <= count && !stopping; seq++) {
+		int64_t when = start + (int64_t)(seq - 1) * interval;
+		struct record_exchange x;
+		char line[256];
+
+		if (when >= end)
+			break;
+		sleep_until(when);
+		if (stopping)
+			break;
+		exchange(&p, seq, &x);
+		p.counts[x.status]++;
+		if (x.status == RECORD_OK)
+			keep_delay(&p, record_delay(x.t));
+		record_format(line, sizeof(line), &x);
+		if (printf("%s\n", line) < 0 || fflush(stdout) == EOF) {
+			/* The reader went away: stop, as a pipe stage should. */
+			break;
+		}
+	}
+	summary(&p);
+	transport_close(p.t);
+	clock_close(p.clk);
+	free(p.delays);
+	return NTPX_EXIT_OK;
+}

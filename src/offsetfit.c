@@ -1,0 +1,344 @@
+/*
+ * offsetfit - fits offset(t) = a + b t to the ok exchanges of a record
+ * stream and summarises what is left: drift, residuals, round-trip time.
+ *
+ * t is seconds since the first T1 in the input; offset is off2 / 2.
+ * While the client runs free its offset drifts with the frequency error of
+ * the two oscillators (b); the residual is what the fitted line does not
+ * explain: the short-term noise of the estimator (DESIGN.md, study.txt).
+ *
+ * Every record's delay and off2 must reproduce the T1..T4 arithmetic
+ * exactly; a record that does not is malformed input, like any other, and
+ * ends the run with an error naming the file and line before anything is
+ * printed.
+ *
+ * Memory: three doubles per ok record (t, offset, delay), 24 bytes; the
+ * quantiles are taken by selection in place, so nothing else grows with
+ * the input.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "opt.h"
+#include "record.h"
+#include "stats.h"
+
+enum mode { M_SUMMARY, M_JSON, M_RESIDUALS, M_CDF_RTT, M_CDF_RESID, M_CHECK };
+
+struct series {
+	double *t;		/* s since t0 */
+	double *off;		/* ns, off2 / 2 */
+	double *delay;		/* ns */
+	size_t n, cap;
+	int64_t t0;
+	int have_t0;
+	uint64_t records, checked;
+	uint64_t status[RECORD_NSTATUS];
+};
+
+static void usage(void)
+{
+	printf("usage: %s [options] [FILE...]\n"
+	       "Fit offset(t) = a + b*t by least squares over the ok records of FILEs\n"
+	       "(standard input by default) and print a summary as 'key value' lines.\n\n"
+	       "      --json            the summary as one JSON object\n"
+	       "      --residuals       one line per ok record: t (s), residual (us), delay (us)\n"
+	       "      --cdf rtt|residual  value (us) and cumulative fraction, for gnuplot\n"
+	       "      --check           verify every record's delay/off2 arithmetic and\n"
+	       "                        print how many were checked\n"
+	       "  -h, --help            this help\n"
+	       "      --version         print the version\n", opt_prog);
+}
+
+static int grow(struct series *s)
+{
+	/*
+	 * Doubling through realloc: glibc moves large blocks with mremap, so
+	 * growth copies nothing and only touched pages count as memory.
+	 */
+	size_t cap = s->cap ? s->cap * 2 : 4096;
+	double *t = realloc(s->t, cap * sizeof(double));
+
+	if (!t)
+		return -1;
+	s->t = t;
+	t = realloc(s->off, cap * sizeof(double));
+	if (!t)
+		return -1;
+	s->off = t;
+	t = realloc(s->delay, cap * sizeof(double));
+	if (!t)
+		return -1;
+	s->delay = t;
+	s->cap = cap;
+	return 0;
+}
+
+struct cols {
+	unsigned long generation;
+	int seq, t[4], delay, off2, status;
+};
+
+static int find_cols(struct record_reader *r, struct cols *c)
+{
+	static const char *const tn[4] = { "t1", "t2", "t3", "t4" };
+	int i;
+
+	c->generation = r->generation;
+	c->seq = record_col(r, "seq");
+	c->delay = record_col(r, "delay");
+	c->off2 = record_col(r, "off2");
+	c->status = record_col(r, "status");
+	for (i = 0; i < 4; i++)
+		c->t[i] = record_col(r, tn[i]);
+	for (i = 0; i < 4; i++)
+		if (c->t[i] < 0)
+			return record_error(r, "no column '%s' in '#fields'", tn[i]);
+	if (c->seq < 0 || c->delay < 0 || c->off2 < 0 || c->status < 0)
+		return record_error(r, "'#fields' lacks one of seq, delay, off2, status");
+	return 0;
+}
+
+/* Reads one input; returns 0 or -1 with the error printed. */
+static int read_input(int fd, const char *name, struct series *s)
+{
+	struct record_reader r;
+	struct cols c = { 0 };
+	int rc;
+
+	if (record_reader_init(&r, fd, name)) {
+		ntpx_err("out of memory");
+		return -1;
+	}
+	while ((rc = record_next(&r)) == 1) {
+		int64_t t[4], delay, off2, seq;
+		unsigned have = 0;
+		int i, st, hd, ho;
+
+		if (c.generation != r.generation && find_cols(&r, &c)) {
+			rc = -1;
+			break;
+		}
+		s->records++;
+		if (record_parse_i64(r.field[c.seq], &seq) != 1) {
+			rc = record_error(&r, "bad seq '%s'", r.field[c.seq]);
+			break;
+		}
+		for (i = 0; i < 4; i++) {
+			int k = record_parse_i64(r.field[c.t[i]], &t[i]);
+
+			if (k < 0) {
+				rc = record_error(&r, "bad t%d '%s'", i + 1, r.field[c.t[i]]);
+				goto out;
+			}
+			have |= (unsigned)k << i;
+		}
+		hd = record_parse_i64(r.field[c.delay], &delay);
+		ho = record_parse_i64(r.field[c.off2], &off2);
+		if (hd < 0 || ho < 0) {
+			rc = record_error(&r, "bad %s '%s'", hd < 0 ? "delay" : "off2",
+					  hd < 0 ? r.field[c.delay] : r.field[c.off2]);
+			break;
+		}
+		st = record_status_parse(r.field[c.status]);
+		if (st < 0) {
+			rc = record_error(&r, "unknown status '%s'", r.field[c.status]);
+			break;
+		}
+		if (have == RECORD_HAVE_ALL) {
+			if (!hd || !ho) {
+				rc = record_error(&r, "T1..T4 present but delay or off2 missing");
+				break;
+			}
+			if (delay != record_delay(t) || off2 != record_off2(t)) {
+				rc = record_error(&r, "delay/off2 %lld/%lld do not match T1..T4 "
+						  "(%lld/%lld)", (long long)delay, (long long)off2,
+						  (long long)record_delay(t), (long long)record_off2(t));
+				break;
+			}
+			s->checked++;
+		} else if (hd || ho) {
+			rc = record_error(&r, "delay or off2 given without all of T1..T4");
+			break;
+		}
+		if (st == RECORD_OK && have != RECORD_HAVE_ALL) {
+			rc = record_error(&r, "ok record without all of T1..T4");
+			break;
+		}
+		s->status[st]++;
+		if ((have & 1) && !s->have_t0) {
+			s->t0 = t[0];
+			s->have_t0 = 1;
+		}
+		if (st != RECORD_OK)
+			continue;
+		if (s->n == s->cap && grow(s)) {
+			ntpx_err("out of memory after %zu records", s->n);
+			record_reader_free(&r);
+			return -1;
+		}
+		s->t[s->n] = (double)(t[0] - s->t0) * 1e-9;
+		s->off[s->n] = (double)off2 / 2;
+		s->delay[s->n] = (double)delay;
+		s->n++;
+	}
+out:
+	if (rc < 0)
+		ntpx_err("%s", r.err);
+	record_reader_free(&r);
+	return rc < 0 ? -1 : 0;
+}
+
+static void print_cdf(double *v, size_t n)
+{
+	size_t i;
+
+	stats_sort(v, n);
+	printf("#fields value_us fraction\n");
+	for (i = 0; i < n; i++)
+		printf("%.3f %.6f\n", v[i] / 1e3, (double)(i + 1) / (double)n);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "residuals", no_argument, NULL, 'r' },
+		{ "cdf", required_argument, NULL, 'C' },
+		{ "check", no_argument, NULL, 'k' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ 0 }
+	};
+	static const double ps[] = { 0.5, 0.99, 0.999 };
+	enum mode mode = M_SUMMARY;
+	struct series s = { 0 };
+	struct linfit fit;
+	double rq[3], dq[3], dmin, reject;
+	uint64_t lost, rejected;
+	size_t i;
+	int c;
+
+	opt_init(argv[0]);
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		enum mode m;
+
+		switch (c) {
+		case 'j':
+			m = M_JSON;
+			break;
+		case 'r':
+			m = M_RESIDUALS;
+			break;
+		case 'C':
+			if (strcmp(optarg, "rtt") == 0)
+				m = M_CDF_RTT;
+			else if (strcmp(optarg, "residual") == 0)
+				m = M_CDF_RESID;
+			else
+				opt_usage_error("bad --cdf '%s' (rtt or residual)", optarg);
+			break;
+		case 'k':
+			m = M_CHECK;
+			break;
+		case 'h':
+			usage();
+			return NTPX_EXIT_OK;
+		case 'V':
+			opt_version();
+			return NTPX_EXIT_OK;
+		default:
+			fprintf(stderr, "Try '%s --help'.\n", opt_prog);
+			return NTPX_EXIT_USAGE;
+		}
+		if (mode != M_SUMMARY && mode != m)
+			opt_usage_error("--json, --residuals, --cdf and --check exclude each other");
+		mode = m;
+	}
+
+	if (optind == argc) {
+		if (read_input(0, "stdin", &s))
+			return NTPX_EXIT_FAIL;
+	}
+	for (; optind < argc; optind++) {
+		const char *path = argv[optind];
+		int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0)
+			ntpx_die(NTPX_EXIT_FAIL, "%s: %s", path, strerror(errno));
+		if (read_input(fd, fd ? path : "stdin", &s))
+			return NTPX_EXIT_FAIL;
+		if (fd)
+			close(fd);
+	}
+
+	if (mode == M_CHECK) {
+		printf("checked %llu\n", (unsigned long long)s.checked);
+		return NTPX_EXIT_OK;
+	}
+	if (mode == M_CDF_RTT) {
+		if (!s.n)
+			ntpx_die(NTPX_EXIT_FAIL, "no ok records");
+		print_cdf(s.delay, s.n);
+		return NTPX_EXIT_OK;
+	}
+	if (s.n < 2)
+		ntpx_die(NTPX_EXIT_FAIL, "%zu ok records: a fit needs at least 2", s.n);
+	if (stats_linfit(s.t, s.off, s.n, &fit))
+		ntpx_die(NTPX_EXIT_FAIL, "all ok records have the same T1: nothing to fit");
+
+	if (mode == M_RESIDUALS) {
+		printf("#fields t resid_us delay_us\n");
+		for (i = 0; i < s.n; i++)
+			printf("%.9f %.3f %.3f\n", s.t[i],
+			       (s.off[i] - (fit.a + fit.b * s.t[i])) / 1e3, s.delay[i] / 1e3);
+		return NTPX_EXIT_OK;
+	}
+	/* |residual| replaces t: nothing needs t after this. */
+	for (i = 0; i < s.n; i++)
+		s.t[i] = fabs(s.off[i] - (fit.a + fit.b * s.t[i]));
+	if (mode == M_CDF_RESID) {
+		print_cdf(s.t, s.n);
+		return NTPX_EXIT_OK;
+	}
+	stats_quantiles(s.t, s.n, ps, rq, 3);
+	dmin = stats_min(s.delay, s.n);
+	stats_quantiles(s.delay, s.n, ps, dq, 3);
+	lost = s.status[RECORD_TIMEOUT] + s.status[RECORD_DROPPED];
+	rejected = s.records - s.n;
+	reject = (double)rejected / (double)s.records;
+
+	if (mode == M_JSON) {
+		printf("{\"records\":%llu,\"n\":%zu,\"lost\":%llu,\"rejected\":%llu,"
+		       "\"reject_rate\":%.6f,\"a_us\":%.3f,\"b_ppm\":%.6f,\"rms_us\":%.3f,"
+		       "\"p50_us\":%.3f,\"p99_us\":%.3f,\"p999_us\":%.3f,"
+		       "\"rtt_median_us\":%.3f,\"rtt_p99_us\":%.3f,\"rtt_min_us\":%.3f}\n",
+		       (unsigned long long)s.records, s.n, (unsigned long long)lost,
+		       (unsigned long long)rejected, reject, fit.a / 1e3, fit.b / 1e3,
+		       fit.rms / 1e3, rq[0] / 1e3, rq[1] / 1e3, rq[2] / 1e3, dq[0] / 1e3,
+		       dq[1] / 1e3, dmin / 1e3);
+		return NTPX_EXIT_OK;
+	}
+	printf("records %llu\n", (unsigned long long)s.records);
+	printf("n %zu\n", s.n);
+	printf("lost %llu\n", (unsigned long long)lost);
+	printf("rejected %llu\n", (unsigned long long)rejected);
+	printf("reject_rate %.6f\n", reject);
+	printf("a_us %.3f\n", fit.a / 1e3);
+	/* b is ns of offset per s of time: parts per billion; /1e3 for ppm. */
+	printf("b_ppm %.6f\n", fit.b / 1e3);
+	printf("rms_us %.3f\n", fit.rms / 1e3);
+	printf("p50_us %.3f\n", rq[0] / 1e3);
+	printf("p99_us %.3f\n", rq[1] / 1e3);
+	printf("p999_us %.3f\n", rq[2] / 1e3);
+	printf("rtt_median_us %.3f\n", dq[0] / 1e3);
+	printf("rtt_p99_us %.3f\n", dq[1] / 1e3);
+	printf("rtt_min_us %.3f\n", dmin / 1e3);
+	return NTPX_EXIT_OK;
+}

@@ -1,0 +1,168 @@
+/* Unit tests for endpoint parsing (lib/transport.c) and lib/opt.c. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "opt.h"
+#include "transport.h"
+
+static void endpoints_good(void **state)
+{
+	struct endpoint ep;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(endpoint_parse("udp://10.0.0.2:123?dev=eth1&src=10.0.0.1", &ep, err,
+					sizeof(err)), 0);
+	assert_string_equal(ep.scheme, "udp");
+	assert_string_equal(ep.host, "10.0.0.2");
+	assert_int_equal(ep.port, 123);
+	assert_string_equal(endpoint_param(&ep, "dev"), "eth1");
+	assert_string_equal(endpoint_param(&ep, "src"), "10.0.0.1");
+	assert_null(endpoint_param(&ep, "via"));
+
+	assert_int_equal(endpoint_parse("udp://[::1]:12300", &ep, err, sizeof(err)), 0);
+	assert_string_equal(ep.host, "::1");
+	assert_int_equal(ep.port, 12300);
+
+	/* The port defaults to NTP's. */
+	assert_int_equal(endpoint_parse("udp://ntp.example", &ep, err, sizeof(err)), 0);
+	assert_string_equal(ep.host, "ntp.example");
+	assert_int_equal(ep.port, 123);
+
+	assert_int_equal(endpoint_parse("udp://0.0.0.0:0/", &ep, err, sizeof(err)), 0);
+	assert_int_equal(ep.port, 0);
+	assert_int_equal(endpoint_parse("udp://h:65535?dev=lo", &ep, err, sizeof(err)), 0);
+	assert_int_equal(ep.port, 65535);
+}
+
+struct bad {
+	const char *url;
+	const char *err;
+};
+
+static void endpoints_bad(void **state)
+{
+	static const struct bad cases[] = {
+		{ "10.0.0.2:123", "endpoint '10.0.0.2:123' has no scheme (expected SCHEME://HOST:PORT)" },
+		{ "://x", "endpoint '://x' has a bad scheme" },
+		{ "tcp://x:1", "unknown scheme 'tcp' (this build has: udp" },
+		{ "udp://", "endpoint 'udp://' has no host" },
+		{ "udp://:123", "endpoint 'udp://:123' has no host" },
+		{ "udp://h:", "endpoint 'udp://h:': missing port after ':'" },
+		{ "udp://h:65536", "endpoint 'udp://h:65536': port out of range" },
+		{ "udp://h:99999999999999999999", "endpoint 'udp://h:99999999999999999999': port out of range" },
+		{ "udp://h:12x", "endpoint 'udp://h:12x': unexpected 'x' after the port" },
+		{ "udp://[::1", "endpoint 'udp://[::1': '[' without ']'" },
+		{ "udp://[]:1", "endpoint 'udp://[]:1': bad address in brackets" },
+		{ "udp://h?dev", "bad parameter 'dev' (expected KEY=VALUE)" },
+		{ "udp://h?=x", "bad parameter '=x' (expected KEY=VALUE)" },
+		{ "udp://h?dev=", "parameter 'dev' has no value" },
+		{ "udp://h?via=xdp", "unknown parameter 'via' for udp" },
+		{ "udp://h?dev=a&dev=b", "parameter 'dev' given twice" },
+		{ "udp://h?dev=a&", "empty parameter after '&'" },
+	};
+	struct endpoint ep;
+	char err[256];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int rc = endpoint_parse(cases[i].url, &ep, err, sizeof(err));
+
+		if (rc != -1 || strncmp(err, cases[i].err, strlen(cases[i].err)) != 0)
+			fail_msg("'%s': rc %d, err '%s', want '%s'", cases[i].url, rc, err,
+				 cases[i].err);
+		/* One line, always. */
+		assert_null(strchr(err, '\n'));
+	}
+}
+
+static void durations(void **state)
+{
+	static const struct { const char *s; int64_t ns; } good[] = {
+		{ "250ms", 250000000 }, { "2s", 2000000000 }, { "1m", 60000000000 },
+		{ "3", 3000000000 }, { "1.5s", 1500000000 }, { "100us", 100000 },
+		{ "7ns", 7 }, { "1h", 3600000000000 }, { "0.5", 500000000 },
+		{ ".25s", 250000000 }, { "0", 0 },
+	};
+	static const char *const bad[] = {
+		"", "s", "ms", "1x", "1 s", "-1s", "+1s", "1e3", "inf", "nan", "0x10",
+		"1.2.3", "1sec", "300000000h",
+	};
+	int64_t ns;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		assert_int_equal(opt_duration(good[i].s, 0, &ns), 0);
+		assert_int_equal(ns, good[i].ns);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ns = 12345;
+		if (opt_duration(bad[i], 0, &ns) != -1)
+			fail_msg("'%s' accepted", bad[i]);
+		assert_int_equal(ns, 12345);	/* untouched */
+	}
+	assert_int_equal(opt_duration("-250ms", 1, &ns), 0);
+	assert_int_equal(ns, -250000000);
+	assert_int_equal(opt_duration("+120s", 1, &ns), 0);
+	assert_int_equal(ns, 120000000000);
+}
+
+static void ppm_rates_counts(void **state)
+{
+	double v;
+	int frac;
+	uint64_t n;
+
+	(void)state;
+	assert_int_equal(opt_ppm("+50ppm", &v), 0);
+	assert_float_equal(v, 50, 0);
+	assert_int_equal(opt_ppm("-3.5ppm", &v), 0);
+	assert_float_equal(v, -3.5, 0);
+	assert_int_equal(opt_ppm("12", &v), 0);
+	assert_float_equal(v, 12, 0);
+	assert_int_equal(opt_ppm("50pp", &v), -1);
+	assert_int_equal(opt_ppm("ppm", &v), -1);
+	assert_int_equal(opt_ppm("200000ppm", &v), -1);
+
+	assert_int_equal(opt_rate("800M", &v, &frac), 0);
+	assert_float_equal(v, 800e6, 0);
+	assert_int_equal(frac, 0);
+	assert_int_equal(opt_rate("6G", &v, &frac), 0);
+	assert_float_equal(v, 6e9, 0);
+	assert_int_equal(opt_rate("90%", &v, &frac), 0);
+	assert_float_equal(v, 0.9, 1e-12);
+	assert_int_equal(frac, 1);
+	assert_int_equal(opt_rate("0%", &v, &frac), -1);
+	assert_int_equal(opt_rate("101%", &v, &frac), -1);
+	assert_int_equal(opt_rate("0", &v, &frac), -1);
+	assert_int_equal(opt_rate("5X", &v, &frac), -1);
+	assert_int_equal(opt_rate("-5M", &v, &frac), -1);
+
+	assert_int_equal(opt_count("200", 1000, &n), 0);
+	assert_int_equal(n, 200);
+	assert_int_equal(opt_count("18446744073709551615", UINT64_MAX, &n), 0);
+	assert_int_equal(n, UINT64_MAX);
+	assert_int_equal(opt_count("18446744073709551616", UINT64_MAX, &n), -1);
+	assert_int_equal(opt_count("1001", 1000, &n), -1);
+	assert_int_equal(opt_count("", 1000, &n), -1);
+	assert_int_equal(opt_count("-1", 1000, &n), -1);
+	assert_int_equal(opt_count("1k", 1000, &n), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(endpoints_good),
+		cmocka_unit_test(endpoints_bad),
+		cmocka_unit_test(durations),
+		cmocka_unit_test(ppm_rates_counts),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,176 @@
+/* Unit tests for lib/ntp.c: timestamps, eras, the packet codec. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "ntp.h"
+
+/* Every one of the 10^9 nanosecond fractions survives ns -> NTP -> ns. */
+static void ns_round_trip_all_fractions(void **state)
+{
+	const int64_t base = 1764455329LL * 1000000000;
+	int64_t ns;
+
+	(void)state;
+	for (ns = 0; ns < 1000000000; ns++) {
+		uint64_t ts = ntp_ts_from_ns(base + ns);
+
+		if (ntp_ts_to_ns(ts, base) != base + ns)
+			fail_msg("fraction %lld does not round trip", (long long)ns);
+	}
+}
+
+static void known_values(void **state)
+{
+	(void)state;
+	/* 1970-01-01 is 2208988800 s after the NTP epoch. */
+	assert_int_equal(ntp_ts_from_ns(0), (uint64_t)2208988800u << 32);
+	/* Half a second is exactly 0x80000000. */
+	assert_int_equal(ntp_ts_from_ns(500000000), (uint64_t)2208988800u << 32 | 0x80000000u);
+	/* 1 ns is ceil(4.294967296) = 5 units; 5 units truncate back to 1 ns. */
+	assert_int_equal((uint32_t)ntp_ts_from_ns(1), 5);
+	assert_int_equal(ntp_ts_to_ns((uint64_t)2208988800u << 32 | 5, 0), 1);
+	/* The largest fraction: 999999999 ns < 2^32 units. */
+	assert_true((uint32_t)ntp_ts_from_ns(999999999) <= 0xffffffffu);
+	assert_int_equal(ntp_ts_to_ns(ntp_ts_from_ns(999999999), 0), 999999999);
+}
+
+/*
+ * Era 0 ends 2036-02-07T06:28:16Z, Unix 2085978496.  Timestamps on both
+ * sides, read with a pivot on either side, come back to the right era.
+ */
+static void era_boundary_2036(void **state)
+{
+	const int64_t wrap = 2085978496LL * 1000000000;
+	const int64_t offsets[] = { -3600LL * 1000000000, -1, 0, 1, 123456789,
+				    3600LL * 1000000000 };
+	size_t i, j;
+
+	(void)state;
+	/* The seconds field is 0 just after the wrap. */
+	assert_int_equal(ntp_ts_from_ns(wrap) >> 32, 0);
+	assert_int_equal(ntp_ts_from_ns(wrap - 1) >> 32, 0xffffffffu);
+	for (i = 0; i < sizeof(offsets) / sizeof(offsets[0]); i++)
+		for (j = 0; j < sizeof(offsets) / sizeof(offsets[0]); j++) {
+			int64_t t = wrap + offsets[i], pivot = wrap + offsets[j];
+
+			assert_int_equal(ntp_ts_to_ns(ntp_ts_from_ns(t), pivot), t);
+		}
+	/* Far from any wrap, and before 1970 (era 0, 1900..1970). */
+	assert_int_equal(ntp_ts_to_ns(ntp_ts_from_ns(-5000000000LL), 0), -5000000000LL);
+	/* Era 1, decades after the wrap. */
+	assert_int_equal(ntp_ts_to_ns(ntp_ts_from_ns(wrap + 900000000LL * 1000000000),
+				      wrap + 900000000LL * 1000000000),
+			 wrap + 900000000LL * 1000000000);
+}
+
+static void codec_round_trip(void **state)
+{
+	struct ntp_packet p = {
+		.leap = 3, .version = 4, .mode = 3, .stratum = 2, .poll = -6,
+		.precision = -24, .root_delay = 0x00010002, .root_disp = 0x00030004,
+		.refid = 0x7f000001, .ref = 0x1122334455667788ULL,
+		.org = 0x99aabbccddeeff00ULL, .rec = 1, .xmt = 0xffffffffffffffffULL,
+	}, q;
+	unsigned char buf[NTP_HEADER_LEN];
+
+	(void)state;
+	ntp_encode(&p, buf);
+	assert_int_equal(buf[0], 0xe3);	/* 11 100 011 */
+	assert_int_equal(buf[2], 0xfa);
+	assert_int_equal(ntp_decode(buf, sizeof(buf), &q), 0);
+	assert_int_equal(q.leap, p.leap);
+	assert_int_equal(q.version, p.version);
+	assert_int_equal(q.mode, p.mode);
+	assert_int_equal(q.stratum, p.stratum);
+	assert_int_equal(q.poll, p.poll);
+	assert_int_equal(q.precision, p.precision);
+	assert_int_equal(q.root_delay, p.root_delay);
+	assert_int_equal(q.root_disp, p.root_disp);
+	assert_int_equal(q.refid, p.refid);
+	assert_int_equal(q.ref, p.ref);
+	assert_int_equal(q.org, p.org);
+	assert_int_equal(q.rec, p.rec);
+	assert_int_equal(q.xmt, p.xmt);
+}
+
+static void decode_rejects_short(void **state)
+{
+	unsigned char buf[NTP_HEADER_LEN] = { 0x23 };
+	struct ntp_packet q;
+	size_t n;
+
+	(void)state;
+	for (n = 0; n < NTP_HEADER_LEN; n++)
+		assert_int_equal(ntp_decode(buf, n, &q), -1);
+	assert_int_equal(ntp_decode(buf, NTP_HEADER_LEN, &q), 0);
+}
+
+static void put_field(unsigned char *b, unsigned type, unsigned len)
+{
+	b[0] = (unsigned char)(type >> 8);
+	b[1] = (unsigned char)type;
+	b[2] = (unsigned char)(len >> 8);
+	b[3] = (unsigned char)len;
+}
+
+static void trailer_shapes(void **state)
+{
+	unsigned char b[256] = { 0x23 };
+
+	(void)state;
+	assert_int_equal(ntp_check_trailer(b, 48), 0);
+	assert_int_equal(ntp_check_trailer(b, 48 + 20), 0);	/* MAC, MD5 */
+	assert_int_equal(ntp_check_trailer(b, 48 + 24), 0);	/* MAC, SHA-1 */
+	assert_int_equal(ntp_check_trailer(b, 47), -1);
+	assert_int_equal(ntp_check_trailer(b, 50), -1);		/* not 4-aligned */
+	assert_int_equal(ntp_check_trailer(b, 48 + 16), -1);	/* no valid shape */
+	/* One 28-byte field, no MAC. */
+	put_field(b + 48, 0x0104, 28);
+	assert_int_equal(ntp_check_trailer(b, 48 + 28), 0);
+	/* ... and then a MAC. */
+	assert_int_equal(ntp_check_trailer(b, 48 + 28 + 20), 0);
+	/* Two fields (16 + 28). */
+	put_field(b + 48, 0x0104, 16);
+	put_field(b + 64, 0x0204, 28);
+	assert_int_equal(ntp_check_trailer(b, 48 + 44), 0);
+	/* A field that claims to run past the end: truncated. */
+	put_field(b + 48, 0x0104, 200);
+	assert_int_equal(ntp_check_trailer(b, 48 + 28), -1);
+	/* A length below 16, or not a multiple of 4. */
+	put_field(b + 48, 0x0104, 12);
+	assert_int_equal(ntp_check_trailer(b, 48 + 28), -1);
+	put_field(b + 48, 0x0104, 30);
+	assert_int_equal(ntp_check_trailer(b, 48 + 32), -1);
+	/* A zero length must not loop for ever. */
+	put_field(b + 48, 0, 0);
+	assert_int_equal(ntp_check_trailer(b, 48 + 32), -1);
+}
+
+static void short_format(void **state)
+{
+	(void)state;
+	assert_int_equal(ntp_short_from_ns(0), 0);
+	assert_int_equal(ntp_short_from_ns(1000000000), 0x10000);
+	assert_int_equal(ntp_short_from_ns(1), 1);	/* rounded up, never 0 */
+	assert_int_equal(ntp_short_from_ns(-5), 0);
+	assert_int_equal(ntp_short_from_ns(INT64_MAX), 0xffffffffu);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(ns_round_trip_all_fractions),
+		cmocka_unit_test(known_values),
+		cmocka_unit_test(era_boundary_2036),
+		cmocka_unit_test(codec_round_trip),
+		cmocka_unit_test(decode_rejects_short),
+		cmocka_unit_test(trailer_shapes),
+		cmocka_unit_test(short_format),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

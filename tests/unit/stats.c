@@ -1,0 +1,156 @@
+/* Unit tests for lib/stats.c against hand-computed values. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "stats.h"
+
+static void linfit_exact_line(void **state)
+{
+	/* y = 3 + 2x exactly: a = 3, b = 2, no residual. */
+	double x[] = { 0, 1, 2, 3, 4 }, y[] = { 3, 5, 7, 9, 11 };
+	struct linfit f;
+
+	(void)state;
+	assert_int_equal(stats_linfit(x, y, 5, &f), 0);
+	assert_float_equal(f.a, 3, 1e-12);
+	assert_float_equal(f.b, 2, 1e-12);
+	assert_float_equal(f.rms, 0, 1e-12);
+}
+
+static void linfit_by_hand(void **state)
+{
+	/*
+	 * x = 0 1 2 3, y = 1 3 2 4: mean x 1.5, mean y 2.5,
+	 * Sxx = 5, Sxy = (-1.5)(-1.5) + (-0.5)(0.5) + (0.5)(-0.5) + (1.5)(1.5) = 4,
+	 * b = 0.8, a = 2.5 - 1.2 = 1.3; residuals -0.3 0.9 -0.9 0.3,
+	 * rms = sqrt((0.09 + 0.81 + 0.81 + 0.09) / 4) = sqrt(0.45).
+	 */
+	double x[] = { 0, 1, 2, 3 }, y[] = { 1, 3, 2, 4 };
+	struct linfit f;
+
+	(void)state;
+	assert_int_equal(stats_linfit(x, y, 4, &f), 0);
+	assert_float_equal(f.b, 0.8, 1e-12);
+	assert_float_equal(f.a, 1.3, 1e-12);
+	assert_float_equal(f.rms, 0.6708203932499369, 1e-12);
+}
+
+static void linfit_large_values_keep_precision(void **state)
+{
+	/* Offsets of 1e9 ns with 1 ns steps: naive sums would lose them. */
+	double x[1000], y[1000];
+	struct linfit f;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 1000; i++) {
+		x[i] = 1e6 + i * 0.05;
+		y[i] = 1e9 + 25e3 * (x[i] - 1e6) + (i % 2 ? 1 : -1);
+	}
+	assert_int_equal(stats_linfit(x, y, 1000, &f), 0);
+	assert_float_equal(f.b, 25e3, 1e-3);
+	assert_float_equal(f.rms, 1, 1e-3);
+}
+
+static void linfit_degenerate(void **state)
+{
+	double x[] = { 1, 1, 1 }, y[] = { 1, 2, 3 };
+	struct linfit f;
+
+	(void)state;
+	assert_int_equal(stats_linfit(x, y, 1, &f), -1);
+	assert_int_equal(stats_linfit(x, y, 3, &f), -1);
+}
+
+static void quantiles_by_hand(void **state)
+{
+	/* Sorted: 1 2 3 4 5 6 7 8 9 10.  Type 7: h = 9p. */
+	double v[] = { 7, 3, 10, 1, 9, 2, 8, 5, 4, 6 };
+	double ps[] = { 0, 0.25, 0.5, 0.99, 1 }, q[5];
+
+	(void)state;
+	stats_quantiles(v, 10, ps, q, 5);
+	assert_float_equal(q[0], 1, 1e-12);
+	assert_float_equal(q[1], 3.25, 1e-12);	/* h = 2.25 */
+	assert_float_equal(q[2], 5.5, 1e-12);	/* h = 4.5 */
+	assert_float_equal(q[3], 9.91, 1e-12);	/* h = 8.91 */
+	assert_float_equal(q[4], 10, 1e-12);
+}
+
+static void quantile_single_and_ties(void **state)
+{
+	double one[] = { 42 }, ties[] = { 5, 5, 5, 5, 1, 5 };
+
+	(void)state;
+	assert_float_equal(stats_quantile(one, 1, 0.5), 42, 0);
+	assert_float_equal(stats_quantile(one, 1, 0.999), 42, 0);
+	assert_float_equal(stats_quantile(ties, 6, 0.5), 5, 0);
+	assert_float_equal(stats_quantile(ties, 6, 0), 1, 0);
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Selection agrees with sorting on random data, ties included (seed 1). */
+static void quantiles_match_sort(void **state)
+{
+	enum { N = 10007 };
+	static double v[N], s[N];
+	double ps[] = { 0.001, 0.5, 0.9, 0.99, 0.999 }, q[5];
+	int round, i, j;
+
+	(void)state;
+	srand(1);
+	for (round = 0; round < 20; round++) {
+		int n = 1 + rand() % N;
+
+		for (i = 0; i < n; i++)
+			v[i] = s[i] = (double)(rand() % (round % 2 ? 50 : 1000000));
+		qsort(s, (size_t)n, sizeof(double), cmp);
+		stats_quantiles(v, (size_t)n, ps, q, 5);
+		for (j = 0; j < 5; j++) {
+			double h = (n - 1) * ps[j];
+			int lo = (int)h;
+			double want = s[lo] + (lo + 1 < n ? (h - lo) * (s[lo + 1] - s[lo]) : 0);
+
+			assert_float_equal(q[j], want, 1e-9);
+		}
+	}
+}
+
+static void rms_min_median(void **state)
+{
+	double v[] = { 3, -4 };
+	int64_t d[] = { 9, 1, 5, 7 };
+
+	(void)state;
+	assert_float_equal(stats_rms(v, 2), 3.5355339059327378, 1e-12);
+	assert_float_equal(stats_min(v, 2), -4, 0);
+	assert_float_equal(stats_median_i64(d, 4), 6, 0);
+	assert_int_equal(d[0], 9);	/* left as it was */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(linfit_exact_line),
+		cmocka_unit_test(linfit_by_hand),
+		cmocka_unit_test(linfit_large_values_keep_precision),
+		cmocka_unit_test(linfit_degenerate),
+		cmocka_unit_test(quantiles_by_hand),
+		cmocka_unit_test(quantile_single_and_ties),
+		cmocka_unit_test(quantiles_match_sort),
+		cmocka_unit_test(rms_min_median),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
