@@ -27,6 +27,7 @@
  *   skipped, which is the same thing).  That is our djitter.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "filter.h"
@@ -159,4 +160,14 @@ void filter_correct(struct filter *f, int64_t off2)
 	for (i = 0; i < f->window; i++)
 		if (f->s[i].arrival)
 			f->s[i].off2 -= off2;
+}
+
+int filter_format(char *buf, size_t len, const struct filter_out *o)
+{
+	if (!o->n)
+		return snprintf(buf, len, "- - - - %d %d %d %d", o->n, o->trust, o->valid,
+				o->update);
+	return snprintf(buf, len, "%lld %lld %lld %lld %d %d %d %d", (long long)o->off2,
+			(long long)o->delay, (long long)llround(o->jitter),
+			(long long)llround(o->djitter), o->n, o->trust, o->valid, o->update);
 }

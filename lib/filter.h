@@ -26,6 +26,7 @@
 #ifndef NTPX_FILTER_H
 #define NTPX_FILTER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define FILTER_WINDOW		8	/* OFFSET_ARRAY_SIZE */
@@ -61,6 +62,16 @@ struct filter_out {
 	int valid;		/* trust >= FILTER_TRUST_BADPEER */
 	int update;		/* this reply made an update: off2 is the correction */
 };
+
+/* The columns a filter adds to records (ntpfilter, ntpprobe --discipline). */
+#define FILTER_FIELDS	"foff2 fdelay jitter djitter fcount trust valid update"
+
+/*
+ * Formats @o as the FILTER_FIELDS columns, space-separated, no newline:
+ * the first four are "-" while the window is empty, jitters are rounded to
+ * the ns.  Returns the length (as snprintf).
+ */
+int filter_format(char *buf, size_t len, const struct filter_out *o);
 
 /* @window: 1 .. FILTER_MAX_WINDOW (FILTER_WINDOW for OpenNTPD). */
 void filter_init(struct filter *f, int window);

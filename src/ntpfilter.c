@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,8 +22,6 @@
 #include "filter.h"
 #include "opt.h"
 #include "record.h"
-
-#define FILTER_FIELDS	"foff2 fdelay jitter djitter fcount trust valid update"
 
 static const char *const added[] = {
 	"foff2", "fdelay", "jitter", "djitter", "fcount", "trust", "valid", "update", NULL,
@@ -74,12 +71,10 @@ static void on_comment(void *arg, const char *line)
 
 static void put_out(const struct filter_out *o)
 {
-	if (o->n)
-		printf(" %lld %lld %lld %lld", (long long)o->off2, (long long)o->delay,
-		       (long long)llround(o->jitter), (long long)llround(o->djitter));
-	else
-		fputs(" - - - -", stdout);
-	printf(" %d %d %d %d\n", o->n, o->trust, o->valid, o->update);
+	char buf[160];
+
+	filter_format(buf, sizeof(buf), o);
+	printf(" %s\n", buf);
 }
 
 int main(int argc, char **argv)
