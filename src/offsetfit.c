@@ -12,7 +12,12 @@
  * ends the run with an error naming the file and line before anything is
  * printed.
  *
- * Memory: three doubles per ok record (t, offset, delay), 24 bytes; the
+ * When the records carry true2 (a sim: clock's ground truth, ntpprobe
+ * --clock sim:PATH) on every ok record, the summary adds the estimator's
+ * error against truth: bias, RMS and p99 of (measured - true offset), and
+ * the fitted drift against the true offset's own slope.
+ *
+ * Memory: three doubles per ok record (four with true2) (t, offset, delay), 24 bytes; the
  * quantiles are taken by selection in place, so nothing else grows with
  * the input.
  */
@@ -35,7 +40,8 @@ struct series {
 	double *t;		/* s since t0 */
 	double *off;		/* ns, off2 / 2 */
 	double *delay;		/* ns */
-	size_t n, cap;
+	double *truth;		/* ns, true2 / 2, when the input has it */
+	size_t n, cap, ntruth;
 	int64_t t0;
 	int have_t0;
 	uint64_t records, checked;
@@ -76,13 +82,17 @@ static int grow(struct series *s)
 	if (!t)
 		return -1;
 	s->delay = t;
+	t = realloc(s->truth, cap * sizeof(double));
+	if (!t)
+		return -1;
+	s->truth = t;
 	s->cap = cap;
 	return 0;
 }
 
 struct cols {
 	unsigned long generation;
-	int seq, t[4], delay, off2, status;
+	int seq, t[4], delay, off2, status, true2;
 };
 
 static int find_cols(struct record_reader *r, struct cols *c)
@@ -95,6 +105,7 @@ static int find_cols(struct record_reader *r, struct cols *c)
 	c->delay = record_col(r, "delay");
 	c->off2 = record_col(r, "off2");
 	c->status = record_col(r, "status");
+	c->true2 = record_col(r, "true2");	/* optional */
 	for (i = 0; i < 4; i++)
 		c->t[i] = record_col(r, tn[i]);
 	for (i = 0; i < 4; i++)
@@ -186,6 +197,20 @@ static int read_input(int fd, const char *name, struct series *s)
 		s->t[s->n] = (double)(t[0] - s->t0) * 1e-9;
 		s->off[s->n] = (double)off2 / 2;
 		s->delay[s->n] = (double)delay;
+		s->truth[s->n] = NAN;
+		if (c.true2 >= 0) {
+			int64_t tr;
+			int k = record_parse_i64(r.field[c.true2], &tr);
+
+			if (k < 0) {
+				rc = record_error(&r, "bad true2 '%s'", r.field[c.true2]);
+				break;
+			}
+			if (k) {
+				s->truth[s->n] = (double)tr / 2;
+				s->ntruth++;
+			}
+		}
 		s->n++;
 	}
 out:
@@ -219,8 +244,9 @@ int main(int argc, char **argv)
 	static const double ps[] = { 0.5, 0.99, 0.999 };
 	enum mode mode = M_SUMMARY;
 	struct series s = { 0 };
-	struct linfit fit;
-	double rq[3], dq[3], dmin, reject;
+	struct linfit fit, tfit;
+	double rq[3], dq[3], dmin, reject, bias = 0, erms = 0, ep99 = 0;
+	int truth = 0;
 	uint64_t lost, rejected;
 	size_t i;
 	int c;
@@ -300,6 +326,22 @@ int main(int argc, char **argv)
 			       (s.off[i] - (fit.a + fit.b * s.t[i])) / 1e3, s.delay[i] / 1e3);
 		return NTPX_EXIT_OK;
 	}
+	/*
+	 * Truth, when every ok record has it: the true offset's slope (fitted
+	 * like the measured one), then measured - true replaces the truth.
+	 */
+	if (s.ntruth == s.n && stats_linfit(s.t, s.truth, s.n, &tfit) == 0) {
+		truth = 1;
+		for (i = 0; i < s.n; i++) {
+			s.truth[i] = s.off[i] - s.truth[i];
+			bias += s.truth[i];
+		}
+		bias /= (double)s.n;
+		erms = stats_rms(s.truth, s.n);
+		for (i = 0; i < s.n; i++)
+			s.truth[i] = fabs(s.truth[i]);
+		ep99 = stats_quantile(s.truth, s.n, 0.99);
+	}
 	/* |residual| replaces t: nothing needs t after this. */
 	for (i = 0; i < s.n; i++)
 		s.t[i] = fabs(s.off[i] - (fit.a + fit.b * s.t[i]));
@@ -318,11 +360,16 @@ int main(int argc, char **argv)
 		printf("{\"records\":%llu,\"n\":%zu,\"lost\":%llu,\"rejected\":%llu,"
 		       "\"reject_rate\":%.6f,\"a_us\":%.3f,\"b_ppm\":%.6f,\"rms_us\":%.3f,"
 		       "\"p50_us\":%.3f,\"p99_us\":%.3f,\"p999_us\":%.3f,"
-		       "\"rtt_median_us\":%.3f,\"rtt_p99_us\":%.3f,\"rtt_min_us\":%.3f}\n",
+		       "\"rtt_median_us\":%.3f,\"rtt_p99_us\":%.3f,\"rtt_min_us\":%.3f",
 		       (unsigned long long)s.records, s.n, (unsigned long long)lost,
 		       (unsigned long long)rejected, reject, fit.a / 1e3, fit.b / 1e3,
 		       fit.rms / 1e3, rq[0] / 1e3, rq[1] / 1e3, rq[2] / 1e3, dq[0] / 1e3,
 		       dq[1] / 1e3, dmin / 1e3);
+		if (truth)
+			printf(",\"true_b_ppm\":%.6f,\"b_err_ppm\":%.6f,\"bias_us\":%.3f,"
+			       "\"err_rms_us\":%.3f,\"err_p99_us\":%.3f", tfit.b / 1e3,
+			       (fit.b - tfit.b) / 1e3, bias / 1e3, erms / 1e3, ep99 / 1e3);
+		printf("}\n");
 		return NTPX_EXIT_OK;
 	}
 	printf("records %llu\n", (unsigned long long)s.records);
@@ -340,5 +387,13 @@ int main(int argc, char **argv)
 	printf("rtt_median_us %.3f\n", dq[0] / 1e3);
 	printf("rtt_p99_us %.3f\n", dq[1] / 1e3);
 	printf("rtt_min_us %.3f\n", dmin / 1e3);
+	if (truth) {
+		/* against true2: the true offset's slope, and measured - true */
+		printf("true_b_ppm %.6f\n", tfit.b / 1e3);
+		printf("b_err_ppm %.6f\n", (fit.b - tfit.b) / 1e3);
+		printf("bias_us %.3f\n", bias / 1e3);
+		printf("err_rms_us %.3f\n", erms / 1e3);
+		printf("err_p99_us %.3f\n", ep99 / 1e3);
+	}
 	return NTPX_EXIT_OK;
 }
