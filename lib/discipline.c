@@ -237,11 +237,11 @@ int discipline_sample(struct discipline *d, enum record_status status, int64_t o
 	off2 -= 2 * pending;
 	if (filter_add(&d->f, off2, delay, &out->f) < 0)
 		return 0;	/* negative delay: rejected */
-	if (out->f.update) {
-		rc = adjtime_update(d, out->f.off2, out, err, errlen);
-		if (rc)
-			return rc;
-	}
+	/*
+	 * OpenNTPD runs client_update() before priv_settime(); with its
+	 * window of 8 the first reply cannot be an update, so the order only
+	 * matters for a window of 1, where the step must not be slewed again.
+	 */
 	if (d->settime) {
 		d->settime = 0;
 		if (llabs(off2 / 2) > d->p.step_threshold) {
@@ -251,8 +251,11 @@ int discipline_sample(struct discipline *d, enum record_status status, int64_t o
 			out->action = DISCIPLINE_STEP;
 			out->corr = off2 / 2;
 			filter_correct(&d->f, off2);
+			return 0;
 		}
 	}
+	if (out->f.update)
+		return adjtime_update(d, out->f.off2, out, err, errlen);
 	return 0;
 }
 

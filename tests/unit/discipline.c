@@ -168,14 +168,14 @@ static void test_slew_best_sample(void **state)
  * give a frequency estimate; with exact measurements the first one lands
  * within a fraction of a ppm.
  */
-static void test_frequency_loop(void **state)
+static void frequency_loop(double detune)
 {
-	struct clock *c = make(0, 50);
+	struct clock *c = make(0, detune);
 	struct discipline_params p;
 	struct discipline_out o;
 	struct discipline *d;
 	char err[256];
-	double ppm = 50;
+	double ppm = detune;
 	int i, adjusted = 0;
 
 	discipline_defaults(&p);
@@ -186,15 +186,23 @@ static void test_frequency_loop(void **state)
 		feed(d, c, 30000, &o);
 		if (o.freq_adjusted) {
 			adjusted = 1;
-			assert_true(o.dfreq_ppm < -45 && o.dfreq_ppm > -55);
+			assert_true(fabs(o.dfreq_ppm + detune) < 5);
 		}
 	}
 	assert_true(adjusted);
 	assert_int_equal(clock_freq_get(c, &ppm, err, sizeof(err)), 0);
-	print_message("# frequency after %d exchanges: %+.4f ppm\n", i, ppm);
+	print_message("# %+g ppm: frequency after %d exchanges: %+.4f ppm\n", detune, i, ppm);
 	assert_true(fabs(ppm) < 1);
 	discipline_free(d);
 	clock_close(c);
+}
+
+static void test_frequency_loop(void **state)
+{
+	frequency_loop(50);
+	teardown(state);
+	setup(state);
+	frequency_loop(-50);
 }
 
 /* The clamp: a frequency error beyond max-freq is corrected in steps of it. */
@@ -257,6 +265,30 @@ static void test_misses_and_parse(void **state)
 	clock_close(c);
 }
 
+/* A window of 1 updates on every reply: the start-up step must not also slew. */
+static void test_window1_step(void **state)
+{
+	struct clock *c = make(-5 * NS, 0);
+	struct discipline_params p;
+	struct discipline_out o;
+	struct discipline *d;
+	char err[256];
+	int64_t left;
+
+	discipline_defaults(&p);
+	p.window = 1;
+	p.step_threshold = NS;
+	d = discipline_create(c, &p, err, sizeof(err));
+	assert_non_null(d);
+	feed(d, c, 1000, &o);
+	assert_int_equal(o.action, DISCIPLINE_STEP);
+	assert_int_equal(clock_slew_left(c, &left, err, sizeof(err)), 0);
+	assert_int_equal(left, 0);
+	assert_true(llabs(error_now(c)) < 1000);
+	discipline_free(d);
+	clock_close(c);
+}
+
 static void test_realtime_refused(void **state)
 {
 	struct discipline_params p;
@@ -278,6 +310,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_frequency_loop, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_frequency_clamp, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_misses_and_parse, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_window1_step, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_realtime_refused, setup, teardown),
 	};
 
