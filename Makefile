@@ -76,6 +76,7 @@ build/src/%.o: src/%.c build/version.h
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
 bin/%: build/src/%.o lib/libntpx.a
+	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< $(LDLIBS)
 
 build/unit/%.t: tests/unit/%.c lib/libntpx.a
@@ -106,7 +107,7 @@ bench: deps all $(BENCH)
 FUZZ_SECONDS ?= 30
 fuzz: $(FUZZ)
 	@for f in $(FUZZ); do echo "== $$f"; mkdir -p build/corpus/$${f##*/}; \
-	  $$f -max_total_time=$(FUZZ_SECONDS) build/corpus/$${f##*/} tests/fuzz/corpus/$${f##*/} 2>&1 | tail -3 || exit 1; done
+	  $$f -max_total_time=$(FUZZ_SECONDS) build/corpus/$${f##*/} 2>&1 | tail -3 || exit 1; done
 
 demo: deps all
 	@sh scripts/demo

@@ -108,7 +108,8 @@ int record_reader_init(struct record_reader *r, int fd, const char *name)
 	r->fd = fd;
 	r->name = name;
 	r->cap = READ_BLOCK + RECORD_MAX_LINE;
-	r->buf = malloc(r->cap + 1);
+	/* +16: split() reads 16 bytes at a time, up to 15 past a line. */
+	r->buf = calloc(1, r->cap + 1 + 16);
 	return r->buf ? 0 : -1;
 }
 
@@ -149,31 +150,67 @@ static ssize_t fill(struct record_reader *r)
 }
 
 /*
- * Splits @s in place at single spaces into out[]; returns the count, or -1
- * for an empty field (two spaces, or a space at either end) or too many.
+ * Splits @s (NUL-terminated at s + len, readable 16 bytes past that) in
+ * place at single spaces into out[] and their lengths into lens[]; returns
+ * the count, -1 for an empty field (two spaces, or a space at either end)
+ * or too many fields, -2 for a NUL byte inside the line.
+ *
+ * This is most of offsetfit's time, so with SSE2 (every x86-64) it finds
+ * the spaces and NULs of 16 bytes at once and walks the bit mask: no
+ * branch per byte.
  */
-static int split(char *s, size_t len, char **out, int max)
+#ifdef __SSE2__
+#include <emmintrin.h>
+
+static int split(char *s, size_t len, char **out, uint16_t *lens, int max)
+{
+	const __m128i spaces = _mm_set1_epi8(' '), zeros = _mm_setzero_si128();
+	size_t base, start = 0;
+	int n = 0;
+
+	for (base = 0;; base += 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + base));
+		unsigned m = (unsigned)_mm_movemask_epi8(
+			_mm_or_si128(_mm_cmpeq_epi8(v, spaces), _mm_cmpeq_epi8(v, zeros)));
+
+		while (m) {
+			size_t pos = base + (size_t)__builtin_ctz(m);
+
+			m &= m - 1;
+			if (pos == start || n == max)
+				return -1;
+			out[n] = s + start;
+			lens[n++] = (uint16_t)(pos - start);
+			if (pos == len)
+				return n;
+			if (!s[pos])
+				return -2;
+			s[pos] = 0;
+			start = pos + 1;
+		}
+	}
+}
+#else
+static int split(char *s, size_t len, char **out, uint16_t *lens, int max)
 {
 	char *p = s, *e = s + len;
 	int n = 0;
 
 	for (;;) {
-		char *sp = memchr(p, ' ', (size_t)(e - p));
+		char *f = p;
 
-		if (n == max)
+		while (*p != ' ' && *p)
+			p++;
+		if (p == f || n == max)
 			return -1;
-		out[n++] = p;
-		if (!sp) {
-			if (p == e)
-				return -1;
-			return n;
-		}
-		if (sp == p)
-			return -1;
-		*sp = 0;
-		p = sp + 1;
+		out[n] = f;
+		lens[n++] = (uint16_t)(p - f);
+		if (!*p)
+			return p == e ? n : -2;
+		*p++ = 0;
 	}
 }
+#endif
 
 static int header_line(struct record_reader *r, char *line, size_t len)
 {
@@ -194,10 +231,10 @@ static int header_line(struct record_reader *r, char *line, size_t len)
 
 		if (!r->version)
 			return record_error(r, "'#fields' before '#ntpx-record'");
-		if (line[7] != ' ' || len - 8 >= sizeof(r->colbuf))
+		if (line[7] != ' ' || len - 8 >= RECORD_MAX_LINE)
 			return record_error(r, "malformed '#fields' line");
 		memcpy(r->colbuf, line + 8, len - 8 + 1);
-		n = split(r->colbuf, len - 8, r->colnames, RECORD_MAX_FIELDS);
+		n = split(r->colbuf, len - 8, r->colnames, r->flen, RECORD_MAX_FIELDS);
 		if (n < 0)
 			return record_error(r, "malformed '#fields' line (empty or too many names)");
 		for (i = 0; i < n; i++)
@@ -255,7 +292,9 @@ int record_next(struct record_reader *r)
 			return record_error(r, "record before '#fields'");
 		r->line = line;
 		r->linelen = len;
-		r->nf = split(line, len, r->field, RECORD_MAX_FIELDS);
+		r->nf = split(line, len, r->field, r->flen, RECORD_MAX_FIELDS);
+		if (r->nf == -2)
+			return record_error(r, "NUL byte in line");
 		if (r->nf < 0)
 			return record_error(r, "empty field (fields are separated by one space)");
 		if (r->nf != r->ncols)
@@ -283,8 +322,7 @@ int record_col(const struct record_reader *r, const char *name)
 int record_parse_i64(const char *s, int64_t *v)
 {
 	uint64_t u = 0;
-	int neg = 0;
-	const char *d;
+	int neg = 0, n;
 
 	if (s[0] == '-' && !s[1])
 		return 0;
@@ -292,12 +330,15 @@ int record_parse_i64(const char *s, int64_t *v)
 		neg = 1;
 		s++;
 	}
-	for (d = s; *s >= '0' && *s <= '9'; s++) {
-		if (u > (UINT64_MAX - 9) / 10)
-			return -1;
-		u = u * 10 + (uint64_t)(*s - '0');
+	/* 19 digits never overflow 64 bits (10^19 - 1 < 2^64): check once. */
+	for (n = 0; n < 20; n++) {
+		unsigned d = (unsigned char)s[n] - '0';
+
+		if (d > 9)
+			break;
+		u = u * 10 + d;
 	}
-	if (s == d || *s || s - d > 19 || u > (uint64_t)INT64_MAX + neg)
+	if (n == 0 || n > 19 || s[n] || u > (uint64_t)INT64_MAX + (uint64_t)neg)
 		return -1;
 	*v = neg ? (int64_t)(0 - u) : (int64_t)u;
 	return 1;

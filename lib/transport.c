@@ -15,6 +15,7 @@
 
 static const struct transport_ops *const backends[] = {
 	&udp_transport_ops,
+	&ib_transport_ops,	/* built always; a host without RDMA fails at open */
 };
 
 #define NBACKENDS (sizeof(backends) / sizeof(backends[0]))
@@ -98,6 +99,10 @@ int endpoint_parse(const char *url, struct endpoint *ep, char *err, size_t errle
 	memset(ep, 0, sizeof(*ep));
 	if (copy_span(ep->url, sizeof(ep->url), url, url + strlen(url)))
 		FAIL("endpoint too long");
+	/* Errors quote the URL: keep them one printable line. */
+	for (p = url; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			FAIL("endpoint has a control character at position %zu", (size_t)(p - url));
 	p = strstr(url, "://");
 	if (!p)
 		FAIL("endpoint '%s' has no scheme (expected SCHEME://HOST:PORT)", url);
@@ -207,32 +212,59 @@ ssize_t transport_recv_wait(struct transport *t, void *buf, size_t cap,
 			    struct transport_addr *from, struct clock *clk,
 			    int64_t *stamp, int64_t deadline, enum transport_poll mode)
 {
-	for (;;) {
-		ssize_t n = t->ops->recv(t, buf, cap, from, clk, stamp);
-		struct pollfd pfd = { .fd = t->fd, .events = POLLIN };
-		struct timespec ts, *tsp = NULL;
-		int64_t left;
+	struct pollfd pfd = { .fd = t->fd, .events = POLLIN };
 
-		if (n != -EAGAIN)
-			return n;
-		left = deadline == INT64_MAX ? INT64_MAX : deadline - clock_monotonic_ns();
-		if (left <= 0)
-			return -ETIMEDOUT;
-		if (mode == TRANSPORT_POLL_BUSY)
-			continue;
-		if (left != INT64_MAX) {
+	for (;;) {
+		struct timespec ts, *tsp = NULL;
+		int64_t left = 0;
+		ssize_t n;
+
+		if (deadline != INT64_MAX) {
+			left = deadline - clock_monotonic_ns();
+			if (left < 0)
+				left = 0;
 			ts.tv_sec = left / 1000000000;
 			ts.tv_nsec = left % 1000000000;
 			tsp = &ts;
 		}
-		if (ppoll(&pfd, 1, tsp, NULL) < 0 && errno == EINTR)
-			return -EINTR;
+		/*
+		 * Blocking: poll first, so that between the send and T4 there
+		 * is one wake-up and one receive, no receive that fails first.
+		 * A datagram already queued makes ppoll() return at once.
+		 */
+		if (mode == TRANSPORT_POLL_BLOCK) {
+			int rc = ppoll(&pfd, 1, tsp, NULL);
+
+			if (rc < 0 && errno == EINTR)
+				return -EINTR;
+			if (rc == 0)
+				return -ETIMEDOUT;
+		}
+		n = t->ops->recv(t, buf, cap, from, clk, stamp);
+		if (n != -EAGAIN)
+			return n;
+		if (tsp && left == 0)
+			return -ETIMEDOUT;
 	}
 }
 
 int transport_fd(const struct transport *t)
 {
 	return t->fd;
+}
+
+int transport_peer_reset(struct transport *t)
+{
+	return t->ops->peer_reset ? t->ops->peer_reset(t) : 0;
+}
+
+const char *transport_counters(struct transport *t, char *buf, size_t len)
+{
+	if (len)
+		buf[0] = 0;
+	if (t->ops->counters && len)
+		t->ops->counters(t, buf, len);
+	return buf;
 }
 
 const char *transport_addr_str(const struct transport *t, const struct transport_addr *a,

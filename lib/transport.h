@@ -110,6 +110,22 @@ ssize_t transport_recv_wait(struct transport *t, void *buf, size_t cap,
 /* A file descriptor that polls readable when a datagram may be waiting. */
 int transport_fd(const struct transport *t);
 
+/*
+ * Nonzero once after the backend lost its peer and found it again (a
+ * re-resolved address, a restarted server; lib/peer.h): samples before
+ * and after may come from another server instance or path, so the caller
+ * resets its per-peer filter state before using the next sample.
+ * Backends that track no peer always return 0.
+ */
+int transport_peer_reset(struct transport *t);
+
+/*
+ * The backend's counters as one line of "name=value" words (datagrams
+ * dropped as bad input, resolutions...), for a tool's summary; "" when the
+ * backend keeps none.  Returns @buf.
+ */
+const char *transport_counters(struct transport *t, char *buf, size_t len);
+
 /* @a as text ("10.0.0.1:41234"), for logs. */
 const char *transport_addr_str(const struct transport *t, const struct transport_addr *a,
 			       char *buf, size_t len);

@@ -20,6 +20,9 @@ struct transport_ops {
 			struct transport_addr *from, struct clock *clk, int64_t *stamp);
 	void (*close)(struct transport *t);
 	void (*addr_str)(const struct transport_addr *a, char *buf, size_t len);
+	/* Optional (NULL: none); see transport.h. */
+	int (*peer_reset)(struct transport *t);
+	void (*counters)(struct transport *t, char *buf, size_t len);
 };
 
 struct transport {
@@ -32,5 +35,6 @@ struct transport {
 void transport_stamp_xmt(void *buf, int64_t ns);
 
 extern const struct transport_ops udp_transport_ops;
+extern const struct transport_ops ib_transport_ops;
 
 #endif

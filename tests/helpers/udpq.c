@@ -51,6 +51,7 @@ int main(int argc, char **argv)
 		perror("udpq");
 		return 2;
 	}
+	freeaddrinfo(ai);
 	for (i = 3; i < argc; i++) {
 		size_t n = strlen(argv[i]) / 2, k;
 

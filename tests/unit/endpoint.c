@@ -64,6 +64,7 @@ static void endpoints_bad(void **state)
 		{ "udp://h?via=xdp", "unknown parameter 'via' for udp" },
 		{ "udp://h?dev=a&dev=b", "parameter 'dev' given twice" },
 		{ "udp://h?dev=a&", "empty parameter after '&'" },
+		{ "udp://h\n:1", "endpoint has a control character at position 7" },
 	};
 	struct endpoint ep;
 	char err[256];

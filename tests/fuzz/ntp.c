@@ -1,0 +1,39 @@
+/* libFuzzer target: the NTP packet decoder and trailer check. */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "ntp.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct ntp_packet p;
+	unsigned char out[NTP_HEADER_LEN];
+
+	/* Copy, so that a read past @size lands outside the fuzzer's buffer
+	   where ASan sees it. */
+	unsigned char *buf = size ? __builtin_alloca(size) : NULL;
+
+	if (size)
+		memcpy(buf, data, size);
+	if (ntp_decode(buf, size, &p) == 0) {
+		ntp_encode(&p, out);
+		/* Whatever decodes encodes back to the same header. */
+		if (memcmp(out, buf, NTP_HEADER_LEN) != 0)
+			__builtin_trap();
+	}
+	(void)ntp_check_trailer(buf, size);
+	if (size >= 16) {
+		uint64_t ts, pivot;
+		int64_t ns;
+
+		memcpy(&ts, data, 8);
+		memcpy(&pivot, data + 8, 8);
+		/* Keep the pivot where int64 nanoseconds can hold it. */
+		ns = ntp_ts_to_ns(ts, (int64_t)(pivot % (1ULL << 61)));
+		(void)ns;
+	}
+	return 0;
+}

@@ -1,0 +1,208 @@
+/*
+ * Unit tests for lib/ib.c that need no RDMA device: the rules a received
+ * datagram must pass (built as struct ibv_wc values, as the CQ hands them
+ * over), the epoch in the immediate data, the endpoint's parameters, and
+ * the one-line failure when the device asked for does not exist.  The
+ * data path itself is exercised by tests/hw/ib.t on real hardware.
+ */
+#include <endian.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "ib.h"
+#include "ntp.h"
+#include "peer.h"
+#include "transport.h"
+
+#define SERVER_QPN 0x1a2b
+
+/* A good reply as a client's receive CQ returns it. */
+static struct ibv_wc reply(void)
+{
+	struct ibv_wc wc;
+
+	memset(&wc, 0, sizeof(wc));
+	wc.status = IBV_WC_SUCCESS;
+	wc.opcode = IBV_WC_RECV;
+	wc.byte_len = IB_GRH_LEN + NTP_HEADER_LEN;
+	wc.wc_flags = IBV_WC_WITH_IMM;
+	wc.imm_data = htobe32(0xcafe0001);
+	wc.src_qp = SERVER_QPN;
+	return wc;
+}
+
+static void test_client_good(void **state)
+{
+	struct ibv_wc wc = reply();
+
+	assert_int_equal(ib_check_recv(&wc, TRANSPORT_CLIENT, SERVER_QPN), IB_RECV_OK);
+	assert_int_equal(ib_wc_epoch(&wc), 0xcafe0001);
+	/* Extension fields or a MAC behind the header are fine. */
+	wc.byte_len += 24;
+	assert_int_equal(ib_check_recv(&wc, TRANSPORT_CLIENT, SERVER_QPN), IB_RECV_OK);
+}
+
+static void test_short(void **state)
+{
+	struct ibv_wc wc = reply();
+
+	wc.byte_len = IB_GRH_LEN + NTP_HEADER_LEN - 1;
+	assert_int_equal(ib_check_recv(&wc, TRANSPORT_CLIENT, SERVER_QPN), IB_RECV_SHORT);
+	wc.byte_len = 0;
+	assert_int_equal(ib_check_recv(&wc, TRANSPORT_CLIENT, SERVER_QPN), IB_RECV_SHORT);
+	/* The GRH alone, 40 bytes, is no datagram. */
+	wc.byte_len = IB_GRH_LEN;
+	assert_int_equal(ib_check_recv(&wc, TRANSPORT_SERVER, 0), IB_RECV_SHORT);
+}
+
+static void test_opcode(void **state)
+{
+	struct ibv_wc wc = reply();
+
+	wc.opcode = IBV_WC_SEND;
+	assert_int_equal(ib_check_recv(&wc, TRANSPORT_CLIENT, SERVER_QPN), IB_RECV_OPCODE);
+	wc.opcode = IBV_WC_RECV_RDMA_WITH_IMM;
+	assert_int_equal(ib_check_recv(&wc, TRANSPORT_SERVER, 0), IB_RECV_OPCODE);
+}
+
+static void test_status(void **state)
+{
+	struct ibv_wc wc = reply();
+
+	wc.status = IBV_WC_LOC_LEN_ERR;
+	assert_int_equal(ib_check_recv(&wc, TRANSPORT_CLIENT, SERVER_QPN), IB_RECV_WC_ERROR);
+}
+
+static void test_imm_rules(void **state)
+{
+	struct ibv_wc wc = reply();
+
+	/* A client needs the epoch; a server takes requests without one. */
+	assert_int_equal(ib_check_recv(&wc, TRANSPORT_SERVER, 0), IB_RECV_IMM);
+	wc.wc_flags = 0;
+	assert_int_equal(ib_check_recv(&wc, TRANSPORT_CLIENT, SERVER_QPN), IB_RECV_NO_IMM);
+	assert_int_equal(ib_check_recv(&wc, TRANSPORT_SERVER, 0), IB_RECV_OK);
+	/* A GRH does not count as immediate data. */
+	wc.wc_flags = IBV_WC_GRH;
+	assert_int_equal(ib_check_recv(&wc, TRANSPORT_CLIENT, SERVER_QPN), IB_RECV_NO_IMM);
+}
+
+static void test_stray(void **state)
+{
+	struct ibv_wc wc = reply();
+
+	wc.src_qp = SERVER_QPN + 1;
+	assert_int_equal(ib_check_recv(&wc, TRANSPORT_CLIENT, SERVER_QPN), IB_RECV_STRAY);
+}
+
+static void test_names(void **state)
+{
+	int v;
+
+	for (v = 0; v < IB_RECV_NVERDICTS; v++)
+		assert_non_null(ib_verdict_names[v]);
+	assert_string_equal(ib_verdict_names[IB_RECV_SHORT], "short");
+}
+
+/* The epoch carried by replies drives lib/peer.c as lib/ib.c does. */
+static void test_epoch_through_peer(void **state)
+{
+	struct ibv_wc wc = reply();
+	struct peer p;
+
+	peer_init(&p, NULL);
+	peer_resolve_ok(&p, 0, 0xcafe0001);
+	assert_int_equal(peer_reply(&p, 1, ib_wc_epoch(&wc)), PEER_OK);
+	wc.imm_data = htobe32(0xcafe0002);	/* the server restarted */
+	assert_int_equal(peer_reply(&p, 2, ib_wc_epoch(&wc)), PEER_LOST);
+}
+
+static void test_params(void **state)
+{
+	struct endpoint ep;
+	char err[256];
+
+	assert_int_equal(endpoint_parse("ib://10.1.0.2:123?dev=mlx5_0&port=1&gid=3",
+					&ep, err, sizeof(err)), 0);
+	assert_string_equal(endpoint_param(&ep, "dev"), "mlx5_0");
+	assert_int_equal(ep.port, 123);
+	assert_int_equal(endpoint_parse("ib://10.1.0.2:123?via=verbs", &ep, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "via"));
+}
+
+static void test_bad_values(void **state)
+{
+	static const char *const bad[] = {
+		"ib://10.1.0.2:123?port=0", "ib://10.1.0.2:123?port=256",
+		"ib://10.1.0.2:123?gid=x", "ib://10.1.0.2:123?qkey=-1",
+	};
+	struct endpoint ep;
+	char err[256];
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(endpoint_parse(bad[i], &ep, err, sizeof(err)), 0);
+		err[0] = 0;
+		assert_null(transport_open(&ep, TRANSPORT_CLIENT, err, sizeof(err)));
+		assert_non_null(strstr(err, "bad "));
+	}
+	assert_int_equal(endpoint_parse("ib://*:123?gid=1", &ep, err, sizeof(err)), 0);
+	assert_null(transport_open(&ep, TRANSPORT_SERVER, err, sizeof(err)));
+	assert_non_null(strstr(err, "for clients"));
+}
+
+/* A device that exists nowhere: the one clear line, on any host. */
+static void test_no_such_device(void **state)
+{
+	struct endpoint ep;
+	char err[256];
+
+	assert_int_equal(endpoint_parse("ib://10.1.0.2:123?dev=ntpxnodev0", &ep, err,
+					sizeof(err)), 0);
+	assert_null(transport_open(&ep, TRANSPORT_CLIENT, err, sizeof(err)));
+	assert_non_null(strstr(err, "no RDMA device"));
+	assert_non_null(strstr(err, "asked for ntpxnodev0"));
+	assert_non_null(strstr(err, "found "));
+	assert_null(strchr(err, '\n'));
+	assert_null(transport_open(&ep, TRANSPORT_SERVER, err, sizeof(err)));
+	assert_non_null(strstr(err, "no RDMA device (asked for ntpxnodev0"));
+}
+
+/* Any device: fails only where there is none, and says "found none". */
+static void test_no_device_at_all(void **state)
+{
+	struct endpoint ep;
+	char err[256];
+
+	if (access("/sys/class/infiniband", F_OK) == 0)
+		skip();		/* this host has RDMA devices: tests/hw covers it */
+	assert_int_equal(endpoint_parse("ib://10.1.0.2:123", &ep, err, sizeof(err)), 0);
+	assert_null(transport_open(&ep, TRANSPORT_CLIENT, err, sizeof(err)));
+	assert_string_equal(err, "ib://10.1.0.2:123: no RDMA device (asked for any, found none)");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_client_good),
+		cmocka_unit_test(test_short),
+		cmocka_unit_test(test_opcode),
+		cmocka_unit_test(test_status),
+		cmocka_unit_test(test_imm_rules),
+		cmocka_unit_test(test_stray),
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_epoch_through_peer),
+		cmocka_unit_test(test_params),
+		cmocka_unit_test(test_bad_values),
+		cmocka_unit_test(test_no_such_device),
+		cmocka_unit_test(test_no_device_at_all),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
