@@ -67,9 +67,17 @@ void discipline_defaults(struct discipline_params *p)
 
 int discipline_parse(struct discipline_params *p, const char *s, char *err, size_t errlen)
 {
-	char *copy = strdup(s), *tok, *save = NULL;
+	char *copy, *tok, *save = NULL;
+	const char *q;
 	int rc = 0;
 
+	/* Errors quote the input: keep them one printable line. */
+	for (q = s; *q; q++)
+		if ((unsigned char)*q < 0x20 || *q == 0x7f) {
+			snprintf(err, errlen, "discipline parameters contain a control character");
+			return -1;
+		}
+	copy = strdup(s);
 	if (!copy) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
