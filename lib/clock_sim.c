@@ -22,6 +22,11 @@
  * by (seed, second), so e(t) is a function of t alone.  A handle caches
  * where it got to in the walk, which makes reading it O(1) as time moves
  * forward.
+ *
+ * A writer holds the lock for a handful of stores and takes no other lock
+ * inside it; a writer killed inside it would leave readers spinning, which
+ * is why nothing that can fail or block runs between sim_write_begin()
+ * and sim_write_end().
  */
 #include <errno.h>
 #include <fcntl.h>

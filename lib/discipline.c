@@ -130,6 +130,9 @@ struct discipline *discipline_create(struct clock *c, const struct discipline_pa
 
 	/* The clock must be one we may adjust: ask it something harmless. */
 	rc = clock_slew_left(c, &left, err, errlen);
+	if (rc == -EPERM)
+		snprintf(err, errlen, "clock '%s': refusing to discipline the system clock "
+			 "(use a sim: clock)", clock_name(c));
 	if (rc)
 		return NULL;
 	d = calloc(1, sizeof(*d));
