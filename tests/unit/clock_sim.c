@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <fcntl.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -287,6 +288,64 @@ static void test_no_torn_reads(void **state)
 
 
 /*
+ * The same across processes, as clockstep and a probe run: a forked child
+ * steps the clock +D/-D for 0.4 s through its own mapping while this
+ * process reads.  Both states must be seen (the race ran) and nothing else.
+ * (On x86 a reader without the seqlock rarely tears across processes; the
+ * threaded test above and the stuck-writer test below are the ones that
+ * fail when either side of the seqlock is removed.)
+ */
+static void test_no_torn_reads_across_processes(void **state)
+{
+	struct torn t = { .d = 1000 * NS };
+	struct clock_sim_state st;
+	struct clock *r;
+	char err[256];
+	long seen[2] = { 0, 0 };
+	int status;
+	pid_t pid;
+
+	r = make(0, 1e5, 0, 0);
+	assert_int_equal(clock_sim_state(r, &st, err, sizeof(err)), 0);
+	t.e0 = st.error_ns;
+	t.r0 = st.ref_ns;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct clock *w = clock_open(name, err, sizeof(err));
+		int64_t end = clock_monotonic_ns() + 4 * NS / 10;
+
+		if (!w)
+			_exit(2);
+		while (clock_monotonic_ns() < end)
+			if (clock_step(w, t.d, err, sizeof(err)) ||
+			    clock_step(w, -t.d, err, sizeof(err)))
+				_exit(1);
+		_exit(0);
+	}
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		int i;
+
+		for (i = 0; i < 1000; i++) {
+			int64_t now = clock_now(r), ref = clock_last_ref(r);
+			int64_t dev = (now - ref) - (t.e0 + (ref - t.r0) / 10);
+
+			if (llabs(dev) <= 3)
+				seen[0]++;
+			else if (llabs(dev - t.d) <= 3)
+				seen[1]++;
+			else
+				t.bad++;
+		}
+	}
+	print_message("# %ld + %ld reads in the two states, %ld torn\n", seen[0], seen[1], t.bad);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_true(seen[0] > 0 && seen[1] > 0);
+	assert_int_equal(t.bad, 0);
+	clock_close(r);
+}
+
+/*
  * A writer stuck inside the seqlock (the test plays it on the file's
  * layout): the sequence is odd and the phase half-written.  A reader must
  * wait rather than return the half-written clock, and then see the state
@@ -393,6 +452,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_open_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_realtime_refuses, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_torn_reads, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_torn_reads_across_processes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reader_waits_for_writer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_writers_exclude, setup, teardown),
 	};
