@@ -206,7 +206,7 @@ static int adjtime_update(struct discipline *d, int64_t off2, struct discipline_
 			  char *err, size_t errlen)
 {
 	int64_t corr = off2 / 2, pending, old = 0;
-	int rc, was_synced = d->synced;
+	int rc;
 
 	rc = clock_slew_left(d->c, &pending, err, errlen);
 	if (rc)
@@ -216,9 +216,9 @@ static int adjtime_update(struct discipline *d, int64_t off2, struct discipline_
 		return rc;
 	out->action = DISCIPLINE_SLEW;
 	out->corr = corr + pending;
-	/* priv_adjfreq() sees "synced" as the previous adjtime left it. */
-	d->synced = was_synced;
+	/* priv_adjfreq() sees "synced" as the previous adjtime left it ... */
 	rc = adjfreq(d, (double)corr / 1e9, out, err, errlen);
+	/* ... and this one's answer sets it for the next. */
 	d->synced = !d->firstadj && llabs(old) < d->p.synced_ns;
 	d->firstadj = 0;
 	if (rc)
