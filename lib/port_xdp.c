@@ -35,6 +35,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -42,6 +43,7 @@
 #include <xdp/xsk.h>
 
 #include "bpf/ntpx_xdp.h"	/* build/: ntpx_xdp_bpf_obj[] */
+#include "clock.h"
 #include "port_private.h"
 
 #define PORT_XDP_FRAMES		512
@@ -49,6 +51,7 @@
 #define PORT_XDP_RING		256	/* descriptors per ring, power of 2 */
 #define PORT_XDP_RX_FRAMES	(PORT_XDP_FRAMES / 2)
 #define PORT_XDP_PROG		"ntpx_xdp"
+#define PORT_XDP_BUSY_NS	(1000 * 1000000LL)	/* queue still held: wait 1 s */
 
 #ifndef SO_PREFER_BUSY_POLL
 #define SO_PREFER_BUSY_POLL	69
@@ -232,8 +235,18 @@ static int xdp_socket(struct xdp_port *x, const struct port_config *cfg, __u32 m
 		.xdp_flags = mode,
 		.bind_flags = bind | XDP_USE_NEED_WAKEUP,
 	};
-	int rc = xsk_socket__create(&x->xsk, cfg->dev, 0, x->umem, &x->rx, &x->tx, &sc);
+	struct timespec step = { 0, 10 * 1000000L };
+	int64_t end = clock_monotonic_ns() + PORT_XDP_BUSY_NS;
+	int rc;
 
+	/*
+	 * The socket of a process that just exited leaves queue 0 only when
+	 * the kernel's deferred cleanup of its UMEM has run: until then the
+	 * bind says EBUSY.  Wait for it, briefly.
+	 */
+	while ((rc = xsk_socket__create(&x->xsk, cfg->dev, 0, x->umem, &x->rx, &x->tx,
+					&sc)) == -EBUSY && clock_monotonic_ns() < end)
+		nanosleep(&step, NULL);
 	if (rc) {
 		x->xsk = NULL;
 		snprintf(err, errlen, "%s: AF_XDP socket (%s): %s", cfg->dev,
