@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock_private.h"
 #include "ntp.h"
 #include "transport_private.h"
 
@@ -171,10 +172,16 @@ struct transport *transport_open(const struct endpoint *ep, enum transport_role 
 		snprintf(err, errlen, "unknown scheme '%s'", ep->scheme);
 		return NULL;
 	}
+	struct loss loss;
+
+	/* The schedule first: a bad one opens nothing. */
+	if (loss_from_env(&loss, err, errlen))
+		return NULL;
 	t = ops->open(ep, role, err, errlen);
 	if (t) {
 		t->ops = ops;
 		t->role = role;
+		t->loss = loss;
 	}
 	return t;
 }
@@ -199,7 +206,94 @@ int transport_send(struct transport *t, void *buf, size_t len,
 		   const struct transport_addr *to, struct clock *clk, int flags,
 		   int64_t *stamp)
 {
+	/* Loss before submission, here and only here, so that every
+	   backend drops the same way. */
+	if (loss_next(&t->loss)) {
+		*stamp = clock_now(clk);
+		if (flags & TRANSPORT_STAMP_XMT)
+			transport_stamp_xmt(buf, *stamp);
+		return TRANSPORT_DROPPED;
+	}
 	return t->ops->send(t, buf, len, to, clk, flags, stamp);
+}
+
+/* The clock a batch fallback hands to a backend's send: stamps unused. */
+static int64_t batch_clock_now(struct clock *c)
+{
+	return clock_realtime_ns();
+}
+
+static struct clock batch_clock = { .now = batch_clock_now, .name = "realtime" };
+
+static int send_batch_loop(struct transport *t, struct transport_msg *m, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		size_t seg = m[i].segment ? m[i].segment : m[i].len;
+		size_t off = 0;
+		int64_t stamp;
+		int rc = 0;
+
+		do {
+			size_t len = m[i].len - off < seg ? m[i].len - off : seg;
+
+			rc = t->ops->send(t, (char *)m[i].buf + off, len, m[i].addr,
+					  &batch_clock, 0, &stamp);
+			off += len;
+		} while (rc == 0 && off < m[i].len);
+		if (rc < 0)
+			return i ? (int)i : rc;
+	}
+	return (int)n;
+}
+
+int transport_send_batch(struct transport *t, struct transport_msg *m, unsigned n)
+{
+	unsigned i;
+	int rc;
+
+	if (n == 0)
+		return 0;
+	if (t->loss.kind == LOSS_NONE)
+		return t->ops->send_batch ? t->ops->send_batch(t, m, n) : send_batch_loop(t, m, n);
+	/*
+	 * With a schedule each message is one send, offered alone.  One the
+	 * schedule counted but the backend did not take is counted again
+	 * when it is offered again: the schedule follows offers, as it does
+	 * for single sends.
+	 */
+	for (i = 0; i < n; i++) {
+		if (loss_next(&t->loss))
+			continue;
+		rc = t->ops->send_batch ? t->ops->send_batch(t, m + i, 1) : send_batch_loop(t, m + i, 1);
+		if (rc < 0)
+			return i ? (int)i : rc;
+	}
+	return (int)n;
+}
+
+static int recv_batch_loop(struct transport *t, struct transport_msg *m, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		int64_t stamp;
+		ssize_t r = t->ops->recv(t, m[i].buf, m[i].cap, m[i].addr, &batch_clock, &stamp);
+
+		if (r < 0)
+			return i ? (int)i : (int)r;
+		m[i].len = (size_t)r;
+		m[i].segment = 0;
+	}
+	return (int)n;
+}
+
+int transport_recv_batch(struct transport *t, struct transport_msg *m, unsigned n)
+{
+	if (n == 0)
+		return 0;
+	return t->ops->recv_batch ? t->ops->recv_batch(t, m, n) : recv_batch_loop(t, m, n);
 }
 
 ssize_t transport_recv(struct transport *t, void *buf, size_t cap,
@@ -215,36 +309,30 @@ ssize_t transport_recv_wait(struct transport *t, void *buf, size_t cap,
 	struct pollfd pfd = { .fd = t->fd, .events = POLLIN };
 
 	for (;;) {
+		/*
+		 * Receive first: under load a datagram is usually waiting and
+		 * one system call takes it.  When none is, the receive that
+		 * failed ran before the datagram arrived, so the wake-up and the
+		 * stamp after it are as early as with a poll first.
+		 */
+		ssize_t n = t->ops->recv(t, buf, cap, from, clk, stamp);
 		struct timespec ts, *tsp = NULL;
-		int64_t left = 0;
-		ssize_t n;
+		int64_t left;
 
+		if (n != -EAGAIN)
+			return n;
 		if (deadline != INT64_MAX) {
 			left = deadline - clock_monotonic_ns();
-			if (left < 0)
-				left = 0;
+			if (left <= 0)
+				return -ETIMEDOUT;
 			ts.tv_sec = left / 1000000000;
 			ts.tv_nsec = left % 1000000000;
 			tsp = &ts;
 		}
-		/*
-		 * Blocking: poll first, so that between the send and T4 there
-		 * is one wake-up and one receive, no receive that fails first.
-		 * A datagram already queued makes ppoll() return at once.
-		 */
-		if (mode == TRANSPORT_POLL_BLOCK) {
-			int rc = ppoll(&pfd, 1, tsp, NULL);
-
-			if (rc < 0 && errno == EINTR)
-				return -EINTR;
-			if (rc == 0)
-				return -ETIMEDOUT;
-		}
-		n = t->ops->recv(t, buf, cap, from, clk, stamp);
-		if (n != -EAGAIN)
-			return n;
-		if (tsp && left == 0)
-			return -ETIMEDOUT;
+		if (mode == TRANSPORT_POLL_BUSY)
+			continue;
+		if (ppoll(&pfd, 1, tsp, NULL) < 0 && errno == EINTR)
+			return -EINTR;
 	}
 }
 

@@ -65,6 +65,13 @@ struct transport_addr {
 	unsigned char data[124];
 };
 
+/*
+ * transport_send() returns this, not an error, when the loss schedule
+ * (loss.h, $NTPX_LOSS) took the datagram: it was stamped but never
+ * submitted.  Callers record the exchange as `dropped`.
+ */
+#define TRANSPORT_DROPPED	1
+
 /* transport_send() flags */
 #define TRANSPORT_STAMP_XMT	0x1	/* write the send stamp into the NTP
 					   packet's transmit timestamp */
@@ -83,7 +90,8 @@ void transport_close(struct transport *t);
  * Sends @len bytes to @to (NULL for a client: its endpoint).  *stamp is
  * @clk read immediately before the datagram is submitted; with
  * TRANSPORT_STAMP_XMT that reading is also written into the packet, which
- * must then be an NTP header.  Returns 0 or -errno.
+ * must then be an NTP header.  The loss schedule is applied first, the
+ * same for every backend.  Returns 0, TRANSPORT_DROPPED, or -errno.
  */
 int transport_send(struct transport *t, void *buf, size_t len,
 		   const struct transport_addr *to, struct clock *clk, int flags,
@@ -106,6 +114,43 @@ ssize_t transport_recv(struct transport *t, void *buf, size_t cap,
 ssize_t transport_recv_wait(struct transport *t, void *buf, size_t cap,
 			    struct transport_addr *from, struct clock *clk,
 			    int64_t *stamp, int64_t deadline, enum transport_poll mode);
+
+/*
+ * Batches, for bulk traffic (loadgen): no timestamps, as few system calls
+ * as the backend can manage.  A backend without a batch path gets a loop
+ * of single sends or receives.
+ */
+struct transport_msg {
+	void *buf;
+	size_t len;		/* send: bytes in buf; recv: bytes received,
+				   more than cap when truncated */
+	size_t cap;		/* recv: room in buf */
+	size_t segment;		/* send: > 0 when buf holds datagrams of this
+				   many bytes each (the last may be shorter),
+				   sent as one submission where the backend can
+				   (UDP GSO); recv: > 0 when the backend handed
+				   up datagrams of this size coalesced (GRO) */
+	struct transport_addr *addr;	/* send: to, NULL for a client's
+					   endpoint; recv: from, or NULL */
+};
+
+/* Most datagrams in one segmented message (the kernel's UDP GSO limit). */
+#define TRANSPORT_MAX_SEGMENTS	64
+
+/*
+ * Submits up to @n messages.  Each message passes the loss schedule as one
+ * send.  Returns how many were taken (>= 1; dropped ones count), or -errno
+ * when the first was not (-EAGAIN: the socket buffer is full, -EMSGSIZE:
+ * too large for the path, -EIO/-EINVAL: segmentation refused).
+ */
+int transport_send_batch(struct transport *t, struct transport_msg *m, unsigned n);
+
+/*
+ * Takes up to @n waiting messages without blocking, filling len, segment
+ * and addr.  Returns how many (>= 1), -EAGAIN when none waits, or -errno.
+ * A backend may coalesce datagrams for batch receivers (segment > 0).
+ */
+int transport_recv_batch(struct transport *t, struct transport_msg *m, unsigned n);
 
 /* A file descriptor that polls readable when a datagram may be waiting. */
 int transport_fd(const struct transport *t);

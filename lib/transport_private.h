@@ -6,6 +6,7 @@
 #ifndef NTPX_TRANSPORT_PRIVATE_H
 #define NTPX_TRANSPORT_PRIVATE_H
 
+#include "loss.h"
 #include "transport.h"
 
 struct transport_ops {
@@ -18,6 +19,9 @@ struct transport_ops {
 		    int64_t *stamp);
 	ssize_t (*recv)(struct transport *t, void *buf, size_t cap,
 			struct transport_addr *from, struct clock *clk, int64_t *stamp);
+	/* optional: NULL means a loop of send / recv */
+	int (*send_batch)(struct transport *t, struct transport_msg *m, unsigned n);
+	int (*recv_batch)(struct transport *t, struct transport_msg *m, unsigned n);
 	void (*close)(struct transport *t);
 	void (*addr_str)(const struct transport_addr *a, char *buf, size_t len);
 	/* Optional (NULL: none); see transport.h. */
@@ -29,6 +33,8 @@ struct transport {
 	const struct transport_ops *ops;
 	enum transport_role role;
 	int fd;			/* what transport_fd() returns */
+	struct loss loss;	/* the deliberate loss schedule, set by
+				   transport_open() from $NTPX_LOSS */
 };
 
 /* Writes @ns as the transmit timestamp of the NTP header at @buf. */

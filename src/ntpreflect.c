@@ -139,7 +139,7 @@ int main(int argc, char **argv)
 	};
 	enum transport_poll pollmode = TRANSPORT_POLL_BLOCK;
 	uint64_t stratum = 1, count = UINT64_MAX, answered = 0, seq = 0;
-	uint64_t verdicts[V_NVERDICT] = { 0 }, send_errors = 0;
+	uint64_t verdicts[V_NVERDICT] = { 0 }, send_errors = 0, dropped = 0;
 	uint32_t refid = parse_refid("NTPX");
 	const char *logpath = NULL;
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -149,7 +149,7 @@ int main(int argc, char **argv)
 	FILE *log = NULL;
 	int8_t precision;
 	char err[256];
-	int c, i;
+	int c, i, rc = 0;
 
 	opt_init(argv[0]);
 	while ((c = getopt_long(argc, argv, "s:r:n:l:h", longopts, NULL)) != -1) {
@@ -238,6 +238,7 @@ int main(int argc, char **argv)
 		seq++;
 		v = check(buf, n, &q);
 		verdicts[v]++;
+		rc = 0;
 		if (v == V_OK) {
 			memset(&r, 0, sizeof(r));
 			r.leap = NTP_LEAP_NONE;
@@ -256,9 +257,12 @@ int main(int argc, char **argv)
 			r.org = q.xmt;
 			r.rec = ntp_ts_from_ns(t2);
 			ntp_encode(&r, buf);
-			if (transport_send(t, buf, NTP_HEADER_LEN, &from, clk,
-					   TRANSPORT_STAMP_XMT, &t3) < 0)
+			rc = transport_send(t, buf, NTP_HEADER_LEN, &from, clk,
+					    TRANSPORT_STAMP_XMT, &t3);
+			if (rc < 0)
 				send_errors++;
+			else if (rc == TRANSPORT_DROPPED)	/* lossinject */
+				dropped++;
 			else
 				answered++;
 		}
@@ -268,7 +272,8 @@ int main(int argc, char **argv)
 			transport_addr_str(t, &from, peer, sizeof(peer));
 			if (v == V_OK)
 				fprintf(log, "%llu %lld %lld %s %u %s\n", (unsigned long long)seq,
-					(long long)t2, (long long)t3, peer, q.version, "ok");
+					(long long)t2, (long long)t3, peer, q.version,
+					rc == TRANSPORT_DROPPED ? "dropped" : "ok");
 			else
 				fprintf(log, "%llu %lld - %s - %s\n", (unsigned long long)seq,
 					(long long)t2, peer, verdict_names[v]);
@@ -278,6 +283,8 @@ int main(int argc, char **argv)
 	for (i = 1; i < V_NVERDICT; i++)
 		if (verdicts[i])
 			fprintf(stderr, ", %s %llu", verdict_names[i], (unsigned long long)verdicts[i]);
+	if (dropped)
+		fprintf(stderr, ", dropped %llu", (unsigned long long)dropped);
 	if (send_errors)
 		fprintf(stderr, ", send errors %llu", (unsigned long long)send_errors);
 	fputc('\n', stderr);

@@ -1,0 +1,100 @@
+/*
+ * lossinject - runs a command under a deliberate loss schedule.
+ *
+ * It only sets NTPX_LOSS (lib/loss.h) and execs the command; the library
+ * drops before transport submission, so every ntpx tool on every backend
+ * loses the same way, and the same seed loses the same sends.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "loss.h"
+#include "opt.h"
+
+/* The issue asks for one line on a usage error, not two: no "Try --help". */
+#define usage_die(...) ntpx_die(NTPX_EXIT_USAGE, __VA_ARGS__)
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: %s --rate P [--seed S] -- COMMAND [ARG...]\n"
+		"       %s --every N [--phase K] -- COMMAND [ARG...]\n"
+		"Runs COMMAND with the ntpx library dropping sends before submission.\n"
+		"  -r, --rate P     drop each send with probability P: 5%%, 0.05\n"
+		"  -s, --seed S     the schedule's seed (default 1): same seed, same drops\n"
+		"  -e, --every N    drop sends N, 2N, 3N... (numbered from 1)\n"
+		"  -p, --phase K    with --every: drop sends K, K+N, K+2N... (0 <= K < N)\n"
+		"  -h, --help       this text\n"
+		"      --version    the version\n",
+		opt_prog, opt_prog);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "rate", required_argument, NULL, 'r' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "every", required_argument, NULL, 'e' },
+		{ "phase", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct loss l = { .kind = LOSS_NONE, .seed = 1 };
+	const char *rate = NULL, *seed = NULL, *every = NULL, *phase = NULL;
+	char spec[128], err[256];
+	int c;
+
+	opt_init(argv[0]);
+	/* '+': options end at the command, whose own options are its own. */
+	while ((c = getopt_long(argc, argv, "+r:s:e:p:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'r': rate = optarg; break;
+		case 's': seed = optarg; break;
+		case 'e': every = optarg; break;
+		case 'p': phase = optarg; break;
+		case 'h': usage(stdout); return NTPX_EXIT_OK;
+		case 'V': opt_version(); return NTPX_EXIT_OK;
+		default: return NTPX_EXIT_USAGE;	/* getopt said why */
+		}
+	}
+	if (!rate == !every)
+		usage_die("give one of --rate and --every");
+	if (seed && !rate)
+		usage_die("--seed goes with --rate");
+	if (phase && !every)
+		usage_die("--phase goes with --every");
+	if (rate) {
+		double p;
+		int frac;
+
+		/* "5%" or a probability "0.05"; nothing above one. */
+		if (opt_rate(rate, &p, &frac) || (!frac && p > 1))
+			usage_die("bad rate '%s' (expected a percentage 5%% or a probability 0.05)",
+					rate);
+		l.kind = LOSS_RATE;
+		l.rate = p;
+		if (seed && opt_count(seed, UINT64_MAX, &l.seed))
+			usage_die("bad seed '%s' (expected a whole number)", seed);
+	} else {
+		l.kind = LOSS_EVERY;
+		if (opt_count(every, UINT64_MAX, &l.every) || l.every == 0)
+			usage_die("bad --every '%s' (expected a whole number >= 1)", every);
+		if (phase && (opt_count(phase, UINT64_MAX, &l.phase) || l.phase >= l.every))
+			usage_die("bad --phase '%s' (expected 0 <= K < %s)", phase, every);
+	}
+	if (optind >= argc)
+		usage_die("missing command to run");
+
+	loss_format(&l, spec, sizeof(spec));
+	/* What the library will read must read back as this schedule. */
+	if (loss_parse(spec, &l, err, sizeof(err)))
+		ntpx_die(NTPX_EXIT_FAIL, "%s", err);
+	if (setenv(LOSS_ENV, spec, 1))
+		ntpx_die(NTPX_EXIT_FAIL, "cannot set %s: %m", LOSS_ENV);
+	execvp(argv[optind], argv + optind);
+	ntpx_die(NTPX_EXIT_FAIL, "cannot run '%s': %m", argv[optind]);
+}
