@@ -164,11 +164,11 @@ static void exchange(struct probe *p, uint64_t seq, struct record_exchange *x)
 		return;
 	}
 	x->have = 1;
+	p->ref1 = clock_last_ref(p->clk);
 	if (rc == TRANSPORT_DROPPED) {	/* lossinject: never submitted */
 		x->status = RECORD_DROPPED;
 		return;
 	}
-	p->ref1 = clock_last_ref(p->clk);
 	p->sent++;
 	deadline = clock_monotonic_ns() + p->timeout;
 	for (;;) {
