@@ -11,7 +11,9 @@
 #   kind=plain        theta = th (us), delays 40 us +- noise
 #   kind=bursts       bursts="ON-OFF,..." (s from start): request delay +q us
 #                     inside (the reply +q/5), burst_on/burst_off events
-#   kind=directional  qreq, qresp (us) extra one-way delay, all the run
+#   kind=directional  qreq, qresp (us) extra one-way delay, all the run, or
+#                     only inside the windows of bursts= if given
+#   onoff=load        the windows' events are load_on/load_off instead
 #   kind=step         the client 120 s behind; a step event at the start;
 #                     at 3 s stepped to +200 us, then decays
 #   kind=slew         a slew event at the start; 250 ms slewing at 500 ppm
@@ -20,6 +22,7 @@
 #   loss=P            probability of a timeout record
 function ts(v,  s) { s = int(v / 1e9); return sprintf("%d%09d", bsec + s, v - s * 1e9) }
 function noise(a) { return int((rand() - 0.5) * 2 * a) }
+function inwin(x,  i) { for (i = 1; i <= nb; i++) if (x >= on[i] && x <= off[i]) return 1; return 0 }
 function event(x, e, d) { printf "%s\t%d\t%s\t%s\n", ts(x), idx, e, d >> ev }
 BEGIN {
 	srand(seed ? seed : 1)
@@ -37,7 +40,8 @@ BEGIN {
 	event(x0, "run_start", kind)
 	if (kind == "step") event(x0, "step", "-120s")
 	if (kind == "slew") event(x0, "slew", "250ms")
-	for (i = 1; i <= nb; i++) { event(x0 + on[i], "burst_on", "2s"); event(x0 + off[i], "burst_off", "") }
+	if (onoff == "") onoff = "burst"
+	for (i = 1; i <= nb; i++) { event(x0 + on[i], onoff "_on", "synthetic"); event(x0 + off[i], onoff "_off", "") }
 	w = 0; th0 = th * 1000
 	for (k = 1; k <= n; k++) {
 		x = (k - 1) * ms * 1e6
@@ -46,10 +50,8 @@ BEGIN {
 		dresp = 40000 + noise(5000)
 		proc = 8000 + noise(1000)
 		th = th0 + noise(3000)
-		if (kind == "bursts")
-			for (i = 1; i <= nb; i++)
-				if (x >= on[i] && x <= off[i]) { dreq += int(q * (0.5 + rand() / 2)); dresp += int(q / 5 * rand()) }
-		if (kind == "directional") { dreq += int(qreq * (0.8 + rand() * 0.4)); dresp += int(qresp * (0.8 + rand() * 0.4)) }
+		if (kind == "bursts" && inwin(x)) { dreq += int(q * (0.5 + rand() / 2)); dresp += int(q / 5 * rand()) }
+		if (kind == "directional" && (nb == 0 || inwin(x))) { dreq += int(qreq * (0.8 + rand() * 0.4)); dresp += int(qresp * (0.8 + rand() * 0.4)) }
 		if (kind == "step") th = x < 3e9 ? 120e9 : int(200000 * exp(-(x - 3e9) / 4e9)) + noise(20000)
 		if (kind == "slew") th = 250e6 - int(x * 500e-6) + noise(20000)
 		if (kind == "steady") { wt = (wt + 0) + noise(2000); if (wt > 30000 || wt < -30000) wt = 0; th = 20000 + wt }
