@@ -13,15 +13,15 @@
 need gnuplot
 A=$NTPX_TOP/analysis
 SYNTH=$NTPX_TOP/tests/helpers/synthrec.awk
-plan 41
+plan 43
 
 P=$TMP/pkg
 # ANALYSIS_KEEP=DIR keeps a copy of the package for a look at it.
 [ -z "${ANALYSIS_KEEP:-}" ] || cleanup "rm -rf '$ANALYSIS_KEEP'; cp -r '$TMP/pkg' '$ANALYSIS_KEEP'"
 mkdir -p "$P/runs" "$P/inventory"
-printf '#fields\tt_ns\trun\tevent\tdetail\n' >"$P/events.tsv"
-printf '#fields\tidx\tfamily\tcondition\ttransport\trep\n' >"$P/order.tsv"
-printf '#fields\ttransport\tstatus\tdetail\n' >"$P/transports.tsv"
+printf '#fields t_ns run event detail\n' >"$P/events.tsv"
+printf '#fields idx family condition transport rep\n' >"$P/order.tsv"
+printf '#fields transport status detail\n' >"$P/transports.tsv"
 printf 'udp\tpresent\tkernel UDP, loopback\nudp2\tpresent\tkernel UDP, second loopback reflector\nib\tabsent\tno RDMA device\n' >>"$P/transports.tsv"
 printf 'seed=7\nreps=2\nquick=1\nlab=loopback-test\n' >"$P/study.conf"
 uname -a >"$P/inventory/kernel.txt"
@@ -185,7 +185,10 @@ png_ok() {
 	h=$(od -An -tu1 -j20 -N4 "$1" | awk '{ print $1 * 16777216 + $2 * 65536 + $3 * 256 + $4 }')
 	[ "$w" -ge 400 ] && [ "$h" -ge 300 ]
 }
-svg_ok() { grep -q '<svg' "$1" && grep -q '</svg>' "$1" && grep -q '<path' "$1"; }
+svg_ok() {
+	grep -q '<svg' "$1" && grep -q '<path' "$1" || return 1
+	! command -v xmllint >/dev/null || xmllint --noout "$1"
+}
 figs="rtt-cdf residual-cdf bursts directional recovery-slew recovery-step"
 all() { _f=$1; shift; for _x; do $_f "$_x" || return 1; done; }
 ok "every figure is a PNG with an IHDR of at least 400x300" all png_ok $(for f in $figs; do echo "$P/figures/$f.png"; done)
@@ -198,6 +201,8 @@ ok "report.html references only relative paths to files that exist" sh -c '
 	n=0; for r in $(grep -o "\(src\|href\)=\"[^\"]*\"" "$1/report.html" | sed "s/^[a-z]*=\"//; s/\"\$//"); do
 		case $r in /*|*:*|*..*) exit 1 ;; esac; [ -s "$1/$r" ] || exit 1; n=$((n + 1)); done; [ $n -ge 12 ]' - "$P"
 is "$(grep -c '<table>' "$P/report.html")" 8 "report: the transports table and seven family tables"
+is "$(grep -c '<th>detail</th>' "$P/report.html")" 1 "report: transports.tsv's header (spaces) as the table's header"
+ok "report: loss names udp2 as without runs" grep -q 'No completed run on: udp2\.' "$P/report.html"
 ok "report: says ib is absent and why" grep -q 'ib (no RDMA device)' "$P/report.html"
 is "$(grep -c '<figcaption>' "$P/report.html")" 6 "report: every figure with its caption"
 
