@@ -13,7 +13,7 @@
 need gnuplot
 A=$NTPX_TOP/analysis
 SYNTH=$NTPX_TOP/tests/helpers/synthrec.awk
-plan 43
+plan 45
 
 P=$TMP/pkg
 # ANALYSIS_KEEP=DIR keeps a copy of the package for a look at it.
@@ -206,15 +206,18 @@ ok "report: loss names udp2 as without runs" grep -q 'No completed run on: udp2\
 ok "report: says ib is absent and why" grep -q 'ib (no RDMA device)' "$P/report.html"
 is "$(grep -c '<figcaption>' "$P/report.html")" 6 "report: every figure with its caption"
 
-# A partial package: only freerun and steady.  The other tables and
+# A partial package: only freerun, bursts and steady, no order.tsv (the
+# directory names say what each run is; a condition may hold '-').  The other tables and
 # figures go, and the report names the families that are absent.
 Q=$TMP/partial; mkdir -p "$Q/runs"
 cp "$P/transports.tsv" "$P/events.tsv" "$Q/"
-cp -r "$P"/runs/*-freerun-* "$P"/runs/*-steady-* "$Q/runs/"
+cp -r "$P"/runs/*-freerun-* "$P"/runs/*-bursts-* "$P"/runs/*-steady-* "$Q/runs/"
 cp -r "$P/results" "$P/figures" "$Q/"	# stale output that must go
 "$A/ntpx-summarize" "$Q" && "$A/ntpx-figures" "$Q" && "$A/ntpx-report" "$Q"
 is "$?" 0 "partial package (no order.tsv, families missing): all three exit 0"
-is "$(cd "$Q/results" && ls *.tsv | tr '\n' ' ')" "freerun.tsv runs.tsv steady.tsv " "partial: tables of present families only"
-is "$(cd "$Q/figures" && ls | tr '\n' ' ')" "residual-cdf.png residual-cdf.svg rtt-cdf.png rtt-cdf.svg " "partial: figures of present families only"
-ok "partial: the report names the absent families" grep -q 'Families absent from this package: loaded bursts directional recovery loss' "$Q/report.html"
+is "$(cd "$Q/results" && ls *.tsv | tr '\n' ' ')" "bursts.tsv freerun.tsv runs.tsv steady.tsv " "partial: tables of present families only"
+is "$(cd "$Q/figures" && ls | tr '\n' ' ')" "bursts.png bursts.svg residual-cdf.png residual-cdf.svg rtt-cdf.png rtt-cdf.svg " "partial: figures of present families only"
+is "$(awk -F'\t' '$2 == "bursts" { print $3 }' "$Q/results/runs.tsv" | sort -u)" "2s-6s" "partial: runs named from the directory, condition with '-'"
+is "$(cat "$Q/results/bursts.tsv")" "$(cat "$P/results/bursts.tsv")" "partial: the same bursts table as the whole package"
+ok "partial: the report names the absent families" grep -q 'Families absent from this package: loaded directional recovery loss' "$Q/report.html"
 done_testing
