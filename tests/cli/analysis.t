@@ -13,7 +13,7 @@
 need gnuplot
 A=$NTPX_TOP/analysis
 SYNTH=$NTPX_TOP/tests/helpers/synthrec.awk
-plan 45
+plan 48
 
 P=$TMP/pkg
 # ANALYSIS_KEEP=DIR keeps a copy of the package for a look at it.
@@ -110,6 +110,12 @@ for rep in 1 2; do
 done
 # An interrupted run: in order.tsv, records, no 'done'.
 newrun freerun idle udp 3; synth plain 10 100; rm "$RUN/done"
+
+for t in ntpx-summarize ntpx-figures ntpx-report; do
+	"$A/$t" 2>/dev/null; u=$?
+	"$A/$t" "$TMP/nothing" 2>"$TMP/err"; n=$?
+	is "$u/$n/$(grep -c . "$TMP/err")" "2/1/1" "$t: usage is exit 2; a missing package exit 1 with one line"
+done
 
 ndone=$(ls "$P"/runs/*/done | wc -l)
 "$A/ntpx-summarize" "$P" 2>"$TMP/sum.err"
