@@ -14,7 +14,7 @@
 need gnuplot
 A=$NTPX_TOP/analysis
 SYNTH=$NTPX_TOP/tests/helpers/synthrec.awk
-plan 52
+plan 53
 
 P=$TMP/pkg
 # ANALYSIS_KEEP=DIR keeps a copy of the package for a look at it.
@@ -175,6 +175,7 @@ is "$(col freerun ib median_rtt_us)" "" "no row for the absent transport"
 ok "directional c2r offset near +1000 us ($(col directional udp c2r_offset_us))" between "$(col directional udp c2r_offset_us)" 850 1150
 ok "directional r2c offset near -1000 us ($(col directional udp r2c_offset_us))" between "$(col directional udp r2c_offset_us)" -1150 -850
 ok "directional slope near 1000 us per unit ($(col directional udp slope_us))" between "$(col directional udp slope_us)" 850 1150
+is "$(col directional udp reps)" 2 "directional: reps counts repetitions, not runs"
 ok "udp2 spread near 150 us ($(col directional udp2 spread_us))" between "$(col directional udp2 spread_us)" 110 190
 
 # bursts: 2 ms more on the request: the offset moves by up to ~1 ms.
