@@ -14,7 +14,7 @@
 need gnuplot
 A=$NTPX_TOP/analysis
 SYNTH=$NTPX_TOP/tests/helpers/synthrec.awk
-plan 53
+plan 54
 
 P=$TMP/pkg
 # ANALYSIS_KEEP=DIR keeps a copy of the package for a look at it.
@@ -123,6 +123,8 @@ for rep in 1 2; do
 		ev run_end; touch "$RUN/done"
 	done
 done
+# A transport that never answered: every exchange of its run lost.
+newrun recovery step_120s udp3 1; synth plain 20 100 -v loss=1
 # An interrupted run: in order.tsv, records, no 'done'.
 newrun freerun idle udp 3; synth plain 10 100; rm "$RUN/done"
 
@@ -197,6 +199,8 @@ is "$(col recovery udp reacquired restart_server)" 1 "server restart: reacquired
 ok "step: within 1 ms in 0.1..1.5 s ($(col recovery udp within_1ms_s step_120s))" between "$(col recovery udp within_1ms_s step_120s)" 0.1 1.5
 is "$(col recovery udp within_1ms_s slew_250ms)" "-" "250 ms slewed at 500 ppm is not within 1 ms after 1.5 s: '-'"
 is "$(col recovery udp2 reacquired step_120s)/$(col recovery udp2 reps step_120s)" "2/2" "step: both repetitions reacquired on udp2"
+
+is "$(col recovery udp3 reacquire_s step_120s)/$(col recovery udp3 reacquired step_120s)" "-/0" "a run without any answer: reacquire_s '-', none reacquired"
 
 # loss: drops counted, 5% rejects more than nothing.
 ok "5% loss drops requests ($(col loss udp drops 5pct))" between "$(col loss udp drops 5pct)" 1 20
