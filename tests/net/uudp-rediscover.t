@@ -7,7 +7,7 @@
 . "$(dirname "$0")/uudp-lib.sh"
 need ntpprobe ntpreflect
 uudp_lab
-plan 11
+plan 12
 
 port=12300
 miss_limit=3	# PEER_MISS_LIMIT_DEFAULT
@@ -68,6 +68,8 @@ ok "ok records again at the end" test "$(echo "$after" | tail -5 | grep -c ' ok$
 ok "the new MAC is in the table" \
 	sh -c "ip -n '$UA' neigh show '$IPB' dev '$IFA' | grep -q '$newmac'"
 diag "$(tail -1 "$TMP/pr.err")"
+ok "the probe was told once to start its filter afresh (#reset)" \
+	test "$(grep -c '^#reset seq' "$TMP/rec")" = 1
 ok "the transport counted the loss and a second resolution" \
 	test "$(counter "$TMP/pr.err" losses)" -ge 1 -a "$(counter "$TMP/pr.err" resolutions)" -ge 2
 done_testing
