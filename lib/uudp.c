@@ -20,14 +20,17 @@
  * answers to the MAC a request came from, as a reflector should.
  *
  * Liveness (lib/peer.c): a client's request (an NTP client-mode packet)
- * that drew no reply by the next request, 1 ms or more later, is a miss; after a run of PEER_MISS_LIMIT_DEFAULT misses the
- * neighbour is forgotten and resolved again (spaced by the peer backoff),
- * so a server whose NIC or MAC changed is found again.
+ * that drew no reply by the next request, 1 ms or more later, is a miss.
+ * After a run of PEER_MISS_LIMIT_DEFAULT misses the neighbour is
+ * forgotten and resolved again (spaced by the peer backoff), so a server
+ * whose NIC or MAC changed is found again, and the caller is told once
+ * (transport_peer_reset).  ICMP port unreachable, which the kernel hands
+ * to the reserving socket, is reported as -ECONNREFUSED.
  *
  * Timestamps: T1/T3 are read immediately before the frame is handed to
  * the port (after the transmit stamp is written and the UDP checksum
- * computed over it), T2/T4 immediately after the port shows a received
- * frame, before it is checked.
+ * computed over it, unless the NIC completes it), T2/T4 immediately after
+ * the port shows a received frame, before it is checked.
  */
 #include <arpa/inet.h>
 #include <errno.h>
