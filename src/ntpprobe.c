@@ -85,7 +85,8 @@ static void usage(void)
 	       "      --discipline-params K=V,...  window, freq-samples, max-freq\n"
 	       "  -h, --help           this help\n"
 	       "      --version        print the version\n\n"
-	       "ENDPOINT: udp://HOST[:PORT][?dev=IF&src=ADDR] (port 123 by default).\n"
+	       "ENDPOINT: udp://HOST[:PORT][?dev=IF&src=ADDR] (port 123 by default),\n"
+	       "uudp://HOST:PORT?dev=IF[&via=xdp|verbs][&mac=MAC], ib://HOST[:PORT][?dev=DEV].\n"
 	       "A summary goes to stderr at exit; SIGINT/SIGTERM end the run after\n"
 	       "the current exchange.\n", opt_prog);
 }

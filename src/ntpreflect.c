@@ -56,7 +56,8 @@ static void on_signal(int sig)
 static void usage(void)
 {
 	printf("usage: %s [options] ENDPOINT\n"
-	       "Serve NTPv4 to clients on ENDPOINT (udp://0.0.0.0:123, udp://127.0.0.1:12300).\n\n"
+	       "Serve NTPv4 to clients on ENDPOINT (udp://0.0.0.0:123, udp://127.0.0.1:12300,\n"
+	       "uudp://*:123?dev=IF, ib://HOST:123).\n\n"
 	       "  -s, --stratum N      stratum to announce, 1..15 (default 1)\n"
 	       "  -r, --refid ID       reference ID, up to 4 ASCII characters (default NTPX)\n"
 	       "  -n, --count N        exit after answering N requests\n"
