@@ -12,6 +12,7 @@
 
 #include "clock_private.h"
 #include "ntp.h"
+#include "opt.h"
 #include "transport_private.h"
 
 static const struct transport_ops *const backends[] = {
@@ -153,6 +154,27 @@ int endpoint_parse(const char *url, struct endpoint *ep, char *err, size_t errle
 	if (parse_params(q, ep, ops, err, errlen))
 		return -1;
 	return ops->check ? ops->check(ep, err, errlen) : 0;
+}
+
+int transport_poll_parse(const char *s, enum transport_poll *mode)
+{
+	if (strcmp(s, "block") == 0)
+		*mode = TRANSPORT_POLL_BLOCK;
+	else if (strcmp(s, "busy") == 0)
+		*mode = TRANSPORT_POLL_BUSY;
+	else
+		return -1;
+	return 0;
+}
+
+void endpoint_from_args(int argc, char **argv, int optind, struct endpoint *ep)
+{
+	char err[256];
+
+	if (optind != argc - 1)
+		opt_usage_error(optind == argc ? "missing ENDPOINT" : "more than one ENDPOINT");
+	if (endpoint_parse(argv[optind], ep, err, sizeof(err)))
+		opt_usage_error("%s", err);
 }
 
 const char *endpoint_param(const struct endpoint *ep, const char *key)

@@ -59,6 +59,16 @@ enum transport_poll {
 	TRANSPORT_POLL_BUSY,	/* spin on a non-blocking receive */
 };
 
+/* "block" or "busy" into *mode; -1 for anything else. */
+int transport_poll_parse(const char *s, enum transport_poll *mode);
+
+/*
+ * For a tool whose one operand is ENDPOINT: parses argv[optind] into @ep,
+ * or prints one line (missing, more than one, or what is wrong with it)
+ * and exits with status 2.
+ */
+void endpoint_from_args(int argc, char **argv, int optind, struct endpoint *ep);
+
 /* A peer's address as the backend knows it; opaque above transport.c. */
 struct transport_addr {
 	uint32_t len;

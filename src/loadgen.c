@@ -882,8 +882,7 @@ int main(int argc, char **argv)
 		default: fprintf(stderr, "Try '%s --help'.\n", opt_prog); return NTPX_EXIT_USAGE;
 		}
 	}
-	if (optind != argc - 1)
-		opt_usage_error(optind >= argc ? "missing endpoint" : "one endpoint only");
+	endpoint_from_args(argc, argv, optind, &ep);
 	if (sink + calibrate + !!ntp > 1)
 		opt_usage_error("--sink, --calibrate and --ntp go alone");
 	if ((sink || ntp) && (rate || capacity || size || burst || start))
@@ -892,9 +891,6 @@ int main(int argc, char **argv)
 		opt_usage_error("--calibrate sends flat out: no --rate or --burst");
 	if (duration && (opt_duration(duration, 0, &dur)))
 		opt_usage_error("bad duration '%s'", duration);
-	if (endpoint_parse(argv[optind], &ep, err, sizeof(err)))
-		opt_usage_error("%s", err);
-
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);

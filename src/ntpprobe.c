@@ -296,11 +296,7 @@ int main(int argc, char **argv)
 				opt_usage_error("bad timeout '%s'", optarg);
 			break;
 		case 'P':
-			if (strcmp(optarg, "block") == 0)
-				p.poll = TRANSPORT_POLL_BLOCK;
-			else if (strcmp(optarg, "busy") == 0)
-				p.poll = TRANSPORT_POLL_BUSY;
-			else
+			if (transport_poll_parse(optarg, &p.poll))
 				opt_usage_error("bad poll mode '%s' (block or busy)", optarg);
 			break;
 		case 'C':
@@ -333,10 +329,7 @@ int main(int argc, char **argv)
 			return NTPX_EXIT_USAGE;
 		}
 	}
-	if (optind != argc - 1)
-		opt_usage_error(optind == argc ? "missing ENDPOINT" : "more than one ENDPOINT");
-	if (endpoint_parse(argv[optind], &ep, err, sizeof(err)))
-		opt_usage_error("%s", err);
+	endpoint_from_args(argc, argv, optind, &ep);
 	if (step_given && !discipline)
 		opt_usage_error("--step-threshold needs --discipline");
 	if (p.timeout < 0)

@@ -173,11 +173,7 @@ int main(int argc, char **argv)
 			logpath = optarg;
 			break;
 		case 'P':
-			if (strcmp(optarg, "block") == 0)
-				pollmode = TRANSPORT_POLL_BLOCK;
-			else if (strcmp(optarg, "busy") == 0)
-				pollmode = TRANSPORT_POLL_BUSY;
-			else
+			if (transport_poll_parse(optarg, &pollmode))
 				opt_usage_error("bad poll mode '%s' (block or busy)", optarg);
 			break;
 		case 'h':
@@ -191,10 +187,7 @@ int main(int argc, char **argv)
 			return NTPX_EXIT_USAGE;
 		}
 	}
-	if (optind != argc - 1)
-		opt_usage_error(optind == argc ? "missing ENDPOINT" : "more than one ENDPOINT");
-	if (endpoint_parse(argv[optind], &ep, err, sizeof(err)))
-		opt_usage_error("%s", err);
+	endpoint_from_args(argc, argv, optind, &ep);
 
 	clk = clock_open("realtime", err, sizeof(err));
 	if (!clk)
