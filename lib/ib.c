@@ -256,22 +256,9 @@ static int ib_nonblock(int fd)
 static int ib_sockaddr(const char *host, uint16_t port, int passive,
 		       struct sockaddr_storage *ss, char *err, size_t errlen)
 {
-	struct addrinfo hints = { .ai_socktype = SOCK_DGRAM, .ai_flags = AI_NUMERICSERV };
-	struct addrinfo *ai;
-	char sport[8];
-	int rc;
+	socklen_t len;
 
-	if (passive)
-		hints.ai_flags |= AI_PASSIVE;
-	snprintf(sport, sizeof(sport), "%u", port);
-	rc = getaddrinfo(host, sport, &hints, &ai);
-	if (rc) {
-		IB_FAIL("cannot resolve '%s': %s", host, gai_strerror(rc));
-		return -1;
-	}
-	memcpy(ss, ai->ai_addr, ai->ai_addrlen);
-	freeaddrinfo(ai);
-	return 0;
+	return transport_resolve(host, port, passive, ss, &len, err, errlen);
 }
 
 static int ib_ms_left(int64_t deadline)

@@ -5,6 +5,7 @@
  * Optional backends join the table here and nowhere else.
  */
 #include <errno.h>
+#include <netdb.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,6 +155,28 @@ int endpoint_parse(const char *url, struct endpoint *ep, char *err, size_t errle
 	if (parse_params(q, ep, ops, err, errlen))
 		return -1;
 	return ops->check ? ops->check(ep, err, errlen) : 0;
+}
+
+int transport_resolve(const char *host, uint16_t port, int passive,
+		       struct sockaddr_storage *ss, socklen_t *sslen, char *err, size_t errlen)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_DGRAM, .ai_flags = AI_NUMERICSERV };
+	struct addrinfo *ai;
+	char sport[8];
+	int rc;
+
+	if (passive)
+		hints.ai_flags |= AI_PASSIVE;
+	snprintf(sport, sizeof(sport), "%u", port);
+	rc = getaddrinfo(host, sport, &hints, &ai);
+	if (rc) {
+		snprintf(err, errlen, "cannot resolve '%s': %s", host, gai_strerror(rc));
+		return -1;
+	}
+	memcpy(ss, ai->ai_addr, ai->ai_addrlen);
+	*sslen = ai->ai_addrlen;
+	freeaddrinfo(ai);
+	return 0;
 }
 
 int transport_poll_parse(const char *s, enum transport_poll *mode)

@@ -7,6 +7,8 @@
 #define NTPX_TRANSPORT_PRIVATE_H
 
 #include "loss.h"
+#include <sys/socket.h>
+
 #include "transport.h"
 
 struct transport_ops {
@@ -42,6 +44,13 @@ struct transport {
 	struct loss loss;	/* the deliberate loss schedule, set by
 				   transport_open() from $NTPX_LOSS */
 };
+
+/*
+ * Resolves host:port (a name or an address; @passive for a local bind)
+ * into @ss and @sslen.  Returns 0, or -1 with one line in @err.
+ */
+int transport_resolve(const char *host, uint16_t port, int passive,
+		      struct sockaddr_storage *ss, socklen_t *sslen, char *err, size_t errlen);
 
 /* Writes @ns as the transmit timestamp of the NTP header at @buf. */
 void transport_stamp_xmt(void *buf, int64_t ns);

@@ -31,29 +31,6 @@ struct udp_transport {
 
 static const char *const udp_params[] = { "dev", "src", NULL };
 
-/* Resolves host:port into @ss; one line into @err on failure. */
-static int udp_resolve(const char *host, uint16_t port, int passive,
-		       struct sockaddr_storage *ss, socklen_t *sslen, char *err, size_t errlen)
-{
-	struct addrinfo hints = { .ai_socktype = SOCK_DGRAM, .ai_flags = AI_NUMERICSERV };
-	struct addrinfo *ai;
-	char sport[8];
-	int rc;
-
-	if (passive)
-		hints.ai_flags |= AI_PASSIVE;
-	snprintf(sport, sizeof(sport), "%u", port);
-	rc = getaddrinfo(host, sport, &hints, &ai);
-	if (rc) {
-		snprintf(err, errlen, "cannot resolve '%s': %s", host, gai_strerror(rc));
-		return -1;
-	}
-	memcpy(ss, ai->ai_addr, ai->ai_addrlen);
-	*sslen = ai->ai_addrlen;
-	freeaddrinfo(ai);
-	return 0;
-}
-
 static void udp_sockaddr_str(const struct sockaddr *sa, char *buf, size_t len)
 {
 	char host[INET6_ADDRSTRLEN] = "?";
@@ -94,7 +71,7 @@ static struct transport *udp_open(const struct endpoint *ep, enum transport_role
 	/* A server listens on its endpoint: "*" means every address. */
 	if (role == TRANSPORT_SERVER && strcmp(host, "*") == 0)
 		host = "0.0.0.0";
-	if (udp_resolve(host, ep->port, role == TRANSPORT_SERVER, &addr, &addrlen, err, errlen))
+	if (transport_resolve(host, ep->port, role == TRANSPORT_SERVER, &addr, &addrlen, err, errlen))
 		goto no_address;
 	fd = socket(addr.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
@@ -131,7 +108,7 @@ static struct transport *udp_open(const struct endpoint *ep, enum transport_role
 			struct sockaddr_storage sa;
 			socklen_t salen;
 
-			if (udp_resolve(src, 0, 1, &sa, &salen, err, errlen))
+			if (transport_resolve(src, 0, 1, &sa, &salen, err, errlen))
 				goto no_bind;
 			if (sa.ss_family != addr.ss_family) {
 				snprintf(err, errlen, "%s: src '%s' is not of the server's address family",
