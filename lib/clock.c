@@ -57,6 +57,7 @@ static const struct {
 	struct clock *(*open)(const char *arg, char *err, size_t errlen);
 } drivers[] = {
 	{ "realtime", realtime_open },
+	{ "sim:", clock_sim_open },
 };
 
 /* The drivers' names, for error lines: "realtime, sim:PATH". */

@@ -12,6 +12,14 @@
  *   T4  read immediately after the reply's receive returned (in the backend)
  *
  *   delay = (T4 - T1) - (T3 - T2)        off2 = (T2 - T1) + (T3 - T4)
+ *
+ * With a sim: clock (--clock), each record also carries true2, twice the
+ * true offset (reference minus client) at the exchange's midpoint: the sim
+ * clock reads CLOCK_REALTIME r and returns r + e(r), so T1 - r1 = e(r1)
+ * and T4 - r4 = e(r4) exactly, and true2 = -(e(r1) + e(r4)), which is
+ * -2 e((r1 + r4) / 2) without losing the half nanosecond wherever e is
+ * linear across the exchange.  --discipline runs OpenNTPD's filter and
+ * control loop (lib/discipline.h) on that clock.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -25,6 +33,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "discipline.h"
 #include "ntp.h"
 #include "opt.h"
 #include "record.h"
@@ -48,7 +57,9 @@ struct probe {
 	int64_t timeout;		/* ns */
 	uint64_t counts[RECORD_NSTATUS];
 	uint64_t sent, late;
+	int failed;			/* the discipline could not act on the clock */
 	int64_t *delays;		/* of ok exchanges, for the summary */
+	int64_t ref1;			/* CLOCK_REALTIME behind T1 (sim: clocks) */
 	size_t ndelays, capdelays;
 };
 
@@ -65,6 +76,13 @@ static void usage(void)
 	       "      --poll MODE      block (sleep in the kernel, default) or busy\n"
 	       "                       (spin on a non-blocking receive)\n"
 	       "      --cpu N          pin to CPU N\n"
+	       "      --clock NAME     read T1/T4 from NAME: realtime (default) or\n"
+	       "                       sim:PATH (adds the true2 column)\n"
+	       "      --discipline     filter and correct the clock as OpenNTPD does\n"
+	       "                       (adds the filter's columns and corr adj dfreq)\n"
+	       "      --step-threshold DUR  with --discipline: step the clock at the\n"
+	       "                       first reply when its offset is above DUR\n"
+	       "      --discipline-params K=V,...  window, freq-samples, max-freq\n"
 	       "  -h, --help           this help\n"
 	       "      --version        print the version\n\n"
 	       "ENDPOINT: udp://HOST[:PORT][?dev=IF&src=ADDR] (port 123 by default).\n"
@@ -146,6 +164,7 @@ static void exchange(struct probe *p, uint64_t seq, struct record_exchange *x)
 		return;
 	}
 	x->have = 1;
+	p->ref1 = clock_last_ref(p->clk);
 	if (rc == TRANSPORT_DROPPED) {	/* lossinject: never submitted */
 		x->status = RECORD_DROPPED;
 		return;
@@ -231,6 +250,10 @@ int main(int argc, char **argv)
 		{ "timeout", required_argument, NULL, 'w' },
 		{ "poll", required_argument, NULL, 'P' },
 		{ "cpu", required_argument, NULL, 'C' },
+		{ "clock", required_argument, NULL, 'K' },
+		{ "discipline", no_argument, NULL, 'D' },
+		{ "step-threshold", required_argument, NULL, 'T' },
+		{ "discipline-params", required_argument, NULL, 'X' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
@@ -239,12 +262,17 @@ int main(int argc, char **argv)
 	int64_t interval = NTPX_NS_PER_SEC, duration = -1, start, end;
 	uint64_t count = UINT64_MAX, seq, cpu = UINT64_MAX;
 	const char *clockname = "realtime";
+	struct discipline_params dp;
+	struct discipline *disc = NULL;
+	char fields[256];
+	int discipline = 0, truth, step_given = 0;
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct endpoint ep;
 	char err[256];
 	int c;
 
 	opt_init(argv[0]);
+	discipline_defaults(&dp);
 	while ((c = getopt_long(argc, argv, "i:c:d:w:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
@@ -275,6 +303,21 @@ int main(int argc, char **argv)
 			if (opt_count(optarg, CPU_SETSIZE - 1, &cpu))
 				opt_usage_error("bad cpu '%s'", optarg);
 			break;
+		case 'K':
+			clockname = optarg;
+			break;
+		case 'D':
+			discipline = 1;
+			break;
+		case 'T':
+			if (opt_duration(optarg, 0, &dp.step_threshold) || dp.step_threshold <= 0)
+				opt_usage_error("bad step threshold '%s'", optarg);
+			step_given = 1;
+			break;
+		case 'X':
+			if (discipline_parse(&dp, optarg, err, sizeof(err)))
+				opt_usage_error("%s", err);
+			break;
 		case 'h':
 			usage();
 			return NTPX_EXIT_OK;
@@ -290,6 +333,8 @@ int main(int argc, char **argv)
 		opt_usage_error(optind == argc ? "missing ENDPOINT" : "more than one ENDPOINT");
 	if (endpoint_parse(argv[optind], &ep, err, sizeof(err)))
 		opt_usage_error("%s", err);
+	if (step_given && !discipline)
+		opt_usage_error("--step-threshold needs --discipline");
 	if (p.timeout < 0)
 		p.timeout = interval < NTPX_NS_PER_SEC ? interval : NTPX_NS_PER_SEC;
 
@@ -305,6 +350,16 @@ int main(int argc, char **argv)
 	p.clk = clock_open(clockname, err, sizeof(err));
 	if (!p.clk)
 		ntpx_die(NTPX_EXIT_USAGE, "%s", err);
+	{
+		int64_t e;
+
+		truth = clock_true_error(p.clk, 0, &e) == 0;
+	}
+	if (discipline) {
+		disc = discipline_create(p.clk, &dp, err, sizeof(err));
+		if (!disc)
+			ntpx_die(NTPX_EXIT_USAGE, "%s", err);
+	}
 	p.t = transport_open(&ep, TRANSPORT_CLIENT, err, sizeof(err));
 	if (!p.t)
 		ntpx_die(NTPX_EXIT_FAIL, "%s", err);
@@ -315,13 +370,16 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
-	record_write_header(stdout, "ntpprobe", ep.url, clock_name(p.clk), RECORD_BASE_FIELDS);
+	snprintf(fields, sizeof(fields), "%s%s%s", RECORD_BASE_FIELDS, truth ? " true2" : "",
+		 disc ? " " DISCIPLINE_FIELDS : "");
+	record_write_header(stdout, "ntpprobe", ep.url, clock_name(p.clk), fields);
 	start = clock_monotonic_ns();
 	end = duration > 0 ? start + duration : INT64_MAX;
 	for (seq = 1; seq <= count && !stopping; seq++) {
 		int64_t when = start + (int64_t)(seq - 1) * interval;
 		struct record_exchange x;
-		char line[256];
+		char line[512];
+		int len;
 
 		if (when >= end)
 			break;
@@ -332,7 +390,28 @@ int main(int argc, char **argv)
 		p.counts[x.status]++;
 		if (x.status == RECORD_OK)
 			keep_delay(&p, record_delay(x.t));
-		record_format(line, sizeof(line), &x);
+		len = record_format(line, sizeof(line), &x);
+		if (truth && x.have == RECORD_HAVE_ALL)
+			len += snprintf(line + len, sizeof(line) - (size_t)len, " %lld",
+					-(long long)((x.t[0] - p.ref1) +
+						     (x.t[3] - clock_last_ref(p.clk))));
+		else if (truth)
+			len += snprintf(line + len, sizeof(line) - (size_t)len, " -");
+		if (disc) {
+			struct discipline_out o;
+			int ok = x.status == RECORD_OK && x.have == RECORD_HAVE_ALL;
+
+			if (discipline_sample(disc, ok ? RECORD_OK : x.status == RECORD_OK ?
+					      RECORD_ERROR : x.status,
+					      ok ? record_off2(x.t) : 0, ok ? record_delay(x.t) : 0,
+					      &o, err, sizeof(err))) {
+				ntpx_err("%s", err);
+				p.failed = 1;
+				break;
+			}
+			line[len++] = ' ';
+			discipline_format(line + len, sizeof(line) - (size_t)len, &o);
+		}
 		if (printf("%s\n", line) < 0 || fflush(stdout) == EOF) {
 			/* The reader went away: stop, as a pipe stage should. */
 			break;
@@ -340,7 +419,8 @@ int main(int argc, char **argv)
 	}
 	summary(&p);
 	transport_close(p.t);
+	discipline_free(disc);
 	clock_close(p.clk);
 	free(p.delays);
-	return NTPX_EXIT_OK;
+	return p.failed ? NTPX_EXIT_FAIL : NTPX_EXIT_OK;
 }

@@ -12,7 +12,12 @@
  * ends the run with an error naming the file and line before anything is
  * printed.
  *
- * Memory: 20 bytes per ok record: t and offset as doubles, the delay as a
+ * When the records carry true2 (a sim: clock's ground truth, ntpprobe
+ * --clock sim:PATH) on every ok record, the summary adds the estimator's
+ * error against truth: bias, RMS and p99 of (measured - true offset), and
+ * the fitted drift against the true offset's own slope.
+ *
+ * Memory: 20 bytes per ok record (28 with true2): t and offset as doubles, the delay as a
  * float (exact to the nanosecond below 16.7 ms, to 6e-8 of itself above:
  * far below what a quantile of delays can tell).  The quantiles are taken
  * by selection in place, in arrays that the fit no longer needs, so
@@ -37,7 +42,8 @@ struct series {
 	double *t;		/* s since t0 */
 	double *off;		/* ns, off2 / 2 */
 	float *delay;		/* ns */
-	size_t n, cap;
+	double *truth;		/* ns, true2 / 2 (NAN: none); only once a true2 column shows */
+	size_t n, cap, ntruth;
 	int64_t t0;
 	int have_t0;
 	uint64_t records, checked;
@@ -82,13 +88,34 @@ static int grow(struct series *s)
 	if (!d)
 		return -1;
 	s->delay = d;
+	if (s->truth) {
+		t = realloc(s->truth, cap * sizeof(double));
+		if (!t)
+			return -1;
+		s->truth = t;
+	}
 	s->cap = cap;
+	return 0;
+}
+
+/* The first true2 column: from now on the series keeps the truth. */
+static int want_truth(struct series *s)
+{
+	size_t i;
+
+	if (s->truth || !s->cap)
+		return 0;
+	s->truth = malloc(s->cap * sizeof(double));
+	if (!s->truth)
+		return -1;
+	for (i = 0; i < s->n; i++)
+		s->truth[i] = NAN;
 	return 0;
 }
 
 struct cols {
 	unsigned long generation;
-	int seq, t[4], delay, off2, status;
+	int seq, t[4], delay, off2, status, true2;
 };
 
 static int find_cols(struct record_reader *r, struct cols *c)
@@ -101,6 +128,7 @@ static int find_cols(struct record_reader *r, struct cols *c)
 	c->delay = record_col(r, "delay");
 	c->off2 = record_col(r, "off2");
 	c->status = record_col(r, "status");
+	c->true2 = record_col(r, "true2");	/* optional */
 	for (i = 0; i < 4; i++)
 		c->t[i] = record_col(r, tn[i]);
 	for (i = 0; i < 4; i++)
@@ -187,7 +215,7 @@ static int read_input(int fd, const char *name, struct series *s)
 		}
 		if (st != RECORD_OK)
 			continue;
-		if (s->n == s->cap && grow(s)) {
+		if ((s->n == s->cap && grow(s)) || (c.true2 >= 0 && want_truth(s))) {
 			ntpx_err("out of memory after %zu records", s->n);
 			record_reader_free(&r);
 			return -1;
@@ -195,6 +223,21 @@ static int read_input(int fd, const char *name, struct series *s)
 		s->t[s->n] = (double)(t[0] - s->t0) * 1e-9;
 		s->off[s->n] = (double)off2 / 2;
 		s->delay[s->n] = (float)delay;
+		if (s->truth)
+			s->truth[s->n] = NAN;
+		if (c.true2 >= 0) {
+			int64_t tr;
+			int k = record_parse_i64(r.field[c.true2], &tr);
+
+			if (k < 0) {
+				rc = record_error(&r, "bad true2 '%s'", r.field[c.true2]);
+				break;
+			}
+			if (k) {
+				s->truth[s->n] = (double)tr / 2;
+				s->ntruth++;
+			}
+		}
 		s->n++;
 	}
 out:
@@ -228,7 +271,9 @@ int main(int argc, char **argv)
 	static const double ps[] = { 0.5, 0.99, 0.999 };
 	enum mode mode = M_SUMMARY;
 	struct linfit fit;
-	double rq[3], dq[3], dmin, reject;
+	double rq[3], dq[3], dmin, reject, bias = 0, erms = 0, ep99 = 0;
+	struct linfit tfit;
+	int truth = 0;
 	uint64_t lost, rejected;
 	size_t i;
 	int c;
@@ -310,6 +355,22 @@ int main(int argc, char **argv)
 			       (in.off[i] - (fit.a + fit.b * in.t[i])) / 1e3, in.delay[i] / 1e3);
 		return NTPX_EXIT_OK;
 	}
+	/*
+	 * Truth, when every ok record has it: the true offset's slope (fitted
+	 * like the measured one), then measured - true replaces the truth.
+	 */
+	if (in.ntruth == in.n && stats_linfit(in.t, in.truth, in.n, &tfit) == 0) {
+		truth = 1;
+		for (i = 0; i < in.n; i++) {
+			in.truth[i] = in.off[i] - in.truth[i];
+			bias += in.truth[i];
+		}
+		bias /= (double)in.n;
+		erms = stats_rms(in.truth, in.n);
+		for (i = 0; i < in.n; i++)
+			in.truth[i] = fabs(in.truth[i]);
+		ep99 = stats_quantile(in.truth, in.n, 0.99);
+	}
 	/* |residual| replaces t: nothing needs t after this. */
 	for (i = 0; i < in.n; i++)
 		in.t[i] = fabs(in.off[i] - (fit.a + fit.b * in.t[i]));
@@ -331,11 +392,16 @@ int main(int argc, char **argv)
 		printf("{\"records\":%llu,\"n\":%zu,\"lost\":%llu,\"rejected\":%llu,"
 		       "\"reject_rate\":%.6f,\"a_us\":%.3f,\"b_ppm\":%.6f,\"rms_us\":%.3f,"
 		       "\"p50_us\":%.3f,\"p99_us\":%.3f,\"p999_us\":%.3f,"
-		       "\"rtt_median_us\":%.3f,\"rtt_p99_us\":%.3f,\"rtt_min_us\":%.3f}\n",
+		       "\"rtt_median_us\":%.3f,\"rtt_p99_us\":%.3f,\"rtt_min_us\":%.3f",
 		       (unsigned long long)in.records, in.n, (unsigned long long)lost,
 		       (unsigned long long)rejected, reject, fit.a / 1e3, fit.b / 1e3,
 		       fit.rms / 1e3, rq[0] / 1e3, rq[1] / 1e3, rq[2] / 1e3, dq[0] / 1e3,
 		       dq[1] / 1e3, dmin / 1e3);
+		if (truth)
+			printf(",\"true_b_ppm\":%.6f,\"b_err_ppm\":%.6f,\"bias_us\":%.3f,"
+			       "\"err_rms_us\":%.3f,\"err_p99_us\":%.3f", tfit.b / 1e3,
+			       (fit.b - tfit.b) / 1e3, bias / 1e3, erms / 1e3, ep99 / 1e3);
+		printf("}\n");
 		return NTPX_EXIT_OK;
 	}
 	printf("records %llu\n", (unsigned long long)in.records);
@@ -353,5 +419,13 @@ int main(int argc, char **argv)
 	printf("rtt_median_us %.3f\n", dq[0] / 1e3);
 	printf("rtt_p99_us %.3f\n", dq[1] / 1e3);
 	printf("rtt_min_us %.3f\n", dmin / 1e3);
+	if (truth) {
+		/* against true2: the true offset's slope, and measured - true */
+		printf("true_b_ppm %.6f\n", tfit.b / 1e3);
+		printf("b_err_ppm %.6f\n", (fit.b - tfit.b) / 1e3);
+		printf("bias_us %.3f\n", bias / 1e3);
+		printf("err_rms_us %.3f\n", erms / 1e3);
+		printf("err_p99_us %.3f\n", ep99 / 1e3);
+	}
 	return NTPX_EXIT_OK;
 }

@@ -1,0 +1,190 @@
+/*
+ * ntpfilter - records in, the same records out with OpenNTPD's clock
+ * filter's columns appended (lib/filter.h): the filtered offset and
+ * delay, both jitters, the window's fill, trust, validity and the
+ * replies where OpenNTPD would have updated the clock.
+ *
+ * Every input line is passed through unchanged apart from the appended
+ * columns; "#fields" is rewritten to name them.  SIGINT is ignored when
+ * the input is not a terminal, so that in "ntpprobe | ntpfilter" a ^C
+ * stops the probe, which finishes its last line, and the filter ends with
+ * its input, losing nothing.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "filter.h"
+#include "opt.h"
+#include "record.h"
+
+static const char *const added[] = {
+	"foff2", "fdelay", "jitter", "djitter", "fcount", "trust", "valid", "update", NULL,
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: ntpfilter [--window N] [FILE]\n"
+"\n"
+"Reads records (FILE or standard input) and writes them with the clock\n"
+"filter's columns appended: " FILTER_FIELDS ".\n"
+"\n"
+"  -w, --window N   samples in the filter (default %d, OpenNTPD's)\n"
+"  -h, --help       this text\n"
+"      --version    print the version\n", FILTER_WINDOW);
+}
+
+struct ctx {
+	char clash[64];		/* a column we would add that is already there */
+};
+
+/* Headers pass through; #fields gains our columns. */
+static void on_comment(void *arg, const char *line)
+{
+	struct ctx *c = arg;
+	int i;
+
+	if (strncmp(line, "#fields ", 8) != 0) {
+		puts(line);
+		return;
+	}
+	for (i = 0; added[i]; i++) {
+		const char *p = line + 7;
+		size_t n = strlen(added[i]);
+
+		while ((p = strstr(p, added[i])) != NULL) {
+			if (p[-1] == ' ' && (p[n] == ' ' || !p[n])) {
+				snprintf(c->clash, sizeof(c->clash), "%s", added[i]);
+				return;
+			}
+			p += n;
+		}
+	}
+	printf("%s %s\n", line, FILTER_FIELDS);
+}
+
+static void put_out(const struct filter_out *o)
+{
+	char buf[160];
+
+	filter_format(buf, sizeof(buf), o);
+	printf(" %s\n", buf);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "window", required_argument, NULL, 'w' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct record_reader r;
+	struct filter f;
+	struct ctx ctx = { "" };
+	const char *name = "-";
+	unsigned long gen = 0;
+	int opt, fd = 0, rc, col_status = -1, col_delay = -1, col_off2 = -1;
+	uint64_t window = FILTER_WINDOW;
+
+	opt_init(argv[0]);
+	while ((opt = getopt_long(argc, argv, "w:h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'w':
+			if (opt_count(optarg, FILTER_MAX_WINDOW, &window) || window < 1)
+				opt_usage_error("bad --window '%s' (1 to %d)", optarg,
+						FILTER_MAX_WINDOW);
+			break;
+		case 'h':
+			usage(stdout);
+			return NTPX_EXIT_OK;
+		case 'V':
+			opt_version();
+			return NTPX_EXIT_OK;
+		default:
+			fprintf(stderr, "Try '%s --help'.\n", opt_prog);
+			return NTPX_EXIT_USAGE;
+		}
+	}
+	if (argc - optind > 1)
+		opt_usage_error("one input file at most");
+	if (optind < argc && strcmp(argv[optind], "-") != 0) {
+		name = argv[optind];
+		fd = open(name, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			ntpx_die(NTPX_EXIT_FAIL, "%s: %s", name, strerror(errno));
+	}
+	if (!isatty(fd))
+		signal(SIGINT, SIG_IGN);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (record_reader_init(&r, fd, name))
+		ntpx_die(NTPX_EXIT_FAIL, "out of memory");
+	r.on_comment = on_comment;
+	r.ctx = &ctx;
+	filter_init(&f, (int)window);
+
+	while ((rc = record_next(&r)) == 1) {
+		struct filter_out o;
+		int64_t delay, off2;
+		int st;
+		size_t i;
+
+		if (r.generation != gen) {
+			gen = r.generation;
+			col_status = record_col(&r, "status");
+			col_delay = record_col(&r, "delay");
+			col_off2 = record_col(&r, "off2");
+			if (col_status < 0 || col_delay < 0 || col_off2 < 0) {
+				rc = record_error(&r, "no status, delay or off2 column");
+				break;
+			}
+		}
+		if (ctx.clash[0]) {
+			rc = record_error(&r, "column '%s' is there already (filtered twice?)",
+					  ctx.clash);
+			break;
+		}
+		st = record_status_parse(r.field[col_status]);
+		if (st < 0) {
+			rc = record_error(&r, "unknown status '%s'", r.field[col_status]);
+			break;
+		}
+		if (st == RECORD_OK) {
+			if (record_parse_i64(r.field[col_delay], &delay) != 1 ||
+			    record_parse_i64(r.field[col_off2], &off2) != 1) {
+				rc = record_error(&r, "ok record without a delay and off2");
+				break;
+			}
+			filter_add(&f, off2, delay, &o);
+		} else if (st == RECORD_KOD || st == RECORD_UNSYNCED) {
+			/* OpenNTPD reschedules without touching trust. */
+			filter_peek(&f, &o);
+		} else {
+			/* No usable reply came for this query. */
+			filter_miss(&f, &o);
+		}
+		for (i = 0; i < r.linelen; i++)
+			if (!r.line[i])
+				r.line[i] = ' ';
+		fwrite(r.line, 1, r.linelen, stdout);
+		put_out(&o);
+	}
+	if (rc == 0 && ctx.clash[0])
+		rc = record_error(&r, "column '%s' is there already (filtered twice?)", ctx.clash);
+	fflush(stdout);
+	if (rc < 0) {
+		ntpx_err("%s", r.err);
+		record_reader_free(&r);
+		return NTPX_EXIT_FAIL;
+	}
+	record_reader_free(&r);
+	if (ferror(stdout))
+		ntpx_die(NTPX_EXIT_FAIL, "write error on standard output");
+	return NTPX_EXIT_OK;
+}

@@ -1,0 +1,113 @@
+#!/bin/sh
+# ntpprobe --discipline on sim: clocks over loopback, each case held
+# against the clock's truth (true2, clockstep --show):
+#   step:  120 s behind, --step-threshold 1s, 100 ms polls: the first reply
+#          steps, and from the filter's fill on the clock stays within 1 ms;
+#   slew:  250 ms behind, no step: the correction proceeds at 500 ppm, 5 ms
+#          (+-10%) in 10 s;
+#   freq:  +50 and -50 ppm: the frequency loop corrects them.
+# The three run at once against one reflector, to keep the test short.
+# The frequency loop's precision is bounded by the loopback's noise: the
+# 1 ppm bound is asserted when the runs' rtt p99 says the path was quiet,
+# skipped with the numbers otherwise (NTPX_STRICT=1: fail instead).  The
+# noise-free 1 ppm property is in tests/unit/discipline.c.
+. "$(dirname "$0")/../lib.sh"
+plan 17
+
+RT=
+chrt -f 10 true 2>/dev/null && RT="chrt -f 10"
+port=$(free_udp_port)
+spawn RPID $RT ntpreflect "udp://127.0.0.1:$port" 2>"$TMP/reflect.err"
+wait_until 5 udp_listening "$port"
+ep=udp://127.0.0.1:$port
+
+ntpprobe -c 1 --clock realtime --discipline "$ep" >/dev/null 2>"$TMP/err"
+is "$?" 2 "--discipline on realtime is refused"
+ok "... saying so" grep -q "clock .realtime.: refusing to .* the system clock" "$TMP/err"
+
+clockstep -c "sim:$TMP/step" --create --offset -120s
+clockstep -c "sim:$TMP/slew" --create --offset -250ms
+clockstep -c "sim:$TMP/fp" --create --freq 50ppm
+clockstep -c "sim:$TMP/fm" --create --freq -50ppm
+probe() { name=$1; shift; $RT ntpprobe --clock "sim:$TMP/$name" --discipline "$@" "$ep" >"$TMP/$name.rec" 2>"$TMP/$name.err"; }
+probe fp -i 50ms -c 600 & fpp=$!
+probe fm -i 50ms -c 600 & fmp=$!
+cleanup "kill $fpp $fmp"
+probe step -i 100ms -c 30 --step-threshold 1s & stp=$!
+probe slew -i 100ms -c 120 & slp=$!
+wait $stp
+is "$?" 0 "step run: exit 0"
+wait $slp
+is "$?" 0 "slew run: exit 0"
+
+# fields: 1 seq .. 8 status 9 true2 10 foff2 .. 17 update 18 corr 19 adj 20 dfreq
+is "$(sed -n 5p "$TMP/step.rec")" \
+	"#fields seq t1 t2 t3 t4 delay off2 status true2 foff2 fdelay jitter djitter fcount trust valid update corr adj dfreq" \
+	"records carry truth, the filter's columns and the correction"
+is "$(awk '!/^#/ && $1 == 1 { print $19 }' "$TMP/step.rec")" step "the first reply steps"
+ok "... by 120 s (within 1 ms)" awk '!/^#/ && $1 == 1 { d = $18 - 120e9; exit !(d < 1e6 && d > -1e6) }' "$TMP/step.rec"
+is "$(awk '!/^#/ && $19 == "step"' "$TMP/step.rec" | wc -l)" 1 "... and only the first"
+# From the fill on (reply 9), every ok reply: |true offset| < 1 ms.
+far=$(awk '!/^#/ && $1 >= 9 && $8 == "ok" { n++; if ($9 > 2e6 || $9 < -2e6) bad++ }
+	END { print (n >= 3 ? bad + 0 : "too few") }' "$TMP/step.rec")
+is "$far" 0 "within 1 ms of the truth from the filter's fill on, every sample"
+
+# Slew: the first correction is a slew of about 250 ms ...
+first=$(awk '!/^#/ && $19 == "slew" { print $1; exit }' "$TMP/slew.rec")
+ok "no step without a threshold; a slew by the 8th reply (reply $first)" \
+	test -n "$first" -a "$first" -le 8 -a "$(awk '!/^#/ && $19 == "step"' "$TMP/slew.rec" | wc -l)" = 0
+# ... and 10 s later 5 ms of it is done: the true offset (reference minus
+# client, +250 ms at first) has come down by 5 ms.  Shell arithmetic: ns
+# since 1970 do not fit awk's doubles.
+set -- $(awk -v f="$first" '!/^#/ && $1 == f { print $2, $9 }' "$TMP/slew.rec")
+t1a=$1 tra=$2
+done_ns=
+while read -r seq t1 t2 t3 t4 delay off2 status true2 rest; do
+	case $seq in \#*) continue ;; esac
+	[ "$status" = ok ] && [ $((t1 - t1a)) -ge 10000000000 ] || continue
+	done_ns=$(((tra - true2) / 2)) span=$((t1 - t1a))
+	break
+done <"$TMP/slew.rec"
+diag "slew: $done_ns ns corrected in $span ns"
+ok "after 10 s, 5 ms +-10% corrected ($done_ns ns)" \
+	test -n "$done_ns" -a "${done_ns:-0}" -ge 4500000 -a "${done_ns:-0}" -le 5500000
+ok "... at 500 ppm (+-10%)" \
+	awk -v d="$done_ns" -v s="$span" 'BEGIN { r = d / s * 1e6; exit !(r > 450 && r < 550) }'
+clockstep -c "sim:$TMP/slew" --show >"$TMP/show"
+left=$(awk '$1 == "slew_left_ns" { print $2 }' "$TMP/show")
+ok "the rest is still to slew ($left ns left)" test "$left" -gt 235000000 -a "$left" -lt 247000000
+
+wait $fpp
+wait $fmp
+freq() { clockstep -c "sim:$TMP/$1" --show | awk '$1 == "freq_ppm" { print $2 }'; }
+# The clock's frequency after each correction: the detune plus the sum of
+# the corrections so far (the sim clock adds them exactly).
+fseq() { awk -v f="$2" '!/^#/ && $20 != "-" { f += $20; printf "%.3f ", f }' "$TMP/$1.rec"; }
+diag "+50 ppm: frequency after each correction: $(fseq fp 50)"
+diag "-50 ppm: frequency after each correction: $(fseq fm -50)"
+ok "the loop acts on the clock: its frequency is the detune plus the corrections" \
+	awk -v a="$(freq fp)" -v b="$(freq fm)" -v sa="$(fseq fp 50)" -v sb="$(fseq fm -50)" 'BEGIN {
+		na = split(sa, x); nb = split(sb, y); da = a - x[na]; db = b - y[nb]
+		exit !(na > 0 && nb > 0 && da < 0.01 && da > -0.01 && db < 0.01 && db > -0.01) }'
+# The first estimate removes most of the 50 ppm; after it the loop holds
+# the frequency near zero: RMS over the later corrections well below the
+# 50 it started from (on a loaded loopback single estimates err by tens
+# of ppm, hence the loose bounds; the exact property is in the unit test).
+held() { echo "$1" | awk '{ if (NF < 2) exit 1; f1 = $1 < 0 ? -$1 : $1
+	for (i = 2; i <= NF; i++) { s += $i * $i; n++ }
+	exit !(f1 < 40 && sqrt(s / n) < 25) }'; }
+ok "+50 ppm: corrected, and held near 0 ($(fseq fp 50))" held "$(fseq fp 50)"
+ok "-50 ppm: corrected, and held near 0 ($(fseq fm -50))" held "$(fseq fm -50)"
+p99=$(cat "$TMP/fp.rec" "$TMP/fm.rec" | awk '!/^#/ && $8 == "ok" { print $6 }' | sort -n |
+	awk '{ v[NR] = $1 } END { print v[int(NR * 0.99)] / 1000 }')
+below1() { echo "$1" | awk '{ for (i = 1; i <= NF && i <= 10; i++) if ($i < 1 && $i > -1) exit 0; exit 1 }'; }
+both_below1() { below1 "$(fseq fp 50)" && below1 "$(fseq fm -50)"; }
+if awk -v p="$p99" 'BEGIN { exit !(p < 300) }' || [ "${NTPX_STRICT:-0}" = 1 ]; then
+	ok "residual frequency error below 1 ppm within 10 corrections" \
+		both_below1
+else
+	skip "residual frequency error below 1 ppm within 10 corrections" \
+		"loopback too noisy here: rtt p99 $p99 us"
+fi
+
+done_testing

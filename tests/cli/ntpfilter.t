@@ -1,0 +1,90 @@
+#!/bin/sh
+# ntpfilter: hand-computed windows with lost, bogus, KoD and rejected
+# replies; djitter against OpenNTPD's own formula (control.c
+# build_show_peer, written out again in awk) on a longer recording; and
+# the header handling.
+. "$(dirname "$0")/../lib.sh"
+plan 14
+
+hdr() {
+	echo "#ntpx-record 1"
+	echo "#tool ntpprobe test"
+	echo "#fields seq t1 t2 t3 t4 delay off2 status"
+}
+# seq delay off2 status -> a record line (the filter reads only these)
+rec() { echo "$1 1 2 3 4 $2 $3 $4"; }
+
+{
+	hdr
+	rec 1 1000 200 ok
+	rec 2 - - timeout
+	rec 3 800 -100 ok
+	rec 4 - - bogus
+	rec 5 1200 50 ok
+	rec 6 900 400 ok
+	rec 7 - - kod
+	rec 8 - - dropped
+	rec 9 -5 0 ok
+	rec 10 700 -300 ok
+} >"$TMP/in"
+
+ntpfilter "$TMP/in" >"$TMP/out"
+is "$?" 0 "exit 0"
+is "$(sed -n 3p "$TMP/out")" \
+	"#fields seq t1 t2 t3 t4 delay off2 status foff2 fdelay jitter djitter fcount trust valid update" \
+	"#fields gains the filter's columns"
+is "$(head -2 "$TMP/out")" "$(head -2 "$TMP/in")" "other headers pass through"
+# Columns after status: foff2 fdelay jitter djitter fcount trust valid update
+cols() { awk -v s="$1" '!/^#/ && $1 == s { $1=$2=$3=$4=$5=$6=$7=$8=""; sub(/^ +/, ""); print }' "$TMP/out"; }
+is "$(cols 1)" "200 1000 0 0 1 3 0 0" "one reply: itself, trust 3"
+is "$(cols 2)" "200 1000 0 0 1 3 0 0" "a timeout takes no slot and, below 6, no trust"
+# best (-100, 800); the other: offset 100 vs -50 -> 150; delay 1000 vs 800 -> 200
+is "$(cols 3)" "-100 800 150 200 2 4 0 0" "the lower delay wins; both jitters"
+is "$(cols 4)" "-100 800 150 200 2 4 0 0" "bogus: nothing changes below trust 6"
+# offsets 100, 25 about -50: sqrt((150^2 + 75^2)/2) = 118.6; delays 200, 400: sqrt(1e5) = 316.2
+is "$(cols 5)" "-100 800 119 316 3 5 0 0" "three samples"
+# sqrt((150^2 + 75^2 + 250^2)/3) = 173.8; sqrt((200^2 + 400^2 + 100^2)/3) = 264.6
+is "$(cols 6)" "-100 800 174 265 4 6 1 0" "valid from the fourth reply"
+is "$(cols 7)" "-100 800 174 265 4 6 1 0" "KoD: trust unchanged"
+is "$(cols 8)" "-100 800 174 265 4 3 0 0" "a loss halves trust 6 to 3: invalid"
+is "$(cols 9)" "-100 800 174 265 4 3 0 0" "a negative delay is rejected, as OpenNTPD does"
+
+# A longer recording with pseudo-random delays and offsets, some lost:
+# djitter must equal ntpctl's jitter over the same 8 slots, every line.
+awk 'BEGIN {
+	print "#ntpx-record 1"; print "#fields seq t1 t2 t3 t4 delay off2 status"
+	x = 12345
+	for (i = 1; i <= 60; i++) {
+		x = (x * 1103515245 + 12345) % 2147483648
+		if (x % 7 == 0) { print i, "- - - - - - timeout"; continue }
+		print i, 1, 2, 3, 4, 50000 + x % 40000, (x % 20000) - 10000, "ok"
+	}
+}' >"$TMP/long"
+ntpfilter "$TMP/long" >"$TMP/lout"
+awk '
+function sq(v) { return v * v }
+BEGIN { shift = 0 }
+/^#/ { next }
+{
+	if ($8 == "ok") { delay[shift] = $6; off[shift] = $7 / 2; shift = (shift + 1) % 8 }
+	# control.c build_show_peer(), slot for slot
+	best = -1; cnt = 0; j = 0
+	for (s = 0; s < 8; s++)
+		if ((s in delay) && delay[s] > 0 && (best == -1 || delay[s] < delay[best])) best = s
+	if (best != -1) {
+		for (s = 0; s < 8; s++)
+			if ((s in delay) && delay[s] > 0 && s != best) { j += sq(delay[s] - delay[best]); cnt++ }
+		if (cnt > 1) j /= cnt
+		j = sqrt(j)
+	}
+	want = sprintf("%.0f", j)
+	if ($12 != want) { bad++; print "line " $1 ": djitter " $12 ", OpenNTPD " want > "/dev/stderr" }
+	n++
+}
+END { exit !(n == 60 && !bad) }' "$TMP/lout"
+is "$?" 0 "djitter equals OpenNTPD's ntpctl jitter on 60 records"
+
+ntpfilter "$TMP/out" >/dev/null 2>"$TMP/err"
+ok "filtering twice is refused, saying why" grep -q "column 'foff2' is there already" "$TMP/err"
+
+done_testing
