@@ -97,6 +97,20 @@ build/fuzz/%: tests/fuzz/%.c $(LIB_SRC) build/version.h
 	$(CLANG) -std=gnu11 -g -O1 -D_GNU_SOURCE -Ilib -Ibuild $(PKG_CFLAGS) \
 	  -fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRC) $(PKG_LIBS) -lm
 
+# The uudp transport's XDP program (lib/bpf/NAME.bpf.c), compiled for the
+# BPF target and embedded in libntpx as a byte array (build/bpf/NAME.h), so
+# that nothing needs to be found at run time.
+BPF_CFLAGS := -O2 -g -target bpf -Wall -Werror \
+              -I/usr/include/$(shell $(CC) -print-multiarch 2>/dev/null)
+build/bpf/%.o: lib/bpf/%.bpf.c
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c -o $@ $<
+build/bpf/%.h: build/bpf/%.o
+	{ echo 'static const unsigned char $*_bpf_obj[] = {'; \
+	  od -An -v -tx1 $< | sed 's/ *\([0-9a-f][0-9a-f]\)/0x\1,/g'; echo '};'; } > $@
+build/lib/port_xdp.o $(FUZZ): build/bpf/ntpx_xdp.h
+.PRECIOUS: build/bpf/%.o
+
 check: deps all $(UNIT) $(HELPERS)
 	@chmod +x $(SCRIPTS) tests/*/*.t 2>/dev/null || true
 	CMOCKA_MESSAGE_OUTPUT=TAP prove -e '' $(PROVE_FLAGS) $(TESTS)

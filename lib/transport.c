@@ -16,6 +16,7 @@
 
 static const struct transport_ops *const backends[] = {
 	&udp_transport_ops,
+	&uudp_transport_ops,
 	&ib_transport_ops,	/* built always; a host without RDMA fails at open */
 };
 

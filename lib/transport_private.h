@@ -41,6 +41,7 @@ struct transport {
 void transport_stamp_xmt(void *buf, int64_t ns);
 
 extern const struct transport_ops udp_transport_ops;
+extern const struct transport_ops uudp_transport_ops;
 extern const struct transport_ops ib_transport_ops;
 
 #endif

@@ -214,7 +214,7 @@ static void exchange(struct probe *p, uint64_t seq, struct record_exchange *x)
 static void summary(struct probe *p)
 {
 	uint64_t lost = p->counts[RECORD_TIMEOUT] + p->counts[RECORD_DROPPED];
-	char med[32] = "-";
+	char med[32] = "-", ctr[1024];
 	int i;
 
 	if (p->ndelays)
@@ -230,6 +230,9 @@ static void summary(struct probe *p)
 	if (p->late)
 		fprintf(stderr, ", late %llu", (unsigned long long)p->late);
 	fprintf(stderr, ", median delay %s\n", med);
+	transport_counters(p->t, ctr, sizeof(ctr));
+	if (ctr[0])
+		fprintf(stderr, "%s: transport %s\n", opt_prog, ctr);
 }
 
 /* Sleeps until @when (CLOCK_MONOTONIC ns); returns early on a signal. */

@@ -288,6 +288,13 @@ int main(int argc, char **argv)
 	if (send_errors)
 		fprintf(stderr, ", send errors %llu", (unsigned long long)send_errors);
 	fputc('\n', stderr);
+	{
+		char ctr[1024];
+
+		transport_counters(t, ctr, sizeof(ctr));
+		if (ctr[0])
+			fprintf(stderr, "%s: transport %s\n", opt_prog, ctr);
+	}
 	if (log && log != stdout)
 		fclose(log);
 	transport_close(t);

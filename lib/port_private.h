@@ -1,0 +1,76 @@
+/*
+ * port_private.h - frame ports: where uudp.c hands whole Ethernet frames
+ * to a NIC and takes them back, bypassing the kernel's UDP stack.
+ *
+ * A port is opened on one network interface for one local UDP port: the
+ * port arranges that the NIC delivers to it the IPv4 UDP frames addressed
+ * to that port (an XDP program, a flow rule) and nothing else, so ARP and
+ * all other traffic stay with the kernel.  Frames are built in memory the
+ * port owns (tx_buf), so nothing is copied between building and sending.
+ *
+ * A backend embeds struct port first and fills it in its *_open():
+ * port_xdp.c (AF_XDP, any NIC, veth), port_verbs.c (raw-packet QP).
+ */
+#ifndef NTPX_PORT_PRIVATE_H
+#define NTPX_PORT_PRIVATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* port capabilities */
+#define PORT_CAP_IP_CSUM	0x1	/* the NIC fills the IPv4 header checksum */
+
+struct port_config {
+	const char *dev;	/* interface name */
+	int ifindex;
+	uint16_t udp_port;	/* local UDP port to steer, host order */
+	uint32_t ip;		/* local IPv4 address, host order; 0: any */
+	uint8_t mac[6];		/* the interface's MAC */
+	int busy_poll;		/* nonzero: the caller spins; tune for it */
+};
+
+struct port;
+
+struct port_ops {
+	const char *name;	/* "xdp", "verbs" */
+	/*
+	 * A buffer for one outgoing frame of up to *cap bytes, or NULL when
+	 * every buffer is in flight (-EAGAIN for the caller).
+	 */
+	void *(*tx_buf)(struct port *p, size_t *cap);
+	/*
+	 * Hands the frame in @buf (from tx_buf) of @len bytes to the NIC.
+	 * @flags: PORT_CAP_* the frame relies on.  0 or -errno.
+	 */
+	int (*tx_submit)(struct port *p, void *buf, size_t len, int flags);
+	/*
+	 * The next received frame, without waiting: 1 with *frame and *len
+	 * set (valid until rx_release), 0 when none is waiting, or -errno.
+	 */
+	int (*rx_next)(struct port *p, const void **frame, size_t *len);
+	/* Gives the frame from the last rx_next back to the NIC. */
+	void (*rx_release)(struct port *p);
+	void (*close)(struct port *p);
+	/* Optional: port-level counters as "name=value" words, appended. */
+	void (*counters)(struct port *p, char *buf, size_t len);
+};
+
+struct port {
+	const struct port_ops *ops;
+	int fd;			/* polls readable when a frame may be waiting */
+	int caps;		/* PORT_CAP_* */
+	size_t frame_max;	/* bytes: the largest frame tx_buf can hold (>= 60) */
+	char mode[32];		/* how it runs, for logs: "skb copy", "drv zerocopy" */
+};
+
+/*
+ * Each returns NULL with one line in @err (the device, then the cause).
+ * port_verbs_open() fails fast when the interface has no verbs device.
+ */
+struct port *port_xdp_open(const struct port_config *cfg, char *err, size_t errlen);
+struct port *port_verbs_open(const struct port_config *cfg, char *err, size_t errlen);
+
+/* Nonzero when @dev has an RDMA device behind it (sysfs), for via=auto. */
+int port_verbs_present(const char *dev);
+
+#endif

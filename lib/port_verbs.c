@@ -1,0 +1,415 @@
+/*
+ * port_verbs.c - the raw-packet verbs frame port (ConnectX and the like):
+ * the path the original study measured.
+ *
+ * An IBV_QPT_RAW_PACKET queue pair on the RDMA device behind the network
+ * interface sends whole Ethernet frames and receives the frames that one
+ * flow rule steers to it: Ethernet to our MAC, IPv4 (to our address when
+ * we have one), UDP to our port.  Everything else, ARP included, keeps
+ * going to the kernel.  Send and receive buffers live in one registered
+ * region; receive completions are polled and each buffer is posted again
+ * when uudp.c has read it.  When the device can compute the IPv4 header
+ * checksum (IBV_DEVICE_RAW_IP_CSUM), frames go out with IBV_SEND_IP_CSUM
+ * and uudp.c leaves that checksum to it.
+ *
+ * Compiled in every build; on a machine without an RDMA device the open
+ * fails at once with one line saying so.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <arpa/inet.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+
+#include "port_private.h"
+
+#define PORT_VERBS_BUF		2048	/* bytes per buffer: one 1500-MTU frame */
+#define PORT_VERBS_RX		256	/* receive buffers posted */
+#define PORT_VERBS_TX		256	/* send buffers */
+#define PORT_VERBS_PORT		1	/* one netdev, one ibdev port */
+
+struct verbs_port {
+	struct port p;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_comp_channel *ch;
+	struct ibv_cq *rx_cq, *tx_cq;
+	struct ibv_qp *qp;
+	struct ibv_flow *flow;
+	struct ibv_mr *mr;
+	unsigned char *mem;		/* RX buffers, then TX buffers */
+	unsigned tx_free[PORT_VERBS_TX];
+	unsigned ntx_free;
+	unsigned tx_cur;
+	uint64_t rx_cur;		/* wr_id of the frame handed out */
+	int rx_held;
+	uint64_t rx_errors, tx_errors, repost_errors;
+};
+
+static const struct port_ops verbs_port_ops;
+
+/* The RDMA device behind netdev @dev, from sysfs; 0 or -1. */
+static int verbs_ibdev(const char *dev, char *name, size_t len)
+{
+	char path[256];
+	struct dirent *de;
+	DIR *d;
+	int rc = -1;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/device/infiniband", dev);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.') {
+			snprintf(name, len, "%.63s", de->d_name);
+			rc = 0;
+			break;
+		}
+	closedir(d);
+	return rc;
+}
+
+int port_verbs_present(const char *dev)
+{
+	char name[64];
+
+	return verbs_ibdev(dev, name, sizeof(name)) == 0;
+}
+
+static int verbs_post_rx(struct verbs_port *v, uint64_t i)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)(v->mem + i * PORT_VERBS_BUF),
+		.length = PORT_VERBS_BUF,
+		.lkey = v->mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	return ibv_post_recv(v->qp, &wr, &bad);
+}
+
+static int verbs_qp_up(struct verbs_port *v)
+{
+	struct ibv_qp_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = PORT_VERBS_PORT;
+	if (ibv_modify_qp(v->qp, &a, IBV_QP_STATE | IBV_QP_PORT))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(v->qp, &a, IBV_QP_STATE))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	return ibv_modify_qp(v->qp, &a, IBV_QP_STATE) ? -1 : 0;
+}
+
+/*
+ * Steers Ethernet to our MAC + IPv4 (to our address) + UDP to our port.
+ * The specs follow the attribute back to back, each at its own size.
+ */
+static int verbs_flow(struct verbs_port *v, const struct port_config *cfg)
+{
+	uint64_t raw[64];	/* aligned for struct ibv_flow_attr */
+	struct ibv_flow_attr attr = {
+		.type = IBV_FLOW_ATTR_NORMAL,
+		.size = sizeof(attr) + sizeof(struct ibv_flow_spec_eth) +
+			sizeof(struct ibv_flow_spec_ipv4) + sizeof(struct ibv_flow_spec_tcp_udp),
+		.num_of_specs = 3,
+		.port = PORT_VERBS_PORT,
+	};
+	struct ibv_flow_spec_eth eth = { .type = IBV_FLOW_SPEC_ETH, .size = sizeof(eth) };
+	struct ibv_flow_spec_ipv4 ip = { .type = IBV_FLOW_SPEC_IPV4, .size = sizeof(ip) };
+	struct ibv_flow_spec_tcp_udp udp = { .type = IBV_FLOW_SPEC_UDP, .size = sizeof(udp) };
+	unsigned char *b = (unsigned char *)raw;
+
+	memcpy(eth.val.dst_mac, cfg->mac, 6);
+	memset(eth.mask.dst_mac, 0xff, 6);
+	eth.val.ether_type = htons(0x0800);
+	eth.mask.ether_type = 0xffff;
+	if (cfg->ip) {
+		ip.val.dst_ip = htonl(cfg->ip);
+		ip.mask.dst_ip = 0xffffffff;
+	}
+	udp.val.dst_port = htons(cfg->udp_port);
+	udp.mask.dst_port = 0xffff;
+	memset(raw, 0, sizeof(raw));
+	memcpy(b, &attr, sizeof(attr));
+	b += sizeof(attr);
+	memcpy(b, &eth, sizeof(eth));
+	b += sizeof(eth);
+	memcpy(b, &ip, sizeof(ip));
+	b += sizeof(ip);
+	memcpy(b, &udp, sizeof(udp));
+	v->flow = ibv_create_flow(v->qp, (struct ibv_flow_attr *)raw);
+	return v->flow ? 0 : -1;
+}
+
+static void verbs_close_all(struct verbs_port *v)
+{
+	if (v->flow)
+		ibv_destroy_flow(v->flow);
+	if (v->qp)
+		ibv_destroy_qp(v->qp);
+	if (v->rx_cq)
+		ibv_destroy_cq(v->rx_cq);
+	if (v->tx_cq)
+		ibv_destroy_cq(v->tx_cq);
+	if (v->ch)
+		ibv_destroy_comp_channel(v->ch);
+	if (v->mr)
+		ibv_dereg_mr(v->mr);
+	if (v->pd)
+		ibv_dealloc_pd(v->pd);
+	if (v->ctx)
+		ibv_close_device(v->ctx);
+	if (v->mem)
+		munmap(v->mem, (size_t)(PORT_VERBS_RX + PORT_VERBS_TX) * PORT_VERBS_BUF);
+	free(v);
+}
+
+struct port *port_verbs_open(const struct port_config *cfg, char *err, size_t errlen)
+{
+	struct ibv_qp_init_attr qa = {
+		.qp_type = IBV_QPT_RAW_PACKET,
+		.cap = { .max_send_wr = PORT_VERBS_TX, .max_recv_wr = PORT_VERBS_RX,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	size_t size = (size_t)(PORT_VERBS_RX + PORT_VERBS_TX) * PORT_VERBS_BUF;
+	struct ibv_device **list = NULL;
+	struct ibv_device_attr da;
+	struct verbs_port *v;
+	char ibdev[64];
+	int i, n = 0;
+
+	/* Fail fast, before any allocation, when there is nothing to open. */
+	if (verbs_ibdev(cfg->dev, ibdev, sizeof(ibdev))) {
+		snprintf(err, errlen, "%s: no RDMA device behind this interface "
+			 "(via=verbs needs a raw-packet capable NIC; try via=xdp)", cfg->dev);
+		return NULL;
+	}
+	v = calloc(1, sizeof(*v));
+	if (!v) {
+		snprintf(err, errlen, "%s: out of memory", cfg->dev);
+		return NULL;
+	}
+	list = ibv_get_device_list(&n);
+	for (i = 0; list && i < n; i++)
+		if (strcmp(ibv_get_device_name(list[i]), ibdev) == 0)
+			break;
+	if (!list || i == n) {
+		snprintf(err, errlen, "%s: RDMA device %s not found by libibverbs", cfg->dev,
+			 ibdev);
+		goto fail;
+	}
+	v->ctx = ibv_open_device(list[i]);
+	if (!v->ctx) {
+		snprintf(err, errlen, "%s: cannot open %s: %s", cfg->dev, ibdev, strerror(errno));
+		goto fail;
+	}
+	if (ibv_query_device(v->ctx, &da) == 0 &&
+	    (da.device_cap_flags & IBV_DEVICE_RAW_IP_CSUM))
+		v->p.caps |= PORT_CAP_IP_CSUM;
+	v->mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (v->mem == MAP_FAILED) {
+		v->mem = NULL;
+		snprintf(err, errlen, "%s: buffers: %s", cfg->dev, strerror(errno));
+		goto fail;
+	}
+	v->pd = ibv_alloc_pd(v->ctx);
+	if (!v->pd) {
+		snprintf(err, errlen, "%s: %s: protection domain: %s", cfg->dev, ibdev,
+			 strerror(errno));
+		goto fail;
+	}
+	v->mr = ibv_reg_mr(v->pd, v->mem, size, IBV_ACCESS_LOCAL_WRITE);
+	if (!v->mr) {
+		snprintf(err, errlen, "%s: %s: memory registration: %s", cfg->dev, ibdev,
+			 strerror(errno));
+		goto fail;
+	}
+	v->ch = ibv_create_comp_channel(v->ctx);
+	if (!v->ch || fcntl(v->ch->fd, F_SETFL, fcntl(v->ch->fd, F_GETFL) | O_NONBLOCK)) {
+		snprintf(err, errlen, "%s: %s: completion channel: %s", cfg->dev, ibdev,
+			 strerror(errno));
+		goto fail;
+	}
+	v->rx_cq = ibv_create_cq(v->ctx, PORT_VERBS_RX, NULL, v->ch, 0);
+	v->tx_cq = ibv_create_cq(v->ctx, PORT_VERBS_TX, NULL, NULL, 0);
+	if (!v->rx_cq || !v->tx_cq) {
+		snprintf(err, errlen, "%s: %s: completion queue: %s", cfg->dev, ibdev,
+			 strerror(errno));
+		goto fail;
+	}
+	qa.send_cq = v->tx_cq;
+	qa.recv_cq = v->rx_cq;
+	v->qp = ibv_create_qp(v->pd, &qa);
+	if (!v->qp) {
+		snprintf(err, errlen, "%s: %s: raw-packet QP: %s%s", cfg->dev, ibdev,
+			 strerror(errno), errno == EPERM ? " (needs CAP_NET_RAW)" : "");
+		goto fail;
+	}
+	if (verbs_qp_up(v)) {
+		snprintf(err, errlen, "%s: %s: QP to ready-to-send: %s", cfg->dev, ibdev,
+			 strerror(errno));
+		goto fail;
+	}
+	for (i = 0; i < PORT_VERBS_RX; i++)
+		if (verbs_post_rx(v, (uint64_t)i)) {
+			snprintf(err, errlen, "%s: %s: posting receives: %s", cfg->dev, ibdev,
+				 strerror(errno));
+			goto fail;
+		}
+	for (i = 0; i < PORT_VERBS_TX; i++)
+		v->tx_free[v->ntx_free++] = PORT_VERBS_RX + (unsigned)i;
+	if (verbs_flow(v, cfg)) {
+		snprintf(err, errlen, "%s: %s: flow rule for UDP port %u: %s", cfg->dev, ibdev,
+			 cfg->udp_port, strerror(errno));
+		goto fail;
+	}
+	if (ibv_req_notify_cq(v->rx_cq, 0)) {
+		snprintf(err, errlen, "%s: %s: arming the completion queue: %s", cfg->dev,
+			 ibdev, strerror(errno));
+		goto fail;
+	}
+	ibv_free_device_list(list);
+	v->p.ops = &verbs_port_ops;
+	v->p.fd = v->ch->fd;
+	v->p.frame_max = PORT_VERBS_BUF;
+	snprintf(v->p.mode, sizeof(v->p.mode), "%.16s raw%s", ibdev,
+		 v->p.caps & PORT_CAP_IP_CSUM ? " ipcsum" : "");
+	return &v->p;
+
+fail:
+	if (list)
+		ibv_free_device_list(list);
+	verbs_close_all(v);
+	return NULL;
+}
+
+static void verbs_reap(struct verbs_port *v)
+{
+	struct ibv_wc wc[16];
+	int n, i;
+
+	while ((n = ibv_poll_cq(v->tx_cq, 16, wc)) > 0)
+		for (i = 0; i < n; i++) {
+			if (wc[i].status != IBV_WC_SUCCESS)
+				v->tx_errors++;
+			v->tx_free[v->ntx_free++] = (unsigned)wc[i].wr_id;
+		}
+}
+
+static void *verbs_tx_buf(struct port *p, size_t *cap)
+{
+	struct verbs_port *v = (struct verbs_port *)p;
+
+	verbs_reap(v);
+	if (!v->ntx_free)
+		return NULL;
+	v->tx_cur = v->tx_free[--v->ntx_free];
+	*cap = PORT_VERBS_BUF;
+	return v->mem + (size_t)v->tx_cur * PORT_VERBS_BUF;
+}
+
+static int verbs_tx_submit(struct port *p, void *buf, size_t len, int flags)
+{
+	struct verbs_port *v = (struct verbs_port *)p;
+	struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = (uint32_t)len,
+			       .lkey = v->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = v->tx_cur, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
+	int rc;
+
+	if (flags & PORT_CAP_IP_CSUM)
+		wr.send_flags |= IBV_SEND_IP_CSUM;
+	rc = ibv_post_send(v->qp, &wr, &bad);
+	if (rc) {
+		v->tx_free[v->ntx_free++] = v->tx_cur;
+		return -rc;
+	}
+	return 0;
+}
+
+static int verbs_rx_next(struct port *p, const void **frame, size_t *len)
+{
+	struct verbs_port *v = (struct verbs_port *)p;
+	struct ibv_cq *cq;
+	struct ibv_wc wc;
+	void *ctx;
+	int n;
+
+	if (v->rx_held)
+		return -EBUSY;
+	for (;;) {
+		n = ibv_poll_cq(v->rx_cq, 1, &wc);
+		if (n < 0)
+			return -EIO;
+		if (n == 0) {
+			/* Consume a wakeup and re-arm, then look once more:
+			   a completion may have come in between. */
+			if (ibv_get_cq_event(v->ch, &cq, &ctx) == 0) {
+				ibv_ack_cq_events(cq, 1);
+				ibv_req_notify_cq(v->rx_cq, 0);
+				continue;
+			}
+			return 0;
+		}
+		if (wc.status != IBV_WC_SUCCESS) {
+			v->rx_errors++;
+			if (verbs_post_rx(v, wc.wr_id))
+				v->repost_errors++;
+			continue;
+		}
+		break;
+	}
+	v->rx_cur = wc.wr_id;
+	v->rx_held = 1;
+	*frame = v->mem + wc.wr_id * PORT_VERBS_BUF;
+	*len = wc.byte_len;
+	return 1;
+}
+
+static void verbs_rx_release(struct port *p)
+{
+	struct verbs_port *v = (struct verbs_port *)p;
+
+	if (!v->rx_held)
+		return;
+	v->rx_held = 0;
+	if (verbs_post_rx(v, v->rx_cur))
+		v->repost_errors++;
+}
+
+static void verbs_close(struct port *p)
+{
+	verbs_close_all((struct verbs_port *)p);
+}
+
+static void verbs_counters(struct port *p, char *buf, size_t len)
+{
+	struct verbs_port *v = (struct verbs_port *)p;
+
+	snprintf(buf, len, "rx_errors=%llu tx_errors=%llu repost_errors=%llu",
+		 (unsigned long long)v->rx_errors, (unsigned long long)v->tx_errors,
+		 (unsigned long long)v->repost_errors);
+}
+
+static const struct port_ops verbs_port_ops = {
+	.name = "verbs",
+	.tx_buf = verbs_tx_buf,
+	.tx_submit = verbs_tx_submit,
+	.rx_next = verbs_rx_next,
+	.rx_release = verbs_rx_release,
+	.close = verbs_close,
+	.counters = verbs_counters,
+};

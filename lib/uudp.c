@@ -1,0 +1,549 @@
+/*
+ * uudp.c - userspace UDP: the program builds Ethernet/IPv4/UDP frames in
+ * its own memory and hands them to a frame port (AF_XDP or a raw-packet
+ * verbs QP), past the kernel's UDP stack; on the wire it is plain UDP.
+ *
+ *   uudp://HOST:PORT?dev=IF[&via=xdp|verbs][&mac=MAC][&src=ADDR]
+ *
+ * A client talks to HOST:PORT out of dev; a server answers on PORT at
+ * HOST ("*" or 0.0.0.0: any of dev's IPv4 addresses).  via= picks the
+ * port (default: verbs when dev has an RDMA device, else xdp).  mac= is
+ * the next hop's MAC, overriding the neighbour table; src= the source
+ * address (default: the route's preferred source).
+ *
+ * The kernel keeps the addresses: our UDP port is reserved by an ordinary
+ * socket bound to it (so no kernel socket takes it), the next hop and
+ * source come from the routing table, the next hop's MAC from the
+ * neighbour table (lib/neigh.c), and ARP stays with the kernel.  A server
+ * answers to the MAC a request came from, as a reflector should.
+ *
+ * Liveness (lib/peer.c): a client's request (an NTP client-mode packet)
+ * that drew no reply by the next request, 1 ms or more later, is a miss; after a run of PEER_MISS_LIMIT_DEFAULT misses the
+ * neighbour is forgotten and resolved again (spaced by the peer backoff),
+ * so a server whose NIC or MAC changed is found again.
+ *
+ * Timestamps: T1/T3 are read immediately before the frame is handed to
+ * the port (after the transmit stamp is written and the UDP checksum
+ * computed over it), T2/T4 immediately after the port shows a received
+ * frame, before it is checked.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "frame.h"
+#include "neigh.h"
+#include "peer.h"
+#include "port_private.h"
+#include "transport_private.h"
+
+#define UUDP_RESOLVE_NS		(500 * 1000000LL)	/* at open: 500 ms */
+#define UUDP_RERESOLVE_NS	(200 * 1000000LL)	/* after a loss: 200 ms */
+#define UUDP_MISS_MIN_NS	(1 * 1000000LL)		/* a request younger than this
+							   when the next goes out is
+							   not missed */
+#define UUDP_ERR_CHECK_NS	(1 * 1000000LL)		/* ICMP errors read at most
+							   this often while idle */
+
+/* What a uudp transport_addr holds: the other side, and our address it used. */
+struct uudp_addr {
+	uint32_t ip;		/* host order */
+	uint32_t local_ip;	/* host order: the address the request was sent to */
+	uint16_t port;
+	uint8_t mac[6];
+};
+
+struct uudp_transport {
+	struct transport t;
+	struct port *port;
+	char dev[32];
+	int ifindex;
+	struct frame_addr local;	/* our MAC, source IP and UDP port */
+	struct frame_addr remote;	/* client: the server (MAC: the next hop's) */
+	uint32_t nexthop;		/* client: whose MAC we need */
+	int mac_fixed;			/* mac= given: never resolve */
+	int resolved;
+	int awaiting;			/* client: a request without reply yet */
+	int64_t req_ns;			/* CLOCK_MONOTONIC ns it was sent */
+	struct peer peer;
+	struct frame_filter filter;
+	struct frame_counters rx;
+	uint64_t rx_foreign;		/* client: good frames from another sender */
+	uint64_t rx_truncated;
+	uint64_t tx_frames, tx_busy, resolve_errors;
+	uint16_t ip_id;
+	int reserve_fd;			/* kernel socket holding our UDP port */
+	int epfd;			/* client: port fd + reserve_fd, for poll */
+	int64_t err_check_ns;		/* client: when reserve_fd was last read */
+};
+
+static const char *const uudp_params[] = { "dev", "via", "mac", "src", NULL };
+
+#define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); goto fail; } while (0)
+
+static int ipv4_resolve(const char *host, uint32_t *ip)
+{
+	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_DGRAM };
+	struct addrinfo *ai;
+	struct in_addr a;
+
+	if (inet_pton(AF_INET, host, &a) == 1) {
+		*ip = ntohl(a.s_addr);
+		return 0;
+	}
+	if (getaddrinfo(host, NULL, &hints, &ai))
+		return -1;
+	*ip = ntohl(((struct sockaddr_in *)ai->ai_addr)->sin_addr.s_addr);
+	freeaddrinfo(ai);
+	return 0;
+}
+
+/*
+ * Reserves UDP @port (0: any, the chosen one returned) on @ip at the
+ * kernel, so that no kernel socket is given the port whose frames our
+ * XDP program or flow rule takes.  Returns the fd or -errno.
+ */
+static int port_reserve(const char *dev, uint32_t ip, uint16_t *port)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(*port),
+				   .sin_addr.s_addr = htonl(ip) };
+	socklen_t len = sizeof(sin);
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -errno;
+	if (setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, dev, (socklen_t)strlen(dev) + 1) ||
+	    bind(fd, (struct sockaddr *)&sin, sizeof(sin)) ||
+	    getsockname(fd, (struct sockaddr *)&sin, &len)) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	*port = ntohs(sin.sin_port);
+	return fd;
+}
+
+/*
+ * A client's server that is down answers with ICMP port unreachable.  The
+ * kernel hands that error to the socket that reserves our port once it is
+ * connected to the server (as udp.c's socket is), so uudp reports
+ * -ECONNREFUSED like the kernel path.  transport_fd() becomes an epoll
+ * set of the frame port and that socket, so a sleeping caller wakes for
+ * either.
+ */
+static int uudp_watch_refused(struct uudp_transport *u, char *err, size_t errlen)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(u->remote.port),
+				   .sin_addr.s_addr = htonl(u->remote.ip) };
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	if (connect(u->reserve_fd, (struct sockaddr *)&sin, sizeof(sin))) {
+		snprintf(err, errlen, "connect: %s", strerror(errno));
+		return -1;
+	}
+	u->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (u->epfd < 0) {
+		snprintf(err, errlen, "epoll: %s", strerror(errno));
+		return -1;
+	}
+	ev.data.fd = u->port->fd;
+	if (epoll_ctl(u->epfd, EPOLL_CTL_ADD, u->port->fd, &ev))
+		goto no_ctl;
+	ev.data.fd = u->reserve_fd;
+	if (epoll_ctl(u->epfd, EPOLL_CTL_ADD, u->reserve_fd, &ev))
+		goto no_ctl;
+	u->t.fd = u->epfd;
+	return 0;
+
+no_ctl:
+	snprintf(err, errlen, "epoll: %s", strerror(errno));
+	return -1;
+}
+
+/*
+ * -ECONNREFUSED when the kernel holds an ICMP error for our port, else 0.
+ * Read at most every UUDP_ERR_CHECK_NS while the port is idle, so that a
+ * busy-polling caller does not pay a system call per spin.  Anything the
+ * kernel queued on the socket (frames for our port that arrived before
+ * the XDP program or flow rule was in place) is discarded on the way.
+ */
+static int uudp_refused(struct uudp_transport *u)
+{
+	int64_t now = clock_monotonic_ns();
+	char b;
+
+	if (now - u->err_check_ns < UUDP_ERR_CHECK_NS)
+		return 0;
+	u->err_check_ns = now;
+	while (recv(u->reserve_fd, &b, 1, MSG_DONTWAIT) >= 0)
+		;
+	return errno == ECONNREFUSED ? -ECONNREFUSED : 0;
+}
+
+/* The client's next hop MAC, from the kernel (after forgetting, if @fresh). */
+static int uudp_resolve(struct uudp_transport *u, int fresh, int64_t timeout,
+			char *err, size_t errlen)
+{
+	uint8_t mac[6];
+
+	if (fresh && neigh_forget(u->ifindex, u->nexthop, err, errlen))
+		return -1;
+	if (neigh_resolve(u->ifindex, u->nexthop, mac, timeout, err, errlen))
+		return -1;
+	memcpy(u->remote.mac, mac, 6);
+	u->resolved = 1;
+	return 0;
+}
+
+static struct transport *uudp_open(const struct endpoint *ep, enum transport_role role,
+				   char *err, size_t errlen)
+{
+	const char *dev = endpoint_param(ep, "dev");
+	const char *via = endpoint_param(ep, "via");
+	const char *mac = endpoint_param(ep, "mac");
+	const char *src = endpoint_param(ep, "src");
+	struct uudp_transport *u;
+	struct port_config pc = { 0 };
+	char why[200];
+	uint32_t host, prefsrc = 0;
+	int n, wildcard;
+
+	u = calloc(1, sizeof(*u));
+	if (!u) {
+		snprintf(err, errlen, "%s: out of memory", ep->url);
+		return NULL;
+	}
+	u->reserve_fd = -1;
+	u->epfd = -1;
+	if (!dev)
+		FAIL("%s: uudp needs dev=INTERFACE", ep->url);
+	if (via && strcmp(via, "xdp") && strcmp(via, "verbs"))
+		FAIL("%s: bad via '%s' (xdp or verbs)", ep->url, via);
+	if (mac && frame_mac_parse(mac, u->remote.mac))
+		FAIL("%s: bad mac '%s' (expected aa:bb:cc:dd:ee:ff)", ep->url, mac);
+	u->mac_fixed = mac != NULL;
+	if (role == TRANSPORT_SERVER && src)
+		FAIL("%s: src= is for clients; a server answers from its own address", ep->url);
+	if (role == TRANSPORT_SERVER && mac)
+		FAIL("%s: mac= is for clients; a server answers to the sender's MAC", ep->url);
+	snprintf(u->dev, sizeof(u->dev), "%.31s", dev);
+	if (neigh_link(dev, &u->ifindex, u->local.mac, why, sizeof(why)))
+		FAIL("%s: %s", ep->url, why);
+	wildcard = strcmp(ep->host, "*") == 0;
+	if (!wildcard && ipv4_resolve(ep->host, &host))
+		FAIL("%s: cannot resolve '%s' to an IPv4 address", ep->url, ep->host);
+	if (wildcard)
+		host = 0;
+
+	if (role == TRANSPORT_SERVER) {
+		if (host) {
+			u->filter.nip = 1;
+			u->filter.ip[0] = host;
+		} else {
+			n = neigh_addrs(u->ifindex, u->filter.ip, 8, why, sizeof(why));
+			if (n < 0)
+				FAIL("%s: %s", ep->url, why);
+			if (n == 0)
+				FAIL("%s: %s has no IPv4 address", ep->url, dev);
+			u->filter.nip = n;
+		}
+		u->local.ip = host;
+		u->local.port = ep->port;
+	} else {
+		if (!host)
+			FAIL("%s: a client needs the server's address", ep->url);
+		u->remote.ip = host;
+		u->remote.port = ep->port;
+		if (ep->port == 0)
+			FAIL("%s: port 0", ep->url);
+		if (neigh_route(host, u->ifindex, &u->nexthop, &prefsrc, why, sizeof(why)))
+			FAIL("%s: %s", ep->url, why);
+		if (src && ipv4_resolve(src, &u->local.ip))
+			FAIL("%s: bad src '%s' (an IPv4 address)", ep->url, src);
+		if (!src)
+			u->local.ip = prefsrc;
+		if (!u->local.ip) {
+			n = neigh_addrs(u->ifindex, &u->local.ip, 1, why, sizeof(why));
+			if (n <= 0)
+				FAIL("%s: %s has no IPv4 address to send from", ep->url, dev);
+		}
+		u->filter.nip = 1;
+		u->filter.ip[0] = u->local.ip;
+	}
+	/*
+	 * A client learns its port from the reservation; a server reserves
+	 * its known port last, so that a kernel socket listening on it means
+	 * the frame port is ready (tests wait for that).
+	 */
+	if (role == TRANSPORT_CLIENT) {
+		u->reserve_fd = port_reserve(dev, u->local.ip, &u->local.port);
+		if (u->reserve_fd < 0)
+			FAIL("%s: cannot reserve a UDP port: %s", ep->url,
+			     strerror(-u->reserve_fd));
+	}
+	memcpy(u->filter.mac, u->local.mac, 6);
+	u->filter.port = u->local.port;
+
+	peer_init(&u->peer, NULL);
+	if (role == TRANSPORT_CLIENT) {
+		if (u->mac_fixed)
+			u->resolved = 1;
+		else if (uudp_resolve(u, 0, UUDP_RESOLVE_NS, why, sizeof(why)))
+			FAIL("%s: %s", ep->url, why);
+		peer_resolve_ok(&u->peer, clock_monotonic_ns(), PEER_EPOCH_NONE);
+	}
+
+	pc.dev = dev;
+	pc.ifindex = u->ifindex;
+	pc.udp_port = u->local.port;
+	pc.ip = u->local.ip;
+	memcpy(pc.mac, u->local.mac, 6);
+	pc.busy_poll = 1;
+	if (!via)
+		via = port_verbs_present(dev) ? "verbs" : "xdp";
+	if (strcmp(via, "verbs") == 0)
+		u->port = port_verbs_open(&pc, why, sizeof(why));
+	else
+		u->port = port_xdp_open(&pc, why, sizeof(why));
+	if (!u->port)
+		FAIL("%s: %s", ep->url, why);
+	if (role == TRANSPORT_SERVER) {
+		u->reserve_fd = port_reserve(dev, u->local.ip, &u->local.port);
+		if (u->reserve_fd < 0)
+			FAIL("%s: UDP port %u: %s", ep->url, u->local.port,
+			     strerror(-u->reserve_fd));
+	}
+	u->ip_id = (uint16_t)(clock_monotonic_ns() ^ (uint64_t)getpid());
+	u->t.fd = u->port->fd;
+	if (role == TRANSPORT_CLIENT && uudp_watch_refused(u, why, sizeof(why)))
+		FAIL("%s: %s", ep->url, why);
+	return &u->t;
+
+fail:
+	if (u->epfd >= 0)
+		close(u->epfd);
+	if (u->port)
+		u->port->ops->close(u->port);
+	if (u->reserve_fd >= 0)
+		close(u->reserve_fd);
+	free(u);
+	return NULL;
+}
+
+/*
+ * A client's bookkeeping before each send: misses, loss, resolution.  The
+ * request before this one that drew no reply is a miss, if it had
+ * UUDP_MISS_MIN_NS to be answered: a flood of requests (loadgen) sends
+ * the next one sooner, and that is load, not loss (as lib/ib.c counts).
+ */
+static int uudp_client_ready(struct uudp_transport *u, int request)
+{
+	int64_t now = clock_monotonic_ns();
+	char why[200];
+
+	if (request && u->awaiting && now - u->req_ns >= UUDP_MISS_MIN_NS) {
+		u->awaiting = 0;
+		if (peer_miss(&u->peer, now) == PEER_LOST && !u->mac_fixed)
+			u->resolved = 0;
+	}
+	if (u->resolved)
+		return 0;
+	if (!peer_resolve_due(&u->peer, now))
+		return -EHOSTUNREACH;
+	if (uudp_resolve(u, 1, UUDP_RERESOLVE_NS, why, sizeof(why))) {
+		u->resolve_errors++;
+		peer_resolve_failed(&u->peer, clock_monotonic_ns());
+		return -EHOSTUNREACH;
+	}
+	peer_resolve_ok(&u->peer, clock_monotonic_ns(), PEER_EPOCH_NONE);
+	return 0;
+}
+
+static int uudp_send(struct transport *t, void *buf, size_t len,
+		     const struct transport_addr *to, struct clock *clk, int flags,
+		     int64_t *stamp)
+{
+	struct uudp_transport *u = (struct uudp_transport *)t;
+	struct frame_addr src = u->local, dst;
+	int bflags = FRAME_NO_UDP_CSUM, pflags = 0, rc, request;
+	unsigned char *f;
+	size_t cap, flen;
+
+	/* Only an NTP client-mode packet expects a reply. */
+	request = len >= 48 && (((const unsigned char *)buf)[0] & 7) == 3;
+	if (t->role == TRANSPORT_CLIENT) {
+		rc = uudp_client_ready(u, request);
+		if (rc)
+			return rc;
+		dst = u->remote;
+	} else {
+		const struct uudp_addr *a = to ? (const void *)to->data : NULL;
+
+		if (!a || to->len != sizeof(*a))
+			return -EDESTADDRREQ;
+		memcpy(dst.mac, a->mac, 6);
+		dst.ip = a->ip;
+		dst.port = a->port;
+		src.ip = a->local_ip;
+	}
+	if (u->port->caps & PORT_CAP_IP_CSUM) {
+		bflags |= FRAME_NO_IP_CSUM;
+		pflags |= PORT_CAP_IP_CSUM;
+	}
+	if (len > u->port->frame_max - FRAME_HDR_LEN)
+		return -EMSGSIZE;
+	f = u->port->ops->tx_buf(u->port, &cap);
+	if (!f) {
+		u->tx_busy++;
+		return -EAGAIN;
+	}
+	flen = frame_build(f, cap, &src, &dst, u->ip_id++, 0, buf, len, bflags);
+	/* T1/T3: the stamp, written in, then the checksum that covers it. */
+	*stamp = clock_now(clk);
+	if (flags & TRANSPORT_STAMP_XMT)
+		transport_stamp_xmt(f + FRAME_HDR_LEN, *stamp);
+	frame_udp_csum_fill(f, flen);
+	rc = u->port->ops->tx_submit(u->port, f, flen, pflags);
+	if (rc)
+		return rc;
+	u->tx_frames++;
+	if (t->role == TRANSPORT_CLIENT && request && !u->awaiting) {
+		u->awaiting = 1;
+		u->req_ns = clock_monotonic_ns();
+	}
+	return 0;
+}
+
+static ssize_t uudp_recv(struct transport *t, void *buf, size_t cap,
+			 struct transport_addr *from, struct clock *clk, int64_t *stamp)
+{
+	struct uudp_transport *u = (struct uudp_transport *)t;
+	struct frame_info fi;
+	enum frame_reason r;
+	const void *f;
+	size_t flen;
+	int64_t now;
+	int rc;
+
+	for (;;) {
+		rc = u->port->ops->rx_next(u->port, &f, &flen);
+		if (rc == 0 && t->role == TRANSPORT_CLIENT && uudp_refused(u))
+			return -ECONNREFUSED;
+		if (rc <= 0)
+			return rc ? rc : -EAGAIN;
+		now = clock_now(clk);	/* T2/T4: the frame is seen */
+		r = frame_check(f, flen, &u->filter, &fi);
+		u->rx.n[r]++;
+		if (r != FRAME_OK) {
+			u->port->ops->rx_release(u->port);
+			continue;
+		}
+		if (t->role == TRANSPORT_CLIENT &&
+		    (fi.src.ip != u->remote.ip || fi.src.port != u->remote.port)) {
+			/* A connected socket would not have delivered it. */
+			u->rx_foreign++;
+			u->port->ops->rx_release(u->port);
+			continue;
+		}
+		break;
+	}
+	*stamp = now;
+	memcpy(buf, (const unsigned char *)f + fi.payload_off,
+	       fi.payload_len < cap ? fi.payload_len : cap);
+	if (fi.payload_len > cap)
+		u->rx_truncated++;
+	if (from) {
+		struct uudp_addr a = { .ip = fi.src.ip, .local_ip = fi.dst.ip,
+				       .port = fi.src.port };
+
+		memcpy(a.mac, fi.src.mac, 6);
+		memset(from, 0, sizeof(*from));
+		from->len = sizeof(a);
+		memcpy(from->data, &a, sizeof(a));
+	}
+	u->port->ops->rx_release(u->port);
+	if (t->role == TRANSPORT_CLIENT) {
+		u->awaiting = 0;
+		peer_reply(&u->peer, clock_monotonic_ns(), PEER_EPOCH_NONE);
+	}
+	return (ssize_t)fi.payload_len;
+}
+
+static void uudp_close(struct transport *t)
+{
+	struct uudp_transport *u = (struct uudp_transport *)t;
+
+	u->port->ops->close(u->port);
+	if (u->epfd >= 0)
+		close(u->epfd);
+	close(u->reserve_fd);
+	free(u);
+}
+
+static void uudp_addr_str(const struct transport_addr *ta, char *buf, size_t len)
+{
+	const struct uudp_addr *a = (const void *)ta->data;
+	struct in_addr in;
+	char ip[INET_ADDRSTRLEN];
+
+	if (ta->len != sizeof(*a)) {
+		snprintf(buf, len, "?");
+		return;
+	}
+	in.s_addr = htonl(a->ip);
+	inet_ntop(AF_INET, &in, ip, sizeof(ip));
+	snprintf(buf, len, "%s:%u", ip, a->port);
+}
+
+static int uudp_peer_reset(struct transport *t)
+{
+	return peer_take_reset(&((struct uudp_transport *)t)->peer);
+}
+
+static void uudp_counters(struct transport *t, char *buf, size_t len)
+{
+	struct uudp_transport *u = (struct uudp_transport *)t;
+	size_t n;
+
+	snprintf(buf, len, "port=%s mode=%s ", u->port->ops->name, u->port->mode);
+	n = strlen(buf);
+	frame_counters_str(&u->rx, buf + n, len - n);
+	n = strlen(buf);
+	snprintf(buf + n, len - n,
+		 " rx_foreign=%llu rx_truncated=%llu tx=%llu tx_busy=%llu"
+		 " misses=%llu losses=%llu resolutions=%llu resolve_errors=%llu",
+		 (unsigned long long)u->rx_foreign, (unsigned long long)u->rx_truncated,
+		 (unsigned long long)u->tx_frames, (unsigned long long)u->tx_busy,
+		 (unsigned long long)u->peer.count.misses,
+		 (unsigned long long)u->peer.count.losses,
+		 (unsigned long long)u->peer.count.resolutions,
+		 (unsigned long long)u->resolve_errors);
+	if (u->port->ops->counters) {
+		n = strlen(buf);
+		if (n + 1 < len) {
+			buf[n++] = ' ';
+			buf[n] = 0;
+			u->port->ops->counters(u->port, buf + n, len - n);
+		}
+	}
+}
+
+const struct transport_ops uudp_transport_ops = {
+	.scheme = "uudp",
+	.params = uudp_params,
+	.open = uudp_open,
+	.send = uudp_send,
+	.recv = uudp_recv,
+	.close = uudp_close,
+	.addr_str = uudp_addr_str,
+	.peer_reset = uudp_peer_reset,
+	.counters = uudp_counters,
+};

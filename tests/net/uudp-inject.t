@@ -1,0 +1,54 @@
+#!/bin/sh
+# Bad frames put on the link towards a uudp ntpreflect: every one is an
+# NTP client request that would be answered if it were well formed, spoilt
+# in one way.  Each is counted under its reason, none is answered, and the
+# server keeps serving.  frameinject (tests/helpers) makes them.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/uudp-lib.sh"
+need ntpprobe ntpreflect tshark
+uudp_lab
+plan 15
+
+port=12300
+sport=40000
+inject=$NTPX_HELPERS/frameinject
+spawn ur ip netns exec "$UB" ntpreflect "uudp://$IPB:$port?dev=$IFB" 2>"$TMP/ur.err"
+wait_until 5 udp_listening_in "$UB" "$port"
+
+# Capture on the client's side: whatever the server sends to our port.
+spawn cap ip netns exec "$UA" tshark -q -i "$IFA" -w "$TMP/cap.pcap" -f "udp port $sport" 2>/dev/null
+wait_until 10 test -s "$TMP/cap.pcap"
+
+# ARP for the server first, as a real client would have: dst_mac below
+# must be the one thing wrong with its frame.
+ina ping -c 1 -W 2 "$IPB" >/dev/null
+ina "$inject" "$IFA" "$MACB" "$IPA" "$IPB" "$port" "$sport" \
+	ip_csum udp_csum fragment ip_length udp_length dst_ip dst_mac short \
+	ip_version ethertype fragment_tail dst_port
+is "$?" 0 "frameinject sent its frames"
+# A fence: a good request from the injector, then the kernel client's.
+ina "$inject" "$IFA" "$MACB" "$IPA" "$IPB" "$port" "$sport" good
+n=$(ina ntpprobe -i 50ms -c 5 "udp://$IPB:$port" 2>/dev/null | grep -c ' ok$')
+ok "the server still answers ($n of 5)" test "$n" -ge 4
+wait_until 5 sh -c "tshark -r '$TMP/cap.pcap' 2>/dev/null | grep -q ."
+kill -TERM "$ur"
+wait "$ur"
+is "$?" 0 "ntpreflect exits 0"
+diag "$(tail -1 "$TMP/ur.err")"
+for r in ip_csum udp_csum fragment ip_length udp_length dst_ip dst_mac ip_version; do
+	is "$(counter "$TMP/ur.err" "rx_$r")" 1 "a frame spoilt in $r is counted as rx_$r"
+done
+# A frame cut inside the UDP header passes the XDP program only if its
+# port is visible: it goes to the kernel, as does what is not IPv4 UDP to
+# our port.  Nothing of theirs may be counted as ok.
+is "$(counter "$TMP/ur.err" rx_ok)" 6 "six good requests: five from the kernel client and the fence"
+ok "answered exactly those" grep -q '^ntpreflect: answered 6$' "$TMP/ur.err"
+kill -INT "$cap"
+wait "$cap"
+# The server's answers to our port: one, to the fence (its xmt byte is 8).
+got=$(tshark -r "$TMP/cap.pcap" -Y "ip.src == $IPB && udp.dstport == $sport" -T fields \
+	-e ntp.org 2>/dev/null | wc -l)
+is "$got" 1 "on the wire, one answer to the injector: the fence"
+ok "nothing else from the server to the injector's port" \
+	test "$(tshark -r "$TMP/cap.pcap" -Y "ip.src == $IPB" 2>/dev/null | wc -l)" = 1
+done_testing

@@ -1,0 +1,113 @@
+#!/bin/sh
+# uudp over AF_XDP on a veth between two namespaces: a uudp client against
+# a kernel-UDP ntpreflect, a kernel-UDP client against a uudp ntpreflect,
+# uudp at both ends; ARP beside the XDP program; the program gone after
+# exit and after SIGKILL; a stale program of ours replaced, anybody else's
+# left alone; via=verbs without a device fails fast.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/uudp-lib.sh"
+need ntpprobe ntpreflect
+uudp_lab
+plan 26
+
+port=12300
+log() { cat "$TMP/$1"; }
+
+# 1. uudp client (xdp) -> kernel UDP server.
+spawn kr ip netns exec "$UB" ntpreflect "udp://$IPB:$port" 2>"$TMP/kr.err"
+wait_until 5 udp_listening_in "$UB" "$port"
+ina ntpprobe -i 50ms -c 20 "uudp://$IPB:$port?dev=$IFA&via=xdp" >"$TMP/c1" 2>"$TMP/c1.err"
+is "$?" 0 "uudp client against kernel ntpreflect exits 0"
+n=$(count_status "$TMP/c1" ok)
+ok "uudp client: ok records ($n of 20)" test "$n" -ge 18
+ok "uudp client: |median offset| below 200 us ($(median_offset_us "$TMP/c1") us)" \
+	offset_below "$TMP/c1" 200
+ok "uudp client: every reply passed the frame checks" \
+	test "$(counter "$TMP/c1.err" rx_ok)" -ge "$n"
+is "$(xdp_prog "$UA" "$IFA")" "" "the client's XDP program left with the client"
+kill "$kr"; wait "$kr" 2>/dev/null
+
+# 2. kernel UDP client -> uudp server.
+spawn ur ip netns exec "$UB" ntpreflect "uudp://*:$port?dev=$IFB" 2>"$TMP/ur.err"
+wait_until 5 udp_listening_in "$UB" "$port"
+is "$(xdp_prog "$UB" "$IFB")" "ntpx_xdp" "the server attached ntpx_xdp"
+ok "one XDP program, not a stack" test "$(ip -n "$UB" -d link show dev "$IFB" | grep -c 'prog/xdp')" = 1
+ina ntpprobe -i 50ms -c 20 "udp://$IPB:$port" >"$TMP/c2" 2>/dev/null
+n=$(count_status "$TMP/c2" ok)
+ok "kernel client against uudp ntpreflect: ok records ($n of 20)" test "$n" -ge 18
+ok "kernel client: |median offset| below 200 us ($(median_offset_us "$TMP/c2") us)" \
+	offset_below "$TMP/c2" 200
+
+# 3. ARP stays with the kernel while the program is attached.
+ina ip neigh flush dev "$IFA"
+inb ip neigh flush dev "$IFB"
+ok "ARP and ICMP work beside the XDP program" ina ping -c 1 -W 2 "$IPB"
+ok "the kernel learnt the server's MAC by ARP" \
+	sh -c "ip -n '$UA' neigh show '$IPB' dev '$IFA' | grep -q '$MACB'"
+
+# 4. uudp at both ends.
+ina ntpprobe -i 50ms -c 20 "uudp://$IPB:$port?dev=$IFA" >"$TMP/c3" 2>/dev/null
+n=$(count_status "$TMP/c3" ok)
+ok "uudp client against uudp ntpreflect: ok records ($n of 20)" test "$n" -ge 18
+
+kill -TERM "$ur"; wait "$ur"
+is "$?" 0 "uudp ntpreflect exits 0 on SIGTERM"
+ok "it answered all of them" grep -q '^ntpreflect: answered 40' "$TMP/ur.err"
+is "$(xdp_prog "$UB" "$IFB")" "" "SIGTERM: the program is detached"
+
+# 5. SIGKILL: the link dies with the process; the next run attaches.
+ip netns exec "$UB" ntpreflect "uudp://*:$port?dev=$IFB" 2>/dev/null &
+k=$!
+cleanup "kill -9 $k"
+wait_until 5 udp_listening_in "$UB" "$port"
+kill -9 "$k"; wait "$k" 2>/dev/null
+is "$(xdp_prog "$UB" "$IFB")" "" "SIGKILL: no program left behind"
+spawn ur2 ip netns exec "$UB" ntpreflect "uudp://*:$port?dev=$IFB" 2>"$TMP/ur2.err"
+wait_until 5 udp_listening_in "$UB" "$port"
+n=$(ina ntpprobe -i 50ms -c 5 "udp://$IPB:$port" 2>/dev/null | grep -c ' ok$')
+ok "after SIGKILL the next run attaches and answers ($n of 5)" test "$n" -ge 4
+kill "$ur2"; wait "$ur2" 2>/dev/null
+
+# 6. A program of ours attached the old way (it outlives its process) is
+#    replaced; somebody else's is left alone.
+if command -v clang >/dev/null; then
+	clang -O2 -g -target bpf -I/usr/include/$(cc -print-multiarch) \
+		-c -o "$TMP/stale.o" "$NTPX_TOP/lib/bpf/ntpx_xdp.bpf.c"
+	inb ip link set dev "$IFB" xdpgeneric obj "$TMP/stale.o" sec xdp
+	cleanup ip -n "$UB" link set dev "$IFB" xdpgeneric off
+	is "$(xdp_prog "$UB" "$IFB")" "ntpx_xdp" "a stale ntpx_xdp attached by netlink, as if left behind"
+	spawn ur3 ip netns exec "$UB" ntpreflect "uudp://*:$port?dev=$IFB" 2>"$TMP/ur3.err"
+	wait_until 5 udp_listening_in "$UB" "$port"
+	n=$(ina ntpprobe -i 50ms -c 5 "udp://$IPB:$port" 2>/dev/null | grep -c ' ok$')
+	ok "a stale ntpx_xdp is replaced and the server answers ($n of 5)" test "$n" -ge 4
+	kill "$ur3"; wait "$ur3" 2>/dev/null
+	is "$(xdp_prog "$UB" "$IFB")" "" "and nothing is left after exit"
+
+	printf '%s\n' '#include <linux/bpf.h>' '#include <bpf/bpf_helpers.h>' \
+		'SEC("xdp") int other_prog(struct xdp_md *c) { return XDP_PASS; }' \
+		'char _l[] SEC("license") = "GPL";' >"$TMP/other.c"
+	clang -O2 -g -target bpf -I/usr/include/$(cc -print-multiarch) -c -o "$TMP/other.o" "$TMP/other.c"
+	inb ip link set dev "$IFB" xdpgeneric obj "$TMP/other.o" sec xdp
+	inb ntpreflect "uudp://*:$port?dev=$IFB" 2>"$TMP/ur4.err"
+	is "$?" 1 "another program attached: exit 1"
+	ok "naming it, in one line" sh -c "test \$(wc -l <'$TMP/ur4.err') = 1 &&
+		grep -q \"another XDP program is attached ('other_prog'\" '$TMP/ur4.err'"
+	is "$(xdp_prog "$UB" "$IFB")" "other_prog" "and it is left in place"
+else
+	for t in 1 2 3 4 5 6; do skip "stale and foreign XDP programs" "missing clang"; done
+fi
+
+# 7. Nobody listens: the server's ICMP port unreachable shows as refused,
+#    sleeping and spinning.
+for mode in block busy; do
+	ina ntpprobe --poll $mode -i 50ms -c 3 "uudp://$IPB:$((port + 1))?dev=$IFA" >"$TMP/r.$mode" 2>/dev/null
+	is "$(count_status "$TMP/r.$mode" refused)" 3 "no server, --poll $mode: refused records"
+done
+
+# 8. via=verbs on veth: one clear line, at once.
+ina ntpprobe -c 1 "uudp://$IPB:$port?dev=$IFA&via=verbs" >/dev/null 2>"$TMP/v.err"
+rc=$?
+ok "via=verbs without an RDMA device fails with status 1 and one line" \
+	sh -c "test $rc = 1 && test \$(wc -l <'$TMP/v.err') = 1 && grep -q 'no RDMA device' '$TMP/v.err'"
+diag "$(cat "$TMP/v.err")"
+done_testing
