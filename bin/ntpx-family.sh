@@ -47,6 +47,8 @@ $fam_what
       --client-endpoint URL  what ntpprobe asks (overrides the above)
       --capacity RATE    the path's calibrated rate (default: calibrate)
       --load RATE        load as loadgen's --rate (default 90%)
+      --calibrate        only calibrate the path; print capacity_bps
+      --list-conditions  print the conditions and exit
       --seed S           lossinject's and the sim clock's seed (default 1)
       --quiet DUR        bursts: the quiet time between 2 s bursts (6s)
       --outage DUR       recovery: how long the link stays down (3s)
@@ -75,11 +77,13 @@ fam_parse() {
 	out= cond=$fam_default transport= duration=$fam_default_duration interval=1s
 	events= run=0 rep=1 ref_addr= cli_addr= ref_dev= cli_dev= port=12300
 	load_port=9000 server_ep= client_ep= capacity= load_rate=90% seed=1
-	quiet=6s outage=3s
+	quiet=6s outage=3s calibrate_only=
 	while [ $# -gt 0 ]; do
 		case $1 in
 		-h|--help) fam_usage; exit 0 ;;
 		--version) echo "$prog $fam_version"; exit 0 ;;
+		--list-conditions) echo "$fam_conditions"; exit 0 ;;
+		--calibrate) calibrate_only=1; shift; continue ;;
 		-o|--out|-c|--condition|-t|--transport|-d|--duration|-i|--interval|\
 		-E|--events|-R|--run|--rep|--ref|--client|--ref-dev|--client-dev|\
 		--port|--load-port|--server-endpoint|--client-endpoint|--capacity|\
@@ -124,6 +128,14 @@ fam_parse() {
 	trap 'fam_cleanup; exit 143' TERM
 	trap 'fam_cleanup; exit 130' INT
 	trap 'fam_cleanup; exit 129' HUP
+	if [ -n "$calibrate_only" ]; then
+		capacity=
+		load_setup
+		load_teardown
+		rm -f "$out/load.tsv" "$out/load.err"
+		echo "capacity_bps $capacity"
+		exit 0
+	fi
 }
 
 # The endpoints from the transport's name, the lab (ntpx-lab env) and the
