@@ -131,6 +131,7 @@ install: all
 	  $(DESTDIR)$(PREFIX)/include/ntpx $(DESTDIR)$(PREFIX)/share/man/man1 \
 	  $(DESTDIR)$(PREFIX)/share/man/man5 $(DESTDIR)$(PREFIX)/share/man/man7
 	install -m 755 $(TOOLS) $(SCRIPTS) $(DESTDIR)$(PREFIX)/bin
+	install -m 755 analysis/ntpx-* $(DESTDIR)$(PREFIX)/bin
 	install -m 644 lib/libntpx.a $(DESTDIR)$(PREFIX)/lib
 	install -m 644 $(filter-out lib/%_private.h,$(wildcard lib/*.h)) $(DESTDIR)$(PREFIX)/include/ntpx
 	$(if $(MAN1),install -m 644 $(MAN1) $(DESTDIR)$(PREFIX)/share/man/man1)

@@ -1,0 +1,223 @@
+#!/bin/sh
+# analysis/: ntpx-summarize, ntpx-figures and ntpx-report on a small
+# evidence package built here.
+#
+# Real runs on loopback (ntpreflect + ntpprobe): freerun on two
+# reflectors standing for two paths (udp, udp2), loss through lossinject,
+# recovery by restarting the client and by restarting the server.
+# Synthesized (tests/helpers/synthrec.awk, a mock, because they need the
+# lab's load or a disciplined sim clock): loaded, bursts, directional,
+# recovery step/slew, steady.  One run is left without 'done' (an
+# interrupted run) and must be ignored.
+. "$(dirname "$0")/../lib.sh"
+need gnuplot
+A=$NTPX_TOP/analysis
+SYNTH=$NTPX_TOP/tests/helpers/synthrec.awk
+plan 45
+
+P=$TMP/pkg
+# ANALYSIS_KEEP=DIR keeps a copy of the package for a look at it.
+[ -z "${ANALYSIS_KEEP:-}" ] || cleanup "rm -rf '$ANALYSIS_KEEP'; cp -r '$TMP/pkg' '$ANALYSIS_KEEP'"
+mkdir -p "$P/runs" "$P/inventory"
+printf '#fields t_ns run event detail\n' >"$P/events.tsv"
+printf '#fields idx family condition transport rep\n' >"$P/order.tsv"
+printf '#fields transport status detail\n' >"$P/transports.tsv"
+printf 'udp\tpresent\tkernel UDP, loopback\nudp2\tpresent\tkernel UDP, second loopback reflector\nib\tabsent\tno RDMA device\n' >>"$P/transports.tsv"
+printf 'seed=7\nreps=2\nquick=1\nlab=loopback-test\n' >"$P/study.conf"
+uname -a >"$P/inventory/kernel.txt"
+
+start_reflector; PORT_udp=$REFLECT_PORT PID_udp=$REFLECT_PID
+start_reflector; PORT_udp2=$REFLECT_PORT
+
+idx=0
+# newrun FAMILY CONDITION TRANSPORT REP: RUN (the directory), IDX.
+newrun() {
+	idx=$((idx + 1))
+	RUN=$P/runs/$(printf %03d $idx)-$1-$2-$3-r$4
+	mkdir -p "$RUN"
+	printf '%d\t%s\t%s\t%s\t%d\n' $idx "$1" "$2" "$3" "$4" >>"$P/order.tsv"
+}
+ev() { printf '%s\t%d\t%s\t%s\n' "$(date +%s%N)" $idx "$1" "${2:-}" >>"$P/events.tsv"; }
+probe() {	# transport ntpprobe-args...
+	eval port=\$PORT_$1; shift
+	ntpprobe "$@" "udp://127.0.0.1:$port" 2>>"$TMP/probe.err"
+}
+synth() {	# kind n ms awk-assignments...
+	k=$1 n=$2 ms=$3; shift 3
+	awk -f "$SYNTH" -v kind="$k" -v n="$n" -v ms="$ms" -v idx=$idx \
+		-v start="$(date +%s)" -v seed=$idx -v ev="$P/events.tsv" "$@" >"$RUN/probe.rec"
+	touch "$RUN/done"
+}
+
+for rep in 1 2; do
+	for t in udp udp2; do
+		newrun freerun idle $t $rep; ev run_start
+		probe $t -i 5ms -c 80 >"$RUN/probe.rec"; ev run_end; touch "$RUN/done"
+	done
+	for c in 1pct 5pct; do
+		newrun loss $c udp $rep; ev run_start
+		eval "lossinject --rate ${c%pct}% --seed $rep -- ntpprobe -i 5ms -c 80 udp://127.0.0.1:$PORT_udp" \
+			>"$RUN/probe.rec" 2>>"$TMP/probe.err"
+		# The runner's keys win over what analysis/ derives: jitter_us
+		# here has no record column to come from.
+		{ offsetfit "$RUN/probe.rec"; echo "jitter_us 7.000"; } >"$RUN/summary.txt"
+		ev run_end; touch "$RUN/done"
+	done
+	newrun recovery restart_client udp $rep; ev run_start
+	probe udp -i 5ms -c 20 >"$RUN/probe.rec"
+	ev restart_client
+	probe udp -i 5ms -c 20 >>"$RUN/probe.rec"; ev run_end; touch "$RUN/done"
+done
+
+# Server restart, for real: the probe runs on while its reflector is
+# replaced on the same port; the event is written between the two.
+newrun recovery restart_server udp 1; ev run_start
+probe udp -i 10ms -w 10ms >"$RUN/probe.rec" &
+probe_pid=$!
+cleanup "kill $probe_pid"
+oks() { [ "$(grep -c ' ok$' "$RUN/probe.rec")" -ge "$1" ]; }
+wait_until 10 oks 10
+kill "$PID_udp"; wait "$PID_udp" 2>/dev/null
+unanswered() { grep -q ' \(timeout\|refused\)$' "$RUN/probe.rec"; }
+wait_until 10 unanswered
+ev restart_server
+spawn REFLECT_PID ntpreflect "udp://127.0.0.1:$PORT_udp" 2>>"$TMP/reflect.err"
+# Answered again: more ok lines than before the restart, the last one ok.
+again() { oks 15 && tail -n 1 "$RUN/probe.rec" | grep -q ' ok$'; }
+wait_until 10 again
+kill "$probe_pid"; { wait "$probe_pid"; } 2>/dev/null; ev run_end; touch "$RUN/done"
+
+for rep in 1 2; do
+	for t in udp udp2; do
+		q=2000; [ $t = udp2 ] && q=150
+		newrun bursts 2s-6s $t $rep; synth bursts 200 100 -v bursts=5-7,13-15 -v q=$q
+		# udp as ntpx-directional and ntpx-loaded run it: an unloaded
+		# phase, then load between load_on and load_off events; udp2 as
+		# separate conditions (load all the run; an idle baseline).
+		win=; [ $t = udp ] && win="-v bursts=3-9 -v onoff=load"
+		for c in c2r r2c both; do
+			case $c in c2r) a="-v qreq=$q" ;; r2c) a="-v qresp=$q" ;; both) a="-v qreq=$q -v qresp=$q" ;; esac
+			newrun directional $c $t $rep; synth directional 90 100 $a $win
+		done
+		[ $t = udp2 ] && { newrun loaded idle $t $rep; synth plain 100 100; }
+		newrun loaded 90pct $t $rep; synth directional 100 100 -v qreq=$((q / 2)) -v qresp=$((q / 2)) -v loss=0.05 $win
+		printf '#ntpx-load 1\n#tool loadgen\n#fields t dir bytes packets gbps drops sent_gbps\n' >"$RUN/load.tsv"
+		printf '1764455330000000000 %s 1 1 %s 0 9.9\n' c2r 6.0 r2c 3.0 c2r 6.2 r2c 3.2 c2r 5.9 r2c 2.9 >>"$RUN/load.tsv"
+		newrun recovery step $t $rep; synth step 30 200
+		newrun recovery slew $t $rep; synth slew 30 1000
+		newrun steady disciplined $t $rep; synth steady 120 100
+	done
+done
+# An interrupted run: in order.tsv, records, no 'done'.
+newrun freerun idle udp 3; synth plain 10 100; rm "$RUN/done"
+
+ndone=$(ls "$P"/runs/*/done | wc -l)
+"$A/ntpx-summarize" "$P" 2>"$TMP/sum.err"
+is "$?" 0 "ntpx-summarize exits 0"
+is "$(grep -vc '^#' "$P/results/runs.tsv")" "$ndone" "runs.tsv has every completed run and no other"
+
+# Every table: present, a #fields header, rows with as many fields, each
+# either a name column, a number or '-'.
+rows_parse() {
+	awk -F'\t' 'NR == 1 { if ($1 != "#fields") exit 1; n = NF - 1
+		for (i = 2; i <= NF; i++) name[i - 1] = $i; next }
+	{ rows++; if (NF != n) exit 1
+	  for (i = 1; i <= NF; i++) if (name[i] !~ /^(transport|condition|loss)$/ && $i != "-" && $i !~ /^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$/) exit 1 }
+	END { exit !(rows > 0) }' "$1"
+}
+for f in freerun loaded bursts directional recovery loss steady; do
+	ok "$f.tsv: rows parse" rows_parse "$P/results/$f.tsv"
+done
+md_ok() { [ "$(grep -c '^|' "$P/results/$1.md")" = $(($(grep -vc '^#' "$P/results/$1.tsv") + 2)) ]; }
+ok "every FAMILY.md has the header, rule and one line per row" \
+	sh -c 'for f in freerun loaded bursts directional recovery loss steady; do
+		[ "$(grep -c "^|" "$1/$f.md")" = $(($(grep -vc "^#" "$1/$f.tsv") + 2)) ] || exit 1; done' - "$P/results"
+
+# col FAMILY TRANSPORT COLUMN [CONDITION]
+col() {
+	awk -F'\t' -v t="$2" -v k="$3" -v c="${4:-}" 'NR == 1 { for (i = 2; i <= NF; i++) n[$i] = i - 1; next }
+		$1 == t && (c == "" || $n["condition"] == c || $n["loss"] == c) { print $n[k] }' "$P/results/$1.tsv"
+}
+between() { awk -v x="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(x != "-" && x + 0 >= lo && x + 0 <= hi) }'; }
+
+# freerun: the table's medians are those of offsetfit on each run.
+want=$(for d in "$P"/runs/*-freerun-idle-udp-r[12]; do offsetfit "$d/probe.rec" | awk '$1 == "rtt_median_us" { print $2 }'; done |
+	sort -g | awk '{ v[NR] = $1 } END { printf "%.1f", (v[1] + v[2]) / 2 }')
+is "$(col freerun udp median_rtt_us)" "$want" "freerun median RTT is the median over repetitions of offsetfit's"
+is "$(col freerun ib median_rtt_us)" "" "no row for the absent transport"
+
+# directional: q us more on one way moves the offset by about q/2.
+ok "directional c2r offset near +1000 us ($(col directional udp c2r_offset_us))" between "$(col directional udp c2r_offset_us)" 850 1150
+ok "directional r2c offset near -1000 us ($(col directional udp r2c_offset_us))" between "$(col directional udp r2c_offset_us)" -1150 -850
+ok "directional slope near 1000 us per unit ($(col directional udp slope_us))" between "$(col directional udp slope_us)" 850 1150
+ok "udp2 spread near 150 us ($(col directional udp2 spread_us))" between "$(col directional udp2 spread_us)" 110 190
+
+# bursts: 2 ms more on the request: the offset moves by up to ~1 ms.
+ok "bursts: max offset change 500..1300 us on udp ($(col bursts udp max_offset_change_us))" between "$(col bursts udp max_offset_change_us)" 500 1300
+ok "bursts: p99 RTT inside the bursts above 1 ms on udp ($(col bursts udp p99_rtt_us))" between "$(col bursts udp p99_rtt_us)" 1000 5000
+
+# loaded: baseline against loaded, load from load.tsv.
+is "$(col loaded udp load_gbps)" "9.07" "load_gbps: the means of load.tsv's gbps per direction, summed"
+is "$(col loss udp jitter_us 5pct)" "7.0" "summary.txt's keys win"
+ok "loaded RTT above baseline, phases of one run" awk -v a="$(col loaded udp base_median_rtt_us)" -v b="$(col loaded udp loaded_median_rtt_us)" 'BEGIN { exit !(a > 0 && b > a + 1000) }'
+
+ok "loaded RTT above baseline, separate conditions" awk -v a="$(col loaded udp2 base_median_rtt_us)" -v b="$(col loaded udp2 loaded_median_rtt_us)" 'BEGIN { exit !(a > 0 && b > a + 100) }'
+ok "phased loaded run: reject rate inside the load window 0.01..0.15 ($(col loaded udp reject_rate))" between "$(col loaded udp reject_rate)" 0.01 0.15
+
+# recovery.
+ok "client restart reacquired within 1 s ($(col recovery udp reacquire_s restart_client))" between "$(col recovery udp reacquire_s restart_client)" 0.001 1
+is "$(col recovery udp reacquired restart_server)" 1 "server restart: reacquired (real reflector restarted)"
+ok "step: within 1 ms from 3.0 to 4 s ($(col recovery udp within_1ms_s step))" between "$(col recovery udp within_1ms_s step)" 3 4
+is "$(col recovery udp within_1ms_s slew)" "-" "250 ms slew at 500 ppm never within 1 ms in 30 s: '-'"
+
+# loss: drops counted, 5% rejects more than nothing.
+ok "5% loss drops requests ($(col loss udp drops 5pct))" between "$(col loss udp drops 5pct)" 1 20
+
+# steady: truth is 20 us +- wander.
+ok "steady true error 0..60 us ($(col steady udp true_error_us))" between "$(col steady udp true_error_us)" 0 60
+
+"$A/ntpx-figures" "$P" 2>"$TMP/fig.err"
+is "$?" 0 "ntpx-figures exits 0"
+png_ok() {
+	[ "$(od -An -tx1 -N8 "$1" | tr -d ' \n')" = 89504e470d0a1a0a ] || return 1
+	[ "$(dd if="$1" bs=1 skip=12 count=4 2>/dev/null)" = IHDR ] || return 1
+	w=$(od -An -tu1 -j16 -N4 "$1" | awk '{ print $1 * 16777216 + $2 * 65536 + $3 * 256 + $4 }')
+	h=$(od -An -tu1 -j20 -N4 "$1" | awk '{ print $1 * 16777216 + $2 * 65536 + $3 * 256 + $4 }')
+	[ "$w" -ge 400 ] && [ "$h" -ge 300 ]
+}
+svg_ok() {
+	grep -q '<svg' "$1" && grep -q '<path' "$1" || return 1
+	! command -v xmllint >/dev/null || xmllint --noout "$1"
+}
+figs="rtt-cdf residual-cdf bursts directional recovery-slew recovery-step"
+all() { _f=$1; shift; for _x; do $_f "$_x" || return 1; done; }
+ok "every figure is a PNG with an IHDR of at least 400x300" all png_ok $(for f in $figs; do echo "$P/figures/$f.png"; done)
+ok "every figure is an SVG with paths" all svg_ok $(for f in $figs; do echo "$P/figures/$f.svg"; done)
+
+"$A/ntpx-report" "$P"
+is "$?" 0 "ntpx-report exits 0"
+refs() { grep -o '\(src\|href\)="[^"]*"' "$1" | sed 's/^[a-z]*="//; s/"$//'; }
+ok "report.html references only relative paths to files that exist" sh -c '
+	n=0; for r in $(grep -o "\(src\|href\)=\"[^\"]*\"" "$1/report.html" | sed "s/^[a-z]*=\"//; s/\"\$//"); do
+		case $r in /*|*:*|*..*) exit 1 ;; esac; [ -s "$1/$r" ] || exit 1; n=$((n + 1)); done; [ $n -ge 12 ]' - "$P"
+is "$(grep -c '<table>' "$P/report.html")" 8 "report: the transports table and seven family tables"
+is "$(grep -c '<th>detail</th>' "$P/report.html")" 1 "report: transports.tsv's header (spaces) as the table's header"
+ok "report: loss names udp2 as without runs" grep -q 'No completed run on: udp2\.' "$P/report.html"
+ok "report: says ib is absent and why" grep -q 'ib (no RDMA device)' "$P/report.html"
+is "$(grep -c '<figcaption>' "$P/report.html")" 6 "report: every figure with its caption"
+
+# A partial package: only freerun, bursts and steady, no order.tsv (the
+# directory names say what each run is; a condition may hold '-').  The other tables and
+# figures go, and the report names the families that are absent.
+Q=$TMP/partial; mkdir -p "$Q/runs"
+cp "$P/transports.tsv" "$P/events.tsv" "$Q/"
+cp -r "$P"/runs/*-freerun-* "$P"/runs/*-bursts-* "$P"/runs/*-steady-* "$Q/runs/"
+cp -r "$P/results" "$P/figures" "$Q/"	# stale output that must go
+"$A/ntpx-summarize" "$Q" && "$A/ntpx-figures" "$Q" && "$A/ntpx-report" "$Q"
+is "$?" 0 "partial package (no order.tsv, families missing): all three exit 0"
+is "$(cd "$Q/results" && ls *.tsv | tr '\n' ' ')" "bursts.tsv freerun.tsv runs.tsv steady.tsv " "partial: tables of present families only"
+is "$(cd "$Q/figures" && ls | tr '\n' ' ')" "bursts.png bursts.svg residual-cdf.png residual-cdf.svg rtt-cdf.png rtt-cdf.svg " "partial: figures of present families only"
+is "$(awk -F'\t' '$2 == "bursts" { print $3 }' "$Q/results/runs.tsv" | sort -u)" "2s-6s" "partial: runs named from the directory, condition with '-'"
+is "$(cat "$Q/results/bursts.tsv")" "$(cat "$P/results/bursts.tsv")" "partial: the same bursts table as the whole package"
+ok "partial: the report names the absent families" grep -q 'Families absent from this package: loaded directional recovery loss' "$Q/report.html"
+done_testing
