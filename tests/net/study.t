@@ -15,7 +15,7 @@ need ip tc sha256sum
 study=$NTPX_TOP/bin/ntpx-study
 [ -x "$NTPX_BIN/ntpprobe" ] || skip_all "tools not built (make)"
 
-plan 22
+plan 25
 
 dir=$TMP/pkg
 seed=$((1 + $$ % 100000))
@@ -26,7 +26,8 @@ unset NTPX_REF_EXEC NTPX_CLIENT_EXEC
 
 # Whatever happens: the lab the study named in its configuration goes.
 lab_of() { awk -F= '$1 == "lab" { print $2 }' "$dir/study.conf" 2>/dev/null; }
-cleanup 'l=$(lab_of); [ -z "$l" ] || [ "$l" = - ] || "$NTPX_BIN/ntpx-lab" -n "$l" down'
+labs_of() { awk '$1 == "lab:" { print $2 }' "$dir/inventory/lab.txt" 2>/dev/null; }
+cleanup 'for l in $(labs_of); do "$NTPX_BIN/ntpx-lab" -n "$l" down; done'
 lab_gone() { ! ip netns list | awk '{ print $1 }' | grep -qx "ntpx-ref-$1"; }
 done_count() { find "$dir/runs" -name done 2>/dev/null | wc -l; }
 two_done() { [ "$(done_count)" -ge 2 ]; }
@@ -41,10 +42,23 @@ is "$?" 143 "the study ends on SIGTERM with 143"
 lab1=$(lab_of)
 ok "the lab of the first part is gone ($lab1)" lab_gone "$lab1"
 ok "the interrupted study has no manifest" test ! -e "$dir/MANIFEST.sha256"
+n1=$(done_count)
+
+# Part two, killed with SIGKILL after one more run: it cannot clean up.
+# What it started finishes its run and lets go of the directory's lock;
+# then part three removes the lab it left.
+spawn pid2 "$study" --no-analysis "$dir" 2> "$TMP/part2k.err"
+three_done() { [ "$(done_count)" -gt "$n1" ]; }
+ok "one more run finishes" wait_until 120 three_done
+kill -KILL "$pid2"
+wait "$pid2" 2>/dev/null
+labk=$(awk '/making lab/ { print $NF }' "$TMP/part2k.err")
+unlocked() { flock -n "$dir" true; }
+ok "what the killed study started lets go of the directory" wait_until 60 unlocked
 ndone=$(done_count)
 (cd "$dir/runs" && for f in */done; do echo "$f $(cat "$f")"; done) > "$TMP/done.before"
 
-# Part two: the same command continues.
+# Part three: the same command continues.
 "$study" "$dir" > "$TMP/part2.out" 2> "$TMP/part2.err"
 is "$?" 0 "the continued study finishes"
 total=$(grep -vc '^#' "$dir/order.tsv")
@@ -52,9 +66,12 @@ is "$(done_count)" "$total" "every run in the order has its done file"
 (cd "$dir/runs" && for f in */done; do echo "$f $(cat "$f")"; done) > "$TMP/done.after"
 ok "runs done before the interruption were not done again" \
 	sh -c "LC_ALL=C comm -23 '$TMP/done.before' '$TMP/done.after' | grep -q . && exit 1 || exit 0"
-ok "the second part says how many it kept" grep -q " $ndone kept from before" "$TMP/part2.err"
+ok "the last part says how many it kept" grep -q " $ndone kept from before" "$TMP/part2.err"
+ok "the last part removed the lab the killed one left ($labk)" sh -c "
+	grep -q 'removing lab $labk, left by an earlier session' '$TMP/part2.err' &&
+	! ip netns list | awk '{ print \$1 }' | grep -qx 'ntpx-ref-$labk'"
 lab2=$(awk '/making lab/ { print $NF }' "$TMP/part2.err")
-ok "the second part made a lab of its own ($lab2) and removed it" \
+ok "the last part made a lab of its own ($lab2) and removed it" \
 	sh -c "[ -n '$lab2' ] && [ '$lab2' != '$lab1' ] &&
 		! ip netns list | awk '{ print \$1 }' | grep -qx 'ntpx-ref-$lab2'"
 
