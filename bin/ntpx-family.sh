@@ -210,15 +210,23 @@ bg() {
 	pids="$pids $!"
 }
 
-# stop PID: SIGTERM, then wait for it (the tools finish their line first).
-stop() {
+# reap PID: wait for it to end by itself; forget it.
+reap() {
 	[ -n "$1" ] || return 0
-	kill -TERM "$1" 2>/dev/null
 	wait "$1" 2>/dev/null
 	_np=
 	for _p in $pids; do [ "$_p" = "$1" ] || _np="$_np $_p"; done
 	pids=$_np
 	return 0
+}
+
+# stop PID: SIGTERM, then wait for it (the tools finish their line first).
+# Only a PID not reaped yet is signalled: once waited for, it may be
+# someone else's.
+stop() {
+	[ -n "$1" ] || return 0
+	case " $pids " in *" $1 "*) kill -TERM "$1" 2>/dev/null ;; esac
+	reap "$1"
 }
 
 fam_cleanup() {
@@ -280,8 +288,7 @@ probe_end() {
 	if [ "${1:-}" = kill ]; then
 		stop "$probe"
 	else
-		wait "$probe"
-		stop "$probe"
+		reap "$probe"
 	fi
 	if [ $probe_seg = 1 ]; then
 		cat "$out/probe.1" > "$out/probe.rec"
@@ -333,8 +340,7 @@ load_end() {
 	for _d in c2r r2c; do
 		eval "_p=\$l$_d"
 		[ -n "$_p" ] || continue
-		wait "$_p"
-		stop "$_p"
+		reap "$_p"
 		awk -v d="$_d" '!/^#/ && NF >= 6 { $1 = $1 "\t" d; print }' OFS="\t" \
 			"$out/load.$_d" >> "$out/load.tsv"
 		rm -f "$out/load.$_d"
