@@ -143,8 +143,11 @@ start_reflector() {
 # Data lines (not '#') of a record file.
 data_lines() { grep -v '^#' "$1"; }
 
-# Count of records in FILE whose status is WORD.
-count_status() { data_lines "$1" | awk -v w="$2" '$NF == w' | wc -l; }
+# Count of records in FILE whose status is WORD (the column found by name).
+count_status() {
+	awk -v w="$2" '/^#fields / { for (i = 2; i <= NF; i++) if ($i == "status") c = i - 1; next }
+		/^#/ { next } c && $c == w { n++ } END { print n + 0 }' "$1"
+}
 
 # "udp port P has a listener": for wait_until after starting a server.
 udp_listening() {
