@@ -175,12 +175,24 @@ fam_endpoints() {
 			fam_usage_error "transport '$transport': give --ref and --client-dev, or --client-endpoint"
 		client_ep="$scheme://$ref_addr:$port$q_cli"
 	fi
-	# Background load, both ways, kernel UDP on the same interfaces.
+	# Background load, both ways, on the same interfaces: kernel UDP for
+	# udp and uudp (one uudp endpoint per interface is the probe's), UD
+	# sends of 4 KiB without GSO for ib (doc/hardware.md, "loadgen over
+	# ib"; not tried on hardware).
 	lp_back=$((load_port + 1))
-	sink_ref="udp://0.0.0.0:$load_port"
-	sink_cli="udp://0.0.0.0:$lp_back"
-	load_c2r="udp://$ref_addr:$load_port${cli_dev:+?dev=$cli_dev}"
-	load_r2c="udp://$cli_addr:$lp_back${ref_dev:+?dev=$ref_dev}"
+	if [ "$scheme" = ib ]; then
+		sink_ref="ib://$ref_addr:$load_port?dev=$ref_dev"
+		sink_cli="ib://$cli_addr:$lp_back?dev=$cli_dev"
+		load_c2r="ib://$ref_addr:$load_port?dev=$cli_dev"
+		load_r2c="ib://$cli_addr:$lp_back?dev=$ref_dev"
+		load_opts="--no-gso --size 4096"
+	else
+		sink_ref="udp://0.0.0.0:$load_port"
+		sink_cli="udp://0.0.0.0:$lp_back"
+		load_c2r="udp://$ref_addr:$load_port${cli_dev:+?dev=$cli_dev}"
+		load_r2c="udp://$cli_addr:$lp_back${ref_dev:+?dev=$ref_dev}"
+		load_opts=
+	fi
 }
 
 # on ref|client CMD...: run CMD on that side (through its prefix).
@@ -311,10 +323,14 @@ wait_udp() {	# SIDE PORT: until something listens on UDP PORT (10 s)
 load_setup() {
 	bg sink_r ref loadgen --sink -d 0 "$sink_ref" > /dev/null 2>> "$out/load.err"
 	bg sink_c client loadgen --sink -d 0 "$sink_cli" > /dev/null 2>> "$out/load.err"
-	wait_udp ref "$load_port"
-	wait_udp client "$lp_back"
+	# (An ib sink has no socket that ss shows: the senders' first reports
+	# may come late there.)
+	if [ "$scheme" != ib ]; then
+		wait_udp ref "$load_port"
+		wait_udp client "$lp_back"
+	fi
 	if [ -z "$capacity" ]; then
-		capacity=$(on client loadgen --calibrate "$load_c2r" 2>> "$out/load.err" |
+		capacity=$(on client loadgen --calibrate $load_opts "$load_c2r" 2>> "$out/load.err" |
 			awk '$1 == "capacity_bps" { print $2 }')
 		[ -n "$capacity" ] || fam_die "calibration of $load_c2r failed: $(tail -n 1 "$out/load.err")"
 	fi
@@ -327,11 +343,11 @@ load_start() {
 	shift 2
 	lc2r= lr2c=
 	case $_dirs in c2r|both)
-		bg lc2r client loadgen -r "$load_rate" -C "$capacity" -d "$_ld" "$@" "$load_c2r" \
+		bg lc2r client loadgen -r "$load_rate" -C "$capacity" -d "$_ld" $load_opts "$@" "$load_c2r" \
 			> "$out/load.c2r" 2>> "$out/load.err" ;;
 	esac
 	case $_dirs in r2c|both)
-		bg lr2c ref loadgen -r "$load_rate" -C "$capacity" -d "$_ld" "$@" "$load_r2c" \
+		bg lr2c ref loadgen -r "$load_rate" -C "$capacity" -d "$_ld" $load_opts "$@" "$load_r2c" \
 			> "$out/load.r2c" 2>> "$out/load.err" ;;
 	esac
 }

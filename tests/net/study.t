@@ -29,7 +29,7 @@ lab_of() { awk -F= '$1 == "lab" { print $2 }' "$dir/study.conf" 2>/dev/null; }
 labs_of() { awk '$1 == "lab:" { print $2 }' "$dir/inventory/lab.txt" 2>/dev/null; }
 cleanup 'for l in $(labs_of); do "$NTPX_BIN/ntpx-lab" -n "$l" down; done'
 lab_gone() { ! ip netns list | awk '{ print $1 }' | grep -qx "ntpx-ref-$1"; }
-done_count() { find "$dir/runs" -name done 2>/dev/null | wc -l; }
+done_count() { find "$dir/runs" -name 'done' 2>/dev/null | wc -l; }
 two_done() { [ "$(done_count)" -ge 2 ]; }
 
 # Part one, interrupted once two runs are done.
