@@ -15,7 +15,7 @@ need ip tc sha256sum
 study=$NTPX_TOP/bin/ntpx-study
 [ -x "$NTPX_BIN/ntpprobe" ] || skip_all "tools not built (make)"
 
-plan 25
+plan 26
 
 dir=$TMP/pkg
 seed=$((1 + $$ % 100000))
@@ -142,6 +142,24 @@ ok "recovery runs say how long reacquiring took" sh -c "
 	for s in '$dir'/runs/*-recovery-*/summary.txt; do
 		awk '\$1 == \"reacquire_s\" && \$2 ~ /^[0-9.]+\$/ { f = 1 } END { exit !f }' \"\$s\" || exit 1
 	done"
+
+# Real hosts' way: the prefixes given, the transports defined with -T;
+# here both prefixes point into a lab of the test's own.  No lab of the
+# study's, the endpoints are the definitions'.
+lab3=$(uniq_name v)
+cleanup "$NTPX_BIN/ntpx-lab -n $lab3 down"
+if ntpx-lab -n "$lab3" up >/dev/null; then
+	NTPX_REF_EXEC="ntpx-lab -n $lab3 exec ref" NTPX_CLIENT_EXEC="ntpx-lab -n $lab3 exec client" \
+		"$study" --quick -f freerun -T udp1=10.77.1.1,10.77.1.2,slow,slow -t udp1,ib0 \
+		--no-analysis "$TMP/hosts" > /dev/null 2> "$TMP/hosts.err"
+	ok "with prefixes and -T: the runs on the defined endpoints, no lab made" sh -c "
+		grep -qx 'client_endpoint udp://10.77.1.1:12300?dev=slow' '$TMP'/hosts/runs/1-freerun-idle-udp1-r1/summary.txt &&
+		test -f '$TMP'/hosts/runs/1-freerun-idle-udp1-r1/done &&
+		grep -q '^ib0	absent	' '$TMP/hosts/transports.tsv' &&
+		! grep -q 'making lab' '$TMP/hosts.err'"
+else
+	skip "with prefixes and -T" "cannot make a lab"
+fi
 
 if [ -x "$NTPX_TOP/analysis/ntpx-figures" ]; then
 	ok "every figure is a non-empty PNG" sh -c "
