@@ -17,6 +17,10 @@
 # must pass SIGTERM on to the command (ntpx-lab exec does; it execs).
 # See doc/ntpx-families.1.
 
+case ${0##*/} in
+ntpx-family.sh) echo "ntpx-family.sh: sourced by the ntpx-FAMILY scripts, not run (see ntpx-families(1))" >&2; exit 2 ;;
+esac
+
 fam_version=0.1.0
 
 fam_die() { echo "$prog: $*" >&2; fam_cleanup; exit 1; }
