@@ -148,6 +148,11 @@ struct discipline *discipline_create(struct clock *c, const struct discipline_pa
 	return d;
 }
 
+void discipline_peer_reset(struct discipline *d)
+{
+	filter_init(&d->f, d->p.window);
+}
+
 void discipline_free(struct discipline *d)
 {
 	free(d);

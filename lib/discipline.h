@@ -68,6 +68,13 @@ struct discipline *discipline_create(struct clock *c, const struct discipline_pa
 void discipline_free(struct discipline *d);
 
 /*
+ * Forgets the filter's samples and trust: the transport has found its peer
+ * again (transport_peer_reset() returned 1) and the old peer's samples
+ * must not mix with the new one's.  The clock's corrections stay.
+ */
+void discipline_peer_reset(struct discipline *d);
+
+/*
  * One exchange: @status, and for RECORD_OK its @off2 and @delay (ns).
  * Acts on the clock when the loop says so and fills @out.  Returns 0, or
  * -errno with a line in @err when the clock refused.

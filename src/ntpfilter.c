@@ -42,6 +42,7 @@ static void usage(FILE *f)
 
 struct ctx {
 	char clash[64];		/* a column we would add that is already there */
+	int reset;		/* a '#reset' line came: a new peer from here on */
 };
 
 /* Headers pass through; #fields gains our columns. */
@@ -51,6 +52,10 @@ static void on_comment(void *arg, const char *line)
 	int i;
 
 	if (strncmp(line, "#fields ", 8) != 0) {
+		/* The transport found its peer again (a restarted server):
+		   its samples must not mix with the old one's. */
+		if (strncmp(line, "#reset", 6) == 0 && (line[6] == ' ' || !line[6]))
+			c->reset = 1;
 		puts(line);
 		return;
 	}
@@ -87,7 +92,7 @@ int main(int argc, char **argv)
 	};
 	struct record_reader r;
 	struct filter f;
-	struct ctx ctx = { "" };
+	struct ctx ctx = { .clash = "" };
 	const char *name = "-";
 	unsigned long gen = 0;
 	int opt, fd = 0, rc, col_status = -1, col_delay = -1, col_off2 = -1;
@@ -154,6 +159,10 @@ int main(int argc, char **argv)
 		if (st < 0) {
 			rc = record_error(&r, "unknown status '%s'", r.field[col_status]);
 			break;
+		}
+		if (ctx.reset) {
+			filter_init(&f, (int)window);
+			ctx.reset = 0;
 		}
 		if (st == RECORD_OK) {
 			if (record_parse_i64(r.field[col_delay], &delay) != 1 ||

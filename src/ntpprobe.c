@@ -390,6 +390,13 @@ int main(int argc, char **argv)
 		if (stopping)
 			break;
 		exchange(&p, seq, &x);
+		/* A re-resolved peer (restarted server, new path): say so in
+		   the stream, and start the filter afresh before this sample. */
+		if (transport_peer_reset(p.t) == 1) {
+			printf("#reset seq %llu\n", (unsigned long long)seq);
+			if (disc)
+				discipline_peer_reset(disc);
+		}
 		p.counts[x.status]++;
 		if (x.status == RECORD_OK)
 			keep_delay(&p, record_delay(x.t));

@@ -4,16 +4,17 @@
 #
 # Real runs on loopback (ntpreflect + ntpprobe): freerun on two
 # reflectors standing for two paths (udp, udp2), loss through lossinject,
-# recovery by restarting the client and by restarting the server.
-# Synthesized (tests/helpers/synthrec.awk, a mock, because they need the
-# lab's load or a disciplined sim clock): loaded, bursts, directional,
-# recovery step/slew, steady.  One run is left without 'done' (an
-# interrupted run) and must be ignored.
+# recovery by restarting the client and by restarting the server, and on
+# a disciplined sim: clock (clockstep, ntpprobe --discipline) the 120 s
+# step, the 250 ms slew and steady.  Synthesized (tests/helpers/
+# synthrec.awk, a mock, because they need the lab's load): loaded,
+# bursts, directional.  One run is left without 'done' (an interrupted
+# run) and must be ignored.
 . "$(dirname "$0")/../lib.sh"
 need gnuplot
 A=$NTPX_TOP/analysis
 SYNTH=$NTPX_TOP/tests/helpers/synthrec.awk
-plan 45
+plan 54
 
 P=$TMP/pkg
 # ANALYSIS_KEEP=DIR keeps a copy of the package for a look at it.
@@ -103,13 +104,39 @@ for rep in 1 2; do
 		newrun loaded 90pct $t $rep; synth directional 100 100 -v qreq=$((q / 2)) -v qresp=$((q / 2)) -v loss=0.05 $win
 		printf '#ntpx-load 1\n#tool loadgen\n#fields t dir bytes packets gbps drops sent_gbps\n' >"$RUN/load.tsv"
 		printf '1764455330000000000 %s 1 1 %s 0 9.9\n' c2r 6.0 r2c 3.0 c2r 6.2 r2c 3.2 c2r 5.9 r2c 2.9 >>"$RUN/load.tsv"
-		newrun recovery step $t $rep; synth step 30 200
-		newrun recovery slew $t $rep; synth slew 30 1000
-		newrun steady disciplined $t $rep; synth steady 120 100
+		# The sim-clock runs as ntpx-recovery and ntpx-steady make them,
+		# only shorter.
+		clk=$TMP/clock-$t-$rep
+		newrun recovery step_120s $t $rep; ev run_start
+		clockstep --clock "sim:$clk" --create >/dev/null
+		ev step -120s; clockstep --clock "sim:$clk" --step -120s >/dev/null
+		probe $t -i 50ms -c 40 --clock "sim:$clk" --discipline --step-threshold 128ms >"$RUN/probe.rec"
+		ev run_end; touch "$RUN/done"
+		newrun recovery slew_250ms $t $rep; ev run_start
+		clockstep --clock "sim:$clk" --create >/dev/null
+		ev slew -250ms; clockstep --clock "sim:$clk" --step -250ms >/dev/null
+		probe $t -i 50ms -c 30 --clock "sim:$clk" --discipline >"$RUN/probe.rec"
+		ev run_end; touch "$RUN/done"
+		newrun steady disciplined $t $rep; ev run_start
+		clockstep --clock "sim:$clk" --create --offset 500us --freq +12ppm >/dev/null
+		probe $t -i 50ms -c 60 --clock "sim:$clk" --discipline >"$RUN/probe.rec"
+		ev run_end; touch "$RUN/done"
 	done
 done
+# A transport that never answered: every exchange of its run lost.
+newrun recovery step_120s udp3 1; synth plain 20 100 -v loss=1
 # An interrupted run: in order.tsv, records, no 'done'.
 newrun freerun idle udp 3; synth plain 10 100; rm "$RUN/done"
+
+for t in ntpx-summarize ntpx-figures ntpx-report; do
+	"$A/$t" 2>/dev/null; u=$?
+	"$A/$t" "$TMP/nothing" 2>"$TMP/err"; n=$?
+	is "$u/$n/$(grep -c . "$TMP/err")" "2/1/1" "$t: usage is exit 2; a missing package exit 1 with one line"
+done
+
+mock_ok() { for r in "$P"/runs/*-bursts-* "$P"/runs/*-directional-* "$P"/runs/*-loaded-*; do
+	offsetfit --check "$r/probe.rec" >/dev/null || return 1; done; }
+ok "the synthesized records pass offsetfit --check" mock_ok
 
 ndone=$(ls "$P"/runs/*/done | wc -l)
 "$A/ntpx-summarize" "$P" 2>"$TMP/sum.err"
@@ -150,6 +177,7 @@ is "$(col freerun ib median_rtt_us)" "" "no row for the absent transport"
 ok "directional c2r offset near +1000 us ($(col directional udp c2r_offset_us))" between "$(col directional udp c2r_offset_us)" 850 1150
 ok "directional r2c offset near -1000 us ($(col directional udp r2c_offset_us))" between "$(col directional udp r2c_offset_us)" -1150 -850
 ok "directional slope near 1000 us per unit ($(col directional udp slope_us))" between "$(col directional udp slope_us)" 850 1150
+is "$(col directional udp reps)" 2 "directional: reps counts repetitions, not runs"
 ok "udp2 spread near 150 us ($(col directional udp2 spread_us))" between "$(col directional udp2 spread_us)" 110 190
 
 # bursts: 2 ms more on the request: the offset moves by up to ~1 ms.
@@ -167,14 +195,21 @@ ok "phased loaded run: reject rate inside the load window 0.01..0.15 ($(col load
 # recovery.
 ok "client restart reacquired within 1 s ($(col recovery udp reacquire_s restart_client))" between "$(col recovery udp reacquire_s restart_client)" 0.001 1
 is "$(col recovery udp reacquired restart_server)" 1 "server restart: reacquired (real reflector restarted)"
-ok "step: within 1 ms from 3.0 to 4 s ($(col recovery udp within_1ms_s step))" between "$(col recovery udp within_1ms_s step)" 3 4
-is "$(col recovery udp within_1ms_s slew)" "-" "250 ms slew at 500 ppm never within 1 ms in 30 s: '-'"
+# The discipline steps once the filter is valid (the 4th reply, 0.2 s).
+ok "step: within 1 ms in 0.1..1.5 s ($(col recovery udp within_1ms_s step_120s))" between "$(col recovery udp within_1ms_s step_120s)" 0.1 1.5
+is "$(col recovery udp within_1ms_s slew_250ms)" "-" "250 ms slewed at 500 ppm is not within 1 ms after 1.5 s: '-'"
+is "$(col recovery udp2 reacquired step_120s)/$(col recovery udp2 reps step_120s)" "2/2" "step: both repetitions reacquired on udp2"
+
+is "$(col recovery udp3 reacquire_s step_120s)/$(col recovery udp3 reacquired step_120s)" "-/0" "a run without any answer: reacquire_s '-', none reacquired"
 
 # loss: drops counted, 5% rejects more than nothing.
 ok "5% loss drops requests ($(col loss udp drops 5pct))" between "$(col loss udp drops 5pct)" 1 20
 
-# steady: truth is 20 us +- wander.
-ok "steady true error 0..60 us ($(col steady udp true_error_us))" between "$(col steady udp true_error_us)" 0 60
+# steady: on loopback the disciplined clock is within a millisecond of
+# the truth, and the filter's columns are there.
+ok "steady true error 0..1000 us ($(col steady udp true_error_us))" between "$(col steady udp true_error_us)" 0 1000
+ok "steady jitter from the filter's column ($(col steady udp jitter_us))" between "$(col steady udp jitter_us)" 0 100000
+is "$(col steady udp2 sync_losses)" 0 "steady: no sync loss"
 
 "$A/ntpx-figures" "$P" 2>"$TMP/fig.err"
 is "$?" 0 "ntpx-figures exits 0"
@@ -200,7 +235,8 @@ refs() { grep -o '\(src\|href\)="[^"]*"' "$1" | sed 's/^[a-z]*="//; s/"$//'; }
 ok "report.html references only relative paths to files that exist" sh -c '
 	n=0; for r in $(grep -o "\(src\|href\)=\"[^\"]*\"" "$1/report.html" | sed "s/^[a-z]*=\"//; s/\"\$//"); do
 		case $r in /*|*:*|*..*) exit 1 ;; esac; [ -s "$1/$r" ] || exit 1; n=$((n + 1)); done; [ $n -ge 12 ]' - "$P"
-is "$(grep -c '<table>' "$P/report.html")" 8 "report: the transports table and seven family tables"
+is "$(grep -c '<table>' "$P/report.html")/$(grep -c '<details>' "$P/report.html")" 12/4 \
+	"report: the transports table, seven family tables, four of the original study's folded"
 is "$(grep -c '<th>detail</th>' "$P/report.html")" 1 "report: transports.tsv's header (spaces) as the table's header"
 ok "report: loss names udp2 as without runs" grep -q 'No completed run on: udp2\.' "$P/report.html"
 ok "report: says ib is absent and why" grep -q 'ib (no RDMA device)' "$P/report.html"

@@ -4,7 +4,7 @@
 # build_show_peer, written out again in awk) on a longer recording; and
 # the header handling.
 . "$(dirname "$0")/../lib.sh"
-plan 14
+plan 16
 
 hdr() {
 	echo "#ntpx-record 1"
@@ -86,5 +86,22 @@ is "$?" 0 "djitter equals OpenNTPD's ntpctl jitter on 60 records"
 
 ntpfilter "$TMP/out" >/dev/null 2>"$TMP/err"
 ok "filtering twice is refused, saying why" grep -q "column 'foff2' is there already" "$TMP/err"
+
+# '#reset' (a transport that found its peer again): the filter starts
+# afresh at the next record, and the line passes through.
+{
+	echo "#ntpx-record 1"
+	echo "#fields seq t1 t2 t3 t4 delay off2 status"
+	for k in 1 2 3 4; do
+		echo "$k $((k * 1000)) $((k * 1000 + 10)) $((k * 1000 + 20)) $((k * 1000 + 100)) 90 -70 ok"
+	done
+	echo "#reset seq 5"
+	echo "5 5000 5010 5020 5100 90 -70 ok"
+} >"$TMP/reset"
+ntpfilter "$TMP/reset" >"$TMP/rout"
+fc=$(awk '/^#fields/ { for (i = 2; i <= NF; i++) if ($i == "fcount") c = i - 1; next }
+	/^#/ { next } { print $c }' "$TMP/rout" | tr '\n' ' ')
+is "$fc" "1 2 3 4 1 " "after '#reset' the window holds only the new peer's sample"
+ok "the '#reset' line passes through" grep -qx "#reset seq 5" "$TMP/rout"
 
 done_testing

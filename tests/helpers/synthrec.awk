@@ -1,7 +1,7 @@
 # synthrec.awk - synthetic ntpx records for the analysis tests (a mock:
-# it stands in for runs that need the lab's load, or a disciplined sim
-# clock, which a loopback test cannot produce).  Every record obeys the
-# format exactly: integer ns T1..T4, delay and off2 from them.
+# it stands in for runs that need the lab's load, which a loopback test
+# cannot produce).  Every record obeys the format exactly: integer ns
+# T1..T4, delay and off2 from them.
 #
 #   awk -f synthrec.awk -v kind=K -v start=UNIX_S -v n=N -v ms=INTERVAL_MS \
 #       -v idx=RUN -v ev=EVENTS_FILE [-v seed=S] [params] > probe.rec
@@ -14,11 +14,6 @@
 #   kind=directional  qreq, qresp (us) extra one-way delay, all the run, or
 #                     only inside the windows of bursts= if given
 #   onoff=load        the windows' events are load_on/load_off instead
-#   kind=step         the client 120 s behind; a step event at the start;
-#                     at 3 s stepped to +200 us, then decays
-#   kind=slew         a slew event at the start; 250 ms slewing at 500 ppm
-#   kind=steady       disciplined: theta ~ 20 us wander, with true2 and the
-#                     filter's columns (OpenNTPD's best-of-8; valid from 4)
 #   loss=P            probability of a timeout record
 function ts(v,  s) { s = int(v / 1e9); return sprintf("%d%09d", bsec + s, v - s * 1e9) }
 function noise(a) { return int((rand() - 0.5) * 2 * a) }
@@ -34,15 +29,12 @@ BEGIN {
 	print "#ntpx-record 1"
 	print "#tool synthrec 0 (test mock)"
 	print "#endpoint udp://127.0.0.1:123"
-	print "#clock " (kind ~ /^(step|slew|steady)$/ ? "sim:/synthetic" : "realtime")
-	extra = kind == "steady" ? " true2 foff2 fdelay jitter djitter fcount trust valid update" : ""
-	print "#fields seq t1 t2 t3 t4 delay off2 status" extra
+	print "#clock realtime"
+	print "#fields seq t1 t2 t3 t4 delay off2 status"
 	event(x0, "run_start", kind)
-	if (kind == "step") event(x0, "step", "-120s")
-	if (kind == "slew") event(x0, "slew", "250ms")
 	if (onoff == "") onoff = "burst"
 	for (i = 1; i <= nb; i++) { event(x0 + on[i], onoff "_on", "synthetic"); event(x0 + off[i], onoff "_off", "") }
-	w = 0; th0 = th * 1000
+	th0 = th * 1000
 	for (k = 1; k <= n; k++) {
 		x = (k - 1) * ms * 1e6
 		r1 = x0 + x + noise(200000) + 300000
@@ -52,28 +44,14 @@ BEGIN {
 		th = th0 + noise(3000)
 		if (kind == "bursts" && inwin(x)) { dreq += int(q * (0.5 + rand() / 2)); dresp += int(q / 5 * rand()) }
 		if (kind == "directional" && (nb == 0 || inwin(x))) { dreq += int(qreq * (0.8 + rand() * 0.4)); dresp += int(qresp * (0.8 + rand() * 0.4)) }
-		if (kind == "step") th = x < 3e9 ? 120e9 : int(200000 * exp(-(x - 3e9) / 4e9)) + noise(20000)
-		if (kind == "slew") th = 250e6 - int(x * 500e-6) + noise(20000)
-		if (kind == "steady") { wt = (wt + 0) + noise(2000); if (wt > 30000 || wt < -30000) wt = 0; th = 20000 + wt }
 		th = int(th)
 		t1 = r1 - th; t2 = r1 + dreq; t3 = t2 + proc; t4 = t3 + dresp - th
 		if (rand() < loss + 0) {
-			printf "%d %s - - - - - timeout%s\n", k, ts(t1), kind == "steady" ? " - - - - - - - - -" : ""
+			printf "%d %s - - - - - timeout\n", k, ts(t1)
 			continue
 		}
 		d = (t4 - t1) - (t3 - t2); o2 = (t2 - t1) + (t3 - t4)
-		printf "%d %s %s %s %s %d %d ok", k, ts(t1), ts(t2), ts(t3), ts(t4), d, o2
-		if (kind == "steady") {
-			w++; wo[w % 8] = o2; wd[w % 8] = d; m = w < 8 ? w : 8
-			best = -1
-			for (j = 0; j < 8; j++) if ((j in wd) && (best < 0 || wd[j] < wd[best])) best = j
-			sj = 0; sd = 0
-			for (j = 0; j < 8; j++) if ((j in wd) && j != best) {
-				sj += (wo[j] - wo[best]) ^ 2 / 4; sd += (wd[j] - wd[best]) ^ 2 }
-			printf " %d %d %d %d %d %d %d %d %d", 2 * th, wo[best], wd[best],
-				(m > 1 ? sqrt(sj / (m - 1)) : 0), (m > 1 ? sqrt(sd / (m - 1)) : 0), m, 10, (w >= 4), (w >= 4)
-		}
-		printf "\n"
+		printf "%d %s %s %s %s %d %d ok\n", k, ts(t1), ts(t2), ts(t3), ts(t4), d, o2
 	}
 	event(x0 + n * ms * 1e6, "run_end", "")
 }
