@@ -139,11 +139,22 @@ void frame_udp_csum_fill(void *buf, size_t frame_len)
 	size_t ulen = get16(udp + 4);
 	uint16_t c;
 
-	if (ulen > frame_len - FRAME_ETH_LEN - FRAME_IP_LEN)
+	if (frame_len < FRAME_HDR_LEN || ulen > frame_len - FRAME_ETH_LEN - FRAME_IP_LEN)
 		return;			/* not a frame of ours; leave it */
 	put16(udp + 6, 0);
 	c = udp_csum(ip, udp, ulen);
 	put16(udp + 6, c ? c : 0xffff);	/* 0 on the wire means "none" */
+}
+
+void frame_udp_csum_partial(void *buf)
+{
+	uint8_t *ip = (uint8_t *)buf + FRAME_ETH_LEN, *udp = ip + FRAME_IP_LEN;
+	uint32_t sum;
+
+	sum = csum_add(0, ip + 12, 8);
+	sum += IP_PROTO_UDP;
+	sum += get16(udp + 4);
+	put16(udp + 6, (uint16_t)~csum_fold(sum));	/* folded, not complemented */
 }
 
 static const char *const reason_names[FRAME_NREASONS] = {

@@ -67,6 +67,14 @@ size_t frame_build(void *buf, size_t cap, const struct frame_addr *src,
  */
 void frame_udp_csum_fill(void *buf, size_t frame_len);
 
+/*
+ * For a NIC that completes the UDP checksum (IBV_SEND_IP_CSUM): writes
+ * the folded sum of the pseudo-header alone into the UDP checksum field,
+ * as Linux leaves it for CHECKSUM_PARTIAL, so that the result is right
+ * whether the NIC seeds its sum with the field or recomputes it all.
+ */
+void frame_udp_csum_partial(void *buf);
+
 /* Recomputes the IPv4 header checksum of a frame frame_build() made. */
 void frame_ip_csum_fill(void *buf);
 

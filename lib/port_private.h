@@ -18,7 +18,8 @@
 #include <stdint.h>
 
 /* port capabilities */
-#define PORT_CAP_IP_CSUM	0x1	/* the NIC fills the IPv4 header checksum */
+#define PORT_CAP_CSUM		0x1	/* the NIC completes the IPv4 and UDP
+					   checksums (IBV_SEND_IP_CSUM) */
 
 struct port_config {
 	const char *dev;	/* interface name */
@@ -27,6 +28,12 @@ struct port_config {
 	uint32_t ip;		/* local IPv4 address, host order; 0: any */
 	uint8_t mac[6];		/* the interface's MAC */
 	int busy_poll;		/* nonzero: the caller spins; tune for it */
+	enum {
+		PORT_XDP_AUTO,		/* the best the driver has */
+		PORT_XDP_SKB,		/* generic XDP, copy */
+		PORT_XDP_NATIVE,	/* driver XDP, copy */
+		PORT_XDP_ZEROCOPY,	/* driver XDP, zero-copy */
+	} xdp_mode;
 };
 
 struct port;
@@ -43,6 +50,8 @@ struct port_ops {
 	 * @flags: PORT_CAP_* the frame relies on.  0 or -errno.
 	 */
 	int (*tx_submit)(struct port *p, void *buf, size_t len, int flags);
+	/* Gives the buffer from tx_buf back unsent. */
+	void (*tx_cancel)(struct port *p);
 	/*
 	 * The next received frame, without waiting: 1 with *frame and *len
 	 * set (valid until rx_release), 0 when none is waiting, or -errno.
@@ -60,7 +69,7 @@ struct port {
 	int fd;			/* polls readable when a frame may be waiting */
 	int caps;		/* PORT_CAP_* */
 	size_t frame_max;	/* bytes: the largest frame tx_buf can hold (>= 60) */
-	char mode[32];		/* how it runs, for logs: "skb copy", "drv zerocopy" */
+	char mode[32];		/* how it runs, one word: "skb-copy", "drv-zerocopy" */
 };
 
 /*

@@ -8,9 +8,10 @@
  * we have one), UDP to our port.  Everything else, ARP included, keeps
  * going to the kernel.  Send and receive buffers live in one registered
  * region; receive completions are polled and each buffer is posted again
- * when uudp.c has read it.  When the device can compute the IPv4 header
- * checksum (IBV_DEVICE_RAW_IP_CSUM), frames go out with IBV_SEND_IP_CSUM
- * and uudp.c leaves that checksum to it.
+ * when uudp.c has read it.  When the device offers checksum offload
+ * (IBV_DEVICE_RAW_IP_CSUM), frames go out with IBV_SEND_IP_CSUM, which
+ * has the NIC compute the IPv4 and UDP checksums; uudp.c then leaves the
+ * UDP checksum as Linux does for such a NIC (frame_udp_csum_partial()).
  *
  * Compiled in every build; on a machine without an RDMA device the open
  * fails at once with one line saying so.
@@ -209,46 +210,46 @@ struct port *port_verbs_open(const struct port_config *cfg, char *err, size_t er
 	if (!list || i == n) {
 		snprintf(err, errlen, "%s: RDMA device %s not found by libibverbs", cfg->dev,
 			 ibdev);
-		goto fail;
+		goto no_port;
 	}
 	v->ctx = ibv_open_device(list[i]);
 	if (!v->ctx) {
 		snprintf(err, errlen, "%s: cannot open %s: %s", cfg->dev, ibdev, strerror(errno));
-		goto fail;
+		goto no_port;
 	}
 	if (ibv_query_device(v->ctx, &da) == 0 &&
 	    (da.device_cap_flags & IBV_DEVICE_RAW_IP_CSUM))
-		v->p.caps |= PORT_CAP_IP_CSUM;
+		v->p.caps |= PORT_CAP_CSUM;
 	v->mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (v->mem == MAP_FAILED) {
 		v->mem = NULL;
 		snprintf(err, errlen, "%s: buffers: %s", cfg->dev, strerror(errno));
-		goto fail;
+		goto no_port;
 	}
 	v->pd = ibv_alloc_pd(v->ctx);
 	if (!v->pd) {
 		snprintf(err, errlen, "%s: %s: protection domain: %s", cfg->dev, ibdev,
 			 strerror(errno));
-		goto fail;
+		goto no_port;
 	}
 	v->mr = ibv_reg_mr(v->pd, v->mem, size, IBV_ACCESS_LOCAL_WRITE);
 	if (!v->mr) {
 		snprintf(err, errlen, "%s: %s: memory registration: %s", cfg->dev, ibdev,
 			 strerror(errno));
-		goto fail;
+		goto no_port;
 	}
 	v->ch = ibv_create_comp_channel(v->ctx);
 	if (!v->ch || fcntl(v->ch->fd, F_SETFL, fcntl(v->ch->fd, F_GETFL) | O_NONBLOCK)) {
 		snprintf(err, errlen, "%s: %s: completion channel: %s", cfg->dev, ibdev,
 			 strerror(errno));
-		goto fail;
+		goto no_port;
 	}
 	v->rx_cq = ibv_create_cq(v->ctx, PORT_VERBS_RX, NULL, v->ch, 0);
 	v->tx_cq = ibv_create_cq(v->ctx, PORT_VERBS_TX, NULL, NULL, 0);
 	if (!v->rx_cq || !v->tx_cq) {
 		snprintf(err, errlen, "%s: %s: completion queue: %s", cfg->dev, ibdev,
 			 strerror(errno));
-		goto fail;
+		goto no_port;
 	}
 	qa.send_cq = v->tx_cq;
 	qa.recv_cq = v->rx_cq;
@@ -256,40 +257,40 @@ struct port *port_verbs_open(const struct port_config *cfg, char *err, size_t er
 	if (!v->qp) {
 		snprintf(err, errlen, "%s: %s: raw-packet QP: %s%s", cfg->dev, ibdev,
 			 strerror(errno), errno == EPERM ? " (needs CAP_NET_RAW)" : "");
-		goto fail;
+		goto no_port;
 	}
 	if (verbs_qp_up(v)) {
 		snprintf(err, errlen, "%s: %s: QP to ready-to-send: %s", cfg->dev, ibdev,
 			 strerror(errno));
-		goto fail;
+		goto no_port;
 	}
 	for (i = 0; i < PORT_VERBS_RX; i++)
 		if (verbs_post_rx(v, (uint64_t)i)) {
 			snprintf(err, errlen, "%s: %s: posting receives: %s", cfg->dev, ibdev,
 				 strerror(errno));
-			goto fail;
+			goto no_port;
 		}
 	for (i = 0; i < PORT_VERBS_TX; i++)
 		v->tx_free[v->ntx_free++] = PORT_VERBS_RX + (unsigned)i;
 	if (verbs_flow(v, cfg)) {
 		snprintf(err, errlen, "%s: %s: flow rule for UDP port %u: %s", cfg->dev, ibdev,
 			 cfg->udp_port, strerror(errno));
-		goto fail;
+		goto no_port;
 	}
 	if (ibv_req_notify_cq(v->rx_cq, 0)) {
 		snprintf(err, errlen, "%s: %s: arming the completion queue: %s", cfg->dev,
 			 ibdev, strerror(errno));
-		goto fail;
+		goto no_port;
 	}
 	ibv_free_device_list(list);
 	v->p.ops = &verbs_port_ops;
 	v->p.fd = v->ch->fd;
 	v->p.frame_max = PORT_VERBS_BUF;
-	snprintf(v->p.mode, sizeof(v->p.mode), "%.16s raw%s", ibdev,
-		 v->p.caps & PORT_CAP_IP_CSUM ? " ipcsum" : "");
+	snprintf(v->p.mode, sizeof(v->p.mode), "%.16s-raw%s", ibdev,
+		 v->p.caps & PORT_CAP_CSUM ? "-ipcsum" : "");
 	return &v->p;
 
-fail:
+no_port:
 	if (list)
 		ibv_free_device_list(list);
 	verbs_close_all(v);
@@ -330,7 +331,7 @@ static int verbs_tx_submit(struct port *p, void *buf, size_t len, int flags)
 				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
 	int rc;
 
-	if (flags & PORT_CAP_IP_CSUM)
+	if (flags & PORT_CAP_CSUM)
 		wr.send_flags |= IBV_SEND_IP_CSUM;
 	rc = ibv_post_send(v->qp, &wr, &bad);
 	if (rc) {
@@ -338,6 +339,13 @@ static int verbs_tx_submit(struct port *p, void *buf, size_t len, int flags)
 		return -rc;
 	}
 	return 0;
+}
+
+static void verbs_tx_cancel(struct port *p)
+{
+	struct verbs_port *v = (struct verbs_port *)p;
+
+	v->tx_free[v->ntx_free++] = v->tx_cur;
 }
 
 static int verbs_rx_next(struct port *p, const void **frame, size_t *len)
@@ -408,6 +416,7 @@ static const struct port_ops verbs_port_ops = {
 	.name = "verbs",
 	.tx_buf = verbs_tx_buf,
 	.tx_submit = verbs_tx_submit,
+	.tx_cancel = verbs_tx_cancel,
 	.rx_next = verbs_rx_next,
 	.rx_release = verbs_rx_release,
 	.close = verbs_close,

@@ -17,7 +17,8 @@
  * (ethtool -N ... action 0) or run with one combined channel.
  *
  * Mode: veth runs generic XDP (skb mode) with copy; other drivers try
- * native XDP with zero-copy, then native with copy, then generic.
+ * native XDP with zero-copy, then native with copy, then generic.  The
+ * endpoint's xdpmode= (port_config.xdp_mode) asks for one of them only.
  */
 #include <net/if.h>		/* before the linux/ headers */
 #include <arpa/inet.h>
@@ -34,6 +35,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -41,6 +43,7 @@
 #include <xdp/xsk.h>
 
 #include "bpf/ntpx_xdp.h"	/* build/: ntpx_xdp_bpf_obj[] */
+#include "clock.h"
 #include "port_private.h"
 
 #define PORT_XDP_FRAMES		512
@@ -48,6 +51,7 @@
 #define PORT_XDP_RING		256	/* descriptors per ring, power of 2 */
 #define PORT_XDP_RX_FRAMES	(PORT_XDP_FRAMES / 2)
 #define PORT_XDP_PROG		"ntpx_xdp"
+#define PORT_XDP_BUSY_NS	(1000 * 1000000LL)	/* queue still held: wait 1 s */
 
 #ifndef SO_PREFER_BUSY_POLL
 #define SO_PREFER_BUSY_POLL	69
@@ -173,7 +177,6 @@ static int xdp_load(struct xdp_port *x, const struct port_config *cfg, char *err
 	uint16_t nport = htons(cfg->udp_port);
 	int rc;
 
-	libbpf_set_print(libbpf_quiet);
 	x->obj = bpf_object__open_mem(ntpx_xdp_bpf_obj, sizeof(ntpx_xdp_bpf_obj), &oo);
 	if (!x->obj) {
 		snprintf(err, errlen, "%s: cannot open the XDP object: %s", cfg->dev,
@@ -232,8 +235,18 @@ static int xdp_socket(struct xdp_port *x, const struct port_config *cfg, __u32 m
 		.xdp_flags = mode,
 		.bind_flags = bind | XDP_USE_NEED_WAKEUP,
 	};
-	int rc = xsk_socket__create(&x->xsk, cfg->dev, 0, x->umem, &x->rx, &x->tx, &sc);
+	struct timespec step = { 0, 10 * 1000000L };
+	int64_t end = clock_monotonic_ns() + PORT_XDP_BUSY_NS;
+	int rc;
 
+	/*
+	 * The socket of a process that just exited leaves queue 0 only when
+	 * the kernel's deferred cleanup of its UMEM has run: until then the
+	 * bind says EBUSY.  Wait for it, briefly.
+	 */
+	while ((rc = xsk_socket__create(&x->xsk, cfg->dev, 0, x->umem, &x->rx, &x->tx,
+					&sc)) == -EBUSY && clock_monotonic_ns() < end)
+		nanosleep(&step, NULL);
 	if (rc) {
 		x->xsk = NULL;
 		snprintf(err, errlen, "%s: AF_XDP socket (%s): %s", cfg->dev,
@@ -267,9 +280,9 @@ struct port *port_xdp_open(const struct port_config *cfg, char *err, size_t errl
 		__u16 bind;
 		const char *name;
 	} modes[] = {
-		{ XDP_FLAGS_DRV_MODE, XDP_ZEROCOPY, "drv zerocopy" },
-		{ XDP_FLAGS_DRV_MODE, XDP_COPY, "drv copy" },
-		{ XDP_FLAGS_SKB_MODE, XDP_COPY, "skb copy" },
+		{ XDP_FLAGS_DRV_MODE, XDP_ZEROCOPY, "drv-zerocopy" },
+		{ XDP_FLAGS_DRV_MODE, XDP_COPY, "drv-copy" },
+		{ XDP_FLAGS_SKB_MODE, XDP_COPY, "skb-copy" },
 	};
 	struct xsk_umem_config uc = {
 		.fill_size = PORT_XDP_RING,
@@ -280,7 +293,7 @@ struct port *port_xdp_open(const struct port_config *cfg, char *err, size_t errl
 	struct xdp_port *x = calloc(1, sizeof(*x));
 	size_t size = (size_t)PORT_XDP_FRAMES * PORT_XDP_CHUNK;
 	char drv[32], why[256] = "";
-	unsigned i, first;
+	unsigned i, first, last;
 	__u32 idx, key = 0;
 	int prog_fd, rc, map_fd, xfd, one = 1;
 
@@ -290,28 +303,45 @@ struct port *port_xdp_open(const struct port_config *cfg, char *err, size_t errl
 	}
 	x->link_fd = -1;
 	x->busy = cfg->busy_poll;
+	libbpf_set_print(libbpf_quiet);	/* only main() prints */
+	libbpf_last[0] = 0;
 	x->area = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (x->area == MAP_FAILED) {
 		x->area = NULL;
 		snprintf(err, errlen, "%s: UMEM: %s", cfg->dev, strerror(errno));
-		goto fail;
+		goto no_port;
 	}
 	rc = xsk_umem__create(&x->umem, x->area, size, &x->fq, &x->cq, &uc);
 	if (rc) {
 		x->umem = NULL;
 		snprintf(err, errlen, "%s: UMEM registration: %s", cfg->dev, strerror(-rc));
-		goto fail;
+		goto no_port;
 	}
 	if (xdp_clear_stale(cfg, err, errlen))
-		goto fail;
+		goto no_port;
 	prog_fd = xdp_load(x, cfg, err, errlen);
 	if (prog_fd < 0)
-		goto fail;
+		goto no_port;
 
 	driver_name(cfg->dev, drv, sizeof(drv));
-	first = strcmp(drv, "veth") == 0 ? 2 : 0;
-	for (i = first; i < sizeof(modes) / sizeof(modes[0]); i++) {
-		if (x->link_fd < 0 || (i > 0 && modes[i].mode != modes[i - 1].mode)) {
+	switch (cfg->xdp_mode) {
+	case PORT_XDP_ZEROCOPY:
+		first = last = 0;
+		break;
+	case PORT_XDP_NATIVE:
+		first = last = 1;
+		break;
+	case PORT_XDP_SKB:
+		first = last = 2;
+		break;
+	default:
+		/* veth: generic XDP, whose copy is the one the kernel tests most */
+		first = strcmp(drv, "veth") == 0 ? 2 : 0;
+		last = 2;
+		break;
+	}
+	for (i = first; i <= last; i++) {
+		if (x->link_fd < 0 || (i > first && modes[i].mode != modes[i - 1].mode)) {
 			if (x->link_fd >= 0) {
 				close(x->link_fd);
 				x->link_fd = -1;
@@ -323,8 +353,8 @@ struct port *port_xdp_open(const struct port_config *cfg, char *err, size_t errl
 			break;
 	}
 	if (!x->xsk) {
-		snprintf(err, errlen, "%s", why);
-		goto fail;
+		snprintf(err, errlen, "%s", why);	/* the last mode's reason */
+		goto no_port;
 	}
 	snprintf(x->p.mode, sizeof(x->p.mode), "%s", modes[i].name);
 
@@ -333,13 +363,13 @@ struct port *port_xdp_open(const struct port_config *cfg, char *err, size_t errl
 	if (map_fd < 0 || bpf_map_update_elem(map_fd, &key, &xfd, 0)) {
 		snprintf(err, errlen, "%s: cannot insert the socket into the XSKMAP: %s", cfg->dev,
 			 strerror(errno));
-		goto fail;
+		goto no_port;
 	}
 
 	/* Receive chunks to the fill ring, transmit chunks to the free stack. */
 	if (xsk_ring_prod__reserve(&x->fq, PORT_XDP_RX_FRAMES, &idx) != PORT_XDP_RX_FRAMES) {
 		snprintf(err, errlen, "%s: fill ring too small", cfg->dev);
-		goto fail;
+		goto no_port;
 	}
 	for (i = 0; i < PORT_XDP_RX_FRAMES; i++)
 		*xsk_ring_prod__fill_addr(&x->fq, idx + i) = (uint64_t)i * PORT_XDP_CHUNK;
@@ -361,7 +391,7 @@ struct port *port_xdp_open(const struct port_config *cfg, char *err, size_t errl
 	x->p.frame_max = PORT_XDP_CHUNK;
 	return &x->p;
 
-fail:
+no_port:
 	xdp_close_all(x);
 	return NULL;
 }
@@ -416,6 +446,13 @@ static int xdp_tx_submit(struct port *p, void *buf, size_t len, int flags)
 		return -errno;
 	xdp_reap(x);
 	return 0;
+}
+
+static void xdp_tx_cancel(struct port *p)
+{
+	struct xdp_port *x = (struct xdp_port *)p;
+
+	x->tx_free[x->ntx_free++] = x->tx_cur;
 }
 
 static int xdp_rx_next(struct port *p, const void **frame, size_t *len)
@@ -477,6 +514,7 @@ static const struct port_ops xdp_port_ops = {
 	.name = "xdp",
 	.tx_buf = xdp_tx_buf,
 	.tx_submit = xdp_tx_submit,
+	.tx_cancel = xdp_tx_cancel,
 	.rx_next = xdp_rx_next,
 	.rx_release = xdp_rx_release,
 	.close = xdp_close,

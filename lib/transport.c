@@ -150,7 +150,9 @@ int endpoint_parse(const char *url, struct endpoint *ep, char *err, size_t errle
 	if (*p && *p != '?')
 		FAIL("endpoint '%s': unexpected '%s' after the port", url, p);
 	q = *p == '?' ? p + 1 : p;
-	return parse_params(q, ep, ops, err, errlen);
+	if (parse_params(q, ep, ops, err, errlen))
+		return -1;
+	return ops->check ? ops->check(ep, err, errlen) : 0;
 }
 
 const char *endpoint_param(const struct endpoint *ep, const char *key)

@@ -24,6 +24,12 @@ struct transport_ops {
 	int (*recv_batch)(struct transport *t, struct transport_msg *m, unsigned n);
 	void (*close)(struct transport *t);
 	void (*addr_str)(const struct transport_addr *a, char *buf, size_t len);
+	/*
+	 * Optional: checks parameter values that need no system access, so
+	 * that endpoint_parse() refuses them (a usage error) rather than the
+	 * open.  0, or -1 with one line in @err.
+	 */
+	int (*check)(const struct endpoint *ep, char *err, size_t errlen);
 	/* Optional (NULL: none); see transport.h. */
 	int (*peer_reset)(struct transport *t);
 	void (*counters)(struct transport *t, char *buf, size_t len);

@@ -3,13 +3,15 @@
  * its own memory and hands them to a frame port (AF_XDP or a raw-packet
  * verbs QP), past the kernel's UDP stack; on the wire it is plain UDP.
  *
- *   uudp://HOST:PORT?dev=IF[&via=xdp|verbs][&mac=MAC][&src=ADDR]
+ *   uudp://HOST:PORT?dev=IF[&via=xdp|verbs][&mac=MAC][&src=ADDR][&xdpmode=M]
  *
  * A client talks to HOST:PORT out of dev; a server answers on PORT at
  * HOST ("*" or 0.0.0.0: any of dev's IPv4 addresses).  via= picks the
  * port (default: verbs when dev has an RDMA device, else xdp).  mac= is
  * the next hop's MAC, overriding the neighbour table; src= the source
- * address (default: the route's preferred source).
+ * address (default: the route's preferred source).  xdpmode= (auto, skb,
+ * native, zerocopy) pins how the XDP port runs instead of the best the
+ * driver has.
  *
  * The kernel keeps the addresses: our UDP port is reserved by an ordinary
  * socket bound to it (so no kernel socket takes it), the next hop and
@@ -18,14 +20,17 @@
  * answers to the MAC a request came from, as a reflector should.
  *
  * Liveness (lib/peer.c): a client's request (an NTP client-mode packet)
- * that drew no reply by the next request, 1 ms or more later, is a miss; after a run of PEER_MISS_LIMIT_DEFAULT misses the
- * neighbour is forgotten and resolved again (spaced by the peer backoff),
- * so a server whose NIC or MAC changed is found again.
+ * that drew no reply by the next request, 1 ms or more later, is a miss.
+ * After a run of PEER_MISS_LIMIT_DEFAULT misses the neighbour is
+ * forgotten and resolved again (spaced by the peer backoff), so a server
+ * whose NIC or MAC changed is found again, and the caller is told once
+ * (transport_peer_reset).  ICMP port unreachable, which the kernel hands
+ * to the reserving socket, is reported as -ECONNREFUSED.
  *
  * Timestamps: T1/T3 are read immediately before the frame is handed to
  * the port (after the transmit stamp is written and the UDP checksum
- * computed over it), T2/T4 immediately after the port shows a received
- * frame, before it is checked.
+ * computed over it, unless the NIC completes it), T2/T4 immediately after
+ * the port shows a received frame, before it is checked.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -84,9 +89,23 @@ struct uudp_transport {
 	int64_t err_check_ns;		/* client: when reserve_fd was last read */
 };
 
-static const char *const uudp_params[] = { "dev", "via", "mac", "src", NULL };
+static const char *const uudp_params[] = { "dev", "via", "mac", "src", "xdpmode", NULL };
+static const char *const uudp_xdp_modes[] = {	/* by enum port_config.xdp_mode */
+	"auto", "skb", "native", "zerocopy", NULL
+};
 
-#define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); goto fail; } while (0)
+/* xdpmode= as PORT_XDP_*, or -1 when unknown. */
+static int uudp_xdp_mode(const char *s)
+{
+	int i;
+
+	for (i = 0; s && uudp_xdp_modes[i]; i++)
+		if (strcmp(s, uudp_xdp_modes[i]) == 0)
+			return i;
+	return s ? -1 : PORT_XDP_AUTO;
+}
+
+#define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); goto no_transport; } while (0)
 
 static int ipv4_resolve(const char *host, uint32_t *ip)
 {
@@ -203,6 +222,32 @@ static int uudp_resolve(struct uudp_transport *u, int fresh, int64_t timeout,
 	return 0;
 }
 
+/* What can be said of an endpoint without the system: see transport_private.h. */
+static int uudp_check(const struct endpoint *ep, char *err, size_t errlen)
+{
+	const char *via = endpoint_param(ep, "via");
+	const char *mac = endpoint_param(ep, "mac");
+	const char *xm = endpoint_param(ep, "xdpmode");
+	uint8_t m[6];
+
+	if (!endpoint_param(ep, "dev"))
+		snprintf(err, errlen, "%s: uudp needs dev=INTERFACE", ep->url);
+	else if (via && strcmp(via, "xdp") && strcmp(via, "verbs"))
+		snprintf(err, errlen, "%s: bad via '%s' (xdp or verbs)", ep->url, via);
+	else if (mac && frame_mac_parse(mac, m))
+		snprintf(err, errlen, "%s: bad mac '%s' (expected aa:bb:cc:dd:ee:ff)", ep->url, mac);
+	else if (ep->port == 0)
+		snprintf(err, errlen, "%s: port 0 (uudp needs the port to steer)", ep->url);
+	else if (uudp_xdp_mode(xm) < 0)
+		snprintf(err, errlen, "%s: bad xdpmode '%s' (auto, skb, native or zerocopy)",
+			 ep->url, xm);
+	else if (xm && via && strcmp(via, "xdp"))
+		snprintf(err, errlen, "%s: xdpmode= is for via=xdp", ep->url);
+	else
+		return 0;
+	return -1;
+}
+
 static struct transport *uudp_open(const struct endpoint *ep, enum transport_role role,
 				   char *err, size_t errlen)
 {
@@ -223,12 +268,10 @@ static struct transport *uudp_open(const struct endpoint *ep, enum transport_rol
 	}
 	u->reserve_fd = -1;
 	u->epfd = -1;
-	if (!dev)
-		FAIL("%s: uudp needs dev=INTERFACE", ep->url);
-	if (via && strcmp(via, "xdp") && strcmp(via, "verbs"))
-		FAIL("%s: bad via '%s' (xdp or verbs)", ep->url, via);
-	if (mac && frame_mac_parse(mac, u->remote.mac))
-		FAIL("%s: bad mac '%s' (expected aa:bb:cc:dd:ee:ff)", ep->url, mac);
+	if (uudp_check(ep, err, errlen))
+		goto no_transport;
+	if (mac)
+		frame_mac_parse(mac, u->remote.mac);
 	u->mac_fixed = mac != NULL;
 	if (role == TRANSPORT_SERVER && src)
 		FAIL("%s: src= is for clients; a server answers from its own address", ep->url);
@@ -262,8 +305,6 @@ static struct transport *uudp_open(const struct endpoint *ep, enum transport_rol
 			FAIL("%s: a client needs the server's address", ep->url);
 		u->remote.ip = host;
 		u->remote.port = ep->port;
-		if (ep->port == 0)
-			FAIL("%s: port 0", ep->url);
 		if (neigh_route(host, u->ifindex, &u->nexthop, &prefsrc, why, sizeof(why)))
 			FAIL("%s: %s", ep->url, why);
 		if (src && ipv4_resolve(src, &u->local.ip))
@@ -307,6 +348,7 @@ static struct transport *uudp_open(const struct endpoint *ep, enum transport_rol
 	pc.ip = u->local.ip;
 	memcpy(pc.mac, u->local.mac, 6);
 	pc.busy_poll = 1;
+	pc.xdp_mode = uudp_xdp_mode(endpoint_param(ep, "xdpmode"));
 	if (!via)
 		via = port_verbs_present(dev) ? "verbs" : "xdp";
 	if (strcmp(via, "verbs") == 0)
@@ -327,7 +369,7 @@ static struct transport *uudp_open(const struct endpoint *ep, enum transport_rol
 		FAIL("%s: %s", ep->url, why);
 	return &u->t;
 
-fail:
+no_transport:
 	if (u->epfd >= 0)
 		close(u->epfd);
 	if (u->port)
@@ -373,7 +415,7 @@ static int uudp_send(struct transport *t, void *buf, size_t len,
 {
 	struct uudp_transport *u = (struct uudp_transport *)t;
 	struct frame_addr src = u->local, dst;
-	int bflags = FRAME_NO_UDP_CSUM, pflags = 0, rc, request;
+	int offload = u->port->caps & PORT_CAP_CSUM, rc, request;
 	unsigned char *f;
 	size_t cap, flen;
 
@@ -394,10 +436,6 @@ static int uudp_send(struct transport *t, void *buf, size_t len,
 		dst.port = a->port;
 		src.ip = a->local_ip;
 	}
-	if (u->port->caps & PORT_CAP_IP_CSUM) {
-		bflags |= FRAME_NO_IP_CSUM;
-		pflags |= PORT_CAP_IP_CSUM;
-	}
 	if (len > u->port->frame_max - FRAME_HDR_LEN)
 		return -EMSGSIZE;
 	f = u->port->ops->tx_buf(u->port, &cap);
@@ -405,13 +443,24 @@ static int uudp_send(struct transport *t, void *buf, size_t len,
 		u->tx_busy++;
 		return -EAGAIN;
 	}
-	flen = frame_build(f, cap, &src, &dst, u->ip_id++, 0, buf, len, bflags);
+	flen = frame_build(f, cap, &src, &dst, u->ip_id++, 0, buf, len, FRAME_NO_UDP_CSUM);
+	if (!flen) {
+		u->port->ops->tx_cancel(u->port);
+		return -EMSGSIZE;
+	}
+	/*
+	 * A NIC that completes the UDP checksum gets the pseudo-header sum,
+	 * which the stamp does not change; otherwise the checksum is ours.
+	 */
+	if (offload)
+		frame_udp_csum_partial(f);
 	/* T1/T3: the stamp, written in, then the checksum that covers it. */
 	*stamp = clock_now(clk);
 	if (flags & TRANSPORT_STAMP_XMT)
 		transport_stamp_xmt(f + FRAME_HDR_LEN, *stamp);
-	frame_udp_csum_fill(f, flen);
-	rc = u->port->ops->tx_submit(u->port, f, flen, pflags);
+	if (!offload)
+		frame_udp_csum_fill(f, flen);
+	rc = u->port->ops->tx_submit(u->port, f, flen, offload);
 	if (rc)
 		return rc;
 	u->tx_frames++;
@@ -546,4 +595,5 @@ const struct transport_ops uudp_transport_ops = {
 	.addr_str = uudp_addr_str,
 	.peer_reset = uudp_peer_reset,
 	.counters = uudp_counters,
+	.check = uudp_check,
 };

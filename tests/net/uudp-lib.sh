@@ -1,9 +1,10 @@
-# tests/net/uudp-lib.sh - two namespaces joined by one veth pair, for the
-# uudp suites (sourced after tests/lib.sh).  Until bin/ntpx-lab offers the
-# same, each test makes its own, with unique names, removed at exit.
+# tests/net/uudp-lib.sh - the uudp suites' view of a lab (bin/ntpx-lab)
+# of their own, on its fast path (sourced after tests/lib.sh).
 #
-#   uudp_lab            makes $UA (10.$N.0.1 on $IFA) and $UB (10.$N.0.2 on
-#                       $IFB), both up; sets IPA, IPB, MACA, MACB
+#   uudp_lab            brings up a lab with a unique name, removed at exit;
+#                       $UA is the client namespace, $UB the reference's,
+#                       joined by the fast path: $IFA/$IPA/$MACA on the
+#                       client side, $IFB/$IPB/$MACB on the reference's
 #   ina CMD... / inb CMD...     run CMD in $UA / $UB (a shell function: to
 #                       spawn, write "ip netns exec $UB CMD" so that the PID
 #                       is the command's)
@@ -11,35 +12,30 @@
 #   udp_listening_in NS PORT    a socket listens on PORT inside NS
 #
 # veth never computes the UDP checksums that the kernel leaves to "the
-# NIC" (CHECKSUM_PARTIAL): a frame a kernel socket sends over veth carries
-# a partial checksum, which a generic-XDP receiver sees as it is and, like
-# any checker of the wire format, refuses.  Real NICs fill it in; here the
-# offload is turned off, so the kernel computes it in software.  See
+# NIC" (CHECKSUM_PARTIAL: only the pseudo-header sum is in the field): a
+# frame a kernel socket sends over veth carries it so, and a generic-XDP
+# receiver, seeing the bytes as they are, refuses it, as would any checker
+# of the wire format.  Real NICs fill it in; here the offload is turned off
+# on both ends of the path, so the kernel computes it in software.  See
 # doc/uudp.md.
 
 uudp_lab() {
 	need_root
 	need ip ethtool
-	_n=$((($$ % 200) + 20))
-	UA=$(uniq_name uua)
-	UB=$(uniq_name uub)
-	IFA=ua0
-	IFB=ub0
-	IPA=10.$_n.0.1
-	IPB=10.$_n.0.2
-	ip netns add "$UA" || skip_all "cannot create a network namespace"
-	cleanup ip netns del "$UA"
-	ip netns add "$UB" || skip_all "cannot create a network namespace"
-	cleanup ip netns del "$UB"
-	ip link add "$IFA" netns "$UA" type veth peer name "$IFB" netns "$UB" ||
-		skip_all "cannot create a veth pair"
-	ip -n "$UA" addr add "$IPA/24" dev "$IFA"
-	ip -n "$UB" addr add "$IPB/24" dev "$IFB"
+	_lab=$NTPX_TOP/bin/ntpx-lab
+	[ -x "$_lab" ] || skip_all "no bin/ntpx-lab"
+	UL=$(uniq_name u)
+	cleanup "$_lab" -n "$UL" down
+	"$_lab" -n "$UL" up >/dev/null || skip_all "ntpx-lab cannot bring a lab up"
+	eval "$("$_lab" -n "$UL" env)"
+	UA=$NTPX_NS_CLIENT
+	UB=$NTPX_NS_REF
+	IFA=$NTPX_DEV_FAST
+	IFB=$NTPX_DEV_FAST
+	IPA=$NTPX_CLIENT_FAST
+	IPB=$NTPX_REF_FAST
 	ina ethtool -K "$IFA" tx off >/dev/null
 	inb ethtool -K "$IFB" tx off >/dev/null
-	for _ns in "$UA" "$UB"; do ip -n "$_ns" link set lo up; done
-	ip -n "$UA" link set "$IFA" up
-	ip -n "$UB" link set "$IFB" up
 	MACA=$(cat_mac "$UA" "$IFA")
 	MACB=$(cat_mac "$UB" "$IFB")
 }

@@ -7,7 +7,7 @@
 . "$(dirname "$0")/uudp-lib.sh"
 need ntpprobe ntpreflect
 uudp_lab
-plan 9
+plan 12
 
 port=12300
 miss_limit=3	# PEER_MISS_LIMIT_DEFAULT
@@ -24,6 +24,22 @@ ina ip neigh del "$IPB" dev "$IFA"
 n=$(ina ntpprobe -i 50ms -c 3 "uudp://$IPB:$port?dev=$IFA&mac=02:00:00:00:00:99" 2>/dev/null |
 	grep -c ' ok$')
 is "$n" 0 "a wrong mac= gets no replies: the override is used as given"
+
+# A server off-link: the route's gateway is the next hop whose MAC is
+# used (here the reference itself routes to an address on its loopback).
+far=10.99.$((($$ % 200) + 20)).9
+inb ip addr add "$far/32" dev lo
+# The reference answers ARP only for its own interface's address, so
+# asking ARP for the far address itself would fail.
+inb sysctl -qw "net.ipv4.conf.$IFB.arp_ignore=1"
+ina ip route add "$far/32" via "$IPB" dev "$IFA"
+spawn fr ip netns exec "$UB" ntpreflect "udp://$far:$port" 2>/dev/null
+wait_until 5 udp_listening_in "$UB" "$port"
+n=$(ina ntpprobe -i 50ms -c 5 "uudp://$far:$port?dev=$IFA" 2>/dev/null | grep -c ' ok$')
+ok "a server behind a gateway is reached through the gateway's MAC ($n of 5)" test "$n" -ge 4
+is "$(ip -n "$UA" neigh show "$far")" "" "no neighbour entry was sought for the far address"
+kill "$fr"; wait "$fr" 2>/dev/null
+wait_until 5 sh -c "! ip netns exec '$UB' ss -Hlun 'sport = :$port' | grep -q ."
 
 # Without mac=, the open resolves through the kernel (which sends ARP).
 ina ip neigh flush dev "$IFA"
@@ -44,6 +60,7 @@ wait "$pr"
 is "$?" 0 "ntpprobe ran through"
 after=$(data_lines "$TMP/rec" | awk -v b="$before" 'NR > b')
 # The longest run of records that are not ok, after the change.
+diag "after the change: $(echo "$after" | awk '{ printf "%s ", $8 }')"
 run=$(echo "$after" | awk '$8 != "ok" { r++; if (r > m) m = r; next } { r = 0 } END { print m + 0 }')
 ok "resumed within miss limit + 2 intervals (longest gap: $run records)" \
 	test "$run" -ge 1 -a "$run" -le $((miss_limit + 2))
@@ -51,6 +68,8 @@ ok "ok records again at the end" test "$(echo "$after" | tail -5 | grep -c ' ok$
 ok "the new MAC is in the table" \
 	sh -c "ip -n '$UA' neigh show '$IPB' dev '$IFA' | grep -q '$newmac'"
 diag "$(tail -1 "$TMP/pr.err")"
+ok "the probe was told once to start its filter afresh (#reset)" \
+	test "$(grep -c '^#reset seq' "$TMP/rec")" = 1
 ok "the transport counted the loss and a second resolution" \
 	test "$(counter "$TMP/pr.err" losses)" -ge 1 -a "$(counter "$TMP/pr.err" resolutions)" -ge 2
 done_testing

@@ -8,7 +8,7 @@
 . "$(dirname "$0")/uudp-lib.sh"
 need ntpprobe ntpreflect
 uudp_lab
-plan 26
+plan 31
 
 port=12300
 log() { cat "$TMP/$1"; }
@@ -25,6 +25,15 @@ ok "uudp client: |median offset| below 200 us ($(median_offset_us "$TMP/c1") us)
 ok "uudp client: every reply passed the frame checks" \
 	test "$(counter "$TMP/c1.err" rx_ok)" -ge "$n"
 is "$(xdp_prog "$UA" "$IFA")" "" "the client's XDP program left with the client"
+# Native (driver) XDP, which real NICs run, works on veth too, with copy.
+ina ntpprobe -i 50ms -c 10 "uudp://$IPB:$port?dev=$IFA&xdpmode=native" >"$TMP/c1n" 2>"$TMP/c1n.err"
+n=$(count_status "$TMP/c1n" ok)
+ok "xdpmode=native: driver-mode XDP with copy ($n of 10 ok)" \
+	sh -c "test $n -ge 9 && grep -q 'transport port=xdp mode=drv-copy ' '$TMP/c1n.err'"
+ina ntpprobe -c 1 "uudp://$IPB:$port?dev=$IFA&xdpmode=zerocopy" >/dev/null 2>"$TMP/zc.err"
+rc=$?
+ok "xdpmode=zerocopy on veth (it has none) fails with status 1 and one line" \
+	sh -c "test $rc = 1 && test \$(wc -l <'$TMP/zc.err') = 1 && grep -q 'zero-copy' '$TMP/zc.err'"
 kill "$kr"; wait "$kr" 2>/dev/null
 
 # 2. kernel UDP client -> uudp server.
@@ -32,6 +41,11 @@ spawn ur ip netns exec "$UB" ntpreflect "uudp://*:$port?dev=$IFB" 2>"$TMP/ur.err
 wait_until 5 udp_listening_in "$UB" "$port"
 is "$(xdp_prog "$UB" "$IFB")" "ntpx_xdp" "the server attached ntpx_xdp"
 ok "one XDP program, not a stack" test "$(ip -n "$UB" -d link show dev "$IFB" | grep -c 'prog/xdp')" = 1
+inb ntpreflect "uudp://*:$((port + 2))?dev=$IFB" 2>"$TMP/second.err"
+rc=$?
+ok "a second uudp endpoint on the interface is refused, in one line" \
+	sh -c "test $rc = 1 && test \$(wc -l <'$TMP/second.err') = 1 &&
+		grep -q 'in use by a running process' '$TMP/second.err'"
 ina ntpprobe -i 50ms -c 20 "udp://$IPB:$port" >"$TMP/c2" 2>/dev/null
 n=$(count_status "$TMP/c2" ok)
 ok "kernel client against uudp ntpreflect: ok records ($n of 20)" test "$n" -ge 18
@@ -66,6 +80,7 @@ spawn ur2 ip netns exec "$UB" ntpreflect "uudp://*:$port?dev=$IFB" 2>"$TMP/ur2.e
 wait_until 5 udp_listening_in "$UB" "$port"
 n=$(ina ntpprobe -i 50ms -c 5 "udp://$IPB:$port" 2>/dev/null | grep -c ' ok$')
 ok "after SIGKILL the next run attaches and answers ($n of 5)" test "$n" -ge 4
+[ "$n" -ge 4 ] || diag "$(cat "$TMP/ur2.err")"
 kill "$ur2"; wait "$ur2" 2>/dev/null
 
 # 6. A program of ours attached the old way (it outlives its process) is
@@ -93,6 +108,7 @@ if command -v clang >/dev/null; then
 	ok "naming it, in one line" sh -c "test \$(wc -l <'$TMP/ur4.err') = 1 &&
 		grep -q \"another XDP program is attached ('other_prog'\" '$TMP/ur4.err'"
 	is "$(xdp_prog "$UB" "$IFB")" "other_prog" "and it is left in place"
+	ip -n "$UB" link set dev "$IFB" xdpgeneric off
 else
 	for t in 1 2 3 4 5 6; do skip "stale and foreign XDP programs" "missing clang"; done
 fi
@@ -104,7 +120,35 @@ for mode in block busy; do
 	is "$(count_status "$TMP/r.$mode" refused)" 3 "no server, --poll $mode: refused records"
 done
 
-# 8. via=verbs on veth: one clear line, at once.
+# 8. loadgen: bulk traffic over uudp to a kernel sink, and an NTP request
+#    flood against a uudp ntpreflect.
+if command -v loadgen >/dev/null; then
+	lport=$((port + 3))
+	spawn sink ip netns exec "$UB" loadgen --sink "udp://$IPB:$lport" 2>/dev/null
+	wait_until 5 udp_listening_in "$UB" "$lport"
+	ina loadgen -d 1s -r 20M --no-gso "uudp://$IPB:$lport?dev=$IFA" >/dev/null 2>"$TMP/lg.err"
+	diag "$(cat "$TMP/lg.err")"
+	# sent N datagrams ...; sink received M ...: M >= 95% of N, N > 0.
+	ok "loadgen over uudp: the sink received what was sent" \
+		awk '/sink received/ { for (i = 1; i < NF; i++) { if ($i == "sent") s = $(i + 1);
+			if ($i == "received") r = $(i + 1) } }
+			END { exit !(s > 0 && r >= 0.95 * s) }' "$TMP/lg.err"
+	kill "$sink"; wait "$sink" 2>/dev/null
+	spawn ur5 ip netns exec "$UB" ntpreflect "uudp://*:$port?dev=$IFB" 2>/dev/null
+	wait_until 5 udp_listening_in "$UB" "$port"
+	ina loadgen -d 1s --ntp 2k "udp://$IPB:$port" >/dev/null 2>"$TMP/fl.err"
+	diag "$(cat "$TMP/fl.err")"
+	ok "an NTP flood against a uudp ntpreflect is answered (95% or more)" \
+		awk '/ntp requests/ { for (i = 1; i < NF; i++) { if ($i == "requests") q = $(i + 1);
+			if ($i == "replies") r = $(i + 1) } }
+			END { exit !(q > 0 && r >= 0.95 * q) }' "$TMP/fl.err"
+	kill "$ur5"; wait "$ur5" 2>/dev/null
+else
+	skip "loadgen over uudp" "no loadgen"
+	skip "NTP flood against uudp" "no loadgen"
+fi
+
+# 9. via=verbs on veth: one clear line, at once.
 ina ntpprobe -c 1 "uudp://$IPB:$port?dev=$IFA&via=verbs" >/dev/null 2>"$TMP/v.err"
 rc=$?
 ok "via=verbs without an RDMA device fails with status 1 and one line" \

@@ -227,6 +227,21 @@ static void test_udp_csum_ffff(void **state)
 	assert_int_equal(frame_check(b, n, &f, &fi), FRAME_OK);
 }
 
+/*
+ * With checksum offload the field holds the pseudo-header sum; a NIC that
+ * sums the UDP header and payload onto it gets the kernel's checksum.
+ */
+static void test_udp_csum_partial(void **state)
+{
+	unsigned char b[sizeof(vec_ntp_request)];
+	uint16_t want = be16(vec_ntp_request + 40);
+
+	memcpy(b, vec_ntp_request, sizeof(b));
+	frame_udp_csum_partial(b);
+	assert_int_not_equal(be16(b + 40), want);
+	assert_int_equal(frame_csum(b + 34, sizeof(b) - 34), want);
+}
+
 static void test_ip_options_accepted(void **state)
 {
 	struct frame_filter f = filter_for(1, 123);
@@ -314,6 +329,7 @@ int main(void)
 		cmocka_unit_test(test_mutations),
 		cmocka_unit_test(test_udp_csum_zero_means_none),
 		cmocka_unit_test(test_udp_csum_ffff),
+		cmocka_unit_test(test_udp_csum_partial),
 		cmocka_unit_test(test_ip_options_accepted),
 		cmocka_unit_test(test_build_limits),
 		cmocka_unit_test(test_reason_names_and_counters),
