@@ -1,0 +1,454 @@
+# ntpx-family.sh - what the experiment families (bin/ntpx-freerun,
+# ntpx-loaded, ntpx-bursts, ntpx-directional, ntpx-recovery, ntpx-loss,
+# ntpx-steady) share: options, endpoints, the two sides' command prefixes,
+# the event stream and the run directory.  Sourced, not run.
+#
+# A family runs ONE condition on ONE transport into ONE run directory:
+#   DIR/probe.rec    the client's records (ntpprobe; one stream, one header)
+#   DIR/load.tsv     loadgen's interval lines with a dir column (c2r, r2c)
+#   DIR/server.rec   ntpreflect --log
+#   DIR/summary.txt  offsetfit's summary, then the family's own keys
+#   DIR/done         written last
+# and appends its events to the events file (t_ns run event detail).
+#
+# The reference side runs through $NTPX_REF_EXEC, the client side through
+# $NTPX_CLIENT_EXEC (e.g. "ntpx-lab -n X exec ref", "ssh -tt refhost"):
+# the tools themselves run there, nothing of ours in between.  A prefix
+# must pass SIGTERM on to the command (ntpx-lab exec does; it execs).
+# See doc/ntpx-families.1.
+
+case ${0##*/} in
+ntpx-family.sh) echo "ntpx-family.sh: sourced by the ntpx-FAMILY scripts, not run (see ntpx-families(1))" >&2; exit 2 ;;
+esac
+
+fam_version=0.1.0
+
+fam_die() { echo "$prog: $*" >&2; fam_cleanup; exit 1; }
+fam_usage_error() { echo "$prog: $*" >&2; echo "Try '$prog --help'." >&2; exit 2; }
+
+fam_usage() {
+	cat <<EOF
+usage: $prog -o DIR [options]
+$fam_what
+
+  -o, --out DIR          the run directory (made; must not hold a done file)
+  -c, --condition NAME   one of: $fam_conditions (default $fam_default)
+  -t, --transport NAME   label, and the scheme by its prefix: udp*, uudp*
+                         (via XDP), ib*; in the lab (ntpx-lab env) the names
+                         udpslow, udpfast, uudpfast, ib fill in the rest
+  -d, --duration DUR     how long the run measures (default $fam_default_duration)
+  -i, --interval DUR     probe interval (default 1s)
+  -E, --events FILE      append events here (default DIR/events.tsv)
+  -R, --run IDX          run number for the events (default 0)
+      --rep N            repetition (for summary.txt)
+      --ref ADDR         the reference's address on the path
+      --client ADDR      the client's address on the path
+      --ref-dev IF       the reference's interface on the path
+      --client-dev IF    the client's interface on the path
+      --port N           NTP port (default 12300)
+      --load-port N      loadgen port (default 9000, and N+1 back)
+      --server-endpoint URL  what ntpreflect serves (overrides the above)
+      --client-endpoint URL  what ntpprobe asks (overrides the above)
+      --capacity RATE    the path's calibrated rate (default: calibrate)
+      --load RATE        load as loadgen's --rate (default 90%)
+      --calibrate        only calibrate the path; print capacity_bps
+      --list-conditions  print the conditions and exit
+      --seed S           lossinject's and the sim clock's seed (default 1)
+      --quiet DUR        bursts: the quiet time between 2 s bursts (6s)
+      --outage DUR       recovery: how long the link stays down (3s)
+  -h, --help             this text
+      --version          the version
+
+Environment: NTPX_REF_EXEC and NTPX_CLIENT_EXEC, the command prefixes
+of the two sides (default: none, both here).
+EOF
+}
+
+# Durations: 250ms, 2s, 1m, 1h, 500us, a bare number of seconds -> ns.
+dur_ns() {
+	awk -v s="$1" 'BEGIN {
+		if (s !~ /^[0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h)?$/) exit 1
+		n = s; m = 1e9
+		if (sub(/ns$/, "", n)) m = 1; else if (sub(/us$/, "", n)) m = 1e3
+		else if (sub(/ms$/, "", n)) m = 1e6; else if (sub(/s$/, "", n)) m = 1e9
+		else if (sub(/m$/, "", n)) m = 60e9; else if (sub(/h$/, "", n)) m = 3600e9
+		printf "%.0f\n", n * m }'
+}
+ns_s() { awk -v n="$1" 'BEGIN { printf "%.3f\n", n / 1e9 }'; }
+now_ns() { date +%s%N; }
+
+fam_parse() {
+	out= cond=$fam_default transport= duration=$fam_default_duration interval=1s
+	events= run=0 rep=1 ref_addr= cli_addr= ref_dev= cli_dev= port=12300
+	load_port=9000 server_ep= client_ep= capacity= load_rate=90% seed=1
+	quiet=6s outage=3s calibrate_only=
+	while [ $# -gt 0 ]; do
+		case $1 in
+		-h|--help) fam_usage; exit 0 ;;
+		--version) echo "$prog $fam_version"; exit 0 ;;
+		--list-conditions) echo "$fam_conditions"; exit 0 ;;
+		--calibrate) calibrate_only=1; shift; continue ;;
+		-o|--out|-c|--condition|-t|--transport|-d|--duration|-i|--interval|\
+		-E|--events|-R|--run|--rep|--ref|--client|--ref-dev|--client-dev|\
+		--port|--load-port|--server-endpoint|--client-endpoint|--capacity|\
+		--load|--seed|--quiet|--outage)
+			[ $# -ge 2 ] || fam_usage_error "option '$1' needs a value"
+			case $1 in
+			-o|--out) out=$2 ;; -c|--condition) cond=$2 ;;
+			-t|--transport) transport=$2 ;; -d|--duration) duration=$2 ;;
+			-i|--interval) interval=$2 ;; -E|--events) events=$2 ;;
+			-R|--run) run=$2 ;; --rep) rep=$2 ;; --ref) ref_addr=$2 ;;
+			--client) cli_addr=$2 ;; --ref-dev) ref_dev=$2 ;;
+			--client-dev) cli_dev=$2 ;; --port) port=$2 ;;
+			--load-port) load_port=$2 ;; --server-endpoint) server_ep=$2 ;;
+			--client-endpoint) client_ep=$2 ;; --capacity) capacity=$2 ;;
+			--load) load_rate=$2 ;; --seed) seed=$2 ;;
+			--quiet) quiet=$2 ;; --outage) outage=$2 ;;
+			esac
+			shift 2 ;;
+		*) fam_usage_error "unknown argument '$1'" ;;
+		esac
+	done
+	[ -n "$out" ] || fam_usage_error "missing --out DIR"
+	case " $fam_conditions " in
+	*" $cond "*) ;;
+	*) fam_usage_error "unknown condition '$cond' (one of: $fam_conditions)" ;;
+	esac
+	dur=$(dur_ns "$duration") && [ "$dur" -gt 0 ] || fam_usage_error "bad duration '$duration'"
+	ivl=$(dur_ns "$interval") && [ "$ivl" -gt 0 ] || fam_usage_error "bad interval '$interval'"
+	quiet_ns=$(dur_ns "$quiet") || fam_usage_error "bad quiet time '$quiet'"
+	outage_ns=$(dur_ns "$outage") || fam_usage_error "bad outage '$outage'"
+	for _v in "$port" "$load_port" "$run" "$rep"; do
+		case $_v in ''|*[!0-9]*) fam_usage_error "bad number '$_v'" ;; esac
+	done
+	fam_endpoints
+	[ -n "$events" ] || events=$out/events.tsv
+	ref_x=${NTPX_REF_EXEC:-}
+	cli_x=${NTPX_CLIENT_EXEC:-}
+	[ ! -e "$out/done" ] || fam_die "$out is a finished run (it has a done file)"
+	mkdir -p "$out" || fam_die "cannot make $out"
+	rm -f "$out"/probe.rec "$out"/load.tsv "$out"/server.rec "$out"/summary.txt
+	pids=
+	trap 'fam_cleanup; exit 143' TERM
+	trap 'fam_cleanup; exit 130' INT
+	trap 'fam_cleanup; exit 129' HUP
+	if [ -n "$calibrate_only" ]; then
+		capacity=
+		load_setup
+		load_teardown
+		rm -f "$out/load.tsv" "$out/load.err"
+		echo "capacity_bps $capacity"
+		exit 0
+	fi
+}
+
+# The endpoints from the transport's name, the lab (ntpx-lab env) and the
+# address options.  Load always runs over kernel UDP on the same path.
+fam_endpoints() {
+	case $transport in
+	'') [ -n "$client_ep" ] || fam_usage_error "missing --transport (or --client-endpoint)"
+	    transport=${client_ep%%:*} ;;
+	esac
+	case $transport in
+	*[!A-Za-z0-9_]*) fam_usage_error "transport name '$transport' must be letters, digits or '_'" ;;
+	esac
+	_path=
+	case $transport in
+	*slow) _path=SLOW ;; *fast) _path=FAST ;;
+	esac
+	if [ -n "$_path" ] && [ -n "${NTPX_LAB:-}" ]; then
+		eval ": \${ref_addr:=\$NTPX_REF_$_path} \${cli_addr:=\$NTPX_CLIENT_$_path}"
+		eval ": \${ref_dev:=\$NTPX_DEV_$_path} \${cli_dev:=\$NTPX_DEV_$_path}"
+	fi
+	case $transport in
+	uudp*) scheme=uudp q_srv="?dev=$ref_dev&via=xdp" q_cli="?dev=$cli_dev&via=xdp" ;;
+	udp*) scheme=udp q_srv="?dev=$ref_dev" q_cli="?dev=$cli_dev" ;;
+	ib*) scheme=ib q_srv="?dev=$ref_dev" q_cli="?dev=$cli_dev" ;;
+	*) scheme=${transport%%[0-9]*} q_srv= q_cli= ;;
+	esac
+	if [ -z "$server_ep" ]; then
+		[ -n "$ref_addr" ] && [ -n "$ref_dev" ] ||
+			fam_usage_error "transport '$transport': give --ref and --ref-dev, or --server-endpoint"
+		case $scheme in
+		udp) server_ep="udp://$ref_addr:$port$q_srv" ;;
+		*) server_ep="$scheme://$ref_addr:$port$q_srv" ;;
+		esac
+	fi
+	if [ -z "$client_ep" ]; then
+		[ -n "$ref_addr" ] && [ -n "$cli_dev" ] ||
+			fam_usage_error "transport '$transport': give --ref and --client-dev, or --client-endpoint"
+		client_ep="$scheme://$ref_addr:$port$q_cli"
+	fi
+	# Background load, both ways, on the same interfaces: kernel UDP for
+	# udp and uudp (one uudp endpoint per interface is the probe's), UD
+	# sends of 4 KiB without GSO for ib (doc/hardware.md, "loadgen over
+	# ib"; not tried on hardware).
+	lp_back=$((load_port + 1))
+	if [ "$scheme" = ib ]; then
+		sink_ref="ib://$ref_addr:$load_port?dev=$ref_dev"
+		sink_cli="ib://$cli_addr:$lp_back?dev=$cli_dev"
+		load_c2r="ib://$ref_addr:$load_port?dev=$cli_dev"
+		load_r2c="ib://$cli_addr:$lp_back?dev=$ref_dev"
+		load_opts="--no-gso --size 4096"
+	else
+		sink_ref="udp://0.0.0.0:$load_port"
+		sink_cli="udp://0.0.0.0:$lp_back"
+		load_c2r="udp://$ref_addr:$load_port${cli_dev:+?dev=$cli_dev}"
+		load_r2c="udp://$cli_addr:$lp_back${ref_dev:+?dev=$ref_dev}"
+		load_opts=
+	fi
+}
+
+# on ref|client CMD...: run CMD on that side (through its prefix).
+on() {
+	_side=$1
+	shift
+	if [ "$_side" = ref ]; then
+		$ref_x "$@"
+	else
+		$cli_x "$@"
+	fi
+}
+
+# bg VAR ref|client CMD...: start CMD on that side in the background, its
+# PID (the prefix's, which execs into CMD or passes signals) in VAR.
+bg() {
+	_var=$1
+	_side=$2
+	shift 2
+	# A simple command in the background: $! is its own PID (no subshell).
+	if [ "$_side" = ref ]; then
+		$ref_x "$@" &
+	else
+		$cli_x "$@" &
+	fi
+	eval "$_var=\$!"
+	pids="$pids $!"
+}
+
+# reap PID: wait for it to end by itself; forget it.
+reap() {
+	[ -n "$1" ] || return 0
+	wait "$1" 2>/dev/null
+	_np=
+	for _p in $pids; do [ "$_p" = "$1" ] || _np="$_np $_p"; done
+	pids=$_np
+	return 0
+}
+
+# stop PID: SIGTERM, then wait for it (the tools finish their line first).
+# Only a PID not reaped yet is signalled: once waited for, it may be
+# someone else's.
+stop() {
+	[ -n "$1" ] || return 0
+	case " $pids " in *" $1 "*) kill -TERM "$1" 2>/dev/null ;; esac
+	reap "$1"
+}
+
+fam_cleanup() {
+	for _p in $pids; do kill -TERM "$_p" 2>/dev/null; done
+	for _p in $pids; do wait "$_p" 2>/dev/null; done
+	pids=
+	if [ -n "${simclock:-}" ]; then
+		on client rm -f "$simclock" 2>/dev/null
+		simclock=
+	fi
+	[ -z "${linkdown:-}" ] || on client ip link set dev "$cli_dev" up 2>/dev/null
+	linkdown=
+	return 0
+}
+
+event() {	# NAME [DETAIL] [T_NS]
+	printf '%s\t%s\t%s\t%s\n' "${3:-$(now_ns)}" "$run" "$1" "${2:--}" >> "$events" ||
+		fam_die "cannot write $events"
+}
+
+fam_events_header() {
+	[ -s "$events" ] || printf '#fields t_ns run event detail\n' > "$events"
+}
+
+# The server on the reference, logging its side of every exchange.
+server_start() {
+	bg server ref ntpreflect -l - "$server_ep" >> "$out/server.rec" 2>> "$out/server.err"
+}
+
+# Wait until the server answers (at most 10 s): a one-shot probe over the
+# run's own transport, so it works for every backend.
+server_wait() {
+	_i=0
+	while [ $_i -lt 40 ]; do
+		if on client ntpprobe -c 1 -w 250ms "$client_ep" 2>/dev/null |
+			awk '!/^#/ && $NF == "ok" { f = 1 } END { exit !f }'; then
+			return 0
+		fi
+		kill -0 "$server" 2>/dev/null ||
+			fam_die "ntpreflect on $server_ep ended: $(tail -n 1 "$out/server.err" 2>/dev/null)"
+		_i=$((_i + 1))
+	done
+	fam_die "no answer from $client_ep within 10 s"
+}
+
+# probe_start [DUR] [extra ntpprobe options...]: the client, into probe.rec
+# (the first segment) or a further segment appended at probe_end.
+probe_seg=0
+probe_start() {
+	_d=$1
+	shift
+	probe_seg=$((probe_seg + 1))
+	bg probe client ${probe_wrap:-} ntpprobe -i "$interval" ${_d:+-d "$_d"} "$@" "$client_ep" \
+		> "$out/probe.$probe_seg" 2>> "$out/probe.err"
+}
+
+# probe_end: wait for (or, with "kill", stop) the client; append its records.
+probe_end() {
+	if [ "${1:-}" = kill ]; then
+		stop "$probe"
+	else
+		reap "$probe"
+	fi
+	if [ $probe_seg = 1 ]; then
+		cat "$out/probe.1" > "$out/probe.rec"
+	else
+		grep -v '^#' "$out/probe.$probe_seg" >> "$out/probe.rec"
+	fi
+	rm -f "$out/probe.$probe_seg"
+}
+
+wait_udp() {	# SIDE PORT: until something listens on UDP PORT (10 s)
+	_i=0
+	until on "$1" ss -Hlun "sport = :$2" 2>/dev/null | grep -q .; do
+		_i=$((_i + 1))
+		[ $_i -le 1000 ] || fam_die "nothing listens on udp port $2 on the $1 side"
+		sleep 0.01
+	done
+}
+
+# The load sinks on both sides; the capacity (calibrated when not given).
+load_setup() {
+	bg sink_r ref loadgen --sink -d 0 "$sink_ref" > /dev/null 2>> "$out/load.err"
+	bg sink_c client loadgen --sink -d 0 "$sink_cli" > /dev/null 2>> "$out/load.err"
+	# (An ib sink has no socket that ss shows: the senders' first reports
+	# may come late there.)
+	if [ "$scheme" != ib ]; then
+		wait_udp ref "$load_port"
+		wait_udp client "$lp_back"
+	fi
+	if [ -z "$capacity" ]; then
+		capacity=$(on client loadgen --calibrate $load_opts "$load_c2r" 2>> "$out/load.err" |
+			awk '$1 == "capacity_bps" { print $2 }')
+		[ -n "$capacity" ] || fam_die "calibration of $load_c2r failed: $(tail -n 1 "$out/load.err")"
+	fi
+	printf '#fields t dir bytes packets gbps drops sent_gbps\n' > "$out/load.tsv"
+}
+
+# load_start DIRS DUR [loadgen options]: c2r, r2c or both, for DUR.
+load_start() {
+	_dirs=$1 _ld=$2
+	shift 2
+	lc2r= lr2c=
+	case $_dirs in c2r|both)
+		bg lc2r client loadgen -r "$load_rate" -C "$capacity" -d "$_ld" $load_opts "$@" "$load_c2r" \
+			> "$out/load.c2r" 2>> "$out/load.err" ;;
+	esac
+	case $_dirs in r2c|both)
+		bg lr2c ref loadgen -r "$load_rate" -C "$capacity" -d "$_ld" $load_opts "$@" "$load_r2c" \
+			> "$out/load.r2c" 2>> "$out/load.err" ;;
+	esac
+}
+
+load_end() {
+	for _d in c2r r2c; do
+		eval "_p=\$l$_d"
+		[ -n "$_p" ] || continue
+		reap "$_p"
+		awk -v d="$_d" '!/^#/ && NF >= 6 { $1 = $1 "\t" d; print }' OFS="\t" \
+			"$out/load.$_d" >> "$out/load.tsv"
+		rm -f "$out/load.$_d"
+	done
+}
+
+load_teardown() {
+	stop "$sink_r"
+	stop "$sink_c"
+}
+
+# The achieved load, Gbit/s (the sinks' measure) summed over directions:
+# per direction the median of the intervals that had a report.
+load_gbps() {
+	awk '!/^#/ && $5 != "-" { n[$2]++; v[$2, n[$2]] = $5 }
+	END {
+		s = 0
+		for (d in n) {
+			k = n[d]
+			for (i = 1; i <= k; i++) a[i] = v[d, i]
+			for (i = 2; i <= k; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
+			s += (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
+		}
+		printf "%.3f\n", s
+	}' "$out/load.tsv"
+}
+
+# recs [FROM_NS TO_NS]: "time status delay off2 true2 foff2 jitter djitter
+# valid" per record, time = t2 (the reference's clock) when there is one,
+# else t1; only records with FROM <= time < TO.  - for missing columns.
+recs() {
+	awk -v from="${1:-0}" -v to="${2:-9e30}" '
+	/^#fields/ { for (i = 2; i <= NF; i++) c[$i] = i - 1; next }
+	/^#/ { next }
+	function f(n) { return (n in c) ? $(c[n]) : "-" }
+	{
+		t = f("t2"); if (t == "-") t = f("t1")
+		if (t + 0 < from + 0 || t + 0 >= to + 0) next
+		print t, f("status"), f("delay"), f("off2"), f("true2"), f("foff2"),
+		      f("jitter"), f("djitter"), f("valid")
+	}' "$out/probe.rec"
+}
+
+# pct P [SCALE]: the P-th percentile (linear between ranks) of the numbers
+# on stdin, times SCALE; - when there are none.
+pct() {
+	grep -v '^-$' | sort -g | awk -v p="$1" -v k="${2:-1}" '
+	{ v[NR] = $1 }
+	END {
+		if (NR == 0) { print "-"; exit }
+		r = 1 + (NR - 1) * p / 100; i = int(r); f = r - i
+		x = v[i]; if (i < NR) x += f * (v[i + 1] - v[i])
+		printf "%.3f\n", x * k
+	}'
+}
+
+# Rejection rate: records that are not ok over all records (- if none).
+reject_rate() {
+	awk '{ n++; if ($2 != "ok") r++ } END { if (n) printf "%.6f\n", r / n; else print "-" }'
+}
+
+# The run's summary: offsetfit's, then the family's keys (stdin).
+summary_write() {
+	{
+		printf 'family %s\ncondition %s\ntransport %s\nrep %s\n' "$family" "$cond" "$transport" "$rep"
+		printf 'client_endpoint %s\nserver_endpoint %s\nduration_s %s\ninterval_s %s\n' \
+			"$client_ep" "$server_ep" "$(ns_s "$dur")" "$(ns_s "$ivl")"
+		offsetfit "$out/probe.rec" 2>/dev/null
+		cat
+	} > "$out/summary.txt.tmp" && mv "$out/summary.txt.tmp" "$out/summary.txt" ||
+		fam_die "cannot write $out/summary.txt"
+}
+
+fam_finish() {
+	fam_cleanup
+	for _f in "$out"/*.err; do [ -s "$_f" ] || rm -f "$_f"; done
+	event run_end "$family $cond $transport"
+	date +%s%N > "$out/done.tmp" && mv "$out/done.tmp" "$out/done" ||
+		fam_die "cannot write $out/done"
+}
+
+fam_start() {
+	fam_events_header
+	event run_start "$family $cond $transport"
+	server_start
+	server_wait
+}
+
+# Sleep for a span of the experiment (the schedule itself, not a stand-in
+# for synchronisation).
+hold() { sleep "$(ns_s "$1")"; }

@@ -1,0 +1,111 @@
+#!/bin/sh
+# The experiment families, each run alone in a lab of this test's own
+# through the two command prefixes, with very short durations: each
+# writes its run directory (records, summary keys, events, done last),
+# loads the path in the directions its condition names, drops what
+# lossinject drops, disciplines a sim clock with truth; a finished run is
+# refused, a bad condition is a usage error, and SIGTERM in the middle
+# of a run leaves no process of it in either namespace.
+. "$(dirname "$0")/../lib.sh"
+
+need_root
+need ip tc
+[ -x "$NTPX_BIN/ntpprobe" ] || skip_all "tools not built (make)"
+
+plan 23
+
+lab=$(uniq_name f)
+cleanup "$NTPX_BIN/ntpx-lab -n $lab down"
+ntpx-lab -n "$lab" up >/dev/null || skip_all "cannot make a lab"
+eval "$(ntpx-lab -n "$lab" env)"
+NTPX_REF_EXEC="ntpx-lab -n $lab exec ref"
+NTPX_CLIENT_EXEC="ntpx-lab -n $lab exec client"
+export NTPX_REF_EXEC NTPX_CLIENT_EXEC
+
+key() { awk -v k="$2" '$1 == k { print $2 }' "$1/summary.txt"; }
+num() { echo "$1" | grep -Eq '^-?[0-9]+(\.[0-9]+)?$'; }
+has_event() { awk -F'\t' -v e="$2" '$3 == e { f = 1 } END { exit !f }' "$1/events.tsv"; }
+oks() { awk '!/^#/ && $8 == "ok"' "$1/probe.rec" | wc -l; }
+finished() { [ -f "$1/done" ] && [ -s "$1/summary.txt" ]; }
+nobody_left() {
+	[ -z "$(ip netns pids "$NTPX_NS_REF")" ] && [ -z "$(ip netns pids "$NTPX_NS_CLIENT")" ]
+}
+
+# freerun, on endpoints given by address and interface, not by the lab's
+# transport name.
+d=$TMP/freerun
+ntpx-freerun -o "$d" -t udp10 -d 1s -i 50ms --ref "$NTPX_REF_FAST" --client "$NTPX_CLIENT_FAST" \
+	--ref-dev fast --client-dev fast 2>"$TMP/err"
+ok "freerun finishes" finished "$d"
+ok "freerun: records with ok exchanges, and the fit's keys" sh -c "
+	[ $(oks "$d") -ge 10 ] && echo '$(key "$d" median_rtt_us) $(key "$d" rms_resid_us)' |
+	grep -Eq '^[0-9.]+ [0-9.]+\$'"
+ok "freerun: run_start and run_end events" sh -c "
+	awk -F'\t' '\$3 == \"run_start\" { s = NR } \$3 == \"run_end\" { e = NR } END { exit !(s && e > s) }' '$d/events.tsv'"
+ok "a finished run is refused" sh -c "! ntpx-freerun -o '$d' -t udpfast -d 1s 2>/dev/null"
+ntpx-recovery -o "$TMP/bad" -t udpfast -c nosuch 2>/dev/null
+is "$?" 2 "an unknown condition is a usage error"
+
+# loaded, with the capacity calibrated by the family itself.
+cap=$(ntpx-loaded --calibrate -o "$TMP/cal" -t udpslow | awk '$1 == "capacity_bps" { print $2 }')
+ok "--calibrate gives the slow path's rate ($cap bit/s, the lab's 1G)" \
+	sh -c "[ -n '$cap' ] && [ '$cap' -gt 500000000 ] && [ '$cap' -le 1000000000 ]"
+d=$TMP/loaded
+ntpx-loaded -o "$d" -t udpslow -d 2s -i 50ms --capacity "$cap" 2>"$TMP/err"
+ok "loaded finishes" finished "$d"
+ok "loaded: load both ways between load_on and load_off" sh -c "
+	awk -F'\t' '!/^#/ { n[\$2]++ } END { exit !(n[\"c2r\"] && n[\"r2c\"]) }' '$d/load.tsv' &&
+	awk -F'\t' '\$3 == \"load_on\" { a = NR } \$3 == \"load_off\" { b = NR } END { exit !(a && b > a) }' '$d/events.tsv'"
+g=$(key "$d" load_gbps)
+ok "loaded: the achieved load is most of 2 x 90% ($g Gbit/s)" \
+	awk -v g="$g" -v c="$cap" 'BEGIN { exit !(g > 0.5 * 2 * 0.9 * c / 1e9 && g < 2.2 * c / 1e9) }'
+
+# directional: one direction only.
+d=$TMP/c2r
+ntpx-directional -o "$d" -t udpslow -c c2r -d 2s -i 50ms --capacity "$cap" 2>"$TMP/err"
+ok "directional c2r finishes, direction +1" sh -c "[ -f '$d/done' ] && [ '$(key "$d" direction)' = 1 ]"
+ok "directional c2r: load only client to reference" \
+	awk -F'\t' '!/^#/ { n[$2]++ } END { exit !(n["c2r"] && !n["r2c"]) }' "$d/load.tsv"
+
+# bursts: the burst edges as events, 2 s apart.
+d=$TMP/bursts
+ntpx-bursts -o "$d" -t udpslow -d 5s -i 50ms --quiet 1s --capacity "$cap" 2>"$TMP/err"
+ok "bursts finishes" finished "$d"
+ok "bursts: burst_on and burst_off 2 s apart" \
+	awk -F'\t' '$3 == "burst_on" { on = $1 } $3 == "burst_off" && on { d = $1 - on; f = (d > 1999990000 && d < 2000010000) } END { exit !f }' "$d/events.tsv"
+ok "bursts: a p99 RTT during bursts and an offset change" sh -c "
+	echo '$(key "$d" p99_rtt_us) $(key "$d" max_offset_change_us)' | grep -Eq '^[0-9.]+ [0-9.]+\$'"
+
+# loss: what summary.txt counts is what the records say.
+d=$TMP/loss
+ntpx-loss -o "$d" -t udpfast -c 5pct -d 2s -i 20ms --seed 3 2>"$TMP/err"
+ok "loss finishes" finished "$d"
+is "$(key "$d" drops)" "$(awk '!/^#/ && $8 == "dropped"' "$d/probe.rec" | wc -l)" \
+	"loss: drops are the dropped records"
+ok "loss: seed 3 drops at 5% (its first drop is request 42 of ~100)" sh -c "[ '$(key "$d" drops)' -gt 0 ]"
+
+# recovery: a server restart, then reacquired.
+d=$TMP/recovery
+ntpx-recovery -o "$d" -t udpfast -c server_restart -d 2s -i 50ms 2>"$TMP/err"
+ok "recovery server_restart: the event and a reacquire time" sh -c "
+	awk -F'\t' '\$3 == \"restart_server\" { f = 1 } END { exit !f }' '$d/events.tsv' &&
+	echo '$(key "$d" reacquire_s)' | grep -Eq '^[0-9.]+\$'"
+
+# steady: a disciplined sim clock, with truth.
+d=$TMP/steady
+ntpx-steady -o "$d" -t udpfast -d 2s -i 50ms 2>"$TMP/err"
+ok "steady finishes" finished "$d"
+ok "steady: records carry true2 and the filter's jitter" \
+	grep -q '^#fields .* true2 .*jitter' "$d/probe.rec"
+ok "steady: the measured offset, jitter and the true error" sh -c "
+	echo '$(key "$d" measured_offset_us) $(key "$d" jitter_us) $(key "$d" true_error_us)' |
+	grep -Eq '^-?[0-9.]+ [0-9.]+ [0-9.]+\$'"
+
+# SIGTERM in the middle of a run: every process it started ends.
+spawn fpid ntpx-loaded -o "$TMP/killed" -t udpslow -d 20s -i 50ms --capacity "$cap"
+loading() { awk -F'\t' '$3 == "load_on"' "$TMP/killed/events.tsv" 2>/dev/null | grep -q .; }
+wait_until 20 loading
+kill -TERM "$fpid"
+wait "$fpid"
+ok "SIGTERM mid-run: no process of the run is left in either namespace" nobody_left
+ok "SIGTERM mid-run: no done file" test ! -e "$TMP/killed/done"
