@@ -150,7 +150,8 @@ static inline int record_eight_digits(uint64_t w, uint64_t *v)
  * millions of times.  The reader's buffer is readable 16 bytes past every
  * line, so a field's last digits are read as a whole word too.
  */
-static inline int record_field_i64(const struct record_reader *r, int i, int64_t *v)
+static inline __attribute__((always_inline)) int
+record_field_i64(const struct record_reader *r, int i, int64_t *v)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	static const uint64_t pow10[8] = { 1, 10, 100, 1000, 10000, 100000, 1000000,
