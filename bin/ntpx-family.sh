@@ -50,7 +50,9 @@ $fam_what
       --server-endpoint URL  what ntpreflect serves (overrides the above)
       --client-endpoint URL  what ntpprobe asks (overrides the above)
       --capacity RATE    the path's calibrated rate (default: calibrate)
-      --load RATE        load as loadgen's --rate (default 90%)
+      --load RATE        load: a rate (6G, 800M) or a percentage of the
+                         capacity, above 100 allowed (default 90%;
+                         directional 120%, so that the queue fills)
       --calibrate        only calibrate the path; print capacity_bps
       --list-conditions  print the conditions and exit
       --seed S           lossinject's and the sim clock's seed (default 1)
@@ -80,7 +82,7 @@ now_ns() { date +%s%N; }
 fam_parse() {
 	out= cond=$fam_default transport= duration=$fam_default_duration interval=1s
 	events= run=0 rep=1 ref_addr= cli_addr= ref_dev= cli_dev= port=12300
-	load_port=9000 server_ep= client_ep= capacity= load_rate=90% seed=1
+	load_port=9000 server_ep= client_ep= capacity= load_rate=${fam_default_load:-90%} seed=1
 	quiet=6s outage=3s calibrate_only=
 	while [ $# -gt 0 ]; do
 		case $1 in
@@ -346,12 +348,18 @@ load_start() {
 	_dirs=$1 _ld=$2
 	shift 2
 	lc2r= lr2c=
+	# A percentage is of the calibrated capacity, and may exceed 100 (a
+	# path offered more than it carries builds its queue to the full).
+	case $load_rate in
+	*%) _rate=$(awk -v c="$capacity" -v p="${load_rate%\%}" 'BEGIN { printf "%.0f", c * p / 100 }') ;;
+	*) _rate=$load_rate ;;
+	esac
 	case $_dirs in c2r|both)
-		bg lc2r client loadgen -r "$load_rate" -C "$capacity" -d "$_ld" $load_opts "$@" "$load_c2r" \
+		bg lc2r client loadgen -r "$_rate" -d "$_ld" $load_opts "$@" "$load_c2r" \
 			> "$out/load.c2r" 2>> "$out/load.err" ;;
 	esac
 	case $_dirs in r2c|both)
-		bg lr2c ref loadgen -r "$load_rate" -C "$capacity" -d "$_ld" $load_opts "$@" "$load_r2c" \
+		bg lr2c ref loadgen -r "$_rate" -d "$_ld" $load_opts "$@" "$load_r2c" \
 			> "$out/load.r2c" 2>> "$out/load.err" ;;
 	esac
 }
