@@ -13,6 +13,10 @@
 #   wait_until SECONDS CMD...   polls CMD until it succeeds (10 ms steps);
 #                               fails after SECONDS.  For synchronisation on
 #                               a condition, never a bare sleep.
+#   lab_up PREFIX [OPTION...]   an ntpx-lab of this test's own (removed at
+#                               exit), its env in the shell, and
+#                               NTPX_REF_EXEC/NTPX_CLIENT_EXEC set; LAB
+#                               is its name.  skip_all when none can be made
 #   free_udp_port               prints a UDP port nothing listens on
 #   uniq_name PREFIX            a name no other run uses (netns, files)
 #   diag TEXT                   "# TEXT" on stderr
@@ -130,6 +134,19 @@ free_udp_port() {
 
 uniq_name() {
 	echo "$1$$$(od -An -N2 -tx2 /dev/urandom | tr -d ' ')"
+}
+
+lab_up() {
+	need_root
+	LAB=$(uniq_name "$1")
+	shift
+	cleanup "$NTPX_BIN/ntpx-lab" -n "$LAB" down
+	"$NTPX_BIN/ntpx-lab" -n "$LAB" "$@" up >"$TMP/lab-up.err" 2>&1 ||
+		skip_all "no lab: $(tail -n 1 "$TMP/lab-up.err")"
+	eval "$("$NTPX_BIN/ntpx-lab" -n "$LAB" env)"
+	NTPX_REF_EXEC="$NTPX_BIN/ntpx-lab -n $LAB exec ref"
+	NTPX_CLIENT_EXEC="$NTPX_BIN/ntpx-lab -n $LAB exec client"
+	export NTPX_REF_EXEC NTPX_CLIENT_EXEC
 }
 
 # Starts ntpreflect on a free loopback port: sets REFLECT_PORT and

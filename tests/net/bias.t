@@ -16,18 +16,14 @@ need ip tc
 for t in ntpprobe ntpreflect loadgen; do
 	[ -x "$NTPX_BIN/$t" ] || skip_all "missing $t (make first)"
 done
-lab=$NTPX_TOP/bin/ntpx-lab
-name=$(uniq_name b)
-$lab -n "$name" -q 2ms up >"$TMP/up.err" 2>&1 || skip_all "no lab: $(cat "$TMP/up.err")"
-cleanup "$lab -n $name down"
-eval "$($lab -n "$name" env)"
+lab_up b -q 2ms
 
 plan 16
 
 port=12300
-spawn refl $lab -n "$name" exec ref ntpreflect "udp://0.0.0.0:$port" 2>/dev/null
-spawn sink_ref $lab -n "$name" exec ref loadgen --sink udp://0.0.0.0:9000 >/dev/null 2>&1
-spawn sink_cli $lab -n "$name" exec client loadgen --sink udp://0.0.0.0:9000 >/dev/null 2>&1
+spawn refl $NTPX_REF_EXEC ntpreflect "udp://0.0.0.0:$port" 2>/dev/null
+spawn sink_ref $NTPX_REF_EXEC loadgen --sink udp://0.0.0.0:9000 >/dev/null 2>&1
+spawn sink_cli $NTPX_CLIENT_EXEC loadgen --sink udp://0.0.0.0:9000 >/dev/null 2>&1
 in_ref() { ip netns exec "$NTPX_NS_REF" ss -Hlun "sport = :$1" | grep -q .; }
 in_cli() { ip netns exec "$NTPX_NS_CLIENT" ss -Hlun "sport = :$1" | grep -q .; }
 wait_until 5 in_ref $port && wait_until 5 in_ref 9000 && wait_until 5 in_cli 9000 ||
@@ -56,15 +52,15 @@ load() {
 	load_pids=
 	case $1 in
 	c2r|bi)
-		spawn p $lab -n "$name" exec client loadgen -r 1.2G -d 0 "udp://$NTPX_REF_SLOW:9000" >/dev/null 2>&1
+		spawn p $NTPX_CLIENT_EXEC loadgen -r 1.2G -d 0 "udp://$NTPX_REF_SLOW:9000" >/dev/null 2>&1
 		load_pids="$load_pids $p" ;;
 	esac
 	case $1 in
 	r2c|bi)
-		spawn p $lab -n "$name" exec ref loadgen -r 1.2G -d 0 "udp://$NTPX_CLIENT_SLOW:9000" >/dev/null 2>&1
+		spawn p $NTPX_REF_EXEC loadgen -r 1.2G -d 0 "udp://$NTPX_CLIENT_SLOW:9000" >/dev/null 2>&1
 		load_pids="$load_pids $p" ;;
 	fast)
-		spawn p $lab -n "$name" exec client loadgen -r 1.2G -d 0 "udp://$NTPX_REF_FAST:9000" >/dev/null 2>&1
+		spawn p $NTPX_CLIENT_EXEC loadgen -r 1.2G -d 0 "udp://$NTPX_REF_FAST:9000" >/dev/null 2>&1
 		load_pids="$load_pids $p" ;;
 	esac
 	case $1 in
@@ -86,7 +82,7 @@ unload() {
 # off2, ns).
 measure() {
 	load "$2"
-	$lab -n "$name" exec client ntpprobe -i 10ms -c 150 -w 200ms --poll "$3" \
+	$NTPX_CLIENT_EXEC ntpprobe -i 10ms -c 150 -w 200ms --poll "$3" \
 		"udp://$4:$port" >"$TMP/$1.rec" 2>/dev/null
 	unload
 	eval "$1_d=$(median "$TMP/$1.rec" delay) $1_o=$(median "$TMP/$1.rec" off2)"

@@ -14,13 +14,7 @@ need ip tc
 
 plan 23
 
-lab=$(uniq_name f)
-cleanup "$NTPX_BIN/ntpx-lab -n $lab down"
-ntpx-lab -n "$lab" up >/dev/null || skip_all "cannot make a lab"
-eval "$(ntpx-lab -n "$lab" env)"
-NTPX_REF_EXEC="ntpx-lab -n $lab exec ref"
-NTPX_CLIENT_EXEC="ntpx-lab -n $lab exec client"
-export NTPX_REF_EXEC NTPX_CLIENT_EXEC
+lab_up f
 
 key() { awk -v k="$2" '$1 == k { print $2 }' "$1/summary.txt"; }
 num() { echo "$1" | grep -Eq '^-?[0-9]+(\.[0-9]+)?$'; }

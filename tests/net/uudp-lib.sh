@@ -20,14 +20,8 @@
 # doc/uudp.md.
 
 uudp_lab() {
-	need_root
 	need ip ethtool
-	_lab=$NTPX_TOP/bin/ntpx-lab
-	[ -x "$_lab" ] || skip_all "no bin/ntpx-lab"
-	UL=$(uniq_name u)
-	cleanup "$_lab" -n "$UL" down
-	"$_lab" -n "$UL" up >/dev/null || skip_all "ntpx-lab cannot bring a lab up"
-	eval "$("$_lab" -n "$UL" env)"
+	lab_up u
 	UA=$NTPX_NS_CLIENT
 	UB=$NTPX_NS_REF
 	IFA=$NTPX_DEV_FAST
