@@ -149,6 +149,7 @@ int main(int argc, char **argv)
 	struct endpoint ep;
 	FILE *log = NULL;
 	int8_t precision;
+	struct ntp_packet reply;
 	char err[256];
 	int c, i, rc = 0;
 
@@ -204,6 +205,17 @@ int main(int argc, char **argv)
 				    "seq t2 t3 peer version status");
 	}
 	precision = measure_precision(clk);
+	/* What every reply says the same way.  A reference of our own: no
+	   delay to it, the dispersion of one clock reading. */
+	reply = (struct ntp_packet){
+		.leap = NTP_LEAP_NONE,
+		.mode = NTP_MODE_SERVER,
+		.stratum = (uint8_t)stratum,
+		.precision = precision,
+		.root_delay = 0,
+		.root_disp = ntp_short_from_ns((int64_t)ldexp(1e9, precision)),
+		.refid = refid,
+	};
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -234,18 +246,10 @@ int main(int argc, char **argv)
 		verdicts[v]++;
 		rc = 0;
 		if (v == V_OK) {
-			memset(&r, 0, sizeof(r));
-			r.leap = NTP_LEAP_NONE;
+			/* Between T2 and T3: only what depends on the request. */
+			r = reply;
 			r.version = q.version;
-			r.mode = NTP_MODE_SERVER;
-			r.stratum = (uint8_t)stratum;
 			r.poll = q.poll;
-			r.precision = precision;
-			/* A reference of our own: no delay to it, the dispersion
-			   of one clock reading. */
-			r.root_delay = 0;
-			r.root_disp = ntp_short_from_ns((int64_t)ldexp(1e9, precision));
-			r.refid = refid;
 			/* Updated "now": the last second boundary before T2. */
 			r.ref = ntp_ts_from_ns(t2 - t2 % NTPX_NS_PER_SEC);
 			r.org = q.xmt;
