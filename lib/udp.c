@@ -17,7 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/errqueue.h>
+#include <linux/net_tstamp.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "transport_private.h"
@@ -27,7 +30,14 @@ struct udp_transport {
 	struct sockaddr_storage peer;	/* client: the server */
 	socklen_t peerlen;
 	int gro;		/* UDP_GRO asked for (first recv_batch) */
+	int stamping;		/* SO_TIMESTAMPING on */
+	int set_id;		/* SCM_TS_OPT_ID works: -1 unknown, 0, 1 */
+	uint32_t next_id;	/* the id of the next send */
 };
+
+#ifndef SCM_TS_OPT_ID
+#define SCM_TS_OPT_ID	81	/* asm-generic/socket.h, Linux 6.13 */
+#endif
 
 static const char *const udp_params[] = { "dev", "src", NULL };
 
@@ -140,12 +150,67 @@ no_address:
 	return NULL;
 }
 
+/* sendmsg() with the datagram's id in an SCM_TS_OPT_ID message. */
+static ssize_t udp_send_with_id(struct udp_transport *u, const void *buf, size_t len,
+				const struct transport_addr *to, uint32_t id)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(uint32_t))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr h = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf),
+	};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&h);
+
+	if (to) {
+		h.msg_name = (void *)to->data;
+		h.msg_namelen = to->len;
+	}
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_TS_OPT_ID;
+	c->cmsg_len = CMSG_LEN(sizeof(id));
+	memcpy(CMSG_DATA(c), &id, sizeof(id));
+	return sendmsg(u->t.fd, &h, 0);
+}
+
 static int udp_send(struct transport *t, void *buf, size_t len,
 		    const struct transport_addr *to, struct clock *clk, int flags,
 		    int64_t *stamp)
 {
+	struct udp_transport *u = (struct udp_transport *)t;
 	ssize_t n;
 
+	if (u->stamping) {
+		uint32_t id = u->next_id;
+
+		transport_tx_begin(t, id);
+		*stamp = clock_now(clk);
+		if (flags & TRANSPORT_STAMP_XMT)
+			transport_stamp_xmt(buf, *stamp);
+		n = -1;
+		if (u->set_id != 0) {
+			n = udp_send_with_id(u, buf, len, to, id);
+			if (u->set_id < 0 && n < 0 && errno == EINVAL) {
+				/* An older kernel: the socket's counter then. */
+				u->set_id = 0;
+			} else if (u->set_id < 0 && n >= 0) {
+				u->set_id = 1;
+			}
+		}
+		if (u->set_id == 0) {
+			if (to)
+				n = sendto(t->fd, buf, len, 0, (const struct sockaddr *)to->data, to->len);
+			else
+				n = send(t->fd, buf, len, 0);
+		}
+		if (n < 0)
+			return -errno;
+		u->next_id++;
+		return (size_t)n == len ? 0 : -EMSGSIZE;
+	}
 	*stamp = clock_now(clk);
 	if (flags & TRANSPORT_STAMP_XMT)
 		transport_stamp_xmt(buf, *stamp);
@@ -158,18 +223,67 @@ static int udp_send(struct transport *t, void *buf, size_t len,
 	return (size_t)n == len ? 0 : -EMSGSIZE;
 }
 
+static int64_t ts_ns(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
+}
+
+/* recvmsg() with the SCM_TIMESTAMPING message kept in t->st.rx. */
+static ssize_t udp_recv_stamped(struct transport *t, void *buf, size_t cap,
+				struct sockaddr_storage *ss, socklen_t *sslen,
+				struct clock *clk, int64_t *stamp)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(struct scm_timestamping))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { .iov_base = buf, .iov_len = cap };
+	struct msghdr h = {
+		.msg_name = ss, .msg_namelen = *sslen,
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf),
+	};
+	struct cmsghdr *c;
+	ssize_t n;
+
+	n = recvmsg(t->fd, &h, MSG_TRUNC);
+	if (n < 0)
+		return -errno;
+	*stamp = clock_now(clk);
+	*sslen = h.msg_namelen;
+	for (c = CMSG_FIRSTHDR(&h); c; c = CMSG_NXTHDR(&h, c)) {
+		struct scm_timestamping tss;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPING)
+			continue;
+		memcpy(&tss, CMSG_DATA(c), sizeof(tss));
+		if (tss.ts[0].tv_sec || tss.ts[0].tv_nsec)
+			t->st.rx[TRANSPORT_LAYER_K] = ts_ns(&tss.ts[0]);
+	}
+	return n;
+}
+
 static ssize_t udp_recv(struct transport *t, void *buf, size_t cap,
 			struct transport_addr *from, struct clock *clk, int64_t *stamp)
 {
+	struct udp_transport *u = (struct udp_transport *)t;
 	struct sockaddr_storage ss;
 	socklen_t sslen = sizeof(ss);
 	ssize_t n;
 
+	if (u->stamping) {
+		transport_rx_clear(t);
+		n = udp_recv_stamped(t, buf, cap, &ss, &sslen, clk, stamp);
+		if (n < 0)
+			return n;
+		goto got;
+	}
 	/* MSG_TRUNC: the datagram's real length, so truncation is seen. */
 	n = recvfrom(t->fd, buf, cap, MSG_TRUNC, (struct sockaddr *)&ss, &sslen);
 	if (n < 0)
 		return -errno;
 	*stamp = clock_now(clk);
+got:
 	if (from) {
 		from->len = sslen <= sizeof(from->data) ? sslen : 0;
 		memcpy(from->data, &ss, from->len);
@@ -287,6 +401,72 @@ static int udp_recv_batch(struct transport *t, struct transport_msg *m, unsigned
 	return r;
 }
 
+/* Every send stamp waiting in the error queue, into the ring. */
+static void udp_tx_drain(struct transport *t)
+{
+	for (;;) {
+		union {
+			char buf[CMSG_SPACE(sizeof(struct scm_timestamping)) +
+				 CMSG_SPACE(sizeof(struct sock_extended_err) +
+					    sizeof(struct sockaddr_in6)) + 64];
+			struct cmsghdr align;
+		} ctl;
+		struct msghdr h = { .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf) };
+		struct scm_timestamping tss;
+		struct cmsghdr *c;
+		int have_ts = 0, have_err = 0;
+		uint32_t id = 0, kind = 0;
+
+		if (recvmsg(t->fd, &h, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
+			return;
+		for (c = CMSG_FIRSTHDR(&h); c; c = CMSG_NXTHDR(&h, c)) {
+			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPING) {
+				memcpy(&tss, CMSG_DATA(c), sizeof(tss));
+				have_ts = 1;
+			} else if ((c->cmsg_level == SOL_IP && c->cmsg_type == IP_RECVERR) ||
+				   (c->cmsg_level == SOL_IPV6 && c->cmsg_type == IPV6_RECVERR)) {
+				struct sock_extended_err ee;
+
+				memcpy(&ee, CMSG_DATA(c), sizeof(ee));
+				if (ee.ee_errno == ENOMSG &&
+				    ee.ee_origin == SO_EE_ORIGIN_TIMESTAMPING) {
+					id = ee.ee_data;
+					kind = ee.ee_info;
+					have_err = 1;
+				}
+			}
+		}
+		if (!have_ts || !have_err || !(tss.ts[0].tv_sec || tss.ts[0].tv_nsec))
+			continue;
+		if (kind == SCM_TSTAMP_SCHED)
+			transport_tx_note(t, id, TRANSPORT_LAYER_Q, ts_ns(&tss.ts[0]));
+		else if (kind == SCM_TSTAMP_SND)
+			transport_tx_note(t, id, TRANSPORT_LAYER_K, ts_ns(&tss.ts[0]));
+	}
+}
+
+static int udp_stamps_enable(struct transport *t, char *err, size_t errlen)
+{
+	struct udp_transport *u = (struct udp_transport *)t;
+	int flags = SOF_TIMESTAMPING_SOFTWARE | SOF_TIMESTAMPING_RX_SOFTWARE |
+		    SOF_TIMESTAMPING_TX_SOFTWARE | SOF_TIMESTAMPING_TX_SCHED |
+		    SOF_TIMESTAMPING_OPT_ID | SOF_TIMESTAMPING_OPT_TSONLY;
+
+	if (setsockopt(t->fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof(flags))) {
+		snprintf(err, errlen, "SO_TIMESTAMPING: %s", strerror(errno));
+		return -errno;
+	}
+	u->stamping = 1;
+	u->set_id = -1;
+	u->next_id = 0;
+	t->st.tx_layers = 1u << TRANSPORT_LAYER_Q | 1u << TRANSPORT_LAYER_K;
+	t->st.rx_layers = 1u << TRANSPORT_LAYER_K;
+	t->st.tx_src[TRANSPORT_LAYER_Q] = "so_timestamping:tx_sched";
+	t->st.tx_src[TRANSPORT_LAYER_K] = "so_timestamping:tx_software";
+	t->st.rx_src[TRANSPORT_LAYER_K] = "so_timestamping:rx_software";
+	return 0;
+}
+
 static void udp_close(struct transport *t)
 {
 	close(t->fd);
@@ -308,4 +488,6 @@ const struct transport_ops udp_transport_ops = {
 	.recv_batch = udp_recv_batch,
 	.close = udp_close,
 	.addr_str = udp_addr_str,
+	.stamps_enable = udp_stamps_enable,
+	.tx_drain = udp_tx_drain,
 };
