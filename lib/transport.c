@@ -470,7 +470,9 @@ int transport_tx_stamps(struct transport *t, uint32_t id, struct clock *clk,
 		struct pollfd pfd = { .fd = t->fd, .events = 0 };
 		int64_t left;
 
-		t->ops->tx_drain(t);
+		/* The error queue only when the ring does not have them all. */
+		if (t->st.ring[i].id != id || (t->st.ring[i].got & want) != want)
+			t->ops->tx_drain(t);
 		if (t->st.ring[i].id != id || !(t->st.ring[i].got & TX_BEGUN))
 			return 0;
 		if ((t->st.ring[i].got & want) == want)

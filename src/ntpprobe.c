@@ -357,6 +357,8 @@ static void summary(struct probe *p)
 				(unsigned long long)p->counts[i]);
 	if (p->late)
 		fprintf(stderr, ", late %llu", (unsigned long long)p->late);
+	if (p->xleave)
+		fprintf(stderr, ", interleaved %llu", (unsigned long long)p->interleaved);
 	fprintf(stderr, ", median delay %s\n", med);
 	transport_counters(p->t, ctr, sizeof(ctr));
 	if (ctr[0])
@@ -624,6 +626,18 @@ int main(int argc, char **argv)
 			pending = o;
 		else if (emit(&p, disc, &o, truth))
 			break;
+	}
+	/* The last interleaved record waits for a reply that would carry
+	   its transmit stamp: one more request fetches it. */
+	if (pending.x.seq && !(pending.x.have & 1u << 2) && !stopping) {
+		struct probe_out o;
+		struct xleave_reply xr;
+
+		exchange(&p, seq, &o, &xr);
+		if (xr.interleaved) {
+			p.interleaved++;
+			xleave_complete(&pending, &xr);
+		}
 	}
 	if (pending.x.seq)
 		emit(&p, disc, &pending, truth);
