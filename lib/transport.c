@@ -509,6 +509,17 @@ const char *transport_counters(struct transport *t, char *buf, size_t len)
 	return buf;
 }
 
+size_t transport_addr_key(const struct transport *t, const struct transport_addr *a,
+			  void *key, size_t cap)
+{
+	size_t n = a->len < cap ? a->len : cap;
+
+	if (t->ops->addr_key)
+		return t->ops->addr_key(a, key, cap);
+	memcpy(key, a->data, n);
+	return n;
+}
+
 const char *transport_addr_str(const struct transport *t, const struct transport_addr *a,
 			       char *buf, size_t len)
 {

@@ -232,6 +232,15 @@ int transport_peer_reset(struct transport *t);
  */
 const char *transport_counters(struct transport *t, char *buf, size_t len);
 
+/*
+ * The part of @a that names the peer's host (for UDP the address without
+ * the port, as chrony's client log keys its clients), for per-client
+ * state: a client that sends each request from a new port stays one
+ * client.  Returns its length (at most @cap).
+ */
+size_t transport_addr_key(const struct transport *t, const struct transport_addr *a,
+			  void *key, size_t cap);
+
 /* @a as text ("10.0.0.1:41234"), for logs. */
 const char *transport_addr_str(const struct transport *t, const struct transport_addr *a,
 			       char *buf, size_t len);

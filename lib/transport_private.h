@@ -42,6 +42,8 @@ struct transport_ops {
 	 */
 	int (*stamps_enable)(struct transport *t, char *err, size_t errlen);
 	void (*tx_drain)(struct transport *t);
+	/* Optional (NULL: the whole address); see transport_addr_key(). */
+	size_t (*addr_key)(const struct transport_addr *a, void *key, size_t cap);
 };
 
 /* Stamps as the kernel gave them: CLOCK_REALTIME ns, or TRANSPORT_NO_STAMP. */

@@ -401,6 +401,32 @@ static int udp_recv_batch(struct transport *t, struct transport_msg *m, unsigned
 	return r;
 }
 
+/* The host: family and address, without the port. */
+static size_t udp_addr_key(const struct transport_addr *a, void *key, size_t cap)
+{
+	const struct sockaddr *sa = (const void *)a->data;
+	unsigned char k[1 + 16];
+	size_t n = 0;
+
+	if (sa->sa_family == AF_INET && a->len >= sizeof(struct sockaddr_in)) {
+		const struct sockaddr_in *s4 = (const void *)sa;
+
+		k[0] = 4;
+		memcpy(k + 1, &s4->sin_addr, 4);
+		n = 5;
+	} else if (sa->sa_family == AF_INET6 && a->len >= sizeof(struct sockaddr_in6)) {
+		const struct sockaddr_in6 *s6 = (const void *)sa;
+
+		k[0] = 6;
+		memcpy(k + 1, &s6->sin6_addr, 16);
+		n = 17;
+	}
+	if (n > cap)
+		n = cap;
+	memcpy(key, k, n);
+	return n;
+}
+
 /* Every send stamp waiting in the error queue, into the ring. */
 static void udp_tx_drain(struct transport *t)
 {
@@ -490,4 +516,5 @@ const struct transport_ops udp_transport_ops = {
 	.addr_str = udp_addr_str,
 	.stamps_enable = udp_stamps_enable,
 	.tx_drain = udp_tx_drain,
+	.addr_key = udp_addr_key,
 };

@@ -19,8 +19,8 @@
  * bytes: type, length, "NTPX", a bit per present stamp, five stamps in
  * integer ns since 1970 (big-endian, two's complement).
  *
- * The server's state (struct xleave_table) is one slot per client
- * address in a table of fixed size, four slots to a bucket as chrony's
+ * The server's state (struct xleave_table) is one slot per client host
+ * (its address without the port, as chrony keys its client log) in a table of fixed size, four slots to a bucket as chrony's
  * client log keeps them.  At the bound a new client takes the slot of the
  * least recently seen client of its bucket; that client's next request
  * then gets a basic reply, and its state is rebuilt from it.
@@ -53,7 +53,7 @@ int xleave_ef_find(const void *pkt, size_t len, struct xleave_ef *e);
 
 struct xleave_client {
 	uint32_t addrlen;
-	unsigned char addr[124];	/* the client's transport_addr */
+	unsigned char addr[124];	/* the client's key (transport_addr_key()) */
 	uint64_t seen;			/* when last seen: the table's counter */
 	uint64_t rec_sent;		/* the receive timestamp of our last reply */
 	uint32_t tx_id;			/* that reply's transport id */
@@ -71,7 +71,7 @@ size_t xleave_table_slots(const struct xleave_table *x);
 uint64_t xleave_table_evictions(const struct xleave_table *x);
 
 /*
- * The slot of the client at @addr (@len bytes), made if none: a fresh one
+ * The slot of the client whose key is @addr (@len bytes), made if none: a fresh one
  * has rec_sent 0 (no reply yet), so its request gets a basic reply.
  */
 struct xleave_client *xleave_client_get(struct xleave_table *x, const void *addr, size_t len);

@@ -148,6 +148,8 @@ struct sent {
 	uint64_t seq;
 	struct transport_addr peer;
 	struct xleave_client *c;	/* NULL: no client state */
+	unsigned char key[124];		/* the client's key in the table */
+	size_t keylen;
 	uint32_t txid;
 	int want;			/* the reply's send stamps are awaited */
 	int version;			/* -1 for an ignored datagram */
@@ -195,8 +197,7 @@ static void sent_finish(struct reflector *r, int64_t deadline)
 		}
 		/* The slot may have gone to another client meanwhile. */
 		if (e->c && e->c->tx_wanted && e->c->tx_id == e->txid &&
-		    e->c->addrlen == e->peer.len &&
-		    memcmp(e->c->addr, e->peer.data, e->peer.len) == 0) {
+		    e->c->addrlen == e->keylen && memcmp(e->c->addr, e->key, e->keylen) == 0) {
 			e->c->last = e->st;
 			e->c->tx_wanted = 0;
 		}
@@ -434,7 +435,9 @@ int main(int argc, char **argv)
 		rc = 0;
 		if (v == V_OK) {
 			struct transport_stamps rx;
-			struct xleave_client *cl = xleave_client_get(xt, from.data, from.len);
+			unsigned char key[sizeof(from.data)];
+			struct xleave_client *cl =
+				xleave_client_get(xt, key, transport_addr_key(t, &from, key, sizeof(key)));
 			struct xleave_ef ef;
 			int64_t t2best;
 			int want_ef = xleave_ef_find(buf, (size_t)n, &ef);
@@ -515,6 +518,8 @@ int main(int argc, char **argv)
 				cl->tx_id = transport_tx_id(t);
 				cl->tx_wanted = stamping;
 				e->c = cl;
+				e->keylen = cl->addrlen;
+				memcpy(e->key, cl->addr, cl->addrlen);
 				e->txid = cl->tx_id;
 				e->want = stamping;
 			}

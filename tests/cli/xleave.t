@@ -3,15 +3,18 @@
 # (another client's, or made up) or stale (an older reply's) gets a basic
 # reply, never stamps of another exchange; and the client state stays
 # within its bound.  xlq sends one request with chosen timestamps from a
-# chosen port and prints the reply's mode and timestamps.
+# chosen address and port and prints the reply's mode and timestamps.
+# Clients are hosts (addresses: chronyd's client sends each request from
+# a new port), so the clients here are 127.0.0.1, 127.0.0.2, ...
 . "$(dirname "$0")/../lib.sh"
 plan 12
 
 xlq=$NTPX_HELPERS/xlq
 start_reflector --clients 4 --log "$TMP/log"
-pa=$(free_udp_port)
-pb=$((pa + 1))
-q() { "$xlq" 127.0.0.1 "$REFLECT_PORT" "$@"; }
+port=$(free_udp_port)
+# q N ORG REC XMT: a request from client 127.0.0.N, from a new port each time
+q() { _c=$1; shift; port=$((port + 1)); "$xlq" 127.0.0.1 "$REFLECT_PORT" "127.0.0.$_c" "$port" "$@"; }
+pa=1 pb=2
 # 16 random hex digits (in a subshell: no counter would survive it)
 nonce() { od -An -N8 -tx1 /dev/urandom | tr -d ' \n'; }
 
@@ -53,8 +56,8 @@ is "$1 $3" "basic $x" "receive equal to transmit: a basic reply"
 # seen slot of a bucket; A, pushed out, gets a basic reply and starts over.
 set -- $(q "$pa" 0000000000000000 "$(nonce)" "$(nonce)")
 recA=$4
-for p in 2 3 4 5 6 7 8 9; do
-	q $((pa + p)) 0000000000000000 "$(nonce)" "$(nonce)" >/dev/null
+for c in 3 4 5 6 7 8 9 10 11 12; do
+	q "$c" 0000000000000000 "$(nonce)" "$(nonce)" >/dev/null
 done
 x=$(nonce)
 set -- $(q "$pa" "$recA" "$(nonce)" "$x")

@@ -1,9 +1,9 @@
 /*
  * xlq - test helper: one NTP client request with the origin, receive and
- * transmit timestamps given, from a given local port, and what the reply
- * says about interleaved mode.
+ * transmit timestamps given, from a given local address and port, and what
+ * the reply says about interleaved mode.
  *
- *     xlq HOST PORT LOCALPORT ORG REC XMT
+ *     xlq HOST PORT SRCADDR SRCPORT ORG REC XMT
  *
  * ORG, REC and XMT are 16 hex digits.  Prints one line:
  *
@@ -63,15 +63,16 @@ int main(int argc, char **argv)
 	ssize_t n;
 	int fd, one = 1;
 
-	if (argc != 7 || hex64(argv[4], &org) || hex64(argv[5], &rec) || hex64(argv[6], &xmt)) {
-		fprintf(stderr, "usage: xlq HOST PORT LOCALPORT ORG REC XMT (16 hex digits each)\n");
+	if (argc != 8 || hex64(argv[5], &org) || hex64(argv[6], &rec) || hex64(argv[7], &xmt) ||
+	    inet_pton(AF_INET, argv[3], &local.sin_addr) != 1) {
+		fprintf(stderr, "usage: xlq HOST PORT SRCADDR SRCPORT ORG REC XMT (16 hex digits each)\n");
 		return 2;
 	}
 	if (getaddrinfo(argv[1], argv[2], &hints, &ai)) {
 		fprintf(stderr, "xlq: cannot resolve %s\n", argv[1]);
 		return 2;
 	}
-	local.sin_port = htons((uint16_t)atoi(argv[3]));
+	local.sin_port = htons((uint16_t)atoi(argv[4]));
 	fd = socket(AF_INET, SOCK_DGRAM, 0);
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
 	    bind(fd, (struct sockaddr *)&local, sizeof(local)) ||
