@@ -448,9 +448,14 @@ void transport_tx_note(struct transport *t, uint32_t id, enum transport_layer l,
 {
 	unsigned i = id % TRANSPORT_TX_KEEP;
 
-	/* A stamp for a datagram no longer kept (or never begun) is lost. */
+	/*
+	 * A stamp for a datagram no longer kept (or never begun) is lost.
+	 * The first of a layer is kept: a datagram that crosses into
+	 * another namespace and through a second qdisc there (an IFB) may
+	 * report a second TX_SCHED, which is not our host's.
+	 */
 	if (t->st.ring[i].id != id || !(t->st.ring[i].got & TX_BEGUN) ||
-	    (unsigned)l >= TRANSPORT_NLAYERS)
+	    (unsigned)l >= TRANSPORT_NLAYERS || t->st.ring[i].got & 1u << l)
 		return;
 	t->st.ring[i].at[l] = realtime_ns;
 	t->st.ring[i].got |= 1u << l;
