@@ -18,11 +18,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/errqueue.h>
+#include <linux/ethtool.h>
 #include <linux/net_tstamp.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "phc.h"
 #include "transport_private.h"
 
 struct udp_transport {
@@ -33,6 +37,8 @@ struct udp_transport {
 	int stamping;		/* SO_TIMESTAMPING on */
 	int set_id;		/* SCM_TS_OPT_ID works: -1 unknown, 0, 1 */
 	uint32_t next_id;	/* the id of the next send */
+	char dev[IFNAMSIZ];	/* dev=, or "" */
+	struct phc *phc;	/* hardware stamping: the NIC's clock */
 };
 
 #ifndef SCM_TS_OPT_ID
@@ -138,6 +144,8 @@ static struct transport *udp_open(const struct endpoint *ep, enum transport_role
 		u->peer = addr;
 		u->peerlen = addrlen;
 	}
+	if (dev)
+		snprintf(u->dev, sizeof(u->dev), "%s", dev);
 	u->t.fd = fd;
 	return &u->t;
 
@@ -228,6 +236,20 @@ static int64_t ts_ns(const struct timespec *ts)
 	return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
 }
 
+/* A raw hardware stamp: receive (@id < 0) or send @id, on CLOCK_REALTIME. */
+static void udp_note_hw(struct transport *t, int64_t id, const struct timespec *ts)
+{
+	struct udp_transport *u = (struct udp_transport *)t;
+	int64_t rt;
+
+	if (!u->phc || phc_to_realtime(u->phc, ts_ns(ts), &rt))
+		return;
+	if (id < 0)
+		t->st.rx[TRANSPORT_LAYER_H] = rt;
+	else
+		transport_tx_note(t, (uint32_t)id, TRANSPORT_LAYER_H, rt);
+}
+
 /* recvmsg() with the SCM_TIMESTAMPING message kept in t->st.rx. */
 static ssize_t udp_recv_stamped(struct transport *t, void *buf, size_t cap,
 				struct sockaddr_storage *ss, socklen_t *sslen,
@@ -259,6 +281,8 @@ static ssize_t udp_recv_stamped(struct transport *t, void *buf, size_t cap,
 		memcpy(&tss, CMSG_DATA(c), sizeof(tss));
 		if (tss.ts[0].tv_sec || tss.ts[0].tv_nsec)
 			t->st.rx[TRANSPORT_LAYER_K] = ts_ns(&tss.ts[0]);
+		if (tss.ts[2].tv_sec || tss.ts[2].tv_nsec)
+			udp_note_hw(t, -1, &tss.ts[2]);
 	}
 	return n;
 }
@@ -462,7 +486,11 @@ static void udp_tx_drain(struct transport *t)
 				}
 			}
 		}
-		if (!have_ts || !have_err || !(tss.ts[0].tv_sec || tss.ts[0].tv_nsec))
+		if (!have_ts || !have_err)
+			continue;
+		if (kind == SCM_TSTAMP_SND && (tss.ts[2].tv_sec || tss.ts[2].tv_nsec))
+			udp_note_hw(t, id, &tss.ts[2]);
+		if (!(tss.ts[0].tv_sec || tss.ts[0].tv_nsec))
 			continue;
 		if (kind == SCM_TSTAMP_SCHED)
 			transport_tx_note(t, id, TRANSPORT_LAYER_Q, ts_ns(&tss.ts[0]));
@@ -471,12 +499,47 @@ static void udp_tx_drain(struct transport *t)
 	}
 }
 
+/*
+ * Hardware stamping on dev=, where the NIC has it: returns 1 with u->phc
+ * open and the NIC stamping every packet, 0 when it has none (or we may
+ * not switch it on).
+ */
+static int udp_hw_enable(struct udp_transport *u)
+{
+	const unsigned need = SOF_TIMESTAMPING_TX_HARDWARE | SOF_TIMESTAMPING_RX_HARDWARE |
+			      SOF_TIMESTAMPING_RAW_HARDWARE;
+	struct ethtool_ts_info info = { .cmd = ETHTOOL_GET_TS_INFO };
+	struct hwtstamp_config cfg = { .tx_type = HWTSTAMP_TX_ON,
+				       .rx_filter = HWTSTAMP_FILTER_ALL };
+	struct ifreq ifr;
+	char err[128];
+
+	if (!u->dev[0])
+		return 0;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", u->dev);
+	ifr.ifr_data = (void *)&info;
+	if (ioctl(u->t.fd, SIOCETHTOOL, &ifr) || (info.so_timestamping & need) != need ||
+	    info.phc_index < 0)
+		return 0;
+	ifr.ifr_data = (void *)&cfg;
+	if (ioctl(u->t.fd, SIOCSHWTSTAMP, &ifr))
+		return 0;
+	u->phc = phc_open(info.phc_index, err, sizeof(err));
+	return u->phc != NULL;
+}
+
 static int udp_stamps_enable(struct transport *t, char *err, size_t errlen)
 {
 	struct udp_transport *u = (struct udp_transport *)t;
 	int flags = SOF_TIMESTAMPING_SOFTWARE | SOF_TIMESTAMPING_RX_SOFTWARE |
 		    SOF_TIMESTAMPING_TX_SOFTWARE | SOF_TIMESTAMPING_TX_SCHED |
 		    SOF_TIMESTAMPING_OPT_ID | SOF_TIMESTAMPING_OPT_TSONLY;
+	int hw = udp_hw_enable(u);
+
+	if (hw)
+		flags |= SOF_TIMESTAMPING_TX_HARDWARE | SOF_TIMESTAMPING_RX_HARDWARE |
+			 SOF_TIMESTAMPING_RAW_HARDWARE;
 
 	if (setsockopt(t->fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof(flags))) {
 		snprintf(err, errlen, "SO_TIMESTAMPING: %s", strerror(errno));
@@ -490,11 +553,18 @@ static int udp_stamps_enable(struct transport *t, char *err, size_t errlen)
 	t->st.tx_src[TRANSPORT_LAYER_Q] = "so_timestamping:tx_sched";
 	t->st.tx_src[TRANSPORT_LAYER_K] = "so_timestamping:tx_software";
 	t->st.rx_src[TRANSPORT_LAYER_K] = "so_timestamping:rx_software";
+	if (hw) {
+		t->st.tx_layers |= 1u << TRANSPORT_LAYER_H;
+		t->st.rx_layers |= 1u << TRANSPORT_LAYER_H;
+		t->st.tx_src[TRANSPORT_LAYER_H] = "so_timestamping:tx_hardware+phc";
+		t->st.rx_src[TRANSPORT_LAYER_H] = "so_timestamping:rx_hardware+phc";
+	}
 	return 0;
 }
 
 static void udp_close(struct transport *t)
 {
+	phc_close(((struct udp_transport *)t)->phc);
 	close(t->fd);
 	free(t);
 }
