@@ -158,6 +158,8 @@ no_address:
 	return NULL;
 }
 
+static void udp_tx_drain(struct transport *t);
+
 /* sendmsg() with the datagram's id in an SCM_TS_OPT_ID message. */
 static ssize_t udp_send_with_id(struct udp_transport *u, const void *buf, size_t len,
 				const struct transport_addr *to, uint32_t id)
@@ -217,6 +219,11 @@ static int udp_send(struct transport *t, void *buf, size_t len,
 		if (n < 0)
 			return -errno;
 		u->next_id++;
+		/* Where the driver took the datagram within the send (loopback,
+		   veth, an idle NIC) its stamps are waiting already: take them
+		   now, while the datagram is on its way, rather than be woken
+		   for them while waiting for the answer. */
+		udp_tx_drain(t);
 		return (size_t)n == len ? 0 : -EMSGSIZE;
 	}
 	*stamp = clock_now(clk);
