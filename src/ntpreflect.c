@@ -167,7 +167,6 @@ struct reflector {
 	FILE *log;
 	struct sent q[SENT_QUEUE];
 	unsigned head, n;
-	int log_failed;
 };
 
 static void put_stamp(FILE *f, const struct xleave_ef *e, int i)
@@ -222,8 +221,8 @@ static void sent_finish(struct reflector *r, int64_t deadline)
 			fprintf(r->log, " %s %s %d %s\n", e->mode, peer, e->version, e->status);
 		else
 			fprintf(r->log, " - %s - %s\n", peer, e->status);
-		if (ferror(r->log))
-			r->log_failed = 1;
+		if (ferror(r->log) || (r->log != stdout && fflush(r->log) == EOF))
+			ntpx_die(NTPX_EXIT_FAIL, "cannot write the log: %s", strerror(errno));
 	}
 	r->head = (r->head + 1) % SENT_QUEUE;
 	r->n--;
@@ -558,8 +557,8 @@ int main(int argc, char **argv)
 		if (ctr[0])
 			fprintf(stderr, "%s: transport %s\n", opt_prog, ctr);
 	}
-	if (log && log != stdout)
-		fclose(log);
+	if (log && (log == stdout ? fflush(log) : fclose(log)) == EOF)
+		ntpx_die(NTPX_EXIT_FAIL, "cannot write the log: %s", strerror(errno));
 	xleave_table_free(xt);
 	transport_close(t);
 	clock_close(clk);

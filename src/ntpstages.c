@@ -312,7 +312,7 @@ int main(int argc, char **argv)
 		ntpx_die(NTPX_EXIT_FAIL, "no ok records");
 	if (per_exchange) {
 		each(&in);
-		return NTPX_EXIT_OK;
+		goto out;
 	}
 	v = malloc(in.n * sizeof(*v));
 	w = malloc(in.n * sizeof(*w));
@@ -405,7 +405,10 @@ int main(int argc, char **argv)
 	free(v);
 	free(w);
 	free(t);
+out:
 	free(in.x);
 	free(in.seq);
+	if (fflush(stdout) == EOF || ferror(stdout))
+		ntpx_die(NTPX_EXIT_FAIL, "write error: %s", strerror(errno));
 	return NTPX_EXIT_OK;
 }
