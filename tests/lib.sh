@@ -166,6 +166,16 @@ count_status() {
 		/^#/ { next } c && $c == w { n++ } END { print n + 0 }' "$1"
 }
 
+# "SEQ STATUS" of every record of FILE, the columns found by name (status
+# is not the last column when a record has stamps, truth or a filter).
+rec_status() {
+	awk '/^#fields / { for (i = 2; i <= NF; i++) { if ($i == "status") c = i - 1; if ($i == "seq") s = i - 1 }; next }
+		/^#/ { next } c { print $s, $c }' "$1"
+}
+
+# "FILE has a record of status WORD": for wait_until.
+has_status() { [ "$(count_status "$1" "$2")" -gt 0 ]; }
+
 # "udp port P has a listener": for wait_until after starting a server.
 udp_listening() {
 	ss -Hlun "sport = :$1" | grep -q .

@@ -76,7 +76,7 @@ newrun recovery restart_server udp 1; ev run_start
 probe udp -i 10ms -w 10ms >"$RUN/probe.rec" &
 probe_pid=$!
 cleanup "kill $probe_pid"
-oks() { [ "$(grep -c ' ok$' "$RUN/probe.rec")" -ge "$1" ]; }
+oks() { [ "$(grep -Ec ' ok( |$)' "$RUN/probe.rec")" -ge "$1" ]; }
 wait_until 10 oks 10
 kill "$PID_udp"; wait "$PID_udp" 2>/dev/null
 unanswered() { grep -q ' \(timeout\|refused\)$' "$RUN/probe.rec"; }
@@ -84,7 +84,7 @@ wait_until 10 unanswered
 ev restart_server
 spawn REFLECT_PID ntpreflect "udp://127.0.0.1:$PORT_udp" 2>>"$TMP/reflect.err"
 # Answered again: more ok lines than before the restart, the last one ok.
-again() { oks 15 && tail -n 1 "$RUN/probe.rec" | grep -q ' ok$'; }
+again() { oks 15 && tail -n 1 "$RUN/probe.rec" | grep -Eq ' ok( |$)'; }
 wait_until 10 again
 kill "$probe_pid"; { wait "$probe_pid"; } 2>/dev/null; ev run_end; touch "$RUN/done"
 
