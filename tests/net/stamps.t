@@ -8,7 +8,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$NTPX_TOP/tests/stamps.sh"
 lab_up stp -r 200M
-plan 11
+plan 14
 
 X="$NTPX_BIN/ntpx-lab -n $LAB exec"
 port=12300
@@ -62,4 +62,24 @@ for s in client_send c2r server_recv r2c client_recv; do
 	d=$(up $s)
 	ok "... and not in $s (${d} ns, under 10%)" test $((d * 10)) -lt "$added"
 done
+
+# uudp over AF_XDP on the fast path (veth leaves UDP checksums to "the
+# NIC": off, so that the kernel computes them; see tests/net/uudp-lib.sh).
+$X client ethtool -K fast tx off >/dev/null
+$X ref ethtool -K fast tx off >/dev/null
+xport=12301
+spawn UPID ip netns exec "$NTPX_NS_REF" ntpreflect "uudp://$NTPX_REF_FAST:$xport?dev=fast" 2>"$TMP/u.err"
+xdp_up() { $X client ntpprobe -c 1 -w 200ms "uudp://$NTPX_REF_FAST:$xport?dev=fast" 2>/dev/null | grep -Eq ' ok( |$)'; }
+wait_until 10 xdp_up
+$X client ntpprobe -i 10ms -c 50 --xleave "uudp://$NTPX_REF_FAST:$xport?dev=fast" >"$TMP/u.rec" 2>/dev/null
+ok "uudp: the XDP program is the receive stamps' source" \
+	grep -q '^#stamps .*t4k=xdp:bpf_ktime_get_ns' "$TMP/u.rec"
+set -- $(awk '/^#fields/ { for (i = 2; i <= NF; i++) c[$i] = i - 1; next } /^#/ { next }
+	$(c["status"]) == "ok" { n++
+		if ($(c["t2k"]) == "-" || $(c["t4k"]) == "-") { m++; next }
+		if (!($(c["t1"]) "" < $(c["t2k"]) "" && $(c["t2k"]) "" <= $(c["t2"]) "" &&
+		      $(c["t3"]) "" < $(c["t4k"]) "" && $(c["t4k"]) "" <= $(c["t4"]) "")) b++ }
+	END { print n + 0, m + 0, b + 0 }' "$TMP/u.rec")
+ok "uudp: t2k and t4k on nearly every ok record ($2 of $1 without)" test "$1" -ge 45 -a "$2" -le $(($1 / 10))
+is "$3" 0 "uudp: t1 < t2k <= t2 and t3 < t4k <= t4 on every one"
 done_testing
