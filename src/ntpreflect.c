@@ -228,13 +228,17 @@ static void sent_finish(struct reflector *r, int64_t deadline)
 	r->n--;
 }
 
-/* The send stamps of the client's last reply, if they have come. */
+/*
+ * The send stamps of the client's last reply: those that have come.  The
+ * request naming that reply was sent after the reply arrived, so they
+ * normally all have; one that never comes (a NIC that missed a hardware
+ * stamp) must not keep the client in basic mode.
+ */
 static void client_stamps(struct transport *t, struct clock *clk, struct xleave_client *c)
 {
 	struct transport_stamps ts;
 
-	if (!transport_tx_stamps(t, c->tx_id, clk, &ts, 0))
-		return;
+	transport_tx_stamps(t, c->tx_id, clk, &ts, 0);
 	if (ts.at[TRANSPORT_LAYER_Q] != TRANSPORT_NO_STAMP) {
 		c->last.at[XEF_T3Q] = ts.at[TRANSPORT_LAYER_Q];
 		c->last.have |= 1u << XEF_T3Q;
