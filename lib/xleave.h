@@ -12,12 +12,13 @@
  *                      gets a basic reply (org = request xmt).
  *
  * The ntpx extension field carries every server-side stamp of the
- * exchange whose transmit stamp the reply holds (t2 t2k t3 t3q t3k), so
+ * exchange whose transmit stamp the reply holds (t2 t2k t2h t3 t3q t3k t3h), so
  * that ntpprobe --xleave can fill its columns.  A client that wants it
  * sends the field zeroed; the reply is then as long as the request, never
- * longer.  Type 0xF5E7 (in the range RFC 7822 leaves unassigned), 52
- * bytes: type, length, "NTPX", a bit per present stamp, five stamps in
- * integer ns since 1970 (big-endian, two's complement).
+ * longer.  Type 0xF5E7 (in the range RFC 7822 leaves unassigned), 68
+ * bytes: type, length, "NTPX", a bit per present stamp, seven stamps in
+ * integer ns since 1970 (big-endian, two's complement): t2 t2k t3 t3q
+ * t3k t2h t3h.
  *
  * The server's state (struct xleave_table) is one slot per client host
  * (its address without the port, as chrony keys its client log) in a table of fixed size, four slots to a bucket as chrony's
@@ -32,9 +33,9 @@
 #include <stdint.h>
 
 #define XLEAVE_EF_TYPE		0xF5E7
-#define XLEAVE_EF_LEN		52
+#define XLEAVE_EF_LEN		68
 
-enum xleave_ef_stamp { XEF_T2, XEF_T2K, XEF_T3, XEF_T3Q, XEF_T3K, XEF_N };
+enum xleave_ef_stamp { XEF_T2, XEF_T2K, XEF_T3, XEF_T3Q, XEF_T3K, XEF_T2H, XEF_T3H, XEF_N };
 
 struct xleave_ef {
 	int64_t at[XEF_N];		/* ns on the server's clock */

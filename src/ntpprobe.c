@@ -298,6 +298,9 @@ static void exchange(struct probe *p, uint64_t seq, struct probe_out *o, struct 
 				if (xr->has_ef && !xr->interleaved &&
 				    xr->ef.have & 1u << XEF_T2K)
 					o->s.v[STAMP_T2K] = xr->ef.at[XEF_T2K];
+				if (xr->has_ef && !xr->interleaved &&
+				    xr->ef.have & 1u << XEF_T2H)
+					o->s.v[STAMP_T2H] = xr->ef.at[XEF_T2H];
 			}
 		}
 		return;
@@ -328,6 +331,10 @@ static void xleave_complete(struct probe_out *prev, const struct xleave_reply *x
 			prev->s.v[STAMP_T2K] = e->at[XEF_T2K];
 		if (e->have & 1u << XEF_T3Q)
 			prev->s.v[STAMP_T3Q] = e->at[XEF_T3Q];
+		if (e->have & 1u << XEF_T2H)
+			prev->s.v[STAMP_T2H] = e->at[XEF_T2H];
+		if (e->have & 1u << XEF_T3H)
+			prev->s.v[STAMP_T3H] = e->at[XEF_T3H];
 		if (e->have & 1u << XEF_T3K)
 			prev->s.v[STAMP_T3K] = e->at[XEF_T3K];
 		return;
@@ -577,6 +584,7 @@ int main(int argc, char **argv)
 
 		if (p.xleave) {
 			src[STAMP_T2K] = src[STAMP_T3Q] = "server:ntpx-ef";
+			src[STAMP_T2H] = src[STAMP_T3H] = "server:ntpx-ef";
 			src[STAMP_T3K] = "server:ntpx-ef|interleaved-xmt";
 		}
 		stamp_write_sources(stdout, src);

@@ -155,8 +155,7 @@ struct sent {
 	int version;			/* -1 for an ignored datagram */
 	const char *status;
 	const char *mode;		/* "basic", "interleaved" or "-" */
-	struct xleave_ef st;		/* t2 t2k t3, then t3q t3k */
-	int64_t t2h;
+	struct xleave_ef st;		/* t2 t2k t2h t3, then t3q t3k t3h */
 };
 
 #define SENT_QUEUE	32		/* < TRANSPORT_TX_KEEP */
@@ -194,6 +193,10 @@ static void sent_finish(struct reflector *r, int64_t deadline)
 			e->st.at[XEF_T3K] = ts.at[TRANSPORT_LAYER_K];
 			e->st.have |= 1u << XEF_T3K;
 		}
+		if (ts.at[TRANSPORT_LAYER_H] != TRANSPORT_NO_STAMP) {
+			e->st.at[XEF_T3H] = ts.at[TRANSPORT_LAYER_H];
+			e->st.have |= 1u << XEF_T3H;
+		}
 		/* The slot may have gone to another client meanwhile. */
 		if (e->c && e->c->tx_wanted && e->c->tx_id == e->txid &&
 		    e->c->addrlen == e->keylen && memcmp(e->c->addr, e->key, e->keylen) == 0) {
@@ -210,13 +213,10 @@ static void sent_finish(struct reflector *r, int64_t deadline)
 		put_stamp(r->log, x, XEF_T2);
 		put_stamp(r->log, x, XEF_T3);
 		put_stamp(r->log, x, XEF_T2K);
-		if (e->t2h != TRANSPORT_NO_STAMP)
-			fprintf(r->log, " %lld", (long long)e->t2h);
-		else
-			fputs(" -", r->log);
+		put_stamp(r->log, x, XEF_T2H);
 		put_stamp(r->log, x, XEF_T3Q);
 		put_stamp(r->log, x, XEF_T3K);
-		fputs(" -", r->log);	/* t3h: no path here stamps in hardware yet */
+		put_stamp(r->log, x, XEF_T3H);
 		if (e->version >= 0)
 			fprintf(r->log, " %s %s %d %s\n", e->mode, peer, e->version, e->status);
 		else
@@ -247,6 +247,10 @@ static void client_stamps(struct transport *t, struct clock *clk, struct xleave_
 		c->last.at[XEF_T3K] = ts.at[TRANSPORT_LAYER_K];
 		c->last.have |= 1u << XEF_T3K;
 	}
+	if (ts.at[TRANSPORT_LAYER_H] != TRANSPORT_NO_STAMP) {
+		c->last.at[XEF_T3H] = ts.at[TRANSPORT_LAYER_H];
+		c->last.have |= 1u << XEF_T3H;
+	}
 	c->tx_wanted = 0;
 }
 
@@ -275,7 +279,6 @@ static struct sent *sent_push(struct reflector *r)
 		sent_finish(r, 0);
 	e = &r->q[(r->head + r->n++) % SENT_QUEUE];
 	memset(e, 0, sizeof(*e));
-	e->t2h = TRANSPORT_NO_STAMP;
 	return e;
 }
 
@@ -485,6 +488,10 @@ int main(int argc, char **argv)
 					now.at[XEF_T2K] = rx.at[TRANSPORT_LAYER_K];
 					now.have |= 1u << XEF_T2K;
 				}
+				if (rx.at[TRANSPORT_LAYER_H] != TRANSPORT_NO_STAMP) {
+					now.at[XEF_T2H] = rx.at[TRANSPORT_LAYER_H];
+					now.have |= 1u << XEF_T2H;
+				}
 				xleave_ef_put(buf + NTP_HEADER_LEN, xl ? &cl->last : &now);
 				len += XLEAVE_EF_LEN;
 			}
@@ -501,7 +508,10 @@ int main(int argc, char **argv)
 				e->st.at[XEF_T2K] = rx.at[TRANSPORT_LAYER_K];
 				e->st.have |= 1u << XEF_T2K;
 			}
-			e->t2h = rx.at[TRANSPORT_LAYER_H];
+			if (rx.at[TRANSPORT_LAYER_H] != TRANSPORT_NO_STAMP) {
+				e->st.at[XEF_T2H] = rx.at[TRANSPORT_LAYER_H];
+				e->st.have |= 1u << XEF_T2H;
+			}
 			if (rc < 0) {
 				send_errors++;
 				e->status = "error";

@@ -16,11 +16,12 @@
 static void ef_round_trip(void **state)
 {
 	unsigned char pkt[NTP_HEADER_LEN + 28 + XLEAVE_EF_LEN] = { 0x23 };
-	struct xleave_ef e = { .have = 1u << XEF_T2 | 1u << XEF_T3K }, g;
+	struct xleave_ef e = { .have = 1u << XEF_T2 | 1u << XEF_T3K | 1u << XEF_T3H }, g;
 
 	(void)state;
 	e.at[XEF_T2] = 1764455329123456789LL;
 	e.at[XEF_T3K] = -5;
+	e.at[XEF_T3H] = 1764455329123456999LL;
 	/* An unknown 28-byte field first. */
 	pkt[48] = 0x01;
 	pkt[51] = 28;
@@ -30,6 +31,7 @@ static void ef_round_trip(void **state)
 	assert_int_equal(g.have, e.have);
 	assert_int_equal(g.at[XEF_T2], e.at[XEF_T2]);
 	assert_int_equal(g.at[XEF_T3K], -5);
+	assert_int_equal(g.at[XEF_T3H], e.at[XEF_T3H]);
 	/* Absent stamps stay absent, whatever the bytes say. */
 	assert_int_equal(g.at[XEF_T3], 0);
 }
