@@ -85,6 +85,9 @@ struct transport_addr {
 /* transport_send() flags */
 #define TRANSPORT_STAMP_XMT	0x1	/* write the send stamp into the NTP
 					   packet's transmit timestamp */
+#define TRANSPORT_STAMP_SEND	0x2	/* with stamps enabled: take this
+					   datagram's send stamps (below the
+					   tool: transport_tx_stamps()) */
 
 struct transport;
 
@@ -200,7 +203,7 @@ const char *transport_stamp_source(const struct transport *t, int tx, enum trans
 void transport_rx_stamps(const struct transport *t, struct clock *clk,
 			 struct transport_stamps *s);
 
-/* The id of the latest datagram transport_send() submitted. */
+/* The id of the latest datagram sent with TRANSPORT_STAMP_SEND. */
 uint32_t transport_tx_id(const struct transport *t);
 
 /*

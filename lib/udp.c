@@ -160,29 +160,45 @@ no_address:
 
 static void udp_tx_drain(struct transport *t);
 
-/* sendmsg() with the datagram's id in an SCM_TS_OPT_ID message. */
-static ssize_t udp_send_with_id(struct udp_transport *u, const void *buf, size_t len,
-				const struct transport_addr *to, uint32_t id)
+/*
+ * sendmsg() asking for this datagram's send stamps (an SO_TIMESTAMPING
+ * message: per datagram, so that a server pays for them only where they
+ * are wanted), with its id in an SCM_TS_OPT_ID message when @with_id.
+ */
+static ssize_t udp_send_stamped(struct udp_transport *u, const void *buf, size_t len,
+				const struct transport_addr *to, uint32_t id, int with_id)
 {
 	union {
-		char buf[CMSG_SPACE(sizeof(uint32_t))];
+		char buf[CMSG_SPACE(sizeof(uint32_t)) * 2];
 		struct cmsghdr align;
 	} ctl;
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 	struct msghdr h = {
 		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf),
+		.msg_control = ctl.buf,
+		.msg_controllen = CMSG_SPACE(sizeof(uint32_t)) * (with_id ? 2 : 1),
 	};
-	struct cmsghdr *c = CMSG_FIRSTHDR(&h);
+	struct cmsghdr *c;
+	uint32_t tx = SOF_TIMESTAMPING_TX_SCHED | SOF_TIMESTAMPING_TX_SOFTWARE |
+		      (u->phc ? SOF_TIMESTAMPING_TX_HARDWARE : 0);
 
+	memset(&ctl, 0, sizeof(ctl));
 	if (to) {
 		h.msg_name = (void *)to->data;
 		h.msg_namelen = to->len;
 	}
+	c = CMSG_FIRSTHDR(&h);
 	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_TS_OPT_ID;
-	c->cmsg_len = CMSG_LEN(sizeof(id));
-	memcpy(CMSG_DATA(c), &id, sizeof(id));
+	c->cmsg_type = SO_TIMESTAMPING;
+	c->cmsg_len = CMSG_LEN(sizeof(tx));
+	memcpy(CMSG_DATA(c), &tx, sizeof(tx));
+	if (with_id) {
+		c = CMSG_NXTHDR(&h, c);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_TS_OPT_ID;
+		c->cmsg_len = CMSG_LEN(sizeof(id));
+		memcpy(CMSG_DATA(c), &id, sizeof(id));
+	}
 	return sendmsg(u->t.fd, &h, 0);
 }
 
@@ -193,7 +209,7 @@ static int udp_send(struct transport *t, void *buf, size_t len,
 	struct udp_transport *u = (struct udp_transport *)t;
 	ssize_t n;
 
-	if (u->stamping) {
+	if (u->stamping && (flags & TRANSPORT_STAMP_SEND)) {
 		uint32_t id = u->next_id;
 
 		transport_tx_begin(t, id);
@@ -202,20 +218,17 @@ static int udp_send(struct transport *t, void *buf, size_t len,
 			transport_stamp_xmt(buf, *stamp);
 		n = -1;
 		if (u->set_id != 0) {
-			n = udp_send_with_id(u, buf, len, to, id);
+			n = udp_send_stamped(u, buf, len, to, id, 1);
 			if (u->set_id < 0 && n < 0 && errno == EINVAL) {
-				/* An older kernel: the socket's counter then. */
+				/* An older kernel: the socket's counter then,
+				   which counts the datagrams that ask for stamps. */
 				u->set_id = 0;
 			} else if (u->set_id < 0 && n >= 0) {
 				u->set_id = 1;
 			}
 		}
-		if (u->set_id == 0) {
-			if (to)
-				n = sendto(t->fd, buf, len, 0, (const struct sockaddr *)to->data, to->len);
-			else
-				n = send(t->fd, buf, len, 0);
-		}
+		if (u->set_id == 0)
+			n = udp_send_stamped(u, buf, len, to, id, 0);
 		if (n < 0)
 			return -errno;
 		u->next_id++;
@@ -539,14 +552,14 @@ static int udp_hw_enable(struct udp_transport *u)
 static int udp_stamps_enable(struct transport *t, char *err, size_t errlen)
 {
 	struct udp_transport *u = (struct udp_transport *)t;
+	/* Receive stamps for every datagram; send stamps per datagram, where
+	   asked (udp_send_stamped()). */
 	int flags = SOF_TIMESTAMPING_SOFTWARE | SOF_TIMESTAMPING_RX_SOFTWARE |
-		    SOF_TIMESTAMPING_TX_SOFTWARE | SOF_TIMESTAMPING_TX_SCHED |
 		    SOF_TIMESTAMPING_OPT_ID | SOF_TIMESTAMPING_OPT_TSONLY;
 	int hw = udp_hw_enable(u);
 
 	if (hw)
-		flags |= SOF_TIMESTAMPING_TX_HARDWARE | SOF_TIMESTAMPING_RX_HARDWARE |
-			 SOF_TIMESTAMPING_RAW_HARDWARE;
+		flags |= SOF_TIMESTAMPING_RX_HARDWARE | SOF_TIMESTAMPING_RAW_HARDWARE;
 
 	if (setsockopt(t->fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof(flags))) {
 		snprintf(err, errlen, "SO_TIMESTAMPING: %s", strerror(errno));

@@ -232,7 +232,8 @@ static void exchange(struct probe *p, uint64_t seq, struct probe_out *o, struct 
 	while (transport_recv(p->t, buf, sizeof(buf), NULL, p->clk, &stamp) >= 0)
 		p->late++;
 
-	rc = transport_send(p->t, req, reqlen, NULL, p->clk, 0, &x->t[0]);
+	rc = transport_send(p->t, req, reqlen, NULL, p->clk,
+			    p->stamping ? TRANSPORT_STAMP_SEND : 0, &x->t[0]);
 	if (rc < 0) {
 		x->have = 1;
 		x->status = rc == -ECONNREFUSED ? RECORD_REFUSED : RECORD_ERROR;

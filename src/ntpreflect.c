@@ -447,7 +447,7 @@ int main(int argc, char **argv)
 			struct xleave_ef ef;
 			int64_t t2best;
 			int want_ef = xleave_ef_find(buf, (size_t)n, &ef);
-			int xl;
+			int xl, want_tx;
 			size_t len = NTP_HEADER_LEN;
 			struct sent *e;
 
@@ -495,8 +495,14 @@ int main(int argc, char **argv)
 				xleave_ef_put(buf + NTP_HEADER_LEN, xl ? &cl->last : &now);
 				len += XLEAVE_EF_LEN;
 			}
+			/* The reply's own send stamps cost the kernel and us a
+			   little: taken for the log, and for a client that
+			   looks interleaved (it names a reply, or sends a
+			   receive field of its own, or the ntpx field). */
+			want_tx = stamping && (log || q.org || (q.rec && q.rec != q.xmt) || want_ef);
 			rc = transport_send(t, buf, len, &from, clk,
-					    xl ? 0 : TRANSPORT_STAMP_XMT, &t3);
+					    (xl ? 0 : TRANSPORT_STAMP_XMT) |
+					    (want_tx ? TRANSPORT_STAMP_SEND : 0), &t3);
 			e = sent_push(&rf);
 			e->seq = seq;
 			e->peer = from;
@@ -529,12 +535,12 @@ int main(int argc, char **argv)
 				cl->rec_sent = r.rec;
 				cl->last = e->st;
 				cl->tx_id = transport_tx_id(t);
-				cl->tx_wanted = stamping;
+				cl->tx_wanted = want_tx;
 				e->c = cl;
 				e->keylen = cl->addrlen;
 				memcpy(e->key, cl->addr, cl->addrlen);
 				e->txid = cl->tx_id;
-				e->want = stamping;
+				e->want = want_tx;
 			}
 		} else {
 			struct sent *e = sent_push(&rf);
