@@ -2094,6 +2094,72 @@ static void test_roce_exchange(void **state)
 }
 
 /*
+ * RoCE v2 over IPv6: a request from a client's link-local GID is answered
+ * from the server's link-local RoCE v2 GID, with an IPv6 header.
+ */
+static void test_roce_v2_ipv6(void **state)
+{
+	unsigned char pkt[NTP_HEADER_LEN] = { 0x23 }, hdr[IB_GRH_LEN];
+	struct ibv_wc wc = { .status = IBV_WC_SUCCESS, .opcode = IBV_WC_RECV,
+			     .wc_flags = IBV_WC_GRH };
+	struct server s;
+	struct client c;
+	struct fqp *q;
+
+	fab_link(1);
+	server_start(&s);
+	client_open(&c, "ib://" SERVER_ADDR ":123");	/* a QP to answer to */
+	pthread_mutex_lock(&fab);
+	assert_int_equal(devs[1].gid[1].type, IBV_GID_TYPE_ROCE_V2);	/* fe80::2 */
+	assert_int_equal(fab_header(hdr, IBV_GID_TYPE_ROCE_V2, &devs[1].gid[1].gid,
+				    &devs[0].gid[1].gid, sizeof(pkt), 255, 0), 0);
+	wc.src_qp = c.qpn;
+	q = fab_qp(s.qpn);
+	deliver(q, &wc, hdr, 0, pkt, sizeof(pkt));
+	pthread_mutex_unlock(&fab);
+	wait_answered(&s, 1);
+	server_halt(&s);
+	q = qp_of(c.qpn);
+	assert_int_equal(q->rx_type, IBV_GID_TYPE_ROCE_V2);
+	assert_true(gid_eq(&q->rx_sgid, "fe80::1"));
+	assert_true(gid_eq(&q->rx_dgid, "fe80::2"));
+	assert_int_equal(counter(s.t, "ah_new"), 1);
+	client_close(&c);
+	server_stop(&s);
+}
+
+/*
+ * A datagram longer than the receive buffer completes in error
+ * (IBV_WC_LOC_LEN_ERR), as on an HCA: counted, and the buffer goes back.
+ */
+static void test_oversized(void **state)
+{
+	static unsigned char big[IB_GRH_LEN + 4096];
+	struct ibv_wc wc = { .status = IBV_WC_SUCCESS, .opcode = IBV_WC_RECV,
+			     .wc_flags = IBV_WC_WITH_IMM };
+	struct server s;
+	struct client c;
+	int i;
+
+	server_start(&s);
+	client_open(&c, "ib://" SERVER_ADDR ":123");
+	assert_int_equal(exchange(&c, TRANSPORT_POLL_BLOCK), 1);
+	wc.src_qp = s.qpn;
+	big[0] = 0x24;
+	pthread_mutex_lock(&fab);
+	for (i = 0; i < 40; i++)
+		deliver(fab_qp(c.qpn), &wc, NULL, 0, big, 2048 + 1);
+	pthread_mutex_unlock(&fab);
+	assert_int_equal(exchange(&c, TRANSPORT_POLL_BLOCK), 1);
+	assert_int_equal(counter(c.t, "wc_error"), 40);
+	for (i = 0; i < 3; i++)			/* the pool went back whole */
+		assert_int_equal(exchange(&c, TRANSPORT_POLL_BLOCK), 1);
+	assert_int_equal(qp_of(c.qpn)->rn, 64);
+	client_close(&c);
+	server_stop(&s);
+}
+
+/*
  * Issue 15 (2): RoCE v2 over IPv4 leaves the first 20 bytes of the GRH
  * area unwritten; what they hold may start with a 6.  Two clients on two
  * hosts must still get their own replies.
@@ -2464,6 +2530,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_port_flap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ah_cache_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_roce_exchange, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_roce_v2_ipv6, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_oversized, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_roce_v4_stale_bytes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_roce_v1_v2_one_ip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_local_dest_gid, setup, teardown),
