@@ -482,6 +482,7 @@ static ssize_t uudp_recv(struct transport *t, void *buf, size_t cap,
 	int64_t now;
 	int rc;
 
+	u->port->spin = t->spin;
 	for (;;) {
 		rc = u->port->ops->rx_next(u->port, &f, &flen);
 		if (rc == 0 && t->role == TRANSPORT_CLIENT && uudp_refused(u))
