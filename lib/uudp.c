@@ -28,9 +28,10 @@
  * to the reserving socket, is reported as -ECONNREFUSED.
  *
  * Receiving, frame_check() refuses what a kernel socket would not have
- * delivered.  On veth (PORT_CAP_RX_PARTIAL) that includes accepting a
- * UDP checksum left partial by a kernel sender on this host, counted as
- * rx_udp_csum_partial; a lab from bin/ntpx-lab never sends one.
+ * delivered.  On veth (PORT_CAP_RX_PARTIAL) a kernel socket would also
+ * deliver a frame whose UDP checksum a kernel sender on this host left
+ * partial, so uudp accepts it too and counts it as rx_udp_csum_partial;
+ * a lab from bin/ntpx-lab never carries one.
  *
  * Timestamps: T1/T3 are read immediately before the frame is handed to
  * the port (after the transmit stamp is written and the UDP checksum
