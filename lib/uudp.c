@@ -31,7 +31,7 @@
  * delivered.  On veth (PORT_CAP_RX_PARTIAL) a kernel socket would also
  * deliver a frame whose UDP checksum a kernel sender on this host left
  * partial, so uudp accepts it too and counts it as rx_udp_csum_partial;
- * a lab from bin/ntpx-lab never carries one.
+ * the fast path of a lab from bin/ntpx-lab never carries one.
  *
  * Timestamps: T1/T3 are read immediately before the frame is handed to
  * the port (after the transmit stamp is written and the UDP checksum
