@@ -20,6 +20,11 @@
 /* port capabilities */
 #define PORT_CAP_CSUM		0x1	/* the NIC completes the IPv4 and UDP
 					   checksums (IBV_SEND_IP_CSUM) */
+#define PORT_CAP_RX_PARTIAL	0x2	/* the device joins kernels on this
+					   host and completes no checksum
+					   (veth): a frame may arrive with its
+					   UDP checksum left partial, which the
+					   receiving kernel would accept */
 
 struct port_config {
 	const char *dev;	/* interface name */
