@@ -70,7 +70,7 @@ MAN7     := $(wildcard doc/*.7)
 # Tests: unit binaries first, then the shell suites (chrony's order).
 TESTS    = $(UNIT) $(sort $(wildcard tests/cli/*.t tests/net/*.t tests/interop/*.t tests/hw/*.t))
 
-.PHONY: all deps check repeat bench fuzz demo install clean FORCE
+.PHONY: all deps check repeat check-fresh bench fuzz demo install clean FORCE
 .DELETE_ON_ERROR:
 
 all: lib/libntpx.a $(TOOLS)
@@ -168,6 +168,13 @@ repeat: all $(UNIT) $(HELPERS)
 	 done; \
 	 echo "repeat: $(T) passed $$i of $(N)"; \
 	 rc=0; [ $$i = $(N) ] || rc=1; scripts/leftovers $(CURDIR) $(LEDGER) || rc=1; exit $$rc
+
+# The fresh-machine test: removes a package the build links against and
+# runs make demo in a clone of this checkout (tests/fresh/, doc/hacking.md).
+# Not in check: nothing else may build while the package is gone.
+check-fresh: deps
+	@: > $(LEDGER)
+	$(PROVE) tests/fresh/*.t; rc=$$?; scripts/leftovers $(CURDIR) $(LEDGER) || rc=1; exit $$rc
 
 bench: all $(BENCH)
 	@for b in tests/bench/*.sh; do echo "== $$b"; sh $$b || exit 1; done
