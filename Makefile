@@ -157,9 +157,15 @@ check: all $(UNIT) $(HELPERS)
 # make repeat T=TEST [N=20]: TEST through prove N times, stopping at the
 # first failure; prints how many passed, and fails unless all did.
 N ?= 20
+ifneq ($(filter repeat,$(MAKECMDGOALS)),)
+  ifeq ($(T),)
+    $(error make repeat: T=TEST missing (make repeat T=tests/cli/truth.t N=20))
+  endif
+  ifeq ($(shell echo '$(N)' | grep -xE '[1-9][0-9]*'),)
+    $(error make repeat: N='$(N)' is not a count)
+  endif
+endif
 repeat: all $(UNIT) $(HELPERS)
-	@[ -n "$(T)" ] || { echo "make repeat: T=TEST missing (make repeat T=tests/cli/truth.t N=20)" >&2; exit 2; }
-	@case '$(N)' in ''|*[!0-9]*|0) echo "make repeat: N='$(N)' is not a count" >&2; exit 2 ;; esac
 	@chmod +x $(SCRIPTS) tests/*/*.t 2>/dev/null || true
 	@: > $(LEDGER)
 	@i=0; while [ $$i -lt $(N) ]; do \

@@ -115,7 +115,7 @@ spawn() {
 	# runs in a subshell: $! would be the subshell's PID and the kill at
 	# exit would miss what runs inside it.
 	case $(command -v "$1") in
-	/*) ;;
+	*/*) ;;
 	*) echo "spawn: '$1' is not a program (a shell function or builtin): \$! would not be its PID" >&2
 	   exit 1 ;;
 	esac
