@@ -176,7 +176,8 @@ repeat: all $(UNIT) $(HELPERS)
 	 rc=0; [ $$i = $(N) ] || rc=1; scripts/leftovers $(CURDIR) $(LEDGER) || rc=1; exit $$rc
 
 # The fresh-machine test: removes a package the build links against and
-# runs make demo in a clone of this checkout (tests/fresh/, doc/hacking.md).
+# runs make demo and make check in a clone of this checkout (tests/fresh/,
+# doc/hacking.md).
 # Not in check: nothing else may build while the package is gone.
 check-fresh: deps
 	@: > $(LEDGER)
