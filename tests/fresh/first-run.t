@@ -37,9 +37,10 @@ diag "removing:$removed(auto:${auto:- none})"
 # Every package to put back must be in apt's cache before anything is
 # removed: a machine that cannot fetch it is left untouched.
 # shellcheck disable=SC2086
-ok "the packages to put back are fetched first ($removed)" \
-	sh -c "$APT install --reinstall --download-only $removed >'$TMP/fetch.log' 2>&1"
-[ "$_tap_failed" = 0 ] || { diag "$(tail -n 3 "$TMP/fetch.log")"; exit 1; }
+$APT install --reinstall --download-only $removed >"$TMP/fetch.log" 2>&1
+fetched=$?
+is "$fetched" 0 "the packages to put back are fetched first ($removed)"
+[ "$fetched" = 0 ] || { diag "$(tail -n 3 "$TMP/fetch.log")"; exit 1; }
 
 # put_back: installs what is missing of $removed, restores the auto marks.
 # Run at the end as a test, and at exit whatever happens.
