@@ -9,7 +9,9 @@
 #   need CMD...                 skip_all unless every CMD is on PATH
 #   cleanup CMD...              runs CMD at exit, whatever happens (LIFO)
 #   spawn VAR CMD...            starts CMD in the background; its PID in VAR;
-#                               killed at exit by that PID, nothing else
+#                               killed at exit by that PID, nothing else.
+#                               CMD must be a program, not a shell function
+#                               (whose $! is a subshell's, not CMD's)
 #   wait_until SECONDS CMD...   polls CMD until it succeeds (10 ms steps);
 #                               fails after SECONDS.  For synchronisation on
 #                               a condition, never a bare sleep.
@@ -18,7 +20,9 @@
 #                               NTPX_REF_EXEC/NTPX_CLIENT_EXEC set; LAB
 #                               is its name.  skip_all when none can be made
 #   free_udp_port               prints a UDP port nothing listens on
-#   uniq_name PREFIX            a name no other run uses (netns, files)
+#   uniq_name PREFIX            a name no other run uses (netns, files);
+#                               written to $NTPX_LEDGER if set (make
+#                               check: scripts/leftovers finds what is left)
 #   diag TEXT                   "# TEXT" on stderr
 #
 # NTPX_BIN is the directory of the built tools (bin/ of the checkout),
@@ -107,6 +111,14 @@ need_root() {
 spawn() {
 	_var=$1
 	shift
+	# A function (or any command but a program) sent to the background
+	# runs in a subshell: $! would be the subshell's PID and the kill at
+	# exit would miss what runs inside it.
+	case $(command -v "$1") in
+	*/*) ;;
+	*) echo "spawn: '$1' is not a program (a shell function or builtin): \$! would not be its PID" >&2
+	   exit 1 ;;
+	esac
 	"$@" &
 	eval "$_var=\$!"
 	cleanup "kill $! 2>/dev/null; wait $!"
@@ -133,7 +145,11 @@ free_udp_port() {
 }
 
 uniq_name() {
-	echo "$1$$$(od -An -N2 -tx2 /dev/urandom | tr -d ' ')"
+	_u="$1$$$(od -An -N2 -tx2 /dev/urandom | tr -d ' ')"
+	# make check's ledger: scripts/leftovers looks for these names after
+	# the suite (namespaces, labs left behind).
+	[ -z "${NTPX_LEDGER:-}" ] || echo "$_u" >> "$NTPX_LEDGER"
+	echo "$_u"
 }
 
 lab_up() {

@@ -73,9 +73,10 @@ done
 # Server restart, for real: the probe runs on while its reflector is
 # replaced on the same port; the event is written between the two.
 newrun recovery restart_server udp 1; ev run_start
-probe udp -i 10ms -w 10ms >"$RUN/probe.rec" &
-probe_pid=$!
-cleanup "kill $probe_pid"
+# ntpprobe itself in the background, not the probe function: $! of a
+# function sent to the background is a subshell's PID, and killing that
+# leaves the ntpprobe in it running.
+spawn probe_pid ntpprobe -i 10ms -w 10ms "udp://127.0.0.1:$PORT_udp" >"$RUN/probe.rec" 2>>"$TMP/probe.err"
 oks() { [ "$(grep -c ' ok$' "$RUN/probe.rec")" -ge "$1" ]; }
 wait_until 10 oks 10
 kill "$PID_udp"; wait "$PID_udp" 2>/dev/null

@@ -29,12 +29,18 @@ clockstep -c "sim:$TMP/step" --create --offset -120s
 clockstep -c "sim:$TMP/slew" --create --offset -250ms
 clockstep -c "sim:$TMP/fp" --create --freq 50ppm
 clockstep -c "sim:$TMP/fm" --create --freq -50ppm
-probe() { name=$1; shift; $RT ntpprobe --clock "sim:$TMP/$name" --discipline "$@" "$ep" >"$TMP/$name.rec" 2>"$TMP/$name.err"; }
-probe fp -i 50ms -c 600 & fpp=$!
-probe fm -i 50ms -c 600 & fmp=$!
-cleanup "kill $fpp $fmp"
-probe step -i 100ms -c 30 --step-threshold 1s & stp=$!
-probe slew -i 100ms -c 120 & slp=$!
+# probe VAR NAME ARGS...: ntpprobe on sim:$TMP/NAME in the background, its
+# own PID in VAR (spawn backgrounds ntpprobe itself; sending this function
+# to the background would give a subshell's PID, which a kill would miss).
+probe() {
+	_v=$1 name=$2
+	shift 2
+	spawn "$_v" $RT ntpprobe --clock "sim:$TMP/$name" --discipline "$@" "$ep" >"$TMP/$name.rec" 2>"$TMP/$name.err"
+}
+probe fpp fp -i 50ms -c 600
+probe fmp fm -i 50ms -c 600
+probe stp step -i 100ms -c 30 --step-threshold 1s
+probe slp slew -i 100ms -c 120
 wait $stp
 is "$?" 0 "step run: exit 0"
 wait $slp
