@@ -272,6 +272,7 @@ int main(int argc, char **argv)
 	enum mode mode = M_SUMMARY;
 	struct linfit fit;
 	double rq[3], dq[3], dmin, reject, bias = 0, erms = 0, ep99 = 0;
+	char se[32] = "-", se_json[32];
 	struct linfit tfit;
 	int truth = 0;
 	uint64_t lost, rejected;
@@ -388,14 +389,18 @@ int main(int argc, char **argv)
 	rejected = in.records - in.n;
 	reject = (double)rejected / (double)in.records;
 
+	/* Fewer than three points have no standard error: "-", or JSON's null. */
+	if (isfinite(fit.b_se))
+		snprintf(se, sizeof(se), "%.6f", fit.b_se / 1e3);
+	snprintf(se_json, sizeof(se_json), "%s", isfinite(fit.b_se) ? se : "null");
 	if (mode == M_JSON) {
 		printf("{\"records\":%llu,\"n\":%zu,\"lost\":%llu,\"rejected\":%llu,"
-		       "\"reject_rate\":%.6f,\"a_us\":%.3f,\"b_ppm\":%.6f,\"rms_us\":%.3f,"
+		       "\"reject_rate\":%.6f,\"a_us\":%.3f,\"b_ppm\":%.6f,\"b_se_ppm\":%s,\"rms_us\":%.3f,"
 		       "\"p50_us\":%.3f,\"p99_us\":%.3f,\"p999_us\":%.3f,"
 		       "\"rtt_median_us\":%.3f,\"rtt_p99_us\":%.3f,\"rtt_min_us\":%.3f",
 		       (unsigned long long)in.records, in.n, (unsigned long long)lost,
 		       (unsigned long long)rejected, reject, fit.a / 1e3, fit.b / 1e3,
-		       fit.rms / 1e3, rq[0] / 1e3, rq[1] / 1e3, rq[2] / 1e3, dq[0] / 1e3,
+		       se_json, fit.rms / 1e3, rq[0] / 1e3, rq[1] / 1e3, rq[2] / 1e3, dq[0] / 1e3,
 		       dq[1] / 1e3, dmin / 1e3);
 		if (truth)
 			printf(",\"true_b_ppm\":%.6f,\"b_err_ppm\":%.6f,\"bias_us\":%.3f,"
@@ -412,6 +417,7 @@ int main(int argc, char **argv)
 	printf("a_us %.3f\n", fit.a / 1e3);
 	/* b is ns of offset per s of time: parts per billion; /1e3 for ppm. */
 	printf("b_ppm %.6f\n", fit.b / 1e3);
+	printf("b_se_ppm %s\n", se);
 	printf("rms_us %.3f\n", fit.rms / 1e3);
 	printf("p50_us %.3f\n", rq[0] / 1e3);
 	printf("p99_us %.3f\n", rq[1] / 1e3);

@@ -182,6 +182,20 @@ count_status() {
 		/^#/ { next } c && $c == w { n++ } END { print n + 0 }' "$1"
 }
 
+# One clock: every ok record of FILE has |off2| <= delay, and there is at
+# least one.  Exact when both ends read the same clock (loopback, the
+# lab's namespaces, any server on this host): then t1 <= t2 <= t3 <= t4,
+# delay - off2 = 2 (t4 - t3) and delay + off2 = 2 (t2 - t1).  A busy
+# machine moves the offset by what it adds to one leg, never past this;
+# a wrong stamp or epoch does.  Columns found by name.
+one_clock() {
+	awk '/^#fields / { for (i = 2; i <= NF; i++) c[$i] = i - 1; next }
+		/^#/ { next }
+		$c["status"] == "ok" { n++; o = $c["off2"]; if (o < 0) o = -o; if (o > $c["delay"]) bad++ }
+		END { if (bad) print bad " of " n " ok records have |off2| > delay" > "/dev/stderr"
+			exit !(n > 0 && !bad) }' "$1"
+}
+
 # "udp port P has a listener": for wait_until after starting a server.
 udp_listening() {
 	ss -Hlun "sport = :$1" | grep -q .

@@ -52,8 +52,3 @@ median_offset_us() {
 		awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
-# |median offset| of FILE below LIMIT us.
-offset_below() {
-	_m=$(median_offset_us "$1")
-	[ -n "$_m" ] && awk -v m="$_m" -v l="$2" 'BEGIN { exit !(m > -l && m < l) }'
-}
