@@ -36,6 +36,7 @@
 #include "discipline.h"
 #include "ntp.h"
 #include "opt.h"
+#include "out.h"
 #include "record.h"
 #include "stats.h"
 #include "transport.h"
@@ -273,7 +274,7 @@ int main(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct endpoint ep;
 	char err[256];
-	int c;
+	int c, out;
 
 	opt_init(argv[0]);
 	discipline_defaults(&dp);
@@ -364,15 +365,18 @@ int main(int argc, char **argv)
 	/* No SA_RESTART: a signal must wake the sleep and the wait. */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	out_init();
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
 	snprintf(fields, sizeof(fields), "%s%s%s", RECORD_BASE_FIELDS, truth ? " true2" : "",
 		 disc ? " " DISCIPLINE_FIELDS : "");
-	record_write_header(stdout, "ntpprobe", ep.url, clock_name(p.clk), fields);
+	if (record_write_header(stdout, "ntpprobe", ep.url, clock_name(p.clk), fields))
+		out = out_failed("standard output", errno);
+	else
+		out = out_flush(stdout, "standard output");
 	start = clock_monotonic_ns();
 	end = duration > 0 ? start + duration : INT64_MAX;
-	for (seq = 1; seq <= count && !stopping; seq++) {
+	for (seq = 1; seq <= count && !stopping && out == OUT_OK; seq++) {
 		int64_t when = start + (int64_t)(seq - 1) * interval;
 		struct record_exchange x;
 		char line[512];
@@ -387,7 +391,9 @@ int main(int argc, char **argv)
 		/* A re-resolved peer (restarted server, new path): say so in
 		   the stream, and start the filter afresh before this sample. */
 		if (transport_peer_reset(p.t) == 1) {
-			printf("#reset seq %llu\n", (unsigned long long)seq);
+			if (printf("#reset seq %llu\n", (unsigned long long)seq) < 0 &&
+			    (out = out_failed("standard output", errno)) != OUT_OK)
+				break;
 			if (disc)
 				discipline_peer_reset(disc);
 		}
@@ -416,15 +422,18 @@ int main(int argc, char **argv)
 			line[len++] = ' ';
 			discipline_format(line + len, sizeof(line) - (size_t)len, &o);
 		}
-		if (printf("%s\n", line) < 0 || fflush(stdout) == EOF) {
-			/* The reader went away: stop, as a pipe stage should. */
-			break;
-		}
+		/* A closed pipe stops the run as its end would; a full disk
+		   ends it with the error instead of the summary (lib/out.h). */
+		if (printf("%s\n", line) < 0)
+			out = out_failed("standard output", errno);
+		else
+			out = out_flush(stdout, "standard output");
 	}
-	summary(&p);
+	if (out != OUT_FAILED)
+		summary(&p);
 	transport_close(p.t);
 	discipline_free(disc);
 	clock_close(p.clk);
 	free(p.delays);
-	return p.failed ? NTPX_EXIT_FAIL : NTPX_EXIT_OK;
+	return p.failed || out == OUT_FAILED ? NTPX_EXIT_FAIL : NTPX_EXIT_OK;
 }
