@@ -61,6 +61,7 @@ struct probe {
 	int failed;			/* the discipline could not act on the clock */
 	int64_t *delays;		/* of ok exchanges, for the summary */
 	int64_t ref1;			/* CLOCK_REALTIME behind T1 (sim: clocks) */
+	char kiss[5];			/* the last exchange's kiss code, or "" */
 	size_t ndelays, capdelays;
 };
 
@@ -121,17 +122,22 @@ static void keep_delay(struct probe *p, int64_t d)
 
 /*
  * What a reply that answers our request says about the server: ok, or why
- * its timestamps must not be used (RFC 5905 section 8, the client checks).
+ * its timestamps must not be used (RFC 5905 section 8, the client checks;
+ * lib/ntp.h ntp_judge).  A kiss code is kept in p->kiss for the schedule.
  */
-static enum record_status judge(const struct ntp_packet *r)
+static enum record_status judge(struct probe *p, const struct ntp_packet *r)
 {
-	if (r->stratum == NTP_STRATUM_KOD)
+	switch (ntp_judge(r)) {
+	case NTP_VERDICT_KISS:
+		ntp_kiss_code(r, p->kiss);
 		return RECORD_KOD;
-	if (r->leap == NTP_LEAP_ALARM || r->stratum >= NTP_STRATUM_UNSYNC)
+	case NTP_VERDICT_UNSYNCED:
 		return RECORD_UNSYNCED;
-	if (r->rec == 0 || r->xmt == 0)
+	case NTP_VERDICT_BOGUS:
 		return RECORD_BOGUS;
-	return RECORD_OK;
+	default:
+		return RECORD_OK;
+	}
 }
 
 /* One exchange; fills @x. */
@@ -150,6 +156,7 @@ static void exchange(struct probe *p, uint64_t seq, struct record_exchange *x)
 	int rc;
 
 	memset(x, 0, sizeof(*x));
+	memset(p->kiss, 0, sizeof(p->kiss));
 	x->seq = seq;
 	q.xmt = nonce();
 	ntp_encode(&q, req);
@@ -200,10 +207,13 @@ static void exchange(struct probe *p, uint64_t seq, struct record_exchange *x)
 			saw_other = 1;
 			continue;
 		}
-		x->status = judge(&r);
+		x->status = judge(p, &r);
 		x->t[3] = t4;
 		x->have |= 1u << 3;
-		if (x->status == RECORD_OK || x->status == RECORD_UNSYNCED) {
+		/* An unsynchronised server's timestamps are its own: kept, when
+		   it sent them; a kiss carries none. */
+		if (x->status == RECORD_OK ||
+		    (x->status == RECORD_UNSYNCED && r.rec != 0 && r.xmt != 0)) {
 			/* Era: the server's time is near ours (RFC 5905 6). */
 			x->t[1] = ntp_ts_to_ns(r.rec, x->t[0]);
 			x->t[2] = ntp_ts_to_ns(r.xmt, x->t[0]);
@@ -264,7 +274,7 @@ int main(int argc, char **argv)
 		{ 0 }
 	};
 	struct probe p = { .poll = TRANSPORT_POLL_BLOCK, .timeout = -1 };
-	int64_t interval = NTPX_NS_PER_SEC, duration = -1, start, end;
+	int64_t interval = NTPX_NS_PER_SEC, duration = -1, start, end, when;
 	uint64_t count = UINT64_MAX, seq, cpu = UINT64_MAX;
 	const char *clockname = "realtime";
 	struct discipline_params dp;
@@ -274,7 +284,7 @@ int main(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct endpoint ep;
 	char err[256];
-	int c, out;
+	int c, out, kissed_off = 0;
 
 	opt_init(argv[0]);
 	discipline_defaults(&dp);
@@ -376,8 +386,9 @@ int main(int argc, char **argv)
 		out = out_flush(stdout, "standard output");
 	start = clock_monotonic_ns();
 	end = duration > 0 ? start + duration : INT64_MAX;
-	for (seq = 1; seq <= count && !stopping && out == OUT_OK; seq++) {
-		int64_t when = start + (int64_t)(seq - 1) * interval;
+	when = start;
+	for (seq = 1; seq <= count && !stopping && out == OUT_OK && !kissed_off;
+	     seq++, when += interval) {
 		struct record_exchange x;
 		char line[512];
 		int len;
@@ -400,6 +411,19 @@ int main(int argc, char **argv)
 		p.counts[x.status]++;
 		if (x.status == RECORD_OK)
 			keep_delay(&p, record_delay(x.t));
+		/* RFC 5905 7.4: RATE asks for fewer requests, DENY and RSTR
+		   for none; other codes only inform.  The record is written
+		   first either way. */
+		if (x.status == RECORD_KOD && strcmp(p.kiss, "RATE") == 0) {
+			interval = ntp_backoff_ns(interval);
+			ntpx_err("%s: kiss code RATE: interval now %.3f s", ep.url,
+				 (double)interval / 1e9);
+		} else if (x.status == RECORD_KOD &&
+			   (strcmp(p.kiss, "DENY") == 0 || strcmp(p.kiss, "RSTR") == 0)) {
+			ntpx_err("%s: kiss code %s: the server refuses service, stopping",
+				 ep.url, p.kiss);
+			kissed_off = 1;
+		}
 		len = record_format(line, sizeof(line), &x);
 		if (truth && x.have == RECORD_HAVE_ALL)
 			len += snprintf(line + len, sizeof(line) - (size_t)len, " %lld",
@@ -435,5 +459,5 @@ int main(int argc, char **argv)
 	discipline_free(disc);
 	clock_close(p.clk);
 	free(p.delays);
-	return p.failed || out == OUT_FAILED ? NTPX_EXIT_FAIL : NTPX_EXIT_OK;
+	return p.failed || kissed_off || out == OUT_FAILED ? NTPX_EXIT_FAIL : NTPX_EXIT_OK;
 }
