@@ -23,7 +23,7 @@ mount -t tmpfs -o size=4m,mode=700 tmpfs "$mp" || skip_all "cannot mount a tmpfs
 # before those registered earlier, and the study must be gone first.
 cleanup umount "$mp"
 
-plan 15
+plan 20
 
 dir=$mp/pkg
 seed=$((1 + $$ % 100000))
@@ -66,4 +66,40 @@ ok "each run's start is in events.tsv once" sh -c "
 "$study" --verify "$dir" > /dev/null 2> "$TMP/verify2.err"
 is "$?" 0 "--verify passes on the finished package"
 ok "the stopped run was done again" grep -q "\[1/2\] freerun idle udpslow" "$TMP/part2.err"
+
+# The analysis on a full disk: each script fails with exit 1 and a line
+# that says the disk is full (ntpx-figures and ntpx-report once the
+# tables are there); then the study, with room, runs the analysis (every
+# run kept) and the package verifies.
+full() { dd if=/dev/zero of="$mp/filler" bs=64k 2>/dev/null; }
+analyse() {	# SCRIPT: its exit status in $TMP/SCRIPT.rc, stderr in .err
+	"$NTPX_TOP/analysis/$1" "$dir" > /dev/null 2> "$TMP/$1.err"
+	echo "$?" > "$TMP/$1.rc"
+}
+said_full() {
+	for a in "$@"; do
+		grep -q "^$a: cannot write $dir/.*: No space left on device\$" "$TMP/$a.err" || return 1
+	done
+}
+if command -v gnuplot >/dev/null; then
+	full
+	analyse ntpx-summarize
+	rm -f "$mp/filler"
+	"$NTPX_TOP/analysis/ntpx-summarize" "$dir" 2>/dev/null
+	full
+	analyse ntpx-figures
+	analyse ntpx-report
+	rm -f "$mp/filler"
+	is "$(cat "$TMP/ntpx-summarize.rc") $(cat "$TMP/ntpx-figures.rc") $(cat "$TMP/ntpx-report.rc")" \
+		"1 1 1" "the analysis scripts on a full disk: exit 1 each"
+	ok "...each with one line that names the file and says the disk is full" \
+		said_full ntpx-summarize ntpx-figures ntpx-report
+	"$study" "$dir" > "$TMP/part4.out" 2> "$TMP/part4.err"
+	is "$?" 0 "with room, the study runs the analysis"
+	ok "...and writes its report" test -s "$dir/report.html"
+	"$study" --verify "$dir" > /dev/null 2>&1
+	is "$?" 0 "...and the package verifies"
+else
+	for t in 1 2 3 4 5; do skip "the analysis on a full disk" "missing gnuplot"; done
+fi
 done_testing
