@@ -7,17 +7,41 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "opt.h"
 #include "out.h"
+
+/* Set once an output error has been dealt with: said, or a closed pipe. */
+static int out_said;
 
 void out_init(void)
 {
 	signal(SIGPIPE, SIG_IGN);
 }
 
+/*
+ * At exit: whatever went to stdout without a check (--help, --version, a
+ * tool's last lines) is flushed and checked here, as gnulib's close_stdout
+ * does, unless the tool has dealt with an output error already.
+ */
+static void out_at_exit(void)
+{
+	if (!out_said && out_flush(stdout, "standard output") == OUT_FAILED)
+		_exit(NTPX_EXIT_FAIL);
+}
+
+void out_check_at_exit(void)
+{
+	static int once;
+
+	if (!once++)
+		atexit(out_at_exit);
+}
+
 int out_failed(const char *name, int err)
 {
+	out_said = 1;
 	if (err == EPIPE)
 		return OUT_CLOSED;
 	if (err)

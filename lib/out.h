@@ -31,6 +31,14 @@ enum out_state {
 void out_init(void);
 
 /*
+ * Checks stdout once more at exit (registered by opt_init, so in every
+ * tool): what was written without a check (--help, --version) and could
+ * not go out makes the exit status 1 with the error line, unless the tool
+ * dealt with an output error itself.
+ */
+void out_check_at_exit(void);
+
+/*
  * A write to the output @name (e.g. "standard output", a file's path)
  * failed with @err (an errno value): OUT_CLOSED for EPIPE, otherwise the
  * error line is printed and OUT_FAILED returned.
