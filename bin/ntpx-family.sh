@@ -236,6 +236,8 @@ bg() {
 fam_failed=
 reap() {
 	[ -n "$1" ] || return 0
+	# Once waited for, a PID is no longer ours (nor its status).
+	case " $pids " in *" $1 "*) ;; *) return 0 ;; esac
 	wait "$1" 2>/dev/null
 	_rc=$?
 	_np=
