@@ -412,8 +412,8 @@ int main(int argc, char **argv)
 		if (x.status == RECORD_OK)
 			keep_delay(&p, record_delay(x.t));
 		/* RFC 5905 7.4: RATE asks for fewer requests, DENY and RSTR
-		   for none; other codes only inform.  The record is written
-		   first either way. */
+		   for none (the run ends once this record is written); other
+		   codes only inform. */
 		if (x.status == RECORD_KOD && strcmp(p.kiss, "RATE") == 0) {
 			interval = ntp_backoff_ns(interval);
 			ntpx_err("%s: kiss code RATE: interval now %.3f s", ep.url,
