@@ -190,6 +190,8 @@ int main(int argc, char **argv)
 		}
 	}
 	endpoint_from_args(argc, argv, optind, &ep);
+	/* Before the log's header: a reader gone by then is an EPIPE too. */
+	out_init();
 
 	clk = clock_open("realtime", err, sizeof(err));
 	if (!clk)
@@ -222,7 +224,6 @@ int main(int argc, char **argv)
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	out_init();
 
 	/* A log that cannot be written ends the server: quietly when its
 	   reader went away, with the error otherwise (lib/out.h). */
