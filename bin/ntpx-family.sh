@@ -225,16 +225,28 @@ bg() {
 		$cli_x "$@" &
 	fi
 	eval "$_var=\$!"
+	eval "fam_name_$!=\$1"
 	pids="$pids $!"
 }
 
-# reap PID: wait for it to end by itself; forget it.
+# reap PID: wait for it to end by itself; forget it.  A tool that ended
+# with a status other than 0 (a write error on a full disk: its records
+# are cut short) fails the run at fam_finish: fam_failed names it.  The
+# ntpx tools end with 0 on SIGTERM; 143 is a prefix's or a shell's.
+fam_failed=
 reap() {
 	[ -n "$1" ] || return 0
+	# Once waited for, a PID is no longer ours (nor its status).
+	case " $pids " in *" $1 "*) ;; *) return 0 ;; esac
 	wait "$1" 2>/dev/null
+	_rc=$?
 	_np=
 	for _p in $pids; do [ "$_p" = "$1" ] || _np="$_np $_p"; done
 	pids=$_np
+	if [ $_rc != 0 ] && [ $_rc != 143 ]; then
+		eval "_name=\${fam_name_$1:-pid $1}"
+		fam_failed="${fam_failed:+$fam_failed, }$_name exited $_rc"
+	fi
 	return 0
 }
 
@@ -266,7 +278,8 @@ event() {	# NAME [DETAIL] [T_NS]
 }
 
 fam_events_header() {
-	[ -s "$events" ] || printf '#fields t_ns run event detail\n' > "$events"
+	[ -s "$events" ] || printf '#fields t_ns run event detail\n' > "$events" ||
+		fam_die "cannot write $events"
 }
 
 # The server on the reference, logging its side of every exchange.
@@ -308,11 +321,12 @@ probe_end() {
 	else
 		reap "$probe"
 	fi
+	[ -z "$fam_failed" ] || fam_die "$fam_failed (see $out/probe.err)"
 	if [ $probe_seg = 1 ]; then
 		cat "$out/probe.1" > "$out/probe.rec"
 	else
-		grep -v '^#' "$out/probe.$probe_seg" >> "$out/probe.rec"
-	fi
+		awk '!/^#/' "$out/probe.$probe_seg" >> "$out/probe.rec"
+	fi || fam_die "cannot write $out/probe.rec"
 	rm -f "$out/probe.$probe_seg"
 }
 
@@ -340,7 +354,8 @@ load_setup() {
 			awk '$1 == "capacity_bps" { print $2 }')
 		[ -n "$capacity" ] || fam_die "calibration of $load_c2r failed: $(tail -n 1 "$out/load.err")"
 	fi
-	printf '#fields t dir bytes packets gbps drops sent_gbps\n' > "$out/load.tsv"
+	printf '#fields t dir bytes packets gbps drops sent_gbps\n' > "$out/load.tsv" ||
+		fam_die "cannot write $out/load.tsv"
 }
 
 # load_start DIRS DUR [loadgen options]: c2r, r2c or both, for DUR.
@@ -370,7 +385,7 @@ load_end() {
 		[ -n "$_p" ] || continue
 		reap "$_p"
 		awk -v d="$_d" '!/^#/ && NF >= 6 { $1 = $1 "\t" d; print }' OFS="\t" \
-			"$out/load.$_d" >> "$out/load.tsv"
+			"$out/load.$_d" >> "$out/load.tsv" || fam_die "cannot write $out/load.tsv"
 		rm -f "$out/load.$_d"
 	done
 }
@@ -444,6 +459,8 @@ summary_write() {
 
 fam_finish() {
 	fam_cleanup
+	# A tool that failed (its output cut short) leaves no done file.
+	[ -z "$fam_failed" ] || fam_die "$fam_failed (see $out/*.err)"
 	for _f in "$out"/*.err; do [ -s "$_f" ] || rm -f "$_f"; done
 	event run_end "$family $cond $transport"
 	date +%s%N > "$out/done.tmp" && mv "$out/done.tmp" "$out/done" ||

@@ -36,6 +36,7 @@
 #include "discipline.h"
 #include "ntp.h"
 #include "opt.h"
+#include "out.h"
 #include "record.h"
 #include "stats.h"
 #include "transport.h"
@@ -60,6 +61,7 @@ struct probe {
 	int failed;			/* the discipline could not act on the clock */
 	int64_t *delays;		/* of ok exchanges, for the summary */
 	int64_t ref1;			/* CLOCK_REALTIME behind T1 (sim: clocks) */
+	char kiss[5];			/* the last exchange's kiss code, or "" */
 	size_t ndelays, capdelays;
 };
 
@@ -120,17 +122,22 @@ static void keep_delay(struct probe *p, int64_t d)
 
 /*
  * What a reply that answers our request says about the server: ok, or why
- * its timestamps must not be used (RFC 5905 section 8, the client checks).
+ * its timestamps must not be used (RFC 5905 section 8, the client checks;
+ * lib/ntp.h ntp_judge).  A kiss code is kept in p->kiss for the schedule.
  */
-static enum record_status judge(const struct ntp_packet *r)
+static enum record_status judge(struct probe *p, const struct ntp_packet *r)
 {
-	if (r->stratum == NTP_STRATUM_KOD)
+	switch (ntp_judge(r)) {
+	case NTP_VERDICT_KISS:
+		ntp_kiss_code(r, p->kiss);
 		return RECORD_KOD;
-	if (r->leap == NTP_LEAP_ALARM || r->stratum >= NTP_STRATUM_UNSYNC)
+	case NTP_VERDICT_UNSYNCED:
 		return RECORD_UNSYNCED;
-	if (r->rec == 0 || r->xmt == 0)
+	case NTP_VERDICT_BOGUS:
 		return RECORD_BOGUS;
-	return RECORD_OK;
+	default:
+		return RECORD_OK;
+	}
 }
 
 /* One exchange; fills @x. */
@@ -149,6 +156,7 @@ static void exchange(struct probe *p, uint64_t seq, struct record_exchange *x)
 	int rc;
 
 	memset(x, 0, sizeof(*x));
+	memset(p->kiss, 0, sizeof(p->kiss));
 	x->seq = seq;
 	q.xmt = nonce();
 	ntp_encode(&q, req);
@@ -199,10 +207,13 @@ static void exchange(struct probe *p, uint64_t seq, struct record_exchange *x)
 			saw_other = 1;
 			continue;
 		}
-		x->status = judge(&r);
+		x->status = judge(p, &r);
 		x->t[3] = t4;
 		x->have |= 1u << 3;
-		if (x->status == RECORD_OK || x->status == RECORD_UNSYNCED) {
+		/* An unsynchronised server's timestamps are its own: kept, when
+		   it sent them; a kiss carries none. */
+		if (x->status == RECORD_OK ||
+		    (x->status == RECORD_UNSYNCED && r.rec != 0 && r.xmt != 0)) {
 			/* Era: the server's time is near ours (RFC 5905 6). */
 			x->t[1] = ntp_ts_to_ns(r.rec, x->t[0]);
 			x->t[2] = ntp_ts_to_ns(r.xmt, x->t[0]);
@@ -263,7 +274,7 @@ int main(int argc, char **argv)
 		{ 0 }
 	};
 	struct probe p = { .poll = TRANSPORT_POLL_BLOCK, .timeout = -1 };
-	int64_t interval = NTPX_NS_PER_SEC, duration = -1, start, end;
+	int64_t interval = NTPX_NS_PER_SEC, duration = -1, start, end, when;
 	uint64_t count = UINT64_MAX, seq, cpu = UINT64_MAX;
 	const char *clockname = "realtime";
 	struct discipline_params dp;
@@ -273,7 +284,7 @@ int main(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct endpoint ep;
 	char err[256];
-	int c;
+	int c, out, kissed_off = 0;
 
 	opt_init(argv[0]);
 	discipline_defaults(&dp);
@@ -364,16 +375,20 @@ int main(int argc, char **argv)
 	/* No SA_RESTART: a signal must wake the sleep and the wait. */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	out_init();
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
 	snprintf(fields, sizeof(fields), "%s%s%s", RECORD_BASE_FIELDS, truth ? " true2" : "",
 		 disc ? " " DISCIPLINE_FIELDS : "");
-	record_write_header(stdout, "ntpprobe", ep.url, clock_name(p.clk), fields);
+	if (record_write_header(stdout, "ntpprobe", ep.url, clock_name(p.clk), fields))
+		out = out_failed("standard output", errno);
+	else
+		out = out_flush(stdout, "standard output");
 	start = clock_monotonic_ns();
 	end = duration > 0 ? start + duration : INT64_MAX;
-	for (seq = 1; seq <= count && !stopping; seq++) {
-		int64_t when = start + (int64_t)(seq - 1) * interval;
+	when = start;
+	for (seq = 1; seq <= count && !stopping && out == OUT_OK && !kissed_off;
+	     seq++, when += interval) {
 		struct record_exchange x;
 		char line[512];
 		int len;
@@ -387,13 +402,28 @@ int main(int argc, char **argv)
 		/* A re-resolved peer (restarted server, new path): say so in
 		   the stream, and start the filter afresh before this sample. */
 		if (transport_peer_reset(p.t) == 1) {
-			printf("#reset seq %llu\n", (unsigned long long)seq);
+			if (printf("#reset seq %llu\n", (unsigned long long)seq) < 0 &&
+			    (out = out_failed("standard output", errno)) != OUT_OK)
+				break;
 			if (disc)
 				discipline_peer_reset(disc);
 		}
 		p.counts[x.status]++;
 		if (x.status == RECORD_OK)
 			keep_delay(&p, record_delay(x.t));
+		/* RFC 5905 7.4: RATE asks for fewer requests, DENY and RSTR
+		   for none (the run ends once this record is written); other
+		   codes only inform. */
+		if (x.status == RECORD_KOD && strcmp(p.kiss, "RATE") == 0) {
+			interval = ntp_backoff_ns(interval);
+			ntpx_err("%s: kiss code RATE: interval now %.3f s", ep.url,
+				 (double)interval / 1e9);
+		} else if (x.status == RECORD_KOD &&
+			   (strcmp(p.kiss, "DENY") == 0 || strcmp(p.kiss, "RSTR") == 0)) {
+			ntpx_err("%s: kiss code %s: the server refuses service, stopping",
+				 ep.url, p.kiss);
+			kissed_off = 1;
+		}
 		len = record_format(line, sizeof(line), &x);
 		if (truth && x.have == RECORD_HAVE_ALL)
 			len += snprintf(line + len, sizeof(line) - (size_t)len, " %lld",
@@ -416,15 +446,18 @@ int main(int argc, char **argv)
 			line[len++] = ' ';
 			discipline_format(line + len, sizeof(line) - (size_t)len, &o);
 		}
-		if (printf("%s\n", line) < 0 || fflush(stdout) == EOF) {
-			/* The reader went away: stop, as a pipe stage should. */
-			break;
-		}
+		/* A closed pipe stops the run as its end would; a full disk
+		   ends it with the error instead of the summary (lib/out.h). */
+		if (printf("%s\n", line) < 0)
+			out = out_failed("standard output", errno);
+		else
+			out = out_flush(stdout, "standard output");
 	}
-	summary(&p);
+	if (out != OUT_FAILED)
+		summary(&p);
 	transport_close(p.t);
 	discipline_free(disc);
 	clock_close(p.clk);
 	free(p.delays);
-	return p.failed ? NTPX_EXIT_FAIL : NTPX_EXIT_OK;
+	return p.failed || kissed_off || out == OUT_FAILED ? NTPX_EXIT_FAIL : NTPX_EXIT_OK;
 }

@@ -23,6 +23,7 @@
 #include "clock.h"
 #include "ntp.h"
 #include "opt.h"
+#include "out.h"
 #include "record.h"
 #include "transport.h"
 
@@ -142,7 +143,7 @@ int main(int argc, char **argv)
 	uint64_t stratum = 1, count = UINT64_MAX, answered = 0, seq = 0;
 	uint64_t verdicts[V_NVERDICT] = { 0 }, send_errors = 0, dropped = 0;
 	uint32_t refid = parse_refid("NTPX");
-	const char *logpath = NULL;
+	const char *logpath = NULL, *logname = NULL;
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct transport *t;
 	struct clock *clk;
@@ -151,7 +152,7 @@ int main(int argc, char **argv)
 	int8_t precision;
 	struct ntp_packet reply;
 	char err[256];
-	int c, i, rc = 0;
+	int c, i, rc = 0, out = OUT_OK;
 
 	opt_init(argv[0]);
 	while ((c = getopt_long(argc, argv, "s:r:n:l:h", longopts, NULL)) != -1) {
@@ -189,6 +190,8 @@ int main(int argc, char **argv)
 		}
 	}
 	endpoint_from_args(argc, argv, optind, &ep);
+	/* Before the log's header: a reader gone by then is an EPIPE too. */
+	out_init();
 
 	clk = clock_open("realtime", err, sizeof(err));
 	if (!clk)
@@ -200,9 +203,11 @@ int main(int argc, char **argv)
 		log = strcmp(logpath, "-") == 0 ? stdout : fopen(logpath, "w");
 		if (!log)
 			ntpx_die(NTPX_EXIT_FAIL, "cannot open log '%s': %s", logpath, strerror(errno));
+		logname = log == stdout ? "standard output" : logpath;
 		setvbuf(log, NULL, _IOLBF, 0);
-		record_write_header(log, "ntpreflect", ep.url, clock_name(clk),
-				    "seq t2 t3 peer version status");
+		if (record_write_header(log, "ntpreflect", ep.url, clock_name(clk),
+					"seq t2 t3 peer version status"))
+			out = out_failed(logname, errno);
 	}
 	precision = measure_precision(clk);
 	/* What every reply says the same way.  A reference of our own: no
@@ -219,9 +224,10 @@ int main(int argc, char **argv)
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
 
-	while (!stopping && answered < count) {
+	/* A log that cannot be written ends the server: quietly when its
+	   reader went away, with the error otherwise (lib/out.h). */
+	while (!stopping && answered < count && out == OUT_OK) {
 		unsigned char buf[RECV_CAP];
 		struct transport_addr from;
 		struct ntp_packet q, r;
@@ -266,16 +272,29 @@ int main(int argc, char **argv)
 		}
 		if (log) {
 			char peer[128];
+			int w;
 
 			transport_addr_str(t, &from, peer, sizeof(peer));
 			if (v == V_OK)
-				fprintf(log, "%llu %lld %lld %s %u %s\n", (unsigned long long)seq,
-					(long long)t2, (long long)t3, peer, q.version,
-					rc == TRANSPORT_DROPPED ? "dropped" : "ok");
+				w = fprintf(log, "%llu %lld %lld %s %u %s\n",
+					    (unsigned long long)seq, (long long)t2, (long long)t3,
+					    peer, q.version,
+					    rc == TRANSPORT_DROPPED ? "dropped" : "ok");
 			else
-				fprintf(log, "%llu %lld - %s - %s\n", (unsigned long long)seq,
-					(long long)t2, peer, verdict_names[v]);
+				w = fprintf(log, "%llu %lld - %s - %s\n", (unsigned long long)seq,
+					    (long long)t2, peer, verdict_names[v]);
+			if (w < 0)
+				out = out_failed(logname, errno);
 		}
+	}
+	if (log && out == OUT_OK)
+		out = out_close(log, logname);
+	else if (log && log != stdout)
+		fclose(log);
+	if (out == OUT_FAILED) {
+		transport_close(t);
+		clock_close(clk);
+		return NTPX_EXIT_FAIL;
 	}
 	fprintf(stderr, "%s: answered %llu", opt_prog, (unsigned long long)answered);
 	for (i = 1; i < V_NVERDICT; i++)
@@ -293,8 +312,6 @@ int main(int argc, char **argv)
 		if (ctr[0])
 			fprintf(stderr, "%s: transport %s\n", opt_prog, ctr);
 	}
-	if (log && log != stdout)
-		fclose(log);
 	transport_close(t);
 	clock_close(clk);
 	return NTPX_EXIT_OK;

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "opt.h"
+#include "out.h"
 #include "record.h"
 #include "stats.h"
 
@@ -247,14 +248,26 @@ out:
 	return rc < 0 ? -1 : 0;
 }
 
-static void print_cdf(double *v, size_t n)
+#define STDOUT_NAME	"standard output"
+
+/* The exit status once the output is written (lib/out.h). */
+static int finish(void)
+{
+	return out_exit_code(out_flush(stdout, STDOUT_NAME));
+}
+
+/* A line that could not be written ends the output at once. */
+static int print_cdf(double *v, size_t n)
 {
 	size_t i;
 
 	stats_sort(v, n);
-	printf("#fields value_us fraction\n");
+	if (printf("#fields value_us fraction\n") < 0)
+		return out_exit_code(out_failed(STDOUT_NAME, errno));
 	for (i = 0; i < n; i++)
-		printf("%.3f %.6f\n", v[i] / 1e3, (double)(i + 1) / (double)n);
+		if (printf("%.3f %.6f\n", v[i] / 1e3, (double)(i + 1) / (double)n) < 0)
+			return out_exit_code(out_failed(STDOUT_NAME, errno));
+	return finish();
 }
 
 int main(int argc, char **argv)
@@ -280,6 +293,7 @@ int main(int argc, char **argv)
 	int c;
 
 	opt_init(argv[0]);
+	out_init();
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		enum mode m;
 
@@ -334,15 +348,14 @@ int main(int argc, char **argv)
 
 	if (mode == M_CHECK) {
 		printf("checked %llu\n", (unsigned long long)in.checked);
-		return NTPX_EXIT_OK;
+		return finish();
 	}
 	if (mode == M_CDF_RTT) {
 		if (!in.n)
 			ntpx_die(NTPX_EXIT_FAIL, "no ok records");
 		for (i = 0; i < in.n; i++)
 			in.off[i] = in.delay[i];
-		print_cdf(in.off, in.n);
-		return NTPX_EXIT_OK;
+		return print_cdf(in.off, in.n);
 	}
 	if (in.n < 2)
 		ntpx_die(NTPX_EXIT_FAIL, "%zu ok records: a fit needs at least 2", in.n);
@@ -350,11 +363,14 @@ int main(int argc, char **argv)
 		ntpx_die(NTPX_EXIT_FAIL, "all ok records have the same T1: nothing to fit");
 
 	if (mode == M_RESIDUALS) {
-		printf("#fields t resid_us delay_us\n");
+		if (printf("#fields t resid_us delay_us\n") < 0)
+			return out_exit_code(out_failed(STDOUT_NAME, errno));
 		for (i = 0; i < in.n; i++)
-			printf("%.9f %.3f %.3f\n", in.t[i],
-			       (in.off[i] - (fit.a + fit.b * in.t[i])) / 1e3, in.delay[i] / 1e3);
-		return NTPX_EXIT_OK;
+			if (printf("%.9f %.3f %.3f\n", in.t[i],
+				   (in.off[i] - (fit.a + fit.b * in.t[i])) / 1e3,
+				   in.delay[i] / 1e3) < 0)
+				return out_exit_code(out_failed(STDOUT_NAME, errno));
+		return finish();
 	}
 	/*
 	 * Truth, when every ok record has it: the true offset's slope (fitted
@@ -376,8 +392,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < in.n; i++)
 		in.t[i] = fabs(in.off[i] - (fit.a + fit.b * in.t[i]));
 	if (mode == M_CDF_RESID) {
-		print_cdf(in.t, in.n);
-		return NTPX_EXIT_OK;
+		return print_cdf(in.t, in.n);
 	}
 	stats_quantiles(in.t, in.n, ps, rq, 3);
 	/* The offsets are spent: their array takes the delays as doubles. */
@@ -407,7 +422,7 @@ int main(int argc, char **argv)
 			       "\"err_rms_us\":%.3f,\"err_p99_us\":%.3f", tfit.b / 1e3,
 			       (fit.b - tfit.b) / 1e3, bias / 1e3, erms / 1e3, ep99 / 1e3);
 		printf("}\n");
-		return NTPX_EXIT_OK;
+		return finish();
 	}
 	printf("records %llu\n", (unsigned long long)in.records);
 	printf("n %zu\n", in.n);
@@ -433,5 +448,5 @@ int main(int argc, char **argv)
 		printf("err_rms_us %.3f\n", erms / 1e3);
 		printf("err_p99_us %.3f\n", ep99 / 1e3);
 	}
-	return NTPX_EXIT_OK;
+	return finish();
 }
