@@ -6,13 +6,18 @@
  *     d = x[j+2m] - 2 x[j+m] + x[j]: avar = sum d^2 / (2 tau^2 n);
  *     a gap makes d NAN, and a NAN term is left out;
  *   - the modified Allan variance from the sums of m neighbouring second
- *     differences, which prefix sums P of the phase give in O(1):
+ *     differences, S = A[j+2m] - 2 A[j+m] + A[j] with A[b] the sum of
+ *     the m slots from b, which prefix sums P of the phase give in O(1):
  *     S = P[j+3m] - 3 P[j+2m] + 3 P[j+m] - P[j], mvar = sum S^2 /
- *     (2 m^2 tau^2 n); prefix counts of gaps G leave out every window
- *     of 3m slots that holds one.  The prefix sums are taken of the
- *     phase less the line through its first and last samples: a line
- *     adds nothing to S, and without it the sums of a drifting clock's
- *     phase would grow past what a double holds to the nanosecond;
+ *     (2 m^2 tau^2 n).  With gaps, a block's sum is m times the mean of
+ *     the samples it holds (prefix counts C give how many), and a term
+ *     is kept while each of its three blocks holds at least half its
+ *     slots: one lost exchange would otherwise remove every term over
+ *     it, and past a few octaves there would be none.  The phase is
+ *     first less the line through its first and last samples: a line
+ *     adds nothing to S without gaps, would leak into the block means
+ *     through a gap's position with them, and would make the prefix sums
+ *     of a drifting clock grow past what a double holds to the ns;
  *   - TIE-RMS from x[j+m] - x[j];
  *   - MTIE from the window extremes, doubled in place octave by octave
  *     (a sparse table kept one level at a time): after octave k, hi[j]
@@ -115,46 +120,79 @@ static void finish(struct stab_point *p, double sa, double sm, double st, double
 	p->mtie_ns = p->n_mtie ? mtie : NAN;
 }
 
-int stab_octaves(const double *x, size_t slots, double tau0_s,
-		 struct stab_point *out, size_t max)
+/*
+ * The MDEV term at j from block means, when each block of m slots holds
+ * at least half of them: adds S^2 to *sm and returns 1, or returns 0.
+ */
+static int mdev_gappy(const double *P, const uint32_t *C, size_t j, size_t m, double *sm)
 {
-	const size_t N = slots;
-	double *P = NULL, *hi = NULL, *lo = NULL, base = 0, slope = 0;
-	uint32_t *G = NULL;
-	size_t j, m, first = N, last = 0, k = 0;
-	long double acc = 0;
-	int rc = -1;
+	double s = 0;
+	int b;
 
-	if (N < 4 || N > UINT32_MAX - 1)
-		return 0;
-	P = malloc((N + 1) * sizeof(*P));
-	G = malloc((N + 1) * sizeof(*G));
-	hi = malloc(N * sizeof(*hi));
-	lo = malloc(N * sizeof(*lo));
-	if (!P || !G || !hi || !lo)
-		goto out;
+	for (b = 0; b < 3; b++) {
+		size_t lo = j + (size_t)b * m, c = C[lo + m] - C[lo];
+
+		if (2 * c < m || c == 0)
+			return 0;
+		s += (b == 1 ? -2.0 : 1.0) * (P[lo + m] - P[lo]) / (double)c;
+	}
+	s *= (double)m;
+	*sm += s * s;
+	return 1;
+}
+
+/* The line through the first and last samples: x[j] ~ base + slope (j - first). */
+static size_t line_of(const double *x, size_t N, double *base, double *slope)
+{
+	size_t j, first = N, last = 0;
+
+	*base = *slope = 0;
 	for (j = 0; j < N; j++)
 		if (!isnan(x[j])) {
 			if (first == N)
 				first = j;
 			last = j;
 		}
+	if (first == N)
+		return N;
+	*base = x[first];
+	if (last > first)
+		*slope = (x[last] - x[first]) / (double)(last - first);
+	return first;
+}
+
+int stab_octaves(const double *x, size_t slots, double tau0_s,
+		 struct stab_point *out, size_t max)
+{
+	const size_t N = slots;
+	double *P = NULL, *hi = NULL, *lo = NULL, base = 0, slope = 0;
+	uint32_t *C = NULL;
+	size_t j, m, first, k = 0;
+	long double acc = 0;
+	int rc = -1;
+
+	if (N < 4 || N > UINT32_MAX - 1)
+		return 0;
+	P = malloc((N + 1) * sizeof(*P));
+	C = malloc((N + 1) * sizeof(*C));
+	hi = malloc(N * sizeof(*hi));
+	lo = malloc(N * sizeof(*lo));
+	if (!P || !C || !hi || !lo)
+		goto out;
+	first = line_of(x, N, &base, &slope);
 	if (first == N) {
 		rc = 0;
 		goto out;
 	}
-	base = x[first];
-	if (last > first)
-		slope = (x[last] - x[first]) / (double)(last - first);
 	P[0] = 0;
-	G[0] = 0;
+	C[0] = 0;
 	for (j = 0; j < N; j++) {
 		int gap = isnan(x[j]);
 
 		if (!gap)
 			acc += x[j] - (base + slope * ((double)j - (double)first));
 		P[j + 1] = (double)acc;
-		G[j + 1] = G[j] + (uint32_t)gap;
+		C[j + 1] = C[j] + (uint32_t)!gap;
 		hi[j] = gap ? -INFINITY : x[j];
 		lo[j] = gap ? INFINITY : x[j];
 	}
@@ -178,10 +216,12 @@ int stab_octaves(const double *x, size_t slots, double tau0_s,
 				sa += d * d;
 				na++;
 			}
-			if (G[j + 3 * m] == G[j]) {
+			if (C[j + 3 * m] - C[j] == 3 * m) {
 				double s = P[j + 3 * m] - 3 * P[j + 2 * m] + 3 * P[j + m] - P[j];
 
 				sm += s * s;
+				nm++;
+			} else if (mdev_gappy(P, C, j, m, &sm)) {
 				nm++;
 			}
 			if (e == e) {
@@ -200,12 +240,8 @@ int stab_octaves(const double *x, size_t slots, double tau0_s,
 				lo[j] = lo[j + m];
 		}
 		/* the MDEV window at j = N - 3m, the last one */
-		if (G[N] == G[j]) {
-			double s = P[N] - 3 * P[j + 2 * m] + 3 * P[j + m] - P[j];
-
-			sm += s * s;
+		if (mdev_gappy(P, C, j, m, &sm))
 			nm++;
-		}
 		for (; j + 2 * m < N; j++) {
 			double d = x[j + 2 * m] - 2 * x[j + m] + x[j];
 
@@ -246,7 +282,7 @@ out:
 	if (rc < 0)
 		errno = ENOMEM;
 	free(P);
-	free(G);
+	free(C);
 	free(hi);
 	free(lo);
 	return rc;
@@ -256,8 +292,8 @@ void stab_direct(const double *x, size_t slots, double tau0_s, size_t m,
 		 struct stab_point *p)
 {
 	const size_t N = slots;
-	double sa = 0, sm = 0, st = 0, mtie = 0;
-	size_t i, j;
+	double sa = 0, sm = 0, st = 0, mtie = 0, base, slope;
+	size_t i, j, first = line_of(x, N, &base, &slope);
 
 	memset(p, 0, sizeof(*p));
 	p->m = m;
@@ -272,10 +308,23 @@ void stab_direct(const double *x, size_t slots, double tau0_s, size_t m,
 	}
 	for (j = 0; j + 3 * m <= N; j++) {
 		double s = 0;
+		int b, keep = 1;
 
-		for (i = j; i < j + m; i++)
-			s += x[i + 2 * m] - 2 * x[i + m] + x[i];
-		if (!isnan(s)) {
+		for (b = 0; b < 3; b++) {
+			double a = 0;
+			size_t c = 0;
+
+			for (i = j + (size_t)b * m; i < j + (size_t)(b + 1) * m; i++)
+				if (!isnan(x[i])) {
+					a += x[i] - (base + slope * ((double)i - (double)first));
+					c++;
+				}
+			if (2 * c < m || c == 0)
+				keep = 0;
+			else
+				s += (b == 1 ? -2.0 : 1.0) * a / (double)c * (double)m;
+		}
+		if (keep) {
 			sm += s * s;
 			p->n_mdev++;
 		}

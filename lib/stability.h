@@ -6,10 +6,12 @@
  * Analysis) and ITU-T G.810.
  *
  * The series lives on a regular grid of slots tau0 apart; a slot without
- * a sample holds NAN and is a gap.  Gaps are never zeros: every term that
- * would need a missing sample is left out, and each statistic is
- * normalised by the number of terms it kept (the way Stable32 treats
- * gaps), which is reported with it.
+ * a sample holds NAN and is a gap.  Gaps are never zeros: every ADEV,
+ * TIE or MTIE term that would need a missing sample is left out (an MTIE
+ * window takes the samples it holds), an MDEV term averages the samples
+ * each of its three blocks holds and is left out when a block lacks half
+ * of them, and each statistic is normalised by the number of terms it
+ * kept, which is reported with it.
  */
 #ifndef NTPX_STABILITY_H
 #define NTPX_STABILITY_H

@@ -277,11 +277,17 @@ static void gaps_are_not_zeros(void **state)
 		assert_true(p[i].n_mtie == N - p[i].m);
 	}
 	/*
-	 * MDEV needs 3m slots without a gap.  The gaps (3, 10, ... 4091)
-	 * leave 584 runs of 6: one window of 6 in each at m = 2, none of 12.
+	 * An MDEV term needs half of each of its three blocks of m slots.
+	 * At m = 1 that is three slots without a gap: the gaps (3, 10, ...
+	 * 4091) leave 584 runs of 6 with 4 windows each, a first run of 3
+	 * (1 window) and a last of 4 (2).  From m = 2 on every block holds
+	 * more than half, and every window counts.
 	 */
-	assert_int_equal(p[1].n_mdev, 584);
-	assert_true(isnan(p[2].mdev) && p[2].n_mdev == 0);
+	assert_int_equal(p[0].n_mdev, 584 * 4 + 1 + 2);
+	for (i = 1; i < n; i++) {
+		assert_int_equal(p[i].n_mdev, N - 3 * p[i].m + 1);
+		assert_true(p[i].mdev == 0);
+	}
 
 	/* White PM with 5% of the samples missing: the same ADEV. */
 	for (i = 0; i < N; i++) {
@@ -298,6 +304,15 @@ static void gaps_are_not_zeros(void **state)
 		/* ~(1 - 0.05)^3 of the terms survive */
 		assert_true(p[i].n_adev < full[i].n_adev * 0.9);
 		assert_rel(p[i].adev, full[i].adev, 0.05);
+	}
+	/*
+	 * MDEV keeps (nearly) every term and stays close while the terms
+	 * are many (m <= N / 64; beyond, the few independent blocks make
+	 * both estimates scatter).
+	 */
+	for (i = 0; (size_t)1 << i <= N / 64; i++) {
+		assert_true(p[i].n_mdev > 0);
+		assert_rel(p[i].mdev, full[i].mdev, 0.1);
 	}
 }
 
