@@ -11,7 +11,7 @@ need_root
 need ip tc gnuplot
 [ -x "$NTPX_BIN/ntpprobe" ] || skip_all "tools not built (make)"
 
-plan 14
+plan 18
 
 lab_up w
 
@@ -71,3 +71,20 @@ is "$(col 120pct-r2c bias_us)" "$(awk -v b="$br" 'BEGIN { printf "%.1f", b }')" 
 is "$(col 50pct-both load_pct)" 50 "sweep.tsv: the load in percent"
 ok "the sweep figure is a PNG and an SVG" sh -c '[ -s "$1/sweep.png" ] && grep -q "<svg" "$1/sweep.svg"' - "$P/figures"
 ok "the report has the sweep section with its figure" grep -q 'figures/sweep.png' "$P/report.html"
+
+# ntpx-study runs the family, with a progress line per run: the elapsed
+# time and what is left by the plan, which --plan prints as the total.
+# Two repetitions of the unloaded condition, in a lab of the study's own.
+S=$TMP/study
+cleanup "for l in \$(awk '\$1 == \"lab:\" { print \$2 }' '$S/inventory/lab.txt' 2>/dev/null); do '$NTPX_BIN/ntpx-lab' -n \$l down; done"
+env -u NTPX_REF_EXEC -u NTPX_CLIENT_EXEC "$NTPX_TOP/bin/ntpx-study" --quick -r 2 -s 9 -f sweep -c 0pct -t udpfast \
+	--scale 0.5 --no-analysis "$S" 2>"$TMP/study.err"
+is "$?" 0 "ntpx-study -f sweep finishes"
+"$NTPX_TOP/bin/ntpx-study" --plan --quick -r 2 -s 9 -f sweep -c 0pct -t udpfast --scale 0.5 2>"$TMP/plan.err" >/dev/null
+# 2 s of measurement (4 s quick, scaled by 0.5) and 2 s of overhead, twice.
+ok "--plan: 2 runs, 0:00:08 expected" grep -q '^ntpx-study: plan: 2 runs, expected duration 0:00:08 ' "$TMP/plan.err"
+is "$(grep -o '\[[0-9]/2\] sweep 0pct udpfast r[12] ([0-9.]*s) elapsed [0-9]*:[0-9][0-9]:[0-9][0-9], about [0-9:]* left' "$TMP/study.err" |
+	sed 's/.* about //' | tr '\n' ' ')" "0:00:08 left 0:00:04 left " \
+	"a progress line per run: elapsed, and the plan's time left counting down"
+el2=$(grep -o '\[2/2\].* elapsed [0-9:]*' "$TMP/study.err" | sed 's/.* elapsed //' | awk -F: '{ print $1 * 3600 + $2 * 60 + $3 }')
+ok "the second run's elapsed time covers the first run's 2 s ($el2 s)" sh -c "[ '${el2:-0}' -ge 2 ]"
