@@ -1,23 +1,24 @@
 /*
  * stability.c - ADEV, MDEV, TDEV, MTIE and TIE-RMS over octaves of tau.
  *
- * One pass over the grid per octave computes every statistic at once:
+ * Per octave m, each statistic is one pass over the grid with O(1) work
+ * per term:
  *   - the overlapping Allan variance from the second differences
  *     d = x[j+2m] - 2 x[j+m] + x[j]: avar = sum d^2 / (2 tau^2 n);
  *     a gap makes d NAN, and a NAN term is left out;
  *   - the modified Allan variance from the sums of m neighbouring second
  *     differences, S = A[j+2m] - 2 A[j+m] + A[j] with A[b] the sum of
- *     the m slots from b, which prefix sums P of the phase give in O(1):
- *     S = P[j+3m] - 3 P[j+2m] + 3 P[j+m] - P[j], mvar = sum S^2 /
- *     (2 m^2 tau^2 n).  With gaps, a block's sum is m times the mean of
- *     the samples it holds (prefix counts C give how many), and a term
- *     is kept while each of its three blocks holds at least half its
- *     slots: one lost exchange would otherwise remove every term over
- *     it, and past a few octaves there would be none.  The phase is
- *     first less the line through its first and last samples: a line
- *     adds nothing to S without gaps, would leak into the block means
- *     through a gap's position with them, and would make the prefix sums
- *     of a drifting clock grow past what a double holds to the ns;
+ *     the m slots from b, which prefix sums P of the phase give in O(1)
+ *     (A[b] = P[b+m] - P[b]), mvar = sum S^2 / (2 m^2 tau^2 n).  With
+ *     gaps, a block's sum is m times the mean of the samples it holds
+ *     (prefix counts C give how many), and a term is kept while each of
+ *     its three blocks holds at least half its slots: one lost exchange
+ *     would otherwise remove every term over it, and past a few octaves
+ *     there would be none.  The phase is first less the line through its
+ *     first and last samples: a line adds nothing to S without gaps,
+ *     would leak into the block means through a gap's position with
+ *     them, and would make the prefix sums of a drifting clock grow past
+ *     what a double holds to the ns;
  *   - TIE-RMS from x[j+m] - x[j];
  *   - MTIE from the window extremes, doubled in place octave by octave
  *     (a sparse table kept one level at a time): after octave k, hi[j]
@@ -120,27 +121,6 @@ static void finish(struct stab_point *p, double sa, double sm, double st, double
 	p->mtie_ns = p->n_mtie ? mtie : NAN;
 }
 
-/*
- * The MDEV term at j from block means, when each block of m slots holds
- * at least half of them: adds S^2 to *sm and returns 1, or returns 0.
- */
-static int mdev_gappy(const double *P, const uint32_t *C, size_t j, size_t m, double *sm)
-{
-	double s = 0;
-	int b;
-
-	for (b = 0; b < 3; b++) {
-		size_t lo = j + (size_t)b * m, c = C[lo + m] - C[lo];
-
-		if (2 * c < m || c == 0)
-			return 0;
-		s += (b == 1 ? -2.0 : 1.0) * (P[lo + m] - P[lo]) / (double)c;
-	}
-	s *= (double)m;
-	*sm += s * s;
-	return 1;
-}
-
 /* The line through the first and last samples: x[j] ~ base + slope (j - first). */
 static size_t line_of(const double *x, size_t N, double *base, double *slope)
 {
@@ -161,23 +141,176 @@ static size_t line_of(const double *x, size_t N, double *base, double *slope)
 	return first;
 }
 
+/* The sums of one octave. */
+struct acc {
+	double sa, sm, st, mtie;
+	uint64_t na, nm, nt, nw;
+};
+
+static inline size_t min_z(size_t a, size_t b)
+{
+	return a < b ? a : b;
+}
+
+/*
+ * Sums of squares of the second differences p[j+2m] - 2 p[j+m] + p[j]
+ * (or with @first, of the differences p[j+m] - p[j]), j in [0, n), NAN
+ * terms left out and counted out of *cnt.  Four sums side by side: one
+ * alone waits on its own additions.
+ */
+static inline __attribute__((always_inline)) void
+add_sq(double d, double *s, uint64_t *c)
+{
+	if (d == d) {
+		*s += d * d;
+		(*c)++;
+	}
+}
+
+static double sumsq(const double *p, size_t m, size_t n, int first, uint64_t *cnt)
+{
+	double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+	uint64_t c0 = 0, c1 = 0, c2 = 0, c3 = 0;
+	const double *q = p + m, *r = p + 2 * m;
+	size_t j = 0;
+
+	if (first) {
+		for (; j + 4 <= n; j += 4) {
+			add_sq(q[j] - p[j], &s0, &c0);
+			add_sq(q[j + 1] - p[j + 1], &s1, &c1);
+			add_sq(q[j + 2] - p[j + 2], &s2, &c2);
+			add_sq(q[j + 3] - p[j + 3], &s3, &c3);
+		}
+		for (; j < n; j++)
+			add_sq(q[j] - p[j], &s0, &c0);
+	} else {
+		for (; j + 4 <= n; j += 4) {
+			add_sq(r[j] - 2 * q[j] + p[j], &s0, &c0);
+			add_sq(r[j + 1] - 2 * q[j + 1] + p[j + 1], &s1, &c1);
+			add_sq(r[j + 2] - 2 * q[j + 2] + p[j + 2], &s2, &c2);
+			add_sq(r[j + 3] - 2 * q[j + 3] + p[j + 3], &s3, &c3);
+		}
+		for (; j < n; j++)
+			add_sq(r[j] - 2 * q[j] + p[j], &s0, &c0);
+	}
+	*cnt += c0 + c1 + c2 + c3;
+	return (s0 + s1) + (s2 + s3);
+}
+
+/*
+ * The ADEV, MDEV and TIE terms for j in [jb, je), each statistic in a
+ * loop of its own with its bounds outside it: the fused loop kept too
+ * much in flight to stay in registers.  A gap makes a term NAN, which
+ * d == d leaves out without a branch to mispredict.
+ */
+static void terms(const double *x, const double *P, const uint32_t *C, double *B,
+		  size_t N, size_t m, size_t jb, size_t je, struct acc *a)
+{
+	double inv = 1 / (double)m;
+	size_t j, e;
+
+	e = N > 2 * m ? min_z(je, N - 2 * m) : jb;
+	if (e > jb)
+		a->sa += sumsq(x + jb, m, e - jb, 0, &a->na);
+	e = N > m ? min_z(je, N - m) : jb;
+	if (e > jb)
+		a->st += sumsq(x + jb, m, e - jb, 1, &a->nt);
+	/*
+	 * MDEV from the block means B[b] of the m slots from b (B[b - jb]
+	 * here), NAN for a block with fewer than half its samples: then the
+	 * term m (B[j+2m] - 2 B[j+m] + B[j]) is left out like a gap in ADEV.
+	 */
+	e = N >= 3 * m ? min_z(je, N - 3 * m + 1) : jb;
+	if (e <= jb)
+		return;
+	for (j = jb; j < e + 2 * m; j++) {
+		uint32_t c = C[j + m] - C[j];
+		double sum = P[j + m] - P[j];
+
+		B[j - jb] = 2 * (size_t)c < m ? NAN : c == m ? sum * inv : sum / c;
+	}
+	a->sm += sumsq(B, m, e - jb, 0, &a->nm) * (double)m * (double)m;
+}
+
+/*
+ * MTIE over the windows [j, j + m], j in [jb, je), from the extremes of
+ * [j, j + m) and [j + 1, j + m]: hi[j - off] and hi[j - off + 1].
+ */
+static void windows(const double *hi, const double *lo, size_t off, size_t jb, size_t je,
+		    struct acc *a)
+{
+	double w = a->mtie;
+	uint64_t n = 0;
+	size_t j;
+
+	for (j = jb - off; j < je - off; j++) {
+		double h = hi[j] > hi[j + 1] ? hi[j] : hi[j + 1];
+		double l = lo[j] < lo[j + 1] ? lo[j] : lo[j + 1];
+		double r = h - l;
+
+		w = r > w ? r : w;
+		n += (uint64_t)(h >= l);
+	}
+	a->mtie = w;
+	a->nw += n;
+}
+
+/* Doubles the extremes in place: [i, i + m) becomes [i, i + 2m), i < n. */
+static void extremes_double(double *hi, double *lo, size_t n, size_t m)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		hi[i] = hi[i + m] > hi[i] ? hi[i + m] : hi[i];
+	for (i = 0; i < n; i++)
+		lo[i] = lo[i + m] < lo[i] ? lo[i + m] : lo[i];
+}
+
+/*
+ * The small octaves, m <= SMALL_M, go chunk by chunk: every small octave
+ * over CHUNK values of j before the next chunk, so that what they read
+ * is still in the cache, and the window extremes doubled in a local copy
+ * (CHUNK + 2 SMALL_M + 1 slots: the last doubling still reaches past the
+ * chunk).  Done octave by octave over the whole run, the small octaves
+ * would read the arrays from memory once each.  The larger octaves go
+ * octave by octave, the extremes doubled in the run-long arrays that the
+ * chunks leave at level 2 SMALL_M.
+ */
+#define SMALL_M	2048
+#define CHUNK	16384
+
 int stab_octaves(const double *x, size_t slots, double tau0_s,
 		 struct stab_point *out, size_t max)
 {
 	const size_t N = slots;
-	double *P = NULL, *hi = NULL, *lo = NULL, base = 0, slope = 0;
+	double *P = NULL, *hi = NULL, *lo = NULL, *lh = NULL, *ll = NULL, *B = NULL, *bl = NULL;
+	double base = 0, slope = 0;
+	struct acc a[STAB_MAX_POINTS];
 	uint32_t *C = NULL;
-	size_t j, m, first, k = 0;
+	size_t j, j0, m, first, k, nk = 0, nsmall = 0, big;
 	long double acc = 0;
 	int rc = -1;
 
 	if (N < 4 || N > UINT32_MAX - 1)
 		return 0;
+	if (max > STAB_MAX_POINTS)
+		max = STAB_MAX_POINTS;
+	for (m = 1; m <= (N - 1) / 3 && nk < max; m *= 2, nk++)
+		if (m <= SMALL_M)
+			nsmall++;
+	big = nk > nsmall;
+	memset(a, 0, sizeof(a));
 	P = malloc((N + 1) * sizeof(*P));
 	C = malloc((N + 1) * sizeof(*C));
-	hi = malloc(N * sizeof(*hi));
-	lo = malloc(N * sizeof(*lo));
-	if (!P || !C || !hi || !lo)
+	lh = malloc((CHUNK + 2 * SMALL_M + 1) * sizeof(*lh));
+	ll = malloc((CHUNK + 2 * SMALL_M + 1) * sizeof(*ll));
+	bl = malloc((CHUNK + 2 * SMALL_M + 1) * sizeof(*bl));
+	if (big) {
+		hi = malloc(N * sizeof(*hi));
+		lo = malloc(N * sizeof(*lo));
+		B = malloc(N * sizeof(*B));
+	}
+	if (!P || !C || !lh || !ll || !bl || (big && (!hi || !lo || !B)))
 		goto out;
 	first = line_of(x, N, &base, &slope);
 	if (first == N) {
@@ -193,91 +326,52 @@ int stab_octaves(const double *x, size_t slots, double tau0_s,
 			acc += x[j] - (base + slope * ((double)j - (double)first));
 		P[j + 1] = (double)acc;
 		C[j + 1] = C[j] + (uint32_t)!gap;
-		hi[j] = gap ? -INFINITY : x[j];
-		lo[j] = gap ? INFINITY : x[j];
 	}
 
-	for (m = 1; m <= (N - 1) / 3 && k < max; m *= 2, k++) {
+	for (j0 = 0; j0 < N; j0 += CHUNK) {
+		size_t len = N - j0 < CHUNK + 2 * SMALL_M + 1 ? N - j0 : CHUNK + 2 * SMALL_M + 1;
+
+		for (j = 0; j < len; j++) {
+			int gap = isnan(x[j0 + j]);
+
+			lh[j] = gap ? -INFINITY : x[j0 + j];
+			ll[j] = gap ? INFINITY : x[j0 + j];
+		}
+		for (k = 0, m = 1; k < nsmall; k++, m *= 2) {
+			size_t end = min_z(j0 + CHUNK, N - m);
+
+			terms(x, P, C, bl, N, m, j0, end, &a[k]);
+			windows(lh, ll, j0, j0, end, &a[k]);
+			if (len >= 2 * m)
+				extremes_double(lh, ll, len - 2 * m + 1, m);
+		}
+		/* level 2 SMALL_M, for the large octaves */
+		if (big)
+			for (j = 0; j < CHUNK && j0 + j < N; j++) {
+				hi[j0 + j] = lh[j];
+				lo[j0 + j] = ll[j];
+			}
+	}
+	for (k = nsmall, m = (size_t)1 << nsmall; k < nk; k++, m *= 2) {
+		terms(x, P, C, B, N, m, 0, N - m, &a[k]);
+		windows(hi, lo, 0, 0, N - m, &a[k]);
+		/* the next octave's extremes: [j, j + 2m) */
+		if (N >= 2 * m)
+			extremes_double(hi, lo, N - 2 * m + 1, m);
+	}
+	for (k = 0, m = 1; k < nk; k++, m *= 2) {
 		struct stab_point *p = &out[k];
-		double sa = 0, sm = 0, st = 0, mtie = 0;
-		uint64_t na = 0, nm = 0, nt = 0, nw = 0;
 
 		memset(p, 0, sizeof(*p));
 		p->m = m;
 		p->tau_s = (double)m * tau0_s;
-		/* j < N - 3m: every statistic has a term at j. */
-		for (j = 0; j + 3 * m < N; j++) {
-			double d = x[j + 2 * m] - 2 * x[j + m] + x[j];
-			double e = x[j + m] - x[j];
-			double h = hi[j] > hi[j + 1] ? hi[j] : hi[j + 1];
-			double l = lo[j] < lo[j + 1] ? lo[j] : lo[j + 1];
-
-			if (d == d) {
-				sa += d * d;
-				na++;
-			}
-			if (C[j + 3 * m] - C[j] == 3 * m) {
-				double s = P[j + 3 * m] - 3 * P[j + 2 * m] + 3 * P[j + m] - P[j];
-
-				sm += s * s;
-				nm++;
-			} else if (mdev_gappy(P, C, j, m, &sm)) {
-				nm++;
-			}
-			if (e == e) {
-				st += e * e;
-				nt++;
-			}
-			if (h >= l) {
-				if (h - l > mtie)
-					mtie = h - l;
-				nw++;
-			}
-			/* the next octave's extremes: [j, j + 2m) */
-			if (hi[j + m] > hi[j])
-				hi[j] = hi[j + m];
-			if (lo[j + m] < lo[j])
-				lo[j] = lo[j + m];
-		}
-		/* the MDEV window at j = N - 3m, the last one */
-		if (mdev_gappy(P, C, j, m, &sm))
-			nm++;
-		for (; j + 2 * m < N; j++) {
-			double d = x[j + 2 * m] - 2 * x[j + m] + x[j];
-
-			if (d == d) {
-				sa += d * d;
-				na++;
-			}
-		}
-		for (j = N - 3 * m; j + m < N; j++) {
-			double e = x[j + m] - x[j];
-			double h = hi[j] > hi[j + 1] ? hi[j] : hi[j + 1];
-			double l = lo[j] < lo[j + 1] ? lo[j] : lo[j + 1];
-
-			if (e == e) {
-				st += e * e;
-				nt++;
-			}
-			if (h >= l) {
-				if (h - l > mtie)
-					mtie = h - l;
-				nw++;
-			}
-			if (j + 2 * m <= N) {
-				if (hi[j + m] > hi[j])
-					hi[j] = hi[j + m];
-				if (lo[j + m] < lo[j])
-					lo[j] = lo[j + m];
-			}
-		}
-		p->n_adev = na;
-		p->n_mdev = nm;
-		p->n_tie = nt;
-		p->n_mtie = nw;
-		finish(p, sa, sm, st, mtie);
+		p->n_adev = a[k].na;
+		p->n_mdev = a[k].nm;
+		p->n_tie = a[k].nt;
+		p->n_mtie = a[k].nw;
+		finish(p, a[k].sa, a[k].sm, a[k].st, a[k].mtie);
 	}
-	rc = (int)k;
+	rc = (int)nk;
 out:
 	if (rc < 0)
 		errno = ENOMEM;
@@ -285,6 +379,10 @@ out:
 	free(C);
 	free(hi);
 	free(lo);
+	free(lh);
+	free(ll);
+	free(bl);
+	free(B);
 	return rc;
 }
 

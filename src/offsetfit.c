@@ -383,29 +383,31 @@ static int series_parse(const char *list, unsigned *set)
 	return *set ? 0 : -1;
 }
 
-/* The series' phase into v[0..in.n-1]; 0, or -1 when the input lacks it. */
-static int series_fill(enum series_id id, const struct linfit *fit, double *v)
+/*
+ * The series' phase, in.n values: the offsets themselves, or made in
+ * v[]; NULL when the input lacks the series.
+ */
+static const double *series_fill(enum series_id id, const struct linfit *fit, double *v)
 {
 	size_t i;
 
 	switch (id) {
 	case S_OFFSET:
-		memcpy(v, in.off, in.n * sizeof(double));
-		return 0;
+		return in.off;
 	case S_RESIDUAL:
 		for (i = 0; i < in.n; i++)
 			v[i] = in.off[i] - (fit->a + fit->b * in.t[i]);
-		return 0;
+		return v;
 	case S_ERROR:
 		if (!in.truth || in.ntruth != in.n)
-			return -1;
+			return NULL;
 		for (i = 0; i < in.n; i++)
 			v[i] = in.off[i] - in.truth[i];
-		return 0;
+		return v;
 	case S_NSERIES:
 		break;
 	}
-	return -1;
+	return NULL;
 }
 
 /*
@@ -432,7 +434,8 @@ static int print_stability(const struct linfit *fit, unsigned want, double tau0,
 	struct stab_grid g;
 	uint64_t lost = in.status[RECORD_TIMEOUT] + in.status[RECORD_DROPPED] +
 			in.status[RECORD_REFUSED];
-	double *v;
+	double *v = NULL;
+	const double *x;
 	int id, k, n, first = 1;
 
 	if (!tau0)
@@ -445,16 +448,20 @@ static int print_stability(const struct linfit *fit, unsigned want, double tau0,
 	/* Every series is checked before anything is printed. */
 	if ((want & (1u << S_ERROR)) && !(in.truth && in.ntruth == in.n))
 		ntpx_die(NTPX_EXIT_FAIL, "series error: the records lack true2");
-	v = malloc(in.n * sizeof(double));
-	if (!v)
-		ntpx_die(NTPX_EXIT_FAIL, "out of memory for %zu records", in.n);
+	/* Only a derived series needs an array of its own. */
+	if (want & ~(1u << S_OFFSET)) {
+		v = malloc(in.n * sizeof(double));
+		if (!v)
+			ntpx_die(NTPX_EXIT_FAIL, "out of memory for %zu records", in.n);
+	}
 	for (id = 0; id < S_NSERIES; id++) {
 		if (!(want & (1u << id)))
 			continue;
-		if (series_fill(id, fit, v))
+		x = series_fill(id, fit, v);
+		if (!x)
 			ntpx_die(NTPX_EXIT_FAIL, "series %s: the records lack true2",
 				 series_tab[id].name);
-		if (stab_grid_build(&g, in.t, v, in.n, tau0))
+		if (stab_grid_build(&g, in.t, x, in.n, tau0))
 			ntpx_die(NTPX_EXIT_FAIL, errno == ENOMEM ? "out of memory for the grid" :
 				 "tau0 %.9g s: the records span far more slots than they fill",
 				 tau0);
