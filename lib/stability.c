@@ -34,6 +34,16 @@
 #include "stability.h"
 #include "stats.h"
 
+#if defined(__SSE2__) && defined(__x86_64__)
+#include <emmintrin.h>
+
+/* The two 64-bit lanes of @v added. */
+static inline uint64_t lanes_sum(__m128i v)
+{
+	return (uint64_t)_mm_cvtsi128_si64(v) + (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(v, v));
+}
+#endif
+
 #define TAU0_SAMPLES	65536
 
 double stab_tau0(const double *t_s, size_t n)
@@ -174,6 +184,42 @@ static double sumsq(const double *p, size_t m, size_t n, int first, uint64_t *cn
 	const double *q = p + m, *r = p + 2 * m;
 	size_t j = 0;
 
+#if defined(__SSE2__) && defined(__x86_64__)
+	/*
+	 * Two lanes, two accumulators: a NAN term fails cmpord and its
+	 * square is masked to 0; the mask (-1 per lane kept) counts down.
+	 */
+	{
+		__m128d a0 = _mm_setzero_pd(), a1 = _mm_setzero_pd();
+		const __m128d two = _mm_set1_pd(2);
+		__m128i k = _mm_setzero_si128();
+
+		for (; j + 4 <= n; j += 4) {
+			__m128d d0, d1, o0, o1;
+
+			if (first) {
+				d0 = _mm_sub_pd(_mm_loadu_pd(q + j), _mm_loadu_pd(p + j));
+				d1 = _mm_sub_pd(_mm_loadu_pd(q + j + 2), _mm_loadu_pd(p + j + 2));
+			} else {
+				d0 = _mm_add_pd(_mm_sub_pd(_mm_loadu_pd(r + j),
+							   _mm_mul_pd(two, _mm_loadu_pd(q + j))),
+						_mm_loadu_pd(p + j));
+				d1 = _mm_add_pd(_mm_sub_pd(_mm_loadu_pd(r + j + 2),
+							   _mm_mul_pd(two, _mm_loadu_pd(q + j + 2))),
+						_mm_loadu_pd(p + j + 2));
+			}
+			o0 = _mm_cmpord_pd(d0, d0);
+			o1 = _mm_cmpord_pd(d1, d1);
+			a0 = _mm_add_pd(a0, _mm_and_pd(o0, _mm_mul_pd(d0, d0)));
+			a1 = _mm_add_pd(a1, _mm_and_pd(o1, _mm_mul_pd(d1, d1)));
+			k = _mm_sub_epi64(k, _mm_add_epi64(_mm_castpd_si128(o0), _mm_castpd_si128(o1)));
+		}
+		a0 = _mm_add_pd(a0, a1);
+		s0 = _mm_cvtsd_f64(a0);
+		s1 = _mm_cvtsd_f64(_mm_unpackhi_pd(a0, a0));
+		c0 = lanes_sum(k);
+	}
+#endif
 	if (first) {
 		for (; j + 4 <= n; j += 4) {
 			add_sq(q[j] - p[j], &s0, &c0);
@@ -241,9 +287,26 @@ static void windows(const double *hi, const double *lo, size_t off, size_t jb, s
 {
 	double w = a->mtie;
 	uint64_t n = 0;
-	size_t j;
+	size_t j = jb - off;
 
-	for (j = jb - off; j < je - off; j++) {
+#if defined(__SSE2__) && defined(__x86_64__)
+	{
+		__m128d wv = _mm_set1_pd(w);
+		__m128i nv = _mm_setzero_si128();
+
+		for (; j + 2 <= je - off; j += 2) {
+			__m128d h = _mm_max_pd(_mm_loadu_pd(hi + j), _mm_loadu_pd(hi + j + 1));
+			__m128d l = _mm_min_pd(_mm_loadu_pd(lo + j), _mm_loadu_pd(lo + j + 1));
+
+			wv = _mm_max_pd(wv, _mm_sub_pd(h, l));
+			nv = _mm_sub_epi64(nv, _mm_castpd_si128(_mm_cmpge_pd(h, l)));
+		}
+		wv = _mm_max_pd(wv, _mm_unpackhi_pd(wv, wv));
+		w = _mm_cvtsd_f64(wv);
+		n = lanes_sum(nv);
+	}
+#endif
+	for (; j < je - off; j++) {
 		double h = hi[j] > hi[j + 1] ? hi[j] : hi[j + 1];
 		double l = lo[j] < lo[j + 1] ? lo[j] : lo[j + 1];
 		double r = h - l;
@@ -258,12 +321,19 @@ static void windows(const double *hi, const double *lo, size_t off, size_t jb, s
 /* Doubles the extremes in place: [i, i + m) becomes [i, i + 2m), i < n. */
 static void extremes_double(double *hi, double *lo, size_t n, size_t m)
 {
-	size_t i;
+	size_t i = 0;
 
-	for (i = 0; i < n; i++)
+#if defined(__SSE2__) && defined(__x86_64__)
+	/* Each step reads [i + m, i + m + 2) before it writes [i, i + 2). */
+	for (; i + 2 <= n; i += 2) {
+		_mm_storeu_pd(hi + i, _mm_max_pd(_mm_loadu_pd(hi + i), _mm_loadu_pd(hi + i + m)));
+		_mm_storeu_pd(lo + i, _mm_min_pd(_mm_loadu_pd(lo + i), _mm_loadu_pd(lo + i + m)));
+	}
+#endif
+	for (; i < n; i++) {
 		hi[i] = hi[i + m] > hi[i] ? hi[i + m] : hi[i];
-	for (i = 0; i < n; i++)
 		lo[i] = lo[i + m] < lo[i] ? lo[i + m] : lo[i];
+	}
 }
 
 /*
