@@ -12,9 +12,9 @@
 # and appends its events to the events file (t_ns run event detail).
 #
 # The reference side runs through $NTPX_REF_EXEC, the client side through
-# $NTPX_CLIENT_EXEC (e.g. "ntpx-lab -n X exec ref", "ssh -tt refhost"):
-# the tools themselves run there, nothing of ours in between.  A prefix
-# must pass SIGTERM on to the command (ntpx-lab exec does; it execs).
+# $NTPX_CLIENT_EXEC (e.g. "ntpx-lab -n X exec ref", "ssh -q refhost"),
+# each command under tether (bin/tether, doc/tether.1), which gives it a
+# lifetime and an output that do not depend on the prefix.
 # See doc/ntpx-families.1.
 
 case ${0##*/} in
@@ -62,7 +62,9 @@ $fam_what
       --version          the version
 
 Environment: NTPX_REF_EXEC and NTPX_CLIENT_EXEC, the command prefixes
-of the two sides (default: none, both here).
+of the two sides (default: none, both here), each command run under
+tether; NTPX_REMOTE_BIN, the directory of the tools (and tether) there
+(default: this one); NTPX_TETHER_TAG, a tag for tether --list/--kill.
 EOF
 }
 
@@ -201,37 +203,59 @@ fam_endpoints() {
 	fi
 }
 
+# The other sides' commands run under tether (doc/tether.1): their
+# stdout and stderr come back apart whatever the prefix (ssh with or
+# without -tt), the arguments arrive as they were, and a command ends when
+# its tether is sent SIGTERM or its connection goes.  tether runs as
+# $NTPX_REMOTE_BIN/tether there (default: this bin/, the same path on
+# both hosts); $NTPX_TETHER_TAG, when set, notes every command there for
+# tether --list/--kill (ntpx-study checks each run with it).
+fam_bin=$(cd "$(dirname "$0")" && pwd)
+fam_tether=$fam_bin/tether
+
+# fam_prefix ref|client: that side's prefix in _x.
+fam_prefix() {
+	if [ "$1" = ref ]; then _x=$ref_x; else _x=$cli_x; fi
+}
+
 # on ref|client CMD...: run CMD on that side (through its prefix).
 on() {
 	_side=$1
 	shift
-	if [ "$_side" = ref ]; then
-		$ref_x "$@"
+	fam_prefix "$_side"
+	if [ -z "$_x" ]; then
+		"$@"
 	else
-		$cli_x "$@"
+		"$fam_tether" -s "$_side" -x "$_x" ${NTPX_REMOTE_BIN:+-b "$NTPX_REMOTE_BIN"} \
+			${NTPX_TETHER_TAG:+-t "$NTPX_TETHER_TAG"} -- "$@"
 	fi
 }
 
 # bg VAR ref|client CMD...: start CMD on that side in the background, its
-# PID (the prefix's, which execs into CMD or passes signals) in VAR.
+# PID (the local tether's, which passes SIGTERM on) in VAR.
 bg() {
 	_var=$1
 	_side=$2
 	shift 2
+	fam_prefix "$_side"
 	# A simple command in the background: $! is its own PID (no subshell).
-	if [ "$_side" = ref ]; then
-		$ref_x "$@" &
+	if [ -z "$_x" ]; then
+		"$@" &
 	else
-		$cli_x "$@" &
+		"$fam_tether" -s "$_side" -x "$_x" ${NTPX_REMOTE_BIN:+-b "$NTPX_REMOTE_BIN"} \
+			${NTPX_TETHER_TAG:+-t "$NTPX_TETHER_TAG"} -- "$@" &
 	fi
 	eval "$_var=\$!"
 	pids="$pids $!"
 }
 
-# reap PID: wait for it to end by itself; forget it.
+# reap PID: wait for it to end by itself; forget it.  Its status in
+# reap_rc.
 reap() {
+	reap_rc=0
 	[ -n "$1" ] || return 0
 	wait "$1" 2>/dev/null
+	reap_rc=$?
 	_np=
 	for _p in $pids; do [ "$_p" = "$1" ] || _np="$_np $_p"; done
 	pids=$_np
@@ -245,6 +269,12 @@ stop() {
 	[ -n "$1" ] || return 0
 	case " $pids " in *" $1 "*) kill -TERM "$1" 2>/dev/null ;; esac
 	reap "$1"
+	# The server ends with 0 on SIGTERM: any other status is a server
+	# that did not run (a port taken, say), and the run is not a result.
+	if [ "$1" = "${server:-}" ] && [ "$reap_rc" != 0 ]; then
+		server=
+		fam_die "ntpreflect on $server_ep ended with status $reap_rc: $(tail -n 1 "$out/server.err" 2>/dev/null)"
+	fi
 }
 
 fam_cleanup() {
@@ -317,10 +347,9 @@ probe_end() {
 }
 
 wait_udp() {	# SIDE PORT: until something listens on UDP PORT (10 s)
-	_i=0
+	_end=$(($(now_ns) + 10000000000))
 	until on "$1" ss -Hlun "sport = :$2" 2>/dev/null | grep -q .; do
-		_i=$((_i + 1))
-		[ $_i -le 1000 ] || fam_die "nothing listens on udp port $2 on the $1 side"
+		[ "$(now_ns)" -lt "$_end" ] || fam_die "nothing listens on udp port $2 on the $1 side"
 		sleep 0.01
 	done
 }
@@ -442,8 +471,20 @@ summary_write() {
 		fam_die "cannot write $out/summary.txt"
 }
 
+# A probe answered while the run's own server logged nothing was answered
+# by someone else (a server left by an earlier run, say): not a result.
+server_check() {
+	[ -f "$out/probe.rec" ] && [ -f "$out/server.rec" ] || return 0
+	_ok=$(awk '/^#fields/ { for (i = 2; i <= NF; i++) if ($i == "status") c = i - 1; next }
+		/^#/ { next } c && $c == "ok" { n++ } END { print n + 0 }' "$out/probe.rec")
+	_srv=$(grep -vc '^#' "$out/server.rec")
+	[ "$_ok" = 0 ] || [ "$_srv" -gt 0 ] ||
+		fam_die "server.rec is empty while the probe had $_ok answers: another server answered on $server_ep"
+}
+
 fam_finish() {
 	fam_cleanup
+	server_check
 	for _f in "$out"/*.err; do [ -s "$_f" ] || rm -f "$_f"; done
 	event run_end "$family $cond $transport"
 	date +%s%N > "$out/done.tmp" && mv "$out/done.tmp" "$out/done" ||
