@@ -19,6 +19,8 @@
 #                               is its name.  skip_all when none can be made
 #   free_udp_port               prints a UDP port nothing listens on
 #   uniq_name PREFIX            a name no other run uses (netns, files)
+#   (tests/twohost.sh, sourced after this: twohost_up, two hosts reached
+#   over ssh, each with an sshd of the test's own)
 #   diag TEXT                   "# TEXT" on stderr
 #
 # NTPX_BIN is the directory of the built tools (bin/ of the checkout),
