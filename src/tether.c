@@ -779,6 +779,11 @@ static int connect_run(const char *side, const char *prefix, const char *bin,
 	}
 	if (pc[1] >= 0)
 		close(pc[1]);
+	/* av[4] on are ours (the path, the options, the encoded words). */
+	for (i = 4; i < n; i++)
+		if (i != 5 && !(tag && (i == 6 || i == 7)))
+			free(av[i]);
+	free(av);
 	if (c.have_status)
 		return c.status;
 	conn_child = -1;

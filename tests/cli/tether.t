@@ -76,7 +76,7 @@ ok "the local tether killed (the connection gone): nothing of the group is left"
 
 # A remote tether killed: its command lives on, noted under the tag.
 mkdir "$TMP/g3"
-spawn p3 tether -x env -t "$tag" -- sh -c "$group_cmd" sh "$TMP/g3"
+spawn p3 tether -x env -t "$tag" -- sh -c "$group_cmd" sh "$TMP/g3" 2>/dev/null
 wait_until 10 started "$TMP/g3"
 serve=$(ps -o pid= --ppid "$p3" | tr -d ' ')
 kill -KILL "$serve"

@@ -19,7 +19,7 @@ need ip tc sha256sum
 study=$NTPX_TOP/bin/ntpx-study
 [ -x "$NTPX_BIN/tether" ] || skip_all "tools not built (make)"
 
-plan 26
+plan 28
 
 twohost_up h
 unset NTPX_LAB
@@ -103,6 +103,26 @@ ok "after the resume: every run done, every server.rec has records" sh -c "
 	for r in '$d'/runs/*/; do [ \$(grep -vc '^#' \"\$r/server.rec\") -gt 0 ] || exit 1; done"
 ok "after the resume: nothing left on either host" wait_until 10 nothing_left
 ok "the resumed package verifies" sh -c "'$study' --verify '$d' > /dev/null"
+
+# A server left on the reference by someone else, answering on the run's
+# port: a family's run fails (its own server could not bind, or logged
+# nothing), and the study does not start a run on a taken port.
+spawn orphan ip netns exec "$NTPX_NS_REF" ntpreflect "udp://$NTPX_REF_SLOW:12300"
+orphan_up() { ip netns exec "$NTPX_NS_REF" ss -Hlun 'sport = :12300' | grep -q .; }
+wait_until 10 orphan_up
+ntpx-freerun -o "$TMP/orph" -t udp1 -d 1s -i 100ms --ref "$NTPX_REF_SLOW" --client "$NTPX_CLIENT_SLOW" \
+	--ref-dev slow --client-dev slow > /dev/null 2> "$TMP/orph.err"
+rc=$?
+ok "another server on the port: the family's run fails, no done" sh -c "
+	[ $rc != 0 ] && [ ! -e '$TMP/orph/done' ] &&
+	grep -Eq 'ntpreflect on .* ended with status|server.rec is empty' '$TMP/orph.err'"
+"$study" --quick -f recovery -c server_restart -T "$def" --no-analysis "$TMP/orphst" > /dev/null 2> "$TMP/orphst.err"
+rc=$?
+ok "another server on the port: the study's run fails, the port named" sh -c "
+	[ $rc = 1 ] && ! ls '$TMP'/orphst/runs/*/done > /dev/null 2>&1 &&
+	grep -q 'ref host: the run.s ports are taken: .*:12300' '$TMP/orphst.err'"
+kill "$orphan"
+wait "$orphan"
 
 # A tool missing on the reference: at once, one line naming the host, the
 # tool and the PATH; nothing made.
