@@ -243,7 +243,7 @@ bg() {
 		"$@" &
 	else
 		"$fam_tether" -s "$_side" -x "$_x" ${NTPX_REMOTE_BIN:+-b "$NTPX_REMOTE_BIN"} \
-			${NTPX_TETHER_TAG:+-t "$NTPX_TETHER_TAG"} -- "$@" &
+			${NTPX_TETHER_TAG:+-t "$NTPX_TETHER_TAG"} ${fam_ready:+-r "$fam_ready"} -- "$@" &
 	fi
 	eval "$_var=\$!"
 	pids="$pids $!"
@@ -372,7 +372,9 @@ load_setup() {
 	printf '#fields t dir bytes packets gbps drops sent_gbps\n' > "$out/load.tsv"
 }
 
-# load_start DIRS DUR [loadgen options]: c2r, r2c or both, for DUR.
+# load_start DIRS DUR [loadgen options]: c2r, r2c or both, for DUR;
+# returns once the senders run on their hosts (connecting to a host takes
+# a while: the load's events are stamped after it).
 load_start() {
 	_dirs=$1 _ld=$2
 	shift 2
@@ -383,14 +385,33 @@ load_start() {
 	*%) _rate=$(awk -v c="$capacity" -v p="${load_rate%\%}" 'BEGIN { printf "%.0f", c * p / 100 }') ;;
 	*) _rate=$load_rate ;;
 	esac
+	rm -f "$out/load.c2r.started" "$out/load.r2c.started"
 	case $_dirs in c2r|both)
+		fam_prefix client
+		fam_ready=${_x:+$out/load.c2r.started}
 		bg lc2r client loadgen -r "$_rate" -d "$_ld" $load_opts "$@" "$load_c2r" \
 			> "$out/load.c2r" 2>> "$out/load.err" ;;
 	esac
 	case $_dirs in r2c|both)
+		fam_prefix ref
+		fam_ready=${_x:+$out/load.r2c.started}
 		bg lr2c ref loadgen -r "$_rate" -d "$_ld" $load_opts "$@" "$load_r2c" \
 			> "$out/load.r2c" 2>> "$out/load.err" ;;
 	esac
+	fam_ready=
+	_end=$(($(now_ns) + 10000000000))
+	for _d in c2r r2c; do
+		eval "_p=\$l$_d"
+		[ -n "$_p" ] || continue
+		fam_prefix "$([ $_d = c2r ] && echo client || echo ref)"
+		[ -n "$_x" ] || continue
+		until [ -e "$out/load.$_d.started" ]; do
+			kill -0 "$_p" 2>/dev/null && [ "$(now_ns)" -lt "$_end" ] ||
+				fam_die "the $_d load did not start within 10 s: $(tail -n 1 "$out/load.err" 2>/dev/null)"
+			sleep 0.01
+		done
+		rm -f "$out/load.$_d.started"
+	done
 }
 
 load_end() {

@@ -538,7 +538,7 @@ static int serve(const char *tag, char **argv)
 /* -------------------------------------------------------------- connect */
 
 struct conn {
-	const char *side, *prefix;
+	const char *side, *prefix, *ready_file;
 	char host[256];
 	char last_err[512];
 	int ready, status, have_status;
@@ -586,6 +586,12 @@ static void conn_line(struct conn *c, char *l, size_t n)
 			goto bad;
 		snprintf(c->host, sizeof(c->host), "%.*s", (int)(n - 2), l + 2);
 		c->ready = 1;
+		if (c->ready_file) {
+			int fd = open(c->ready_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+			if (fd < 0 || close(fd))
+				conn_die(c, "%s: %m", c->ready_file);
+		}
 		return;
 	}
 	switch (l[0]) {
@@ -614,10 +620,10 @@ bad:
 }
 
 static int connect_run(const char *side, const char *prefix, const char *bin,
-		const char *tag, int argc, char **argv)
+		const char *tag, const char *ready, int argc, char **argv)
 {
 	static char obuf[TETHER_LINE_MAX + 16];
-	struct conn c = { .side = side, .prefix = prefix };
+	struct conn c = { .side = side, .prefix = prefix, .ready_file = ready };
 	int pc[2], po[2], pe[2], i, n, term_pending = 0, term_sent = 0, st;
 	size_t olen = 0, elen = 0;
 	char ebuf[4096], script[4096], self[PATH_MAX];
@@ -802,7 +808,7 @@ static int connect_run(const char *side, const char *prefix, const char *bin,
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: %s -x PREFIX [-s SIDE] [-b BIN] [-t TAG] -- COMMAND [ARG...]\n"
+		"usage: %s -x PREFIX [-s SIDE] [-b BIN] [-t TAG] [-r FILE] -- COMMAND [ARG...]\n"
 		"       %s --list TAG | --kill TAG\n"
 		"       %s --serve [-t TAG] ENCODED...   (what -x starts on the other side)\n"
 		"Runs COMMAND through PREFIX (ssh HOST, ntpx-lab exec ref) under a remote\n"
@@ -812,6 +818,7 @@ static void usage(FILE *f)
 		"  -s, --side NAME      what to call that host in error lines (default remote)\n"
 		"  -b, --bin DIR        tether's directory there (default: this one's)\n"
 		"  -t, --tag TAG        note the command under TAG there, for --list/--kill\n"
+		"  -r, --ready FILE     make FILE once the command has started there\n"
 		"      --list TAG       the commands of TAG alive on this host\n"
 		"      --kill TAG       end them (SIGTERM, then SIGKILL)\n"
 		"  -h, --help           this text\n"
@@ -828,6 +835,7 @@ int main(int argc, char **argv)
 		{ "side", required_argument, NULL, 's' },
 		{ "bin", required_argument, NULL, 'b' },
 		{ "tag", required_argument, NULL, 't' },
+		{ "ready", required_argument, NULL, 'r' },
 		{ "list", required_argument, NULL, OPT_LIST },
 		{ "kill", required_argument, NULL, OPT_KILL },
 		{ "serve", no_argument, NULL, OPT_SERVE },
@@ -836,15 +844,17 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *prefix = NULL, *side = "remote", *bin = NULL, *tag = NULL, *walk = NULL;
+	const char *ready = NULL;
 	int c, serving = 0, kill_them = 0;
 
 	opt_init(argv[0]);
-	while ((c = getopt_long(argc, argv, "+x:s:b:t:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+x:s:b:t:r:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'x': prefix = optarg; break;
 		case 's': side = optarg; break;
 		case 'b': bin = optarg; break;
 		case 't': tag = optarg; break;
+		case 'r': ready = optarg; break;
 		case OPT_LIST: walk = optarg; kill_them = 0; break;
 		case OPT_KILL: walk = optarg; kill_them = 1; break;
 		case OPT_SERVE: serving = 1; break;
@@ -873,5 +883,5 @@ int main(int argc, char **argv)
 	}
 	if (!prefix || !*prefix)
 		opt_usage_error("missing --prefix");
-	return connect_run(side, prefix, bin, tag, argc - optind, argv + optind);
+	return connect_run(side, prefix, bin, tag, ready, argc - optind, argv + optind);
 }

@@ -9,7 +9,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 [ -x "$NTPX_BIN/tether" ] || skip_all "tools not built (make)"
-plan 14
+plan 15
 
 # A prefix that, like ssh, joins the arguments and hands them to a shell.
 shellish="sh -c 'eval \"\$*\"' sh"
@@ -24,6 +24,8 @@ tail|err" "stdout and stderr come back apart, a last line without its end as it 
 
 tether -x env -- sh -c 'exit 7' 2>/dev/null
 is "$?" 7 "the command's status comes back"
+tether -x env -r "$TMP/ready" -- sh -c 'exit 0'
+ok "--ready: the file is made once the command started" test -f "$TMP/ready"
 
 one_line() {	# FILE PATTERN: exactly one line of tether's, matching
 	[ "$(grep -c '^tether: ' "$1")" = 1 ] && grep -q "^tether: $2" "$1" ||

@@ -19,7 +19,7 @@ need ip tc sha256sum
 study=$NTPX_TOP/bin/ntpx-study
 [ -x "$NTPX_BIN/tether" ] || skip_all "tools not built (make)"
 
-plan 28
+plan 29
 
 twohost_up h
 unset NTPX_LAB
@@ -118,9 +118,19 @@ ok "another server on the port: the family's run fails, no done" sh -c "
 	grep -Eq 'ntpreflect on .* ended with status|server.rec is empty' '$TMP/orph.err'"
 "$study" --quick -f recovery -c server_restart -T "$def" --no-analysis "$TMP/orphst" > /dev/null 2> "$TMP/orphst.err"
 rc=$?
-ok "another server on the port: the study's run fails, the port named" sh -c "
-	[ $rc = 1 ] && ! ls '$TMP'/orphst/runs/*/done > /dev/null 2>&1 &&
-	grep -q 'ref host: the run.s ports are taken: .*:12300' '$TMP/orphst.err'"
+ok "another server on the port: the transport is absent, the reason given" sh -c "
+	[ $rc = 1 ] && grep -q '^udp1	absent	.*ntpreflect on .* ended with status 1: .*12300' '$TMP/orphst/transports.tsv'"
+kill "$orphan"
+wait "$orphan"
+# A sink left on the client on the load port: the run is not started.
+spawn orphan ip netns exec "$NTPX_NS_CLIENT" loadgen --sink -d 0 udp://0.0.0.0:9000 > /dev/null
+sink_up() { ip netns exec "$NTPX_NS_CLIENT" ss -Hlun 'sport = :9000' | grep -q .; }
+wait_until 10 sink_up
+"$study" --quick -f recovery -c server_restart -T "$def" --no-analysis "$TMP/orphst2" > /dev/null 2> "$TMP/orphst2.err"
+rc=$?
+ok "a port of the run's taken: the run fails before it starts, the host and port named" sh -c "
+	[ $rc = 1 ] && ! ls '$TMP'/orphst2/runs/*/done > /dev/null 2>&1 &&
+	grep -q 'client host: the run.s ports are taken: .*:9000' '$TMP/orphst2.err'"
 kill "$orphan"
 wait "$orphan"
 
