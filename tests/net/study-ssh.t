@@ -107,7 +107,7 @@ ok "the resumed package verifies" sh -c "'$study' --verify '$d' > /dev/null"
 # A server left on the reference by someone else, answering on the run's
 # port: a family's run fails (its own server could not bind, or logged
 # nothing), and the study does not start a run on a taken port.
-spawn orphan ip netns exec "$NTPX_NS_REF" ntpreflect "udp://$NTPX_REF_SLOW:12300"
+spawn orphan ip netns exec "$NTPX_NS_REF" ntpreflect "udp://$NTPX_REF_SLOW:12300" 2>/dev/null
 orphan_up() { ip netns exec "$NTPX_NS_REF" ss -Hlun 'sport = :12300' | grep -q .; }
 wait_until 10 orphan_up
 ntpx-freerun -o "$TMP/orph" -t udp1 -d 1s -i 100ms --ref "$NTPX_REF_SLOW" --client "$NTPX_CLIENT_SLOW" \
@@ -123,7 +123,7 @@ ok "another server on the port: the transport is absent, the reason given" sh -c
 kill "$orphan"
 wait "$orphan"
 # A sink left on the client on the load port: the run is not started.
-spawn orphan ip netns exec "$NTPX_NS_CLIENT" loadgen --sink -d 0 udp://0.0.0.0:9000 > /dev/null
+spawn orphan ip netns exec "$NTPX_NS_CLIENT" loadgen --sink -d 0 udp://0.0.0.0:9000 > /dev/null 2>&1
 sink_up() { ip netns exec "$NTPX_NS_CLIENT" ss -Hlun 'sport = :9000' | grep -q .; }
 wait_until 10 sink_up
 "$study" --quick -f recovery -c server_restart -T "$def" --no-analysis "$TMP/orphst2" > /dev/null 2> "$TMP/orphst2.err"
