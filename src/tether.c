@@ -67,7 +67,9 @@ static void sig_handler(int sig)
 {
 	int e = errno;
 
-	sig_got = sig;
+	/* SIGCHLD only wakes the loop: it must not hide a SIGTERM. */
+	if (sig != SIGCHLD)
+		sig_got = sig;
 	if (write(sig_pipe[1], "s", 1) < 0) {
 		/* full: a wake-up is already pending */
 	}
@@ -599,8 +601,16 @@ static void conn_line(struct conn *c, char *l, size_t n)
 		int fd = (l[0] == 'o' || l[0] == 'O') ? 1 : 2;
 
 		l[n] = '\n';
-		if (write_all(fd, l + 2, n - 2 + (l[0] == 'o' || l[0] == 'e')) && fd == 1)
+		if (write_all(fd, l + 2, n - 2 + (l[0] == 'o' || l[0] == 'e')) && fd == 1) {
+			/* A reader that has had enough (| awk ... exit): end as
+			 * a writer killed by SIGPIPE would, the remote side with
+			 * the connection. */
+			if (errno == EPIPE) {
+				kill(-conn_child, SIGTERM);
+				exit(128 + SIGPIPE);
+			}
 			conn_die(c, "stdout: %m");
+		}
 		return;
 	}
 	case 'x': {
