@@ -23,6 +23,8 @@
 #   uniq_name PREFIX            a name no other run uses (netns, files);
 #                               written to $NTPX_LEDGER if set (make
 #                               check: scripts/leftovers finds what is left)
+#   (tests/twohost.sh, sourced after this: twohost_up, two hosts reached
+#   over ssh, each with an sshd of the test's own)
 #   diag TEXT                   "# TEXT" on stderr
 #
 # NTPX_BIN is the directory of the built tools (bin/ of the checkout),
