@@ -9,6 +9,28 @@
 #   tests/bench/*.c   -> build/bench/NAME   (`make bench`)
 #   tests/helpers/*.c -> build/helpers/NAME (programs the shell tests drive)
 
+# Goals that install the packages they need first: demo, check, bench.
+# Make asks pkg-config for the libraries' flags when it reads this file,
+# before any recipe runs, so a make that installed them could not link
+# with them.  For those goals this make only runs scripts/deps, then the
+# same goals in a second make (NTPX_DEPS_DONE=1), which reads this file
+# afresh.  There is one second make for all the goals on the command line
+# and it starts after the install, whatever -j says; it builds with -j.
+DEPS_GOALS := demo check bench
+ifeq ($(if $(NTPX_DEPS_DONE),,$(filter $(DEPS_GOALS),$(MAKECMDGOALS))),)
+NTPX_BUILD := 1
+endif
+
+ifndef NTPX_BUILD
+.NOTPARALLEL:
+.PHONY: $(MAKECMDGOALS) deps-then-make
+$(MAKECMDGOALS): deps-then-make
+	@:
+deps-then-make:
+	@scripts/deps
+	@$(MAKE) --no-print-directory NTPX_DEPS_DONE=1 $(MAKECMDGOALS)
+else
+
 VERSION  := 0.1.0
 PREFIX   ?= /usr/local
 DESTDIR  ?=
@@ -17,6 +39,7 @@ CLANG    ?= clang
 
 PKGS     := libibverbs librdmacm libxdp libbpf libmnl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_OK     := $(.SHELLSTATUS)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
@@ -47,13 +70,22 @@ MAN7     := $(wildcard doc/*.7)
 # Tests: unit binaries first, then the shell suites (chrony's order).
 TESTS    = $(UNIT) $(sort $(wildcard tests/cli/*.t tests/net/*.t tests/interop/*.t tests/hw/*.t))
 
-.PHONY: all deps check bench fuzz demo install clean FORCE
+.PHONY: all deps check repeat check-fresh bench fuzz demo install clean FORCE
 .DELETE_ON_ERROR:
 
 all: lib/libntpx.a $(TOOLS)
 
 deps:
 	@scripts/deps
+
+# Without the packages, a plain `make` would stop at link time with
+# undefined references; say what is missing instead.
+ifneq ($(PKG_OK),0)
+$(LIB_OBJ) $(TOOLS) $(UNIT) $(HELPERS) $(BENCH) $(FUZZ): | pkgs-missing
+endif
+.PHONY: pkgs-missing
+pkgs-missing:
+	@echo "make: pkg-config does not find all of $(PKGS): run 'make deps' as root (make demo, check and bench run it first)" >&2; exit 1
 
 # The version stamp is rewritten only when it changes, so that a rebuild
 # after `git commit` recompiles only what names the version.
@@ -111,11 +143,52 @@ build/bpf/%.h: build/bpf/%.o
 build/lib/port_xdp.o $(FUZZ): build/bpf/ntpx_xdp.h
 .PRECIOUS: build/bpf/%.o
 
-check: deps all $(UNIT) $(HELPERS)
-	@chmod +x $(SCRIPTS) tests/*/*.t 2>/dev/null || true
-	CMOCKA_MESSAGE_OUTPUT=TAP prove -e '' $(PROVE_FLAGS) $(TESTS)
+# After prove, scripts/leftovers fails the run if a process started from
+# this checkout or a namespace the suite made (both found through the
+# ledger, NTPX_LEDGER) is still there.
+LEDGER := $(CURDIR)/build/check-ledger
+PROVE   = CMOCKA_MESSAGE_OUTPUT=TAP NTPX_LEDGER=$(LEDGER) prove -e '' $(PROVE_FLAGS)
 
-bench: deps all $(BENCH)
+check: all $(UNIT) $(HELPERS)
+	@chmod +x $(SCRIPTS) tests/*/*.t 2>/dev/null || true
+	@: > $(LEDGER)
+	$(PROVE) $(TESTS); rc=$$?; scripts/leftovers $(CURDIR) $(LEDGER) || rc=1; exit $$rc
+
+# make repeat T=TEST [N=20] [HOG=1]: TEST through prove N times, stopping
+# at the first failure; prints how many passed, and fails unless all did.
+# HOG=1 keeps a CPU-bound process running meanwhile: every timing bound
+# must hold with the other core busy.
+N ?= 20
+ifneq ($(filter repeat,$(MAKECMDGOALS)),)
+  ifeq ($(T),)
+    $(error make repeat: T=TEST missing (make repeat T=tests/cli/truth.t N=20))
+  endif
+  ifeq ($(shell echo '$(N)' | grep -xE '[1-9][0-9]*'),)
+    $(error make repeat: N='$(N)' is not a count)
+  endif
+endif
+repeat: all $(UNIT) $(HELPERS)
+	@chmod +x $(SCRIPTS) tests/*/*.t 2>/dev/null || true
+	@: > $(LEDGER)
+	@hog=; if [ "$(HOG)" = 1 ]; then sh -c 'while :; do :; done' & hog=$$!; \
+	   trap 'kill $$hog' EXIT; echo "== repeat: CPU hog $$hog running"; fi; \
+	 i=0; while [ $$i -lt $(N) ]; do \
+	   echo "== repeat: run $$((i + 1)) of $(N): $(T)"; \
+	   $(PROVE) $(T) || break; i=$$((i + 1)); \
+	 done; \
+	 echo "repeat: $(T) passed $$i of $(N)$${hog:+ with a CPU hog}"; \
+	 [ -z "$$hog" ] || { kill $$hog; wait $$hog 2>/dev/null; trap - EXIT; }; \
+	 rc=0; [ $$i = $(N) ] || rc=1; scripts/leftovers $(CURDIR) $(LEDGER) || rc=1; exit $$rc
+
+# The fresh-machine test: removes a package the build links against and
+# runs make demo and make check in a clone of this checkout (tests/fresh/,
+# doc/hacking.md).
+# Not in check: nothing else may build while the package is gone.
+check-fresh: deps
+	@: > $(LEDGER)
+	$(PROVE) tests/fresh/*.t; rc=$$?; scripts/leftovers $(CURDIR) $(LEDGER) || rc=1; exit $$rc
+
+bench: all $(BENCH)
 	@for b in tests/bench/*.sh; do echo "== $$b"; sh $$b || exit 1; done
 
 FUZZ_SECONDS ?= 30
@@ -123,7 +196,7 @@ fuzz: $(FUZZ)
 	@for f in $(FUZZ); do echo "== $$f"; mkdir -p build/corpus/$${f##*/}; \
 	  $$f -max_total_time=$(FUZZ_SECONDS) build/corpus/$${f##*/} 2>&1 | tail -3 || exit 1; done
 
-demo: deps all
+demo: all
 	@sh scripts/demo
 
 install: all
@@ -142,3 +215,5 @@ clean:
 	rm -rf build lib/libntpx.a $(TOOLS)
 
 -include $(LIB_OBJ:.o=.d) $(patsubst bin/%,build/src/%.d,$(TOOLS)) $(UNIT:.t=.d) $(BENCH:=.d) $(HELPERS:=.d)
+
+endif # NTPX_BUILD

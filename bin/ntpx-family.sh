@@ -12,9 +12,9 @@
 # and appends its events to the events file (t_ns run event detail).
 #
 # The reference side runs through $NTPX_REF_EXEC, the client side through
-# $NTPX_CLIENT_EXEC (e.g. "ntpx-lab -n X exec ref", "ssh -tt refhost"):
-# the tools themselves run there, nothing of ours in between.  A prefix
-# must pass SIGTERM on to the command (ntpx-lab exec does; it execs).
+# $NTPX_CLIENT_EXEC (e.g. "ntpx-lab -n X exec ref", "ssh -q refhost"),
+# each command under tether (bin/tether, doc/tether.1), which gives it a
+# lifetime and an output that do not depend on the prefix.
 # See doc/ntpx-families.1.
 
 case ${0##*/} in
@@ -62,7 +62,9 @@ $fam_what
       --version          the version
 
 Environment: NTPX_REF_EXEC and NTPX_CLIENT_EXEC, the command prefixes
-of the two sides (default: none, both here).
+of the two sides (default: none, both here), each command run under
+tether; NTPX_REMOTE_BIN, the directory of the tools (and tether) there
+(default: this one); NTPX_TETHER_TAG, a tag for tether --list/--kill.
 EOF
 }
 
@@ -201,40 +203,73 @@ fam_endpoints() {
 	fi
 }
 
+# The other sides' commands run under tether (doc/tether.1): their
+# stdout and stderr come back apart whatever the prefix (ssh with or
+# without -tt), the arguments arrive as they were, and a command ends when
+# its tether is sent SIGTERM or its connection goes.  tether runs as
+# $NTPX_REMOTE_BIN/tether there (default: this bin/, the same path on
+# both hosts); $NTPX_TETHER_TAG, when set, notes every command there for
+# tether --list/--kill (ntpx-study checks each run with it).
+fam_bin=$(cd "$(dirname "$0")" && pwd)
+fam_tether=$fam_bin/tether
+
+# fam_prefix ref|client: that side's prefix in _x.
+fam_prefix() {
+	if [ "$1" = ref ]; then _x=$ref_x; else _x=$cli_x; fi
+}
+
 # on ref|client CMD...: run CMD on that side (through its prefix).
 on() {
 	_side=$1
 	shift
-	if [ "$_side" = ref ]; then
-		$ref_x "$@"
+	fam_prefix "$_side"
+	if [ -z "$_x" ]; then
+		"$@"
 	else
-		$cli_x "$@"
+		"$fam_tether" -s "$_side" -x "$_x" ${NTPX_REMOTE_BIN:+-b "$NTPX_REMOTE_BIN"} \
+			${NTPX_TETHER_TAG:+-t "$NTPX_TETHER_TAG"} -- "$@"
 	fi
 }
 
 # bg VAR ref|client CMD...: start CMD on that side in the background, its
-# PID (the prefix's, which execs into CMD or passes signals) in VAR.
+# PID (the local tether's, which passes SIGTERM on) in VAR.
 bg() {
 	_var=$1
 	_side=$2
 	shift 2
+	fam_prefix "$_side"
 	# A simple command in the background: $! is its own PID (no subshell).
-	if [ "$_side" = ref ]; then
-		$ref_x "$@" &
+	if [ -z "$_x" ]; then
+		"$@" &
 	else
-		$cli_x "$@" &
+		"$fam_tether" -s "$_side" -x "$_x" ${NTPX_REMOTE_BIN:+-b "$NTPX_REMOTE_BIN"} \
+			${NTPX_TETHER_TAG:+-t "$NTPX_TETHER_TAG"} ${fam_ready:+-r "$fam_ready"} -- "$@" &
 	fi
 	eval "$_var=\$!"
+	eval "fam_name_$!=\$1"
 	pids="$pids $!"
 }
 
-# reap PID: wait for it to end by itself; forget it.
+# reap PID: wait for it to end by itself; forget it; its status in
+# reap_rc.  A tool that ended with a status other than 0 (a write error on
+# a full disk: its records are cut short) fails the run at fam_finish:
+# fam_failed names it.  The ntpx tools end with 0 on SIGTERM; 143 is a
+# prefix's or a shell's.
+fam_failed=
 reap() {
+	reap_rc=0
 	[ -n "$1" ] || return 0
+	# Once waited for, a PID is no longer ours (nor its status).
+	case " $pids " in *" $1 "*) ;; *) return 0 ;; esac
 	wait "$1" 2>/dev/null
+	reap_rc=$?
 	_np=
 	for _p in $pids; do [ "$_p" = "$1" ] || _np="$_np $_p"; done
 	pids=$_np
+	if [ $reap_rc != 0 ] && [ $reap_rc != 143 ]; then
+		eval "_name=\${fam_name_$1:-pid $1}"
+		fam_failed="${fam_failed:+$fam_failed, }$_name exited $reap_rc"
+	fi
 	return 0
 }
 
@@ -245,6 +280,12 @@ stop() {
 	[ -n "$1" ] || return 0
 	case " $pids " in *" $1 "*) kill -TERM "$1" 2>/dev/null ;; esac
 	reap "$1"
+	# The server ends with 0 on SIGTERM: any other status is a server
+	# that did not run (a port taken, say), and the run is not a result.
+	if [ "$1" = "${server:-}" ] && [ "$reap_rc" != 0 ]; then
+		server=
+		fam_die "ntpreflect on $server_ep ended with status $reap_rc: $(tail -n 1 "$out/server.err" 2>/dev/null)"
+	fi
 }
 
 fam_cleanup() {
@@ -266,7 +307,8 @@ event() {	# NAME [DETAIL] [T_NS]
 }
 
 fam_events_header() {
-	[ -s "$events" ] || printf '#fields t_ns run event detail\n' > "$events"
+	[ -s "$events" ] || printf '#fields t_ns run event detail\n' > "$events" ||
+		fam_die "cannot write $events"
 }
 
 # The server on the reference, logging its side of every exchange.
@@ -309,19 +351,19 @@ probe_end() {
 	else
 		reap "$probe"
 	fi
+	[ -z "$fam_failed" ] || fam_die "$fam_failed (see $out/probe.err)"
 	if [ $probe_seg = 1 ]; then
 		cat "$out/probe.1" > "$out/probe.rec"
 	else
-		grep -v '^#' "$out/probe.$probe_seg" >> "$out/probe.rec"
-	fi
+		awk '!/^#/' "$out/probe.$probe_seg" >> "$out/probe.rec"
+	fi || fam_die "cannot write $out/probe.rec"
 	rm -f "$out/probe.$probe_seg"
 }
 
 wait_udp() {	# SIDE PORT: until something listens on UDP PORT (10 s)
-	_i=0
+	_end=$(($(now_ns) + 10000000000))
 	until on "$1" ss -Hlun "sport = :$2" 2>/dev/null | grep -q .; do
-		_i=$((_i + 1))
-		[ $_i -le 1000 ] || fam_die "nothing listens on udp port $2 on the $1 side"
+		[ "$(now_ns)" -lt "$_end" ] || fam_die "nothing listens on udp port $2 on the $1 side"
 		sleep 0.01
 	done
 }
@@ -341,10 +383,13 @@ load_setup() {
 			awk '$1 == "capacity_bps" { print $2 }')
 		[ -n "$capacity" ] || fam_die "calibration of $load_c2r failed: $(tail -n 1 "$out/load.err")"
 	fi
-	printf '#fields t dir bytes packets gbps drops sent_gbps\n' > "$out/load.tsv"
+	printf '#fields t dir bytes packets gbps drops sent_gbps\n' > "$out/load.tsv" ||
+		fam_die "cannot write $out/load.tsv"
 }
 
-# load_start DIRS DUR [loadgen options]: c2r, r2c or both, for DUR.
+# load_start DIRS DUR [loadgen options]: c2r, r2c or both, for DUR;
+# returns once the senders run on their hosts (connecting to a host takes
+# a while: the load's events are stamped after it).
 load_start() {
 	_dirs=$1 _ld=$2
 	shift 2
@@ -355,14 +400,33 @@ load_start() {
 	*%) _rate=$(awk -v c="$capacity" -v p="${load_rate%\%}" 'BEGIN { printf "%.0f", c * p / 100 }') ;;
 	*) _rate=$load_rate ;;
 	esac
+	rm -f "$out/load.c2r.started" "$out/load.r2c.started"
 	case $_dirs in c2r|both)
+		fam_prefix client
+		fam_ready=${_x:+$out/load.c2r.started}
 		bg lc2r client loadgen -r "$_rate" -d "$_ld" $load_opts "$@" "$load_c2r" \
 			> "$out/load.c2r" 2>> "$out/load.err" ;;
 	esac
 	case $_dirs in r2c|both)
+		fam_prefix ref
+		fam_ready=${_x:+$out/load.r2c.started}
 		bg lr2c ref loadgen -r "$_rate" -d "$_ld" $load_opts "$@" "$load_r2c" \
 			> "$out/load.r2c" 2>> "$out/load.err" ;;
 	esac
+	fam_ready=
+	_end=$(($(now_ns) + 10000000000))
+	for _d in c2r r2c; do
+		eval "_p=\$l$_d"
+		[ -n "$_p" ] || continue
+		fam_prefix "$([ $_d = c2r ] && echo client || echo ref)"
+		[ -n "$_x" ] || continue
+		until [ -e "$out/load.$_d.started" ]; do
+			kill -0 "$_p" 2>/dev/null && [ "$(now_ns)" -lt "$_end" ] ||
+				fam_die "the $_d load did not start within 10 s: $(tail -n 1 "$out/load.err" 2>/dev/null)"
+			sleep 0.01
+		done
+		rm -f "$out/load.$_d.started"
+	done
 }
 
 load_end() {
@@ -371,7 +435,7 @@ load_end() {
 		[ -n "$_p" ] || continue
 		reap "$_p"
 		awk -v d="$_d" '!/^#/ && NF >= 6 { $1 = $1 "\t" d; print }' OFS="\t" \
-			"$out/load.$_d" >> "$out/load.tsv"
+			"$out/load.$_d" >> "$out/load.tsv" || fam_die "cannot write $out/load.tsv"
 		rm -f "$out/load.$_d"
 	done
 }
@@ -443,8 +507,22 @@ summary_write() {
 		fam_die "cannot write $out/summary.txt"
 }
 
+# A probe answered while the run's own server logged nothing was answered
+# by someone else (a server left by an earlier run, say): not a result.
+server_check() {
+	[ -f "$out/probe.rec" ] && [ -f "$out/server.rec" ] || return 0
+	_ok=$(awk '/^#fields/ { for (i = 2; i <= NF; i++) if ($i == "status") c = i - 1; next }
+		/^#/ { next } c && $c == "ok" { n++ } END { print n + 0 }' "$out/probe.rec")
+	_srv=$(grep -vc '^#' "$out/server.rec")
+	[ "$_ok" = 0 ] || [ "$_srv" -gt 0 ] ||
+		fam_die "server.rec is empty while the probe had $_ok answers: another server answered on $server_ep"
+}
+
 fam_finish() {
 	fam_cleanup
+	# A tool that failed (its output cut short) leaves no done file.
+	[ -z "$fam_failed" ] || fam_die "$fam_failed (see $out/*.err)"
+	server_check
 	for _f in "$out"/*.err; do [ -s "$_f" ] || rm -f "$_f"; done
 	event run_end "$family $cond $transport"
 	date +%s%N > "$out/done.tmp" && mv "$out/done.tmp" "$out/done" ||

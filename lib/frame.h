@@ -96,7 +96,8 @@ enum frame_reason {
 	FRAME_UDP_LENGTH,	/* UDP length disagrees with the IP length */
 	FRAME_DST_IP,		/* not one of our addresses */
 	FRAME_DST_PORT,		/* not our port */
-	FRAME_UDP_CSUM,		/* UDP checksum wrong (0 means none: accepted) */
+	FRAME_UDP_CSUM,		/* UDP checksum wrong (0 means none: accepted;
+				   a partial one only when the filter says) */
 	FRAME_NREASONS
 };
 
@@ -109,6 +110,16 @@ struct frame_filter {
 	uint16_t port;		/* our UDP port, host order */
 	int nip;		/* 0: any destination address */
 	uint32_t ip[8];		/* our IPv4 addresses, host order */
+	/*
+	 * Nonzero: also accept a UDP checksum left partial, the field
+	 * holding the pseudo-header sum alone, as frame_udp_csum_partial()
+	 * writes it.  That is what a kernel socket on this host sends when
+	 * it leaves the checksum to a device that never completes it (veth
+	 * with tx checksum offload on), and what the receiving kernel
+	 * accepts without a check, since the frame never left memory.  Only
+	 * for such devices: from a wire it is a sender's fault.
+	 */
+	int udp_csum_partial;
 };
 
 /* What frame_check() found in an accepted frame. */
@@ -117,6 +128,7 @@ struct frame_info {
 	struct frame_addr dst;	/* ours, as the sender addressed it */
 	uint8_t ttl;
 	uint16_t id;
+	int udp_csum_partial;	/* accepted with a partial UDP checksum */
 	size_t payload_off;	/* UDP payload at buf + payload_off */
 	size_t payload_len;	/* in bytes; Ethernet padding excluded */
 };

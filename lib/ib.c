@@ -20,25 +20,48 @@
  *
  * Data path: one PD, one registered region holding the receive pool and
  * the send ring, a receive CQ with a completion channel (block mode waits
- * on it; busy mode spins on the CQ), a send CQ, one UD QP.  Each receive
- * buffer has the 40-byte GRH in front of the payload; a buffer is posted
- * again as soon as its datagram is consumed.  No retransmission, no RC:
- * a lost datagram stays lost, as over UDP.
+ * on it; busy mode spins on the CQ and makes no system call while it is
+ * empty), a send CQ, one UD QP.  Each receive buffer has the 40-byte GRH
+ * in front of the payload; a buffer is posted again as soon as its
+ * datagram is consumed.  No retransmission, no RC: a lost datagram stays
+ * lost, as over UDP.  A wildcard server answers each IPoIB partition it
+ * is reached on from a QP in that partition: the P_Key index comes from
+ * rdma_init_qp_attr() on the SIDR request's id, and a partition seen for
+ * the first time gets its own QP and receive pool (IB_PARTS at most).
+ *
+ * Address handles: the server keys its cache on what ibv_init_ah_from_wc()
+ * derives the handle from (the header version as rdma-core decides it, the
+ * GID type, the sender's GID and the local GID it was sent to, hop limit,
+ * traffic class, flow label), read from the header without a system call.
+ * A handle is destroyed only once no send in flight uses it: some
+ * providers (rxe) look the handle up when the send is processed.
  *
  * Rediscovery (the defect of the original study: a restarted server has a
  * new QPN and the client kept the stale one): every reply carries the
  * server's epoch as immediate data.  A run of missed replies, a new epoch
- * or an async event (port down/up, LID/GID/P_Key change, address change)
- * makes lib/peer.c declare the server lost; the client destroys its
- * address handle, resolves again on its next send, spaced by peer.c's
- * backoff, and tells the caller once (transport_peer_reset) to reset its
- * filter.  A request is an NTP client-mode packet; only those expect a
- * reply, so load (loadgen) never counts as missed, and a request counts
- * as missed only when the next one goes out at least IB_MISS_MIN_NS
- * later without a reply in between (so a flood of requests does not).
+ * or an async event on our port (port down/up, LID/P_Key change, address
+ * change; a GID change only when the GID our handle sends from moved)
+ * makes lib/peer.c declare the server lost; the client drops its address
+ * handle and resolves again, spaced by peer.c's backoff, and tells the
+ * caller once (transport_peer_reset) to reset its filter.  Resolution
+ * after the open runs in a thread of its own (address, route, SIDR, with
+ * IB_SIDR_TRIES tries of growing patience, since the kernel's own SIDR
+ * retry comes only after seconds), so that a send waits at most
+ * IB_RESOLVE_HOLD_NS for it; meanwhile sends fail with EINPROGRESS.
+ *
+ * Async events are matched to their source (ev->element): a QP or CQ
+ * event to the transport that owns it, a port event to those on that
+ * port.  Transports on one device share its context and so its event
+ * queue; whichever reads an event hands it to its owners.
+ *
+ * A request is an NTP client-mode packet; only those expect a reply, so
+ * load (loadgen) never counts as missed, and a request counts as missed
+ * only when the next one goes out at least IB_MISS_MIN_NS later without
+ * a reply in between (so a flood of requests does not).
  *
  * Timestamps: T1/T3 immediately before ibv_post_send, T2/T4 immediately
- * after ibv_poll_cq returned the receive completion.
+ * after ibv_poll_cq returned the receive completion.  Waiting blocked,
+ * rdma_cm and async events are taken in as soon as their fds are readable.
  *
  * Bad input is counted by kind (ib_verdict_names) and dropped.  A wrong
  * QKey never reaches software: the HCA drops the datagram (the qkey=
@@ -54,10 +77,12 @@
 #include <limits.h>
 #include <netdb.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -70,15 +95,25 @@
 #include "transport_private.h"
 
 #define IB_RECV_CLIENT	64		/* receive pool, client */
-#define IB_RECV_SERVER	256		/* receive pool, server */
+#define IB_RECV_SERVER	256		/* receive pool, server (per partition) */
 #define IB_SEND_DEPTH	64		/* send ring */
 #define IB_AH_CACHE	64		/* server: address handles kept */
-#define IB_RESOLVE_NS	(1000 * 1000000LL)	/* bound on one resolution */
-#define IB_CTL_NS	(1 * 1000000LL)	/* async and rdma_cm events checked at
-					   most this often when the CQ is empty... */
-#define IB_CTL_BUSY_NS	(10 * 1000000LL) /* ...and when it never is */
+#define IB_PARTS	4		/* wildcard server: partitions answered */
+#define IB_AEV_QUEUE	16		/* async events handed over, not yet seen */
+#define IB_RESOLVE_NS	(1000 * 1000000LL)	/* bound on address and route */
+#define IB_SIDR_TRIES	3		/* SIDR requests per resolution... */
+#define IB_SIDR_TRY_NS	(100 * 1000000LL) /* ...the first waited for this long,
+					   each next one twice as long */
+#define IB_RESOLVE_HOLD_NS (5 * 1000000LL) /* a send waits this long at most
+					   for a resolution it started */
+#define IB_CTL_NS	(1 * 1000000LL)	/* load: events checked at most this often */
+#define IB_CTL_BUSY_NS	(10 * 1000000LL) /* spinning: events checked this often */
 #define IB_MISS_MIN_NS	(1 * 1000000LL)	/* a request younger than this when
 					   the next goes out is not missed */
+#define IB_NEXT_HDR_BTH	0x1b		/* a GRH's next header: IB transport */
+
+/* epoll tags of the transport's fds */
+enum { IB_FD_CHAN, IB_FD_ASYNC, IB_FD_CM, IB_FD_WAKE };
 
 const char *const ib_verdict_names[IB_RECV_NVERDICTS] = {
 	[IB_RECV_OK] = "ok",
@@ -115,14 +150,43 @@ uint32_t ib_wc_epoch(const struct ibv_wc *wc)
 	return be32toh(wc->imm_data);
 }
 
-/* Where a datagram came from, as far as an address handle cares. */
+int ib_grh_version(const void *grh)
+{
+	const unsigned char *g = grh, *ip = g + 20;
+	unsigned char h[20];
+	uint32_t sum = 0;
+	unsigned i;
+
+	if (g[0] >> 4 != 6)
+		return ip[0] >> 4 == 4 ? 4 : -1;
+	if ((ip[0] & 0xf) != 5)
+		return 6;	/* RoCE v2 over IPv4 has no options */
+	memcpy(h, ip, sizeof(h));
+	h[10] = h[11] = 0;
+	for (i = 0; i < sizeof(h); i += 2)
+		sum += (uint32_t)(h[i] << 8 | h[i + 1]);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	sum = ~sum & 0xffff;
+	return ip[10] == (sum >> 8) && ip[11] == (sum & 0xff) ? 4 : 6;
+}
+
+/*
+ * Where a datagram came from and went to, as far as an address handle
+ * made from it cares: what ibv_init_ah_from_wc() derives the handle's
+ * attributes from.
+ */
 struct ib_key {
 	uint16_t slid;
 	uint8_t sl;
 	uint8_t path_bits;
-	uint8_t global;		/* sgid is valid */
-	uint8_t pad[3];
-	uint8_t sgid[16];
+	uint8_t global;		/* a GRH: the fields below are valid */
+	uint8_t gid_type;	/* IBV_GID_TYPE_*: IB or RoCE v1 share a header */
+	uint8_t hop_limit;
+	uint8_t tclass;
+	uint32_t flow_label;	/* IPv6/GRH only */
+	uint8_t sgid[16];	/* the sender's: the handle's destination */
+	uint8_t dgid[16];	/* ours it was sent to: the handle's source GID */
 };
 
 /* struct transport_addr's contents for this backend. */
@@ -130,6 +194,7 @@ struct ib_addr {
 	struct ib_key key;
 	uint32_t qpn;
 	uint32_t qkey;
+	uint32_t part;		/* server: the partition's QP that answers */
 };
 
 struct ib_ah_slot {
@@ -138,20 +203,44 @@ struct ib_ah_slot {
 	uint64_t used;		/* LRU clock */
 };
 
+/* A wildcard server's QP in one IPoIB partition, with its receive pool. */
+struct ib_part {
+	uint16_t pkey_index;
+	struct ibv_qp *qp;	/* NULL: unused */
+	struct ibv_mr *mr;
+	unsigned char *mem;	/* part 0: the transport's own region */
+};
+
+/* An async event as handed to its owner. */
+struct ib_aev {
+	enum ibv_event_type type;
+	uint8_t port;
+};
+
+/* A resolution's outcome, from the resolver thread. */
+struct ib_res {
+	int rc;			/* 0 or -errno */
+	struct rdma_cm_id *id;	/* routed, on the resolver's channel */
+	struct ibv_ah_attr attr;
+	uint32_t qpn, qkey, epoch;
+	unsigned retries;	/* SIDR requests sent again */
+};
+
 struct ib_count {
 	uint64_t bad[IB_RECV_NVERDICTS];	/* [IB_RECV_OK] unused */
 	uint64_t epoch;		/* replies of another server instance */
 	uint64_t send_err;	/* send completions with an error */
 	uint64_t post_err;	/* ibv_post_send refused */
-	uint64_t ah_new, ah_evict, ah_fail;
-	uint64_t sidr_accept, sidr_reject;
-	uint64_t async;		/* async events seen */
+	uint64_t ah_new, ah_evict, ah_fail, ah_deferred;
+	uint64_t sidr_accept, sidr_reject, sidr_retries;
+	uint64_t async;		/* async events of ours seen */
 };
 
 struct ib_transport {
 	struct transport t;
 	char url[512];
 	int server;
+	struct ib_transport *reg_next;	/* ib_reg: open transports */
 
 	struct rdma_event_channel *cm;
 	struct rdma_cm_id *id;		/* server: listening; client: last resolution */
@@ -161,20 +250,28 @@ struct ib_transport {
 	struct ibv_comp_channel *chan;
 	struct ibv_pd *pd;
 	struct ibv_cq *rcq, *scq;
-	struct ibv_qp *qp;
+	struct ibv_qp *qp;		/* == part[0].qp */
 	struct ibv_mr *mr;
 	unsigned char *mem;
 	size_t slot;			/* bytes per buffer: GRH + MTU */
 	unsigned nrecv;
 	unsigned send_next, send_busy;
+	struct ibv_ah *send_ah[IB_SEND_DEPTH];	/* the handle each send in flight uses */
+	struct ibv_ah *zombie[IB_SEND_DEPTH];	/* dropped, still used by a send */
+	unsigned nzombie;
 	uint32_t max_inline;
 	uint32_t qkey;			/* of our QP */
 	int armed;			/* rcq notification requested, not yet consumed */
 	int64_t ctl_ns;			/* CLOCK_MONOTONIC of the last event check */
 	int dead;			/* -errno once the device or QP is gone */
+	int wake;			/* eventfd: an outcome or a handed-over event */
+	struct ib_aev aq[IB_AEV_QUEUE];	/* handed over by another transport (ib_reg_mu) */
+	unsigned an;
 
 	/* server */
 	uint32_t epoch;
+	int wildcard;			/* bound to no address: partitions by request */
+	struct ib_part part[IB_PARTS];
 	struct ib_ah_slot ahc[IB_AH_CACHE];
 	uint64_t ahc_clock;
 
@@ -182,6 +279,9 @@ struct ib_transport {
 	struct sockaddr_storage dst, src;
 	int have_src;
 	struct ibv_ah *ah;		/* NULL while the server is lost */
+	struct ibv_ah_attr ah_attr;	/* what it was made with */
+	struct ibv_gid_entry sgid;	/* the GID it sends from, when known */
+	int sgid_known;
 	uint32_t rqpn, rqkey;
 	long qkey_forced;		/* -1: take the server's */
 	int gid_index;			/* -1: rdma_cm's choice */
@@ -190,8 +290,21 @@ struct ib_transport {
 	int64_t req_ns;			/* CLOCK_MONOTONIC when it was sent */
 	int last_err;			/* -errno of the last failed resolution */
 
+	/* client: the resolver thread (fields below th under rmu) */
+	int have_thread;
+	pthread_t th;
+	struct rdma_event_channel *rcm;	/* its own rdma_cm channel */
+	int stopfd;			/* eventfd: close asks it to stop */
+	pthread_mutex_t rmu;
+	pthread_cond_t rcv;
+	int want, busy, done, stop;
+	struct ib_res res;
+
 	struct ib_count n;
 };
+
+static pthread_mutex_t ib_reg_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct ib_transport *ib_reg;	/* every open transport, for async events */
 
 static const char *const ib_params[] = { "dev", "port", "gid", "qkey", NULL };
 
@@ -268,6 +381,24 @@ static int ib_ms_left(int64_t deadline)
 	return left < 1 ? 1 : left > INT_MAX ? INT_MAX : (int)left;
 }
 
+static void ib_wake(int fd)
+{
+	uint64_t one = 1;
+
+	if (write(fd, &one, sizeof(one)) < 0) {
+		/* the counter is already set: whoever reads it wakes */
+	}
+}
+
+static void ib_unwake(int fd)
+{
+	uint64_t v;
+
+	if (read(fd, &v, sizeof(v)) < 0) {
+		/* EAGAIN: nothing was set */
+	}
+}
+
 /*
  * What a failed step's event means, as -errno.  A SIDR reply with a
  * status other than success comes as UNREACHABLE with that (positive)
@@ -291,10 +422,45 @@ static int ib_cm_status(const struct rdma_cm_event *ev)
 	}
 }
 
+/* Destroys the handles no send in flight uses any more. */
+static void ib_zombies_reap(struct ib_transport *u)
+{
+	unsigned z = 0, i;
+
+	while (z < u->nzombie) {
+		for (i = 0; i < IB_SEND_DEPTH && u->send_ah[i] != u->zombie[z]; i++)
+			;
+		if (i < IB_SEND_DEPTH) {
+			z++;
+			continue;
+		}
+		ibv_destroy_ah(u->zombie[z]);
+		u->zombie[z] = u->zombie[--u->nzombie];
+	}
+}
+
+/*
+ * Gives up @ah: destroyed now when no send in flight uses it, else when
+ * the last such send has completed (rxe resolves the handle only when it
+ * processes the send).
+ */
+static void ib_ah_put(struct ib_transport *u, struct ibv_ah *ah)
+{
+	unsigned i;
+
+	for (i = 0; i < IB_SEND_DEPTH; i++)
+		if (u->send_ah[i] == ah) {
+			u->zombie[u->nzombie++] = ah;	/* < IB_SEND_DEPTH: each is in flight */
+			u->n.ah_deferred++;
+			return;
+		}
+	ibv_destroy_ah(ah);
+}
+
 static void ib_drop_ah(struct ib_transport *u)
 {
 	if (u->ah) {
-		ibv_destroy_ah(u->ah);
+		ib_ah_put(u, u->ah);
 		u->ah = NULL;
 	}
 	u->outstanding = 0;
@@ -306,9 +472,168 @@ static void ib_ahc_flush(struct ib_transport *u)
 
 	for (i = 0; i < IB_AH_CACHE; i++)
 		if (u->ahc[i].ah) {
-			ibv_destroy_ah(u->ahc[i].ah);
+			ib_ah_put(u, u->ahc[i].ah);
 			u->ahc[i].ah = NULL;
 		}
+}
+
+/* Reaps send completions; a UD send error can leave the SQ in SQE state. */
+static void ib_reap_sends(struct ib_transport *u)
+{
+	struct ibv_wc wc[16];
+	int n, i, sqe = 0;
+
+	while ((n = ibv_poll_cq(u->scq, 16, wc)) > 0) {
+		for (i = 0; i < n; i++) {
+			if (wc[i].wr_id < IB_SEND_DEPTH)
+				u->send_ah[wc[i].wr_id] = NULL;
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				u->n.send_err++;
+				sqe |= wc[i].status != IBV_WC_WR_FLUSH_ERR;
+			}
+		}
+		u->send_busy -= (unsigned)n <= u->send_busy ? (unsigned)n : u->send_busy;
+	}
+	if (u->nzombie)
+		ib_zombies_reap(u);
+	if (sqe) {
+		struct ibv_qp_attr a;
+		struct ibv_qp_init_attr ia;
+		int p;
+
+		for (p = 0; p < IB_PARTS; p++) {
+			struct ibv_qp *qp = u->part[p].qp;
+
+			if (!qp || ibv_query_qp(qp, &a, IBV_QP_STATE, &ia) ||
+			    a.qp_state != IBV_QPS_SQE)
+				continue;
+			memset(&a, 0, sizeof(a));
+			a.qp_state = IBV_QPS_RTS;
+			if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
+				u->dead = -EIO;
+		}
+	}
+}
+
+static int ib_post_recv(struct ib_transport *u, unsigned part, unsigned i)
+{
+	struct ib_part *pt = &u->part[part];
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)(pt->mem + (size_t)i * u->slot),
+		.length = (uint32_t)u->slot,
+		.lkey = pt->mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = (uint64_t)part << 32 | i, .sg_list = &sge,
+				  .num_sge = 1 }, *bad;
+
+	return ibv_post_recv(pt->qp, &wr, &bad);
+}
+
+/*
+ * A UD QP on u->port in P_Key index @pkey_index, in RTS: INIT takes the
+ * P_Key index, port and QKey, RTR nothing, RTS the send PSN.
+ */
+static struct ibv_qp *ib_qp_up(struct ib_transport *u, uint16_t pkey_index, const char **step)
+{
+	struct ibv_qp_init_attr qia;
+	struct ibv_qp_attr qa;
+	struct ibv_qp *qp;
+
+	memset(&qia, 0, sizeof(qia));
+	qia.send_cq = u->scq;
+	qia.recv_cq = u->rcq;
+	qia.qp_type = IBV_QPT_UD;
+	qia.sq_sig_all = 1;
+	qia.cap.max_send_wr = IB_SEND_DEPTH;
+	qia.cap.max_recv_wr = u->nrecv;
+	qia.cap.max_send_sge = 1;
+	qia.cap.max_recv_sge = 1;
+	qia.cap.max_inline_data = u->qp ? u->max_inline : NTP_HEADER_LEN + 64;
+	*step = "creating";
+	qp = ibv_create_qp(u->pd, &qia);
+	if (!qp && qia.cap.max_inline_data) {
+		/* Some HCAs inline less; ask for none rather than fail. */
+		qia.cap.max_inline_data = 0;
+		qp = ibv_create_qp(u->pd, &qia);
+	}
+	if (!qp)
+		return NULL;
+	if (!u->qp)
+		u->max_inline = qia.cap.max_inline_data;
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_state = IBV_QPS_INIT;
+	qa.pkey_index = pkey_index;
+	qa.port_num = u->port;
+	qa.qkey = u->qkey;
+	*step = "moving to INIT";
+	if (ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY))
+		goto fail;
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_state = IBV_QPS_RTR;
+	*step = "moving to RTR";
+	if (ibv_modify_qp(qp, &qa, IBV_QP_STATE))
+		goto fail;
+	qa.qp_state = IBV_QPS_RTS;
+	qa.sq_psn = 0;
+	*step = "moving to RTS";
+	if (ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_SQ_PSN))
+		goto fail;
+	return qp;
+
+fail:
+	{
+		int e = errno;
+
+		ibv_destroy_qp(qp);
+		errno = e;
+	}
+	return NULL;
+}
+
+/*
+ * Wildcard server: the partition (QP) that answers a request reached in
+ * P_Key index @pkey_index, made on first use.  -1 when none can be.
+ */
+static int ib_part_get(struct ib_transport *u, uint16_t pkey_index)
+{
+	struct ib_part *pt = NULL;
+	const char *step;
+	size_t len = (size_t)u->nrecv * u->slot;
+	unsigned i;
+	int p;
+
+	for (p = 0; p < IB_PARTS; p++) {
+		if (u->part[p].qp && u->part[p].pkey_index == pkey_index)
+			return p;
+		if (!u->part[p].qp && !pt)
+			pt = &u->part[p];
+	}
+	if (!pt)
+		return -1;
+	pt->mem = aligned_alloc(4096, (len + 4095) / 4096 * 4096);
+	if (!pt->mem)
+		return -1;
+	memset(pt->mem, 0, len);
+	pt->mr = ibv_reg_mr(u->pd, pt->mem, len, IBV_ACCESS_LOCAL_WRITE);
+	if (pt->mr)
+		pt->qp = ib_qp_up(u, pkey_index, &step);
+	if (!pt->qp)
+		goto fail;
+	pt->pkey_index = pkey_index;
+	p = (int)(pt - u->part);
+	for (i = 0; i < u->nrecv; i++)
+		if (ib_post_recv(u, (unsigned)p, i))
+			goto fail;
+	return p;
+
+fail:
+	if (pt->qp)
+		ibv_destroy_qp(pt->qp);
+	if (pt->mr)
+		ibv_dereg_mr(pt->mr);
+	free(pt->mem);
+	memset(pt, 0, sizeof(*pt));
+	return -1;
 }
 
 /*
@@ -332,11 +657,26 @@ static void ib_cm_other(struct ib_transport *u, struct rdma_cm_event *ev, int64_
 				.private_data = pd, .private_data_len = sizeof(pd),
 				.qp_num = u->qp->qp_num,
 			};
+			struct ibv_qp_attr qa;
+			int mask, part = 0;
 
-			if (rdma_accept(req, &p) == 0)
+			/*
+			 * A wildcard server answers in the partition of the
+			 * interface the request came in on, as rdma_cm says.
+			 */
+			memset(&qa, 0, sizeof(qa));
+			qa.qp_state = IBV_QPS_INIT;
+			if (u->wildcard && rdma_init_qp_attr(req, &qa, &mask) == 0)
+				part = ib_part_get(u, qa.pkey_index);
+			if (part >= 0)
+				p.qp_num = u->part[part].qp->qp_num;
+			if (part >= 0 && rdma_accept(req, &p) == 0) {
 				u->n.sidr_accept++;
-			else
+			} else {
+				if (part < 0)
+					rdma_reject(req, NULL, 0);
 				u->n.sidr_reject++;
+			}
 		}
 		break;
 	case RDMA_CM_EVENT_ADDR_CHANGE:
@@ -359,42 +699,55 @@ static void ib_cm_other(struct ib_transport *u, struct rdma_cm_event *ev, int64_
 }
 
 /*
- * Waits until @deadline for the next event on @id, handling the others
- * that arrive meanwhile.  Returns 0 with *@out (to be acked) or -errno.
+ * Waits until @deadline for the next event on @id on channel @ch.  On
+ * the transport's own channel the others that arrive meanwhile are
+ * handled; on the resolver's they can only be of ids given up, and are
+ * acked.  The resolver also stops when close asks it to.  Returns 0 with
+ * *@out (to be acked) or -errno.
  */
-static int ib_cm_wait(struct ib_transport *u, struct rdma_cm_id *id, int64_t deadline,
-		      struct rdma_cm_event **out)
+static int ib_cm_wait(struct ib_transport *u, struct rdma_event_channel *ch,
+		      struct rdma_cm_id *id, int64_t deadline, struct rdma_cm_event **out)
 {
+	int own = ch == u->cm;
+
 	for (;;) {
-		struct pollfd pfd = { .fd = u->cm->fd, .events = POLLIN };
+		struct pollfd pfd[2] = { { .fd = ch->fd, .events = POLLIN },
+					 { .fd = u->stopfd, .events = POLLIN } };
 		struct rdma_cm_event *ev;
 
-		if (rdma_get_cm_event(u->cm, &ev) == 0) {
+		if (rdma_get_cm_event(ch, &ev) == 0) {
 			if (ev->id == id) {
 				*out = ev;
 				return 0;
 			}
-			ib_cm_other(u, ev, clock_monotonic_ns());
-			if (u->dead)
-				return u->dead;
+			if (own) {
+				ib_cm_other(u, ev, clock_monotonic_ns());
+				if (u->dead)
+					return u->dead;
+			} else {
+				rdma_ack_cm_event(ev);
+			}
 			continue;
 		}
 		if (errno != EAGAIN)
 			return -errno;
 		if (clock_monotonic_ns() >= deadline)
 			return -ETIMEDOUT;
-		if (poll(&pfd, 1, ib_ms_left(deadline)) < 0 && errno != EINTR)
+		if (poll(pfd, own || u->stopfd < 0 ? 1 : 2, ib_ms_left(deadline)) < 0 &&
+		    errno != EINTR)
 			return -errno;
+		if (pfd[1].revents)
+			return -ECANCELED;
 	}
 }
 
 /* Waits for @want on @id; any other event on it is its failure. */
-static int ib_cm_expect(struct ib_transport *u, struct rdma_cm_id *id,
-			enum rdma_cm_event_type want, int64_t deadline,
+static int ib_cm_expect(struct ib_transport *u, struct rdma_event_channel *ch,
+			struct rdma_cm_id *id, enum rdma_cm_event_type want, int64_t deadline,
 			struct rdma_cm_event **out)
 {
 	struct rdma_cm_event *ev = NULL;
-	int rc = ib_cm_wait(u, id, deadline, &ev);
+	int rc = ib_cm_wait(u, ch, id, deadline, &ev);
 
 	if (rc)
 		return rc;
@@ -408,23 +761,24 @@ static int ib_cm_expect(struct ib_transport *u, struct rdma_cm_id *id,
 }
 
 /*
- * Client: a fresh cm_id with address and route resolved towards the
- * server.  Returns 0 with *@idp, or -errno.
+ * Client: a fresh cm_id on @ch with address and route resolved towards
+ * the server.  Returns 0 with *@idp, or -errno.
  */
-static int ib_cm_route(struct ib_transport *u, int64_t deadline, struct rdma_cm_id **idp)
+static int ib_cm_route(struct ib_transport *u, struct rdma_event_channel *ch, int64_t deadline,
+		       struct rdma_cm_id **idp)
 {
 	struct rdma_cm_event *ev;
 	struct rdma_cm_id *id;
 	int rc;
 
-	if (rdma_create_id(u->cm, &id, u, RDMA_PS_UDP))
+	if (rdma_create_id(ch, &id, u, RDMA_PS_UDP))
 		return -errno;
 	if (rdma_resolve_addr(id, u->have_src ? (struct sockaddr *)&u->src : NULL,
 			      (struct sockaddr *)&u->dst, ib_ms_left(deadline))) {
 		rc = -errno;
 		goto no_addr;
 	}
-	rc = ib_cm_expect(u, id, RDMA_CM_EVENT_ADDR_RESOLVED, deadline, &ev);
+	rc = ib_cm_expect(u, ch, id, RDMA_CM_EVENT_ADDR_RESOLVED, deadline, &ev);
 	if (rc)
 		goto no_addr;
 	rdma_ack_cm_event(ev);
@@ -432,7 +786,7 @@ static int ib_cm_route(struct ib_transport *u, int64_t deadline, struct rdma_cm_
 		rc = -errno;
 		goto no_route;
 	}
-	rc = ib_cm_expect(u, id, RDMA_CM_EVENT_ROUTE_RESOLVED, deadline, &ev);
+	rc = ib_cm_expect(u, ch, id, RDMA_CM_EVENT_ROUTE_RESOLVED, deadline, &ev);
 	if (rc)
 		goto no_route;
 	rdma_ack_cm_event(ev);
@@ -446,83 +800,229 @@ no_addr:
 }
 
 /*
- * Client: the SIDR exchange on a routed @id.  On success the server's
- * QPN, QKey and epoch are taken and a new address handle replaces the old.
+ * Client: the SIDR exchange on a routed @id (channel @ch).  On success
+ * @r holds the server's QPN, QKey, epoch and the address handle's
+ * attributes.  Touches nothing of @u that changes after the open, so
+ * that the resolver thread may run it.
  */
-static int ib_cm_sidr(struct ib_transport *u, struct rdma_cm_id *id, int64_t deadline,
-		      uint32_t *epoch)
+static int ib_cm_sidr(struct ib_transport *u, struct rdma_event_channel *ch,
+		      struct rdma_cm_id *id, int64_t deadline, struct ib_res *r)
 {
 	struct rdma_conn_param p = { .qp_num = u->qp->qp_num };
 	struct rdma_cm_event *ev;
-	struct ibv_ah_attr attr;
-	struct ibv_ah *ah;
 	int rc;
 
 	if (id->verbs != u->ctx || id->port_num != u->port)
 		return -ENETUNREACH;	/* the route moved to another HCA port */
 	if (rdma_connect(id, &p))
 		return -errno;
-	rc = ib_cm_expect(u, id, RDMA_CM_EVENT_ESTABLISHED, deadline, &ev);
+	rc = ib_cm_expect(u, ch, id, RDMA_CM_EVENT_ESTABLISHED, deadline, &ev);
 	if (rc)
 		return rc;
-	attr = ev->param.ud.ah_attr;
-	if (u->gid_index >= 0 && attr.is_global)
-		attr.grh.sgid_index = (uint8_t)u->gid_index;
-	*epoch = PEER_EPOCH_NONE;
+	r->attr = ev->param.ud.ah_attr;
+	if (u->gid_index >= 0 && r->attr.is_global)
+		r->attr.grh.sgid_index = (uint8_t)u->gid_index;
+	r->epoch = PEER_EPOCH_NONE;
 	if (ev->param.ud.private_data && ev->param.ud.private_data_len >= 8) {
 		uint32_t pd[2];
 
 		memcpy(pd, ev->param.ud.private_data, sizeof(pd));
 		if (be32toh(pd[0]) == IB_SIDR_MAGIC)
-			*epoch = be32toh(pd[1]);
+			r->epoch = be32toh(pd[1]);
 	}
-	u->rqpn = ev->param.ud.qp_num;
-	u->rqkey = u->qkey_forced >= 0 ? (uint32_t)u->qkey_forced : ev->param.ud.qkey;
+	r->qpn = ev->param.ud.qp_num;
+	r->qkey = u->qkey_forced >= 0 ? (uint32_t)u->qkey_forced : ev->param.ud.qkey;
 	rdma_ack_cm_event(ev);
-	if (attr.port_num != u->port)
-		return -ENETUNREACH;
-	ah = ibv_create_ah(u->pd, &attr);
+	return r->attr.port_num != u->port ? -ENETUNREACH : 0;
+}
+
+/* Client: a new address handle from @r replaces the old. */
+static int ib_res_apply(struct ib_transport *u, const struct ib_res *r)
+{
+	struct ibv_ah_attr attr = r->attr;
+	struct ibv_ah *ah = ibv_create_ah(u->pd, &attr);
+
 	if (!ah)
 		return errno ? -errno : -ENOMEM;
 	ib_drop_ah(u);
 	u->ah = ah;
+	u->ah_attr = r->attr;
+	u->rqpn = r->qpn;
+	u->rqkey = r->qkey;
+	/* The GID it sends from, to tell a GID change that matters. */
+	u->sgid_known = r->attr.is_global &&
+			ibv_query_gid_ex(u->ctx, u->port, r->attr.grh.sgid_index, &u->sgid, 0) == 0;
 	return 0;
 }
 
-/* Client: finds the server again.  The old cm_id goes once a new one works. */
-static int ib_resolve(struct ib_transport *u, int64_t now)
+/*
+ * The resolver thread's work: address, route and SIDR on its own
+ * channel, the SIDR sent again with twice the patience when its reply
+ * does not come (it may be lost; the kernel's own retry is seconds away).
+ */
+static void ib_attempt(struct ib_transport *u, struct ib_res *r)
 {
-	int64_t deadline = now + IB_RESOLVE_NS;
-	struct rdma_cm_id *id;
-	uint32_t epoch;
-	int rc;
+	int64_t patience = IB_SIDR_TRY_NS;
+	unsigned try;
+	int rc = -ETIMEDOUT;
 
-	ib_drop_ah(u);
-	rc = ib_cm_route(u, deadline, &id);
-	if (rc == 0) {
-		rc = ib_cm_sidr(u, id, deadline, &epoch);
-		if (rc) {
-			rdma_destroy_id(id);
+	memset(r, 0, sizeof(*r));
+	for (try = 0; try < IB_SIDR_TRIES; try++, patience *= 2) {
+		struct rdma_cm_id *id;
+		int64_t now = clock_monotonic_ns();
+
+		if (try)
+			r->retries++;
+		rc = ib_cm_route(u, u->rcm, now + IB_RESOLVE_NS, &id);
+		if (rc)
+			break;
+		rc = ib_cm_sidr(u, u->rcm, id, clock_monotonic_ns() + patience, r);
+		if (rc == 0) {
+			r->id = id;
+			break;
+		}
+		rdma_destroy_id(id);
+		if (rc != -ETIMEDOUT)
+			break;
+	}
+	r->rc = rc;
+}
+
+static void *ib_resolver(void *arg)
+{
+	struct ib_transport *u = arg;
+	struct ib_res r;
+
+	pthread_mutex_lock(&u->rmu);
+	for (;;) {
+		while (!u->want && !u->stop)
+			pthread_cond_wait(&u->rcv, &u->rmu);
+		if (u->stop)
+			break;
+		u->want = 0;
+		u->busy = 1;
+		pthread_mutex_unlock(&u->rmu);
+		ib_attempt(u, &r);
+		pthread_mutex_lock(&u->rmu);
+		u->busy = 0;
+		if (u->stop) {
+			if (r.id)
+				rdma_destroy_id(r.id);
+			break;
+		}
+		u->res = r;
+		u->done = 1;
+		ib_wake(u->wake);
+	}
+	pthread_mutex_unlock(&u->rmu);
+	return NULL;
+}
+
+/*
+ * Client: takes in the resolver's outcome, if there is one, and asks for
+ * an attempt when one is due.  Returns nonzero while one runs.
+ */
+static int ib_resolve_step(struct ib_transport *u, int64_t now)
+{
+	struct ib_res r;
+	int done, running;
+
+	if (!u->have_thread)
+		return 0;
+	pthread_mutex_lock(&u->rmu);
+	done = u->done;
+	if (done) {
+		r = u->res;
+		u->done = 0;
+	}
+	pthread_mutex_unlock(&u->rmu);
+	if (done) {
+		u->n.sidr_retries += r.retries;
+		if (r.rc == 0)
+			r.rc = ib_res_apply(u, &r);
+		if (r.rc == 0) {
+			/* The routed id now holds the device: move it home. */
+			if (rdma_migrate_id(r.id, u->cm) == 0) {
+				if (u->id)
+					rdma_destroy_id(u->id);
+				u->id = r.id;
+			} else {
+				rdma_destroy_id(r.id);
+			}
+			peer_resolve_ok(&u->peer, now, r.epoch);
+			u->last_err = 0;
 		} else {
-			if (u->id)
-				rdma_destroy_id(u->id);
-			u->id = id;
+			if (r.id)
+				rdma_destroy_id(r.id);
+			peer_resolve_failed(&u->peer, now);
+			u->last_err = r.rc;
 		}
 	}
-	if (rc) {
-		peer_resolve_failed(&u->peer, now);
-		u->last_err = rc;
-		return rc;
+	pthread_mutex_lock(&u->rmu);
+	if (!u->ah && !u->busy && !u->want && !u->done && !u->dead &&
+	    peer_resolve_due(&u->peer, now)) {
+		u->want = 1;
+		pthread_cond_signal(&u->rcv);
 	}
-	peer_resolve_ok(&u->peer, now, epoch);
-	u->last_err = 0;
-	return 0;
+	running = u->want || u->busy || u->done;
+	pthread_mutex_unlock(&u->rmu);
+	return running;
 }
 
-static void ib_async(struct ib_transport *u, const struct ibv_async_event *ev, int64_t now)
+/* Does @ev concern @u?  Matched by its element, as the event names it. */
+static int ib_async_mine(const struct ib_transport *u, const struct ibv_async_event *ev)
+{
+	int p;
+
+	switch (ev->event_type) {
+	case IBV_EVENT_DEVICE_FATAL:
+		return 1;
+	case IBV_EVENT_CQ_ERR:
+		return ev->element.cq == u->rcq || ev->element.cq == u->scq;
+	case IBV_EVENT_QP_FATAL:
+	case IBV_EVENT_QP_REQ_ERR:
+	case IBV_EVENT_QP_ACCESS_ERR:
+	case IBV_EVENT_COMM_EST:
+	case IBV_EVENT_SQ_DRAINED:
+	case IBV_EVENT_PATH_MIG:
+	case IBV_EVENT_PATH_MIG_ERR:
+	case IBV_EVENT_QP_LAST_WQE_REACHED:
+		for (p = 0; p < IB_PARTS; p++)
+			if (u->part[p].qp && ev->element.qp == u->part[p].qp)
+				return 1;
+		return 0;
+	case IBV_EVENT_PORT_ERR:
+	case IBV_EVENT_PORT_ACTIVE:
+	case IBV_EVENT_LID_CHANGE:
+	case IBV_EVENT_PKEY_CHANGE:
+	case IBV_EVENT_GID_CHANGE:
+	case IBV_EVENT_SM_CHANGE:
+	case IBV_EVENT_CLIENT_REREGISTER:
+		return ev->element.port_num == u->port;
+	default:
+		return 0;
+	}
+}
+
+/* The GID our handle sends from is still what it was. */
+static int ib_sgid_same(struct ib_transport *u)
+{
+	struct ibv_gid_entry e;
+
+	if (!u->ah || !u->ah_attr.is_global)
+		return 1;	/* LID routed: GIDs do not matter */
+	if (!u->sgid_known ||
+	    ibv_query_gid_ex(u->ctx, u->port, u->ah_attr.grh.sgid_index, &e, 0))
+		return 0;
+	return memcmp(&e.gid, &u->sgid.gid, sizeof(e.gid)) == 0 &&
+	       e.gid_type == u->sgid.gid_type;
+}
+
+/* An async event of ours. */
+static void ib_async(struct ib_transport *u, const struct ib_aev *ev, int64_t now)
 {
 	u->n.async++;
-	switch (ev->event_type) {
+	switch (ev->type) {
 	case IBV_EVENT_DEVICE_FATAL:
 		u->dead = -ENODEV;
 		break;
@@ -532,15 +1032,21 @@ static void ib_async(struct ib_transport *u, const struct ibv_async_event *ev, i
 	case IBV_EVENT_QP_ACCESS_ERR:
 		u->dead = -EIO;
 		break;
+	case IBV_EVENT_GID_CHANGE:
+		/*
+		 * On RoCE the table changes with every address change on
+		 * the interface (IPv6 temporary addresses too): only the
+		 * GID we send from moving is a loss.
+		 */
+		if (!u->server && ib_sgid_same(u))
+			break;
+		/* fall through */
 	case IBV_EVENT_PORT_ERR:
 	case IBV_EVENT_PORT_ACTIVE:
 	case IBV_EVENT_LID_CHANGE:
 	case IBV_EVENT_PKEY_CHANGE:
-	case IBV_EVENT_GID_CHANGE:
 	case IBV_EVENT_SM_CHANGE:
 	case IBV_EVENT_CLIENT_REREGISTER:
-		if (ev->element.port_num != u->port)
-			break;
 		/* Addresses on this port may have changed: forget them. */
 		if (u->server) {
 			ib_ahc_flush(u);
@@ -552,6 +1058,40 @@ static void ib_async(struct ib_transport *u, const struct ibv_async_event *ev, i
 	default:
 		break;
 	}
+}
+
+/*
+ * Reads the device's async events and hands each to the open transports
+ * it concerns (those on one device share its event queue); then takes
+ * @u's own.
+ */
+static void ib_async_take(struct ib_transport *u, int64_t now)
+{
+	struct ib_aev mine[IB_AEV_QUEUE];
+	struct ibv_async_event aev;
+	struct ib_transport *o;
+	unsigned i, n;
+
+	pthread_mutex_lock(&ib_reg_mu);
+	while (ibv_get_async_event(u->ctx, &aev) == 0) {
+		for (o = ib_reg; o; o = o->reg_next) {
+			if (o->ctx != u->ctx || !ib_async_mine(o, &aev))
+				continue;
+			if (o->an < IB_AEV_QUEUE) {
+				o->aq[o->an].type = aev.event_type;
+				o->aq[o->an++].port = aev.element.port_num;
+			}
+			if (o != u)
+				ib_wake(o->wake);
+		}
+		ibv_ack_async_event(&aev);
+	}
+	n = u->an;
+	memcpy(mine, u->aq, n * sizeof(mine[0]));
+	u->an = 0;
+	pthread_mutex_unlock(&ib_reg_mu);
+	for (i = 0; i < n; i++)
+		ib_async(u, &mine[i], now);
 }
 
 /* Takes one event off the completion channel, if there is one. */
@@ -567,66 +1107,25 @@ static void ib_chan_drain(struct ib_transport *u)
 }
 
 /*
- * Async and rdma_cm events.  @now is the caller's clock reading, so that
- * an attempt made due here is due for the caller too.  The completion
- * channel is not touched here: only ib_recv() consumes its events (see
- * there).
+ * Async and rdma_cm events, and the resolver's outcome.  @now is the
+ * caller's clock reading, so that an attempt made due here is due for
+ * the caller too.  The completion channel is not touched here: only
+ * ib_recv() consumes its events (see there).
  */
 static void ib_control(struct ib_transport *u, int64_t now)
 {
-	struct ibv_async_event aev;
 	struct rdma_cm_event *cev;
 
 	u->ctl_ns = now;
-	while (ibv_get_async_event(u->ctx, &aev) == 0) {
-		ib_async(u, &aev, now);
-		ibv_ack_async_event(&aev);
-	}
+	ib_unwake(u->wake);
+	ib_async_take(u, now);
 	while (rdma_get_cm_event(u->cm, &cev) == 0)
 		ib_cm_other(u, cev, now);
+	if (!u->server)
+		ib_resolve_step(u, now);
 }
 
-static int ib_post_recv(struct ib_transport *u, unsigned i)
-{
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)(u->mem + (size_t)i * u->slot),
-		.length = (uint32_t)u->slot,
-		.lkey = u->mr->lkey,
-	};
-	struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1 }, *bad;
-
-	return ibv_post_recv(u->qp, &wr, &bad);
-}
-
-/* Reaps send completions; a UD send error can leave the SQ in SQE state. */
-static void ib_reap_sends(struct ib_transport *u)
-{
-	struct ibv_wc wc[16];
-	int n, i, sqe = 0;
-
-	while ((n = ibv_poll_cq(u->scq, 16, wc)) > 0) {
-		for (i = 0; i < n; i++) {
-			if (wc[i].status != IBV_WC_SUCCESS) {
-				u->n.send_err++;
-				sqe |= wc[i].status != IBV_WC_WR_FLUSH_ERR;
-			}
-		}
-		u->send_busy -= (unsigned)n <= u->send_busy ? (unsigned)n : u->send_busy;
-	}
-	if (sqe) {
-		struct ibv_qp_attr a;
-		struct ibv_qp_init_attr ia;
-
-		if (ibv_query_qp(u->qp, &a, IBV_QP_STATE, &ia) == 0 && a.qp_state == IBV_QPS_SQE) {
-			memset(&a, 0, sizeof(a));
-			a.qp_state = IBV_QPS_RTS;
-			if (ibv_modify_qp(u->qp, &a, IBV_QP_STATE))
-				u->dead = -EIO;
-		}
-	}
-}
-
-/* Server: the address handle that answers @wc, from the cache or new. */
+/* Server: the address handle that answers @k, from the cache or new. */
 static struct ibv_ah *ib_ahc_get(struct ib_transport *u, const struct ib_key *k,
 				 struct ibv_wc *wc, void *grh)
 {
@@ -645,7 +1144,8 @@ static struct ibv_ah *ib_ahc_get(struct ib_transport *u, const struct ib_key *k,
 	if (!wc)
 		return NULL;
 	if (victim->ah) {
-		ibv_destroy_ah(victim->ah);
+		ib_reap_sends(u);	/* so that a finished send frees it now */
+		ib_ah_put(u, victim->ah);
 		victim->ah = NULL;
 		u->n.ah_evict++;
 	}
@@ -662,26 +1162,48 @@ static struct ibv_ah *ib_ahc_get(struct ib_transport *u, const struct ib_key *k,
 
 /*
  * The sender as a cache key, read without a system call (unlike
- * ibv_init_ah_from_wc, which searches the GID table).  The 40 bytes in
- * front of the payload hold an IB/RoCE v1 GRH or, for RoCE v2, an IPv6
- * header (version 6 in the first nibble, source at byte 8), or 20 unused
- * bytes and an IPv4 header (0x45 at byte 20, source at byte 32), which
- * becomes the IPv4-mapped GID.
+ * ibv_init_ah_from_wc, which searches the GID table), from what that
+ * function derives the handle from.  The 40 bytes in front of the payload
+ * hold an IB/RoCE v1 GRH or a RoCE v2 IPv6 header (next header UDP), or
+ * for RoCE v2 over IPv4 20 bytes the HCA did not write and an IPv4
+ * header, whose addresses become IPv4-mapped GIDs; ib_grh_version()
+ * tells which as rdma-core does.  -1: a header no handle can be made from.
  */
-static void ib_key_from_wc(const struct ibv_wc *wc, const unsigned char *grh, struct ib_key *k)
+static int ib_key_from_wc(const struct ibv_wc *wc, const unsigned char *grh, struct ib_key *k)
 {
+	const unsigned char *ip = grh + 20;
+
 	memset(k, 0, sizeof(*k));
 	k->slid = wc->slid;
 	k->sl = wc->sl;
 	k->path_bits = wc->dlid_path_bits;
 	if (!(wc->wc_flags & IBV_WC_GRH))
-		return;
+		return 0;
 	k->global = 1;
-	if (grh[0] >> 4 == 6) {
+	switch (ib_grh_version(grh)) {
+	case 4:
+		k->gid_type = IBV_GID_TYPE_ROCE_V2;
+		k->hop_limit = ip[8];
+		k->tclass = ip[1];
+		k->sgid[10] = k->sgid[11] = k->dgid[10] = k->dgid[11] = 0xff;
+		memcpy(k->sgid + 12, ip + 12, 4);
+		memcpy(k->dgid + 12, ip + 16, 4);
+		return 0;
+	case 6:
+		if (grh[6] == 17)
+			k->gid_type = IBV_GID_TYPE_ROCE_V2;
+		else if (grh[6] == IB_NEXT_HDR_BTH)
+			k->gid_type = IBV_GID_TYPE_ROCE_V1;	/* or IB: one port, one link */
+		else
+			return -1;
+		k->hop_limit = grh[7];
+		k->tclass = (uint8_t)(grh[0] << 4 | grh[1] >> 4);
+		k->flow_label = (uint32_t)(grh[1] & 0xf) << 16 | (uint32_t)grh[2] << 8 | grh[3];
 		memcpy(k->sgid, grh + 8, 16);
-	} else if (grh[20] == 0x45) {
-		k->sgid[10] = k->sgid[11] = 0xff;
-		memcpy(k->sgid + 12, grh + 32, 4);
+		memcpy(k->dgid, grh + 24, 16);
+		return 0;
+	default:
+		return -1;
 	}
 }
 
@@ -693,12 +1215,17 @@ static void ib_key_from_wc(const struct ibv_wc *wc, const unsigned char *grh, st
 static ssize_t ib_take(struct ib_transport *u, struct ibv_wc *wc, void *buf, size_t cap,
 		       struct transport_addr *from)
 {
-	unsigned i = (unsigned)wc->wr_id;
-	unsigned char *grh = u->mem + (size_t)i * u->slot;
+	unsigned part = (unsigned)(wc->wr_id >> 32), i = (unsigned)wc->wr_id;
+	unsigned char *grh;
 	enum ib_verdict v;
 	struct ib_addr a;
 	size_t len;
 
+	if (part >= IB_PARTS || !u->part[part].qp) {
+		u->dead = -EIO;		/* not a buffer of ours */
+		return -EAGAIN;
+	}
+	grh = u->part[part].mem + (size_t)i * u->slot;
 	if (wc->status == IBV_WC_WR_FLUSH_ERR) {
 		u->dead = -EIO;		/* the QP went to the error state */
 		return -EAGAIN;
@@ -708,9 +1235,14 @@ static ssize_t ib_take(struct ib_transport *u, struct ibv_wc *wc, void *buf, siz
 		u->n.bad[v]++;
 		goto drop;
 	}
-	ib_key_from_wc(wc, grh, &a.key);
+	memset(&a, 0, sizeof(a));
+	if (ib_key_from_wc(wc, grh, &a.key)) {
+		u->n.ah_fail++;
+		goto drop;
+	}
 	a.qpn = wc->src_qp;
 	a.qkey = u->qkey;
+	a.part = part;
 	if (u->server) {
 		if (!ib_ahc_get(u, &a.key, wc, grh))
 			goto drop;
@@ -728,14 +1260,27 @@ static ssize_t ib_take(struct ib_transport *u, struct ibv_wc *wc, void *buf, siz
 		from->len = sizeof(a);
 		memcpy(from->data, &a, sizeof(a));
 	}
-	if (ib_post_recv(u, i))
+	if (ib_post_recv(u, part, i))
 		u->dead = -EIO;
 	return (ssize_t)len;
 
 drop:
-	if (ib_post_recv(u, i))
+	if (ib_post_recv(u, part, i))
 		u->dead = -EIO;
 	return -EAGAIN;
+}
+
+/* Blocking: are the async, rdma_cm or wake fds readable?  One epoll look. */
+static int ib_ctl_readable(struct ib_transport *u)
+{
+	struct epoll_event ev[4];
+	int n, i;
+
+	n = epoll_wait(u->t.fd, ev, 4, 0);
+	for (i = 0; i < n; i++)
+		if (ev[i].data.u32 != IB_FD_CHAN)
+			return 1;
+	return 0;
 }
 
 static ssize_t ib_recv(struct transport *t, void *buf, size_t cap,
@@ -752,9 +1297,9 @@ static ssize_t ib_recv(struct transport *t, void *buf, size_t cap,
 	 * event is consumed only here, when the CQ is found empty, and then
 	 * the CQ is armed again and looked at once more before returning:
 	 * at every return either the CQ is armed and was empty after
-	 * arming, or an unconsumed event keeps the fd readable.  The price
-	 * is one read of the channel per empty look (busy mode: per spin,
-	 * as a non-blocking recvfrom is for udp).
+	 * arming, or an unconsumed event keeps the fd readable.  A caller
+	 * that spins (t->spin) polls the CQ only: an event it leaves keeps
+	 * the fd readable, and the arming stays for the next blocking wait.
 	 */
 	for (;;) {
 		if (u->dead)
@@ -774,6 +1319,13 @@ static ssize_t ib_recv(struct transport *t, void *buf, size_t cap,
 		}
 		if (n < 0)
 			return -EIO;
+		if (t->spin) {
+			int64_t now = clock_monotonic_ns();
+
+			if (now - u->ctl_ns >= IB_CTL_BUSY_NS)
+				ib_control(u, now);
+			return u->dead ? u->dead : -EAGAIN;
+		}
 		/*
 		 * Empty.  Consume the event, arm, then look once more: a
 		 * completion that arrived before arming raises no event.
@@ -785,14 +1337,33 @@ static ssize_t ib_recv(struct transport *t, void *buf, size_t cap,
 			u->armed = 1;
 			continue;
 		}
-		{
-			int64_t now = clock_monotonic_ns();
-
-			if (now - u->ctl_ns >= IB_CTL_NS)
-				ib_control(u, now);
-			return u->dead ? u->dead : -EAGAIN;
-		}
+		/* About to sleep: take in what the other fds have. */
+		if (ib_ctl_readable(u))
+			ib_control(u, clock_monotonic_ns());
+		return u->dead ? u->dead : -EAGAIN;
 	}
+}
+
+/* Client: the address handle to send with, or -errno. */
+static int ib_client_ah(struct ib_transport *u, int64_t now)
+{
+	int64_t until = now + IB_RESOLVE_HOLD_NS;
+
+	while (!u->ah && ib_resolve_step(u, clock_monotonic_ns())) {
+		struct pollfd pfd = { .fd = u->wake, .events = POLLIN };
+		int64_t left = until - clock_monotonic_ns();
+		struct timespec ts;
+
+		if (left <= 0)
+			return -EINPROGRESS;
+		ts.tv_sec = 0;
+		ts.tv_nsec = left;
+		if (ppoll(&pfd, 1, &ts, NULL) > 0)
+			ib_control(u, clock_monotonic_ns());
+	}
+	if (!u->ah)
+		return u->dead ? u->dead : u->last_err ? u->last_err : -EHOSTUNREACH;
+	return 0;
 }
 
 static int ib_send(struct transport *t, void *buf, size_t len,
@@ -804,6 +1375,7 @@ static int ib_send(struct transport *t, void *buf, size_t len,
 	int request = len >= NTP_HEADER_LEN && (b[0] & 7) == NTP_MODE_CLIENT;
 	struct ibv_sge sge;
 	struct ibv_send_wr wr, *bad;
+	struct ibv_qp *qp = u->qp;
 	struct ibv_ah *ah;
 	uint32_t qpn, qkey;
 	unsigned char *slot;
@@ -828,9 +1400,12 @@ static int ib_send(struct transport *t, void *buf, size_t len,
 		if (!to || to->len != sizeof(a))
 			return -EDESTADDRREQ;
 		memcpy(&a, to->data, sizeof(a));
+		if (a.part >= IB_PARTS || !u->part[a.part].qp)
+			return -EHOSTUNREACH;
 		ah = ib_ahc_get(u, &a.key, NULL, NULL);
 		if (!ah)
 			return -EHOSTUNREACH;	/* evicted since it was received */
+		qp = u->part[a.part].qp;
 		qpn = a.qpn;
 		qkey = a.qkey;
 	} else {
@@ -845,13 +1420,9 @@ static int ib_send(struct transport *t, void *buf, size_t len,
 			if (peer_miss(&u->peer, now) == PEER_LOST)
 				ib_drop_ah(u);
 		}
-		if (!u->ah) {
-			if (!peer_resolve_due(&u->peer, now))
-				return u->last_err ? u->last_err : -EHOSTUNREACH;
-			rc = ib_resolve(u, now);
-			if (rc)
-				return rc;
-		}
+		rc = ib_client_ah(u, now);
+		if (rc)
+			return rc;
 		ah = u->ah;
 		qpn = u->rqpn;
 		qkey = u->rqkey;
@@ -879,11 +1450,12 @@ static int ib_send(struct transport *t, void *buf, size_t len,
 	*stamp = clock_now(clk);
 	if (flags & TRANSPORT_STAMP_XMT)
 		transport_stamp_xmt(slot, *stamp);
-	rc = ibv_post_send(u->qp, &wr, &bad);
+	rc = ibv_post_send(qp, &wr, &bad);
 	if (rc) {
 		u->n.post_err++;
 		return -rc;
 	}
+	u->send_ah[u->send_next] = ah;
 	u->send_busy++;
 	u->send_next = (u->send_next + 1) % IB_SEND_DEPTH;
 	if (flags & TRANSPORT_STAMP_XMT)
@@ -899,10 +1471,11 @@ static int ib_send(struct transport *t, void *buf, size_t len,
 static int ib_datapath(struct ib_transport *u, struct rdma_cm_id *id, char *err, size_t errlen)
 {
 	struct ibv_port_attr pa;
-	struct ibv_qp_init_attr qia;
 	struct ibv_qp_attr qa;
+	const char *step;
 	int mask = 0;
 	unsigned i, nbuf;
+	uint16_t pkey_index = 0;
 
 	if (ibv_query_port(u->ctx, u->port, &pa)) {
 		IB_FAIL("%s: cannot query port %u of %s: %s", u->url, u->port,
@@ -934,63 +1507,37 @@ static int ib_datapath(struct ib_transport *u, struct rdma_cm_id *id, char *err,
 		IB_FAIL("%s: registering %zu bytes: %s", u->url, nbuf * u->slot, strerror(errno));
 		return -1;
 	}
-	u->rcq = ibv_create_cq(u->ctx, (int)u->nrecv, u, u->chan, 0);
+	u->rcq = ibv_create_cq(u->ctx, (int)(u->server ? u->nrecv * IB_PARTS : u->nrecv), u,
+			       u->chan, 0);
 	u->scq = ibv_create_cq(u->ctx, IB_SEND_DEPTH, u, NULL, 0);
 	if (!u->rcq || !u->scq) {
 		IB_FAIL("%s: completion queue: %s", u->url, strerror(errno));
 		return -1;
 	}
-	memset(&qia, 0, sizeof(qia));
-	qia.send_cq = u->scq;
-	qia.recv_cq = u->rcq;
-	qia.qp_type = IBV_QPT_UD;
-	qia.sq_sig_all = 1;
-	qia.cap.max_send_wr = IB_SEND_DEPTH;
-	qia.cap.max_recv_wr = u->nrecv;
-	qia.cap.max_send_sge = 1;
-	qia.cap.max_recv_sge = 1;
-	qia.cap.max_inline_data = NTP_HEADER_LEN + 64;
-	u->qp = ibv_create_qp(u->pd, &qia);
-	if (!u->qp) {
-		/* Some HCAs inline less; ask for none rather than fail. */
-		qia.cap.max_inline_data = 0;
-		u->qp = ibv_create_qp(u->pd, &qia);
-	}
-	if (!u->qp) {
-		IB_FAIL("%s: UD queue pair: %s", u->url, strerror(errno));
-		return -1;
-	}
-	u->max_inline = qia.cap.max_inline_data;
 
 	/*
-	 * INIT takes P_Key index, port and QKey.  rdma_cm knows the P_Key
-	 * of the IPoIB interface the address lives on; a wildcard listener
-	 * has none, and then the default partition at index 0 is used.
+	 * rdma_cm knows the P_Key index of the IPoIB interface the address
+	 * lives on, and the QKey; a wildcard listener has neither: it starts
+	 * in the default partition at index 0, and answers a request from
+	 * another partition from a QP there (ib_part_get).
 	 */
 	memset(&qa, 0, sizeof(qa));
 	qa.qp_state = IBV_QPS_INIT;
-	if (!id || rdma_init_qp_attr(id, &qa, &mask)) {
-		memset(&qa, 0, sizeof(qa));
-		qa.qp_state = IBV_QPS_INIT;
-		qa.pkey_index = 0;
-		qa.qkey = RDMA_UDP_QKEY;
+	u->qkey = RDMA_UDP_QKEY;
+	if (id && rdma_init_qp_attr(id, &qa, &mask) == 0) {
+		pkey_index = qa.pkey_index;
+		if (qa.qkey)
+			u->qkey = qa.qkey;
 	}
-	qa.port_num = u->port;
-	if (!qa.qkey)
-		qa.qkey = RDMA_UDP_QKEY;
-	u->qkey = qa.qkey;
-	if (ibv_modify_qp(u->qp, &qa, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY))
-		goto no_state;
-	memset(&qa, 0, sizeof(qa));
-	qa.qp_state = IBV_QPS_RTR;
-	if (ibv_modify_qp(u->qp, &qa, IBV_QP_STATE))
-		goto no_state;
-	qa.qp_state = IBV_QPS_RTS;
-	qa.sq_psn = 0;
-	if (ibv_modify_qp(u->qp, &qa, IBV_QP_STATE | IBV_QP_SQ_PSN))
-		goto no_state;
+	u->qp = ib_qp_up(u, pkey_index, &step);
+	if (!u->qp) {
+		IB_FAIL("%s: UD queue pair: %s: %s", u->url, step, strerror(errno));
+		return -1;
+	}
+	u->part[0] = (struct ib_part){ .pkey_index = pkey_index, .qp = u->qp, .mr = u->mr,
+				       .mem = u->mem };
 	for (i = 0; i < u->nrecv; i++)
-		if (ib_post_recv(u, i)) {
+		if (ib_post_recv(u, 0, i)) {
 			IB_FAIL("%s: posting receive buffers failed", u->url);
 			return -1;
 		}
@@ -1000,12 +1547,6 @@ static int ib_datapath(struct ib_transport *u, struct rdma_cm_id *id, char *err,
 	}
 	u->armed = 1;
 	return 0;
-
-no_state:
-	IB_FAIL("%s: moving the UD queue pair to %s: %s", u->url,
-		qa.qp_state == IBV_QPS_INIT ? "INIT" : qa.qp_state == IBV_QPS_RTR ? "RTR" : "RTS",
-		strerror(errno));
-	return -1;
 }
 
 /* Server: the device a wildcard listener serves (dev=, or the only one). */
@@ -1039,13 +1580,47 @@ static struct ibv_context *ib_pick_device(const char *dev, char *err, size_t err
 static void ib_close(struct transport *t)
 {
 	struct ib_transport *u = (struct ib_transport *)t;
+	struct ib_transport **pp;
+	int p;
 
+	if (u->have_thread) {
+		pthread_mutex_lock(&u->rmu);
+		u->stop = 1;
+		pthread_cond_signal(&u->rcv);
+		pthread_mutex_unlock(&u->rmu);
+		ib_wake(u->stopfd);
+		pthread_join(u->th, NULL);
+		if (u->done && u->res.id)
+			rdma_destroy_id(u->res.id);
+		pthread_cond_destroy(&u->rcv);
+		pthread_mutex_destroy(&u->rmu);
+	}
+	pthread_mutex_lock(&ib_reg_mu);
+	for (pp = &ib_reg; *pp; pp = &(*pp)->reg_next)
+		if (*pp == u) {
+			*pp = u->reg_next;
+			break;
+		}
+	pthread_mutex_unlock(&ib_reg_mu);
 	if (u->t.fd >= 0)
 		close(u->t.fd);
+	/* The QPs first: then no send can name an address handle. */
+	for (p = IB_PARTS - 1; p >= 0; p--) {
+		struct ib_part *pt = &u->part[p];
+
+		if (pt->qp)
+			ibv_destroy_qp(pt->qp);
+		if (p && pt->mr)
+			ibv_dereg_mr(pt->mr);
+		if (p)
+			free(pt->mem);
+	}
+	if (!u->part[0].qp && u->qp)
+		ibv_destroy_qp(u->qp);
+	memset(u->send_ah, 0, sizeof(u->send_ah));
 	ib_drop_ah(u);
 	ib_ahc_flush(u);
-	if (u->qp)
-		ibv_destroy_qp(u->qp);
+	ib_zombies_reap(u);
 	if (u->rcq) {
 		ib_chan_drain(u);
 		ibv_destroy_cq(u->rcq);
@@ -1059,11 +1634,17 @@ static void ib_close(struct transport *t)
 	free(u->mem);
 	if (u->pd)
 		ibv_dealloc_pd(u->pd);
-	/* The cm_id last: it holds the device the resources live on. */
+	/* The cm_ids last: they hold the device the resources live on. */
 	if (u->id)
 		rdma_destroy_id(u->id);
 	if (u->cm)
 		rdma_destroy_event_channel(u->cm);
+	if (u->rcm)
+		rdma_destroy_event_channel(u->rcm);
+	if (u->wake >= 0)
+		close(u->wake);
+	if (u->stopfd >= 0)
+		close(u->stopfd);
 	free(u);
 }
 
@@ -1075,7 +1656,7 @@ static struct transport *ib_open(const struct endpoint *ep, enum transport_role 
 	struct rdma_cm_id *route = NULL;
 	long port = 0, gid = -1, qkey = -1;
 	struct epoll_event ee = { .events = EPOLLIN };
-	int rc;
+	int rc, fds[4], i;
 
 	err[0] = 0;
 	if (ib_param_num(ep, "port", 255, &port, err, errlen) ||
@@ -1100,6 +1681,7 @@ static struct transport *ib_open(const struct endpoint *ep, enum transport_role 
 		return NULL;
 	}
 	u->t.fd = -1;
+	u->wake = u->stopfd = -1;
 	snprintf(u->url, sizeof(u->url), "%s", ep->url);
 	u->server = role == TRANSPORT_SERVER;
 	u->qkey_forced = qkey;
@@ -1135,6 +1717,7 @@ static struct transport *ib_open(const struct endpoint *ep, enum transport_role 
 			if (!u->ctx)
 				goto fail;
 			u->port = 1;
+			u->wildcard = 1;
 		}
 		if (port && port != u->port) {
 			if (u->id->verbs) {
@@ -1165,7 +1748,7 @@ static struct transport *ib_open(const struct endpoint *ep, enum transport_role 
 		 * local (no IPoIB route).  The server itself may be absent:
 		 * that is a per-exchange error, found again later.
 		 */
-		rc = ib_cm_route(u, now + IB_RESOLVE_NS, &u->id);
+		rc = ib_cm_route(u, u->cm, now + IB_RESOLVE_NS, &u->id);
 		if (rc) {
 			IB_FAIL("%s: cannot resolve a route to %s: %s", ep->url, ep->host,
 				strerror(-rc));
@@ -1187,31 +1770,64 @@ static struct transport *ib_open(const struct endpoint *ep, enum transport_role 
 		if (ib_datapath(u, route, err, errlen))
 			goto fail;
 		{
-			uint32_t epoch;
+			struct ib_res r;
 
 			/*
 			 * The server may be down: a per-exchange error, retried
 			 * on the backoff.  The routed id stays until a later
 			 * resolution replaces it: it holds the device.
 			 */
-			rc = ib_cm_sidr(u, route, now + IB_RESOLVE_NS, &epoch);
+			memset(&r, 0, sizeof(r));
+			rc = ib_cm_sidr(u, u->cm, route, now + IB_RESOLVE_NS, &r);
+			if (rc == 0)
+				rc = ib_res_apply(u, &r);
 			if (rc == 0) {
-				peer_resolve_ok(&u->peer, now, epoch);
+				peer_resolve_ok(&u->peer, now, r.epoch);
 			} else {
 				peer_resolve_failed(&u->peer, now);
 				u->last_err = rc;
 			}
 		}
+		/* Later resolutions run in a thread, on a channel of their own. */
+		u->rcm = rdma_create_event_channel();
+		u->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (!u->rcm || u->stopfd < 0 || ib_nonblock(u->rcm->fd)) {
+			IB_FAIL("%s: rdma_cm event channel: %s", ep->url, strerror(errno));
+			goto fail;
+		}
+		pthread_mutex_init(&u->rmu, NULL);
+		pthread_cond_init(&u->rcv, NULL);
+		rc = pthread_create(&u->th, NULL, ib_resolver, u);
+		if (rc) {
+			pthread_cond_destroy(&u->rcv);
+			pthread_mutex_destroy(&u->rmu);
+			IB_FAIL("%s: resolver thread: %s", ep->url, strerror(rc));
+			goto fail;
+		}
+		u->have_thread = 1;
 	}
 
+	u->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	u->t.fd = epoll_create1(EPOLL_CLOEXEC);
-	if (u->t.fd < 0 || ib_nonblock(u->ctx->async_fd) ||
-	    epoll_ctl(u->t.fd, EPOLL_CTL_ADD, u->chan->fd, &ee) ||
-	    epoll_ctl(u->t.fd, EPOLL_CTL_ADD, u->ctx->async_fd, &ee) ||
-	    epoll_ctl(u->t.fd, EPOLL_CTL_ADD, u->cm->fd, &ee)) {
+	if (u->wake < 0 || u->t.fd < 0 || ib_nonblock(u->ctx->async_fd)) {
 		IB_FAIL("%s: epoll: %s", ep->url, strerror(errno));
 		goto fail;
 	}
+	fds[IB_FD_CHAN] = u->chan->fd;
+	fds[IB_FD_ASYNC] = u->ctx->async_fd;
+	fds[IB_FD_CM] = u->cm->fd;
+	fds[IB_FD_WAKE] = u->wake;
+	for (i = 0; i < 4; i++) {
+		ee.data.u32 = (uint32_t)i;
+		if (epoll_ctl(u->t.fd, EPOLL_CTL_ADD, fds[i], &ee)) {
+			IB_FAIL("%s: epoll: %s", ep->url, strerror(errno));
+			goto fail;
+		}
+	}
+	pthread_mutex_lock(&ib_reg_mu);
+	u->reg_next = ib_reg;
+	ib_reg = u;
+	pthread_mutex_unlock(&ib_reg_mu);
 	u->ctl_ns = clock_monotonic_ns();
 	return &u->t;
 
@@ -1248,16 +1864,17 @@ static void ib_counters(struct transport *t, char *buf, size_t len)
 		return;
 	if (u->server)
 		snprintf(buf + n, len - n, " sidr_accept=%llu sidr_reject=%llu ah_new=%llu"
-			 " ah_evict=%llu ah_fail=%llu",
+			 " ah_evict=%llu ah_fail=%llu ah_deferred=%llu",
 			 (unsigned long long)u->n.sidr_accept, (unsigned long long)u->n.sidr_reject,
 			 (unsigned long long)u->n.ah_new, (unsigned long long)u->n.ah_evict,
-			 (unsigned long long)u->n.ah_fail);
+			 (unsigned long long)u->n.ah_fail, (unsigned long long)u->n.ah_deferred);
 	else
 		snprintf(buf + n, len - n, " replies=%llu misses=%llu losses=%llu"
-			 " resolutions=%llu resolve_failures=%llu resets=%llu",
+			 " resolutions=%llu resolve_failures=%llu sidr_retries=%llu resets=%llu",
 			 (unsigned long long)c->replies, (unsigned long long)c->misses,
 			 (unsigned long long)c->losses, (unsigned long long)c->resolutions,
-			 (unsigned long long)c->resolve_failures, (unsigned long long)c->resets);
+			 (unsigned long long)c->resolve_failures,
+			 (unsigned long long)u->n.sidr_retries, (unsigned long long)c->resets);
 }
 
 static void ib_addr_str(const struct transport_addr *ta, char *buf, size_t len)

@@ -50,4 +50,14 @@ enum ib_verdict ib_check_recv(const struct ibv_wc *wc, enum transport_role role,
 /* The epoch a reply carries (wc->imm_data is big-endian on the wire). */
 uint32_t ib_wc_epoch(const struct ibv_wc *wc);
 
+/*
+ * What the IB_GRH_LEN bytes at @grh in front of a received datagram hold,
+ * decided as rdma-core does: 6 for an IB/RoCE v1 GRH or a RoCE v2 IPv6
+ * header, 4 for RoCE v2 over IPv4 (the first 20 bytes are not written by
+ * the HCA and may hold anything, a stale 6 included: an IPv4 header at
+ * byte 20 is believed then only with IHL 5 and a good header checksum),
+ * -1 for neither.  Pure: reads the 40 bytes only.
+ */
+int ib_grh_version(const void *grh);
+
 #endif

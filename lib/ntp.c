@@ -92,6 +92,50 @@ void ntp_encode(const struct ntp_packet *p, void *buf)
 	put64(b + 40, p->xmt);
 }
 
+int ntp_kiss_code(const struct ntp_packet *p, char code[5])
+{
+	int i, n = 0;
+
+	memset(code, 0, 5);
+	if (p->stratum != NTP_STRATUM_KOD)
+		return 0;
+	/* "a four-character ASCII string, left justified and zero filled"
+	   (RFC 5905 7.3): characters first, then only zeros. */
+	for (i = 0; i < 4; i++) {
+		unsigned c = (p->refid >> (24 - 8 * i)) & 0xff;
+
+		if (c == 0)
+			continue;
+		if (c < 0x21 || c > 0x7e || n != i) {
+			memset(code, 0, 5);
+			return 0;
+		}
+		code[n++] = (char)c;
+	}
+	return n > 0;
+}
+
+enum ntp_verdict ntp_judge(const struct ntp_packet *p)
+{
+	char code[5];
+
+	if (ntp_kiss_code(p, code))
+		return NTP_VERDICT_KISS;
+	if (p->leap == NTP_LEAP_ALARM || p->stratum == NTP_STRATUM_KOD ||
+	    p->stratum >= NTP_STRATUM_UNSYNC)
+		return NTP_VERDICT_UNSYNCED;
+	if (p->rec == 0 || p->xmt == 0)
+		return NTP_VERDICT_BOGUS;
+	return NTP_VERDICT_OK;
+}
+
+int64_t ntp_backoff_ns(int64_t interval_ns)
+{
+	if (interval_ns >= NTP_MAXPOLL_NS / 2)
+		return interval_ns > NTP_MAXPOLL_NS ? interval_ns : NTP_MAXPOLL_NS;
+	return 2 * interval_ns;
+}
+
 /* Floor division for a possibly negative dividend. */
 static int64_t floordiv(int64_t a, int64_t b)
 {

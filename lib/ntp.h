@@ -51,6 +51,9 @@ enum ntp_leap {
 #define NTP_STRATUM_KOD		0	/* kiss-o'-death; refid is the code */
 #define NTP_STRATUM_UNSYNC	16
 
+/* RFC 5905 MAXPOLL: 2^17 s, the longest poll interval, in ns. */
+#define NTP_MAXPOLL_NS		(131072LL * 1000000000)
+
 struct ntp_packet {
 	uint8_t leap;		/* 0..3 */
 	uint8_t version;	/* 0..7 */
@@ -99,6 +102,43 @@ uint64_t ntp_ts_from_ns(int64_t unix_ns);
  * nanosecond), in the era that puts it nearest to @pivot_ns.
  */
 int64_t ntp_ts_to_ns(uint64_t ts, int64_t pivot_ns);
+
+/*
+ * What a server's reply says about its clock (RFC 5905 sections 7.3, 7.4,
+ * 8), judged on the header alone, in this order:
+ *   KISS      stratum 0 and a kiss code in the reference ID: one to four
+ *             printable ASCII characters (0x21..0x7e), zero-filled on the
+ *             right ("RATE", "DENY", "RSTR", "INIT", ...); the
+ *             timestamps carry nothing;
+ *   UNSYNCED  leap 3 (alarm), stratum 16 or above, or stratum 0 without a
+ *             kiss code (OpenNTPD 6.2 while unsynchronised: leap 3,
+ *             stratum 0, reference ID 0): the server answered, its
+ *             timestamps are its own but its clock is not synchronised;
+ *   BOGUS     a zero receive or transmit timestamp;
+ *   OK        a reply to use.
+ */
+enum ntp_verdict {
+	NTP_VERDICT_OK,
+	NTP_VERDICT_KISS,
+	NTP_VERDICT_UNSYNCED,
+	NTP_VERDICT_BOGUS,
+};
+
+enum ntp_verdict ntp_judge(const struct ntp_packet *p);
+
+/*
+ * The kiss code of a stratum 0 reply into @code (NUL-terminated, up to 4
+ * characters): returns 1, or 0 when @p is not a kiss-o'-death (another
+ * stratum, or a reference ID that is no code) and @code is "".
+ */
+int ntp_kiss_code(const struct ntp_packet *p, char code[5]);
+
+/*
+ * The poll interval after a RATE kiss (RFC 5905 7.4: the client reduces
+ * its rate at each one): twice @interval_ns, at most NTP_MAXPOLL_NS, and
+ * never below @interval_ns.
+ */
+int64_t ntp_backoff_ns(int64_t interval_ns);
 
 /* Signed NTP short format (16.16 seconds) from nanoseconds, saturating. */
 uint32_t ntp_short_from_ns(int64_t ns);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "opt.h"
+#include "out.h"
 #include "version.h"
 
 const char *opt_prog = "ntpx";
@@ -19,6 +20,7 @@ void opt_init(const char *argv0)
 
 	if (argv0)
 		opt_prog = slash ? slash + 1 : argv0;
+	out_check_at_exit();
 }
 
 static void verr(const char *fmt, va_list ap)

@@ -41,7 +41,8 @@ int opt_rate(const char *s, double *bps, int *is_fraction);
 /* An unsigned decimal count, 0 .. max. */
 int opt_count(const char *s, uint64_t max, uint64_t *n);
 
-/* The tool's name, for error lines; set once by opt_init(argv[0]). */
+/* The tool's name, for error lines; set once by opt_init(argv[0]), which
+   also has stdout checked at exit (out_check_at_exit, lib/out.h). */
 extern const char *opt_prog;
 void opt_init(const char *argv0);
 

@@ -20,6 +20,11 @@
 /* port capabilities */
 #define PORT_CAP_CSUM		0x1	/* the NIC completes the IPv4 and UDP
 					   checksums (IBV_SEND_IP_CSUM) */
+#define PORT_CAP_RX_PARTIAL	0x2	/* the device joins kernels on this
+					   host and completes no checksum
+					   (veth): a frame may arrive with its
+					   UDP checksum left partial, which the
+					   receiving kernel would accept */
 
 struct port_config {
 	const char *dev;	/* interface name */
@@ -27,7 +32,9 @@ struct port_config {
 	uint16_t udp_port;	/* local UDP port to steer, host order */
 	uint32_t ip;		/* local IPv4 address, host order; 0: any */
 	uint8_t mac[6];		/* the interface's MAC */
-	int busy_poll;		/* nonzero: the caller spins; tune for it */
+	int busy_poll;		/* nonzero: the caller may spin; tune for it */
+	const char *sysfs;	/* where sysfs is; NULL: /sys (tests: a tree
+				   of their own) */
 	enum {
 		PORT_XDP_AUTO,		/* the best the driver has */
 		PORT_XDP_SKB,		/* generic XDP, copy */
@@ -74,6 +81,8 @@ struct port {
 	int fd;			/* polls readable when a frame may be waiting */
 	int caps;		/* PORT_CAP_* */
 	size_t frame_max;	/* bytes: the largest frame tx_buf can hold (>= 60) */
+	int spin;		/* set by the caller around rx_next while it
+				   spins: look at the queue only, no system call */
 	char mode[32];		/* how it runs, one word: "skb-copy", "drv-zerocopy" */
 };
 

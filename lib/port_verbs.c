@@ -13,6 +13,18 @@
  * has the NIC compute the IPv4 and UDP checksums; uudp.c then leaves the
  * UDP checksum as Linux does for such a NIC (frame_udp_csum_partial()).
  *
+ * The QP and the flow rule sit on the device port behind the interface:
+ * /sys/class/net/DEV/dev_port + 1 (mlx4 shows its two network interfaces
+ * as ports 1 and 2 of one device).  Flow rules need managed flow steering
+ * (IBV_DEVICE_MANAGED_FLOW_STEERING), which mlx4 has only when its module
+ * is loaded with log_num_mgm_entry_size=-1; the open says so when it is
+ * missing.  A receive completing in error because the QP went to the
+ * error state kills the port: rx_next and tx_submit fail with EIO from
+ * then on, the device's async events are read, and the counters say
+ * what happened (qp_error=1, last_async=).  While the caller spins
+ * (port.spin) rx_next only polls the CQ; blocking callers have it
+ * consume the completion channel's event and re-arm.
+ *
  * Compiled in every build; on a machine without an RDMA device the open
  * fails at once with one line saying so.
  */
@@ -33,7 +45,6 @@
 #define PORT_VERBS_BUF		2048	/* bytes per buffer: one 1500-MTU frame */
 #define PORT_VERBS_RX		256	/* receive buffers posted */
 #define PORT_VERBS_TX		256	/* send buffers */
-#define PORT_VERBS_PORT		1	/* one netdev, one ibdev port */
 
 struct verbs_port {
 	struct port p;
@@ -43,6 +54,10 @@ struct verbs_port {
 	struct ibv_cq *rx_cq, *tx_cq;
 	struct ibv_qp *qp;
 	struct ibv_flow *flow;
+	uint8_t port;			/* the device port behind the interface */
+	int dead;			/* -errno once the QP is in the error state */
+	enum ibv_event_type last_async;
+	uint64_t async;			/* async events read */
 	struct ibv_mr *mr;
 	unsigned char *mem;		/* RX buffers, then TX buffers */
 	unsigned tx_free[PORT_VERBS_TX];
@@ -55,15 +70,16 @@ struct verbs_port {
 
 static const struct port_ops verbs_port_ops;
 
-/* The RDMA device behind netdev @dev, from sysfs; 0 or -1. */
-static int verbs_ibdev(const char *dev, char *name, size_t len)
+/* The RDMA device behind netdev @dev, from sysfs under @sys; 0 or -1. */
+static int verbs_ibdev(const char *sys, const char *dev, char *name, size_t len)
 {
-	char path[256];
+	char path[512];
 	struct dirent *de;
 	DIR *d;
 	int rc = -1;
 
-	snprintf(path, sizeof(path), "/sys/class/net/%s/device/infiniband", dev);
+	snprintf(path, sizeof(path), "%s/class/net/%s/device/infiniband", sys ? sys : "/sys",
+		 dev);
 	d = opendir(path);
 	if (!d)
 		return -1;
@@ -81,7 +97,64 @@ int port_verbs_present(const char *dev)
 {
 	char name[64];
 
-	return verbs_ibdev(dev, name, sizeof(name)) == 0;
+	return verbs_ibdev(NULL, dev, name, sizeof(name)) == 0;
+}
+
+/*
+ * The device port behind netdev @dev: its dev_port (0 for the first)
+ * plus one; 1 when the kernel has no dev_port.  -1 when it is garbage.
+ */
+static int verbs_devport(const char *sys, const char *dev)
+{
+	char path[512], line[32], *end;
+	FILE *f;
+	long n;
+
+	snprintf(path, sizeof(path), "%s/class/net/%s/dev_port", sys ? sys : "/sys", dev);
+	f = fopen(path, "re");
+	if (!f)
+		return 1;
+	if (!fgets(line, sizeof(line), f)) {
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	errno = 0;
+	n = strtol(line, &end, 0);
+	if (errno || end == line || (*end && *end != '\n') || n < 0 || n > 254)
+		return -1;
+	return (int)n + 1;
+}
+
+/* The names counters use for the async events that matter here. */
+static const char *verbs_event_name(enum ibv_event_type t)
+{
+	switch (t) {
+	case IBV_EVENT_QP_FATAL: return "qp_fatal";
+	case IBV_EVENT_QP_REQ_ERR: return "qp_req_err";
+	case IBV_EVENT_QP_ACCESS_ERR: return "qp_access_err";
+	case IBV_EVENT_CQ_ERR: return "cq_err";
+	case IBV_EVENT_DEVICE_FATAL: return "device_fatal";
+	case IBV_EVENT_PORT_ERR: return "port_err";
+	case IBV_EVENT_PORT_ACTIVE: return "port_active";
+	default: return "other";
+	}
+}
+
+/*
+ * The QP is in the error state: every receive posted again would flush
+ * at once.  The port is dead from now on; the async events tell why.
+ */
+static void verbs_die(struct verbs_port *v)
+{
+	struct ibv_async_event ev;
+
+	v->dead = -EIO;
+	while (ibv_get_async_event(v->ctx, &ev) == 0) {
+		v->async++;
+		v->last_async = ev.event_type;
+		ibv_ack_async_event(&ev);
+	}
 }
 
 static int verbs_post_rx(struct verbs_port *v, uint64_t i)
@@ -102,7 +175,7 @@ static int verbs_qp_up(struct verbs_port *v)
 
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_INIT;
-	a.port_num = PORT_VERBS_PORT;
+	a.port_num = v->port;
 	if (ibv_modify_qp(v->qp, &a, IBV_QP_STATE | IBV_QP_PORT))
 		return -1;
 	memset(&a, 0, sizeof(a));
@@ -126,7 +199,7 @@ static int verbs_flow(struct verbs_port *v, const struct port_config *cfg)
 		.size = sizeof(attr) + sizeof(struct ibv_flow_spec_eth) +
 			sizeof(struct ibv_flow_spec_ipv4) + sizeof(struct ibv_flow_spec_tcp_udp),
 		.num_of_specs = 3,
-		.port = PORT_VERBS_PORT,
+		.port = v->port,
 	};
 	struct ibv_flow_spec_eth eth = { .type = IBV_FLOW_SPEC_ETH, .size = sizeof(eth) };
 	struct ibv_flow_spec_ipv4 ip = { .type = IBV_FLOW_SPEC_IPV4, .size = sizeof(ip) };
@@ -190,12 +263,17 @@ struct port *port_verbs_open(const struct port_config *cfg, char *err, size_t er
 	struct ibv_device_attr da;
 	struct verbs_port *v;
 	char ibdev[64];
-	int i, n = 0;
+	int i, n = 0, port;
 
 	/* Fail fast, before any allocation, when there is nothing to open. */
-	if (verbs_ibdev(cfg->dev, ibdev, sizeof(ibdev))) {
+	if (verbs_ibdev(cfg->sysfs, cfg->dev, ibdev, sizeof(ibdev))) {
 		snprintf(err, errlen, "%s: no RDMA device behind this interface "
 			 "(via=verbs needs a raw-packet capable NIC; try via=xdp)", cfg->dev);
+		return NULL;
+	}
+	port = verbs_devport(cfg->sysfs, cfg->dev);
+	if (port < 0) {
+		snprintf(err, errlen, "%s: unreadable dev_port in sysfs", cfg->dev);
 		return NULL;
 	}
 	v = calloc(1, sizeof(*v));
@@ -203,6 +281,7 @@ struct port *port_verbs_open(const struct port_config *cfg, char *err, size_t er
 		snprintf(err, errlen, "%s: out of memory", cfg->dev);
 		return NULL;
 	}
+	v->port = (uint8_t)port;
 	list = ibv_get_device_list(&n);
 	for (i = 0; list && i < n; i++)
 		if (strcmp(ibv_get_device_name(list[i]), ibdev) == 0)
@@ -217,9 +296,28 @@ struct port *port_verbs_open(const struct port_config *cfg, char *err, size_t er
 		snprintf(err, errlen, "%s: cannot open %s: %s", cfg->dev, ibdev, strerror(errno));
 		goto no_port;
 	}
-	if (ibv_query_device(v->ctx, &da) == 0 &&
-	    (da.device_cap_flags & IBV_DEVICE_RAW_IP_CSUM))
+	if (ibv_query_device(v->ctx, &da)) {
+		snprintf(err, errlen, "%s: %s: cannot query the device: %s", cfg->dev, ibdev,
+			 strerror(errno));
+		goto no_port;
+	}
+	if (v->port > da.phys_port_cnt) {
+		snprintf(err, errlen, "%s: %s has %u ports, not the %u this interface's dev_port "
+			 "names", cfg->dev, ibdev, da.phys_port_cnt, v->port);
+		goto no_port;
+	}
+	if (!(da.device_cap_flags & IBV_DEVICE_MANAGED_FLOW_STEERING)) {
+		snprintf(err, errlen, "%s: %s has no managed flow steering, so no flow rule can "
+			 "steer UDP to a QP (mlx4: load mlx4_core with log_num_mgm_entry_size=-1)",
+			 cfg->dev, ibdev);
+		goto no_port;
+	}
+	if (da.device_cap_flags & IBV_DEVICE_RAW_IP_CSUM)
 		v->p.caps |= PORT_CAP_CSUM;
+	if (fcntl(v->ctx->async_fd, F_SETFL, fcntl(v->ctx->async_fd, F_GETFL) | O_NONBLOCK)) {
+		snprintf(err, errlen, "%s: %s: async events: %s", cfg->dev, ibdev, strerror(errno));
+		goto no_port;
+	}
 	v->mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (v->mem == MAP_FAILED) {
 		v->mem = NULL;
@@ -331,6 +429,10 @@ static int verbs_tx_submit(struct port *p, void *buf, size_t len, int flags)
 				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
 	int rc;
 
+	if (v->dead) {
+		v->tx_free[v->ntx_free++] = v->tx_cur;
+		return v->dead;
+	}
 	if (flags & PORT_CAP_CSUM)
 		wr.send_flags |= IBV_SEND_IP_CSUM;
 	rc = ibv_post_send(v->qp, &wr, &bad);
@@ -359,10 +461,15 @@ static int verbs_rx_next(struct port *p, const void **frame, size_t *len)
 	if (v->rx_held)
 		return -EBUSY;
 	for (;;) {
+		if (v->dead)
+			return v->dead;
 		n = ibv_poll_cq(v->rx_cq, 1, &wc);
 		if (n < 0)
 			return -EIO;
 		if (n == 0) {
+			/* Spinning: the CQ only, no system call. */
+			if (p->spin)
+				return 0;
 			/* Consume a wakeup and re-arm, then look once more:
 			   a completion may have come in between. */
 			if (ibv_get_cq_event(v->ch, &cq, &ctx) == 0) {
@@ -373,7 +480,16 @@ static int verbs_rx_next(struct port *p, const void **frame, size_t *len)
 			return 0;
 		}
 		if (wc.status != IBV_WC_SUCCESS) {
+			struct ibv_qp_attr a;
+			struct ibv_qp_init_attr ia;
+
 			v->rx_errors++;
+			if (wc.status == IBV_WC_WR_FLUSH_ERR ||
+			    (ibv_query_qp(v->qp, &a, IBV_QP_STATE, &ia) == 0 &&
+			     a.qp_state == IBV_QPS_ERR)) {
+				verbs_die(v);
+				return v->dead;
+			}
 			if (verbs_post_rx(v, wc.wr_id))
 				v->repost_errors++;
 			continue;
@@ -407,9 +523,11 @@ static void verbs_counters(struct port *p, char *buf, size_t len)
 {
 	struct verbs_port *v = (struct verbs_port *)p;
 
-	snprintf(buf, len, "rx_errors=%llu tx_errors=%llu repost_errors=%llu",
+	snprintf(buf, len, "rx_errors=%llu tx_errors=%llu repost_errors=%llu qp_error=%d"
+		 " async=%llu last_async=%s",
 		 (unsigned long long)v->rx_errors, (unsigned long long)v->tx_errors,
-		 (unsigned long long)v->repost_errors);
+		 (unsigned long long)v->repost_errors, v->dead != 0,
+		 (unsigned long long)v->async, v->async ? verbs_event_name(v->last_async) : "none");
 }
 
 static const struct port_ops verbs_port_ops = {

@@ -41,17 +41,26 @@ int record_status_parse(const char *word)
 	return -1;
 }
 
-void record_write_header(FILE *f, const char *tool, const char *endpoint,
-			 const char *clock, const char *fields)
+int record_write_header(FILE *f, const char *tool, const char *endpoint,
+			const char *clock, const char *fields)
 {
-	fprintf(f, "#ntpx-record %d\n", RECORD_VERSION);
-	if (tool)
-		fprintf(f, "#tool %s %s\n", tool, NTPX_VERSION);
-	if (endpoint)
-		fprintf(f, "#endpoint %s\n", endpoint);
-	if (clock)
-		fprintf(f, "#clock %s\n", clock);
-	fprintf(f, "#fields %s\n", fields);
+	int err = 0;
+
+	/* The first failure's errno is the cause: later writes may change it. */
+	if (fprintf(f, "#ntpx-record %d\n", RECORD_VERSION) < 0 && !err)
+		err = errno;
+	if (tool && fprintf(f, "#tool %s %s\n", tool, NTPX_VERSION) < 0 && !err)
+		err = errno;
+	if (endpoint && fprintf(f, "#endpoint %s\n", endpoint) < 0 && !err)
+		err = errno;
+	if (clock && fprintf(f, "#clock %s\n", clock) < 0 && !err)
+		err = errno;
+	if (fprintf(f, "#fields %s\n", fields) < 0 && !err)
+		err = errno;
+	if (!err)
+		return 0;
+	errno = err;
+	return -1;
 }
 
 static char *put_i64(char *p, int64_t v)

@@ -64,9 +64,10 @@ static inline int64_t record_off2(const int64_t t[4])
 }
 
 /* Writes the header lines: version, tool, endpoint, clock (each skipped
-   when NULL), then "#fields FIELDS". */
-void record_write_header(FILE *f, const char *tool, const char *endpoint,
-			 const char *clock, const char *fields);
+   when NULL), then "#fields FIELDS".  Returns 0, or -1 with errno that
+   of the first write that failed. */
+int record_write_header(FILE *f, const char *tool, const char *endpoint,
+			const char *clock, const char *fields);
 
 /*
  * Formats the RECORD_BASE_FIELDS columns of @x into @buf without a newline;

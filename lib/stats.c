@@ -8,8 +8,8 @@
 
 int stats_linfit(const double *x, const double *y, size_t n, struct linfit *fit)
 {
-	double mx = 0, my = 0, sxx = 0, sxy = 0, ss = 0;
-	size_t i;
+	double mx = 0, my = 0, sxx = 0, sxy = 0, ss = 0, z = 0, sz = 0;
+	size_t i, nb, batch = 0;
 
 	if (n < 2)
 		return -1;
@@ -29,12 +29,22 @@ int stats_linfit(const double *x, const double *y, size_t n, struct linfit *fit)
 		return -1;
 	fit->b = sxy / sxx;
 	fit->a = my - fit->b * mx;
+	nb = n < STATS_SE_BATCHES ? n : STATS_SE_BATCHES;
 	for (i = 0; i < n; i++) {
 		double r = y[i] - (fit->a + fit->b * x[i]);
+		size_t k = i * nb / n;
 
 		ss += r * r;
+		if (k != batch) {
+			sz += z * z;
+			z = 0;
+			batch = k;
+		}
+		z += (x[i] - mx) * r;
 	}
+	sz += z * z;
 	fit->rms = sqrt(ss / (double)n);
+	fit->b_se = nb > 2 ? sqrt(sz * (double)nb / (double)(nb - 2)) / sxx : NAN;
 	fit->n = n;
 	return 0;
 }

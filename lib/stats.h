@@ -13,13 +13,26 @@ struct linfit {
 	double a;	/* intercept: y at x = 0 */
 	double b;	/* slope: dy/dx */
 	double rms;	/* RMS of the residuals y - (a + b x) */
+	double b_se;	/* standard error of b, in b's units; NAN when n < 3 */
 	size_t n;
 };
+
+/* Contiguous batches behind linfit.b_se (see stats_linfit). */
+#define STATS_SE_BATCHES 10
 
 /*
  * Least-squares fit of y = a + b x over n >= 2 points, computed about the
  * means (two passes) so that large x and y lose no precision.  Returns 0,
  * or -1 when n < 2 or every x is the same.
+ *
+ * b_se does not assume independent residuals: an offset series wanders,
+ * and the textbook s / sqrt(Sxx) then understates the error of b several
+ * times over.  The points are cut, in input order, into STATS_SE_BATCHES
+ * contiguous batches; var(b) is the sum over batches of
+ * (sum of (x - mean x) r)^2, over Sxx^2 (non-overlapping batch means, a
+ * heteroskedasticity- and autocorrelation-consistent estimate), times
+ * B / (B - 2) for the two fitted parameters.  Correlation within a batch
+ * is counted; wander slower than a batch is not.
  */
 int stats_linfit(const double *x, const double *y, size_t n, struct linfit *fit);
 

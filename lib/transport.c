@@ -351,12 +351,27 @@ ssize_t transport_recv(struct transport *t, void *buf, size_t cap,
 	return t->ops->recv(t, buf, cap, from, clk, stamp);
 }
 
+static ssize_t recv_wait(struct transport *t, void *buf, size_t cap,
+			 struct transport_addr *from, struct clock *clk, int64_t *stamp,
+			 int64_t deadline, enum transport_poll mode, struct pollfd *pfd);
+
 ssize_t transport_recv_wait(struct transport *t, void *buf, size_t cap,
 			    struct transport_addr *from, struct clock *clk,
 			    int64_t *stamp, int64_t deadline, enum transport_poll mode)
 {
 	struct pollfd pfd = { .fd = t->fd, .events = POLLIN };
+	ssize_t rc;
 
+	t->spin = mode == TRANSPORT_POLL_BUSY;
+	rc = recv_wait(t, buf, cap, from, clk, stamp, deadline, mode, &pfd);
+	t->spin = 0;
+	return rc;
+}
+
+static ssize_t recv_wait(struct transport *t, void *buf, size_t cap,
+			 struct transport_addr *from, struct clock *clk, int64_t *stamp,
+			 int64_t deadline, enum transport_poll mode, struct pollfd *pfd)
+{
 	for (;;) {
 		/*
 		 * Receive first: under load a datagram is usually waiting and
@@ -380,11 +395,11 @@ ssize_t transport_recv_wait(struct transport *t, void *buf, size_t cap,
 		}
 		if (mode == TRANSPORT_POLL_BUSY)
 			continue;
-		if (ppoll(&pfd, 1, tsp, NULL) < 0 && errno == EINTR)
+		if (ppoll(pfd, 1, tsp, NULL) < 0 && errno == EINTR)
 			return -EINTR;
 		/* Send stamps waiting in the error queue wake the poll: take
 		   them, or it would never sleep again. */
-		if (pfd.revents & POLLERR && t->ops->tx_drain)
+		if (pfd->revents & POLLERR && t->ops->tx_drain)
 			t->ops->tx_drain(t);
 	}
 }

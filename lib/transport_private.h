@@ -63,6 +63,9 @@ struct transport {
 	const struct transport_ops *ops;
 	enum transport_role role;
 	int fd;			/* what transport_fd() returns */
+	int spin;		/* set by transport_recv_wait() while the caller
+				   spins (TRANSPORT_POLL_BUSY): a backend then
+				   polls its queue only, no system call */
 	struct loss loss;	/* the deliberate loss schedule, set by
 				   transport_open() from $NTPX_LOSS */
 	struct transport_stamp_state st;

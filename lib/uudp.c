@@ -27,6 +27,12 @@
  * (transport_peer_reset).  ICMP port unreachable, which the kernel hands
  * to the reserving socket, is reported as -ECONNREFUSED.
  *
+ * Receiving, frame_check() refuses what a kernel socket would not have
+ * delivered.  On veth (PORT_CAP_RX_PARTIAL) a kernel socket would also
+ * deliver a frame whose UDP checksum a kernel sender on this host left
+ * partial, so uudp accepts it too and counts it as rx_udp_csum_partial;
+ * the fast path of a lab from bin/ntpx-lab never carries one.
+ *
  * Timestamps: T1/T3 are read immediately before the frame is handed to
  * the port (after the transmit stamp is written and the UDP checksum
  * computed over it, unless the NIC completes it), T2/T4 immediately after
@@ -81,6 +87,7 @@ struct uudp_transport {
 	struct frame_filter filter;
 	struct frame_counters rx;
 	uint64_t rx_foreign;		/* client: good frames from another sender */
+	uint64_t rx_partial;		/* accepted with a partial UDP checksum */
 	uint64_t rx_truncated;
 	uint64_t tx_frames, tx_busy, resolve_errors;
 	uint16_t ip_id;
@@ -358,6 +365,7 @@ static struct transport *uudp_open(const struct endpoint *ep, enum transport_rol
 		u->port = port_xdp_open(&pc, why, sizeof(why));
 	if (!u->port)
 		FAIL("%s: %s", ep->url, why);
+	u->filter.udp_csum_partial = !!(u->port->caps & PORT_CAP_RX_PARTIAL);
 	if (role == TRANSPORT_SERVER) {
 		u->reserve_fd = port_reserve(dev, u->local.ip, &u->local.port);
 		if (u->reserve_fd < 0)
@@ -483,6 +491,7 @@ static ssize_t uudp_recv(struct transport *t, void *buf, size_t cap,
 	int64_t now;
 	int rc;
 
+	u->port->spin = t->spin;
 	for (;;) {
 		rc = u->port->ops->rx_next(u->port, &f, &flen);
 		if (rc == 0 && t->role == TRANSPORT_CLIENT && uudp_refused(u))
@@ -497,6 +506,7 @@ static ssize_t uudp_recv(struct transport *t, void *buf, size_t cap,
 			u->port->ops->rx_release(u->port);
 			continue;
 		}
+		u->rx_partial += fi.udp_csum_partial != 0;
 		if (t->role == TRANSPORT_CLIENT &&
 		    (fi.src.ip != u->remote.ip || fi.src.port != u->remote.port)) {
 			/* A connected socket would not have delivered it. */
@@ -575,8 +585,9 @@ static void uudp_counters(struct transport *t, char *buf, size_t len)
 	frame_counters_str(&u->rx, buf + n, len - n);
 	n = strlen(buf);
 	snprintf(buf + n, len - n,
-		 " rx_foreign=%llu rx_truncated=%llu tx=%llu tx_busy=%llu"
-		 " misses=%llu losses=%llu resolutions=%llu resolve_errors=%llu",
+		 " rx_udp_csum_partial=%llu rx_foreign=%llu rx_truncated=%llu tx=%llu"
+		 " tx_busy=%llu misses=%llu losses=%llu resolutions=%llu resolve_errors=%llu",
+		 (unsigned long long)u->rx_partial,
 		 (unsigned long long)u->rx_foreign, (unsigned long long)u->rx_truncated,
 		 (unsigned long long)u->tx_frames, (unsigned long long)u->tx_busy,
 		 (unsigned long long)u->peer.count.misses,

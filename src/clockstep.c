@@ -15,6 +15,7 @@
 
 #include "clock.h"
 #include "opt.h"
+#include "out.h"
 
 static void usage(FILE *f)
 {
@@ -191,6 +192,7 @@ int main(int argc, char **argv)
 	int rc = 0;
 
 	opt_init(argv[0]);
+	out_init();
 	parse(argc, argv, &a);
 
 	if (a.create) {
@@ -221,7 +223,9 @@ int main(int argc, char **argv)
 		return NTPX_EXIT_FAIL;
 	}
 	clock_close(c);
-	return NTPX_EXIT_OK;
+	/* The changes above are made whatever happens to the output; a show
+	   that could not be written is still an error (lib/out.h). */
+	return out_exit_code(out_flush(stdout, "standard output"));
 
 failed:
 	ntpx_err("%s", err);

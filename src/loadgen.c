@@ -29,6 +29,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,7 @@
 #include "clock.h"
 #include "ntp.h"
 #include "opt.h"
+#include "out.h"
 #include "transport.h"
 
 #define HDR_LEN		16
@@ -62,6 +64,37 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	stopping = 1;
+}
+
+/*
+ * The reports on stdout (lib/out.h): a line that cannot be written stops
+ * the run as a signal would, quietly when the reader went away (EPIPE),
+ * with one error line and exit 1 otherwise, and then no summary.
+ */
+static int out_state = OUT_OK;
+static int out_errno;		/* the first failed write's */
+
+static void __attribute__((format(printf, 1, 2))) emit(const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vprintf(fmt, ap);
+	va_end(ap);
+	if (n < 0 && !out_errno)
+		out_errno = errno ? errno : EIO;
+}
+
+/* Ends a line or a header: flushes it and stops the run if it failed. */
+static void emit_flush(void)
+{
+	if (out_state != OUT_OK)
+		return;
+	out_state = out_errno ? out_failed("standard output", out_errno) :
+				out_flush(stdout, "standard output");
+	if (out_state != OUT_OK)
+		stopping = 1;
 }
 
 static void put32(unsigned char *p, uint32_t v)
@@ -241,7 +274,7 @@ static void sink_take(struct sink *s, const unsigned char *p, size_t len,
 
 static void print_fields(void)
 {
-	printf("#fields t bytes packets gbps drops sent_gbps\n");
+	emit("#fields t bytes packets gbps drops sent_gbps\n");
 }
 
 static int run_sink(struct transport *t, int64_t interval, int64_t duration)
@@ -255,9 +288,9 @@ static int run_sink(struct transport *t, int64_t interval, int64_t duration)
 	uint64_t lb = 0, lp = 0, ll = 0;
 	int i, n;
 
-	printf("#ntpx-load 1\n#tool loadgen sink\n");
+	emit("#ntpx-load 1\n#tool loadgen sink\n");
 	print_fields();
-	fflush(stdout);
+	emit_flush();
 	while (!stopping) {
 		int64_t now = clock_monotonic_ns();
 
@@ -290,11 +323,11 @@ static int run_sink(struct transport *t, int64_t interval, int64_t duration)
 		if (now >= next_line) {
 			uint64_t lost = s.lost + sink_lost(&s);
 
-			printf("%" PRId64 " %" PRIu64 " %" PRIu64 " %.6f %" PRIu64 " -\n",
+			emit("%" PRId64 " %" PRIu64 " %" PRIu64 " %.6f %" PRIu64 " -\n",
 			       clock_realtime_ns(), s.bytes - lb, s.packets - lp,
 			       (double)(s.bytes - lb) * 8 / (double)(now - last_line),
 			       lost - ll);
-			fflush(stdout);
+			emit_flush();
 			lb = s.bytes;
 			lp = s.packets;
 			ll = lost;
@@ -307,6 +340,8 @@ static int run_sink(struct transport *t, int64_t interval, int64_t duration)
 			wait_readable(t, until - clock_monotonic_ns());
 		}
 	}
+	if (out_state == OUT_FAILED)
+		return NTPX_EXIT_FAIL;
 	{
 		int64_t el = clock_monotonic_ns() - start;
 
@@ -401,14 +436,14 @@ static void sender_line(struct sender *s, int64_t el_ns, uint64_t sent_bytes_iv)
 		uint64_t dl = b->lost - (a->valid ? a->lost : 0);
 		uint64_t de = b->elapsed - (a->valid ? a->elapsed : 0);
 
-		printf("%" PRId64 " %" PRIu64 " %" PRIu64 " %.6f %" PRIu64, clock_realtime_ns(),
+		emit("%" PRId64 " %" PRIu64 " %" PRIu64 " %.6f %" PRIu64, clock_realtime_ns(),
 		       db, dp, de ? (double)db * 8 / (double)de : 0.0, dl);
 		s->line = *b;
 	} else {
-		printf("%" PRId64 " - - - -", clock_realtime_ns());
+		emit("%" PRId64 " - - - -", clock_realtime_ns());
 	}
-	printf(" %.6f\n", el_ns ? (double)sent_bytes_iv * 8 / (double)el_ns : 0.0);
-	fflush(stdout);
+	emit(" %.6f\n", el_ns ? (double)sent_bytes_iv * 8 / (double)el_ns : 0.0);
+	emit_flush();
 }
 
 static void fill(struct sender *s, unsigned char *buf, size_t ndg)
@@ -452,9 +487,9 @@ static int run_sender(struct sender *s)
 		next_line = start + s->interval;
 	}
 	if (!s->quiet) {
-		printf("#ntpx-load 1\n#tool loadgen\n");
+		emit("#ntpx-load 1\n#tool loadgen\n");
 		print_fields();
-		fflush(stdout);
+		emit_flush();
 	}
 	while (!stopping) {
 		int64_t now = clock_monotonic_ns(), w;
@@ -547,6 +582,8 @@ static int run_sender(struct sender *s)
 			s->last = sending;
 			return NTPX_EXIT_OK;
 		}
+		if (out_state == OUT_FAILED)
+			return NTPX_EXIT_FAIL;
 		fprintf(stderr, "%s: sent %" PRIu64 " datagrams of %zu bytes, %" PRIu64
 			" bytes in %.3f s (%.6f Gbit/s)", opt_prog, s->sent_packets, s->size,
 			s->sent_bytes, (double)el / 1e9, (double)s->sent_bytes * 8 / (double)el);
@@ -693,8 +730,8 @@ static int run_flood(struct flood *f)
 	uint64_t line_sent = 0, line_rep = 0;
 	int i, n;
 
-	printf("#ntpx-load 1\n#tool loadgen ntp\n#fields t requests replies\n");
-	fflush(stdout);
+	emit("#ntpx-load 1\n#tool loadgen ntp\n#fields t requests replies\n");
+	emit_flush();
 	while (!stopping) {
 		int64_t now = clock_monotonic_ns();
 		uint64_t due = (uint64_t)((double)(now - start) * f->rate / 1e9);
@@ -706,9 +743,9 @@ static int run_flood(struct flood *f)
 			break;		/* the sequence space of one nonce */
 		line_rep += flood_take(f);
 		if (now >= next_line) {
-			printf("%" PRId64 " %" PRIu64 " %" PRIu64 "\n", clock_realtime_ns(),
+			emit("%" PRId64 " %" PRIu64 " %" PRIu64 "\n", clock_realtime_ns(),
 			       line_sent, line_rep);
-			fflush(stdout);
+			emit_flush();
 			line_sent = line_rep = 0;
 			next_line += f->interval;
 		}
@@ -746,7 +783,12 @@ static int run_flood(struct flood *f)
 		wait_readable(f->t, end - clock_monotonic_ns());
 		line_rep += flood_take(f);
 	}
-	printf("%" PRId64 " %" PRIu64 " %" PRIu64 "\n", clock_realtime_ns(), line_sent, line_rep);
+	emit("%" PRId64 " %" PRIu64 " %" PRIu64 "\n", clock_realtime_ns(), line_sent, line_rep);
+	emit_flush();
+	if (out_state == OUT_FAILED) {
+		free(f->seen);
+		return NTPX_EXIT_FAIL;
+	}
 	{
 		double el = (double)(sent_end - start) / 1e9;
 		uint64_t lost = f->sent - f->replies;
@@ -893,7 +935,7 @@ int main(int argc, char **argv)
 		opt_usage_error("bad duration '%s'", duration);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	out_init();
 
 	t = transport_open(&ep, sink ? TRANSPORT_SERVER : TRANSPORT_CLIENT, err, sizeof(err));
 	if (!t)
@@ -982,14 +1024,16 @@ int main(int argc, char **argv)
 				ntpx_die(NTPX_EXIT_FAIL, "%s: calibration failed: no report from a sink "
 					 "(is 'loadgen --sink' running there?)", ep.url);
 			if (calibrate) {
-				fprintf(stderr, "%s: %s sustained %.6f Gbit/s of %zu-byte datagrams\n",
-					opt_prog, ep.url, cap / 1e9, s.size);
 				/* Payload, and on the wire with the UDP, IPv4 and
 				   Ethernet headers (42 bytes a datagram), which is what
 				   a shaper such as HTB counts. */
-				printf("capacity_bps %.0f\ncapacity_gbps %.6f\ncapacity_l2_bps %.0f\n",
-				       cap, cap / 1e9, cap * (double)(s.size + 42) / (double)s.size);
-				rc = NTPX_EXIT_OK;
+				emit("capacity_bps %.0f\ncapacity_gbps %.6f\ncapacity_l2_bps %.0f\n",
+				     cap, cap / 1e9, cap * (double)(s.size + 42) / (double)s.size);
+				emit_flush();
+				if (out_state == OUT_OK)
+					fprintf(stderr, "%s: %s sustained %.6f Gbit/s of %zu-byte datagrams\n",
+						opt_prog, ep.url, cap / 1e9, s.size);
+				rc = out_exit_code(out_state);
 				goto done;
 			}
 			s.rate = frac * cap;
@@ -1002,5 +1046,5 @@ int main(int argc, char **argv)
 	}
 done:
 	transport_close(t);
-	return rc;
+	return out_state == OUT_FAILED ? NTPX_EXIT_FAIL : rc;
 }

@@ -21,6 +21,7 @@
 
 #include "filter.h"
 #include "opt.h"
+#include "out.h"
 #include "record.h"
 
 static const char *const added[] = {
@@ -43,7 +44,15 @@ static void usage(FILE *f)
 struct ctx {
 	char clash[64];		/* a column we would add that is already there */
 	int reset;		/* a '#reset' line came: a new peer from here on */
+	int werr;		/* errno of the first write that failed, or 0 */
 };
+
+/* Keeps the cause of the first failed write (lib/out.h). */
+static void wrote(struct ctx *c, int rc)
+{
+	if (rc < 0 && !c->werr)
+		c->werr = errno ? errno : EIO;
+}
 
 /* Headers pass through; #fields gains our columns. */
 static void on_comment(void *arg, const char *line)
@@ -56,7 +65,7 @@ static void on_comment(void *arg, const char *line)
 		   its samples must not mix with the old one's. */
 		if (strncmp(line, "#reset", 6) == 0 && (line[6] == ' ' || !line[6]))
 			c->reset = 1;
-		puts(line);
+		wrote(c, puts(line));
 		return;
 	}
 	for (i = 0; added[i]; i++) {
@@ -71,15 +80,15 @@ static void on_comment(void *arg, const char *line)
 			p += n;
 		}
 	}
-	printf("%s %s\n", line, FILTER_FIELDS);
+	wrote(c, printf("%s %s\n", line, FILTER_FIELDS));
 }
 
-static void put_out(const struct filter_out *o)
+static int put_out(const struct filter_out *o)
 {
 	char buf[160];
 
 	filter_format(buf, sizeof(buf), o);
-	printf(" %s\n", buf);
+	return printf(" %s\n", buf);
 }
 
 int main(int argc, char **argv)
@@ -95,7 +104,7 @@ int main(int argc, char **argv)
 	struct ctx ctx = { .clash = "" };
 	const char *name = "-";
 	unsigned long gen = 0;
-	int opt, fd = 0, rc, col_status = -1, col_delay = -1, col_off2 = -1;
+	int opt, fd = 0, rc = 0, out, col_status = -1, col_delay = -1, col_off2 = -1;
 	uint64_t window = FILTER_WINDOW;
 
 	opt_init(argv[0]);
@@ -127,6 +136,7 @@ int main(int argc, char **argv)
 	}
 	if (!isatty(fd))
 		signal(SIGINT, SIG_IGN);
+	out_init();
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (record_reader_init(&r, fd, name))
 		ntpx_die(NTPX_EXIT_FAIL, "out of memory");
@@ -134,7 +144,7 @@ int main(int argc, char **argv)
 	r.ctx = &ctx;
 	filter_init(&f, (int)window);
 
-	while ((rc = record_next(&r)) == 1) {
+	while (!ctx.werr && (rc = record_next(&r)) == 1) {
 		struct filter_out o;
 		int64_t delay, off2;
 		int st;
@@ -181,19 +191,26 @@ int main(int argc, char **argv)
 		for (i = 0; i < r.linelen; i++)
 			if (!r.line[i])
 				r.line[i] = ' ';
-		fwrite(r.line, 1, r.linelen, stdout);
-		put_out(&o);
+		if (fwrite(r.line, 1, r.linelen, stdout) != r.linelen)
+			wrote(&ctx, -1);
+		else
+			wrote(&ctx, put_out(&o));
 	}
 	if (rc == 0 && ctx.clash[0])
 		rc = record_error(&r, "column '%s' is there already (filtered twice?)", ctx.clash);
-	fflush(stdout);
+	/* A closed pipe ends the run quietly, whatever the input still
+	   held; any other write error is the run's error (lib/out.h). */
+	out = ctx.werr ? out_failed("standard output", ctx.werr) :
+			 out_flush(stdout, "standard output");
+	if (out != OUT_OK) {
+		record_reader_free(&r);
+		return out_exit_code(out);
+	}
 	if (rc < 0) {
 		ntpx_err("%s", r.err);
 		record_reader_free(&r);
 		return NTPX_EXIT_FAIL;
 	}
 	record_reader_free(&r);
-	if (ferror(stdout))
-		ntpx_die(NTPX_EXIT_FAIL, "write error on standard output");
 	return NTPX_EXIT_OK;
 }

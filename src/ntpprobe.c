@@ -42,6 +42,7 @@
 #include "discipline.h"
 #include "ntp.h"
 #include "opt.h"
+#include "out.h"
 #include "record.h"
 #include "stamp.h"
 #include "stats.h"
@@ -68,6 +69,7 @@ struct probe {
 	int failed;			/* the discipline could not act on the clock */
 	int64_t *delays;		/* of ok exchanges, for the summary */
 	int64_t ref1;			/* CLOCK_REALTIME behind T1 (sim: clocks) */
+	char kiss[5];			/* the last exchange's kiss code, or "" */
 	size_t ndelays, capdelays;
 	int stamping;			/* stamp columns written */
 	int xleave;			/* --xleave */
@@ -152,17 +154,22 @@ static void keep_delay(struct probe *p, int64_t d)
 
 /*
  * What a reply that answers our request says about the server: ok, or why
- * its timestamps must not be used (RFC 5905 section 8, the client checks).
+ * its timestamps must not be used (RFC 5905 section 8, the client checks;
+ * lib/ntp.h ntp_judge).  A kiss code is kept in p->kiss for the schedule.
  */
-static enum record_status judge(const struct ntp_packet *r)
+static enum record_status judge(struct probe *p, const struct ntp_packet *r)
 {
-	if (r->stratum == NTP_STRATUM_KOD)
+	switch (ntp_judge(r)) {
+	case NTP_VERDICT_KISS:
+		ntp_kiss_code(r, p->kiss);
 		return RECORD_KOD;
-	if (r->leap == NTP_LEAP_ALARM || r->stratum >= NTP_STRATUM_UNSYNC)
+	case NTP_VERDICT_UNSYNCED:
 		return RECORD_UNSYNCED;
-	if (r->rec == 0 || r->xmt == 0)
+	case NTP_VERDICT_BOGUS:
 		return RECORD_BOGUS;
-	return RECORD_OK;
+	default:
+		return RECORD_OK;
+	}
 }
 
 /* The stamps the layers below took of request and reply. */
@@ -206,6 +213,7 @@ static void exchange(struct probe *p, uint64_t seq, struct probe_out *o, struct 
 
 	memset(o, 0, sizeof(*o));
 	memset(xr, 0, sizeof(*xr));
+	memset(p->kiss, 0, sizeof(p->kiss));
 	stamp_row_clear(&o->s);
 	x->seq = seq;
 	q.xmt = nonce();
@@ -277,11 +285,14 @@ static void exchange(struct probe *p, uint64_t seq, struct probe_out *o, struct 
 			saw_other = 1;
 			continue;
 		}
-		x->status = judge(&r);
+		x->status = judge(p, &r);
 		x->t[3] = t4;
 		x->have |= 1u << 3;
 		exchange_stamps(p, txid, 1, o);
-		if (x->status == RECORD_OK || x->status == RECORD_UNSYNCED) {
+		/* An unsynchronised server's timestamps are its own: kept, when
+		   it sent them; a kiss carries none. */
+		if (x->status == RECORD_OK ||
+		    (x->status == RECORD_UNSYNCED && r.rec != 0 && r.xmt != 0)) {
 			/* Era: the server's time is near ours (RFC 5905 6). */
 			xr->interleaved = p->xleave && r.org == q.rec;
 			x->t[1] = ntp_ts_to_ns(r.rec, x->t[0]);
@@ -374,10 +385,11 @@ static void summary(struct probe *p)
 }
 
 /*
- * Counts and writes one record.  Returns -1 when the run must end (the
- * discipline failed, or the reader went away).
+ * Counts and writes one record.  Returns -1 when the run must end: the
+ * discipline failed (p->failed), or the output did (*out, lib/out.h).
  */
-static int emit(struct probe *p, struct discipline *disc, struct probe_out *o, int truth)
+static int emit(struct probe *p, struct discipline *disc, struct probe_out *o, int truth,
+		int *out)
 {
 	struct record_exchange *x = &o->x;
 	char line[768];
@@ -414,11 +426,13 @@ static int emit(struct probe *p, struct discipline *disc, struct probe_out *o, i
 	}
 	if (p->stamping)
 		stamp_format(line + len, sizeof(line) - (size_t)len, &o->s);
-	if (printf("%s\n", line) < 0 || fflush(stdout) == EOF) {
-		/* The reader went away: stop, as a pipe stage should. */
-		return -1;
-	}
-	return 0;
+	/* A closed pipe stops the run as its end would; a full disk ends it
+	   with the error instead of the summary (lib/out.h). */
+	if (printf("%s\n", line) < 0)
+		*out = out_failed("standard output", errno);
+	else
+		*out = out_flush(stdout, "standard output");
+	return *out == OUT_OK ? 0 : -1;
 }
 
 /* Sleeps until @when (CLOCK_MONOTONIC ns); returns early on a signal. */
@@ -450,7 +464,7 @@ int main(int argc, char **argv)
 		{ 0 }
 	};
 	struct probe p = { .poll = TRANSPORT_POLL_BLOCK, .timeout = -1 };
-	int64_t interval = NTPX_NS_PER_SEC, duration = -1, start, end;
+	int64_t interval = NTPX_NS_PER_SEC, duration = -1, start, end, when;
 	uint64_t count = UINT64_MAX, seq, cpu = UINT64_MAX;
 	const char *clockname = "realtime";
 	struct discipline_params dp;
@@ -461,7 +475,7 @@ int main(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct endpoint ep;
 	char err[256];
-	int c;
+	int c, out, kissed_off = 0;
 
 	opt_init(argv[0]);
 	discipline_defaults(&dp);
@@ -558,7 +572,7 @@ int main(int argc, char **argv)
 	/* No SA_RESTART: a signal must wake the sleep and the wait. */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	out_init();
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
 	if (!nostamps) {
@@ -573,8 +587,10 @@ int main(int argc, char **argv)
 	}
 	snprintf(fields, sizeof(fields), "%s%s%s%s", RECORD_BASE_FIELDS, truth ? " true2" : "",
 		 disc ? " " DISCIPLINE_FIELDS : "", p.stamping ? " " STAMP_FIELDS : "");
-	record_write_header(stdout, "ntpprobe", ep.url, clock_name(p.clk), fields);
-	if (p.stamping) {
+	out = OUT_OK;
+	if (record_write_header(stdout, "ntpprobe", ep.url, clock_name(p.clk), fields))
+		out = out_failed("standard output", errno);
+	if (out == OUT_OK && p.stamping) {
 		const char *src[STAMP_NCOLS] = {
 			[STAMP_T1Q] = transport_stamp_source(p.t, 1, TRANSPORT_LAYER_Q),
 			[STAMP_T1K] = transport_stamp_source(p.t, 1, TRANSPORT_LAYER_K),
@@ -588,12 +604,16 @@ int main(int argc, char **argv)
 			src[STAMP_T2H] = src[STAMP_T3H] = "server:ntpx-ef";
 			src[STAMP_T3K] = "server:ntpx-ef|interleaved-xmt";
 		}
-		stamp_write_sources(stdout, src);
+		if (stamp_write_sources(stdout, src))
+			out = out_failed("standard output", errno);
 	}
+	if (out == OUT_OK)
+		out = out_flush(stdout, "standard output");
 	start = clock_monotonic_ns();
 	end = duration > 0 ? start + duration : INT64_MAX;
-	for (seq = 1; seq <= count && !stopping; seq++) {
-		int64_t when = start + (int64_t)(seq - 1) * interval;
+	when = start;
+	for (seq = 1; seq <= count && !stopping && out == OUT_OK && !kissed_off;
+	     seq++, when += interval) {
 		struct probe_out o;
 		struct xleave_reply xr;
 
@@ -610,15 +630,30 @@ int main(int argc, char **argv)
 		/* A re-resolved peer (restarted server, new path): say so in
 		   the stream, and start the filter afresh before this sample. */
 		if (transport_peer_reset(p.t) == 1) {
-			if (pending.x.seq && emit(&p, disc, &pending, truth))
+			if (pending.x.seq && emit(&p, disc, &pending, truth, &out))
 				break;
 			pending.x.seq = 0;
-			printf("#reset seq %llu\n", (unsigned long long)seq);
+			if (printf("#reset seq %llu\n", (unsigned long long)seq) < 0 &&
+			    (out = out_failed("standard output", errno)) != OUT_OK)
+				break;
 			if (disc)
 				discipline_peer_reset(disc);
 		}
+		/* RFC 5905 7.4: RATE asks for fewer requests, DENY and RSTR
+		   for none (the run ends once this record is written); other
+		   codes only inform. */
+		if (o.x.status == RECORD_KOD && strcmp(p.kiss, "RATE") == 0) {
+			interval = ntp_backoff_ns(interval);
+			ntpx_err("%s: kiss code RATE: interval now %.3f s", ep.url,
+				 (double)interval / 1e9);
+		} else if (o.x.status == RECORD_KOD &&
+			   (strcmp(p.kiss, "DENY") == 0 || strcmp(p.kiss, "RSTR") == 0)) {
+			ntpx_err("%s: kiss code %s: the server refuses service, stopping",
+				 ep.url, p.kiss);
+			kissed_off = 1;
+		}
 		if (!p.xleave) {
-			if (emit(&p, disc, &o, truth))
+			if (emit(&p, disc, &o, truth, &out))
 				break;
 			continue;
 		}
@@ -628,17 +663,18 @@ int main(int argc, char **argv)
 			if (pending.x.seq)
 				xleave_complete(&pending, &xr);
 		}
-		if (pending.x.seq && emit(&p, disc, &pending, truth))
+		if (pending.x.seq && emit(&p, disc, &pending, truth, &out))
 			break;
 		pending.x.seq = 0;
-		if (o.x.status == RECORD_OK || o.x.status == RECORD_UNSYNCED)
+		if ((o.x.status == RECORD_OK || o.x.status == RECORD_UNSYNCED) && !kissed_off)
 			pending = o;
-		else if (emit(&p, disc, &o, truth))
+		else if (emit(&p, disc, &o, truth, &out))
 			break;
 	}
 	/* The last interleaved record waits for a reply that would carry
 	   its transmit stamp: one more request fetches it. */
-	if (pending.x.seq && !(pending.x.have & 1u << 2) && !stopping) {
+	if (pending.x.seq && !(pending.x.have & 1u << 2) && !stopping && out == OUT_OK &&
+	    !kissed_off && !p.failed) {
 		struct probe_out o;
 		struct xleave_reply xr;
 
@@ -648,12 +684,13 @@ int main(int argc, char **argv)
 			xleave_complete(&pending, &xr);
 		}
 	}
-	if (pending.x.seq)
-		emit(&p, disc, &pending, truth);
-	summary(&p);
+	if (pending.x.seq && out == OUT_OK && !p.failed)
+		emit(&p, disc, &pending, truth, &out);
+	if (out != OUT_FAILED)
+		summary(&p);
 	transport_close(p.t);
 	discipline_free(disc);
 	clock_close(p.clk);
 	free(p.delays);
-	return p.failed ? NTPX_EXIT_FAIL : NTPX_EXIT_OK;
+	return p.failed || kissed_off || out == OUT_FAILED ? NTPX_EXIT_FAIL : NTPX_EXIT_OK;
 }

@@ -33,6 +33,7 @@
 #include "clock.h"
 #include "ntp.h"
 #include "opt.h"
+#include "out.h"
 #include "record.h"
 #include "stamp.h"
 #include "transport.h"
@@ -164,6 +165,8 @@ struct reflector {
 	struct transport *t;
 	struct clock *clk;
 	FILE *log;
+	const char *logname;
+	int out;			/* the log's state (lib/out.h) */
 	struct sent q[SENT_QUEUE];
 	unsigned head, n;
 };
@@ -204,7 +207,7 @@ static void sent_finish(struct reflector *r, int64_t deadline)
 			e->c->tx_wanted = 0;
 		}
 	}
-	if (r->log) {
+	if (r->log && r->out == OUT_OK) {
 		char peer[128];
 		const struct xleave_ef *x = &e->st;
 
@@ -221,8 +224,9 @@ static void sent_finish(struct reflector *r, int64_t deadline)
 			fprintf(r->log, " %s %s %d %s\n", e->mode, peer, e->version, e->status);
 		else
 			fprintf(r->log, " - %s - %s\n", peer, e->status);
-		if (ferror(r->log) || (r->log != stdout && fflush(r->log) == EOF))
-			ntpx_die(NTPX_EXIT_FAIL, "cannot write the log: %s", strerror(errno));
+		/* A log that cannot be written ends the server: quietly
+		   when its reader went away, with the error otherwise. */
+		r->out = out_flush(r->log, r->logname);
 	}
 	r->head = (r->head + 1) % SENT_QUEUE;
 	r->n--;
@@ -304,7 +308,7 @@ int main(int argc, char **argv)
 	struct reflector rf = { 0 };
 	struct xleave_table *xt;
 	uint32_t refid = parse_refid("NTPX");
-	const char *logpath = NULL;
+	const char *logpath = NULL, *logname = NULL;
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct transport *t;
 	struct clock *clk;
@@ -313,7 +317,7 @@ int main(int argc, char **argv)
 	int8_t precision;
 	struct ntp_packet reply;
 	char err[256];
-	int c, i, rc = 0;
+	int c, i, rc = 0, out = OUT_OK;
 
 	opt_init(argv[0]);
 	while ((c = getopt_long(argc, argv, "s:r:n:l:h", longopts, NULL)) != -1) {
@@ -358,6 +362,8 @@ int main(int argc, char **argv)
 		}
 	}
 	endpoint_from_args(argc, argv, optind, &ep);
+	/* Before the log's header: a reader gone by then is an EPIPE too. */
+	out_init();
 
 	clk = clock_open("realtime", err, sizeof(err));
 	if (!clk)
@@ -380,10 +386,12 @@ int main(int argc, char **argv)
 		log = strcmp(logpath, "-") == 0 ? stdout : fopen(logpath, "w");
 		if (!log)
 			ntpx_die(NTPX_EXIT_FAIL, "cannot open log '%s': %s", logpath, strerror(errno));
+		logname = log == stdout ? "standard output" : logpath;
 		setvbuf(log, NULL, _IOLBF, 0);
-		record_write_header(log, "ntpreflect", ep.url, clock_name(clk),
-				    "seq t2 t3 t2k t2h t3q t3k t3h mode peer version status");
-		{
+		if (record_write_header(log, "ntpreflect", ep.url, clock_name(clk),
+					"seq t2 t3 t2k t2h t3q t3k t3h mode peer version status"))
+			out = out_failed(logname, errno);
+		if (out == OUT_OK) {
 			const char *src[STAMP_NCOLS] = {
 				[STAMP_T2K] = transport_stamp_source(t, 0, TRANSPORT_LAYER_K),
 				[STAMP_T2H] = transport_stamp_source(t, 0, TRANSPORT_LAYER_H),
@@ -392,7 +400,8 @@ int main(int argc, char **argv)
 				[STAMP_T3H] = transport_stamp_source(t, 1, TRANSPORT_LAYER_H),
 			};
 
-			stamp_write_sources(log, src);
+			if (stamp_write_sources(log, src))
+				out = out_failed(logname, errno);
 		}
 	}
 	precision = measure_precision(clk);
@@ -411,11 +420,14 @@ int main(int argc, char **argv)
 	rf.t = t;
 	rf.clk = clk;
 	rf.log = log;
+	rf.logname = logname;
+	rf.out = out;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
 
-	while (!stopping && answered < count) {
+	/* A log that cannot be written ends the server: quietly when its
+	   reader went away, with the error otherwise (lib/out.h). */
+	while (!stopping && answered < count && rf.out == OUT_OK) {
 		unsigned char buf[RECV_CAP];
 		struct transport_addr from;
 		struct ntp_packet q, r;
@@ -556,6 +568,17 @@ int main(int argc, char **argv)
 		sent_flush(&rf, 0);
 	}
 	sent_flush(&rf, 1);
+	out = rf.out;
+	if (log && out == OUT_OK)
+		out = out_close(log, logname);
+	else if (log && log != stdout)
+		fclose(log);
+	if (out == OUT_FAILED) {
+		xleave_table_free(xt);
+		transport_close(t);
+		clock_close(clk);
+		return NTPX_EXIT_FAIL;
+	}
 	fprintf(stderr, "%s: answered %llu", opt_prog, (unsigned long long)answered);
 	for (i = 1; i < V_NVERDICT; i++)
 		if (verdicts[i])
@@ -577,8 +600,6 @@ int main(int argc, char **argv)
 		if (ctr[0])
 			fprintf(stderr, "%s: transport %s\n", opt_prog, ctr);
 	}
-	if (log && (log == stdout ? fflush(log) : fclose(log)) == EOF)
-		ntpx_die(NTPX_EXIT_FAIL, "cannot write the log: %s", strerror(errno));
 	xleave_table_free(xt);
 	transport_close(t);
 	clock_close(clk);

@@ -9,7 +9,9 @@
 #   need CMD...                 skip_all unless every CMD is on PATH
 #   cleanup CMD...              runs CMD at exit, whatever happens (LIFO)
 #   spawn VAR CMD...            starts CMD in the background; its PID in VAR;
-#                               killed at exit by that PID, nothing else
+#                               killed at exit by that PID, nothing else.
+#                               CMD must be a program, not a shell function
+#                               (whose $! is a subshell's, not CMD's)
 #   wait_until SECONDS CMD...   polls CMD until it succeeds (10 ms steps);
 #                               fails after SECONDS.  For synchronisation on
 #                               a condition, never a bare sleep.
@@ -18,7 +20,11 @@
 #                               NTPX_REF_EXEC/NTPX_CLIENT_EXEC set; LAB
 #                               is its name.  skip_all when none can be made
 #   free_udp_port               prints a UDP port nothing listens on
-#   uniq_name PREFIX            a name no other run uses (netns, files)
+#   uniq_name PREFIX            a name no other run uses (netns, files);
+#                               written to $NTPX_LEDGER if set (make
+#                               check: scripts/leftovers finds what is left)
+#   (tests/twohost.sh, sourced after this: twohost_up, two hosts reached
+#   over ssh, each with an sshd of the test's own)
 #   diag TEXT                   "# TEXT" on stderr
 #
 # NTPX_BIN is the directory of the built tools (bin/ of the checkout),
@@ -107,6 +113,14 @@ need_root() {
 spawn() {
 	_var=$1
 	shift
+	# A function (or any command but a program) sent to the background
+	# runs in a subshell: $! would be the subshell's PID and the kill at
+	# exit would miss what runs inside it.
+	case $(command -v "$1") in
+	*/*) ;;
+	*) echo "spawn: '$1' is not a program (a shell function or builtin): \$! would not be its PID" >&2
+	   exit 1 ;;
+	esac
 	"$@" &
 	eval "$_var=\$!"
 	cleanup "kill $! 2>/dev/null; wait $!"
@@ -133,7 +147,11 @@ free_udp_port() {
 }
 
 uniq_name() {
-	echo "$1$$$(od -An -N2 -tx2 /dev/urandom | tr -d ' ')"
+	_u="$1$$$(od -An -N2 -tx2 /dev/urandom | tr -d ' ')"
+	# make check's ledger: scripts/leftovers looks for these names after
+	# the suite (namespaces, labs left behind).
+	[ -z "${NTPX_LEDGER:-}" ] || echo "$_u" >> "$NTPX_LEDGER"
+	echo "$_u"
 }
 
 lab_up() {
@@ -175,6 +193,20 @@ rec_status() {
 
 # "FILE has a record of status WORD": for wait_until.
 has_status() { [ "$(count_status "$1" "$2")" -gt 0 ]; }
+
+# One clock: every ok record of FILE has |off2| <= delay, and there is at
+# least one.  Exact when both ends read the same clock (loopback, the
+# lab's namespaces, any server on this host): then t1 <= t2 <= t3 <= t4,
+# delay - off2 = 2 (t4 - t3) and delay + off2 = 2 (t2 - t1).  A busy
+# machine moves the offset by what it adds to one leg, never past this;
+# a wrong stamp or epoch does.  Columns found by name.
+one_clock() {
+	awk '/^#fields / { for (i = 2; i <= NF; i++) c[$i] = i - 1; next }
+		/^#/ { next }
+		$c["status"] == "ok" { n++; o = $c["off2"]; if (o < 0) o = -o; if (o > $c["delay"]) bad++ }
+		END { if (bad) print bad " of " n " ok records have |off2| > delay" > "/dev/stderr"
+			exit !(n > 0 && !bad) }' "$1"
+}
 
 # "udp port P has a listener": for wait_until after starting a server.
 udp_listening() {

@@ -14,7 +14,7 @@
 need gnuplot
 A=$NTPX_TOP/analysis
 SYNTH=$NTPX_TOP/tests/helpers/synthrec.awk
-plan 54
+plan 61
 
 P=$TMP/pkg
 # ANALYSIS_KEEP=DIR keeps a copy of the package for a look at it.
@@ -73,9 +73,10 @@ done
 # Server restart, for real: the probe runs on while its reflector is
 # replaced on the same port; the event is written between the two.
 newrun recovery restart_server udp 1; ev run_start
-probe udp -i 10ms -w 10ms >"$RUN/probe.rec" &
-probe_pid=$!
-cleanup "kill $probe_pid"
+# ntpprobe itself in the background, not the probe function: $! of a
+# function sent to the background is a subshell's PID, and killing that
+# leaves the ntpprobe in it running.
+spawn probe_pid ntpprobe -i 10ms -w 10ms "udp://127.0.0.1:$PORT_udp" >"$RUN/probe.rec" 2>>"$TMP/probe.err"
 oks() { [ "$(grep -Ec ' ok( |$)' "$RUN/probe.rec")" -ge "$1" ]; }
 wait_until 10 oks 10
 kill "$PID_udp"; wait "$PID_udp" 2>/dev/null
@@ -224,10 +225,28 @@ svg_ok() {
 	grep -q '<svg' "$1" && grep -q '<path' "$1" || return 1
 	! command -v xmllint >/dev/null || xmllint --noout "$1"
 }
-figs="rtt-cdf residual-cdf bursts directional recovery-slew recovery-step"
+figs="rtt-cdf residual-cdf bursts directional recovery-slew recovery-step adev tdev mtie offset-delay"
 all() { _f=$1; shift; for _x; do $_f "$_x" || return 1; done; }
 ok "every figure is a PNG with an IHDR of at least 400x300" all png_ok $(for f in $figs; do echo "$P/figures/$f.png"; done)
 ok "every figure is an SVG with paths" all svg_ok $(for f in $figs; do echo "$P/figures/$f.svg"; done)
+
+# Stability: the figures draw offsetfit --stability's numbers, the
+# median over the repetitions (two: their mean) at each octave.
+stab1() { for d in "$P"/runs/*-$1-*-$2-r[12]; do offsetfit --stability --series offset "$d/probe.rec" |
+	awk -v c=$3 '/^#fields/ { for (i = 2; i <= NF; i++) n[$i] = i - 1 } !/^#/ && NF { print $n[c]; exit }'; done |
+	awk '{ s += $1; n++ } END { printf "%.4g", s / n }'; }
+stabtsv() { awk -F'\t' -v f=$1 -v t=$2 -v c=$3 'NR == 1 { for (i = 2; i <= NF; i++) n[$i] = i - 1; next }
+	$1 == f && $2 == t { printf "%.4g", $n[c]; exit }' "$P/figures/stability.tsv"; }
+is "$(stabtsv freerun udp adev)" "$(stab1 freerun udp adev)" "adev figure: freerun udp's first ADEV is the runs' median"
+is "$(stabtsv steady udp2 mtie_ns)" "$(stab1 steady udp2 mtie_ns)" "mtie figure: steady udp2's first MTIE is the runs' median"
+is "$(awk -F'\t' '$1 == "freerun" && $2 == "udp"' "$P/figures/stability.tsv" | wc -l)" \
+	"$(offsetfit --stability --series offset "$(ls -d "$P"/runs/*-freerun-*-udp-r1)/probe.rec" | grep -c '^[0-9]')" \
+	"the figure has every octave of the run, its axis from the data"
+# The synthesized directional runs put q us on one way only: the
+# offset moves by half of what the delay does, + for c2r, - for r2c.
+slope() { awk -F'\t' -v t=$1 -v g=$2 '$1 == t && $2 == g { print $4 }' "$P/figures/offset-delay.tsv"; }
+ok "offset-delay: c2r slope near +0.5 ($(slope udp c2r))" between "$(slope udp c2r)" 0.4 0.6
+ok "offset-delay: r2c slope near -0.5 ($(slope udp r2c))" between "$(slope udp r2c)" -0.6 -0.4
 
 "$A/ntpx-report" "$P"
 is "$?" 0 "ntpx-report exits 0"
@@ -240,7 +259,7 @@ is "$(grep -c '<table>' "$P/report.html")/$(grep -c '<details>' "$P/report.html"
 is "$(grep -c '<th>detail</th>' "$P/report.html")" 1 "report: transports.tsv's header (spaces) as the table's header"
 ok "report: loss names udp2 as without runs" grep -q 'No completed run on: udp2\.' "$P/report.html"
 ok "report: says ib is absent and why" grep -q 'ib (no RDMA device)' "$P/report.html"
-is "$(grep -c '<figcaption>' "$P/report.html")" 6 "report: every figure with its caption"
+is "$(grep -c '<figcaption>' "$P/report.html")" 10 "report: every figure with its caption"
 
 # A partial package: only freerun, bursts and steady, no order.tsv (the
 # directory names say what each run is; a condition may hold '-').  The other tables and
@@ -252,8 +271,18 @@ cp -r "$P/results" "$P/figures" "$Q/"	# stale output that must go
 "$A/ntpx-summarize" "$Q" && "$A/ntpx-figures" "$Q" && "$A/ntpx-report" "$Q"
 is "$?" 0 "partial package (no order.tsv, families missing): all three exit 0"
 is "$(cd "$Q/results" && ls *.tsv | tr '\n' ' ')" "bursts.tsv freerun.tsv runs.tsv steady.tsv " "partial: tables of present families only"
-is "$(cd "$Q/figures" && ls | tr '\n' ' ')" "bursts.png bursts.svg residual-cdf.png residual-cdf.svg rtt-cdf.png rtt-cdf.svg " "partial: figures of present families only"
+is "$(cd "$Q/figures" && ls | tr '\n' ' ')" "adev.png adev.svg bursts.png bursts.svg mtie.png mtie.svg offset-delay.png offset-delay.svg offset-delay.tsv residual-cdf.png residual-cdf.svg rtt-cdf.png rtt-cdf.svg stability.tsv tdev.png tdev.svg " "partial: figures of present families only"
 is "$(awk -F'\t' '$2 == "bursts" { print $3 }' "$Q/results/runs.tsv" | sort -u)" "2s-6s" "partial: runs named from the directory, condition with '-'"
 is "$(cat "$Q/results/bursts.tsv")" "$(cat "$P/results/bursts.tsv")" "partial: the same bursts table as the whole package"
 ok "partial: the report names the absent families" grep -q 'Families absent from this package: loaded directional recovery loss' "$Q/report.html"
+
+# Freerun alone: the stability figures' steady panels say they have no
+# data; the offset-delay figure and its section are absent.
+R=$TMP/freerun-only; mkdir -p "$R/runs"
+cp "$P/transports.tsv" "$P/events.tsv" "$R/"
+cp -r "$P"/runs/*-freerun-* "$R/runs/"
+"$A/ntpx-summarize" "$R" && "$A/ntpx-figures" "$R" && "$A/ntpx-report" "$R"
+is "$?" 0 "freerun only: all three exit 0"
+ok "freerun only: every stability figure's steady panel says it has no data" \
+	sh -c 'for f in adev tdev mtie; do grep -q "no data: no steady run" "$1/$f.svg" || exit 1; done; [ ! -e "$1/offset-delay.png" ]' - "$R/figures"
 done_testing

@@ -1,5 +1,6 @@
-/* libFuzzer target: the NTP packet decoder and trailer check, and the
-   ntpx extension field finder (lib/xleave.c) on any input. */
+/* libFuzzer target: the NTP packet decoder, the reply judge and the
+   trailer check, and the ntpx extension field finder (lib/xleave.c) on
+   any input. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -25,6 +26,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* Whatever decodes encodes back to the same header. */
 		if (memcmp(out, buf, NTP_HEADER_LEN) != 0)
 			__builtin_trap();
+		{
+			char code[5];
+			int kiss = ntp_kiss_code(&p, code);
+
+			/* A kiss is a kiss code, and only at stratum 0. */
+			if ((ntp_judge(&p) == NTP_VERDICT_KISS) != kiss ||
+			    (kiss && (p.stratum != 0 || !code[0] || code[4])) ||
+			    (!kiss && code[0]))
+				__builtin_trap();
+		}
 	}
 	(void)ntp_check_trailer(buf, size);
 	{

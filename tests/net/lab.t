@@ -1,15 +1,16 @@
 #!/bin/sh
 # ntpx-lab: up (twice), status, env, exec, both paths carry traffic, the
-# shapers are where the man page says, down leaves nothing, two labs side
-# by side, and the refusals.
+# shapers are where the man page says, the fast path's ends send complete
+# checksums and the slow path's keep their offloads, down leaves nothing,
+# two labs side by side, and the refusals.
 . "$(dirname "$0")/../lib.sh"
 
 need_root
-need ip tc ping
+need ip tc ping ethtool
 lab=$NTPX_TOP/bin/ntpx-lab
 quiet() { "$@" >/dev/null 2>&1; }
 
-plan 27
+plan 31
 
 a=$(uniq_name t)
 b=$(uniq_name u)
@@ -43,6 +44,27 @@ ok "slow ref->client shaper carried the replies" test "$(sent "ntpx-ref-$a" slow
 ok "slow client->ref shaper (ifb on ref ingress) carried the requests" \
 	test "$(sent "ntpx-ref-$a" ifbslow)" -ge 2
 is "$(tc -n "ntpx-ref-$a" qdisc show dev fast root | awk '{print $2}')" noqueue "fast is unshaped"
+
+# On fast the kernel fills in the checksums itself, which veth would
+# leave partial; slow keeps the offload, and with it segmentation offload
+# for load (doc/ntpx-lab.1).  up puts back what was changed.
+txcsum() {
+	for _d in slow fast; do
+		for _ns in "ntpx-ref-$a" "ntpx-cli-$a"; do
+			ip netns exec "$_ns" ethtool -k "$_d" | awk -v w="$_ns/$_d" '$1 == "tx-checksumming:" { printf "%s=%s ", w, $2 }'
+		done
+	done
+}
+is "$(txcsum)" "ntpx-ref-$a/slow=on ntpx-cli-$a/slow=on ntpx-ref-$a/fast=off ntpx-cli-$a/fast=off " \
+	"tx checksum offload: off at both ends of fast, on at both ends of slow"
+is "$($lab -n "$a" status | sed -n 's/^  checksums  //p')" \
+	"fast: complete (tx offload off); slow: partial from ref client (tx offload on)" \
+	"status says so"
+ip netns exec "ntpx-cli-$a" ethtool -K fast tx on >/dev/null
+ok "status tells when an end of fast has it on again" \
+	sh -c "$lab -n $a status | grep -q '^  checksums  fast: partial from client (tx offload on), not as up made it'"
+ok "up turns it off again" \
+	sh -c "$lab -n $a up && ip netns exec ntpx-cli-$a ethtool -k fast | grep -qx 'tx-checksumming: off'"
 
 ok "-r changes the rate of a lab that is up" $lab -n "$a" -r 800M up
 is "$(tc -n "ntpx-ref-$a" class show dev slow | grep -o 'rate [^ ]*')" "rate 800Mbit" "the new rate is in the shaper"

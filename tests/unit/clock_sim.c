@@ -320,15 +320,39 @@ static void test_no_torn_reads(void **state)
 /*
  * The same across processes, as clockstep and a probe run: a forked child
  * steps the clock +D/-D for 0.4 s through its own mapping while this
- * process reads.  Both states must be seen (the race ran) and nothing else.
- * (On x86 a reader without the seqlock rarely tears across processes; the
- * threaded test above and the stuck-writer test below are the ones that
- * fail when either side of the seqlock is removed.)
+ * process reads, and nothing but the two states may be read.  That both
+ * were read during the race is made sure of, not left to the scheduler
+ * (on a busy machine the child can run only while this process does not):
+ * after each burst of steps the child leaves the clock at +D until this
+ * process has read it there, and at the end at 0 likewise, through a
+ * shared word.  (On x86 a reader without the seqlock rarely tears across
+ * processes; the threaded test above and the stuck-writer test below are
+ * the ones that fail when either side of the seqlock is removed.)
  */
+struct handshake {
+	atomic_int want;	/* the state the child waits to see read: 1 = +D, 0 = 0 */
+	atomic_int seen;	/* set by the reader once it read that state */
+};
+
+/* The child: waits (5 s at most) until the reader has read @state. */
+static int hold_until_read(struct handshake *h, int state)
+{
+	int64_t give_up = clock_monotonic_ns() + 5 * NS;
+
+	atomic_store(&h->seen, 0);
+	atomic_store(&h->want, state);
+	while (!atomic_load(&h->seen))
+		if (clock_monotonic_ns() > give_up)
+			return -1;
+	atomic_store(&h->want, -1);
+	return 0;
+}
+
 static void test_no_torn_reads_across_processes(void **state)
 {
 	struct torn t = { .d = 1000 * NS };
 	struct clock_sim_state st;
+	struct handshake *h;
 	struct clock *r;
 	char err[256];
 	long seen[2] = { 0, 0 };
@@ -339,39 +363,52 @@ static void test_no_torn_reads_across_processes(void **state)
 	assert_int_equal(clock_sim_state(r, &st, err, sizeof(err)), 0);
 	t.e0 = st.error_ns;
 	t.r0 = st.ref_ns;
+	h = mmap(NULL, sizeof(*h), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	assert_true(h != MAP_FAILED);
+	atomic_store(&h->want, -1);
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		struct clock *w = clock_open(name, err, sizeof(err));
 		int64_t end = clock_monotonic_ns() + 4 * NS / 10;
+		int i;
 
 		if (!w)
 			_exit(2);
-		while (clock_monotonic_ns() < end)
-			if (clock_step(w, t.d, err, sizeof(err)) ||
+		do {
+			for (i = 0; i < 1000; i++)
+				if (clock_step(w, t.d, err, sizeof(err)) ||
+				    clock_step(w, -t.d, err, sizeof(err)))
+					_exit(1);
+			if (clock_step(w, t.d, err, sizeof(err)) || hold_until_read(h, 1) ||
 			    clock_step(w, -t.d, err, sizeof(err)))
-				_exit(1);
-		_exit(0);
+				_exit(3);
+		} while (clock_monotonic_ns() < end);
+		_exit(hold_until_read(h, 0) ? 3 : 0);
 	}
 	while (waitpid(pid, &status, WNOHANG) == 0) {
 		int i;
 
 		for (i = 0; i < 1000; i++) {
+			int want = atomic_load(&h->want);
 			int64_t now = clock_now(r), ref = clock_last_ref(r);
 			int64_t dev = (now - ref) - (t.e0 + (ref - t.r0) / 10);
+			int k = llabs(dev) <= 3 ? 0 : llabs(dev - t.d) <= 3 ? 1 : -1;
 
-			if (llabs(dev) <= 3)
-				seen[0]++;
-			else if (llabs(dev - t.d) <= 3)
-				seen[1]++;
-			else
+			if (k < 0) {
 				t.bad++;
+				continue;
+			}
+			seen[k]++;
+			if (k == want)
+				atomic_store(&h->seen, 1);
 		}
 	}
 	print_message("# %ld + %ld reads in the two states, %ld torn\n", seen[0], seen[1], t.bad);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	assert_true(seen[0] > 0 && seen[1] > 0);
 	assert_int_equal(t.bad, 0);
+	munmap(h, sizeof(*h));
 	clock_close(r);
 }
 

@@ -242,6 +242,38 @@ static void test_udp_csum_partial(void **state)
 	assert_int_equal(frame_csum(b + 34, sizeof(b) - 34), want);
 }
 
+/*
+ * A kernel socket over veth with tx offload on sends the field so: the
+ * check accepts it only when the filter allows it (veth), says so in the
+ * info, and still refuses any other wrong value.
+ */
+static void test_udp_csum_partial_received(void **state)
+{
+	struct frame_filter f = filter_for(1, 123);
+	struct frame_info fi;
+	unsigned char b[sizeof(vec_ntp_request)];
+
+	memcpy(b, vec_ntp_request, sizeof(b));
+	frame_udp_csum_partial(b);
+	assert_int_equal(frame_check(b, sizeof(b), &f, &fi), FRAME_UDP_CSUM);
+	f.udp_csum_partial = 1;
+	fi.udp_csum_partial = 0;
+	assert_int_equal(frame_check(b, sizeof(b), &f, &fi), FRAME_OK);
+	assert_int_equal(fi.udp_csum_partial, 1);
+	assert_int_equal(fi.payload_len, 48);
+	/* One off, in the field or in what the pseudo-header covers. */
+	b[41] ^= 0x01;
+	assert_int_equal(frame_check(b, sizeof(b), &f, &fi), FRAME_UDP_CSUM);
+	b[41] ^= 0x01;
+	b[29] ^= 0x01;		/* the source address */
+	frame_ip_csum_fill(b);
+	assert_int_equal(frame_check(b, sizeof(b), &f, &fi), FRAME_UDP_CSUM);
+	/* A complete checksum is not partial. */
+	memcpy(b, vec_ntp_request, sizeof(b));
+	assert_int_equal(frame_check(b, sizeof(b), &f, &fi), FRAME_OK);
+	assert_int_equal(fi.udp_csum_partial, 0);
+}
+
 static void test_ip_options_accepted(void **state)
 {
 	struct frame_filter f = filter_for(1, 123);
@@ -330,6 +362,7 @@ int main(void)
 		cmocka_unit_test(test_udp_csum_zero_means_none),
 		cmocka_unit_test(test_udp_csum_ffff),
 		cmocka_unit_test(test_udp_csum_partial),
+		cmocka_unit_test(test_udp_csum_partial_received),
 		cmocka_unit_test(test_ip_options_accepted),
 		cmocka_unit_test(test_build_limits),
 		cmocka_unit_test(test_reason_names_and_counters),

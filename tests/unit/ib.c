@@ -123,6 +123,59 @@ static void test_epoch_through_peer(void **state)
 	assert_int_equal(peer_reply(&p, 2, ib_wc_epoch(&wc)), PEER_LOST);
 }
 
+/* An IPv4 header of 20 bytes, checksum right, at @ip. */
+static void ipv4_header(unsigned char *ip)
+{
+	uint32_t sum = 0;
+	int i;
+
+	memset(ip, 0, 20);
+	ip[0] = 0x45;
+	ip[3] = 60;
+	ip[8] = 64;
+	ip[9] = 17;
+	memcpy(ip + 12, "\x0a\x09\x00\x02\x0a\x09\x00\x01", 8);
+	for (i = 0; i < 20; i += 2)
+		sum += (uint32_t)(ip[i] << 8 | ip[i + 1]);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	ip[10] = (unsigned char)(~sum >> 8);
+	ip[11] = (unsigned char)~sum;
+}
+
+/*
+ * Issue 15 (2): RoCE v2 over IPv4 leaves the first 20 bytes unwritten.
+ * What they hold decides nothing unless it is not a 6; with a 6 there,
+ * the IPv4 header is believed only with IHL 5 and a good checksum.
+ */
+static void test_grh_version(void **state)
+{
+	unsigned char g[IB_GRH_LEN];
+
+	memset(g, 0, sizeof(g));
+	ipv4_header(g + 20);
+	assert_int_equal(ib_grh_version(g), 4);		/* zeroes in front */
+	memset(g, 0x60, 20);				/* a stale IPv6 header's */
+	assert_int_equal(ib_grh_version(g), 4);
+	memset(g, 0xab, 20);				/* any other garbage */
+	assert_int_equal(ib_grh_version(g), 4);
+	memset(g, 0x60, 20);
+	g[20 + 10] ^= 1;				/* checksum wrong: a GRH */
+	assert_int_equal(ib_grh_version(g), 6);
+	ipv4_header(g + 20);
+	g[20] = 0x46;					/* options: not RoCE v2 */
+	assert_int_equal(ib_grh_version(g), 6);
+	/* A GRH / IPv6 header whose bytes 20..39 (the GIDs) are anything. */
+	memset(g, 0, sizeof(g));
+	g[0] = 0x60;
+	g[6] = 0x1b;
+	memset(g + 8, 0x45, 32);
+	assert_int_equal(ib_grh_version(g), 6);
+	/* Neither a 6 in front nor an IPv4 header behind. */
+	memset(g, 0, sizeof(g));
+	assert_int_equal(ib_grh_version(g), -1);
+}
+
 static void test_params(void **state)
 {
 	struct endpoint ep;
@@ -198,6 +251,7 @@ int main(void)
 		cmocka_unit_test(test_stray),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_epoch_through_peer),
+		cmocka_unit_test(test_grh_version),
 		cmocka_unit_test(test_params),
 		cmocka_unit_test(test_bad_values),
 		cmocka_unit_test(test_no_such_device),

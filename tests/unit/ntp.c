@@ -160,6 +160,118 @@ static void short_format(void **state)
 	assert_int_equal(ntp_short_from_ns(INT64_MAX), 0xffffffffu);
 }
 
+static struct ntp_packet reply(unsigned leap, unsigned stratum, uint32_t refid)
+{
+	return (struct ntp_packet){
+		.leap = (uint8_t)leap, .version = 4, .mode = NTP_MODE_SERVER,
+		.stratum = (uint8_t)stratum, .refid = refid,
+		.rec = (uint64_t)3973443000u << 32, .xmt = (uint64_t)3973443000u << 32 | 1,
+	};
+}
+
+#define CODE(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (d))
+
+/* RFC 5905 7.3/7.4: one to four printable ASCII characters, zero-filled. */
+static void kiss_codes(void **state)
+{
+	static const struct { uint32_t refid; const char *code; } yes[] = {
+		{ CODE('R', 'A', 'T', 'E'), "RATE" }, { CODE('D', 'E', 'N', 'Y'), "DENY" },
+		{ CODE('R', 'S', 'T', 'R'), "RSTR" }, { CODE('I', 'N', 'I', 'T'), "INIT" },
+		{ CODE('X', 0, 0, 0), "X" }, { CODE('A', 'B', 'C', 0), "ABC" },
+		{ CODE('!', '~', '0', 'z'), "!~0z" },
+	};
+	static const uint32_t no[] = {
+		0,				/* OpenNTPD 6.2 unsynchronised */
+		CODE('R', 0, 'T', 'E'),		/* a character after the fill */
+		CODE(0, 'A', 'T', 'E'),
+		CODE('R', 'A', 'T', 0x7f),	/* DEL */
+		CODE('R', 'A', ' ', 'E'),	/* space */
+		CODE('R', 'A', 'T', 0x1b),	/* a control character */
+		CODE(0xc3, 0xa9, 0, 0),		/* not ASCII */
+		CODE(127, 0, 0, 1),		/* an IPv4 address */
+	};
+	struct ntp_packet p;
+	char code[5];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+		p = reply(3, 0, yes[i].refid);
+		assert_int_equal(ntp_kiss_code(&p, code), 1);
+		assert_string_equal(code, yes[i].code);
+		assert_int_equal(ntp_judge(&p), NTP_VERDICT_KISS);
+		/* The leap indicator does not matter to a kiss. */
+		p.leap = 0;
+		assert_int_equal(ntp_judge(&p), NTP_VERDICT_KISS);
+		/* Nor do the timestamps, which carry nothing. */
+		p.rec = p.xmt = 0;
+		assert_int_equal(ntp_judge(&p), NTP_VERDICT_KISS);
+		/* Above stratum 0 the same reference ID is an identifier. */
+		p = reply(0, 1, yes[i].refid);
+		assert_int_equal(ntp_kiss_code(&p, code), 0);
+		assert_string_equal(code, "");
+		assert_int_equal(ntp_judge(&p), NTP_VERDICT_OK);
+	}
+	for (i = 0; i < sizeof(no) / sizeof(no[0]); i++) {
+		p = reply(3, 0, no[i]);
+		assert_int_equal(ntp_kiss_code(&p, code), 0);
+		assert_string_equal(code, "");
+		/* Stratum 0 without a code: unsynchronised, not a kiss. */
+		assert_int_equal(ntp_judge(&p), NTP_VERDICT_UNSYNCED);
+		p.leap = 0;
+		assert_int_equal(ntp_judge(&p), NTP_VERDICT_UNSYNCED);
+	}
+}
+
+static void judge_order(void **state)
+{
+	struct ntp_packet p;
+
+	(void)state;
+	/* What OpenNTPD 6.2 sends while unsynchronised. */
+	p = reply(NTP_LEAP_ALARM, 0, 0);
+	assert_int_equal(ntp_judge(&p), NTP_VERDICT_UNSYNCED);
+	/* Leap alarm at any stratum; stratum 16 and above with any leap. */
+	p = reply(NTP_LEAP_ALARM, 2, CODE(192, 0, 2, 1));
+	assert_int_equal(ntp_judge(&p), NTP_VERDICT_UNSYNCED);
+	p = reply(NTP_LEAP_NONE, 16, 0);
+	assert_int_equal(ntp_judge(&p), NTP_VERDICT_UNSYNCED);
+	p = reply(NTP_LEAP_NONE, 255, 0);
+	assert_int_equal(ntp_judge(&p), NTP_VERDICT_UNSYNCED);
+	/* Leap second warnings are synchronised servers. */
+	p = reply(NTP_LEAP_INSERT, 2, 0);
+	assert_int_equal(ntp_judge(&p), NTP_VERDICT_OK);
+	p = reply(NTP_LEAP_DELETE, 15, 0);
+	assert_int_equal(ntp_judge(&p), NTP_VERDICT_OK);
+	/* A synchronised server with a zero timestamp is bogus... */
+	p = reply(NTP_LEAP_NONE, 1, CODE('G', 'P', 'S', 0));
+	p.rec = 0;
+	assert_int_equal(ntp_judge(&p), NTP_VERDICT_BOGUS);
+	p = reply(NTP_LEAP_NONE, 1, CODE('G', 'P', 'S', 0));
+	p.xmt = 0;
+	assert_int_equal(ntp_judge(&p), NTP_VERDICT_BOGUS);
+	/* ...an unsynchronised one is unsynchronised first. */
+	p.leap = NTP_LEAP_ALARM;
+	assert_int_equal(ntp_judge(&p), NTP_VERDICT_UNSYNCED);
+}
+
+static void rate_backoff(void **state)
+{
+	const int64_t s = 1000000000;
+
+	(void)state;
+	assert_int_equal(ntp_backoff_ns(1), 2);
+	assert_int_equal(ntp_backoff_ns(50000000), 100000000);
+	assert_int_equal(ntp_backoff_ns(64 * s), 128 * s);
+	/* MAXPOLL, 2^17 s, is the cap... */
+	assert_int_equal(NTP_MAXPOLL_NS, 131072 * s);
+	assert_int_equal(ntp_backoff_ns(65536 * s), NTP_MAXPOLL_NS);
+	assert_int_equal(ntp_backoff_ns(100000 * s), NTP_MAXPOLL_NS);
+	assert_int_equal(ntp_backoff_ns(NTP_MAXPOLL_NS), NTP_MAXPOLL_NS);
+	/* ...but a longer interval asked for is never shortened. */
+	assert_int_equal(ntp_backoff_ns(200000 * s), 200000 * s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -170,6 +282,9 @@ int main(void)
 		cmocka_unit_test(decode_rejects_short),
 		cmocka_unit_test(trailer_shapes),
 		cmocka_unit_test(short_format),
+		cmocka_unit_test(kiss_codes),
+		cmocka_unit_test(judge_order),
+		cmocka_unit_test(rate_backoff),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,6 +2,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,11 @@ static void linfit_by_hand(void **state)
 	assert_float_equal(f.b, 0.8, 1e-12);
 	assert_float_equal(f.a, 1.3, 1e-12);
 	assert_float_equal(f.rms, 0.6708203932499369, 1e-12);
+	/*
+	 * Four points, four batches of one: z = dx r = 0.45 -0.45 -0.45 0.45,
+	 * var(b) = 4 (0.45^2) * 4/2 / Sxx^2 = 1.62 / 25.
+	 */
+	assert_float_equal(f.b_se, sqrt(1.62) / 5, 1e-12);
 }
 
 static void linfit_large_values_keep_precision(void **state)
@@ -55,6 +61,60 @@ static void linfit_large_values_keep_precision(void **state)
 	assert_int_equal(stats_linfit(x, y, 1000, &f), 0);
 	assert_float_equal(f.b, 25e3, 1e-3);
 	assert_float_equal(f.rms, 1, 1e-3);
+}
+
+/* A fixed-seed generator, so that the test is the same every run. */
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static double rng_uniform(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return ((double)(rng_state >> 11) + 0.5) / 9007199254740992.0;
+}
+
+static double rng_normal(void)
+{
+	return sqrt(-2 * log(rng_uniform())) * cos(2 * M_PI * rng_uniform());
+}
+
+static void linfit_se_holds_for_correlated_noise(void **state)
+{
+	/*
+	 * The noise of an offset series is correlated: AR(1) with rho 0.9
+	 * here.  Over many such series the error of b divided by b_se must
+	 * have a spread near 1 (Student's t with B - 2 = 8 degrees of freedom:
+	 * sd sqrt(8/6) = 1.15, a little more for what correlation crosses
+	 * batch edges), where the textbook s / sqrt(Sxx) would give
+	 * one of sqrt((1 + rho) / (1 - rho)) = 4.4.
+	 */
+	enum { N = 2000, RUNS = 400 };
+	static double x[N], y[N];
+	double zz = 0, zn = 0;
+	int run, i;
+
+	(void)state;
+	for (run = 0; run < RUNS; run++) {
+		struct linfit f;
+		double e = rng_normal(), sxx = 0, naive;
+
+		for (i = 0; i < N; i++) {
+			e = 0.9 * e + sqrt(1 - 0.81) * rng_normal();
+			x[i] = i * 0.05;
+			y[i] = 7 + 25 * x[i] + e;
+			sxx += (x[i] - (N - 1) * 0.025) * (x[i] - (N - 1) * 0.025);
+		}
+		assert_int_equal(stats_linfit(x, y, N, &f), 0);
+		naive = f.rms * sqrt((double)N / (N - 2)) / sqrt(sxx);
+		zz += (f.b - 25) * (f.b - 25) / (f.b_se * f.b_se);
+		zn += (f.b - 25) * (f.b - 25) / (naive * naive);
+	}
+	zz = sqrt(zz / RUNS);
+	zn = sqrt(zn / RUNS);
+	print_message("# sd of (b - 25) / b_se %.3f, / naive se %.3f\n", zz, zn);
+	assert_true(zz > 0.9 && zz < 1.6);
+	assert_true(zn > 3);
 }
 
 static void linfit_degenerate(void **state)
@@ -145,6 +205,7 @@ int main(void)
 		cmocka_unit_test(linfit_exact_line),
 		cmocka_unit_test(linfit_by_hand),
 		cmocka_unit_test(linfit_large_values_keep_precision),
+		cmocka_unit_test(linfit_se_holds_for_correlated_noise),
 		cmocka_unit_test(linfit_degenerate),
 		cmocka_unit_test(quantiles_by_hand),
 		cmocka_unit_test(quantile_single_and_ties),

@@ -1,0 +1,518 @@
+/*
+ * stability.c - ADEV, MDEV, TDEV, MTIE and TIE-RMS over octaves of tau.
+ *
+ * Per octave m, each statistic is one pass over the grid with O(1) work
+ * per term:
+ *   - the overlapping Allan variance from the second differences
+ *     d = x[j+2m] - 2 x[j+m] + x[j]: avar = sum d^2 / (2 tau^2 n);
+ *     a gap makes d NAN, and a NAN term is left out;
+ *   - the modified Allan variance from the sums of m neighbouring second
+ *     differences, S = A[j+2m] - 2 A[j+m] + A[j] with A[b] the sum of
+ *     the m slots from b, which prefix sums P of the phase give in O(1)
+ *     (A[b] = P[b+m] - P[b]), mvar = sum S^2 / (2 m^2 tau^2 n).  With
+ *     gaps, a block's sum is m times the mean of the samples it holds
+ *     (prefix counts C give how many), and a term is kept while each of
+ *     its three blocks holds at least half its slots: one lost exchange
+ *     would otherwise remove every term over it, and past a few octaves
+ *     there would be none.  The phase is first less the line through its
+ *     first and last samples: a line adds nothing to S without gaps,
+ *     would leak into the block means through a gap's position with
+ *     them, and would make the prefix sums of a drifting clock grow past
+ *     what a double holds to the ns;
+ *   - TIE-RMS from x[j+m] - x[j];
+ *   - MTIE from the window extremes, doubled in place octave by octave
+ *     (a sparse table kept one level at a time): after octave k, hi[j]
+ *     is the largest sample in [j, j + 2^k), so the window of m + 1
+ *     slots [j, j + m] has max(hi[j], hi[j+1]).
+ * SP 1065 eqs. (10), (14), (15); G.810 for MTIE and TIE-RMS.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stability.h"
+#include "stats.h"
+
+#if defined(__SSE2__) && defined(__x86_64__)
+#include <emmintrin.h>
+
+/* The two 64-bit lanes of @v added. */
+static inline uint64_t lanes_sum(__m128i v)
+{
+	return (uint64_t)_mm_cvtsi128_si64(v) + (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(v, v));
+}
+#endif
+
+#define TAU0_SAMPLES	65536
+
+double stab_tau0(const double *t_s, size_t n)
+{
+	double d[TAU0_SAMPLES];
+	size_t i, k = 0, step;
+
+	if (n < 2)
+		return 0;
+	step = (n - 1 + TAU0_SAMPLES - 1) / TAU0_SAMPLES;
+	for (i = 0; i + 1 < n && k < TAU0_SAMPLES; i += step) {
+		double dt = t_s[i + 1] - t_s[i];
+
+		if (dt > 0)
+			d[k++] = dt;
+	}
+	return k ? stats_quantile(d, k, 0.5) : 0;
+}
+
+int stab_grid_build(struct stab_grid *g, const double *t_s, const double *x_ns,
+		    size_t n, double tau0_s)
+{
+	double tmin, tmax, span;
+	size_t i;
+
+	memset(g, 0, sizeof(*g));
+	if (!(tau0_s > 0) || !isfinite(tau0_s) || n == 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	tmin = tmax = t_s[0];
+	for (i = 0; i < n; i++) {
+		if (!isfinite(t_s[i]) || !isfinite(x_ns[i])) {
+			errno = EINVAL;
+			return -1;
+		}
+		if (t_s[i] < tmin)
+			tmin = t_s[i];
+		if (t_s[i] > tmax)
+			tmax = t_s[i];
+	}
+	span = round((tmax - tmin) / tau0_s);
+	if (span >= 64.0 * (double)n + 64 || span >= (double)UINT32_MAX - 1) {
+		errno = EINVAL;
+		return -1;
+	}
+	g->slots = (size_t)span + 1;
+	g->tau0_s = tau0_s;
+	g->x = malloc(g->slots * sizeof(double));
+	if (!g->x)
+		return -1;
+	for (i = 0; i < g->slots; i++)
+		g->x[i] = NAN;
+	for (i = 0; i < n; i++) {
+		size_t k = (size_t)round((t_s[i] - tmin) / tau0_s);
+
+		if (k >= g->slots)	/* rounding at the very end */
+			k = g->slots - 1;
+		if (isnan(g->x[k])) {
+			g->x[k] = x_ns[i];
+			g->samples++;
+		} else {
+			g->collisions++;
+		}
+	}
+	g->gaps = g->slots - g->samples;
+	return 0;
+}
+
+void stab_grid_free(struct stab_grid *g)
+{
+	free(g->x);
+	g->x = NULL;
+}
+
+/* Deviations from sums of squares; NAN without a term. */
+static void finish(struct stab_point *p, double sa, double sm, double st, double mtie)
+{
+	double tau = p->tau_s, m = (double)p->m;
+
+	p->adev = p->n_adev ? sqrt(sa / (2 * tau * tau * (double)p->n_adev)) * 1e-9 : NAN;
+	p->mdev = p->n_mdev ? sqrt(sm / (2 * m * m * tau * tau * (double)p->n_mdev)) * 1e-9 : NAN;
+	p->tdev_ns = p->n_mdev ? tau / sqrt(3) * p->mdev * 1e9 : NAN;
+	p->tie_rms_ns = p->n_tie ? sqrt(st / (double)p->n_tie) : NAN;
+	p->mtie_ns = p->n_mtie ? mtie : NAN;
+}
+
+/* The line through the first and last samples: x[j] ~ base + slope (j - first). */
+static size_t line_of(const double *x, size_t N, double *base, double *slope)
+{
+	size_t j, first = N, last = 0;
+
+	*base = *slope = 0;
+	for (j = 0; j < N; j++)
+		if (!isnan(x[j])) {
+			if (first == N)
+				first = j;
+			last = j;
+		}
+	if (first == N)
+		return N;
+	*base = x[first];
+	if (last > first)
+		*slope = (x[last] - x[first]) / (double)(last - first);
+	return first;
+}
+
+/* The sums of one octave. */
+struct acc {
+	double sa, sm, st, mtie;
+	uint64_t na, nm, nt, nw;
+};
+
+static inline size_t min_z(size_t a, size_t b)
+{
+	return a < b ? a : b;
+}
+
+/*
+ * Sums of squares of the second differences p[j+2m] - 2 p[j+m] + p[j]
+ * (or with @first, of the differences p[j+m] - p[j]), j in [0, n), NAN
+ * terms left out and counted out of *cnt.  Four sums side by side: one
+ * alone waits on its own additions.
+ */
+static inline __attribute__((always_inline)) void
+add_sq(double d, double *s, uint64_t *c)
+{
+	if (d == d) {
+		*s += d * d;
+		(*c)++;
+	}
+}
+
+static double sumsq(const double *p, size_t m, size_t n, int first, uint64_t *cnt)
+{
+	double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+	uint64_t c0 = 0, c1 = 0, c2 = 0, c3 = 0;
+	const double *q = p + m, *r = p + 2 * m;
+	size_t j = 0;
+
+#if defined(__SSE2__) && defined(__x86_64__)
+	/*
+	 * Two lanes, two accumulators: a NAN term fails cmpord and its
+	 * square is masked to 0; the mask (-1 per lane kept) counts down.
+	 */
+	{
+		__m128d a0 = _mm_setzero_pd(), a1 = _mm_setzero_pd();
+		const __m128d two = _mm_set1_pd(2);
+		__m128i k = _mm_setzero_si128();
+
+		for (; j + 4 <= n; j += 4) {
+			__m128d d0, d1, o0, o1;
+
+			if (first) {
+				d0 = _mm_sub_pd(_mm_loadu_pd(q + j), _mm_loadu_pd(p + j));
+				d1 = _mm_sub_pd(_mm_loadu_pd(q + j + 2), _mm_loadu_pd(p + j + 2));
+			} else {
+				d0 = _mm_add_pd(_mm_sub_pd(_mm_loadu_pd(r + j),
+							   _mm_mul_pd(two, _mm_loadu_pd(q + j))),
+						_mm_loadu_pd(p + j));
+				d1 = _mm_add_pd(_mm_sub_pd(_mm_loadu_pd(r + j + 2),
+							   _mm_mul_pd(two, _mm_loadu_pd(q + j + 2))),
+						_mm_loadu_pd(p + j + 2));
+			}
+			o0 = _mm_cmpord_pd(d0, d0);
+			o1 = _mm_cmpord_pd(d1, d1);
+			a0 = _mm_add_pd(a0, _mm_and_pd(o0, _mm_mul_pd(d0, d0)));
+			a1 = _mm_add_pd(a1, _mm_and_pd(o1, _mm_mul_pd(d1, d1)));
+			k = _mm_sub_epi64(k, _mm_add_epi64(_mm_castpd_si128(o0), _mm_castpd_si128(o1)));
+		}
+		a0 = _mm_add_pd(a0, a1);
+		s0 = _mm_cvtsd_f64(a0);
+		s1 = _mm_cvtsd_f64(_mm_unpackhi_pd(a0, a0));
+		c0 = lanes_sum(k);
+	}
+#endif
+	if (first) {
+		for (; j + 4 <= n; j += 4) {
+			add_sq(q[j] - p[j], &s0, &c0);
+			add_sq(q[j + 1] - p[j + 1], &s1, &c1);
+			add_sq(q[j + 2] - p[j + 2], &s2, &c2);
+			add_sq(q[j + 3] - p[j + 3], &s3, &c3);
+		}
+		for (; j < n; j++)
+			add_sq(q[j] - p[j], &s0, &c0);
+	} else {
+		for (; j + 4 <= n; j += 4) {
+			add_sq(r[j] - 2 * q[j] + p[j], &s0, &c0);
+			add_sq(r[j + 1] - 2 * q[j + 1] + p[j + 1], &s1, &c1);
+			add_sq(r[j + 2] - 2 * q[j + 2] + p[j + 2], &s2, &c2);
+			add_sq(r[j + 3] - 2 * q[j + 3] + p[j + 3], &s3, &c3);
+		}
+		for (; j < n; j++)
+			add_sq(r[j] - 2 * q[j] + p[j], &s0, &c0);
+	}
+	*cnt += c0 + c1 + c2 + c3;
+	return (s0 + s1) + (s2 + s3);
+}
+
+/*
+ * The ADEV, MDEV and TIE terms for j in [jb, je), each statistic in a
+ * loop of its own with its bounds outside it: the fused loop kept too
+ * much in flight to stay in registers.  A gap makes a term NAN, which
+ * d == d leaves out without a branch to mispredict.
+ */
+static void terms(const double *x, const double *P, const uint32_t *C, double *B,
+		  size_t N, size_t m, size_t jb, size_t je, struct acc *a)
+{
+	double inv = 1 / (double)m;
+	size_t j, e;
+
+	e = N > 2 * m ? min_z(je, N - 2 * m) : jb;
+	if (e > jb)
+		a->sa += sumsq(x + jb, m, e - jb, 0, &a->na);
+	e = N > m ? min_z(je, N - m) : jb;
+	if (e > jb)
+		a->st += sumsq(x + jb, m, e - jb, 1, &a->nt);
+	/*
+	 * MDEV from the block means B[b] of the m slots from b (B[b - jb]
+	 * here), NAN for a block with fewer than half its samples: then the
+	 * term m (B[j+2m] - 2 B[j+m] + B[j]) is left out like a gap in ADEV.
+	 */
+	e = N >= 3 * m ? min_z(je, N - 3 * m + 1) : jb;
+	if (e <= jb)
+		return;
+	for (j = jb; j < e + 2 * m; j++) {
+		uint32_t c = C[j + m] - C[j];
+		double sum = P[j + m] - P[j];
+
+		B[j - jb] = 2 * (size_t)c < m ? NAN : c == m ? sum * inv : sum / c;
+	}
+	a->sm += sumsq(B, m, e - jb, 0, &a->nm) * (double)m * (double)m;
+}
+
+/*
+ * MTIE over the windows [j, j + m], j in [jb, je), from the extremes of
+ * [j, j + m) and [j + 1, j + m]: hi[j - off] and hi[j - off + 1].
+ */
+static void windows(const double *hi, const double *lo, size_t off, size_t jb, size_t je,
+		    struct acc *a)
+{
+	double w = a->mtie;
+	uint64_t n = 0;
+	size_t j = jb - off;
+
+#if defined(__SSE2__) && defined(__x86_64__)
+	{
+		__m128d wv = _mm_set1_pd(w);
+		__m128i nv = _mm_setzero_si128();
+
+		for (; j + 2 <= je - off; j += 2) {
+			__m128d h = _mm_max_pd(_mm_loadu_pd(hi + j), _mm_loadu_pd(hi + j + 1));
+			__m128d l = _mm_min_pd(_mm_loadu_pd(lo + j), _mm_loadu_pd(lo + j + 1));
+
+			wv = _mm_max_pd(wv, _mm_sub_pd(h, l));
+			nv = _mm_sub_epi64(nv, _mm_castpd_si128(_mm_cmpge_pd(h, l)));
+		}
+		wv = _mm_max_pd(wv, _mm_unpackhi_pd(wv, wv));
+		w = _mm_cvtsd_f64(wv);
+		n = lanes_sum(nv);
+	}
+#endif
+	for (; j < je - off; j++) {
+		double h = hi[j] > hi[j + 1] ? hi[j] : hi[j + 1];
+		double l = lo[j] < lo[j + 1] ? lo[j] : lo[j + 1];
+		double r = h - l;
+
+		w = r > w ? r : w;
+		n += (uint64_t)(h >= l);
+	}
+	a->mtie = w;
+	a->nw += n;
+}
+
+/* Doubles the extremes in place: [i, i + m) becomes [i, i + 2m), i < n. */
+static void extremes_double(double *hi, double *lo, size_t n, size_t m)
+{
+	size_t i = 0;
+
+#if defined(__SSE2__) && defined(__x86_64__)
+	/* Each step reads [i + m, i + m + 2) before it writes [i, i + 2). */
+	for (; i + 2 <= n; i += 2) {
+		_mm_storeu_pd(hi + i, _mm_max_pd(_mm_loadu_pd(hi + i), _mm_loadu_pd(hi + i + m)));
+		_mm_storeu_pd(lo + i, _mm_min_pd(_mm_loadu_pd(lo + i), _mm_loadu_pd(lo + i + m)));
+	}
+#endif
+	for (; i < n; i++) {
+		hi[i] = hi[i + m] > hi[i] ? hi[i + m] : hi[i];
+		lo[i] = lo[i + m] < lo[i] ? lo[i + m] : lo[i];
+	}
+}
+
+/*
+ * The small octaves, m <= SMALL_M, go chunk by chunk: every small octave
+ * over CHUNK values of j before the next chunk, so that what they read
+ * is still in the cache, and the window extremes doubled in a local copy
+ * (CHUNK + 2 SMALL_M + 1 slots: the last doubling still reaches past the
+ * chunk).  Done octave by octave over the whole run, the small octaves
+ * would read the arrays from memory once each.  The larger octaves go
+ * octave by octave, the extremes doubled in the run-long arrays that the
+ * chunks leave at level 2 SMALL_M.
+ */
+#define SMALL_M	2048
+#define CHUNK	16384
+
+int stab_octaves(const double *x, size_t slots, double tau0_s,
+		 struct stab_point *out, size_t max)
+{
+	const size_t N = slots;
+	double *P = NULL, *hi = NULL, *lo = NULL, *lh = NULL, *ll = NULL, *B = NULL, *bl = NULL;
+	double base = 0, slope = 0;
+	struct acc a[STAB_MAX_POINTS];
+	uint32_t *C = NULL;
+	size_t j, j0, m, first, k, nk = 0, nsmall = 0, big;
+	long double acc = 0;
+	int rc = -1;
+
+	if (N < 4 || N > UINT32_MAX - 1)
+		return 0;
+	if (max > STAB_MAX_POINTS)
+		max = STAB_MAX_POINTS;
+	for (m = 1; m <= (N - 1) / 3 && nk < max; m *= 2, nk++)
+		if (m <= SMALL_M)
+			nsmall++;
+	big = nk > nsmall;
+	memset(a, 0, sizeof(a));
+	P = malloc((N + 1) * sizeof(*P));
+	C = malloc((N + 1) * sizeof(*C));
+	lh = malloc((CHUNK + 2 * SMALL_M + 1) * sizeof(*lh));
+	ll = malloc((CHUNK + 2 * SMALL_M + 1) * sizeof(*ll));
+	bl = malloc((CHUNK + 2 * SMALL_M + 1) * sizeof(*bl));
+	if (big) {
+		hi = malloc(N * sizeof(*hi));
+		lo = malloc(N * sizeof(*lo));
+		B = malloc(N * sizeof(*B));
+	}
+	if (!P || !C || !lh || !ll || !bl || (big && (!hi || !lo || !B)))
+		goto out;
+	first = line_of(x, N, &base, &slope);
+	if (first == N) {
+		rc = 0;
+		goto out;
+	}
+	P[0] = 0;
+	C[0] = 0;
+	for (j = 0; j < N; j++) {
+		int gap = isnan(x[j]);
+
+		if (!gap)
+			acc += x[j] - (base + slope * ((double)j - (double)first));
+		P[j + 1] = (double)acc;
+		C[j + 1] = C[j] + (uint32_t)!gap;
+	}
+
+	for (j0 = 0; j0 < N; j0 += CHUNK) {
+		size_t len = N - j0 < CHUNK + 2 * SMALL_M + 1 ? N - j0 : CHUNK + 2 * SMALL_M + 1;
+
+		for (j = 0; j < len; j++) {
+			int gap = isnan(x[j0 + j]);
+
+			lh[j] = gap ? -INFINITY : x[j0 + j];
+			ll[j] = gap ? INFINITY : x[j0 + j];
+		}
+		for (k = 0, m = 1; k < nsmall; k++, m *= 2) {
+			size_t end = min_z(j0 + CHUNK, N - m);
+
+			terms(x, P, C, bl, N, m, j0, end, &a[k]);
+			windows(lh, ll, j0, j0, end, &a[k]);
+			if (len >= 2 * m)
+				extremes_double(lh, ll, len - 2 * m + 1, m);
+		}
+		/* level 2 SMALL_M, for the large octaves */
+		if (big)
+			for (j = 0; j < CHUNK && j0 + j < N; j++) {
+				hi[j0 + j] = lh[j];
+				lo[j0 + j] = ll[j];
+			}
+	}
+	for (k = nsmall, m = (size_t)1 << nsmall; k < nk; k++, m *= 2) {
+		terms(x, P, C, B, N, m, 0, N - m, &a[k]);
+		windows(hi, lo, 0, 0, N - m, &a[k]);
+		/* the next octave's extremes: [j, j + 2m) */
+		if (N >= 2 * m)
+			extremes_double(hi, lo, N - 2 * m + 1, m);
+	}
+	for (k = 0, m = 1; k < nk; k++, m *= 2) {
+		struct stab_point *p = &out[k];
+
+		memset(p, 0, sizeof(*p));
+		p->m = m;
+		p->tau_s = (double)m * tau0_s;
+		p->n_adev = a[k].na;
+		p->n_mdev = a[k].nm;
+		p->n_tie = a[k].nt;
+		p->n_mtie = a[k].nw;
+		finish(p, a[k].sa, a[k].sm, a[k].st, a[k].mtie);
+	}
+	rc = (int)nk;
+out:
+	if (rc < 0)
+		errno = ENOMEM;
+	free(P);
+	free(C);
+	free(hi);
+	free(lo);
+	free(lh);
+	free(ll);
+	free(bl);
+	free(B);
+	return rc;
+}
+
+void stab_direct(const double *x, size_t slots, double tau0_s, size_t m,
+		 struct stab_point *p)
+{
+	const size_t N = slots;
+	double sa = 0, sm = 0, st = 0, mtie = 0, base, slope;
+	size_t i, j, first = line_of(x, N, &base, &slope);
+
+	memset(p, 0, sizeof(*p));
+	p->m = m;
+	p->tau_s = (double)m * tau0_s;
+	for (j = 0; j + 2 * m < N; j++) {
+		double d = x[j + 2 * m] - 2 * x[j + m] + x[j];
+
+		if (!isnan(d)) {
+			sa += d * d;
+			p->n_adev++;
+		}
+	}
+	for (j = 0; j + 3 * m <= N; j++) {
+		double s = 0;
+		int b, keep = 1;
+
+		for (b = 0; b < 3; b++) {
+			double a = 0;
+			size_t c = 0;
+
+			for (i = j + (size_t)b * m; i < j + (size_t)(b + 1) * m; i++)
+				if (!isnan(x[i])) {
+					a += x[i] - (base + slope * ((double)i - (double)first));
+					c++;
+				}
+			if (2 * c < m || c == 0)
+				keep = 0;
+			else
+				s += (b == 1 ? -2.0 : 1.0) * a / (double)c * (double)m;
+		}
+		if (keep) {
+			sm += s * s;
+			p->n_mdev++;
+		}
+	}
+	for (j = 0; j + m < N; j++) {
+		double e = x[j + m] - x[j], h = -INFINITY, l = INFINITY;
+
+		if (!isnan(e)) {
+			st += e * e;
+			p->n_tie++;
+		}
+		for (i = j; i <= j + m; i++)
+			if (!isnan(x[i])) {
+				h = fmax(h, x[i]);
+				l = fmin(l, x[i]);
+			}
+		if (h >= l) {
+			mtie = fmax(mtie, h - l);
+			p->n_mtie++;
+		}
+	}
+	finish(p, sa, sm, st, mtie);
+}

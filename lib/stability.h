@@ -1,0 +1,94 @@
+/*
+ * stability.h - frequency and time stability of a phase (offset) series
+ * over averaging time: overlapping Allan deviation, modified Allan
+ * deviation, time deviation, MTIE and TIE-RMS at tau = tau0 * 2^k, the
+ * definitions of NIST SP 1065 (Riley, Handbook of Frequency Stability
+ * Analysis) and ITU-T G.810.
+ *
+ * The series lives on a regular grid of slots tau0 apart; a slot without
+ * a sample holds NAN and is a gap.  Gaps are never zeros: every ADEV,
+ * TIE or MTIE term that would need a missing sample is left out (an MTIE
+ * window takes the samples it holds), an MDEV term averages the samples
+ * each of its three blocks holds and is left out when a block lacks half
+ * of them, and each statistic is normalised by the number of terms it
+ * kept, which is reported with it.
+ */
+#ifndef NTPX_STABILITY_H
+#define NTPX_STABILITY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Octaves from tau0 up to 2^31 tau0: more than any run can hold. */
+#define STAB_MAX_POINTS	32
+
+/* A series brought onto its grid. */
+struct stab_grid {
+	double *x;		/* ns, one per slot, NAN in a gap */
+	size_t slots;		/* slots from the first sample to the last */
+	double tau0_s;		/* the slot width */
+	size_t samples;		/* slots holding a sample */
+	size_t gaps;		/* slots without one: slots - samples */
+	size_t collisions;	/* samples dropped: their slot was taken */
+};
+
+/*
+ * The nominal interval of samples taken at times t_s[0..n-1] (seconds,
+ * ascending): the median of the positive differences between neighbours,
+ * over at most 65536 of them spread through the run.  Gaps show up as
+ * multiples and jitter as small departures, neither moves the median
+ * while fewer than half the samples are missing.  Returns 0 when n < 2 or
+ * no two samples differ in time.
+ */
+double stab_tau0(const double *t_s, size_t n);
+
+/*
+ * Brings samples (t_s[i], x_ns[i]) onto the grid of slots tau0_s apart
+ * that starts at the earliest sample: sample i goes to slot
+ * round((t_s[i] - t_min) / tau0_s), keeping its value (nearest-slot
+ * assignment, no interpolation: a sample late by d carries the phase
+ * error d times the frequency offset, 1e-4 d at 100 ppm, far below what
+ * the statistics resolve).  A second sample in a slot already taken is
+ * dropped and counted in collisions.  Empty slots are gaps.
+ * Returns 0, or -1 with errno set: EINVAL for tau0 <= 0, n == 0, a value
+ * that is not finite, or a span of more than 64 n + 64 slots (not one
+ * run on one interval); ENOMEM.
+ */
+int stab_grid_build(struct stab_grid *g, const double *t_s, const double *x_ns,
+		    size_t n, double tau0_s);
+void stab_grid_free(struct stab_grid *g);
+
+/* The statistics at tau = m tau0, and the terms behind each. */
+struct stab_point {
+	double tau_s;
+	size_t m;
+	uint64_t n_adev;	/* second differences x[j+2m] - 2 x[j+m] + x[j] */
+	uint64_t n_mdev;	/* sums of m of them: windows of 3m slots */
+	uint64_t n_tie;		/* differences x[j+m] - x[j] */
+	uint64_t n_mtie;	/* windows of m + 1 slots with a sample */
+	double adev;		/* overlapping Allan deviation (dimensionless) */
+	double mdev;		/* modified Allan deviation (dimensionless) */
+	double tdev_ns;		/* time deviation: tau / sqrt(3) mdev */
+	double mtie_ns;		/* largest peak-to-peak phase in a window of tau */
+	double tie_rms_ns;	/* RMS of the phase change over tau */
+};
+
+/*
+ * Every statistic at m = 1, 2, 4, ... while m <= (slots - 1) / 3 (tau up
+ * to a third of the run) into out[0..max-1].  A statistic without a term
+ * is NAN.  x[] is not changed.  Time O(slots log slots) with O(1) work
+ * per term; memory three arrays of slots + 1 (prefix sums, prefix gap
+ * counts and the window extremes).  Returns the number of points, or -1
+ * with errno set (ENOMEM).
+ */
+int stab_octaves(const double *x, size_t slots, double tau0_s,
+		 struct stab_point *out, size_t max);
+
+/*
+ * The same statistics at one m by their definitions, O(slots m): the
+ * reference the unit tests hold stab_octaves() to.
+ */
+void stab_direct(const double *x, size_t slots, double tau0_s, size_t m,
+		 struct stab_point *p);
+
+#endif

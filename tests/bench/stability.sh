@@ -1,0 +1,42 @@
+#!/bin/sh
+# Benchmark: offsetfit --stability on a 10-million-record file (genrec:
+# 25 ppm drift, one timeout in a thousand, so the grid has gaps) against
+# offsetfit's plain fit of the same file.  The stability analysis of
+# the measured offset (22 octaves of tau, every statistic) is what
+# --stability --series offset adds to the plain fit; the target is at
+# most 2 s for it.  The three series (offset, residual; no truth in
+# genrec's records) are timed too.  Each command runs three times and
+# the median elapsed time is quoted, with the CPU time (user + system)
+# of that run, which a busy machine inflates less.
+. "$(dirname "$0")/../lib.sh"
+N=${NTPX_BENCH_RECORDS:-10000000}
+f=$TMP/records
+"$NTPX_TOP/build/bench/genrec" "$N" 7 >"$f"
+cat "$f" >/dev/null	# into the page cache for everyone alike
+
+# median_of RUNS CMD...: 'elapsed cpu' of the run with the median
+# elapsed time; the last run's peak RSS in KiB in $TMP/rss.
+median_of() {
+	runs=$1
+	shift
+	for i in $(seq "$runs"); do
+		/usr/bin/time -f '%e %U %S %M' -o "$TMP/time" "$@" >/dev/null 2>&1
+		awk '{ printf "%s %.2f\n", $1, $2 + $3 }' "$TMP/time"
+		cut -d' ' -f4 "$TMP/time" >"$TMP/rss"
+	done | sort -g | sed -n "$(((runs + 1) / 2))p"
+}
+
+plain=$(median_of 3 "$NTPX_BIN/offsetfit" "$f")
+one=$(median_of 3 "$NTPX_BIN/offsetfit" --stability --series offset "$f")
+one_kb=$(cat "$TMP/rss")
+two=$(median_of 3 "$NTPX_BIN/offsetfit" --stability "$f")
+"$NTPX_BIN/offsetfit" --stability --series offset "$f" | grep -c '^[0-9]' >"$TMP/octaves"
+
+awk -v n="$N" -v p="$plain" -v o="$one" -v t="$two" -v kb="$one_kb" -v k="$(cat "$TMP/octaves")" 'BEGIN {
+	split(p, P, " "); split(o, O, " "); split(t, T, " ")
+	printf "offsetfit --stability: %d records, %d octaves of tau (median of 3 runs)\n", n, k
+	printf "  %-34s %6.2f s elapsed %6.2f s cpu\n", "plain fit", P[1], P[2]
+	printf "  %-34s %6.2f s elapsed %6.2f s cpu  %5.1f bytes/record peak\n", "--stability --series offset", O[1], O[2], kb * 1024 / n
+	printf "  %-34s %6.2f s elapsed %6.2f s cpu\n", "--stability (offset, residual)", T[1], T[2]
+	printf "  stability analysis of the offset beyond the fit: %.2f s elapsed, %.2f s cpu (target <= 2 s)\n", O[1] - P[1], O[2] - P[2]
+}'

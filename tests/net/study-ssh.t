@@ -1,0 +1,151 @@
+#!/bin/sh
+# ntpx-study on two hosts over ssh (tests/twohost.sh: two namespaces,
+# each with an sshd of the test's own on a management link, the lab's
+# slow path between them), with the documented prefix, without and with
+# a pty (-tt): directional c2r and r2c and recovery server_restart, the
+# runs that a prefix without a lifetime got wrong.  Each is held against
+# a run of the same conditions through ntpx-lab exec on the same links:
+# the directional spread has the same sign and size, the server restart
+# is a real one (the server's log has two lives, answering before and
+# after).  Every server.rec is non-empty; nothing is left on either host
+# after a study, after SIGINT and after the resume; the inventory has
+# both hosts' OS and tool versions; a missing tool stops the study at
+# once, naming the host, and a refused invocation leaves no directory.
+. "$(dirname "$0")/../lib.sh"
+. "$NTPX_TOP/tests/twohost.sh"
+
+need_root
+need ip tc sha256sum
+study=$NTPX_TOP/bin/ntpx-study
+[ -x "$NTPX_BIN/tether" ] || skip_all "tools not built (make)"
+
+plan 29
+
+twohost_up h
+unset NTPX_LAB
+def=udp1=$NTPX_REF_SLOW,$NTPX_CLIENT_SLOW,slow,slow
+fams=directional,recovery
+conds=c2r,r2c,server_restart
+
+key() { awk -v k="$2" '$1 == k { print $2 }' "$1"/runs/*-"$3"-udp1-r1/summary.txt; }
+nothing_left() { [ -z "$(twohost_left ref)$(twohost_left client)" ]; }
+all_done() {	# DIR: every run of the order has its done file
+	[ "$(find "$1/runs" -name done | wc -l)" = "$(grep -vc '^#' "$1/order.tsv")" ]
+}
+servers_logged() {	# DIR: every run's server.rec has records
+	for r in "$1"/runs/*/; do
+		[ "$(grep -vc '^#' "$r/server.rec" 2>/dev/null)" -gt 0 ] || { diag "empty: $r"; return 1; }
+	done
+}
+# The server restarted for real: its log has two lives, and records
+# before and after the restart event.
+real_restart() {
+	r=$(ls -d "$1"/runs/*-recovery-server_restart-udp1-r1)
+	t=$(awk -F'\t' '$3 == "restart_server" { print $1 }' "$1/events.tsv")
+	[ -n "$t" ] && [ "$(grep -c '^#ntpx-record' "$r/server.rec")" = 2 ] &&
+	awk -v t="$t" '/^#fields/ { for (i = 2; i <= NF; i++) if ($i == "t2") c = i - 1; next }
+		/^#/ { next } { if ($c < t) a++; else b++ } END { exit !(a && b) }' "$r/server.rec"
+}
+spread() { awk -v a="$(key "$1" offset_us directional-c2r)" -v b="$(key "$1" offset_us directional-r2c)" \
+	'BEGIN { printf "%.1f\n", a - b }'; }
+
+# The same conditions through ntpx-lab exec, on the same links.
+NTPX_REF_EXEC="ntpx-lab -n $LAB exec ref" NTPX_CLIENT_EXEC="ntpx-lab -n $LAB exec client" \
+	"$study" --quick -s 7 -f "$fams" -c "$conds" -T "$def" --no-analysis "$TMP/lab" \
+	> /dev/null 2> "$TMP/lab.err"
+is "$?" 0 "the lab run of the conditions finishes"
+lab_spread=$(spread "$TMP/lab")
+diag "lab: spread $lab_spread us, gap $(key "$TMP/lab" gap_s recovery-server_restart) s"
+
+# ssh without and with a pty, the documented prefix.
+for pty in "" "-tt"; do
+	d=$TMP/ssh$pty
+	export NTPX_REF_EXEC="$TWOHOST_SSH $pty ref" NTPX_CLIENT_EXEC="$TWOHOST_SSH $pty client"
+	"$study" --quick -s 7 -f "$fams" -c "$conds" -T "$def" --no-analysis "$d" > /dev/null 2> "$d.err"
+	is "$?" 0 "ssh ${pty:-without a pty}: the study finishes"
+	ok "ssh ${pty:-without a pty}: every run done" all_done "$d"
+	ok "ssh ${pty:-without a pty}: every server.rec has records" servers_logged "$d"
+	s=$(spread "$d")
+	diag "ssh $pty: spread $s us, gap $(key "$d" gap_s recovery-server_restart) s"
+	ok "ssh ${pty:-without a pty}: the directional spread has the lab's sign and size ($s us, lab $lab_spread us)" \
+		awk -v s="$s" -v l="$lab_spread" 'BEGIN { exit !(s * l > 0 && s / l > 0.5 && s / l < 2) }'
+	ok "ssh ${pty:-without a pty}: the server restart is a real one" real_restart "$d"
+	ok "ssh ${pty:-without a pty}: nothing left on either host" wait_until 10 nothing_left
+done
+
+ok "the inventory has both hosts' OS" sh -c "
+	awk '/^== /{ s = \$2 } /Debian|GNU|Linux [0-9]/ && !/^Linux / { n[s]++ } END { exit !(n[\"ref\"] && n[\"client\"]) }' '$TMP/ssh/inventory/kernel.txt'"
+ok "tools.txt has both hosts' tool versions" sh -c "
+	grep -q '^== ref host $TWOHOST_NAME_REF' '$TMP/ssh/inventory/tools.txt' &&
+	grep -q '^== client host $TWOHOST_NAME_CLIENT' '$TMP/ssh/inventory/tools.txt' &&
+	[ \$(grep -c '^ntpreflect: ntpreflect ' '$TMP/ssh/inventory/tools.txt') -ge 2 ]"
+
+# SIGINT (a terminal's ^C: to the whole process group) in the middle of
+# a run, then the resume.
+export NTPX_REF_EXEC="$TWOHOST_SSH ref" NTPX_CLIENT_EXEC="$TWOHOST_SSH client"
+d=$TMP/int
+# A process group of its own, SIGINT not ignored (as a background job of
+# a shell without job control would have it).
+setsid env --default-signal=INT "$study" --quick -s 9 -f "$fams" -c c2r,server_restart -T "$def" \
+	--no-analysis "$d" > /dev/null 2> "$TMP/int.err" &
+ipid=$!
+cleanup "kill -TERM -$ipid"
+loading() { grep -q 'load_on' "$d/events.tsv" 2>/dev/null; }
+ok "the interrupted study gets to a loaded run" wait_until 120 loading
+kill -INT -"$ipid"
+wait "$ipid"
+is "$?" 130 "SIGINT ends the study with 130"
+ok "after SIGINT: nothing left on either host" wait_until 10 nothing_left
+"$study" --no-analysis "$d" > /dev/null 2> "$TMP/resume.err"
+is "$?" 0 "the resumed study finishes"
+ok "after the resume: every run done, every server.rec has records" sh -c "
+	[ \$(find '$d/runs' -name done | wc -l) = \$(grep -vc '^#' '$d/order.tsv') ] &&
+	for r in '$d'/runs/*/; do [ \$(grep -vc '^#' \"\$r/server.rec\") -gt 0 ] || exit 1; done"
+ok "after the resume: nothing left on either host" wait_until 10 nothing_left
+ok "the resumed package verifies" sh -c "'$study' --verify '$d' > /dev/null"
+
+# A server left on the reference by someone else, answering on the run's
+# port: a family's run fails (its own server could not bind, or logged
+# nothing), and the study does not start a run on a taken port.
+spawn orphan ip netns exec "$NTPX_NS_REF" ntpreflect "udp://$NTPX_REF_SLOW:12300" 2>/dev/null
+orphan_up() { ip netns exec "$NTPX_NS_REF" ss -Hlun 'sport = :12300' | grep -q .; }
+wait_until 10 orphan_up
+ntpx-freerun -o "$TMP/orph" -t udp1 -d 1s -i 100ms --ref "$NTPX_REF_SLOW" --client "$NTPX_CLIENT_SLOW" \
+	--ref-dev slow --client-dev slow > /dev/null 2> "$TMP/orph.err"
+rc=$?
+ok "another server on the port: the family's run fails, no done" sh -c "
+	[ $rc != 0 ] && [ ! -e '$TMP/orph/done' ] &&
+	grep -Eq 'ntpreflect on .* ended with status|server.rec is empty' '$TMP/orph.err'"
+"$study" --quick -f recovery -c server_restart -T "$def" --no-analysis "$TMP/orphst" > /dev/null 2> "$TMP/orphst.err"
+rc=$?
+ok "another server on the port: the transport is absent, the reason given" sh -c "
+	[ $rc = 1 ] && grep -q '^udp1	absent	.*ntpreflect on .* ended with status 1: .*12300' '$TMP/orphst/transports.tsv'"
+kill "$orphan"
+wait "$orphan"
+# A sink left on the client on the load port: the run is not started.
+spawn orphan ip netns exec "$NTPX_NS_CLIENT" loadgen --sink -d 0 udp://0.0.0.0:9000 > /dev/null 2>&1
+sink_up() { ip netns exec "$NTPX_NS_CLIENT" ss -Hlun 'sport = :9000' | grep -q .; }
+wait_until 10 sink_up
+"$study" --quick -f recovery -c server_restart -T "$def" --no-analysis "$TMP/orphst2" > /dev/null 2> "$TMP/orphst2.err"
+rc=$?
+ok "a port of the run's taken: the run fails before it starts, the host and port named" sh -c "
+	[ $rc = 1 ] && ! ls '$TMP'/orphst2/runs/*/done > /dev/null 2>&1 &&
+	grep -q 'client host: the run.s ports are taken: .*:9000' '$TMP/orphst2.err'"
+kill "$orphan"
+wait "$orphan"
+
+# A tool missing on the reference: at once, one line naming the host, the
+# tool and the PATH; nothing made.
+mkdir "$TMP/rbin"
+for f in "$NTPX_BIN"/*; do [ "${f##*/}" = ntpreflect ] || cp -p "$f" "$TMP/rbin/"; done
+t0=$(date +%s)
+NTPX_REMOTE_BIN=$TMP/rbin "$study" --quick -f "$fams" -T "$def" --no-analysis "$TMP/missing" \
+	> /dev/null 2> "$TMP/missing.err"
+is "$?" 1 "a missing tool: exit 1"
+ok "a missing tool: named with the host and the PATH, within 10 s" sh -c "
+	[ \$((\$(date +%s) - $t0)) -le 10 ] &&
+	grep -q '^ntpx-study: ref host $TWOHOST_NAME_REF: ntpreflect not found (PATH=$TMP/rbin:' '$TMP/missing.err'"
+ok "a missing tool: no directory left behind" test ! -e "$TMP/missing"
+"$study" -r x -T "$def" "$TMP/refused" 2> /dev/null
+ok "a refused invocation leaves no directory" test ! -e "$TMP/refused"
+done_testing

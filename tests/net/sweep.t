@@ -1,0 +1,90 @@
+#!/bin/sh
+# ntpx-sweep, the load dose-response family, in a lab of this test's own
+# with short durations: the unloaded condition and load in each
+# direction, then the package's table, figure and report section.  Under
+# load beyond the slow path's rate the queue sits on the loaded side, so
+# the offset's bias is half the delay the queue adds, with the sign of
+# the direction (+ c2r, - r2c), well beyond the unloaded run's jitter.
+. "$(dirname "$0")/../lib.sh"
+
+need_root
+need ip tc gnuplot
+[ -x "$NTPX_BIN/ntpprobe" ] || skip_all "tools not built (make)"
+
+plan 18
+
+lab_up w
+
+key() { awk -v k="$2" '$1 == k { print $2 }' "$1/summary.txt"; }
+num() { echo "$1" | grep -Eq '^-?[0-9]+(\.[0-9]+)?$'; }
+dirs_of() { awk -F'\t' '!/^#/ { n[$2]++ } END { printf "%s%s", (n["c2r"] ? "c2r" : ""), (n["r2c"] ? "r2c" : "") }' "$1/load.tsv" 2>/dev/null; }
+
+ntpx-sweep --list-conditions >"$TMP/conds"
+is "$(wc -w <"$TMP/conds")" 22 "22 conditions: unloaded, and 7 loads x 3 directions"
+
+cap=$(ntpx-sweep --calibrate -o "$TMP/cal" -t udpslow | awk '$1 == "capacity_bps" { print $2 }')
+ok "calibrated the slow path ($cap bit/s)" sh -c "[ -n '$cap' ] && [ '$cap' -gt 0 ]"
+
+P=$TMP/pkg
+mkdir -p "$P/runs"
+printf '#fields t_ns run event detail\n' >"$P/events.tsv"
+printf '#fields idx family condition transport rep\n' >"$P/order.tsv"
+printf '#fields transport status detail\nudpslow\tpresent\tthe lab slow path\n' >"$P/transports.tsv"
+idx=0
+for c in 0pct 50pct-both 120pct-c2r 120pct-r2c; do
+	idx=$((idx + 1))
+	d=$P/runs/$idx-sweep-$c-udpslow-r1
+	printf '%d\tsweep\t%s\tudpslow\t1\n' $idx "$c" >>"$P/order.tsv"
+	ntpx-sweep -o "$d" -t udpslow -c "$c" -d 3s -i 20ms --capacity "$cap" \
+		-E "$P/events.tsv" -R $idx 2>"$TMP/err-$c" || diag "$c: $(tail -n 1 "$TMP/err-$c")"
+done
+r() { echo "$P/runs/$(ls "$P/runs" | grep -- "-sweep-$1-")"; }
+ok "every run finishes" sh -c 'for d in "$@"; do [ -f "$d/done" ] || exit 1; done' - \
+	"$(r 0pct)" "$(r 50pct-both)" "$(r 120pct-c2r)" "$(r 120pct-r2c)"
+is "$(key "$(r 0pct)" load_dir)/$(key "$(r 0pct)" load_gbps)/$(dirs_of "$(r 0pct)")" "none/0.000/" "0pct: no load at all"
+is "$(dirs_of "$(r 50pct-both)")/$(dirs_of "$(r 120pct-c2r)")/$(dirs_of "$(r 120pct-r2c)")" "c2rr2c/c2r/r2c" \
+	"the load goes the directions the conditions name"
+ok "bias and jitter are numbers on every run" sh -c 'for d in "$@"; do
+	for k in bias_us jitter_us; do awk -v k=$k '\''$1 == k { f = ($2 ~ /^-?[0-9]+(\.[0-9]+)?$/) } END { exit !f }'\'' "$d/summary.txt" || exit 1; done; done' - \
+	"$(r 0pct)" "$(r 50pct-both)" "$(r 120pct-c2r)" "$(r 120pct-r2c)"
+# The queue's delay is what the RTT gained over the unloaded run's; all
+# on one way, half of it shows as offset: the bias over the added delay
+# is +1/2 for c2r and -1/2 for r2c (0.3..0.7 in size), and the bias is
+# beyond three times the unloaded run's jitter.
+j0=$(key "$(r 0pct)" jitter_us) q0=$(key "$(r 0pct)" loaded_median_rtt_us)
+share() { awk -v b="$(key "$(r "$1")" bias_us)" -v q="$(key "$(r "$1")" loaded_median_rtt_us)" -v q0="$q0" \
+	'BEGIN { printf "%.3f", (q > q0) ? b / (q - q0) : 0 }'; }
+bc=$(key "$(r 120pct-c2r)" bias_us) br=$(key "$(r 120pct-r2c)" bias_us)
+ok "120% c2r: bias +$(share 120pct-c2r) of the added delay ($bc us; unloaded jitter $j0 us)" \
+	awk -v s="$(share 120pct-c2r)" -v b="$bc" -v j="$j0" 'BEGIN { exit !(s >= 0.3 && s <= 0.7 && b > 3 * j) }'
+ok "120% r2c: bias $(share 120pct-r2c) of the added delay ($br us; unloaded jitter $j0 us)" \
+	awk -v s="$(share 120pct-r2c)" -v b="$br" -v j="$j0" 'BEGIN { exit !(s <= -0.3 && s >= -0.7 && b < -3 * j) }'
+
+A=$NTPX_TOP/analysis
+"$A/ntpx-summarize" "$P" && "$A/ntpx-figures" "$P" && "$A/ntpx-report" "$P"
+is "$?" 0 "summarize, figures and report on the sweep package"
+col() { awk -F'\t' -v c="$1" -v k="$2" 'NR == 1 { for (i = 2; i <= NF; i++) n[$i] = i - 1; next }
+	$n["condition"] == c { print $n[k] }' "$P/results/sweep.tsv"; }
+is "$(awk -F'\t' '!/^#/ { print $2 }' "$P/results/sweep.tsv" | tr '\n' ' ')" "0pct 50pct-both 120pct-c2r 120pct-r2c " \
+	"sweep.tsv: one row per condition, by load"
+is "$(col 120pct-r2c bias_us)" "$(awk -v b="$br" 'BEGIN { printf "%.1f", b }')" "sweep.tsv: the run's bias"
+is "$(col 50pct-both load_pct)" 50 "sweep.tsv: the load in percent"
+ok "the sweep figure is a PNG and an SVG" sh -c '[ -s "$1/sweep.png" ] && grep -q "<svg" "$1/sweep.svg"' - "$P/figures"
+ok "the report has the sweep section with its figure" grep -q 'figures/sweep.png' "$P/report.html"
+
+# ntpx-study runs the family, with a progress line per run: the elapsed
+# time and what is left by the plan, which --plan prints as the total.
+# Two repetitions of the unloaded condition, in a lab of the study's own.
+S=$TMP/study
+cleanup "for l in \$(awk '\$1 == \"lab:\" { print \$2 }' '$S/inventory/lab.txt' 2>/dev/null); do '$NTPX_BIN/ntpx-lab' -n \$l down; done"
+env -u NTPX_REF_EXEC -u NTPX_CLIENT_EXEC "$NTPX_TOP/bin/ntpx-study" --quick -r 2 -s 9 -f sweep -c 0pct -t udpfast \
+	--scale 0.5 --no-analysis "$S" 2>"$TMP/study.err"
+is "$?" 0 "ntpx-study -f sweep finishes"
+"$NTPX_TOP/bin/ntpx-study" --plan --quick -r 2 -s 9 -f sweep -c 0pct -t udpfast --scale 0.5 2>"$TMP/plan.err" >/dev/null
+# 2 s of measurement (4 s quick, scaled by 0.5) and 2 s of overhead, twice.
+ok "--plan: 2 runs, 0:00:08 expected" grep -q '^ntpx-study: plan: 2 runs, expected duration 0:00:08 ' "$TMP/plan.err"
+is "$(grep -o '\[[0-9]/2\] sweep 0pct udpfast r[12] ([0-9.]*s) elapsed [0-9]*:[0-9][0-9]:[0-9][0-9], about [0-9:]* left' "$TMP/study.err" |
+	sed 's/.* about //' | tr '\n' ' ')" "0:00:08 left 0:00:04 left " \
+	"a progress line per run: elapsed, and the plan's time left counting down"
+el2=$(grep -o '\[2/2\].* elapsed [0-9:]*' "$TMP/study.err" | sed 's/.* elapsed //' | awk -F: '{ print $1 * 3600 + $2 * 60 + $3 }')
+ok "the second run's elapsed time covers the first run's 2 s ($el2 s)" sh -c "[ '${el2:-0}' -ge 2 ]"

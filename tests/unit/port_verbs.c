@@ -1,0 +1,689 @@
+/*
+ * lib/port_verbs.c (the raw-packet port of uudp via=verbs) over a mock
+ * device.
+ *
+ * THIS IS A MOCK: no host here has an RDMA device.  It defines the
+ * libibverbs calls port_verbs.c makes (the executable's definitions take
+ * precedence over the shared library; the inline verbs dispatch through
+ * the fake context's ops, ibv_create_flow through its verbs_context), and
+ * a sysfs tree of its own in a temporary directory
+ * (port_config.sysfs).  It models what issue 15 says real devices do:
+ *   - mlx4_0 has two ports, behind eth0 (dev_port 0) and eth1 (dev_port
+ *     1); a frame arriving on a port reaches only a QP on that port with
+ *     a flow rule for that port;
+ *   - without IBV_DEVICE_MANAGED_FLOW_STEERING (mlx4 without
+ *     log_num_mgm_entry_size=-1) ibv_create_flow fails with a generic
+ *     EINVAL;
+ *   - ibv_modify_qp checks the raw-packet transitions and their masks;
+ *   - a QP put into the error state flushes its receives, flushes each
+ *     one posted later at once, and raises IBV_EVENT_QP_FATAL;
+ *   - the completion channel and async events are real pipes.
+ * What it cannot prove: anything about a NIC (tests/hw/uudp-verbs.t,
+ * doc/hardware.md).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include <infiniband/verbs.h>
+
+#include "port_private.h"
+
+#define NPORT		2
+#define RQ_CAP		512
+#define CQ_CAP		1024
+#define FLUSH_LIMIT	100000	/* flushed reposts: the port spins forever */
+
+struct mdev {
+	struct ibv_device dev;
+	struct verbs_context vctx;
+	int apipe[2];
+	struct ibv_async_event aq[16];
+	int an;
+	uint64_t cap_flags;
+};
+
+struct mchan {
+	struct ibv_comp_channel ch;
+	int pipe[2];
+	struct ibv_cq *cq;
+};
+
+struct mcq {
+	struct ibv_cq cq;
+	struct ibv_wc q[CQ_CAP];
+	int head, n, armed;
+	struct mchan *chan;
+};
+
+struct mqp {
+	struct ibv_qp qp;
+	uint8_t port;
+	struct { uint64_t wr_id, addr; uint32_t len; } rq[RQ_CAP];
+	int rhead, rn;
+	int flushed;
+};
+
+struct mflow {
+	struct ibv_flow flow;
+	uint8_t port;
+};
+
+static struct mdev mdev;
+static struct mqp *the_qp;		/* the one QP a port makes */
+static struct mflow *the_flow;
+static int chan_reads;
+static int open_ctx;			/* contexts not closed */
+static char sysroot[64];
+
+static struct mdev *dev_of(struct ibv_context *c)
+{
+	return (struct mdev *)((char *)c - offsetof(struct mdev, vctx.context));
+}
+
+static void poke(int fd)
+{
+	char c = 1;
+
+	assert_int_equal(write(fd, &c, 1), 1);
+}
+
+static void cq_push(struct mcq *c, const struct ibv_wc *wc)
+{
+	assert_true(c->n < CQ_CAP);
+	c->q[(c->head + c->n++) % CQ_CAP] = *wc;
+	if (c->armed && c->chan) {
+		c->armed = 0;
+		poke(c->chan->pipe[1]);
+	}
+}
+
+static int m_poll_cq(struct ibv_cq *cq, int num, struct ibv_wc *wc)
+{
+	struct mcq *c = (struct mcq *)cq;
+	int n = 0;
+
+	while (n < num && c->n) {
+		wc[n++] = c->q[c->head];
+		c->head = (c->head + 1) % CQ_CAP;
+		c->n--;
+	}
+	return n;
+}
+
+static int m_req_notify(struct ibv_cq *cq, int solicited)
+{
+	((struct mcq *)cq)->armed = 1;
+	return 0;
+}
+
+static int m_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	struct mqp *q = (struct mqp *)qp;
+
+	for (; wr; wr = wr->next) {
+		if (qp->state == IBV_QPS_RESET || q->rn == RQ_CAP) {
+			*bad = wr;
+			return EINVAL;
+		}
+		if (qp->state == IBV_QPS_ERR) {
+			struct ibv_wc f = { .wr_id = wr->wr_id, .status = IBV_WC_WR_FLUSH_ERR };
+
+			if (++q->flushed > FLUSH_LIMIT)
+				fail_msg("receives reposted into a QP in the error state "
+					 "%d times", q->flushed);
+			cq_push((struct mcq *)qp->recv_cq, &f);
+			continue;
+		}
+		q->rq[(q->rhead + q->rn) % RQ_CAP].wr_id = wr->wr_id;
+		q->rq[(q->rhead + q->rn) % RQ_CAP].addr = wr->sg_list[0].addr;
+		q->rq[(q->rhead + q->rn++) % RQ_CAP].len = wr->sg_list[0].length;
+	}
+	return 0;
+}
+
+static int m_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	for (; wr; wr = wr->next) {
+		struct ibv_wc s = { .wr_id = wr->wr_id, .opcode = IBV_WC_SEND };
+
+		if (qp->state != IBV_QPS_RTS) {
+			*bad = wr;
+			return EINVAL;
+		}
+		cq_push((struct mcq *)qp->send_cq, &s);
+	}
+	return 0;
+}
+
+static struct ibv_flow *m_create_flow(struct ibv_qp *qp, struct ibv_flow_attr *attr)
+{
+	struct mflow *f;
+
+	if (!(mdev.cap_flags & IBV_DEVICE_MANAGED_FLOW_STEERING) ||
+	    attr->port < 1 || attr->port > NPORT) {
+		errno = EINVAL;		/* what mlx4 says without steering */
+		return NULL;
+	}
+	f = calloc(1, sizeof(*f));
+	f->flow.context = qp->context;
+	f->port = attr->port;
+	the_flow = f;
+	return &f->flow;
+}
+
+static int m_destroy_flow(struct ibv_flow *flow)
+{
+	the_flow = NULL;
+	free(flow);
+	return 0;
+}
+
+/* A frame arrives on device port @port. */
+static void frame_in(uint8_t port, const void *data, uint32_t len)
+{
+	struct mqp *q = the_qp;
+	struct ibv_wc wc = { .status = IBV_WC_SUCCESS, .opcode = IBV_WC_RECV };
+
+	if (!q || q->port != port || !the_flow || the_flow->port != port || !q->rn ||
+	    (q->qp.state != IBV_QPS_RTR && q->qp.state != IBV_QPS_RTS))
+		return;		/* nothing steers it here: the kernel's */
+	wc.wr_id = q->rq[q->rhead].wr_id;
+	memcpy((void *)(uintptr_t)q->rq[q->rhead].addr, data, len);
+	q->rhead = (q->rhead + 1) % RQ_CAP;
+	q->rn--;
+	wc.byte_len = len;
+	cq_push((struct mcq *)q->qp.recv_cq, &wc);
+}
+
+/* The QP goes into the error state, as after a fatal error. */
+static void qp_error(void)
+{
+	struct ibv_async_event ev = { .event_type = IBV_EVENT_QP_FATAL };
+	struct mqp *q = the_qp;
+
+	q->qp.state = IBV_QPS_ERR;
+	while (q->rn) {
+		struct ibv_wc f = { .wr_id = q->rq[q->rhead].wr_id,
+				    .status = IBV_WC_WR_FLUSH_ERR };
+
+		q->rhead = (q->rhead + 1) % RQ_CAP;
+		q->rn--;
+		cq_push((struct mcq *)q->qp.recv_cq, &f);
+	}
+	ev.element.qp = &q->qp;
+	mdev.aq[mdev.an++] = ev;
+	poke(mdev.apipe[1]);
+}
+
+/* ---- libibverbs, as far as lib/port_verbs.c uses it ---------------- */
+
+struct ibv_device **(ibv_get_device_list)(int *num)
+{
+	struct ibv_device **l = calloc(2, sizeof(*l));
+
+	l[0] = &mdev.dev;
+	if (num)
+		*num = 1;
+	return l;
+}
+
+void ibv_free_device_list(struct ibv_device **list)
+{
+	free(list);
+}
+
+const char *ibv_get_device_name(struct ibv_device *device)
+{
+	return device->name;
+}
+
+struct ibv_context *ibv_open_device(struct ibv_device *device)
+{
+	struct ibv_context *c = &mdev.vctx.context;
+
+	memset(&mdev.vctx, 0, sizeof(mdev.vctx));
+	mdev.vctx.sz = sizeof(mdev.vctx);
+	mdev.vctx.ibv_create_flow = m_create_flow;
+	mdev.vctx.ibv_destroy_flow = m_destroy_flow;
+	c->device = device;
+	c->abi_compat = __VERBS_ABI_IS_EXTENDED;
+	c->ops.poll_cq = m_poll_cq;
+	c->ops.req_notify_cq = m_req_notify;
+	c->ops.post_send = m_post_send;
+	c->ops.post_recv = m_post_recv;
+	c->async_fd = mdev.apipe[0];
+	c->cmd_fd = -1;
+	open_ctx++;
+	return c;
+}
+
+int ibv_close_device(struct ibv_context *context)
+{
+	open_ctx--;
+	return 0;
+}
+
+int ibv_query_device(struct ibv_context *context, struct ibv_device_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->phys_port_cnt = NPORT;
+	a->device_cap_flags = (unsigned)dev_of(context)->cap_flags;
+	return 0;
+}
+
+int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
+{
+	char b;
+	int i;
+
+	if (!mdev.an || read(mdev.apipe[0], &b, 1) != 1) {
+		errno = EAGAIN;
+		return -1;
+	}
+	*event = mdev.aq[0];
+	for (i = 1; i < mdev.an; i++)
+		mdev.aq[i - 1] = mdev.aq[i];
+	mdev.an--;
+	return 0;
+}
+
+void ibv_ack_async_event(struct ibv_async_event *event)
+{
+}
+
+struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
+{
+	struct ibv_pd *pd = calloc(1, sizeof(*pd));
+
+	pd->context = context;
+	return pd;
+}
+
+int ibv_dealloc_pd(struct ibv_pd *pd)
+{
+	free(pd);
+	return 0;
+}
+
+struct ibv_mr *(ibv_reg_mr)(struct ibv_pd *pd, void *addr, size_t length, int access)
+{
+	struct ibv_mr *mr = calloc(1, sizeof(*mr));
+
+	mr->context = pd->context;
+	mr->pd = pd;
+	mr->addr = addr;
+	mr->length = length;
+	mr->lkey = 0x77;
+	return mr;
+}
+
+int ibv_dereg_mr(struct ibv_mr *mr)
+{
+	free(mr);
+	return 0;
+}
+
+struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
+{
+	struct mchan *c = calloc(1, sizeof(*c));
+
+	assert_int_equal(pipe2(c->pipe, O_CLOEXEC), 0);
+	c->ch.context = context;
+	c->ch.fd = c->pipe[0];
+	return &c->ch;
+}
+
+int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
+{
+	struct mchan *c = (struct mchan *)channel;
+
+	close(c->pipe[0]);
+	close(c->pipe[1]);
+	free(c);
+	return 0;
+}
+
+int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context)
+{
+	struct mchan *c = (struct mchan *)channel;
+	char b;
+
+	chan_reads++;
+	if (read(c->pipe[0], &b, 1) != 1)
+		return -1;
+	*cq = c->cq;
+	*cq_context = c->cq->cq_context;
+	return 0;
+}
+
+void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
+{
+}
+
+struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
+			     struct ibv_comp_channel *channel, int comp_vector)
+{
+	struct mcq *c = calloc(1, sizeof(*c));
+
+	c->cq.context = context;
+	c->cq.channel = channel;
+	c->cq.cq_context = cq_context;
+	c->cq.cqe = cqe;
+	if (channel) {
+		c->chan = (struct mchan *)channel;
+		c->chan->cq = &c->cq;
+	}
+	return &c->cq;
+}
+
+int ibv_destroy_cq(struct ibv_cq *cq)
+{
+	free(cq);
+	return 0;
+}
+
+struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+	struct mqp *q;
+
+	if (attr->qp_type != IBV_QPT_RAW_PACKET) {
+		errno = EINVAL;
+		return NULL;
+	}
+	q = calloc(1, sizeof(*q));
+	q->qp.context = pd->context;
+	q->qp.pd = pd;
+	q->qp.send_cq = attr->send_cq;
+	q->qp.recv_cq = attr->recv_cq;
+	q->qp.qp_type = attr->qp_type;
+	q->qp.state = IBV_QPS_RESET;
+	q->qp.qp_num = 0x42;
+	the_qp = q;
+	return &q->qp;
+}
+
+int ibv_destroy_qp(struct ibv_qp *qp)
+{
+	the_qp = NULL;
+	free(qp);
+	return 0;
+}
+
+/* Raw-packet transitions: INIT takes the port; RTR and RTS nothing more. */
+int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
+{
+	struct mqp *q = (struct mqp *)qp;
+	enum ibv_qp_state from = qp->state, to = attr->qp_state;
+	int need = IBV_QP_STATE;
+
+	if (!(mask & IBV_QP_STATE))
+		return EINVAL;
+	if (from == IBV_QPS_RESET && to == IBV_QPS_INIT)
+		need |= IBV_QP_PORT;
+	else if (!((from == IBV_QPS_INIT && to == IBV_QPS_RTR) ||
+		   (from == IBV_QPS_RTR && to == IBV_QPS_RTS) || to == IBV_QPS_ERR ||
+		   to == IBV_QPS_RESET))
+		return EINVAL;
+	if (mask != need || ((mask & IBV_QP_PORT) && (attr->port_num < 1 ||
+						     attr->port_num > NPORT)))
+		return EINVAL;
+	if (mask & IBV_QP_PORT)
+		q->port = attr->port_num;
+	qp->state = to;
+	return 0;
+}
+
+int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
+		 struct ibv_qp_init_attr *init_attr)
+{
+	attr->qp_state = qp->state;
+	return 0;
+}
+
+/* ---- the tests ------------------------------------------------------ */
+
+static void put(const char *rel, const char *text)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", sysroot, rel);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void dir(const char *rel)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s", sysroot, rel);
+	assert_int_equal(mkdir(path, 0700), 0);
+}
+
+/* sysfs: eth0 and eth1 are ports 1 and 2 of mlx4_0; eth2 has a bad dev_port. */
+static int group_setup(void **state)
+{
+	static const char *const devs[] = { "eth0", "eth1", "eth2" };
+	char rel[128];
+	size_t i;
+
+	snprintf(sysroot, sizeof(sysroot), "%s/ntpx-port-verbs.XXXXXX",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	assert_non_null(mkdtemp(sysroot));
+	dir("class");
+	dir("class/net");
+	for (i = 0; i < 3; i++) {
+		snprintf(rel, sizeof(rel), "class/net/%s", devs[i]);
+		dir(rel);
+		snprintf(rel, sizeof(rel), "class/net/%s/device", devs[i]);
+		dir(rel);
+		snprintf(rel, sizeof(rel), "class/net/%s/device/infiniband", devs[i]);
+		dir(rel);
+		snprintf(rel, sizeof(rel), "class/net/%s/device/infiniband/mlx4_0", devs[i]);
+		dir(rel);
+	}
+	put("class/net/eth0/dev_port", "0\n");
+	put("class/net/eth1/dev_port", "1\n");
+	put("class/net/eth2/dev_port", "port two\n");
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", sysroot);
+	return system(cmd);
+}
+
+static int setup(void **state)
+{
+	memset(&mdev, 0, sizeof(mdev));
+	snprintf(mdev.dev.name, sizeof(mdev.dev.name), "mlx4_0");
+	assert_int_equal(pipe2(mdev.apipe, O_CLOEXEC), 0);
+	mdev.cap_flags = IBV_DEVICE_MANAGED_FLOW_STEERING | IBV_DEVICE_RAW_IP_CSUM;
+	chan_reads = 0;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	close(mdev.apipe[0]);
+	close(mdev.apipe[1]);
+	assert_null(the_qp);
+	assert_null(the_flow);
+	assert_int_equal(open_ctx, 0);
+	return 0;
+}
+
+static struct port *open_on(const char *dev, char *err, size_t errlen)
+{
+	struct port_config cfg = { .dev = dev, .udp_port = 123, .ip = 0x0a090001,
+				   .mac = { 2, 0, 0, 0, 0, 1 }, .busy_poll = 1,
+				   .sysfs = sysroot };
+
+	err[0] = 0;
+	return port_verbs_open(&cfg, err, errlen);
+}
+
+static void counters_have(struct port *p, const char *word)
+{
+	char line[256];
+
+	p->ops->counters(p, line, sizeof(line));
+	if (!strstr(line, word))
+		fail_msg("no '%s' in '%s'", word, line);
+}
+
+static void test_first_port(void **state)
+{
+	unsigned char frame[64] = { 2, 0, 0, 0, 0, 1 };
+	const void *f;
+	size_t len;
+	char err[256];
+	struct port *p = open_on("eth0", err, sizeof(err));
+
+	if (!p)
+		fail_msg("%s", err);
+	assert_int_equal(the_qp->port, 1);
+	frame_in(1, frame, sizeof(frame));
+	assert_int_equal(p->ops->rx_next(p, &f, &len), 1);
+	assert_int_equal(len, sizeof(frame));
+	p->ops->rx_release(p);
+	p->ops->close(p);
+}
+
+/* Issue 15 (1): eth1 is port 2 of mlx4_0; the QP and the rule go there. */
+static void test_second_port(void **state)
+{
+	unsigned char frame[64] = { 2, 0, 0, 0, 0, 1 };
+	const void *f;
+	size_t len;
+	char err[256];
+	struct port *p = open_on("eth1", err, sizeof(err));
+
+	if (!p)
+		fail_msg("%s", err);
+	frame_in(2, frame, sizeof(frame));
+	assert_int_equal(p->ops->rx_next(p, &f, &len), 1);
+	p->ops->rx_release(p);
+	frame_in(1, frame, sizeof(frame));	/* the other port's: not ours */
+	assert_int_equal(p->ops->rx_next(p, &f, &len), 0);
+	p->ops->close(p);
+}
+
+static void test_bad_dev_port(void **state)
+{
+	char err[256];
+
+	assert_null(open_on("eth2", err, sizeof(err)));
+	assert_string_equal(err, "eth2: unreadable dev_port in sysfs");
+}
+
+/* Issue 15 (7): no managed flow steering: say so, and how mlx4 gets it. */
+static void test_no_flow_steering(void **state)
+{
+	char err[256];
+
+	mdev.cap_flags = IBV_DEVICE_RAW_IP_CSUM;
+	assert_null(open_on("eth0", err, sizeof(err)));
+	assert_non_null(strstr(err, "managed flow steering"));
+	assert_non_null(strstr(err, "log_num_mgm_entry_size=-1"));
+	assert_null(strchr(err, '\n'));
+}
+
+/*
+ * Issue 15 (6): the QP goes into the error state.  rx_next must not
+ * repost the flushed receives forever: the port is dead, and says why.
+ */
+static void test_qp_error(void **state)
+{
+	unsigned char frame[64] = { 2, 0, 0, 0, 0, 1 };
+	const void *f;
+	size_t len, cap;
+	char err[256];
+	void *b;
+	struct port *p = open_on("eth0", err, sizeof(err));
+
+	if (!p)
+		fail_msg("%s", err);
+	frame_in(1, frame, sizeof(frame));
+	assert_int_equal(p->ops->rx_next(p, &f, &len), 1);
+	p->ops->rx_release(p);
+	qp_error();
+	assert_int_equal(p->ops->rx_next(p, &f, &len), -EIO);
+	assert_int_equal(p->ops->rx_next(p, &f, &len), -EIO);
+	counters_have(p, "qp_error=1");
+	counters_have(p, "last_async=qp_fatal");
+	b = p->ops->tx_buf(p, &cap);
+	assert_non_null(b);
+	assert_int_equal(p->ops->tx_submit(p, b, 60, 0), -EIO);
+	p->ops->close(p);
+}
+
+/*
+ * Issue 15 (10): while the caller spins, rx_next polls the CQ only; a
+ * blocking caller still finds the fd readable whenever a frame waits.
+ */
+static void test_spin_polls_cq_only(void **state)
+{
+	unsigned char frame[64] = { 2, 0, 0, 0, 0, 1 };
+	const void *f;
+	size_t len;
+	char err[256];
+	struct port *p = open_on("eth0", err, sizeof(err));
+	struct pollfd pfd;
+	int i;
+
+	if (!p)
+		fail_msg("%s", err);
+	p->spin = 1;
+	for (i = 0; i < 1000; i++)
+		assert_int_equal(p->ops->rx_next(p, &f, &len), 0);
+	assert_int_equal(chan_reads, 0);
+	frame_in(1, frame, sizeof(frame));
+	assert_int_equal(p->ops->rx_next(p, &f, &len), 1);
+	p->ops->rx_release(p);
+	assert_int_equal(chan_reads, 0);
+	/* Blocking again: consume, re-arm; the next frame wakes the fd. */
+	p->spin = 0;
+	assert_int_equal(p->ops->rx_next(p, &f, &len), 0);
+	assert_true(chan_reads > 0);
+	pfd = (struct pollfd){ .fd = p->fd, .events = POLLIN };
+	assert_int_equal(poll(&pfd, 1, 0), 0);
+	frame_in(1, frame, sizeof(frame));
+	assert_int_equal(poll(&pfd, 1, 0), 1);
+	assert_int_equal(p->ops->rx_next(p, &f, &len), 1);
+	p->ops->rx_release(p);
+	p->ops->close(p);
+}
+
+/* An argument runs only the tests it matches (cmocka's filter). */
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_first_port, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_second_port, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_dev_port, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_flow_steering, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_qp_error, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_spin_polls_cq_only, setup, teardown),
+	};
+
+	if (argc > 1)
+		cmocka_set_test_filter(argv[1]);
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

@@ -1,0 +1,385 @@
+/*
+ * Unit tests for lib/stability.c: the published NBS test values, the
+ * textbook slopes of white and random-walk phase noise, the octave pass
+ * against the definitions, gaps and the grid.
+ *
+ * Reference values: NIST SP 1065 (W. J. Riley, Handbook of Frequency
+ * Stability Analysis, 2008), section 12.4, Table 30 (the NBS 10-point
+ * set, computed with Stable32) and Table 31 (the 1000-point set made by
+ * the prime-modulus generator n[i+1] = 16807 n[i] mod 2147483647 from
+ * n[0] = 1234567890).  The handbook tabulates ADEV, overlapping ADEV,
+ * MDEV, TDEV, HDEV and the total deviations; MTIE and TIE-RMS, which it
+ * does not tabulate, are held to their definitions (stab_direct) and to
+ * series whose values are known exactly.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <errno.h>
+#include <cmocka.h>
+
+#include "stability.h"
+#include "stats.h"
+
+static void assert_rel(double got, double want, double tol)
+{
+	double rel = fabs(got - want) / fabs(want);
+
+	if (isnan(got) && isnan(want))	/* no term on either side */
+		return;
+	if (!(rel <= tol))
+		fail_msg("got %.9g, want %.9g (relative error %.3g > %.3g)", got, want, rel, tol);
+}
+
+/*
+ * The NBS 10-point set.  Table 29 gives it as frequency data (892, 809,
+ * 823, 798, 671, 644, 883, 903, 677) and as the phase that is their running
+ * sum less their mean, to five decimals; the frequencies are integrated
+ * here so the phase carries no rounding.
+ */
+static const double nbs10_freq[9] = { 892, 809, 823, 798, 671, 644, 883, 903, 677 };
+
+static void nbs10_phase(double x[10])
+{
+	int i;
+
+	x[0] = 0;
+	for (i = 0; i < 9; i++)
+		x[i + 1] = x[i] + nbs10_freq[i];
+}
+
+static void nbs_10point(void **state)
+{
+	/* Table 30, tau = 1 and 2: overlapping ADEV, MDEV, TDEV. */
+	static const double oadev[2] = { 91.22945, 85.95287 };
+	static const double mdev[2] = { 91.22945, 74.78849 };
+	static const double tdev[2] = { 52.67135, 86.35831 };
+	/* The phase column exactly as Table 29 prints it, too. */
+	static const double printed[10] = { 0.00000, 103.11111, 123.22222, 157.33333,
+					    166.44444, 48.55555, -96.33333, -2.22222,
+					    111.88889, 0.00000 };
+	struct stab_point p[STAB_MAX_POINTS];
+	double x[10];
+	int k, n;
+
+	(void)state;
+	nbs10_phase(x);
+	/* A run of 9 s: tau up to a third of it is 1 and 2 s. */
+	n = stab_octaves(x, 10, 1.0, p, STAB_MAX_POINTS);
+	assert_int_equal(n, 2);
+	for (k = 0; k < 2; k++) {
+		/* x is in "ns" here: adev and mdev come out scaled by 1e-9. */
+		assert_rel(p[k].adev * 1e9, oadev[k], 1e-4);
+		assert_rel(p[k].mdev * 1e9, mdev[k], 1e-4);
+		assert_rel(p[k].tdev_ns, tdev[k], 1e-4);
+	}
+	assert_int_equal(p[0].n_adev, 8);
+	assert_int_equal(p[1].n_adev, 6);
+	assert_int_equal(p[1].n_mdev, 5);
+	n = stab_octaves(printed, 10, 1.0, p, STAB_MAX_POINTS);
+	assert_int_equal(n, 2);
+	for (k = 0; k < 2; k++) {
+		assert_rel(p[k].adev * 1e9, oadev[k], 1e-4);
+		assert_rel(p[k].mdev * 1e9, mdev[k], 1e-4);
+		assert_rel(p[k].tdev_ns, tdev[k], 1e-4);
+	}
+}
+
+static void nbs_1000point(void **state)
+{
+	/* Table 31, tau = 1, 10, 100: overlapping ADEV, MDEV, TDEV. */
+	static const size_t m[3] = { 1, 10, 100 };
+	static const double oadev[3] = { 2.922319e-01, 9.159953e-02, 3.241343e-02 };
+	static const double mdev[3] = { 2.922319e-01, 6.172376e-02, 2.170921e-02 };
+	static const double tdev[3] = { 1.687202e-01, 3.563623e-01, 1.253382e+00 };
+	struct stab_point p, oct[STAB_MAX_POINTS];
+	double x[1001];
+	uint64_t r = 1234567890;
+	int i, n;
+
+	(void)state;
+	x[0] = 0;
+	for (i = 0; i < 1000; i++) {
+		if (i == 1)
+			assert_int_equal(r, 395529916);	/* printed in SP 1065 */
+		x[i + 1] = x[i] + (double)r / 2147483647.0;
+		r = r * 16807 % 2147483647;
+	}
+	for (i = 0; i < 3; i++) {
+		stab_direct(x, 1001, 1.0, m[i], &p);
+		assert_rel(p.adev * 1e9, oadev[i], 1e-4);
+		assert_rel(p.mdev * 1e9, mdev[i], 1e-4);
+		assert_rel(p.tdev_ns, tdev[i], 1e-4);
+	}
+	n = stab_octaves(x, 1001, 1.0, oct, STAB_MAX_POINTS);
+	assert_int_equal(n, 9);		/* m = 1 .. 256 <= 1000 / 3 */
+	assert_rel(oct[0].adev * 1e9, oadev[0], 1e-4);
+	assert_rel(oct[0].tdev_ns, tdev[0], 1e-4);
+}
+
+static uint64_t rng = 88172645463325252ULL;
+
+static double uniform(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return ((double)(rng >> 11) + 0.5) / 9007199254740992.0;
+}
+
+static double gauss(void)
+{
+	return sqrt(-2 * log(uniform())) * cos(2 * M_PI * uniform());
+}
+
+/* Every octave against the definitions, with gaps and a drift. */
+static void octaves_match_definitions(void **state)
+{
+	enum { N = 777 };
+	struct stab_point oct[STAB_MAX_POINTS], p;
+	static double x[N];
+	int i, n;
+
+	(void)state;
+	for (i = 0; i < N; i++)
+		x[i] = 1e6 + 250.0 * i + 40 * gauss();
+	for (i = 0; i < N; i += 1 + (int)(uniform() * 60))
+		x[i] = NAN;
+	for (i = 300; i < 340; i++)	/* and one long outage */
+		x[i] = NAN;
+	n = stab_octaves(x, N, 0.5, oct, STAB_MAX_POINTS);
+	assert_int_equal(n, 9);		/* m = 1 .. 256 <= 776 / 3 */
+	for (i = 0; i < n; i++) {
+		stab_direct(x, N, 0.5, oct[i].m, &p);
+		assert_int_equal(oct[i].m, (size_t)1 << i);
+		assert_float_equal(oct[i].tau_s, 0.5 * (double)oct[i].m, 1e-12);
+		assert_int_equal(oct[i].n_adev, p.n_adev);
+		assert_int_equal(oct[i].n_mdev, p.n_mdev);
+		assert_int_equal(oct[i].n_tie, p.n_tie);
+		assert_int_equal(oct[i].n_mtie, p.n_mtie);
+		assert_rel(oct[i].adev, p.adev, 1e-9);
+		assert_rel(oct[i].mdev, p.mdev, 1e-6);
+		assert_rel(oct[i].tdev_ns, p.tdev_ns, 1e-6);
+		assert_rel(oct[i].tie_rms_ns, p.tie_rms_ns, 1e-9);
+		assert_rel(oct[i].mtie_ns, p.mtie_ns, 1e-12);
+	}
+	assert_true(oct[0].n_mdev > 0 && oct[3].n_mdev > 0);	/* some MDEV compared */
+}
+
+/* A line: every deviation 0, MTIE and TIE-RMS the slope times tau. */
+static void line_known_values(void **state)
+{
+	enum { N = 100 };
+	struct stab_point oct[STAB_MAX_POINTS];
+	double x[N];
+	int i, n;
+
+	(void)state;
+	for (i = 0; i < N; i++)
+		x[i] = -500 + 3.0 * i;
+	n = stab_octaves(x, N, 1.0, oct, STAB_MAX_POINTS);
+	assert_int_equal(n, 6);
+	for (i = 0; i < n; i++) {
+		double m = (double)oct[i].m;
+
+		assert_true(oct[i].adev < 1e-20);
+		assert_true(oct[i].mdev < 1e-20);
+		assert_float_equal(oct[i].mtie_ns, 3 * m, 1e-9);
+		assert_float_equal(oct[i].tie_rms_ns, 3 * m, 1e-9);
+		assert_int_equal(oct[i].n_adev, N - 2 * oct[i].m);
+		assert_int_equal(oct[i].n_mdev, N - 3 * oct[i].m + 1);
+		assert_int_equal(oct[i].n_mtie, N - oct[i].m);
+	}
+}
+
+/* Least-squares slope of log10(dev) against log10(tau), octaves lo..hi. */
+static double slope(const struct stab_point *p, int lo, int hi, int which)
+{
+	double lx[STAB_MAX_POINTS], ly[STAB_MAX_POINTS];
+	struct linfit f;
+	int i, k = 0;
+
+	for (i = lo; i <= hi; i++, k++) {
+		lx[k] = log10(p[i].tau_s);
+		ly[k] = log10(which == 0 ? p[i].adev : which == 1 ? p[i].mdev : p[i].tdev_ns);
+	}
+	assert_int_equal(stats_linfit(lx, ly, (size_t)k, &f), 0);
+	return f.b;
+}
+
+static void white_pm_slopes(void **state)
+{
+	enum { N = 1 << 18 };
+	struct stab_point p[STAB_MAX_POINTS];
+	double *x = malloc(N * sizeof(double));
+	int i, n;
+
+	(void)state;
+	assert_non_null(x);
+	for (i = 0; i < N; i++)
+		x[i] = 100 * gauss();
+	n = stab_octaves(x, N, 0.01, p, STAB_MAX_POINTS);
+	assert_int_equal(n, 17);
+	/* SP 1065 Table 8: ADEV tau^-1, MDEV tau^-3/2, TDEV tau^-1/2. */
+	assert_float_equal(slope(p, 0, 11, 0), -1.0, 0.1);
+	assert_float_equal(slope(p, 0, 11, 1), -1.5, 0.1);
+	assert_float_equal(slope(p, 0, 11, 2), -0.5, 0.1);
+	/* White PM at m = 1: ADEV = sqrt(3) sigma / tau. */
+	assert_rel(p[0].adev, sqrt(3) * 100e-9 / 0.01, 0.01);
+	free(x);
+}
+
+static void random_walk_pm_slopes(void **state)
+{
+	enum { N = 1 << 18 };
+	struct stab_point p[STAB_MAX_POINTS];
+	double *x = malloc(N * sizeof(double));
+	int i, n;
+
+	(void)state;
+	assert_non_null(x);
+	x[0] = 0;
+	for (i = 1; i < N; i++)
+		x[i] = x[i - 1] + 100 * gauss();
+	n = stab_octaves(x, N, 1.0, p, STAB_MAX_POINTS);
+	assert_int_equal(n, 17);
+	/* Random-walk phase is white FM: ADEV and MDEV tau^-1/2, TDEV tau^1/2. */
+	assert_float_equal(slope(p, 0, 11, 0), -0.5, 0.1);
+	assert_float_equal(slope(p, 2, 11, 1), -0.5, 0.1);
+	assert_float_equal(slope(p, 2, 11, 2), 0.5, 0.1);
+	free(x);
+}
+
+/* A gap is left out, never taken as zero. */
+static void gaps_are_not_zeros(void **state)
+{
+	enum { N = 4096 };
+	struct stab_point p[STAB_MAX_POINTS], full[STAB_MAX_POINTS];
+	static double x[N], y[N];
+	size_t gaps = 0;
+	int i, n;
+
+	(void)state;
+	/* A constant phase with holes: every deviation stays 0. */
+	for (i = 0; i < N; i++)
+		x[i] = i % 7 == 3 ? NAN : 12345;
+	n = stab_octaves(x, N, 1.0, p, STAB_MAX_POINTS);
+	assert_true(n > 8);
+	for (i = 0; i < n; i++) {
+		assert_true(p[i].adev == 0 && p[i].mtie_ns == 0);
+		assert_true(p[i].mdev == 0 || (isnan(p[i].mdev) && !p[i].n_mdev));
+		assert_true(p[i].tie_rms_ns == 0);
+		assert_true(p[i].n_adev > 0 && p[i].n_adev < N - 2 * p[i].m);
+		assert_true(p[i].n_mtie == N - p[i].m);
+	}
+	/*
+	 * An MDEV term needs half of each of its three blocks of m slots.
+	 * At m = 1 that is three slots without a gap: the gaps (3, 10, ...
+	 * 4091) leave 584 runs of 6 with 4 windows each, a first run of 3
+	 * (1 window) and a last of 4 (2).  From m = 2 on every block holds
+	 * more than half, and every window counts.
+	 */
+	assert_int_equal(p[0].n_mdev, 584 * 4 + 1 + 2);
+	for (i = 1; i < n; i++) {
+		assert_int_equal(p[i].n_mdev, N - 3 * p[i].m + 1);
+		assert_true(p[i].mdev == 0);
+	}
+
+	/* White PM with 5% of the samples missing: the same ADEV. */
+	for (i = 0; i < N; i++) {
+		x[i] = y[i] = 50 * gauss();
+		if (uniform() < 0.05) {
+			y[i] = NAN;
+			gaps++;
+		}
+	}
+	n = stab_octaves(x, N, 1.0, full, STAB_MAX_POINTS);
+	assert_int_equal(stab_octaves(y, N, 1.0, p, STAB_MAX_POINTS), n);
+	assert_true(gaps > 100);
+	for (i = 0; i < 6; i++) {
+		/* ~(1 - 0.05)^3 of the terms survive */
+		assert_true(p[i].n_adev < full[i].n_adev * 0.9);
+		assert_rel(p[i].adev, full[i].adev, 0.05);
+	}
+	/*
+	 * MDEV keeps (nearly) every term and stays close while the terms
+	 * are many (m <= N / 64; beyond, the few independent blocks make
+	 * both estimates scatter).
+	 */
+	for (i = 0; (size_t)1 << i <= N / 64; i++) {
+		assert_true(p[i].n_mdev > 0);
+		assert_rel(p[i].mdev, full[i].mdev, 0.1);
+	}
+}
+
+/* The grid: nearest slot, gaps counted, collisions dropped, tau0. */
+static void grid_from_times(void **state)
+{
+	enum { N = 1000 };
+	static double t[N], v[N];
+	struct stab_grid g;
+	size_t i, k = 0;
+	double tau0;
+
+	(void)state;
+	for (i = 0; i < N; i++) {
+		if (i % 10 == 9)	/* a lost exchange every tenth */
+			continue;
+		t[k] = 5 + 0.25 * (double)i + 0.01 * (uniform() - 0.5);
+		v[k] = (double)i;
+		k++;
+	}
+	tau0 = stab_tau0(t, k);
+	assert_float_equal(tau0, 0.25, 0.005);
+	assert_int_equal(stab_grid_build(&g, t, v, k, 0.25), 0);
+	assert_int_equal(g.slots, N - 1);	/* the last slot is a gap: cut */
+	assert_int_equal(g.samples, k);
+	assert_int_equal(g.gaps, N - 1 - k);
+	assert_int_equal(g.collisions, 0);
+	for (i = 0; i < g.slots; i++) {
+		if (i % 10 == 9)
+			assert_true(isnan(g.x[i]));
+		else
+			assert_float_equal(g.x[i], (double)i, 0);
+	}
+	stab_grid_free(&g);
+
+	/* Two samples in one slot: the first stays. */
+	t[0] = 0, t[1] = 1, t[2] = 1.1, t[3] = 3;
+	v[0] = 1, v[1] = 2, v[2] = 3, v[3] = 4;
+	assert_int_equal(stab_grid_build(&g, t, v, 4, 1.0), 0);
+	assert_int_equal(g.slots, 4);
+	assert_int_equal(g.collisions, 1);
+	assert_int_equal(g.gaps, 1);
+	assert_float_equal(g.x[1], 2, 0);
+	assert_true(isnan(g.x[2]));
+	stab_grid_free(&g);
+
+	/* Not one run on one interval: refused, like bad arguments. */
+	t[1] = 1e9;
+	assert_int_equal(stab_grid_build(&g, t, v, 4, 1.0), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(stab_grid_build(&g, t, v, 4, 0), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_true(stab_tau0(t, 1) == 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(nbs_10point),
+		cmocka_unit_test(nbs_1000point),
+		cmocka_unit_test(octaves_match_definitions),
+		cmocka_unit_test(line_known_values),
+		cmocka_unit_test(white_pm_slopes),
+		cmocka_unit_test(random_walk_pm_slopes),
+		cmocka_unit_test(gaps_are_not_zeros),
+		cmocka_unit_test(grid_from_times),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
