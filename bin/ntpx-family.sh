@@ -322,7 +322,8 @@ server_wait() {
 	_i=0
 	while [ $_i -lt 40 ]; do
 		if on client ntpprobe -c 1 -w 250ms "$client_ep" 2>/dev/null |
-			awk '!/^#/ && $NF == "ok" { f = 1 } END { exit !f }'; then
+			awk '/^#fields / { for (i = 2; i <= NF; i++) if ($i == "status") c = i - 1; next }
+			     /^#/ { next } c && $c == "ok" { f = 1 } END { exit !f }'; then
 			return 0
 		fi
 		kill -0 "$server" 2>/dev/null ||

@@ -122,3 +122,12 @@ int64_t clock_now(struct clock *c)
 {
 	return c->now(c);
 }
+
+int64_t clock_from_realtime(struct clock *c, int64_t ref_ns)
+{
+	int64_t e;
+
+	if (!c->true_error || c->true_error(c, ref_ns, &e))
+		return ref_ns;
+	return ref_ns + e;
+}

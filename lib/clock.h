@@ -28,6 +28,14 @@ const char *clock_name(const struct clock *c);
 /* Now, in nanoseconds since the Unix epoch, on this clock's time scale. */
 int64_t clock_now(struct clock *c);
 
+/*
+ * A CLOCK_REALTIME reading @ref_ns (a kernel timestamp) on this clock's
+ * time scale: itself for realtime, ref + e(ref) for a sim: clock, so that
+ * a stamp the kernel took carries the same error as a clock_now() at that
+ * instant and true2 stays exact.
+ */
+int64_t clock_from_realtime(struct clock *c, int64_t ref_ns);
+
 /* CLOCK_REALTIME in nanoseconds: the reference time scale. */
 int64_t clock_realtime_ns(void);
 

@@ -66,6 +66,11 @@ struct port_ops {
 	int (*rx_next)(struct port *p, const void **frame, size_t *len);
 	/* Gives the frame from the last rx_next back to the NIC. */
 	void (*rx_release)(struct port *p);
+	/*
+	 * Optional: the moment the frame from the last rx_next was seen
+	 * below us (CLOCK_REALTIME ns): 1 with *ns set, 0 when it has none.
+	 */
+	int (*rx_stamp)(struct port *p, int64_t *ns);
 	void (*close)(struct port *p);
 	/* Optional: port-level counters as "name=value" words, appended. */
 	void (*counters)(struct port *p, char *buf, size_t len);

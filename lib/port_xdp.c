@@ -47,6 +47,8 @@
 #include <bpf/libbpf.h>
 #include <xdp/xsk.h>
 
+#include "clock.h"
+
 #include "bpf/ntpx_xdp.h"	/* build/: ntpx_xdp_bpf_obj[] */
 #include "clock.h"
 #include "port_private.h"
@@ -65,6 +67,14 @@
 #define SO_BUSY_POLL_BUDGET	70
 #endif
 
+/* What the XDP program writes before a frame (lib/bpf/ntpx_xdp.bpf.c). */
+struct xdp_meta {
+	uint64_t magic;
+	uint64_t mono_ns;
+};
+
+#define XDP_META_MAGIC	0x4e54505853544d50ULL
+
 struct xdp_port {
 	struct port p;
 	void *area;
@@ -82,6 +92,7 @@ struct xdp_port {
 	uint64_t tx_cur;	/* chunk handed out by tx_buf */
 	uint64_t rx_cur;	/* chunk handed out by rx_next */
 	int rx_held;
+	int64_t rx_mono;	/* its XDP program's stamp, or -1 */
 	uint64_t tx_kicks_failed, fill_short;
 };
 
@@ -486,6 +497,36 @@ static int xdp_rx_next(struct port *p, const void **frame, size_t *len)
 	xsk_ring_cons__release(&x->rx, 1);
 	*frame = xsk_umem__get_data(x->area, x->rx_cur);
 	x->rx_held = 1;
+	x->rx_mono = -1;
+	/*
+	 * The program's stamp, in the metadata before the frame, when the
+	 * mode kept it: the magic is wiped after reading, so that a chunk
+	 * used again without metadata shows none rather than an old one.
+	 * The data of a chunk starts at least XDP_PACKET_HEADROOM into it.
+	 */
+	if (x->rx_cur % PORT_XDP_CHUNK >= sizeof(struct xdp_meta)) {
+		struct xdp_meta m;
+		unsigned char *mp = (unsigned char *)*frame - sizeof(m);
+
+		memcpy(&m, mp, sizeof(m));
+		if (m.magic == XDP_META_MAGIC) {
+			x->rx_mono = (int64_t)m.mono_ns;
+			memset(mp, 0, sizeof(m));
+		}
+	}
+	return 1;
+}
+
+/* The program's stamp of the held frame, CLOCK_MONOTONIC to REALTIME. */
+static int xdp_rx_stamp(struct port *p, int64_t *ns)
+{
+	struct xdp_port *x = (struct xdp_port *)p;
+
+	if (!x->rx_held || x->rx_mono < 0)
+		return 0;
+	/* Both clocks are slewed alike: they differ by a constant but for
+	   steps, which this reads as of now. */
+	*ns = x->rx_mono + (clock_realtime_ns() - clock_monotonic_ns());
 	return 1;
 }
 
@@ -527,6 +568,7 @@ static const struct port_ops xdp_port_ops = {
 	.tx_cancel = xdp_tx_cancel,
 	.rx_next = xdp_rx_next,
 	.rx_release = xdp_rx_release,
+	.rx_stamp = xdp_rx_stamp,
 	.close = xdp_close,
 	.counters = xdp_counters,
 };

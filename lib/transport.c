@@ -230,6 +230,7 @@ struct transport *transport_open(const struct endpoint *ep, enum transport_role 
 		t->ops = ops;
 		t->role = role;
 		t->loss = loss;
+		transport_rx_clear(t);
 	}
 	return t;
 }
@@ -396,7 +397,117 @@ static ssize_t recv_wait(struct transport *t, void *buf, size_t cap,
 			continue;
 		if (ppoll(pfd, 1, tsp, NULL) < 0 && errno == EINTR)
 			return -EINTR;
+		/* Send stamps waiting in the error queue wake the poll: take
+		   them, or it would never sleep again. */
+		if (pfd->revents & POLLERR && t->ops->tx_drain)
+			t->ops->tx_drain(t);
 	}
+}
+
+/* The "begun" bit of a ring slot, beside the layer bits. */
+#define TX_BEGUN	(1u << TRANSPORT_NLAYERS)
+
+int transport_stamps_enable(struct transport *t, char *err, size_t errlen)
+{
+	if (!t->ops->stamps_enable)
+		return 0;
+	return t->ops->stamps_enable(t, err, errlen);
+}
+
+const char *transport_stamp_source(const struct transport *t, int tx, enum transport_layer l)
+{
+	unsigned layers = tx ? t->st.tx_layers : t->st.rx_layers;
+
+	if ((unsigned)l >= TRANSPORT_NLAYERS || !(layers & 1u << l))
+		return NULL;
+	return tx ? t->st.tx_src[l] : t->st.rx_src[l];
+}
+
+void transport_rx_clear(struct transport *t)
+{
+	int l;
+
+	for (l = 0; l < TRANSPORT_NLAYERS; l++)
+		t->st.rx[l] = TRANSPORT_NO_STAMP;
+}
+
+void transport_rx_stamps(const struct transport *t, struct clock *clk,
+			 struct transport_stamps *s)
+{
+	int l;
+
+	for (l = 0; l < TRANSPORT_NLAYERS; l++)
+		s->at[l] = t->st.rx[l] == TRANSPORT_NO_STAMP ? TRANSPORT_NO_STAMP :
+			   clock_from_realtime(clk, t->st.rx[l]);
+}
+
+uint32_t transport_tx_id(const struct transport *t)
+{
+	return t->st.tx_id;
+}
+
+void transport_tx_begin(struct transport *t, uint32_t id)
+{
+	unsigned i = id % TRANSPORT_TX_KEEP;
+	int l;
+
+	t->st.tx_id = id;
+	t->st.ring[i].id = id;
+	t->st.ring[i].got = TX_BEGUN;
+	for (l = 0; l < TRANSPORT_NLAYERS; l++)
+		t->st.ring[i].at[l] = TRANSPORT_NO_STAMP;
+}
+
+void transport_tx_note(struct transport *t, uint32_t id, enum transport_layer l,
+		       int64_t realtime_ns)
+{
+	unsigned i = id % TRANSPORT_TX_KEEP;
+
+	/*
+	 * A stamp for a datagram no longer kept (or never begun) is lost.
+	 * The first of a layer is kept: a datagram that crosses into
+	 * another namespace and through a second qdisc there (an IFB) may
+	 * report a second TX_SCHED, which is not our host's.
+	 */
+	if (t->st.ring[i].id != id || !(t->st.ring[i].got & TX_BEGUN) ||
+	    (unsigned)l >= TRANSPORT_NLAYERS || t->st.ring[i].got & 1u << l)
+		return;
+	t->st.ring[i].at[l] = realtime_ns;
+	t->st.ring[i].got |= 1u << l;
+}
+
+int transport_tx_stamps(struct transport *t, uint32_t id, struct clock *clk,
+			struct transport_stamps *s, int64_t deadline)
+{
+	unsigned i = id % TRANSPORT_TX_KEEP, want = t->st.tx_layers;
+	int l;
+
+	for (l = 0; l < TRANSPORT_NLAYERS; l++)
+		s->at[l] = TRANSPORT_NO_STAMP;
+	if (!want || !t->ops->tx_drain)
+		return 1;
+	for (;;) {
+		struct pollfd pfd = { .fd = t->fd, .events = 0 };
+		int64_t left;
+
+		/* The error queue only when the ring does not have them all. */
+		if (t->st.ring[i].id != id || (t->st.ring[i].got & want) != want)
+			t->ops->tx_drain(t);
+		if (t->st.ring[i].id != id || !(t->st.ring[i].got & TX_BEGUN))
+			return 0;
+		if ((t->st.ring[i].got & want) == want)
+			break;
+		left = deadline - clock_monotonic_ns();
+		if (left <= 0)
+			break;
+		/* POLLERR: the error queue has something. */
+		if (poll(&pfd, 1, (int)((left + 999999) / 1000000)) < 0 && errno != EINTR)
+			break;
+	}
+	for (l = 0; l < TRANSPORT_NLAYERS; l++)
+		if (t->st.ring[i].at[l] != TRANSPORT_NO_STAMP)
+			s->at[l] = clock_from_realtime(clk, t->st.ring[i].at[l]);
+	return (t->st.ring[i].got & want) == want;
 }
 
 int transport_fd(const struct transport *t)
@@ -416,6 +527,17 @@ const char *transport_counters(struct transport *t, char *buf, size_t len)
 	if (t->ops->counters && len)
 		t->ops->counters(t, buf, len);
 	return buf;
+}
+
+size_t transport_addr_key(const struct transport *t, const struct transport_addr *a,
+			  void *key, size_t cap)
+{
+	size_t n = a->len < cap ? a->len : cap;
+
+	if (t->ops->addr_key)
+		return t->ops->addr_key(a, key, cap);
+	memcpy(key, a->data, n);
+	return n;
 }
 
 const char *transport_addr_str(const struct transport *t, const struct transport_addr *a,

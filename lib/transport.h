@@ -85,6 +85,9 @@ struct transport_addr {
 /* transport_send() flags */
 #define TRANSPORT_STAMP_XMT	0x1	/* write the send stamp into the NTP
 					   packet's transmit timestamp */
+#define TRANSPORT_STAMP_SEND	0x2	/* with stamps enabled: take this
+					   datagram's send stamps (below the
+					   tool: transport_tx_stamps()) */
 
 struct transport;
 
@@ -162,6 +165,57 @@ int transport_send_batch(struct transport *t, struct transport_msg *m, unsigned 
  */
 int transport_recv_batch(struct transport *t, struct transport_msg *m, unsigned n);
 
+/*
+ * Stamps from the layers below the tool (doc/ntpx-record.5, columns tNq
+ * tNk tNh).  Each is on the clock the caller passes, converted from the
+ * kernel's CLOCK_REALTIME by clock_from_realtime(), so that it compares
+ * with T1..T4 directly.  A backend that stamps nothing offers no layer;
+ * its stamps are all TRANSPORT_NO_STAMP.
+ */
+enum transport_layer {
+	TRANSPORT_LAYER_Q,	/* send: the datagram enters the qdisc */
+	TRANSPORT_LAYER_K,	/* the kernel at the driver boundary */
+	TRANSPORT_LAYER_H,	/* the NIC or HCA */
+	TRANSPORT_NLAYERS
+};
+
+#define TRANSPORT_NO_STAMP	INT64_MIN
+
+struct transport_stamps {
+	int64_t at[TRANSPORT_NLAYERS];	/* ns on the caller's clock, or
+					   TRANSPORT_NO_STAMP */
+};
+
+/*
+ * Asks the backend for every stamp its path offers.  Returns 0 (perhaps
+ * with no layer offered), or -errno with one line in @err.  Off until
+ * called: bulk senders (loadgen) never pay for it.
+ */
+int transport_stamps_enable(struct transport *t, char *err, size_t errlen);
+
+/*
+ * What feeds layer @l on the send (@tx = 1) or receive (@tx = 0) side:
+ * "so_timestamping:tx_sched" and the like, or NULL when nothing does.
+ */
+const char *transport_stamp_source(const struct transport *t, int tx, enum transport_layer l);
+
+/* The receive stamps of the datagram the latest receive returned. */
+void transport_rx_stamps(const struct transport *t, struct clock *clk,
+			 struct transport_stamps *s);
+
+/* The id of the latest datagram sent with TRANSPORT_STAMP_SEND. */
+uint32_t transport_tx_id(const struct transport *t);
+
+/*
+ * The send stamps of datagram @id.  Waits until @deadline (CLOCK_MONOTONIC
+ * ns; 0: do not wait) for every layer the path offers.  Returns 1 when all
+ * came, 0 when some did not (those are TRANSPORT_NO_STAMP).  A backend
+ * keeps the stamps of its last TRANSPORT_TX_KEEP datagrams.
+ */
+#define TRANSPORT_TX_KEEP	64
+int transport_tx_stamps(struct transport *t, uint32_t id, struct clock *clk,
+			struct transport_stamps *s, int64_t deadline);
+
 /* A file descriptor that polls readable when a datagram may be waiting. */
 int transport_fd(const struct transport *t);
 
@@ -180,6 +234,15 @@ int transport_peer_reset(struct transport *t);
  * backend keeps none.  Returns @buf.
  */
 const char *transport_counters(struct transport *t, char *buf, size_t len);
+
+/*
+ * The part of @a that names the peer's host (for UDP the address without
+ * the port, as chrony's client log keys its clients), for per-client
+ * state: a client that sends each request from a new port stays one
+ * client.  Returns its length (at most @cap).
+ */
+size_t transport_addr_key(const struct transport *t, const struct transport_addr *a,
+			  void *key, size_t cap);
 
 /* @a as text ("10.0.0.1:41234"), for logs. */
 const char *transport_addr_str(const struct transport *t, const struct transport_addr *a,

@@ -35,6 +35,28 @@ struct transport_ops {
 	/* Optional (NULL: none); see transport.h. */
 	int (*peer_reset)(struct transport *t);
 	void (*counters)(struct transport *t, char *buf, size_t len);
+	/*
+	 * Optional stamping.  stamps_enable() sets the offered layers and
+	 * their sources in t->st; tx_drain() reads every send stamp waiting
+	 * (without blocking) into the ring through transport_tx_note().
+	 */
+	int (*stamps_enable)(struct transport *t, char *err, size_t errlen);
+	void (*tx_drain)(struct transport *t);
+	/* Optional (NULL: the whole address); see transport_addr_key(). */
+	size_t (*addr_key)(const struct transport_addr *a, void *key, size_t cap);
+};
+
+/* Stamps as the kernel gave them: CLOCK_REALTIME ns, or TRANSPORT_NO_STAMP. */
+struct transport_stamp_state {
+	unsigned tx_layers, rx_layers;		/* bit (1 << layer): offered */
+	const char *tx_src[TRANSPORT_NLAYERS], *rx_src[TRANSPORT_NLAYERS];
+	int64_t rx[TRANSPORT_NLAYERS];		/* of the latest receive */
+	uint32_t tx_id;				/* of the latest send */
+	struct {
+		uint32_t id;
+		unsigned got;			/* layers noted */
+		int64_t at[TRANSPORT_NLAYERS];
+	} ring[TRANSPORT_TX_KEEP];
 };
 
 struct transport {
@@ -46,7 +68,18 @@ struct transport {
 				   polls its queue only, no system call */
 	struct loss loss;	/* the deliberate loss schedule, set by
 				   transport_open() from $NTPX_LOSS */
+	struct transport_stamp_state st;
 };
+
+/* Clears the receive stamps (a backend calls it before each receive). */
+void transport_rx_clear(struct transport *t);
+
+/* A backend's send: datagram @id got stamp @realtime_ns at layer @l. */
+void transport_tx_note(struct transport *t, uint32_t id, enum transport_layer l,
+		       int64_t realtime_ns);
+
+/* A new datagram @id is about to go: its slot in the ring is emptied. */
+void transport_tx_begin(struct transport *t, uint32_t id);
 
 /*
  * Resolves host:port (a name or an address; @passive for a local bind)

@@ -17,9 +17,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/errqueue.h>
+#include <linux/ethtool.h>
+#include <linux/net_tstamp.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "phc.h"
 #include "transport_private.h"
 
 struct udp_transport {
@@ -27,7 +34,16 @@ struct udp_transport {
 	struct sockaddr_storage peer;	/* client: the server */
 	socklen_t peerlen;
 	int gro;		/* UDP_GRO asked for (first recv_batch) */
+	int stamping;		/* SO_TIMESTAMPING on */
+	int set_id;		/* SCM_TS_OPT_ID works: -1 unknown, 0, 1 */
+	uint32_t next_id;	/* the id of the next send */
+	char dev[IFNAMSIZ];	/* dev=, or "" */
+	struct phc *phc;	/* hardware stamping: the NIC's clock */
 };
+
+#ifndef SCM_TS_OPT_ID
+#define SCM_TS_OPT_ID	81	/* asm-generic/socket.h, Linux 6.13 */
+#endif
 
 static const char *const udp_params[] = { "dev", "src", NULL };
 
@@ -128,6 +144,8 @@ static struct transport *udp_open(const struct endpoint *ep, enum transport_role
 		u->peer = addr;
 		u->peerlen = addrlen;
 	}
+	if (dev)
+		snprintf(u->dev, sizeof(u->dev), "%s", dev);
 	u->t.fd = fd;
 	return &u->t;
 
@@ -140,12 +158,87 @@ no_address:
 	return NULL;
 }
 
+static void udp_tx_drain(struct transport *t);
+
+/*
+ * sendmsg() asking for this datagram's send stamps (an SO_TIMESTAMPING
+ * message: per datagram, so that a server pays for them only where they
+ * are wanted), with its id in an SCM_TS_OPT_ID message when @with_id.
+ */
+static ssize_t udp_send_stamped(struct udp_transport *u, const void *buf, size_t len,
+				const struct transport_addr *to, uint32_t id, int with_id)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(uint32_t)) * 2];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr h = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = ctl.buf,
+		.msg_controllen = CMSG_SPACE(sizeof(uint32_t)) * (with_id ? 2 : 1),
+	};
+	struct cmsghdr *c;
+	uint32_t tx = SOF_TIMESTAMPING_TX_SCHED | SOF_TIMESTAMPING_TX_SOFTWARE |
+		      (u->phc ? SOF_TIMESTAMPING_TX_HARDWARE : 0);
+
+	memset(&ctl, 0, sizeof(ctl));
+	if (to) {
+		h.msg_name = (void *)to->data;
+		h.msg_namelen = to->len;
+	}
+	c = CMSG_FIRSTHDR(&h);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SO_TIMESTAMPING;
+	c->cmsg_len = CMSG_LEN(sizeof(tx));
+	memcpy(CMSG_DATA(c), &tx, sizeof(tx));
+	if (with_id) {
+		c = CMSG_NXTHDR(&h, c);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_TS_OPT_ID;
+		c->cmsg_len = CMSG_LEN(sizeof(id));
+		memcpy(CMSG_DATA(c), &id, sizeof(id));
+	}
+	return sendmsg(u->t.fd, &h, 0);
+}
+
 static int udp_send(struct transport *t, void *buf, size_t len,
 		    const struct transport_addr *to, struct clock *clk, int flags,
 		    int64_t *stamp)
 {
+	struct udp_transport *u = (struct udp_transport *)t;
 	ssize_t n;
 
+	if (u->stamping && (flags & TRANSPORT_STAMP_SEND)) {
+		uint32_t id = u->next_id;
+
+		transport_tx_begin(t, id);
+		*stamp = clock_now(clk);
+		if (flags & TRANSPORT_STAMP_XMT)
+			transport_stamp_xmt(buf, *stamp);
+		n = -1;
+		if (u->set_id != 0) {
+			n = udp_send_stamped(u, buf, len, to, id, 1);
+			if (u->set_id < 0 && n < 0 && errno == EINVAL) {
+				/* An older kernel: the socket's counter then,
+				   which counts the datagrams that ask for stamps. */
+				u->set_id = 0;
+			} else if (u->set_id < 0 && n >= 0) {
+				u->set_id = 1;
+			}
+		}
+		if (u->set_id == 0)
+			n = udp_send_stamped(u, buf, len, to, id, 0);
+		if (n < 0)
+			return -errno;
+		u->next_id++;
+		/* Where the driver took the datagram within the send (loopback,
+		   veth, an idle NIC) its stamps are waiting already: take them
+		   now, while the datagram is on its way, rather than be woken
+		   for them while waiting for the answer. */
+		udp_tx_drain(t);
+		return (size_t)n == len ? 0 : -EMSGSIZE;
+	}
 	*stamp = clock_now(clk);
 	if (flags & TRANSPORT_STAMP_XMT)
 		transport_stamp_xmt(buf, *stamp);
@@ -158,18 +251,83 @@ static int udp_send(struct transport *t, void *buf, size_t len,
 	return (size_t)n == len ? 0 : -EMSGSIZE;
 }
 
+static int64_t ts_ns(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
+}
+
+/* A raw hardware stamp: receive (@id < 0) or send @id, on CLOCK_REALTIME. */
+static void udp_note_hw(struct transport *t, int64_t id, const struct timespec *ts)
+{
+	struct udp_transport *u = (struct udp_transport *)t;
+	int64_t rt;
+
+	if (!u->phc || phc_to_realtime(u->phc, ts_ns(ts), &rt))
+		return;
+	if (id < 0)
+		t->st.rx[TRANSPORT_LAYER_H] = rt;
+	else
+		transport_tx_note(t, (uint32_t)id, TRANSPORT_LAYER_H, rt);
+}
+
+/* recvmsg() with the SCM_TIMESTAMPING message kept in t->st.rx. */
+static ssize_t udp_recv_stamped(struct transport *t, void *buf, size_t cap,
+				struct sockaddr_storage *ss, socklen_t *sslen,
+				struct clock *clk, int64_t *stamp)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(struct scm_timestamping))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { .iov_base = buf, .iov_len = cap };
+	struct msghdr h = {
+		.msg_name = ss, .msg_namelen = *sslen,
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf),
+	};
+	struct cmsghdr *c;
+	ssize_t n;
+
+	n = recvmsg(t->fd, &h, MSG_TRUNC);
+	if (n < 0)
+		return -errno;
+	*stamp = clock_now(clk);
+	*sslen = h.msg_namelen;
+	for (c = CMSG_FIRSTHDR(&h); c; c = CMSG_NXTHDR(&h, c)) {
+		struct scm_timestamping tss;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPING)
+			continue;
+		memcpy(&tss, CMSG_DATA(c), sizeof(tss));
+		if (tss.ts[0].tv_sec || tss.ts[0].tv_nsec)
+			t->st.rx[TRANSPORT_LAYER_K] = ts_ns(&tss.ts[0]);
+		if (tss.ts[2].tv_sec || tss.ts[2].tv_nsec)
+			udp_note_hw(t, -1, &tss.ts[2]);
+	}
+	return n;
+}
+
 static ssize_t udp_recv(struct transport *t, void *buf, size_t cap,
 			struct transport_addr *from, struct clock *clk, int64_t *stamp)
 {
+	struct udp_transport *u = (struct udp_transport *)t;
 	struct sockaddr_storage ss;
 	socklen_t sslen = sizeof(ss);
 	ssize_t n;
 
+	if (u->stamping) {
+		transport_rx_clear(t);
+		n = udp_recv_stamped(t, buf, cap, &ss, &sslen, clk, stamp);
+		if (n < 0)
+			return n;
+		goto got;
+	}
 	/* MSG_TRUNC: the datagram's real length, so truncation is seen. */
 	n = recvfrom(t->fd, buf, cap, MSG_TRUNC, (struct sockaddr *)&ss, &sslen);
 	if (n < 0)
 		return -errno;
 	*stamp = clock_now(clk);
+got:
 	if (from) {
 		from->len = sslen <= sizeof(from->data) ? sslen : 0;
 		memcpy(from->data, &ss, from->len);
@@ -287,8 +445,146 @@ static int udp_recv_batch(struct transport *t, struct transport_msg *m, unsigned
 	return r;
 }
 
+/* The host: family and address, without the port. */
+static size_t udp_addr_key(const struct transport_addr *a, void *key, size_t cap)
+{
+	const struct sockaddr *sa = (const void *)a->data;
+	unsigned char k[1 + 16];
+	size_t n = 0;
+
+	if (sa->sa_family == AF_INET && a->len >= sizeof(struct sockaddr_in)) {
+		const struct sockaddr_in *s4 = (const void *)sa;
+
+		k[0] = 4;
+		memcpy(k + 1, &s4->sin_addr, 4);
+		n = 5;
+	} else if (sa->sa_family == AF_INET6 && a->len >= sizeof(struct sockaddr_in6)) {
+		const struct sockaddr_in6 *s6 = (const void *)sa;
+
+		k[0] = 6;
+		memcpy(k + 1, &s6->sin6_addr, 16);
+		n = 17;
+	}
+	if (n > cap)
+		n = cap;
+	memcpy(key, k, n);
+	return n;
+}
+
+/* Every send stamp waiting in the error queue, into the ring. */
+static void udp_tx_drain(struct transport *t)
+{
+	for (;;) {
+		union {
+			char buf[CMSG_SPACE(sizeof(struct scm_timestamping)) +
+				 CMSG_SPACE(sizeof(struct sock_extended_err) +
+					    sizeof(struct sockaddr_in6)) + 64];
+			struct cmsghdr align;
+		} ctl;
+		struct msghdr h = { .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf) };
+		struct scm_timestamping tss;
+		struct cmsghdr *c;
+		int have_ts = 0, have_err = 0;
+		uint32_t id = 0, kind = 0;
+
+		if (recvmsg(t->fd, &h, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
+			return;
+		for (c = CMSG_FIRSTHDR(&h); c; c = CMSG_NXTHDR(&h, c)) {
+			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPING) {
+				memcpy(&tss, CMSG_DATA(c), sizeof(tss));
+				have_ts = 1;
+			} else if ((c->cmsg_level == SOL_IP && c->cmsg_type == IP_RECVERR) ||
+				   (c->cmsg_level == SOL_IPV6 && c->cmsg_type == IPV6_RECVERR)) {
+				struct sock_extended_err ee;
+
+				memcpy(&ee, CMSG_DATA(c), sizeof(ee));
+				if (ee.ee_errno == ENOMSG &&
+				    ee.ee_origin == SO_EE_ORIGIN_TIMESTAMPING) {
+					id = ee.ee_data;
+					kind = ee.ee_info;
+					have_err = 1;
+				}
+			}
+		}
+		if (!have_ts || !have_err)
+			continue;
+		if (kind == SCM_TSTAMP_SND && (tss.ts[2].tv_sec || tss.ts[2].tv_nsec))
+			udp_note_hw(t, id, &tss.ts[2]);
+		if (!(tss.ts[0].tv_sec || tss.ts[0].tv_nsec))
+			continue;
+		if (kind == SCM_TSTAMP_SCHED)
+			transport_tx_note(t, id, TRANSPORT_LAYER_Q, ts_ns(&tss.ts[0]));
+		else if (kind == SCM_TSTAMP_SND)
+			transport_tx_note(t, id, TRANSPORT_LAYER_K, ts_ns(&tss.ts[0]));
+	}
+}
+
+/*
+ * Hardware stamping on dev=, where the NIC has it: returns 1 with u->phc
+ * open and the NIC stamping every packet, 0 when it has none (or we may
+ * not switch it on).
+ */
+static int udp_hw_enable(struct udp_transport *u)
+{
+	const unsigned need = SOF_TIMESTAMPING_TX_HARDWARE | SOF_TIMESTAMPING_RX_HARDWARE |
+			      SOF_TIMESTAMPING_RAW_HARDWARE;
+	struct ethtool_ts_info info = { .cmd = ETHTOOL_GET_TS_INFO };
+	struct hwtstamp_config cfg = { .tx_type = HWTSTAMP_TX_ON,
+				       .rx_filter = HWTSTAMP_FILTER_ALL };
+	struct ifreq ifr;
+	char err[128];
+
+	if (!u->dev[0])
+		return 0;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", u->dev);
+	ifr.ifr_data = (void *)&info;
+	if (ioctl(u->t.fd, SIOCETHTOOL, &ifr) || (info.so_timestamping & need) != need ||
+	    info.phc_index < 0)
+		return 0;
+	ifr.ifr_data = (void *)&cfg;
+	if (ioctl(u->t.fd, SIOCSHWTSTAMP, &ifr))
+		return 0;
+	u->phc = phc_open(info.phc_index, err, sizeof(err));
+	return u->phc != NULL;
+}
+
+static int udp_stamps_enable(struct transport *t, char *err, size_t errlen)
+{
+	struct udp_transport *u = (struct udp_transport *)t;
+	/* Receive stamps for every datagram; send stamps per datagram, where
+	   asked (udp_send_stamped()). */
+	int flags = SOF_TIMESTAMPING_SOFTWARE | SOF_TIMESTAMPING_RX_SOFTWARE |
+		    SOF_TIMESTAMPING_OPT_ID | SOF_TIMESTAMPING_OPT_TSONLY;
+	int hw = udp_hw_enable(u);
+
+	if (hw)
+		flags |= SOF_TIMESTAMPING_RX_HARDWARE | SOF_TIMESTAMPING_RAW_HARDWARE;
+
+	if (setsockopt(t->fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof(flags))) {
+		snprintf(err, errlen, "SO_TIMESTAMPING: %s", strerror(errno));
+		return -errno;
+	}
+	u->stamping = 1;
+	u->set_id = -1;
+	u->next_id = 0;
+	t->st.tx_layers = 1u << TRANSPORT_LAYER_Q | 1u << TRANSPORT_LAYER_K;
+	t->st.rx_layers = 1u << TRANSPORT_LAYER_K;
+	t->st.tx_src[TRANSPORT_LAYER_Q] = "so_timestamping:tx_sched";
+	t->st.tx_src[TRANSPORT_LAYER_K] = "so_timestamping:tx_software";
+	t->st.rx_src[TRANSPORT_LAYER_K] = "so_timestamping:rx_software";
+	if (hw) {
+		t->st.tx_layers |= 1u << TRANSPORT_LAYER_H;
+		t->st.rx_layers |= 1u << TRANSPORT_LAYER_H;
+		t->st.tx_src[TRANSPORT_LAYER_H] = "so_timestamping:tx_hardware+phc";
+		t->st.rx_src[TRANSPORT_LAYER_H] = "so_timestamping:rx_hardware+phc";
+	}
+	return 0;
+}
+
 static void udp_close(struct transport *t)
 {
+	phc_close(((struct udp_transport *)t)->phc);
 	close(t->fd);
 	free(t);
 }
@@ -308,4 +604,7 @@ const struct transport_ops udp_transport_ops = {
 	.recv_batch = udp_recv_batch,
 	.close = udp_close,
 	.addr_str = udp_addr_str,
+	.stamps_enable = udp_stamps_enable,
+	.tx_drain = udp_tx_drain,
+	.addr_key = udp_addr_key,
 };

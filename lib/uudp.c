@@ -94,6 +94,7 @@ struct uudp_transport {
 	int reserve_fd;			/* kernel socket holding our UDP port */
 	int epfd;			/* client: port fd + reserve_fd, for poll */
 	int64_t err_check_ns;		/* client: when reserve_fd was last read */
+	int stamping;			/* transport_stamps_enable() was called */
 };
 
 static const char *const uudp_params[] = { "dev", "via", "mac", "src", "xdpmode", NULL };
@@ -498,6 +499,7 @@ static ssize_t uudp_recv(struct transport *t, void *buf, size_t cap,
 		if (rc <= 0)
 			return rc ? rc : -EAGAIN;
 		now = clock_now(clk);	/* T2/T4: the frame is seen */
+		transport_rx_clear(t);
 		r = frame_check(f, flen, &u->filter, &fi);
 		u->rx.n[r]++;
 		if (r != FRAME_OK) {
@@ -515,6 +517,12 @@ static ssize_t uudp_recv(struct transport *t, void *buf, size_t cap,
 		break;
 	}
 	*stamp = now;
+	if (u->stamping && u->port->ops->rx_stamp) {
+		int64_t k;
+
+		if (u->port->ops->rx_stamp(u->port, &k) == 1)
+			t->st.rx[TRANSPORT_LAYER_K] = k;
+	}
 	memcpy(buf, (const unsigned char *)f + fi.payload_off,
 	       fi.payload_len < cap ? fi.payload_len : cap);
 	if (fi.payload_len > cap)
@@ -596,6 +604,23 @@ static void uudp_counters(struct transport *t, char *buf, size_t len)
 	}
 }
 
+/*
+ * Receive stamps where the port has them: the XDP program's reading of
+ * the moment it saw the frame (lib/bpf/ntpx_xdp.bpf.c), when the mode
+ * keeps the metadata.  Send stamps: none yet.
+ */
+static int uudp_stamps_enable(struct transport *t, char *err, size_t errlen)
+{
+	struct uudp_transport *u = (struct uudp_transport *)t;
+
+	if (!u->port->ops->rx_stamp)
+		return 0;
+	u->stamping = 1;
+	t->st.rx_layers = 1u << TRANSPORT_LAYER_K;
+	t->st.rx_src[TRANSPORT_LAYER_K] = "xdp:bpf_ktime_get_ns";
+	return 0;
+}
+
 const struct transport_ops uudp_transport_ops = {
 	.scheme = "uudp",
 	.params = uudp_params,
@@ -607,4 +632,5 @@ const struct transport_ops uudp_transport_ops = {
 	.peer_reset = uudp_peer_reset,
 	.counters = uudp_counters,
 	.check = uudp_check,
+	.stamps_enable = uudp_stamps_enable,
 };

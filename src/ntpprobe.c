@@ -20,6 +20,12 @@
  * -2 e((r1 + r4) / 2) without losing the half nanosecond wherever e is
  * linear across the exchange.  --discipline runs OpenNTPD's filter and
  * control loop (lib/discipline.h) on that clock.
+ *
+ * Where the path offers them (lib/transport.h), the layers below stamp
+ * too: t1q t1k t1h, t4k t4h (lib/stamp.h).  --xleave asks the server for
+ * interleaved mode (lib/xleave.h): the reply to request n then carries
+ * the server's better transmit stamp of reply n-1, so record n-1 is
+ * written only when reply n has come, with t2k t3q t3k from the server.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -38,8 +44,10 @@
 #include "opt.h"
 #include "out.h"
 #include "record.h"
+#include "stamp.h"
 #include "stats.h"
 #include "transport.h"
+#include "xleave.h"
 
 #define RECV_CAP	2048
 
@@ -63,6 +71,27 @@ struct probe {
 	int64_t ref1;			/* CLOCK_REALTIME behind T1 (sim: clocks) */
 	char kiss[5];			/* the last exchange's kiss code, or "" */
 	size_t ndelays, capdelays;
+	int stamping;			/* stamp columns written */
+	int xleave;			/* --xleave */
+	uint64_t srv_rec;		/* the receive timestamp of the last good
+					   reply, as sent (0: none) */
+	uint64_t interleaved;		/* replies in interleaved mode */
+};
+
+/* One exchange as it will be written. */
+struct probe_out {
+	struct record_exchange x;
+	struct stamp_row s;
+	int64_t true2;
+	int has_true2;
+};
+
+/* What a reply said beyond its record, for --xleave. */
+struct xleave_reply {
+	int interleaved;		/* it answered in interleaved mode */
+	int has_ef;			/* it carried the ntpx field */
+	struct xleave_ef ef;
+	int64_t xmt;			/* its transmit timestamp, ns */
 };
 
 static void usage(void)
@@ -85,6 +114,9 @@ static void usage(void)
 	       "      --step-threshold DUR  with --discipline: step the clock at the\n"
 	       "                       first reply when its offset is above DUR\n"
 	       "      --discipline-params K=V,...  window, freq-samples, max-freq\n"
+	       "      --no-stamps      no kernel or hardware stamps (t1q t1k ... t4h)\n"
+	       "      --xleave         ask for interleaved mode: the server's own stamps\n"
+	       "                       of each exchange fill t2k t3q t3k\n"
 	       "  -h, --help           this help\n"
 	       "      --version        print the version\n\n"
 	       "ENDPOINT: udp://HOST[:PORT][?dev=IF&src=ADDR] (port 123 by default),\n"
@@ -140,10 +172,32 @@ static enum record_status judge(struct probe *p, const struct ntp_packet *r)
 	}
 }
 
-/* One exchange; fills @x. */
-static void exchange(struct probe *p, uint64_t seq, struct record_exchange *x)
+/* The stamps the layers below took of request and reply. */
+static void exchange_stamps(struct probe *p, uint32_t txid, int replied, struct probe_out *o)
 {
-	unsigned char req[NTP_HEADER_LEN], buf[RECV_CAP];
+	struct transport_stamps ts;
+
+	if (!p->stamping)
+		return;
+	if (replied) {
+		transport_rx_stamps(p->t, p->clk, &ts);
+		o->s.v[STAMP_T4K] = ts.at[TRANSPORT_LAYER_K];
+		o->s.v[STAMP_T4H] = ts.at[TRANSPORT_LAYER_H];
+	}
+	/* The request's send stamps came before the reply could: wait for
+	   them only briefly. */
+	transport_tx_stamps(p->t, txid, p->clk, &ts,
+			    replied ? clock_monotonic_ns() + 10000000 : 0);
+	o->s.v[STAMP_T1Q] = ts.at[TRANSPORT_LAYER_Q];
+	o->s.v[STAMP_T1K] = ts.at[TRANSPORT_LAYER_K];
+	o->s.v[STAMP_T1H] = ts.at[TRANSPORT_LAYER_H];
+}
+
+/* One exchange; fills @o, and @xr for --xleave. */
+static void exchange(struct probe *p, uint64_t seq, struct probe_out *o, struct xleave_reply *xr)
+{
+	unsigned char req[NTP_HEADER_LEN + XLEAVE_EF_LEN], buf[RECV_CAP];
+	struct record_exchange *x = &o->x;
 	struct ntp_packet q = {
 		.leap = NTP_LEAP_ALARM,	/* a client is unsynchronised to its server */
 		.version = 4,
@@ -152,21 +206,42 @@ static void exchange(struct probe *p, uint64_t seq, struct record_exchange *x)
 		.precision = -20,
 	};
 	int64_t deadline, stamp;
+	size_t reqlen = NTP_HEADER_LEN;
+	uint32_t txid = 0;
 	int saw_other = 0;
 	int rc;
 
-	memset(x, 0, sizeof(*x));
+	memset(o, 0, sizeof(*o));
+	memset(xr, 0, sizeof(*xr));
 	memset(p->kiss, 0, sizeof(p->kiss));
+	stamp_row_clear(&o->s);
 	x->seq = seq;
 	q.xmt = nonce();
+	if (p->xleave) {
+		/* RFC 9769: the origin names the server's last receive
+		   stamp; the receive field is a nonce the server echoes in
+		   an interleaved reply (our own clock stays off the wire). */
+		q.org = p->srv_rec;
+		do
+			q.rec = nonce();
+		while (q.rec == q.xmt);
+	}
 	ntp_encode(&q, req);
+	if (p->xleave) {
+		struct xleave_ef none = { .have = 0 };
+
+		xleave_ef_put(req + NTP_HEADER_LEN, &none);
+		reqlen += XLEAVE_EF_LEN;
+	}
+	p->srv_rec = 0;
 
 	/* Replies that arrived after their exchange timed out are late:
 	   drain them now so that they cannot be taken for this one. */
 	while (transport_recv(p->t, buf, sizeof(buf), NULL, p->clk, &stamp) >= 0)
 		p->late++;
 
-	rc = transport_send(p->t, req, sizeof(req), NULL, p->clk, 0, &x->t[0]);
+	rc = transport_send(p->t, req, reqlen, NULL, p->clk,
+			    p->stamping ? TRANSPORT_STAMP_SEND : 0, &x->t[0]);
 	if (rc < 0) {
 		x->have = 1;
 		x->status = rc == -ECONNREFUSED ? RECORD_REFUSED : RECORD_ERROR;
@@ -178,6 +253,7 @@ static void exchange(struct probe *p, uint64_t seq, struct record_exchange *x)
 		x->status = RECORD_DROPPED;
 		return;
 	}
+	txid = transport_tx_id(p->t);
 	p->sent++;
 	deadline = clock_monotonic_ns() + p->timeout;
 	for (;;) {
@@ -190,6 +266,7 @@ static void exchange(struct probe *p, uint64_t seq, struct record_exchange *x)
 			continue;
 		if (n == -ETIMEDOUT) {
 			x->status = saw_other ? RECORD_BOGUS : RECORD_TIMEOUT;
+			exchange_stamps(p, txid, 0, o);
 			return;
 		}
 		if (n == -ECONNREFUSED) {
@@ -201,7 +278,8 @@ static void exchange(struct probe *p, uint64_t seq, struct record_exchange *x)
 			return;
 		}
 		if (n > (ssize_t)sizeof(buf) || ntp_decode(buf, (size_t)n, &r) ||
-		    r.mode != NTP_MODE_SERVER || r.org != q.xmt) {
+		    r.mode != NTP_MODE_SERVER ||
+		    !(r.org == q.xmt || (p->xleave && q.org && r.org == q.rec))) {
 			/* Not an answer to this request: keep waiting for one,
 			   but remember that something else came. */
 			saw_other = 1;
@@ -210,16 +288,73 @@ static void exchange(struct probe *p, uint64_t seq, struct record_exchange *x)
 		x->status = judge(p, &r);
 		x->t[3] = t4;
 		x->have |= 1u << 3;
+		exchange_stamps(p, txid, 1, o);
 		/* An unsynchronised server's timestamps are its own: kept, when
 		   it sent them; a kiss carries none. */
 		if (x->status == RECORD_OK ||
 		    (x->status == RECORD_UNSYNCED && r.rec != 0 && r.xmt != 0)) {
 			/* Era: the server's time is near ours (RFC 5905 6). */
+			xr->interleaved = p->xleave && r.org == q.rec;
 			x->t[1] = ntp_ts_to_ns(r.rec, x->t[0]);
-			x->t[2] = ntp_ts_to_ns(r.xmt, x->t[0]);
-			x->have |= 1u << 1 | 1u << 2;
+			x->have |= 1u << 1;
+			xr->xmt = ntp_ts_to_ns(r.xmt, x->t[0]);
+			if (!xr->interleaved) {
+				x->t[2] = xr->xmt;
+				x->have |= 1u << 2;
+			}
+			if (p->xleave) {
+				xr->has_ef = ntp_check_trailer(buf, (size_t)n) == 0 &&
+					     xleave_ef_find(buf, (size_t)n, &xr->ef);
+				p->srv_rec = r.rec;
+				/* A basic reply's field is this exchange's. */
+				if (xr->has_ef && !xr->interleaved &&
+				    xr->ef.have & 1u << XEF_T2K)
+					o->s.v[STAMP_T2K] = xr->ef.at[XEF_T2K];
+				if (xr->has_ef && !xr->interleaved &&
+				    xr->ef.have & 1u << XEF_T2H)
+					o->s.v[STAMP_T2H] = xr->ef.at[XEF_T2H];
+			}
 		}
 		return;
+	}
+}
+
+/*
+ * Completes the record of the previous exchange from an interleaved
+ * reply: the server's stamps from its field, else its transmit timestamp
+ * as t3k (the better stamp RFC 9769 has the server send).
+ */
+static void xleave_complete(struct probe_out *prev, const struct xleave_reply *xr)
+{
+	struct record_exchange *x = &prev->x;
+
+	if (xr->has_ef) {
+		const struct xleave_ef *e = &xr->ef;
+
+		if (e->have & 1u << XEF_T2) {
+			x->t[1] = e->at[XEF_T2];
+			x->have |= 1u << 1;
+		}
+		if (e->have & 1u << XEF_T3) {
+			x->t[2] = e->at[XEF_T3];
+			x->have |= 1u << 2;
+		}
+		if (e->have & 1u << XEF_T2K)
+			prev->s.v[STAMP_T2K] = e->at[XEF_T2K];
+		if (e->have & 1u << XEF_T3Q)
+			prev->s.v[STAMP_T3Q] = e->at[XEF_T3Q];
+		if (e->have & 1u << XEF_T2H)
+			prev->s.v[STAMP_T2H] = e->at[XEF_T2H];
+		if (e->have & 1u << XEF_T3H)
+			prev->s.v[STAMP_T3H] = e->at[XEF_T3H];
+		if (e->have & 1u << XEF_T3K)
+			prev->s.v[STAMP_T3K] = e->at[XEF_T3K];
+		return;
+	}
+	prev->s.v[STAMP_T3K] = xr->xmt;
+	if (!(x->have & 1u << 2)) {
+		x->t[2] = xr->xmt;
+		x->have |= 1u << 2;
 	}
 }
 
@@ -241,10 +376,63 @@ static void summary(struct probe *p)
 				(unsigned long long)p->counts[i]);
 	if (p->late)
 		fprintf(stderr, ", late %llu", (unsigned long long)p->late);
+	if (p->xleave)
+		fprintf(stderr, ", interleaved %llu", (unsigned long long)p->interleaved);
 	fprintf(stderr, ", median delay %s\n", med);
 	transport_counters(p->t, ctr, sizeof(ctr));
 	if (ctr[0])
 		fprintf(stderr, "%s: transport %s\n", opt_prog, ctr);
+}
+
+/*
+ * Counts and writes one record.  Returns -1 when the run must end: the
+ * discipline failed (p->failed), or the output did (*out, lib/out.h).
+ */
+static int emit(struct probe *p, struct discipline *disc, struct probe_out *o, int truth,
+		int *out)
+{
+	struct record_exchange *x = &o->x;
+	char line[768];
+	int len;
+
+	/* --xleave: an interleaved reply whose transmit stamp never came
+	   (the next exchange failed or the run ended). */
+	if (x->status == RECORD_OK && x->have != RECORD_HAVE_ALL)
+		x->status = RECORD_TIMEOUT;
+	p->counts[x->status]++;
+	if (x->status == RECORD_OK)
+		keep_delay(p, record_delay(x->t));
+	len = record_format(line, sizeof(line), x);
+	if (truth && o->has_true2 && x->have == RECORD_HAVE_ALL)
+		len += snprintf(line + len, sizeof(line) - (size_t)len, " %lld",
+				(long long)o->true2);
+	else if (truth)
+		len += snprintf(line + len, sizeof(line) - (size_t)len, " -");
+	if (disc) {
+		struct discipline_out d;
+		char err[256];
+		int ok = x->status == RECORD_OK && x->have == RECORD_HAVE_ALL;
+
+		if (discipline_sample(disc, ok ? RECORD_OK : x->status == RECORD_OK ?
+				      RECORD_ERROR : x->status,
+				      ok ? record_off2(x->t) : 0, ok ? record_delay(x->t) : 0,
+				      &d, err, sizeof(err))) {
+			ntpx_err("%s", err);
+			p->failed = 1;
+			return -1;
+		}
+		line[len++] = ' ';
+		len += discipline_format(line + len, sizeof(line) - (size_t)len, &d);
+	}
+	if (p->stamping)
+		stamp_format(line + len, sizeof(line) - (size_t)len, &o->s);
+	/* A closed pipe stops the run as its end would; a full disk ends it
+	   with the error instead of the summary (lib/out.h). */
+	if (printf("%s\n", line) < 0)
+		*out = out_failed("standard output", errno);
+	else
+		*out = out_flush(stdout, "standard output");
+	return *out == OUT_OK ? 0 : -1;
 }
 
 /* Sleeps until @when (CLOCK_MONOTONIC ns); returns early on a signal. */
@@ -269,6 +457,8 @@ int main(int argc, char **argv)
 		{ "discipline", no_argument, NULL, 'D' },
 		{ "step-threshold", required_argument, NULL, 'T' },
 		{ "discipline-params", required_argument, NULL, 'X' },
+		{ "no-stamps", no_argument, NULL, 'N' },
+		{ "xleave", no_argument, NULL, 'x' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
@@ -279,8 +469,9 @@ int main(int argc, char **argv)
 	const char *clockname = "realtime";
 	struct discipline_params dp;
 	struct discipline *disc = NULL;
-	char fields[256];
-	int discipline = 0, truth, step_given = 0;
+	char fields[512];
+	int discipline = 0, truth, step_given = 0, nostamps = 0;
+	struct probe_out pending = { .x.seq = 0 };
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct endpoint ep;
 	char err[256];
@@ -328,6 +519,12 @@ int main(int argc, char **argv)
 		case 'X':
 			if (discipline_parse(&dp, optarg, err, sizeof(err)))
 				opt_usage_error("%s", err);
+			break;
+		case 'N':
+			nostamps = 1;
+			break;
+		case 'x':
+			p.xleave = 1;
 			break;
 		case 'h':
 			usage();
@@ -378,81 +575,117 @@ int main(int argc, char **argv)
 	out_init();
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
-	snprintf(fields, sizeof(fields), "%s%s%s", RECORD_BASE_FIELDS, truth ? " true2" : "",
-		 disc ? " " DISCIPLINE_FIELDS : "");
+	if (!nostamps) {
+		int l;
+
+		if (transport_stamps_enable(p.t, err, sizeof(err)))
+			ntpx_die(NTPX_EXIT_FAIL, "%s: %s", ep.url, err);
+		for (l = 0; l < TRANSPORT_NLAYERS; l++)
+			if (transport_stamp_source(p.t, 1, l) || transport_stamp_source(p.t, 0, l))
+				p.stamping = 1;
+		p.stamping |= p.xleave;
+	}
+	snprintf(fields, sizeof(fields), "%s%s%s%s", RECORD_BASE_FIELDS, truth ? " true2" : "",
+		 disc ? " " DISCIPLINE_FIELDS : "", p.stamping ? " " STAMP_FIELDS : "");
+	out = OUT_OK;
 	if (record_write_header(stdout, "ntpprobe", ep.url, clock_name(p.clk), fields))
 		out = out_failed("standard output", errno);
-	else
+	if (out == OUT_OK && p.stamping) {
+		const char *src[STAMP_NCOLS] = {
+			[STAMP_T1Q] = transport_stamp_source(p.t, 1, TRANSPORT_LAYER_Q),
+			[STAMP_T1K] = transport_stamp_source(p.t, 1, TRANSPORT_LAYER_K),
+			[STAMP_T1H] = transport_stamp_source(p.t, 1, TRANSPORT_LAYER_H),
+			[STAMP_T4K] = transport_stamp_source(p.t, 0, TRANSPORT_LAYER_K),
+			[STAMP_T4H] = transport_stamp_source(p.t, 0, TRANSPORT_LAYER_H),
+		};
+
+		if (p.xleave) {
+			src[STAMP_T2K] = src[STAMP_T3Q] = "server:ntpx-ef";
+			src[STAMP_T2H] = src[STAMP_T3H] = "server:ntpx-ef";
+			src[STAMP_T3K] = "server:ntpx-ef|interleaved-xmt";
+		}
+		if (stamp_write_sources(stdout, src))
+			out = out_failed("standard output", errno);
+	}
+	if (out == OUT_OK)
 		out = out_flush(stdout, "standard output");
 	start = clock_monotonic_ns();
 	end = duration > 0 ? start + duration : INT64_MAX;
 	when = start;
 	for (seq = 1; seq <= count && !stopping && out == OUT_OK && !kissed_off;
 	     seq++, when += interval) {
-		struct record_exchange x;
-		char line[512];
-		int len;
+		struct probe_out o;
+		struct xleave_reply xr;
 
 		if (when >= end)
 			break;
 		sleep_until(when);
 		if (stopping)
 			break;
-		exchange(&p, seq, &x);
+		exchange(&p, seq, &o, &xr);
+		if (truth && (o.x.have & 9u) == 9u) {
+			o.true2 = -((o.x.t[0] - p.ref1) + (o.x.t[3] - clock_last_ref(p.clk)));
+			o.has_true2 = 1;
+		}
 		/* A re-resolved peer (restarted server, new path): say so in
 		   the stream, and start the filter afresh before this sample. */
 		if (transport_peer_reset(p.t) == 1) {
+			if (pending.x.seq && emit(&p, disc, &pending, truth, &out))
+				break;
+			pending.x.seq = 0;
 			if (printf("#reset seq %llu\n", (unsigned long long)seq) < 0 &&
 			    (out = out_failed("standard output", errno)) != OUT_OK)
 				break;
 			if (disc)
 				discipline_peer_reset(disc);
 		}
-		p.counts[x.status]++;
-		if (x.status == RECORD_OK)
-			keep_delay(&p, record_delay(x.t));
 		/* RFC 5905 7.4: RATE asks for fewer requests, DENY and RSTR
 		   for none (the run ends once this record is written); other
 		   codes only inform. */
-		if (x.status == RECORD_KOD && strcmp(p.kiss, "RATE") == 0) {
+		if (o.x.status == RECORD_KOD && strcmp(p.kiss, "RATE") == 0) {
 			interval = ntp_backoff_ns(interval);
 			ntpx_err("%s: kiss code RATE: interval now %.3f s", ep.url,
 				 (double)interval / 1e9);
-		} else if (x.status == RECORD_KOD &&
+		} else if (o.x.status == RECORD_KOD &&
 			   (strcmp(p.kiss, "DENY") == 0 || strcmp(p.kiss, "RSTR") == 0)) {
 			ntpx_err("%s: kiss code %s: the server refuses service, stopping",
 				 ep.url, p.kiss);
 			kissed_off = 1;
 		}
-		len = record_format(line, sizeof(line), &x);
-		if (truth && x.have == RECORD_HAVE_ALL)
-			len += snprintf(line + len, sizeof(line) - (size_t)len, " %lld",
-					-(long long)((x.t[0] - p.ref1) +
-						     (x.t[3] - clock_last_ref(p.clk))));
-		else if (truth)
-			len += snprintf(line + len, sizeof(line) - (size_t)len, " -");
-		if (disc) {
-			struct discipline_out o;
-			int ok = x.status == RECORD_OK && x.have == RECORD_HAVE_ALL;
-
-			if (discipline_sample(disc, ok ? RECORD_OK : x.status == RECORD_OK ?
-					      RECORD_ERROR : x.status,
-					      ok ? record_off2(x.t) : 0, ok ? record_delay(x.t) : 0,
-					      &o, err, sizeof(err))) {
-				ntpx_err("%s", err);
-				p.failed = 1;
+		if (!p.xleave) {
+			if (emit(&p, disc, &o, truth, &out))
 				break;
-			}
-			line[len++] = ' ';
-			discipline_format(line + len, sizeof(line) - (size_t)len, &o);
+			continue;
 		}
-		/* A closed pipe stops the run as its end would; a full disk
-		   ends it with the error instead of the summary (lib/out.h). */
-		if (printf("%s\n", line) < 0)
-			out = out_failed("standard output", errno);
-		else
-			out = out_flush(stdout, "standard output");
+		/* --xleave: the previous exchange is complete now. */
+		if (xr.interleaved) {
+			p.interleaved++;
+			if (pending.x.seq)
+				xleave_complete(&pending, &xr);
+		}
+		if (pending.x.seq && emit(&p, disc, &pending, truth, &out))
+			break;
+		pending.x.seq = 0;
+		if ((o.x.status == RECORD_OK || o.x.status == RECORD_UNSYNCED) && !kissed_off)
+			pending = o;
+		else if (emit(&p, disc, &o, truth, &out))
+			break;
 	}
+	/* The last interleaved record waits for a reply that would carry
+	   its transmit stamp: one more request fetches it. */
+	if (pending.x.seq && !(pending.x.have & 1u << 2) && !stopping && out == OUT_OK &&
+	    !kissed_off && !p.failed) {
+		struct probe_out o;
+		struct xleave_reply xr;
+
+		exchange(&p, seq, &o, &xr);
+		if (xr.interleaved) {
+			p.interleaved++;
+			xleave_complete(&pending, &xr);
+		}
+	}
+	if (pending.x.seq && out == OUT_OK && !p.failed)
+		emit(&p, disc, &pending, truth, &out);
 	if (out != OUT_FAILED)
 		summary(&p);
 	transport_close(p.t);

@@ -9,7 +9,17 @@
  * request of version 1..4.  Control (6) and private (7) queries, other
  * modes, short, truncated or malformed datagrams are counted and never
  * answered, and a reply is never larger than its request (48 bytes: the
- * header only), so the server cannot be used to amplify traffic.
+ * header only, or the header and the ntpx stamp field when the request
+ * carried one of the same size), so the server cannot be used to amplify
+ * traffic.
+ *
+ * Interleaved mode (RFC 9769, lib/xleave.h): a client whose request names
+ * our last reply to it gets the better transmit stamp of that reply (the
+ * kernel's, where the path stamps) instead of T3.  The state behind it is
+ * one slot per client address in a table of --clients slots; at the bound
+ * the least recently seen client of a bucket of four loses its slot and
+ * gets a basic reply next.  The server's stamps of a reply come after it
+ * went, so log lines wait in a short queue until they have come.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -25,7 +35,9 @@
 #include "opt.h"
 #include "out.h"
 #include "record.h"
+#include "stamp.h"
 #include "transport.h"
+#include "xleave.h"
 
 #define RECV_CAP	2048
 
@@ -64,6 +76,8 @@ static void usage(void)
 	       "  -n, --count N        exit after answering N requests\n"
 	       "  -l, --log FILE       write server-side records to FILE (- for stdout)\n"
 	       "      --poll MODE      block (default) or busy\n"
+	       "      --clients N      interleaved-mode state for N clients (default 16384)\n"
+	       "      --no-stamps      no kernel or hardware stamps\n"
 	       "  -h, --help           this help\n"
 	       "      --version        print the version\n\n"
 	       "Counts of what was answered and ignored go to stderr at exit.\n", opt_prog);
@@ -127,6 +141,151 @@ static uint32_t parse_refid(const char *s)
 	return v;
 }
 
+/*
+ * A datagram answered or ignored, whose log line waits for the reply's
+ * send stamps; and the client slot those stamps belong to.
+ */
+struct sent {
+	uint64_t seq;
+	struct transport_addr peer;
+	struct xleave_client *c;	/* NULL: no client state */
+	unsigned char key[124];		/* the client's key in the table */
+	size_t keylen;
+	uint32_t txid;
+	int want;			/* the reply's send stamps are awaited */
+	int version;			/* -1 for an ignored datagram */
+	const char *status;
+	const char *mode;		/* "basic", "interleaved" or "-" */
+	struct xleave_ef st;		/* t2 t2k t2h t3, then t3q t3k t3h */
+};
+
+#define SENT_QUEUE	32		/* < TRANSPORT_TX_KEEP */
+
+struct reflector {
+	struct transport *t;
+	struct clock *clk;
+	FILE *log;
+	const char *logname;
+	int out;			/* the log's state (lib/out.h) */
+	struct sent q[SENT_QUEUE];
+	unsigned head, n;
+};
+
+static void put_stamp(FILE *f, const struct xleave_ef *e, int i)
+{
+	if (e->have & 1u << i)
+		fprintf(f, " %lld", (long long)e->at[i]);
+	else
+		fputs(" -", f);
+}
+
+/* Takes the head of the queue: its stamps into the client's slot, its line into the log. */
+static void sent_finish(struct reflector *r, int64_t deadline)
+{
+	struct sent *e = &r->q[r->head];
+
+	if (e->want) {
+		struct transport_stamps ts;
+
+		transport_tx_stamps(r->t, e->txid, r->clk, &ts, deadline);
+		if (ts.at[TRANSPORT_LAYER_Q] != TRANSPORT_NO_STAMP) {
+			e->st.at[XEF_T3Q] = ts.at[TRANSPORT_LAYER_Q];
+			e->st.have |= 1u << XEF_T3Q;
+		}
+		if (ts.at[TRANSPORT_LAYER_K] != TRANSPORT_NO_STAMP) {
+			e->st.at[XEF_T3K] = ts.at[TRANSPORT_LAYER_K];
+			e->st.have |= 1u << XEF_T3K;
+		}
+		if (ts.at[TRANSPORT_LAYER_H] != TRANSPORT_NO_STAMP) {
+			e->st.at[XEF_T3H] = ts.at[TRANSPORT_LAYER_H];
+			e->st.have |= 1u << XEF_T3H;
+		}
+		/* The slot may have gone to another client meanwhile. */
+		if (e->c && e->c->tx_wanted && e->c->tx_id == e->txid &&
+		    e->c->addrlen == e->keylen && memcmp(e->c->addr, e->key, e->keylen) == 0) {
+			e->c->last = e->st;
+			e->c->tx_wanted = 0;
+		}
+	}
+	if (r->log && r->out == OUT_OK) {
+		char peer[128];
+		const struct xleave_ef *x = &e->st;
+
+		transport_addr_str(r->t, &e->peer, peer, sizeof(peer));
+		fprintf(r->log, "%llu", (unsigned long long)e->seq);
+		put_stamp(r->log, x, XEF_T2);
+		put_stamp(r->log, x, XEF_T3);
+		put_stamp(r->log, x, XEF_T2K);
+		put_stamp(r->log, x, XEF_T2H);
+		put_stamp(r->log, x, XEF_T3Q);
+		put_stamp(r->log, x, XEF_T3K);
+		put_stamp(r->log, x, XEF_T3H);
+		if (e->version >= 0)
+			fprintf(r->log, " %s %s %d %s\n", e->mode, peer, e->version, e->status);
+		else
+			fprintf(r->log, " - %s - %s\n", peer, e->status);
+		/* A log that cannot be written ends the server: quietly
+		   when its reader went away, with the error otherwise. */
+		r->out = out_flush(r->log, r->logname);
+	}
+	r->head = (r->head + 1) % SENT_QUEUE;
+	r->n--;
+}
+
+/*
+ * The send stamps of the client's last reply: those that have come.  The
+ * request naming that reply was sent after the reply arrived, so they
+ * normally all have; one that never comes (a NIC that missed a hardware
+ * stamp) must not keep the client in basic mode.
+ */
+static void client_stamps(struct transport *t, struct clock *clk, struct xleave_client *c)
+{
+	struct transport_stamps ts;
+
+	transport_tx_stamps(t, c->tx_id, clk, &ts, 0);
+	if (ts.at[TRANSPORT_LAYER_Q] != TRANSPORT_NO_STAMP) {
+		c->last.at[XEF_T3Q] = ts.at[TRANSPORT_LAYER_Q];
+		c->last.have |= 1u << XEF_T3Q;
+	}
+	if (ts.at[TRANSPORT_LAYER_K] != TRANSPORT_NO_STAMP) {
+		c->last.at[XEF_T3K] = ts.at[TRANSPORT_LAYER_K];
+		c->last.have |= 1u << XEF_T3K;
+	}
+	if (ts.at[TRANSPORT_LAYER_H] != TRANSPORT_NO_STAMP) {
+		c->last.at[XEF_T3H] = ts.at[TRANSPORT_LAYER_H];
+		c->last.have |= 1u << XEF_T3H;
+	}
+	c->tx_wanted = 0;
+}
+
+/* Finishes what is complete, or everything (@all, at exit). */
+static void sent_flush(struct reflector *r, int all)
+{
+	while (r->n) {
+		struct sent *e = &r->q[r->head];
+
+		if (!all && e->want && r->n < SENT_QUEUE / 2) {
+			struct transport_stamps ts;
+
+			/* Not yet: its stamps may still be on their way. */
+			if (!transport_tx_stamps(r->t, e->txid, r->clk, &ts, 0))
+				return;
+		}
+		sent_finish(r, all ? clock_monotonic_ns() + 10000000 : 0);
+	}
+}
+
+static struct sent *sent_push(struct reflector *r)
+{
+	struct sent *e;
+
+	if (r->n == SENT_QUEUE)
+		sent_finish(r, 0);
+	e = &r->q[(r->head + r->n++) % SENT_QUEUE];
+	memset(e, 0, sizeof(*e));
+	return e;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -135,6 +294,8 @@ int main(int argc, char **argv)
 		{ "count", required_argument, NULL, 'n' },
 		{ "log", required_argument, NULL, 'l' },
 		{ "poll", required_argument, NULL, 'P' },
+		{ "clients", required_argument, NULL, 'C' },
+		{ "no-stamps", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
@@ -142,6 +303,10 @@ int main(int argc, char **argv)
 	enum transport_poll pollmode = TRANSPORT_POLL_BLOCK;
 	uint64_t stratum = 1, count = UINT64_MAX, answered = 0, seq = 0;
 	uint64_t verdicts[V_NVERDICT] = { 0 }, send_errors = 0, dropped = 0;
+	uint64_t nclients = 16384, interleaved = 0;
+	int nostamps = 0, stamping = 0;
+	struct reflector rf = { 0 };
+	struct xleave_table *xt;
 	uint32_t refid = parse_refid("NTPX");
 	const char *logpath = NULL, *logname = NULL;
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -178,6 +343,13 @@ int main(int argc, char **argv)
 			if (transport_poll_parse(optarg, &pollmode))
 				opt_usage_error("bad poll mode '%s' (block or busy)", optarg);
 			break;
+		case 'C':
+			if (opt_count(optarg, (uint64_t)1 << 30, &nclients) || nclients == 0)
+				opt_usage_error("bad client count '%s'", optarg);
+			break;
+		case 'N':
+			nostamps = 1;
+			break;
 		case 'h':
 			usage();
 			return NTPX_EXIT_OK;
@@ -199,6 +371,17 @@ int main(int argc, char **argv)
 	t = transport_open(&ep, TRANSPORT_SERVER, err, sizeof(err));
 	if (!t)
 		ntpx_die(NTPX_EXIT_FAIL, "%s", err);
+	if (!nostamps) {
+		if (transport_stamps_enable(t, err, sizeof(err)))
+			ntpx_die(NTPX_EXIT_FAIL, "%s: %s", ep.url, err);
+		stamping = transport_stamp_source(t, 1, TRANSPORT_LAYER_Q) ||
+			   transport_stamp_source(t, 1, TRANSPORT_LAYER_K) ||
+			   transport_stamp_source(t, 1, TRANSPORT_LAYER_H);
+	}
+	xt = xleave_table_new(nclients);
+	if (!xt)
+		ntpx_die(NTPX_EXIT_FAIL, "out of memory for %llu clients",
+			 (unsigned long long)nclients);
 	if (logpath) {
 		log = strcmp(logpath, "-") == 0 ? stdout : fopen(logpath, "w");
 		if (!log)
@@ -206,8 +389,20 @@ int main(int argc, char **argv)
 		logname = log == stdout ? "standard output" : logpath;
 		setvbuf(log, NULL, _IOLBF, 0);
 		if (record_write_header(log, "ntpreflect", ep.url, clock_name(clk),
-					"seq t2 t3 peer version status"))
+					"seq t2 t3 t2k t2h t3q t3k t3h mode peer version status"))
 			out = out_failed(logname, errno);
+		if (out == OUT_OK) {
+			const char *src[STAMP_NCOLS] = {
+				[STAMP_T2K] = transport_stamp_source(t, 0, TRANSPORT_LAYER_K),
+				[STAMP_T2H] = transport_stamp_source(t, 0, TRANSPORT_LAYER_H),
+				[STAMP_T3Q] = transport_stamp_source(t, 1, TRANSPORT_LAYER_Q),
+				[STAMP_T3K] = transport_stamp_source(t, 1, TRANSPORT_LAYER_K),
+				[STAMP_T3H] = transport_stamp_source(t, 1, TRANSPORT_LAYER_H),
+			};
+
+			if (stamp_write_sources(log, src))
+				out = out_failed(logname, errno);
+		}
 	}
 	precision = measure_precision(clk);
 	/* What every reply says the same way.  A reference of our own: no
@@ -222,12 +417,17 @@ int main(int argc, char **argv)
 		.refid = refid,
 	};
 
+	rf.t = t;
+	rf.clk = clk;
+	rf.log = log;
+	rf.logname = logname;
+	rf.out = out;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
 	/* A log that cannot be written ends the server: quietly when its
 	   reader went away, with the error otherwise (lib/out.h). */
-	while (!stopping && answered < count && out == OUT_OK) {
+	while (!stopping && answered < count && rf.out == OUT_OK) {
 		unsigned char buf[RECV_CAP];
 		struct transport_addr from;
 		struct ntp_packet q, r;
@@ -252,46 +452,129 @@ int main(int argc, char **argv)
 		verdicts[v]++;
 		rc = 0;
 		if (v == V_OK) {
+			struct transport_stamps rx;
+			unsigned char key[sizeof(from.data)];
+			struct xleave_client *cl =
+				xleave_client_get(xt, key, transport_addr_key(t, &from, key, sizeof(key)));
+			struct xleave_ef ef;
+			int64_t t2best;
+			int want_ef = xleave_ef_find(buf, (size_t)n, &ef);
+			int xl, want_tx;
+			size_t len = NTP_HEADER_LEN;
+			struct sent *e;
+
 			/* Between T2 and T3: only what depends on the request. */
+			transport_rx_stamps(t, clk, &rx);
+			t2best = rx.at[TRANSPORT_LAYER_K] != TRANSPORT_NO_STAMP ?
+				 rx.at[TRANSPORT_LAYER_K] : t2;
 			r = reply;
 			r.version = q.version;
 			r.poll = q.poll;
 			/* Updated "now": the last second boundary before T2. */
 			r.ref = ntp_ts_from_ns(t2 - t2 % NTPX_NS_PER_SEC);
-			r.org = q.xmt;
-			r.rec = ntp_ts_from_ns(t2);
-			ntp_encode(&r, buf);
-			rc = transport_send(t, buf, NTP_HEADER_LEN, &from, clk,
-					    TRANSPORT_STAMP_XMT, &t3);
-			if (rc < 0)
-				send_errors++;
-			else if (rc == TRANSPORT_DROPPED)	/* lossinject */
-				dropped++;
-			else
-				answered++;
-		}
-		if (log) {
-			char peer[128];
-			int w;
+			/* Interleaved when the request names our last reply to
+			   this address, the stamps of that reply are ours, and
+			   its receive field is not its transmit field. */
+			if (cl->tx_wanted && q.org == cl->rec_sent)
+				client_stamps(t, clk, cl);
+			xl = cl->rec_sent && q.org == cl->rec_sent && q.rec != q.xmt &&
+			     !cl->tx_wanted && (cl->last.have & 1u << XEF_T3);
+			if (xl) {
+				const struct xleave_ef *l = &cl->last;
 
-			transport_addr_str(t, &from, peer, sizeof(peer));
-			if (v == V_OK)
-				w = fprintf(log, "%llu %lld %lld %s %u %s\n",
-					    (unsigned long long)seq, (long long)t2, (long long)t3,
-					    peer, q.version,
-					    rc == TRANSPORT_DROPPED ? "dropped" : "ok");
-			else
-				w = fprintf(log, "%llu %lld - %s - %s\n", (unsigned long long)seq,
-					    (long long)t2, peer, verdict_names[v]);
-			if (w < 0)
-				out = out_failed(logname, errno);
+				r.org = q.rec;
+				r.rec = ntp_ts_from_ns(t2best);
+				r.xmt = ntp_ts_from_ns(l->have & 1u << XEF_T3K ? l->at[XEF_T3K] :
+						       l->at[XEF_T3]);
+				interleaved++;
+			} else {
+				r.org = q.xmt;
+				r.rec = ntp_ts_from_ns(t2);
+			}
+			ntp_encode(&r, buf);
+			if (want_ef) {
+				struct xleave_ef now = { .have = 1u << XEF_T2 };
+
+				now.at[XEF_T2] = t2;
+				if (rx.at[TRANSPORT_LAYER_K] != TRANSPORT_NO_STAMP) {
+					now.at[XEF_T2K] = rx.at[TRANSPORT_LAYER_K];
+					now.have |= 1u << XEF_T2K;
+				}
+				if (rx.at[TRANSPORT_LAYER_H] != TRANSPORT_NO_STAMP) {
+					now.at[XEF_T2H] = rx.at[TRANSPORT_LAYER_H];
+					now.have |= 1u << XEF_T2H;
+				}
+				xleave_ef_put(buf + NTP_HEADER_LEN, xl ? &cl->last : &now);
+				len += XLEAVE_EF_LEN;
+			}
+			/* The reply's own send stamps cost the kernel and us a
+			   little: taken for the log, and for a client that
+			   looks interleaved (it names a reply, or sends a
+			   receive field of its own, or the ntpx field). */
+			want_tx = stamping && (log || q.org || (q.rec && q.rec != q.xmt) || want_ef);
+			rc = transport_send(t, buf, len, &from, clk,
+					    (xl ? 0 : TRANSPORT_STAMP_XMT) |
+					    (want_tx ? TRANSPORT_STAMP_SEND : 0), &t3);
+			e = sent_push(&rf);
+			e->seq = seq;
+			e->peer = from;
+			e->version = q.version;
+			e->mode = xl ? "interleaved" : "basic";
+			e->st.at[XEF_T2] = t2;
+			e->st.have = 1u << XEF_T2;
+			if (rx.at[TRANSPORT_LAYER_K] != TRANSPORT_NO_STAMP) {
+				e->st.at[XEF_T2K] = rx.at[TRANSPORT_LAYER_K];
+				e->st.have |= 1u << XEF_T2K;
+			}
+			if (rx.at[TRANSPORT_LAYER_H] != TRANSPORT_NO_STAMP) {
+				e->st.at[XEF_T2H] = rx.at[TRANSPORT_LAYER_H];
+				e->st.have |= 1u << XEF_T2H;
+			}
+			if (rc < 0) {
+				send_errors++;
+				e->status = "error";
+				cl->rec_sent = 0;
+			} else if (rc == TRANSPORT_DROPPED) {	/* lossinject */
+				dropped++;
+				e->status = "dropped";
+				cl->rec_sent = 0;
+			} else {
+				answered++;
+				e->status = "ok";
+				e->st.at[XEF_T3] = t3;
+				e->st.have |= 1u << XEF_T3;
+				/* The client's state: this reply, its stamps to come. */
+				cl->rec_sent = r.rec;
+				cl->last = e->st;
+				cl->tx_id = transport_tx_id(t);
+				cl->tx_wanted = want_tx;
+				e->c = cl;
+				e->keylen = cl->addrlen;
+				memcpy(e->key, cl->addr, cl->addrlen);
+				e->txid = cl->tx_id;
+				e->want = want_tx;
+			}
+		} else {
+			struct sent *e = sent_push(&rf);
+
+			e->seq = seq;
+			e->peer = from;
+			e->version = -1;
+			e->mode = "-";
+			e->status = verdict_names[v];
+			e->st.at[XEF_T2] = t2;
+			e->st.have = 1u << XEF_T2;
 		}
+		sent_flush(&rf, 0);
 	}
+	sent_flush(&rf, 1);
+	out = rf.out;
 	if (log && out == OUT_OK)
 		out = out_close(log, logname);
 	else if (log && log != stdout)
 		fclose(log);
 	if (out == OUT_FAILED) {
+		xleave_table_free(xt);
 		transport_close(t);
 		clock_close(clk);
 		return NTPX_EXIT_FAIL;
@@ -304,6 +587,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, ", dropped %llu", (unsigned long long)dropped);
 	if (send_errors)
 		fprintf(stderr, ", send errors %llu", (unsigned long long)send_errors);
+	if (interleaved)
+		fprintf(stderr, ", interleaved %llu", (unsigned long long)interleaved);
+	if (xleave_table_evictions(xt))
+		fprintf(stderr, ", client slots taken %llu",
+			(unsigned long long)xleave_table_evictions(xt));
 	fputc('\n', stderr);
 	{
 		char ctr[1024];
@@ -312,6 +600,7 @@ int main(int argc, char **argv)
 		if (ctr[0])
 			fprintf(stderr, "%s: transport %s\n", opt_prog, ctr);
 	}
+	xleave_table_free(xt);
 	transport_close(t);
 	clock_close(clk);
 	return NTPX_EXIT_OK;

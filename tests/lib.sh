@@ -184,6 +184,16 @@ count_status() {
 		/^#/ { next } c && $c == w { n++ } END { print n + 0 }' "$1"
 }
 
+# "SEQ STATUS" of every record of FILE, the columns found by name (status
+# is not the last column when a record has stamps, truth or a filter).
+rec_status() {
+	awk '/^#fields / { for (i = 2; i <= NF; i++) { if ($i == "status") c = i - 1; if ($i == "seq") s = i - 1 }; next }
+		/^#/ { next } c { print $s, $c }' "$1"
+}
+
+# "FILE has a record of status WORD": for wait_until.
+has_status() { [ "$(count_status "$1" "$2")" -gt 0 ]; }
+
 # One clock: every ok record of FILE has |off2| <= delay, and there is at
 # least one.  Exact when both ends read the same clock (loopback, the
 # lab's namespaces, any server on this host): then t1 <= t2 <= t3 <= t4,

@@ -12,6 +12,11 @@
  * refusals are counted there by reason.
  *
  * ntpx_port (network byte order) is set in .rodata before loading.
+ *
+ * A frame it redirects carries, in the metadata area just before it, the
+ * moment the program saw it (CLOCK_MONOTONIC, bpf_ktime_get_ns) under a
+ * magic number: the "k" layer of uudp's receive stamps.  Where the driver
+ * or the socket's mode keeps no metadata, the frame goes without it.
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -29,6 +34,14 @@ struct {
 } ntpx_xsks SEC(".maps");
 
 volatile const __u16 ntpx_port = 0;
+
+/* The metadata: lib/port_xdp.c reads the same layout. */
+struct ntpx_meta {
+	__u64 magic;
+	__u64 mono_ns;
+};
+
+#define NTPX_META_MAGIC	0x4e54505853544d50ULL	/* "NTPXSTMP" */
 
 SEC("xdp")
 int ntpx_xdp(struct xdp_md *ctx)
@@ -49,6 +62,18 @@ int ntpx_xdp(struct xdp_md *ctx)
 	udp = (void *)ip + ip->ihl * 4;
 	if ((void *)(udp + 1) > end || udp->dest != ntpx_port)
 		return XDP_PASS;
+	{
+		__u64 now = bpf_ktime_get_ns();
+
+		if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(struct ntpx_meta)) == 0) {
+			struct ntpx_meta *m = (void *)(long)ctx->data_meta;
+
+			if ((void *)(m + 1) <= (void *)(long)ctx->data) {
+				m->magic = NTPX_META_MAGIC;
+				m->mono_ns = now;
+			}
+		}
+	}
 	/* No socket on this queue: the kernel gets it (flags = fallback). */
 	return bpf_redirect_map(&ntpx_xsks, ctx->rx_queue_index, XDP_PASS);
 }

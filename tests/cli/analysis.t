@@ -77,7 +77,7 @@ newrun recovery restart_server udp 1; ev run_start
 # function sent to the background is a subshell's PID, and killing that
 # leaves the ntpprobe in it running.
 spawn probe_pid ntpprobe -i 10ms -w 10ms "udp://127.0.0.1:$PORT_udp" >"$RUN/probe.rec" 2>>"$TMP/probe.err"
-oks() { [ "$(grep -c ' ok$' "$RUN/probe.rec")" -ge "$1" ]; }
+oks() { [ "$(grep -Ec ' ok( |$)' "$RUN/probe.rec")" -ge "$1" ]; }
 wait_until 10 oks 10
 kill "$PID_udp"; wait "$PID_udp" 2>/dev/null
 unanswered() { grep -q ' \(timeout\|refused\)$' "$RUN/probe.rec"; }
@@ -85,7 +85,7 @@ wait_until 10 unanswered
 ev restart_server
 spawn REFLECT_PID ntpreflect "udp://127.0.0.1:$PORT_udp" 2>>"$TMP/reflect.err"
 # Answered again: more ok lines than before the restart, the last one ok.
-again() { oks 15 && tail -n 1 "$RUN/probe.rec" | grep -q ' ok$'; }
+again() { oks 15 && tail -n 1 "$RUN/probe.rec" | grep -Eq ' ok( |$)'; }
 wait_until 10 again
 kill "$probe_pid"; { wait "$probe_pid"; } 2>/dev/null; ev run_end; touch "$RUN/done"
 

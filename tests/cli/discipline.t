@@ -45,10 +45,10 @@ is "$?" 0 "step run: exit 0"
 wait $slp
 is "$?" 0 "slew run: exit 0"
 
-# fields: 1 seq .. 8 status 9 true2 10 foff2 .. 17 update 18 corr 19 adj 20 dfreq
+# fields: 1 seq .. 8 status 9 true2 10 foff2 .. 17 update 18 corr 19 adj 20 dfreq 21.. stamps
 is "$(sed -n 5p "$TMP/step.rec")" \
-	"#fields seq t1 t2 t3 t4 delay off2 status true2 foff2 fdelay jitter djitter fcount trust valid update corr adj dfreq" \
-	"records carry truth, the filter's columns and the correction"
+	"#fields seq t1 t2 t3 t4 delay off2 status true2 foff2 fdelay jitter djitter fcount trust valid update corr adj dfreq t1q t1k t1h t2k t2h t3q t3k t3h t4k t4h" \
+	"records carry truth, the filter's columns and the correction (then the stamps)"
 is "$(awk '!/^#/ && $1 == 1 { print $19 }' "$TMP/step.rec")" step "the first reply steps"
 ok "... by 120 s (within 1 ms)" awk '!/^#/ && $1 == 1 { d = $18 - 120e9; exit !(d < 1e6 && d > -1e6) }' "$TMP/step.rec"
 is "$(awk '!/^#/ && $19 == "step"' "$TMP/step.rec" | wc -l)" 1 "... and only the first"

@@ -14,7 +14,7 @@ ok "nearly every exchange on loopback is ok ($nok of 200)" test "$nok" -ge 190
 # Every complete record's arithmetic, recomputed here with the shell's
 # 64-bit integers (awk's doubles cannot hold nanoseconds since 1970).
 bad=0
-while read -r seq t1 t2 t3 t4 delay off2 status; do
+while read -r seq t1 t2 t3 t4 delay off2 status rest; do
 	case $seq in \#*) continue ;; esac
 	[ "$status" = ok ] || continue
 	[ $(( (t4 - t1) - (t3 - t2) )) = "$delay" ] || bad=$((bad + 1))
@@ -35,7 +35,7 @@ ok "one clock: |off2| <= delay on every ok record" one_clock "$TMP/rec"
 # offsetfit's fit against the same least squares done here, on values
 # made small with the shell's exact integer arithmetic first.
 t0=$(data_lines "$TMP/rec" | awk '$8 == "ok" { print $2; exit }')
-data_lines "$TMP/rec" | while read -r seq t1 t2 t3 t4 delay off2 status; do
+data_lines "$TMP/rec" | while read -r seq t1 t2 t3 t4 delay off2 status rest; do
 	[ "$status" = ok ] && echo "$((t1 - t0)) $off2"
 done | awk '{ x = $1 / 1e9; y = $2 / 2; n++; sx += x; sy += y; X[n] = x; Y[n] = y }
 END {

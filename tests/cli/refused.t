@@ -6,14 +6,14 @@ plan 5
 
 port=$(free_udp_port)
 spawn probe ntpprobe -i 50ms -c 60 -w 40ms "udp://127.0.0.1:$port" >"$TMP/rec" 2>"$TMP/err"
-ok "refused while no server listens" wait_until 5 grep -q ' refused$' "$TMP/rec"
+ok "refused while no server listens" wait_until 5 has_status "$TMP/rec" refused
 spawn srv ntpreflect "udp://127.0.0.1:$port" 2>/dev/null
-ok "ok once the server is up" wait_until 10 grep -q ' ok$' "$TMP/rec"
+ok "ok once the server is up" wait_until 10 has_status "$TMP/rec" ok
 wait "$probe"
 is "$?" 0 "the probe ran to its count and exited 0"
 # refused ... refused ok ... ok: no ok before the server, nothing but ok
 # (timeouts allowed on a busy machine) after it.
-pattern=$(data_lines "$TMP/rec" | awk '{ print $NF }' | uniq | tr '\n' ' ')
+pattern=$(rec_status "$TMP/rec" | awk '{ print $2 }' | uniq | tr '\n' ' ')
 case $pattern in
 "refused ok "*) r=0 ;;
 *) r=1 ;;

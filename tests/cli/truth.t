@@ -30,8 +30,8 @@ clockstep -c "sim:$TMP/off" --create --offset 1.5s
 ntpprobe -i 20ms -c 20 --clock "sim:$TMP/off" "$ep" >"$TMP/off.rec" 2>/dev/null
 is "$?" 0 "ntpprobe on a sim clock: exit 0"
 is "$(sed -n 4p "$TMP/off.rec")" "#clock sim:$TMP/off" "#clock names the sim clock"
-is "$(sed -n 5p "$TMP/off.rec")" "#fields seq t1 t2 t3 t4 delay off2 status true2" \
-	"true2 is appended to #fields"
+is "$(sed -n 5p "$TMP/off.rec")" "#fields seq t1 t2 t3 t4 delay off2 status true2 t1q t1k t1h t2k t2h t3q t3k t3h t4k t4h" \
+	"true2, then the stamp columns, are appended to #fields"
 is "$(awk '!/^#/ && $8 == "ok" { print $9 }' "$TMP/off.rec" | sort -u)" -3000000000 \
 	"a clock 1.5 s ahead: true2 is -3 s on every record, to the ns"
 
@@ -43,7 +43,7 @@ ok "600 exchanges, nearly all ok ($n)" test "$n" -ge 590
 # measurement error e), the delay and T4 - T1.  Shell arithmetic: awk's doubles
 # cannot hold ns since 1970 exactly.
 t0=
-while read -r seq t1 t2 t3 t4 delay off2 status true2; do
+while read -r seq t1 t2 t3 t4 delay off2 status true2 rest; do
 	case $seq in \#*) continue ;; esac
 	[ "$status" = ok ] || continue
 	: "${t0:=$t1}"

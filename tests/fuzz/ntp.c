@@ -1,10 +1,12 @@
 /* libFuzzer target: the NTP packet decoder, the reply judge and the
-   trailer check. */
+   trailer check, and the ntpx extension field finder (lib/xleave.c) on
+   any input. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "ntp.h"
+#include "xleave.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -36,6 +38,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	(void)ntp_check_trailer(buf, size);
+	{
+		struct xleave_ef e;
+
+		/* Bounded by itself, checked trailer or not. */
+		(void)xleave_ef_find(buf, size, &e);
+	}
 	if (size >= 16) {
 		uint64_t ts, pivot;
 		int64_t ns;

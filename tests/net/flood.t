@@ -35,6 +35,6 @@ is "$frc" 0 "loadgen --ntp ran"
 ok "the flood reached its rate" awk '/ntp requests/ { for (i = 1; i <= NF; i++) if ($i == "rate") r = $(i+1) + 0 } END { exit !(r > 15000) }' "$TMP/flood.err"
 ok "the flood got at least 95% of its replies" awk '/ntp requests/ { for (i = 1; i <= NF; i++) if ($i == "loss") l = $(i+1) + 0 } END { exit !(l < 5) }' "$TMP/flood.err"
 ok "the probe was answered during the flood (90 of 100 or more)" \
-	test "$(awk '$NF == "ok"' "$TMP/probe.rec" | wc -l)" -ge 90
+	test "$(count_status "$TMP/probe.rec" ok)" -ge 90
 ok "ntpreflect memory flat (grew < 64 kB)" test $((rss1 - rss0)) -lt 64
 ok "ntpreflect still alive" kill -0 "$refl"

@@ -16,13 +16,13 @@ wait_until 5 udp_listening_in "$UB" "$port"
 
 # mac= wins over the table, even over a permanent entry that is wrong.
 ina ip neigh replace "$IPB" lladdr 02:00:00:00:00:99 nud permanent dev "$IFA"
-n=$(ina ntpprobe -i 50ms -c 5 "uudp://$IPB:$port?dev=$IFA&mac=$MACB" 2>/dev/null | grep -c ' ok$')
+n=$(ina ntpprobe -i 50ms -c 5 "uudp://$IPB:$port?dev=$IFA&mac=$MACB" 2>/dev/null | grep -Ec ' ok( |$)')
 ok "mac= reaches the server past a wrong permanent entry ($n of 5)" test "$n" -ge 4
 ok "and the permanent entry is left alone" \
 	sh -c "ip -n '$UA' neigh show '$IPB' dev '$IFA' | grep -q '02:00:00:00:00:99 PERMANENT'"
 ina ip neigh del "$IPB" dev "$IFA"
 n=$(ina ntpprobe -i 50ms -c 3 "uudp://$IPB:$port?dev=$IFA&mac=02:00:00:00:00:99" 2>/dev/null |
-	grep -c ' ok$')
+	grep -Ec ' ok( |$)')
 is "$n" 0 "a wrong mac= gets no replies: the override is used as given"
 
 # A server off-link: the route's gateway is the next hop whose MAC is
@@ -35,7 +35,7 @@ inb sysctl -qw "net.ipv4.conf.$IFB.arp_ignore=1"
 ina ip route add "$far/32" via "$IPB" dev "$IFA"
 spawn fr ip netns exec "$UB" ntpreflect "udp://$far:$port" 2>/dev/null
 wait_until 5 udp_listening_in "$UB" "$port"
-n=$(ina ntpprobe -i 50ms -c 5 "uudp://$far:$port?dev=$IFA" 2>/dev/null | grep -c ' ok$')
+n=$(ina ntpprobe -i 50ms -c 5 "uudp://$far:$port?dev=$IFA" 2>/dev/null | grep -Ec ' ok( |$)')
 ok "a server behind a gateway is reached through the gateway's MAC ($n of 5)" test "$n" -ge 4
 is "$(ip -n "$UA" neigh show "$far")" "" "no neighbour entry was sought for the far address"
 kill "$fr"; wait "$fr" 2>/dev/null
@@ -64,7 +64,7 @@ diag "after the change: $(echo "$after" | awk '{ printf "%s ", $8 }')"
 run=$(echo "$after" | awk '$8 != "ok" { r++; if (r > m) m = r; next } { r = 0 } END { print m + 0 }')
 ok "resumed within miss limit + 2 intervals (longest gap: $run records)" \
 	test "$run" -ge 1 -a "$run" -le $((miss_limit + 2))
-ok "ok records again at the end" test "$(echo "$after" | tail -5 | grep -c ' ok$')" = 5
+ok "ok records again at the end" test "$(echo "$after" | tail -5 | grep -Ec ' ok( |$)')" = 5
 ok "the new MAC is in the table" \
 	sh -c "ip -n '$UA' neigh show '$IPB' dev '$IFA' | grep -q '$newmac'"
 diag "$(tail -1 "$TMP/pr.err")"

@@ -78,7 +78,7 @@ kill -9 "$k"; wait "$k" 2>/dev/null
 is "$(xdp_prog "$UB" "$IFB")" "" "SIGKILL: no program left behind"
 spawn ur2 ip netns exec "$UB" ntpreflect "uudp://*:$port?dev=$IFB" 2>"$TMP/ur2.err"
 wait_until 5 udp_listening_in "$UB" "$port"
-n=$(ina ntpprobe -i 50ms -c 5 "udp://$IPB:$port" 2>/dev/null | grep -c ' ok$')
+n=$(ina ntpprobe -i 50ms -c 5 "udp://$IPB:$port" 2>/dev/null | grep -Ec ' ok( |$)')
 ok "after SIGKILL the next run attaches and answers ($n of 5)" test "$n" -ge 4
 [ "$n" -ge 4 ] || diag "$(cat "$TMP/ur2.err")"
 kill "$ur2"; wait "$ur2" 2>/dev/null
@@ -93,7 +93,7 @@ if command -v clang >/dev/null; then
 	is "$(xdp_prog "$UB" "$IFB")" "ntpx_xdp" "a stale ntpx_xdp attached by netlink, as if left behind"
 	spawn ur3 ip netns exec "$UB" ntpreflect "uudp://*:$port?dev=$IFB" 2>"$TMP/ur3.err"
 	wait_until 5 udp_listening_in "$UB" "$port"
-	n=$(ina ntpprobe -i 50ms -c 5 "udp://$IPB:$port" 2>/dev/null | grep -c ' ok$')
+	n=$(ina ntpprobe -i 50ms -c 5 "udp://$IPB:$port" 2>/dev/null | grep -Ec ' ok( |$)')
 	ok "a stale ntpx_xdp is replaced and the server answers ($n of 5)" test "$n" -ge 4
 	kill "$ur3"; wait "$ur3" 2>/dev/null
 	is "$(xdp_prog "$UB" "$IFB")" "" "and nothing is left after exit"

@@ -90,6 +90,36 @@ static void test_offset_and_freq(void **state)
 	clock_close(c);
 }
 
+/*
+ * A kernel stamp (CLOCK_REALTIME) converted to the sim clock is, to the
+ * ns, what a reading of the clock at that instant gives: with offset,
+ * frequency, wander and a slew under way.  realtime leaves it as it is.
+ */
+static void test_from_realtime(void **state)
+{
+	struct clock *c = make(1500 * 1000000LL, 37.5, 0.02, 11);
+	struct clock *rt = clock_open("realtime", (char[64]){0}, 64);
+	char err[256];
+	int i;
+
+	assert_int_equal(clock_slew(c, 3000000, NULL, err, sizeof(err)), 0);
+	for (i = 0; i < 1000; i++) {
+		int64_t now = clock_now(c), r = clock_last_ref(c);
+
+		assert_int_equal(clock_from_realtime(c, r), now);
+	}
+	/* Across the wander's second boundaries too. */
+	for (i = 0; i < 50; i++) {
+		int64_t r = clock_realtime_ns() + (int64_t)i * 999999937;
+
+		assert_int_equal(clock_from_realtime(c, r), r + e_at(c, r));
+	}
+	assert_non_null(rt);
+	assert_int_equal(clock_from_realtime(rt, 1234567890123456789LL), 1234567890123456789LL);
+	clock_close(rt);
+	clock_close(c);
+}
+
 static void test_step(void **state)
 {
 	struct clock *c = make(0, 10, 0, 0);
@@ -483,6 +513,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_offset_and_freq, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_step, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_from_realtime, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_slew_rate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_freq_set_add, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wander_deterministic, setup, teardown),

@@ -1,0 +1,108 @@
+/*
+ * phc.c - PHC to CLOCK_REALTIME (phc.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/ptp_clock.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "phc.h"
+
+#define EXT_SAMPLES	9
+
+struct phc {
+	int fd;
+	int precise;		/* -1 unknown, 0 no, 1 yes */
+};
+
+struct phc *phc_open(int index, char *err, size_t errlen)
+{
+	char path[32];
+	struct phc *p;
+
+	snprintf(path, sizeof(path), "/dev/ptp%d", index);
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	p->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (p->fd < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		free(p);
+		return NULL;
+	}
+	p->precise = -1;
+	return p;
+}
+
+void phc_close(struct phc *p)
+{
+	if (!p)
+		return;
+	close(p->fd);
+	free(p);
+}
+
+const char *phc_method(const struct phc *p)
+{
+	return p->precise == 1 ? "precise" : "extended";
+}
+
+static int64_t pct_ns(const struct ptp_clock_time *t)
+{
+	return (int64_t)t->sec * 1000000000 + t->nsec;
+}
+
+/* PHC minus CLOCK_REALTIME, ns. */
+static int phc_offset(struct phc *p, int64_t *off)
+{
+	if (p->precise != 0) {
+		struct ptp_sys_offset_precise pr;
+
+		memset(&pr, 0, sizeof(pr));
+		if (ioctl(p->fd, PTP_SYS_OFFSET_PRECISE, &pr) == 0) {
+			p->precise = 1;
+			*off = pct_ns(&pr.device) - pct_ns(&pr.sys_realtime);
+			return 0;
+		}
+		if (errno != EOPNOTSUPP && errno != ENOTTY && errno != EINVAL)
+			return -errno;
+		p->precise = 0;
+	}
+	{
+		struct ptp_sys_offset_extended ex;
+		int64_t best = INT64_MAX;
+		unsigned i;
+
+		memset(&ex, 0, sizeof(ex));
+		ex.n_samples = EXT_SAMPLES;
+		if (ioctl(p->fd, PTP_SYS_OFFSET_EXTENDED, &ex))
+			return -errno;
+		for (i = 0; i < ex.n_samples; i++) {
+			int64_t s1 = pct_ns(&ex.ts[i][0]), ph = pct_ns(&ex.ts[i][1]);
+			int64_t s2 = pct_ns(&ex.ts[i][2]);
+
+			if (s2 - s1 < best) {
+				best = s2 - s1;
+				*off = ph - (s1 + (s2 - s1) / 2);
+			}
+		}
+		return best == INT64_MAX ? -EIO : 0;
+	}
+}
+
+int phc_to_realtime(struct phc *p, int64_t phc_ns, int64_t *rt_ns)
+{
+	int64_t off = 0;
+	int rc = phc_offset(p, &off);
+
+	if (rc)
+		return rc;
+	*rt_ns = phc_ns - off;
+	return 0;
+}

@@ -1,0 +1,44 @@
+# tests/stamps.sh - helpers for the suites that check per-layer stamps
+# (sourced after tests/lib.sh).
+#
+# stamp_order REC [LOG]: checks, on every ok record of REC, the order of
+# the stamps within one exchange on one host clock,
+#
+#   t1 <= t1q <= t1k < t2k <= t2 <= t3 <= t3q <= t3k < t4k <= t4
+#
+# taking t2k t3q t3k from the record, or from ntpreflect's --log LOG
+# (matched by t2) where the record has none.  Prints "N BAD MISSING": ok
+# records, records out of order (each on stderr), records lacking a stamp.
+# Timestamps since 1970 all have 19 digits, so awk compares them exactly
+# as strings.
+stamp_order() {
+	awk -v logf="${2:-}" '
+	function v(name) { return (name in c) ? $(c[name]) : "-" }
+	BEGIN {
+		if (logf != "") {
+			while ((getline line < logf) > 0) {
+				nf = split(line, f, " ")
+				if (f[1] == "#fields") { for (i = 2; i <= nf; i++) lc[f[i]] = i - 1; continue }
+				if (substr(line, 1, 1) == "#") continue
+				srv[f[lc["t2"]]] = f[lc["t2k"]] " " f[lc["t3q"]] " " f[lc["t3k"]]
+			}
+		}
+	}
+	$1 == "#fields" { delete c; for (i = 2; i <= NF; i++) c[$i] = i - 1; next }
+	/^#/ { next }
+	v("status") != "ok" { next }
+	{
+		t2k = v("t2k"); t3q = v("t3q"); t3k = v("t3k")
+		if (t2k == "-" && (v("t2") in srv)) { split(srv[v("t2")], s, " "); t2k = s[1]; t3q = s[2]; t3k = s[3] }
+		k = split(v("t1") " " v("t1q") " " v("t1k") " " t2k " " v("t2") " " v("t3") " " \
+			  t3q " " t3k " " v("t4k") " " v("t4"), t, " ")
+		n++
+		for (i = 1; i <= k; i++) if (t[i] == "-" || length(t[i]) != 19) { miss++; next }
+		# strict where the datagram crossed between hosts
+		for (i = 1; i < k; i++)
+			if ((i == 3 || i == 8) ? !(t[i] "" < t[i + 1] "") : !(t[i] "" <= t[i + 1] "")) {
+				bad++; print "out of order at " i ": " $0 > "/dev/stderr"; break
+			}
+	}
+	END { print n + 0, bad + 0, miss + 0 }' "$1"
+}
