@@ -530,6 +530,16 @@ static int xdp_rx_stamp(struct port *p, int64_t *ns)
 	return 1;
 }
 
+static int xdp_stamps_enable(struct port *p, struct port_stamping *s, char *err,
+			     size_t errlen)
+{
+	s->rx_layer = TRANSPORT_LAYER_K;
+	s->rx_src = "xdp:bpf_ktime_get_ns";
+	s->tx_layer = -1;
+	s->tx_src = NULL;
+	return 0;
+}
+
 static void xdp_rx_release(struct port *p)
 {
 	struct xdp_port *x = (struct xdp_port *)p;
@@ -569,6 +579,7 @@ static const struct port_ops xdp_port_ops = {
 	.rx_next = xdp_rx_next,
 	.rx_release = xdp_rx_release,
 	.rx_stamp = xdp_rx_stamp,
+	.stamps_enable = xdp_stamps_enable,
 	.close = xdp_close,
 	.counters = xdp_counters,
 };
