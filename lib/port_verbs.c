@@ -350,8 +350,8 @@ struct port *port_verbs_open(const struct port_config *cfg, char *err, size_t er
 	}
 	/* Completion stamps where the device has them (verbs_stamp.h). */
 	verbs_clock_probe(&v->clk, v->ctx);
-	if (verbs_cq_create(&v->clk, &v->rx_cq, PORT_VERBS_RX, v->ch) ||
-	    verbs_cq_create(&v->clk, &v->tx_cq, PORT_VERBS_TX, NULL)) {
+	if (verbs_cq_create(&v->clk, &v->rx_cq, PORT_VERBS_RX, NULL, v->ch) ||
+	    verbs_cq_create(&v->clk, &v->tx_cq, PORT_VERBS_TX, NULL, NULL)) {
 		snprintf(err, errlen, "%s: %s: completion queue: %s", cfg->dev, ibdev,
 			 strerror(errno));
 		goto no_port;

@@ -19,6 +19,10 @@ void verbs_clock_probe(struct verbs_clock *vc, struct ibv_context *ctx)
 	memset(vc, 0, sizeof(*vc));
 	vc->ctx = ctx;
 	vc->mode = VERBS_STAMP_NONE;
+	/* A provider without extended CQs (or a context without the
+	   extended verbs at all) has no stamps to offer. */
+	if (!verbs_get_ctx_op(ctx, create_cq_ex))
+		return;
 	memset(&a, 0, sizeof(a));
 	if (ibv_query_device_ex(ctx, NULL, &a))
 		return;
@@ -40,13 +44,14 @@ static uint64_t mode_flags(enum verbs_stamp_mode m)
 	}
 }
 
-int verbs_cq_create(struct verbs_clock *vc, struct verbs_cq *c, int cqe,
+int verbs_cq_create(struct verbs_clock *vc, struct verbs_cq *c, int cqe, void *cq_context,
 		    struct ibv_comp_channel *ch)
 {
 	memset(c, 0, sizeof(*c));
 	while (vc->mode != VERBS_STAMP_NONE) {
 		struct ibv_cq_init_attr_ex ia = {
 			.cqe = (uint32_t)cqe,
+			.cq_context = cq_context,
 			.channel = ch,
 			.wc_flags = IBV_WC_STANDARD_FLAGS | mode_flags(vc->mode),
 		};
@@ -63,7 +68,7 @@ int verbs_cq_create(struct verbs_clock *vc, struct verbs_cq *c, int cqe,
 			return -1;
 		vc->mode = vc->mode == VERBS_STAMP_RAW ? VERBS_STAMP_WALLCLOCK : VERBS_STAMP_NONE;
 	}
-	c->cq = ibv_create_cq(vc->ctx, cqe, NULL, ch, 0);
+	c->cq = ibv_create_cq(vc->ctx, cqe, cq_context, ch, 0);
 	return c->cq ? 0 : -1;
 }
 
@@ -90,6 +95,9 @@ static void read_ex(struct verbs_cq *c, struct verbs_wc *w)
 	w->wc_flags = ibv_wc_read_wc_flags(x);
 	if (w->wc_flags & IBV_WC_WITH_IMM)
 		w->imm_data = (uint32_t)ibv_wc_read_imm_data(x);
+	w->slid = ibv_wc_read_slid(x);
+	w->sl = ibv_wc_read_sl(x);
+	w->dlid_path_bits = ibv_wc_read_dlid_path_bits(x);
 	if (c->mode == VERBS_STAMP_RAW)
 		w->ts = ibv_wc_read_completion_ts(x);
 	else if (c->mode == VERBS_STAMP_WALLCLOCK)
@@ -124,6 +132,9 @@ int verbs_cq_poll(struct verbs_cq *c, struct verbs_wc *wc, int max)
 			wc[i].src_qp = w[i].src_qp;
 			wc[i].wc_flags = w[i].wc_flags;
 			wc[i].imm_data = (uint32_t)w[i].imm_data;
+			wc[i].slid = w[i].slid;
+			wc[i].sl = w[i].sl;
+			wc[i].dlid_path_bits = w[i].dlid_path_bits;
 		}
 		return n;
 	}
@@ -142,6 +153,22 @@ int verbs_cq_poll(struct verbs_cq *c, struct verbs_wc *wc, int max)
 	}
 	ibv_end_poll(c->cqx);
 	return n;
+}
+
+void verbs_wc_ibv(const struct verbs_wc *w, struct ibv_wc *wc)
+{
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = w->wr_id;
+	wc->status = w->status;
+	wc->opcode = w->opcode;
+	wc->byte_len = w->byte_len;
+	wc->qp_num = w->qp_num;
+	wc->src_qp = w->src_qp;
+	wc->wc_flags = w->wc_flags;
+	wc->imm_data = w->imm_data;
+	wc->slid = (uint16_t)w->slid;
+	wc->sl = w->sl;
+	wc->dlid_path_bits = w->dlid_path_bits;
 }
 
 static int64_t ts_ns(const struct timespec *t)

@@ -56,6 +56,8 @@ struct verbs_wc {
 	uint32_t src_qp;
 	unsigned wc_flags;
 	uint32_t imm_data;	/* network order, as ibv_wc has it */
+	uint32_t slid;
+	uint8_t sl, dlid_path_bits;
 	uint64_t ts;		/* raw stamp (see the CQ's mode); 0: none */
 };
 
@@ -71,7 +73,7 @@ void verbs_clock_probe(struct verbs_clock *vc, struct ibv_context *ctx);
  * WALLCLOCK, then NONE) and tries again, so later CQs are not asked for
  * what the device refused.  0, or -1 with errno set.
  */
-int verbs_cq_create(struct verbs_clock *vc, struct verbs_cq *c, int cqe,
+int verbs_cq_create(struct verbs_clock *vc, struct verbs_cq *c, int cqe, void *cq_context,
 		    struct ibv_comp_channel *ch);
 void verbs_cq_destroy(struct verbs_cq *c);
 
@@ -80,6 +82,9 @@ void verbs_cq_destroy(struct verbs_cq *c);
  * -errno.  A completion in error carries only wr_id and status.
  */
 int verbs_cq_poll(struct verbs_cq *c, struct verbs_wc *wc, int max);
+
+/* @w as the struct ibv_wc ibv_poll_cq would have filled (the fields above). */
+void verbs_wc_ibv(const struct verbs_wc *w, struct ibv_wc *wc);
 
 /*
  * The CLOCK_REALTIME ns of stamp @ts from a CQ in @mode: 1 with *ns set,

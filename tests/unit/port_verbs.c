@@ -251,6 +251,21 @@ static __be32 m_read_imm_data(struct ibv_cq_ex *cq)
 	return reading(cq, IBV_WC_EX_WITH_IMM)->cur.imm_data;
 }
 
+static uint32_t m_read_slid(struct ibv_cq_ex *cq)
+{
+	return reading(cq, IBV_WC_EX_WITH_SLID)->cur.slid;
+}
+
+static uint8_t m_read_sl(struct ibv_cq_ex *cq)
+{
+	return reading(cq, IBV_WC_EX_WITH_SL)->cur.sl;
+}
+
+static uint8_t m_read_dlid_path_bits(struct ibv_cq_ex *cq)
+{
+	return reading(cq, IBV_WC_EX_WITH_DLID_PATH_BITS)->cur.dlid_path_bits;
+}
+
 static uint64_t m_read_ts(struct ibv_cq_ex *cq)
 {
 	return reading(cq, IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)->cur_ts;
@@ -291,6 +306,9 @@ static struct ibv_cq_ex *m_create_cq_ex(struct ibv_context *context,
 	c->cqx.read_src_qp = m_read_src_qp;
 	c->cqx.read_wc_flags = m_read_wc_flags;
 	c->cqx.read_imm_data = m_read_imm_data;
+	c->cqx.read_slid = m_read_slid;
+	c->cqx.read_sl = m_read_sl;
+	c->cqx.read_dlid_path_bits = m_read_dlid_path_bits;
 	c->cqx.read_completion_ts = m_read_ts;
 	c->cqx.read_completion_wallclock_ns = m_read_wallclock;
 	if (a->channel) {
