@@ -7,14 +7,14 @@
 # namespace that is after the peer's XDP program took the frame (t2k) and
 # before the peer's socket can have answered, so the record's order is
 #   t1 <= t1k, t2k <= t1k on the shared clock, t1k <= t4, and t3 <= t3k
-# (doc/uudp.md).  Then, with the kernel's refusal of a umem with TX
+# (doc/uudp.md), on a sim: clock too.  Then, with the kernel's refusal of a umem with TX
 # metadata simulated at the system call (a preloaded setsockopt() that
 # answers EINVAL, as a kernel before 6.11 does): no send stamps, '-' in
 # the columns, the records still ok, and the reason said once.
 . "$(dirname "$0")/../lib.sh"
-need cc
+need cc clockstep
 lab_up uxs
-plan 9
+plan 11
 
 X="$NTPX_BIN/ntpx-lab -n $LAB exec"
 $X client ethtool -K fast tx off >/dev/null
@@ -42,6 +42,17 @@ set -- $(order "$TMP/u.rec")
 ok "t1k and t3k on nearly every ok record ($2 of $1 without)" test "$1" -ge 45 -a "$2" -le $(($1 / 10))
 is "$3" 0 "t1 <= t1k, t2k <= t1k <= t4, t3 <= t3k on every one"
 ok "no completion came without its stamp" grep -q 'tx_metadata=yes tx_stamps_missing=0' "$TMP/c.err"
+
+# On a sim: clock 1.5 s ahead and 40 ppm fast the stamp moves to it, as
+# the kernel's others do (a stamp left on CLOCK_REALTIME is 1.5 s early).
+clockstep -c "sim:$TMP/off" --create --offset 1.5s --freq 40ppm
+$X client ntpprobe -i 10ms -c 20 --clock "sim:$TMP/off" "$url" >"$TMP/s.rec" 2>/dev/null
+is "$?" 0 "sim clock: ntpprobe exits 0"
+set -- $(awk '/^#fields/ { for (i = 2; i <= NF; i++) c[$i] = i - 1; next } /^#/ { next }
+	$(c["status"]) == "ok" { n++
+		if ($(c["t1k"]) == "-" || !($(c["t1"]) "" <= $(c["t1k"]) "" && $(c["t1k"]) "" <= $(c["t4"]) "")) b++ }
+	END { print n + 0, b + 0 }' "$TMP/s.rec")
+ok "sim clock: t1 <= t1k <= t4 on its clock ($2 of $1 not)" test "$1" -ge 18 -a "$2" = 0
 
 # A kernel that refuses TX metadata, at the system call.
 cat >"$TMP/refuse.c" <<'C'
