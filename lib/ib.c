@@ -60,7 +60,11 @@
  * a reply in between (so a flood of requests does not).
  *
  * Timestamps: T1/T3 immediately before ibv_post_send, T2/T4 immediately
- * after ibv_poll_cq returned the receive completion.  Waiting blocked,
+ * after the poll returned the receive completion.  With stamps enabled
+ * (transport_stamps_enable), the HCA's completion stamps of the send and
+ * the receive fill the 'h' layer where the device has them
+ * (verbs_stamp.h: created as extended CQs and polled through
+ * verbs_cq_poll whether stamped or not).  Waiting blocked,
  * rdma_cm and async events are taken in as soon as their fds are readable.
  *
  * Bad input is counted by kind (ib_verdict_names) and dropped.  A wrong
@@ -93,6 +97,7 @@
 #include "ntp.h"
 #include "peer.h"
 #include "transport_private.h"
+#include "verbs_stamp.h"
 
 #define IB_RECV_CLIENT	64		/* receive pool, client */
 #define IB_RECV_SERVER	256		/* receive pool, server (per partition) */
@@ -249,7 +254,11 @@ struct ib_transport {
 	uint32_t mtu;			/* bytes, active path MTU of the port */
 	struct ibv_comp_channel *chan;
 	struct ibv_pd *pd;
-	struct ibv_cq *rcq, *scq;
+	struct verbs_cq rcq, scq;
+	struct verbs_clock vclk;	/* completion stamps of u->ctx */
+	int stamping;			/* transport_stamps_enable() was called */
+	uint32_t tx_seq;		/* ids of sends whose stamps were asked for */
+	uint32_t send_tag[IB_SEND_DEPTH];	/* by wr_id: that id, or 0 */
 	struct ibv_qp *qp;		/* == part[0].qp */
 	struct ibv_mr *mr;
 	unsigned char *mem;
@@ -480,13 +489,25 @@ static void ib_ahc_flush(struct ib_transport *u)
 /* Reaps send completions; a UD send error can leave the SQ in SQE state. */
 static void ib_reap_sends(struct ib_transport *u)
 {
-	struct ibv_wc wc[16];
+	struct verbs_wc wc[16];
 	int n, i, sqe = 0;
 
-	while ((n = ibv_poll_cq(u->scq, 16, wc)) > 0) {
+	while ((n = verbs_cq_poll(&u->scq, wc, 16)) > 0) {
 		for (i = 0; i < n; i++) {
-			if (wc[i].wr_id < IB_SEND_DEPTH)
+			if (wc[i].wr_id < IB_SEND_DEPTH) {
+				uint32_t tag = u->send_tag[wc[i].wr_id];
+				int64_t ns;
+
 				u->send_ah[wc[i].wr_id] = NULL;
+				u->send_tag[wc[i].wr_id] = 0;
+				if (tag) {
+					if (wc[i].status != IBV_WC_SUCCESS ||
+					    verbs_clock_realtime(&u->vclk, u->scq.mode,
+								 wc[i].ts, &ns) != 1)
+						ns = TRANSPORT_NO_STAMP;
+					transport_tx_note(&u->t, tag, TRANSPORT_LAYER_H, ns);
+				}
+			}
 			if (wc[i].status != IBV_WC_SUCCESS) {
 				u->n.send_err++;
 				sqe |= wc[i].status != IBV_WC_WR_FLUSH_ERR;
@@ -540,8 +561,8 @@ static struct ibv_qp *ib_qp_up(struct ib_transport *u, uint16_t pkey_index, cons
 	struct ibv_qp *qp;
 
 	memset(&qia, 0, sizeof(qia));
-	qia.send_cq = u->scq;
-	qia.recv_cq = u->rcq;
+	qia.send_cq = u->scq.cq;
+	qia.recv_cq = u->rcq.cq;
 	qia.qp_type = IBV_QPT_UD;
 	qia.sq_sig_all = 1;
 	qia.cap.max_send_wr = IB_SEND_DEPTH;
@@ -978,7 +999,7 @@ static int ib_async_mine(const struct ib_transport *u, const struct ibv_async_ev
 	case IBV_EVENT_DEVICE_FATAL:
 		return 1;
 	case IBV_EVENT_CQ_ERR:
-		return ev->element.cq == u->rcq || ev->element.cq == u->scq;
+		return ev->element.cq == u->rcq.cq || ev->element.cq == u->scq.cq;
 	case IBV_EVENT_QP_FATAL:
 	case IBV_EVENT_QP_REQ_ERR:
 	case IBV_EVENT_QP_ACCESS_ERR:
@@ -1287,6 +1308,7 @@ static ssize_t ib_recv(struct transport *t, void *buf, size_t cap,
 		       struct transport_addr *from, struct clock *clk, int64_t *stamp)
 {
 	struct ib_transport *u = (struct ib_transport *)t;
+	struct verbs_wc vw;
 	struct ibv_wc wc;
 	ssize_t rc;
 	int n;
@@ -1304,12 +1326,18 @@ static ssize_t ib_recv(struct transport *t, void *buf, size_t cap,
 	for (;;) {
 		if (u->dead)
 			return u->dead;
-		n = ibv_poll_cq(u->rcq, 1, &wc);
+		n = verbs_cq_poll(&u->rcq, &vw, 1);
 		if (n > 0) {
 			*stamp = clock_now(clk);
+			verbs_wc_ibv(&vw, &wc);
 			rc = ib_take(u, &wc, buf, cap, from);
 			if (rc != -EAGAIN) {
-				int64_t now = clock_monotonic_ns();
+				int64_t now = clock_monotonic_ns(), h;
+
+				transport_rx_clear(t);
+				if (u->stamping && vw.ts &&
+				    verbs_clock_realtime(&u->vclk, u->rcq.mode, vw.ts, &h) == 1)
+					t->st.rx[TRANSPORT_LAYER_H] = h;
 
 				if (now - u->ctl_ns >= IB_CTL_BUSY_NS)
 					ib_control(u, now);
@@ -1332,7 +1360,7 @@ static ssize_t ib_recv(struct transport *t, void *buf, size_t cap,
 		 */
 		ib_chan_drain(u);
 		if (!u->armed) {
-			if (ibv_req_notify_cq(u->rcq, 0))
+			if (ibv_req_notify_cq(u->rcq.cq, 0))
 				return -EIO;
 			u->armed = 1;
 			continue;
@@ -1447,11 +1475,19 @@ static int ib_send(struct transport *t, void *buf, size_t len,
 	} else {
 		wr.opcode = IBV_WR_SEND;
 	}
+	u->send_tag[u->send_next] = 0;
+	if (u->stamping && u->scq.mode != VERBS_STAMP_NONE && (flags & TRANSPORT_STAMP_SEND)) {
+		if (!++u->tx_seq)
+			u->tx_seq = 1;		/* 0 marks a send not asked for */
+		u->send_tag[u->send_next] = u->tx_seq;
+		transport_tx_begin(t, u->tx_seq);
+	}
 	*stamp = clock_now(clk);
 	if (flags & TRANSPORT_STAMP_XMT)
 		transport_stamp_xmt(slot, *stamp);
 	rc = ibv_post_send(qp, &wr, &bad);
 	if (rc) {
+		u->send_tag[u->send_next] = 0;
 		u->n.post_err++;
 		return -rc;
 	}
@@ -1507,10 +1543,11 @@ static int ib_datapath(struct ib_transport *u, struct rdma_cm_id *id, char *err,
 		IB_FAIL("%s: registering %zu bytes: %s", u->url, nbuf * u->slot, strerror(errno));
 		return -1;
 	}
-	u->rcq = ibv_create_cq(u->ctx, (int)(u->server ? u->nrecv * IB_PARTS : u->nrecv), u,
-			       u->chan, 0);
-	u->scq = ibv_create_cq(u->ctx, IB_SEND_DEPTH, u, NULL, 0);
-	if (!u->rcq || !u->scq) {
+	/* Completion stamps where the device has them (verbs_stamp.h). */
+	verbs_clock_probe(&u->vclk, u->ctx);
+	if (verbs_cq_create(&u->vclk, &u->rcq,
+			    (int)(u->server ? u->nrecv * IB_PARTS : u->nrecv), u, u->chan) ||
+	    verbs_cq_create(&u->vclk, &u->scq, IB_SEND_DEPTH, u, NULL)) {
 		IB_FAIL("%s: completion queue: %s", u->url, strerror(errno));
 		return -1;
 	}
@@ -1541,7 +1578,7 @@ static int ib_datapath(struct ib_transport *u, struct rdma_cm_id *id, char *err,
 			IB_FAIL("%s: posting receive buffers failed", u->url);
 			return -1;
 		}
-	if (ibv_req_notify_cq(u->rcq, 0)) {
+	if (ibv_req_notify_cq(u->rcq.cq, 0)) {
 		IB_FAIL("%s: cannot arm the completion queue", u->url);
 		return -1;
 	}
@@ -1621,12 +1658,11 @@ static void ib_close(struct transport *t)
 	ib_drop_ah(u);
 	ib_ahc_flush(u);
 	ib_zombies_reap(u);
-	if (u->rcq) {
+	if (u->rcq.cq) {
 		ib_chan_drain(u);
-		ibv_destroy_cq(u->rcq);
+		verbs_cq_destroy(&u->rcq);
 	}
-	if (u->scq)
-		ibv_destroy_cq(u->scq);
+	verbs_cq_destroy(&u->scq);
 	if (u->chan)
 		ibv_destroy_comp_channel(u->chan);
 	if (u->mr)
@@ -1843,6 +1879,35 @@ static int ib_peer_reset(struct transport *t)
 	return u->server ? 0 : peer_take_reset(&u->peer);
 }
 
+/*
+ * The HCA's completion stamps, both ways, where the device has them
+ * (verbs_stamp.h); none otherwise.  A device found again later (a new
+ * context after rediscovery) is probed again: if it has none, the
+ * columns show '-' from then on.
+ */
+static int ib_stamps_enable(struct transport *t, char *err, size_t errlen)
+{
+	struct ib_transport *u = (struct ib_transport *)t;
+	const char *rx = verbs_stamp_source(u->rcq.mode), *tx = verbs_stamp_source(u->scq.mode);
+
+	u->stamping = 1;
+	if (rx) {
+		t->st.rx_layers = 1u << TRANSPORT_LAYER_H;
+		t->st.rx_src[TRANSPORT_LAYER_H] = rx;
+	}
+	if (tx) {
+		t->st.tx_layers = 1u << TRANSPORT_LAYER_H;
+		t->st.tx_src[TRANSPORT_LAYER_H] = tx;
+		t->st.tx_spin = 1;	/* send completions wake no poll */
+	}
+	return 0;
+}
+
+static void ib_tx_drain(struct transport *t)
+{
+	ib_reap_sends((struct ib_transport *)t);
+}
+
 static void ib_counters(struct transport *t, char *buf, size_t len)
 {
 	struct ib_transport *u = (struct ib_transport *)t;
@@ -1855,11 +1920,15 @@ static void ib_counters(struct transport *t, char *buf, size_t len)
 				      ib_verdict_names[v], (unsigned long long)u->n.bad[v]);
 	if (n < len)
 		n += (size_t)snprintf(buf + n, len - n,
-				      " epoch=%llu send_err=%llu post_err=%llu async=%llu",
+				      " epoch=%llu send_err=%llu post_err=%llu async=%llu"
+				      " stamps=%s stamp_errors=%llu",
 				      (unsigned long long)u->n.epoch,
 				      (unsigned long long)u->n.send_err,
 				      (unsigned long long)u->n.post_err,
-				      (unsigned long long)u->n.async);
+				      (unsigned long long)u->n.async,
+				      u->rcq.mode == VERBS_STAMP_RAW ? "raw" :
+				      u->rcq.mode == VERBS_STAMP_WALLCLOCK ? "wallclock" : "none",
+				      (unsigned long long)u->vclk.errors);
 	if (n >= len)
 		return;
 	if (u->server)
@@ -1903,4 +1972,6 @@ const struct transport_ops ib_transport_ops = {
 	.addr_str = ib_addr_str,
 	.peer_reset = ib_peer_reset,
 	.counters = ib_counters,
+	.stamps_enable = ib_stamps_enable,
+	.tx_drain = ib_tx_drain,
 };

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "transport.h"
+
 /* port capabilities */
 #define PORT_CAP_CSUM		0x1	/* the NIC completes the IPv4 and UDP
 					   checksums (IBV_SEND_IP_CSUM) */
@@ -25,6 +27,15 @@
 					   (veth): a frame may arrive with its
 					   UDP checksum left partial, which the
 					   receiving kernel would accept */
+
+/* tx_submit flag: report this frame's send stamp, tagged port.tx_tag */
+#define PORT_TX_STAMP		0x100
+
+/* What a port stamps, from its stamps_enable. */
+struct port_stamping {
+	int rx_layer, tx_layer;		/* enum transport_layer, or -1: none */
+	const char *rx_src, *tx_src;	/* for #stamps (doc/ntpx-record.5) */
+};
 
 struct port_config {
 	const char *dev;	/* interface name */
@@ -71,6 +82,21 @@ struct port_ops {
 	 * below us (CLOCK_REALTIME ns): 1 with *ns set, 0 when it has none.
 	 */
 	int (*rx_stamp)(struct port *p, int64_t *ns);
+	/*
+	 * Optional: turns stamping on and says what the port offers (layers
+	 * -1 when nothing).  0, or -errno with one line in @err.
+	 */
+	int (*stamps_enable)(struct port *p, struct port_stamping *s, char *err,
+			     size_t errlen);
+	/*
+	 * Optional: the send stamps waiting, without blocking: @note is called
+	 * for each frame submitted with PORT_TX_STAMP whose completion came,
+	 * with its tag and the moment (CLOCK_REALTIME ns), or
+	 * TRANSPORT_NO_STAMP when the completion carried none.  Nothing wakes
+	 * a poll for them: the caller polls this.
+	 */
+	void (*tx_stamps)(struct port *p, void (*note)(void *arg, uint32_t tag, int64_t ns),
+			  void *arg);
 	void (*close)(struct port *p);
 	/* Optional: port-level counters as "name=value" words, appended. */
 	void (*counters)(struct port *p, char *buf, size_t len);
@@ -84,6 +110,7 @@ struct port {
 	int spin;		/* set by the caller around rx_next while it
 				   spins: look at the queue only, no system call */
 	char mode[32];		/* how it runs, one word: "skb-copy", "drv-zerocopy" */
+	uint32_t tx_tag;	/* set by the caller before a PORT_TX_STAMP submit */
 };
 
 /*

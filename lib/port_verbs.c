@@ -41,6 +41,7 @@
 #include <infiniband/verbs.h>
 
 #include "port_private.h"
+#include "verbs_stamp.h"
 
 #define PORT_VERBS_BUF		2048	/* bytes per buffer: one 1500-MTU frame */
 #define PORT_VERBS_RX		256	/* receive buffers posted */
@@ -51,7 +52,14 @@ struct verbs_port {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_comp_channel *ch;
-	struct ibv_cq *rx_cq, *tx_cq;
+	struct verbs_cq rx_cq, tx_cq;
+	struct verbs_clock clk;		/* completion stamps (verbs_stamp.h) */
+	int stamping;			/* stamps_enable was called */
+	uint64_t rx_ts;			/* raw stamp of the frame handed out */
+	uint32_t tx_tag[PORT_VERBS_RX + PORT_VERBS_TX];	/* by buffer */
+	unsigned char tx_want[PORT_VERBS_RX + PORT_VERBS_TX];
+	struct { uint32_t tag; uint64_t ts; } tx_done[PORT_VERBS_TX];
+	unsigned ntx_done;		/* send stamps reaped, not yet taken */
 	struct ibv_qp *qp;
 	struct ibv_flow *flow;
 	uint8_t port;			/* the device port behind the interface */
@@ -234,10 +242,8 @@ static void verbs_close_all(struct verbs_port *v)
 		ibv_destroy_flow(v->flow);
 	if (v->qp)
 		ibv_destroy_qp(v->qp);
-	if (v->rx_cq)
-		ibv_destroy_cq(v->rx_cq);
-	if (v->tx_cq)
-		ibv_destroy_cq(v->tx_cq);
+	verbs_cq_destroy(&v->rx_cq);
+	verbs_cq_destroy(&v->tx_cq);
 	if (v->ch)
 		ibv_destroy_comp_channel(v->ch);
 	if (v->mr)
@@ -342,15 +348,16 @@ struct port *port_verbs_open(const struct port_config *cfg, char *err, size_t er
 			 strerror(errno));
 		goto no_port;
 	}
-	v->rx_cq = ibv_create_cq(v->ctx, PORT_VERBS_RX, NULL, v->ch, 0);
-	v->tx_cq = ibv_create_cq(v->ctx, PORT_VERBS_TX, NULL, NULL, 0);
-	if (!v->rx_cq || !v->tx_cq) {
+	/* Completion stamps where the device has them (verbs_stamp.h). */
+	verbs_clock_probe(&v->clk, v->ctx);
+	if (verbs_cq_create(&v->clk, &v->rx_cq, PORT_VERBS_RX, NULL, v->ch) ||
+	    verbs_cq_create(&v->clk, &v->tx_cq, PORT_VERBS_TX, NULL, NULL)) {
 		snprintf(err, errlen, "%s: %s: completion queue: %s", cfg->dev, ibdev,
 			 strerror(errno));
 		goto no_port;
 	}
-	qa.send_cq = v->tx_cq;
-	qa.recv_cq = v->rx_cq;
+	qa.send_cq = v->tx_cq.cq;
+	qa.recv_cq = v->rx_cq.cq;
 	v->qp = ibv_create_qp(v->pd, &qa);
 	if (!v->qp) {
 		snprintf(err, errlen, "%s: %s: raw-packet QP: %s%s", cfg->dev, ibdev,
@@ -375,7 +382,7 @@ struct port *port_verbs_open(const struct port_config *cfg, char *err, size_t er
 			 cfg->udp_port, strerror(errno));
 		goto no_port;
 	}
-	if (ibv_req_notify_cq(v->rx_cq, 0)) {
+	if (ibv_req_notify_cq(v->rx_cq.cq, 0)) {
 		snprintf(err, errlen, "%s: %s: arming the completion queue: %s", cfg->dev,
 			 ibdev, strerror(errno));
 		goto no_port;
@@ -395,16 +402,30 @@ no_port:
 	return NULL;
 }
 
+/*
+ * Takes the send completions: each buffer is free again; the stamp of a
+ * frame that asked for one waits in tx_done for verbs_tx_stamps().
+ */
 static void verbs_reap(struct verbs_port *v)
 {
-	struct ibv_wc wc[16];
+	struct verbs_wc wc[16];
 	int n, i;
 
-	while ((n = ibv_poll_cq(v->tx_cq, 16, wc)) > 0)
+	while ((n = verbs_cq_poll(&v->tx_cq, wc, 16)) > 0)
 		for (i = 0; i < n; i++) {
+			unsigned b = (unsigned)wc[i].wr_id;
+
 			if (wc[i].status != IBV_WC_SUCCESS)
 				v->tx_errors++;
-			v->tx_free[v->ntx_free++] = (unsigned)wc[i].wr_id;
+			if (b >= PORT_VERBS_RX + PORT_VERBS_TX)
+				continue;
+			if (v->tx_want[b] && v->ntx_done < PORT_VERBS_TX) {
+				v->tx_done[v->ntx_done].tag = v->tx_tag[b];
+				v->tx_done[v->ntx_done++].ts =
+					wc[i].status == IBV_WC_SUCCESS ? wc[i].ts : 0;
+			}
+			v->tx_want[b] = 0;
+			v->tx_free[v->ntx_free++] = b;
 		}
 }
 
@@ -435,8 +456,11 @@ static int verbs_tx_submit(struct port *p, void *buf, size_t len, int flags)
 	}
 	if (flags & PORT_CAP_CSUM)
 		wr.send_flags |= IBV_SEND_IP_CSUM;
+	v->tx_want[v->tx_cur] = v->stamping && (flags & PORT_TX_STAMP);
+	v->tx_tag[v->tx_cur] = p->tx_tag;
 	rc = ibv_post_send(v->qp, &wr, &bad);
 	if (rc) {
+		v->tx_want[v->tx_cur] = 0;
 		v->tx_free[v->ntx_free++] = v->tx_cur;
 		return -rc;
 	}
@@ -454,7 +478,7 @@ static int verbs_rx_next(struct port *p, const void **frame, size_t *len)
 {
 	struct verbs_port *v = (struct verbs_port *)p;
 	struct ibv_cq *cq;
-	struct ibv_wc wc;
+	struct verbs_wc wc;
 	void *ctx;
 	int n;
 
@@ -463,7 +487,7 @@ static int verbs_rx_next(struct port *p, const void **frame, size_t *len)
 	for (;;) {
 		if (v->dead)
 			return v->dead;
-		n = ibv_poll_cq(v->rx_cq, 1, &wc);
+		n = verbs_cq_poll(&v->rx_cq, &wc, 1);
 		if (n < 0)
 			return -EIO;
 		if (n == 0) {
@@ -474,7 +498,7 @@ static int verbs_rx_next(struct port *p, const void **frame, size_t *len)
 			   a completion may have come in between. */
 			if (ibv_get_cq_event(v->ch, &cq, &ctx) == 0) {
 				ibv_ack_cq_events(cq, 1);
-				ibv_req_notify_cq(v->rx_cq, 0);
+				ibv_req_notify_cq(v->rx_cq.cq, 0);
 				continue;
 			}
 			return 0;
@@ -497,6 +521,7 @@ static int verbs_rx_next(struct port *p, const void **frame, size_t *len)
 		break;
 	}
 	v->rx_cur = wc.wr_id;
+	v->rx_ts = wc.ts;
 	v->rx_held = 1;
 	*frame = v->mem + wc.wr_id * PORT_VERBS_BUF;
 	*len = wc.byte_len;
@@ -514,6 +539,53 @@ static void verbs_rx_release(struct port *p)
 		v->repost_errors++;
 }
 
+/* The HCA's stamp of the frame handed out, as CLOCK_REALTIME. */
+static int verbs_rx_stamp(struct port *p, int64_t *ns)
+{
+	struct verbs_port *v = (struct verbs_port *)p;
+
+	if (!v->stamping || !v->rx_held)
+		return 0;
+	return verbs_clock_realtime(&v->clk, v->rx_cq.mode, v->rx_ts, ns);
+}
+
+/*
+ * The 'h' layer both ways when both CQs carry stamps; none when the
+ * device has none (verbs_clock_probe, verbs_cq_create stepped down).
+ */
+static int verbs_stamps_enable(struct port *p, struct port_stamping *s, char *err,
+			       size_t errlen)
+{
+	struct verbs_port *v = (struct verbs_port *)p;
+
+	s->rx_layer = s->tx_layer = -1;
+	s->rx_src = verbs_stamp_source(v->rx_cq.mode);
+	s->tx_src = verbs_stamp_source(v->tx_cq.mode);
+	if (s->rx_src)
+		s->rx_layer = TRANSPORT_LAYER_H;
+	if (s->tx_src)
+		s->tx_layer = TRANSPORT_LAYER_H;
+	v->stamping = s->rx_src || s->tx_src;
+	return 0;
+}
+
+static void verbs_tx_stamps(struct port *p, void (*note)(void *arg, uint32_t tag, int64_t ns),
+			    void *arg)
+{
+	struct verbs_port *v = (struct verbs_port *)p;
+	unsigned i;
+
+	verbs_reap(v);
+	for (i = 0; i < v->ntx_done; i++) {
+		int64_t ns;
+
+		if (verbs_clock_realtime(&v->clk, v->tx_cq.mode, v->tx_done[i].ts, &ns) != 1)
+			ns = TRANSPORT_NO_STAMP;
+		note(arg, v->tx_done[i].tag, ns);
+	}
+	v->ntx_done = 0;
+}
+
 static void verbs_close(struct port *p)
 {
 	verbs_close_all((struct verbs_port *)p);
@@ -524,10 +596,13 @@ static void verbs_counters(struct port *p, char *buf, size_t len)
 	struct verbs_port *v = (struct verbs_port *)p;
 
 	snprintf(buf, len, "rx_errors=%llu tx_errors=%llu repost_errors=%llu qp_error=%d"
-		 " async=%llu last_async=%s",
+		 " async=%llu last_async=%s stamps=%s stamp_errors=%llu",
 		 (unsigned long long)v->rx_errors, (unsigned long long)v->tx_errors,
 		 (unsigned long long)v->repost_errors, v->dead != 0,
-		 (unsigned long long)v->async, v->async ? verbs_event_name(v->last_async) : "none");
+		 (unsigned long long)v->async, v->async ? verbs_event_name(v->last_async) : "none",
+		 v->rx_cq.mode == VERBS_STAMP_RAW ? "raw" :
+		 v->rx_cq.mode == VERBS_STAMP_WALLCLOCK ? "wallclock" : "none",
+		 (unsigned long long)v->clk.errors);
 }
 
 static const struct port_ops verbs_port_ops = {
@@ -537,6 +612,9 @@ static const struct port_ops verbs_port_ops = {
 	.tx_cancel = verbs_tx_cancel,
 	.rx_next = verbs_rx_next,
 	.rx_release = verbs_rx_release,
+	.rx_stamp = verbs_rx_stamp,
+	.stamps_enable = verbs_stamps_enable,
+	.tx_stamps = verbs_tx_stamps,
 	.close = verbs_close,
 	.counters = verbs_counters,
 };

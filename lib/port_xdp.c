@@ -20,6 +20,22 @@
  * native XDP with zero-copy, then native with copy, then generic.  The
  * endpoint's xdpmode= (port_config.xdp_mode) asks for one of them only.
  *
+ * Send stamps from AF_XDP TX metadata (Linux 6.8 and later; the UAPI is
+ * shimmed in missing.h): libxdp 1.3 cannot pass tx_metadata_len, so the
+ * socket, its umem and rings are set up here (xdp_own_*) with the umem
+ * registered with tx_metadata_len and XDP_UMEM_TX_METADATA_LEN, and libxdp
+ * does only the rings' inline helpers.  Transmit frames start
+ * PORT_XDP_TX_ROOM bytes into their chunk, the struct xsk_tx_metadata just
+ * before them; a frame whose stamp is asked for goes with XDP_TX_METADATA
+ * and XDP_TXMD_FLAGS_TIMESTAMP, and its completion's tx_timestamp is read
+ * when the completion ring gives the chunk back.  In copy mode that stamp
+ * is the kernel's, CLOCK_TAI when it freed the frame's copy (veth: when
+ * the frame crossed to the peer namespace; a NIC: when the driver reaped
+ * the send), the 'k' layer; in zero-copy mode the driver's, on the NIC's
+ * PTP hardware clock, the 'h' layer.  A kernel that refuses the umem so
+ * registered gets the umem and socket from libxdp and no send stamps;
+ * stamps_enable says so once.
+ *
  * On veth, a frame from a kernel socket whose sender left the UDP
  * checksum to the device (tx offload on) carries only the pseudo-header
  * sum: PORT_CAP_RX_PARTIAL tells uudp.c to accept that, as the kernel
@@ -51,6 +67,9 @@
 
 #include "bpf/ntpx_xdp.h"	/* build/: ntpx_xdp_bpf_obj[] */
 #include "clock.h"
+#include "missing.h"
+#include "opt.h"
+#include "phc.h"
 #include "port_private.h"
 
 #define PORT_XDP_FRAMES		512
@@ -59,6 +78,12 @@
 #define PORT_XDP_RX_FRAMES	(PORT_XDP_FRAMES / 2)
 #define PORT_XDP_PROG		"ntpx_xdp"
 #define PORT_XDP_BUSY_NS	(1000 * 1000000LL)	/* queue still held: wait 1 s */
+#define PORT_XDP_TX_ROOM	256	/* bytes before a transmit frame in its chunk */
+#define PORT_XDP_TXMD_LEN	24	/* tx_metadata_len: struct xsk_tx_metadata
+					   as of Linux 6.14 (a multiple of 8) */
+#define PORT_XDP_TX_CHUNKS	(PORT_XDP_FRAMES - PORT_XDP_RX_FRAMES)
+
+_Static_assert(sizeof(struct xsk_tx_metadata) <= PORT_XDP_TXMD_LEN, "TX metadata room");
 
 #ifndef SO_PREFER_BUSY_POLL
 #define SO_PREFER_BUSY_POLL	69
@@ -87,7 +112,20 @@ struct xdp_port {
 	struct bpf_object *obj;
 	int link_fd;
 	int busy;
-	uint64_t tx_free[PORT_XDP_FRAMES - PORT_XDP_RX_FRAMES];
+	const char *dev;
+	/* our own socket, with TX metadata (xdp_own_*) */
+	int own_fd;			/* -1: libxdp's socket */
+	void *ring_map[4];		/* fill, completion, rx, tx */
+	size_t ring_len[4];
+	char txmd_why[128];		/* why there is no TX metadata, or "" */
+	int stamping;
+	struct phc *phc;		/* zero-copy: the NIC's clock */
+	uint32_t tx_tag[PORT_XDP_FRAMES];	/* by chunk */
+	unsigned char tx_want[PORT_XDP_FRAMES];
+	struct { uint32_t tag; uint64_t ts; } tx_done[PORT_XDP_TX_CHUNKS];
+	unsigned ntx_done;
+	uint64_t tx_stamps_missing;	/* completions asked for that had none */
+	uint64_t tx_free[PORT_XDP_TX_CHUNKS];
 	unsigned ntx_free;
 	uint64_t tx_cur;	/* chunk handed out by tx_buf */
 	uint64_t rx_cur;	/* chunk handed out by rx_next */
@@ -272,8 +310,137 @@ static int xdp_socket(struct xdp_port *x, const struct port_config *cfg, __u32 m
 	return 0;
 }
 
+static void xdp_own_close(struct xdp_port *x)
+{
+	int i;
+
+	for (i = 0; i < 4; i++)
+		if (x->ring_map[i]) {
+			munmap(x->ring_map[i], x->ring_len[i]);
+			x->ring_map[i] = NULL;
+		}
+	if (x->own_fd >= 0) {
+		close(x->own_fd);
+		x->own_fd = -1;
+	}
+}
+
+/*
+ * Maps ring @i of the socket (PORT_XDP_RING entries of @esize bytes) and
+ * fills libxdp's description of it at @ring (a struct xsk_ring_prod or
+ * xsk_ring_cons: the two are the same), as libxdp would.
+ */
+static int xdp_own_ring(struct xdp_port *x, int i, const struct xdp_ring_offset *o,
+			uint64_t pgoff, size_t esize, void *ring, int prod)
+{
+	struct xsk_ring_prod rr, *r = &rr;
+	void *m;
+
+	x->ring_len[i] = o->desc + PORT_XDP_RING * esize;
+	m = mmap(NULL, x->ring_len[i], PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
+		 x->own_fd, (off_t)pgoff);
+	if (m == MAP_FAILED)
+		return -1;
+	x->ring_map[i] = m;
+	memset(r, 0, sizeof(*r));
+	r->mask = PORT_XDP_RING - 1;
+	r->size = PORT_XDP_RING;
+	r->producer = (void *)((char *)m + o->producer);
+	r->consumer = (void *)((char *)m + o->consumer);
+	r->ring = (char *)m + o->desc;
+	r->flags = (void *)((char *)m + o->flags);
+	r->cached_prod = *r->producer;
+	r->cached_cons = *r->consumer + (prod ? PORT_XDP_RING : 0);
+	memcpy(ring, r, sizeof(*r));
+	return 0;
+}
+
+/*
+ * Our own AF_XDP socket: the umem registered with TX metadata, the four
+ * rings mapped.  0; 1 when the kernel refuses TX metadata (x->txmd_why
+ * says why: the caller falls back to libxdp); -1 with @err otherwise.
+ */
+static int xdp_own_create(struct xdp_port *x, const struct port_config *cfg, char *err,
+			  size_t errlen)
+{
+	struct xdp_umem_reg_txmd mr = {
+		.addr = (uintptr_t)x->area,
+		.len = (uint64_t)PORT_XDP_FRAMES * PORT_XDP_CHUNK,
+		.chunk_size = PORT_XDP_CHUNK,
+		.flags = XDP_UMEM_TX_METADATA_LEN,
+		.tx_metadata_len = PORT_XDP_TXMD_LEN,
+	};
+	struct xdp_mmap_offsets off;
+	socklen_t olen = sizeof(off);
+	int n = PORT_XDP_RING;
+
+	x->own_fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (x->own_fd < 0) {
+		snprintf(err, errlen, "%s: AF_XDP socket: %s", cfg->dev, strerror(errno));
+		return -1;
+	}
+	if (setsockopt(x->own_fd, SOL_XDP, XDP_UMEM_REG, &mr, sizeof(mr))) {
+		snprintf(x->txmd_why, sizeof(x->txmd_why),
+			 "the kernel refused a umem with TX metadata (%s; needs Linux 6.11)",
+			 strerror(errno));
+		xdp_own_close(x);
+		return 1;
+	}
+	if (setsockopt(x->own_fd, SOL_XDP, XDP_UMEM_FILL_RING, &n, sizeof(n)) ||
+	    setsockopt(x->own_fd, SOL_XDP, XDP_UMEM_COMPLETION_RING, &n, sizeof(n)) ||
+	    setsockopt(x->own_fd, SOL_XDP, XDP_RX_RING, &n, sizeof(n)) ||
+	    setsockopt(x->own_fd, SOL_XDP, XDP_TX_RING, &n, sizeof(n)) ||
+	    getsockopt(x->own_fd, SOL_XDP, XDP_MMAP_OFFSETS, &off, &olen)) {
+		snprintf(err, errlen, "%s: AF_XDP rings: %s", cfg->dev, strerror(errno));
+		goto fail;
+	}
+	if (xdp_own_ring(x, 0, &off.fr, XDP_UMEM_PGOFF_FILL_RING, sizeof(__u64),
+			 &x->fq, 1) ||
+	    xdp_own_ring(x, 1, &off.cr, XDP_UMEM_PGOFF_COMPLETION_RING, sizeof(__u64),
+			 &x->cq, 0) ||
+	    xdp_own_ring(x, 2, &off.rx, XDP_PGOFF_RX_RING, sizeof(struct xdp_desc),
+			 &x->rx, 0) ||
+	    xdp_own_ring(x, 3, &off.tx, XDP_PGOFF_TX_RING, sizeof(struct xdp_desc),
+			 &x->tx, 1)) {
+		snprintf(err, errlen, "%s: mapping the AF_XDP rings: %s", cfg->dev,
+			 strerror(errno));
+		goto fail;
+	}
+	return 0;
+fail:
+	xdp_own_close(x);
+	return -1;
+}
+
+/* Binds our own socket to queue 0 (waiting out a dying one's, as below). */
+static int xdp_own_bind(struct xdp_port *x, const struct port_config *cfg, __u16 how,
+			char *err, size_t errlen)
+{
+	struct sockaddr_xdp sa = {
+		.sxdp_family = AF_XDP,
+		.sxdp_ifindex = (__u32)cfg->ifindex,
+		.sxdp_queue_id = 0,
+		.sxdp_flags = how | XDP_USE_NEED_WAKEUP,
+	};
+	struct timespec step = { 0, 10 * 1000000L };
+	int64_t end = clock_monotonic_ns() + PORT_XDP_BUSY_NS;
+	int rc;
+
+	while ((rc = bind(x->own_fd, (struct sockaddr *)&sa, sizeof(sa))) && errno == EBUSY &&
+	       clock_monotonic_ns() < end)
+		nanosleep(&step, NULL);
+	if (rc) {
+		snprintf(err, errlen, "%s: AF_XDP socket (%s): %s", cfg->dev,
+			 how & XDP_ZEROCOPY ? "zero-copy" : "copy", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 static void xdp_close_all(struct xdp_port *x)
 {
+	xdp_own_close(x);
+	phc_close(x->phc);
 	if (x->xsk)
 		xsk_socket__delete(x->xsk);
 	if (x->umem)
@@ -318,6 +485,8 @@ struct port *port_xdp_open(const struct port_config *cfg, char *err, size_t errl
 		return NULL;
 	}
 	x->link_fd = -1;
+	x->own_fd = -1;
+	x->dev = cfg->dev;
 	x->busy = cfg->busy_poll;
 	libbpf_set_print(libbpf_quiet);	/* only main() prints */
 	libbpf_last[0] = 0;
@@ -327,11 +496,18 @@ struct port *port_xdp_open(const struct port_config *cfg, char *err, size_t errl
 		snprintf(err, errlen, "%s: UMEM: %s", cfg->dev, strerror(errno));
 		goto no_port;
 	}
-	rc = xsk_umem__create(&x->umem, x->area, size, &x->fq, &x->cq, &uc);
-	if (rc) {
-		x->umem = NULL;
-		snprintf(err, errlen, "%s: UMEM registration: %s", cfg->dev, strerror(-rc));
+	/* Our own socket with TX metadata, else libxdp's without. */
+	rc = xdp_own_create(x, cfg, err, errlen);
+	if (rc < 0)
 		goto no_port;
+	if (rc > 0) {
+		rc = xsk_umem__create(&x->umem, x->area, size, &x->fq, &x->cq, &uc);
+		if (rc) {
+			x->umem = NULL;
+			snprintf(err, errlen, "%s: UMEM registration: %s", cfg->dev,
+				 strerror(-rc));
+			goto no_port;
+		}
 	}
 	if (xdp_clear_stale(cfg, err, errlen))
 		goto no_port;
@@ -365,17 +541,26 @@ struct port *port_xdp_open(const struct port_config *cfg, char *err, size_t errl
 			if (xdp_attach(x, cfg, prog_fd, modes[i].mode, why, sizeof(why)))
 				continue;
 		}
+		if (!x->umem) {
+			/* A failed bind may leave the umem half set up: anew. */
+			if (x->own_fd < 0 && xdp_own_create(x, cfg, why, sizeof(why)))
+				continue;
+			if (xdp_own_bind(x, cfg, modes[i].bind, why, sizeof(why)) == 0)
+				break;
+			xdp_own_close(x);
+			continue;
+		}
 		if (xdp_socket(x, cfg, modes[i].mode, modes[i].bind, why, sizeof(why)) == 0)
 			break;
 	}
-	if (!x->xsk) {
+	if (!x->xsk && x->own_fd < 0) {
 		snprintf(err, errlen, "%s", why);	/* the last mode's reason */
 		goto no_port;
 	}
 	snprintf(x->p.mode, sizeof(x->p.mode), "%s", modes[i].name);
 
 	map_fd = bpf_object__find_map_fd_by_name(x->obj, "ntpx_xsks");
-	xfd = xsk_socket__fd(x->xsk);
+	xfd = x->xsk ? xsk_socket__fd(x->xsk) : x->own_fd;
 	if (map_fd < 0 || bpf_map_update_elem(map_fd, &key, &xfd, 0)) {
 		snprintf(err, errlen, "%s: cannot insert the socket into the XSKMAP: %s", cfg->dev,
 			 strerror(errno));
@@ -409,7 +594,7 @@ struct port *port_xdp_open(const struct port_config *cfg, char *err, size_t errl
 	 * the kernel there would accept them (doc/uudp.md).
 	 */
 	x->p.caps = strcmp(drv, "veth") == 0 ? PORT_CAP_RX_PARTIAL : 0;
-	x->p.frame_max = PORT_XDP_CHUNK;
+	x->p.frame_max = PORT_XDP_CHUNK - PORT_XDP_TX_ROOM;
 	return &x->p;
 
 no_port:
@@ -417,14 +602,36 @@ no_port:
 	return NULL;
 }
 
-/* Takes back the transmit chunks whose frames the kernel has sent. */
+/* The TX metadata in front of the transmit frame at umem address @addr. */
+static struct xsk_tx_metadata *xdp_txmd(struct xdp_port *x, uint64_t addr)
+{
+	return (void *)((unsigned char *)xsk_umem__get_data(x->area, addr) - PORT_XDP_TXMD_LEN);
+}
+
+/*
+ * Takes back the transmit chunks whose frames the kernel has sent; the
+ * completion stamp of a frame that asked for one waits in tx_done.
+ */
 static void xdp_reap(struct xdp_port *x)
 {
 	__u32 idx, n, i;
 
 	n = xsk_ring_cons__peek(&x->cq, PORT_XDP_RING, &idx);
-	for (i = 0; i < n; i++)
-		x->tx_free[x->ntx_free++] = *xsk_ring_cons__comp_addr(&x->cq, idx + i);
+	for (i = 0; i < n; i++) {
+		uint64_t a = *xsk_ring_cons__comp_addr(&x->cq, idx + i);
+		uint64_t c = a - a % PORT_XDP_CHUNK;
+		unsigned k = (unsigned)(c / PORT_XDP_CHUNK);
+
+		if (k < PORT_XDP_FRAMES && x->tx_want[k]) {
+			x->tx_want[k] = 0;
+			if (x->ntx_done < PORT_XDP_TX_CHUNKS) {
+				x->tx_done[x->ntx_done].tag = x->tx_tag[k];
+				x->tx_done[x->ntx_done++].ts =
+					xdp_txmd(x, a)->completion.tx_timestamp;
+			}
+		}
+		x->tx_free[x->ntx_free++] = c;
+	}
 	if (n)
 		xsk_ring_cons__release(&x->cq, n);
 }
@@ -437,8 +644,8 @@ static void *xdp_tx_buf(struct port *p, size_t *cap)
 	if (!x->ntx_free)
 		return NULL;
 	x->tx_cur = x->tx_free[--x->ntx_free];
-	*cap = PORT_XDP_CHUNK;
-	return xsk_umem__get_data(x->area, x->tx_cur);
+	*cap = PORT_XDP_CHUNK - PORT_XDP_TX_ROOM;
+	return xsk_umem__get_data(x->area, x->tx_cur + PORT_XDP_TX_ROOM);
 }
 
 static int xdp_tx_submit(struct port *p, void *buf, size_t len, int flags)
@@ -452,9 +659,19 @@ static int xdp_tx_submit(struct port *p, void *buf, size_t len, int flags)
 		return -EAGAIN;
 	}
 	d = xsk_ring_prod__tx_desc(&x->tx, idx);
-	d->addr = x->tx_cur;
+	d->addr = x->tx_cur + PORT_XDP_TX_ROOM;
 	d->len = (__u32)len;
 	d->options = 0;
+	x->tx_want[x->tx_cur / PORT_XDP_CHUNK] = 0;
+	if (x->stamping && x->own_fd >= 0 && (flags & PORT_TX_STAMP)) {
+		struct xsk_tx_metadata *md = xdp_txmd(x, d->addr);
+
+		memset(md, 0, PORT_XDP_TXMD_LEN);
+		md->flags = XDP_TXMD_FLAGS_TIMESTAMP;
+		d->options = XDP_TX_METADATA;
+		x->tx_tag[x->tx_cur / PORT_XDP_CHUNK] = p->tx_tag;
+		x->tx_want[x->tx_cur / PORT_XDP_CHUNK] = 1;
+	}
 	xsk_ring_prod__submit(&x->tx, 1);
 	/*
 	 * In copy mode the kernel sends only when asked; zero-copy drivers
@@ -530,6 +747,91 @@ static int xdp_rx_stamp(struct port *p, int64_t *ns)
 	return 1;
 }
 
+/* The PTP hardware clock behind @dev (zero-copy stamps), or NULL. */
+static struct phc *xdp_phc(const char *dev)
+{
+	struct ethtool_ts_info info = { .cmd = ETHTOOL_GET_TS_INFO };
+	struct ifreq ifr;
+	struct phc *phc = NULL;
+	char err[128];
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return NULL;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", dev);
+	ifr.ifr_data = (void *)&info;
+	if (ioctl(fd, SIOCETHTOOL, &ifr) == 0 && info.phc_index >= 0)
+		phc = phc_open(info.phc_index, err, sizeof(err));
+	close(fd);
+	return phc;
+}
+
+/*
+ * Receive: the program's stamp, the 'k' layer.  Send: the TX metadata
+ * completion stamp, 'k' in copy mode, 'h' (with a PHC) in zero-copy;
+ * none, said once, where the kernel refused TX metadata.
+ */
+static int xdp_stamps_enable(struct port *p, struct port_stamping *s, char *err,
+			     size_t errlen)
+{
+	struct xdp_port *x = (struct xdp_port *)p;
+
+	s->rx_layer = TRANSPORT_LAYER_K;
+	s->rx_src = "xdp:bpf_ktime_get_ns";
+	s->tx_layer = -1;
+	s->tx_src = NULL;
+	if (x->own_fd < 0) {
+		ntpx_err("%s: no AF_XDP send stamps: %s", x->dev, x->txmd_why);
+		return 0;
+	}
+	if (strstr(p->mode, "zerocopy")) {
+		x->phc = xdp_phc(x->dev);
+		if (!x->phc) {
+			ntpx_err("%s: no AF_XDP send stamps: zero-copy stamps are on the "
+				 "NIC's clock, and it has no PTP hardware clock", x->dev);
+			return 0;
+		}
+		s->tx_layer = TRANSPORT_LAYER_H;
+		s->tx_src = "xdp:tx_metadata+phc";
+	} else {
+		s->tx_layer = TRANSPORT_LAYER_K;
+		s->tx_src = "xdp:tx_metadata_sw";
+	}
+	x->stamping = 1;
+	return 0;
+}
+
+static int64_t clock_ns(clockid_t id)
+{
+	struct timespec t;
+
+	clock_gettime(id, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static void xdp_tx_stamps(struct port *p, void (*note)(void *arg, uint32_t tag, int64_t ns),
+			  void *arg)
+{
+	struct xdp_port *x = (struct xdp_port *)p;
+	unsigned i;
+
+	xdp_reap(x);
+	for (i = 0; i < x->ntx_done; i++) {
+		int64_t ns = TRANSPORT_NO_STAMP, ts = (int64_t)x->tx_done[i].ts;
+
+		if (ts <= 0)
+			x->tx_stamps_missing++;
+		else if (x->phc && phc_to_realtime(x->phc, ts, &ns))
+			ns = TRANSPORT_NO_STAMP;
+		else if (!x->phc)
+			/* the kernel's CLOCK_TAI: the two clocks' difference now */
+			ns = ts - (clock_ns(CLOCK_TAI) - clock_ns(CLOCK_REALTIME));
+		note(arg, x->tx_done[i].tag, ns);
+	}
+	x->ntx_done = 0;
+}
+
 static void xdp_rx_release(struct port *p)
 {
 	struct xdp_port *x = (struct xdp_port *)p;
@@ -557,8 +859,10 @@ static void xdp_counters(struct port *p, char *buf, size_t len)
 	size_t n = strlen(buf);
 
 	if (n < len)
-		snprintf(buf + n, len - n, "%sfill_short=%llu", n ? " " : "",
-			 (unsigned long long)x->fill_short);
+		snprintf(buf + n, len - n, "%sfill_short=%llu tx_metadata=%s tx_stamps_missing=%llu",
+			 n ? " " : "", (unsigned long long)x->fill_short,
+			 x->own_fd >= 0 ? "yes" : "no",
+			 (unsigned long long)x->tx_stamps_missing);
 }
 
 static const struct port_ops xdp_port_ops = {
@@ -569,6 +873,8 @@ static const struct port_ops xdp_port_ops = {
 	.rx_next = xdp_rx_next,
 	.rx_release = xdp_rx_release,
 	.rx_stamp = xdp_rx_stamp,
+	.stamps_enable = xdp_stamps_enable,
+	.tx_stamps = xdp_tx_stamps,
 	.close = xdp_close,
 	.counters = xdp_counters,
 };

@@ -49,6 +49,10 @@ struct transport_ops {
 /* Stamps as the kernel gave them: CLOCK_REALTIME ns, or TRANSPORT_NO_STAMP. */
 struct transport_stamp_state {
 	unsigned tx_layers, rx_layers;		/* bit (1 << layer): offered */
+	int tx_spin;				/* send stamps wake no poll on
+						   fd: transport_tx_stamps()
+						   asks tx_drain() again and
+						   again until the deadline */
 	const char *tx_src[TRANSPORT_NLAYERS], *rx_src[TRANSPORT_NLAYERS];
 	int64_t rx[TRANSPORT_NLAYERS];		/* of the latest receive */
 	uint32_t tx_id;				/* of the latest send */
@@ -74,7 +78,10 @@ struct transport {
 /* Clears the receive stamps (a backend calls it before each receive). */
 void transport_rx_clear(struct transport *t);
 
-/* A backend's send: datagram @id got stamp @realtime_ns at layer @l. */
+/*
+ * A backend's send: datagram @id got stamp @realtime_ns at layer @l
+ * (TRANSPORT_NO_STAMP: the layer reported and had none for it).
+ */
 void transport_tx_note(struct transport *t, uint32_t id, enum transport_layer l,
 		       int64_t realtime_ns);
 

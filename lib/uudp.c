@@ -95,6 +95,8 @@ struct uudp_transport {
 	int epfd;			/* client: port fd + reserve_fd, for poll */
 	int64_t err_check_ns;		/* client: when reserve_fd was last read */
 	int stamping;			/* transport_stamps_enable() was called */
+	struct port_stamping ps;	/* what the port stamps */
+	uint32_t tx_seq;		/* ids of datagrams sent with stamps */
 };
 
 static const char *const uudp_params[] = { "dev", "via", "mac", "src", "xdpmode", NULL };
@@ -469,7 +471,13 @@ static int uudp_send(struct transport *t, void *buf, size_t len,
 		transport_stamp_xmt(f + FRAME_HDR_LEN, *stamp);
 	if (!offload)
 		frame_udp_csum_fill(f, flen);
-	rc = u->port->ops->tx_submit(u->port, f, flen, offload);
+	if (u->stamping && u->ps.tx_layer >= 0 && (flags & TRANSPORT_STAMP_SEND)) {
+		u->port->tx_tag = ++u->tx_seq;
+		transport_tx_begin(t, u->tx_seq);
+		rc = u->port->ops->tx_submit(u->port, f, flen, offload | PORT_TX_STAMP);
+	} else {
+		rc = u->port->ops->tx_submit(u->port, f, flen, offload);
+	}
 	if (rc)
 		return rc;
 	u->tx_frames++;
@@ -517,11 +525,11 @@ static ssize_t uudp_recv(struct transport *t, void *buf, size_t cap,
 		break;
 	}
 	*stamp = now;
-	if (u->stamping && u->port->ops->rx_stamp) {
+	if (u->stamping && u->ps.rx_layer >= 0 && u->port->ops->rx_stamp) {
 		int64_t k;
 
 		if (u->port->ops->rx_stamp(u->port, &k) == 1)
-			t->st.rx[TRANSPORT_LAYER_K] = k;
+			t->st.rx[u->ps.rx_layer] = k;
 	}
 	memcpy(buf, (const unsigned char *)f + fi.payload_off,
 	       fi.payload_len < cap ? fi.payload_len : cap);
@@ -605,20 +613,52 @@ static void uudp_counters(struct transport *t, char *buf, size_t len)
 }
 
 /*
- * Receive stamps where the port has them: the XDP program's reading of
- * the moment it saw the frame (lib/bpf/ntpx_xdp.bpf.c), when the mode
- * keeps the metadata.  Send stamps: none yet.
+ * Stamps where the port has them: receive stamps from the XDP program's
+ * reading of the moment it saw the frame (lib/bpf/ntpx_xdp.bpf.c) when
+ * the mode keeps the metadata, or from the HCA's completions (via=verbs,
+ * lib/verbs_stamp.h); send stamps from the HCA's send completions, or
+ * from AF_XDP TX metadata where the kernel and driver fill it in.
  */
 static int uudp_stamps_enable(struct transport *t, char *err, size_t errlen)
 {
 	struct uudp_transport *u = (struct uudp_transport *)t;
+	int rc;
 
-	if (!u->port->ops->rx_stamp)
+	u->ps.rx_layer = u->ps.tx_layer = -1;
+	if (!u->port->ops->stamps_enable)
 		return 0;
+	rc = u->port->ops->stamps_enable(u->port, &u->ps, err, errlen);
+	if (rc)
+		return rc;
 	u->stamping = 1;
-	t->st.rx_layers = 1u << TRANSPORT_LAYER_K;
-	t->st.rx_src[TRANSPORT_LAYER_K] = "xdp:bpf_ktime_get_ns";
+	if (u->ps.rx_layer >= 0) {
+		t->st.rx_layers = 1u << u->ps.rx_layer;
+		t->st.rx_src[u->ps.rx_layer] = u->ps.rx_src;
+	}
+	if (u->ps.tx_layer >= 0 && u->port->ops->tx_stamps) {
+		t->st.tx_layers = 1u << u->ps.tx_layer;
+		t->st.tx_src[u->ps.tx_layer] = u->ps.tx_src;
+		t->st.tx_spin = 1;	/* send completions wake no poll */
+	} else {
+		u->ps.tx_layer = -1;
+	}
 	return 0;
+}
+
+static void uudp_tx_note(void *arg, uint32_t tag, int64_t ns)
+{
+	struct transport *t = arg;
+	struct uudp_transport *u = arg;
+
+	transport_tx_note(t, tag, (enum transport_layer)u->ps.tx_layer, ns);
+}
+
+static void uudp_tx_drain(struct transport *t)
+{
+	struct uudp_transport *u = (struct uudp_transport *)t;
+
+	if (u->ps.tx_layer >= 0)
+		u->port->ops->tx_stamps(u->port, uudp_tx_note, t);
 }
 
 const struct transport_ops uudp_transport_ops = {
@@ -633,4 +673,5 @@ const struct transport_ops uudp_transport_ops = {
 	.counters = uudp_counters,
 	.check = uudp_check,
 	.stamps_enable = uudp_stamps_enable,
+	.tx_drain = uudp_tx_drain,
 };

@@ -42,7 +42,13 @@
  *     not yet answered; SIDR replies carry the AH attributes rdma_cm
  *     gives (global on RoCE); a SIDR reply can be lost (fab_sidr_drop);
  *   - async events carry their element (port number, QP, CQ), on any of
- *     the device's two ports.
+ *     the device's two ports;
+ *   - with fab_stamps, completion stamps (lib/verbs_stamp.h): every
+ *     device has the extended verbs, CQs made by ibv_create_cq_ex carry
+ *     the moment each completion was queued on a 1 GHz, 48-bit HCA clock
+ *     that is CLOCK_REALTIME's nanoseconds, which ibv_query_rt_values_ex
+ *     reads; without it the contexts have no extended verbs at all (the
+ *     plain-CQ path).
  * What it cannot prove: anything about a real HCA, rdma_cm or timing
  * (doc/hardware.md lists what only hardware shows; tests/hw/ib.t).
  *
@@ -65,6 +71,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -99,7 +106,7 @@ struct fgid {
 
 struct fdev {
 	struct ibv_device dev;
-	struct ibv_context ctx;
+	struct verbs_context vctx;	/* vctx.context: the device's context */
 	int apipe[2];			/* async events: one byte each */
 	struct ibv_async_event aq[64];
 	int an;
@@ -115,11 +122,20 @@ struct fchan {
 };
 
 struct fcq {
-	struct ibv_cq cq;
+	union {
+		struct ibv_cq cq;
+		struct ibv_cq_ex cqx;	/* starts as struct ibv_cq does */
+	};
 	struct ibv_wc q[CQ_CAP];
+	int64_t truth[CQ_CAP];		/* CLOCK_REALTIME each was queued at */
 	int head, n;
 	int armed;
 	struct fchan *chan;
+	int ex;
+	uint64_t wc_flags;
+	struct ibv_wc cur;		/* the completion the ex poll is on */
+	int64_t cur_truth;
+	int64_t last_truth;		/* of the latest queued */
 };
 
 struct frecv {
@@ -226,7 +242,7 @@ static struct ibv_context_ops fake_ops;
 
 static struct fdev *fab_dev(struct ibv_context *ctx)
 {
-	return (struct fdev *)((char *)ctx - offsetof(struct fdev, ctx));
+	return (struct fdev *)((char *)ctx - offsetof(struct fdev, vctx.context));
 }
 
 static uint32_t ip4(const char *s)
@@ -310,10 +326,23 @@ static void poke(int fd)
 	assert_int_equal(write(fd, &c, 1), 1);
 }
 
+static int fab_stamps;		/* devices have completion stamps */
+#define FAB_HCA_MASK	((1ull << 48) - 1)
+
+static int64_t rt_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
 static void cq_push(struct fcq *c, const struct ibv_wc *wc)
 {
 	if (c->n == CQ_CAP)
 		return;		/* overrun: lost, as on an HCA without CQ room */
+	c->last_truth = rt_now();
+	c->truth[(c->head + c->n) % CQ_CAP] = c->last_truth;
 	c->q[(c->head + c->n++) % CQ_CAP] = *wc;
 	if (c->armed && c->chan) {
 		c->armed = 0;
@@ -607,6 +636,170 @@ static int fake_poll_cq(struct ibv_cq *cq, int num, struct ibv_wc *wc)
 	return n;
 }
 
+/* The extended poll, one completion at a time (lib/verbs_stamp.c). */
+static int fake_next_poll(struct ibv_cq_ex *cq)
+{
+	struct fcq *c = (struct fcq *)cq;
+	int rc = ENOENT;
+
+	pthread_mutex_lock(&fab);
+	if (c->n) {
+		c->cur = c->q[c->head];
+		c->cur_truth = c->truth[c->head];
+		c->head = (c->head + 1) % CQ_CAP;
+		c->n--;
+		cq->wr_id = c->cur.wr_id;
+		cq->status = c->cur.status;
+		rc = 0;
+	}
+	pthread_mutex_unlock(&fab);
+	return rc;
+}
+
+static int fake_start_poll(struct ibv_cq_ex *cq, struct ibv_poll_cq_attr *attr)
+{
+	return fake_next_poll(cq);
+}
+
+static void fake_end_poll(struct ibv_cq_ex *cq)
+{
+}
+
+static const struct ibv_wc *fake_cur(struct ibv_cq_ex *cq, uint64_t flag)
+{
+	struct fcq *c = (struct fcq *)cq;
+
+	if (flag && !(c->wc_flags & flag))
+		fail_msg("read a field the CQ was not created with (0x%llx)",
+			 (unsigned long long)flag);
+	if (c->cur.status != IBV_WC_SUCCESS)
+		fail_msg("read a field of a completion in error");
+	return &c->cur;
+}
+
+static enum ibv_wc_opcode fake_read_opcode(struct ibv_cq_ex *cq)
+{
+	return fake_cur(cq, 0)->opcode;
+}
+
+static uint32_t fake_read_byte_len(struct ibv_cq_ex *cq)
+{
+	return fake_cur(cq, IBV_WC_EX_WITH_BYTE_LEN)->byte_len;
+}
+
+static __be32 fake_read_imm_data(struct ibv_cq_ex *cq)
+{
+	return fake_cur(cq, IBV_WC_EX_WITH_IMM)->imm_data;
+}
+
+static uint32_t fake_read_qp_num(struct ibv_cq_ex *cq)
+{
+	return fake_cur(cq, IBV_WC_EX_WITH_QP_NUM)->qp_num;
+}
+
+static uint32_t fake_read_src_qp(struct ibv_cq_ex *cq)
+{
+	return fake_cur(cq, IBV_WC_EX_WITH_SRC_QP)->src_qp;
+}
+
+static unsigned int fake_read_wc_flags(struct ibv_cq_ex *cq)
+{
+	return fake_cur(cq, 0)->wc_flags;
+}
+
+static uint32_t fake_read_slid(struct ibv_cq_ex *cq)
+{
+	return fake_cur(cq, IBV_WC_EX_WITH_SLID)->slid;
+}
+
+static uint8_t fake_read_sl(struct ibv_cq_ex *cq)
+{
+	return fake_cur(cq, IBV_WC_EX_WITH_SL)->sl;
+}
+
+static uint8_t fake_read_dlid_path_bits(struct ibv_cq_ex *cq)
+{
+	return fake_cur(cq, IBV_WC_EX_WITH_DLID_PATH_BITS)->dlid_path_bits;
+}
+
+static uint64_t fake_read_completion_ts(struct ibv_cq_ex *cq)
+{
+	struct fcq *c = (struct fcq *)cq;
+
+	fake_cur(cq, IBV_WC_EX_WITH_COMPLETION_TIMESTAMP);
+	return (uint64_t)c->cur_truth & FAB_HCA_MASK;
+}
+
+static struct ibv_cq_ex *fake_create_cq_ex(struct ibv_context *context,
+					   struct ibv_cq_init_attr_ex *a)
+{
+	struct fcq *c;
+
+	if (a->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	c->ex = 1;
+	c->wc_flags = a->wc_flags;
+	c->cqx.context = context;
+	c->cqx.channel = a->channel;
+	c->cqx.cq_context = a->cq_context;
+	c->cqx.cqe = (int)a->cqe;
+	c->cqx.start_poll = fake_start_poll;
+	c->cqx.next_poll = fake_next_poll;
+	c->cqx.end_poll = fake_end_poll;
+	c->cqx.read_opcode = fake_read_opcode;
+	c->cqx.read_byte_len = fake_read_byte_len;
+	c->cqx.read_imm_data = fake_read_imm_data;
+	c->cqx.read_qp_num = fake_read_qp_num;
+	c->cqx.read_src_qp = fake_read_src_qp;
+	c->cqx.read_wc_flags = fake_read_wc_flags;
+	c->cqx.read_slid = fake_read_slid;
+	c->cqx.read_sl = fake_read_sl;
+	c->cqx.read_dlid_path_bits = fake_read_dlid_path_bits;
+	c->cqx.read_completion_ts = fake_read_completion_ts;
+	if (a->channel) {
+		c->chan = (struct fchan *)a->channel;
+		c->chan->cq = &c->cq;
+	}
+	return &c->cqx;
+}
+
+static int fake_query_device_ex(struct ibv_context *context,
+				const struct ibv_query_device_ex_input *input,
+				struct ibv_device_attr_ex *attr, size_t attr_size)
+{
+	memset(attr, 0, attr_size);
+	attr->orig_attr.phys_port_cnt = NPORT;
+	attr->completion_timestamp_mask = FAB_HCA_MASK;
+	attr->hca_core_clock = 1000000;		/* kHz: 1 GHz */
+	return 0;
+}
+
+static int fake_query_rt_values(struct ibv_context *context, struct ibv_values_ex *v)
+{
+	v->comp_mask = IBV_VALUES_MASK_RAW_CLOCK;
+	v->raw_clock.tv_sec = 0;
+	v->raw_clock.tv_nsec = (long)((uint64_t)rt_now() & FAB_HCA_MASK);
+	return 0;
+}
+
+/* Every device gets the extended verbs and completion stamps. */
+static void fab_stamps_on(void)
+{
+	int i;
+
+	pthread_mutex_lock(&fab);
+	fab_stamps = 1;
+	for (i = 0; i < NDEV; i++) {
+		devs[i].vctx.query_device_ex = fake_query_device_ex;
+		devs[i].vctx.create_cq_ex = fake_create_cq_ex;
+		devs[i].vctx.query_rt_values = fake_query_rt_values;
+	}
+	pthread_mutex_unlock(&fab);
+}
+
 static int fake_req_notify_cq(struct ibv_cq *cq, int solicited)
 {
 	pthread_mutex_lock(&fab);
@@ -672,17 +865,19 @@ static void fab_reset(void)
 	for (i = 0; i < NDEV; i++) {
 		struct fdev *d = &devs[i];
 
-		if (d->ctx.device) {
+		if (d->vctx.context.device) {
 			close(d->apipe[0]);
 			close(d->apipe[1]);
 		}
 		memset(d, 0, sizeof(*d));
 		snprintf(d->dev.name, sizeof(d->dev.name), "fake%d", i);
-		d->ctx.device = &d->dev;
-		d->ctx.ops = fake_ops;
+		d->vctx.sz = sizeof(d->vctx);
+		d->vctx.context.abi_compat = __VERBS_ABI_IS_EXTENDED;
+		d->vctx.context.device = &d->dev;
+		d->vctx.context.ops = fake_ops;
 		assert_int_equal(pipe2(d->apipe, O_CLOEXEC), 0);
-		d->ctx.async_fd = d->apipe[0];
-		d->ctx.cmd_fd = -1;
+		d->vctx.context.async_fd = d->apipe[0];
+		d->vctx.context.cmd_fd = -1;
 		d->lid = (uint16_t)(i + 1);
 	}
 	while (ahs) {
@@ -695,6 +890,7 @@ static void fab_reset(void)
 	force_qpn = 0;
 	fab_roce = fab_ah_by_ref = fab_hold = 0;
 	fab_garbage = -1;
+	fab_stamps = 0;
 	fab_client_dev = 1;
 	fab_sidr_drop = fab_stale = fab_chan_reads = fab_idle_polls = 0;
 	cm_pending = 0;
@@ -1299,7 +1495,7 @@ int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 
 	f->port = ntohs(sin->sin_port);
 	if (a && a->dev == 0) {
-		id->verbs = &devs[0].ctx;
+		id->verbs = &devs[0].vctx.context;
 		id->port_num = 1;
 		f->pkey_index = a->pkey_index;
 		f->dst_ip = sin->sin_addr.s_addr;
@@ -1337,7 +1533,7 @@ int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src, struct sockad
 	pthread_mutex_lock(&fab);
 	f->port = ntohs(sin->sin_port);
 	if (a && a->dev == 0) {
-		id->verbs = &devs[fab_client_dev].ctx;
+		id->verbs = &devs[fab_client_dev].vctx.context;
 		id->port_num = 1;
 		f->pkey_index = a->pkey_index;	/* the client's child interface */
 		f->dst_ip = sin->sin_addr.s_addr;
@@ -1392,7 +1588,7 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *param)
 
 		r->id.channel = l->id.channel;
 		r->id.context = l->id.context;
-		r->id.verbs = &devs[0].ctx;
+		r->id.verbs = &devs[0].vctx.context;
 		r->id.port_num = 1;
 		r->id.ps = RDMA_PS_UDP;
 		r->state = FID_REQ;
@@ -1488,7 +1684,7 @@ struct ibv_context **rdma_get_devices(int *num)
 	int i;
 
 	for (i = 0; i < ndevs; i++)
-		l[i] = &devs[i].ctx;
+		l[i] = &devs[i].vctx.context;
 	if (num)
 		*num = ndevs;
 	return l;
@@ -2432,7 +2628,7 @@ static void test_block_takes_events(void **state)
 	server_halt(&s);
 	assert_int_equal(transport_send(c.t, req, sizeof(req), NULL, c.clk, 0, &t), 0);
 	pthread_mutex_lock(&fab);
-	for (f = ids; f && !(f->id.verbs == &devs[1].ctx && f->state == FID_DONE); f = f->next)
+	for (f = ids; f && !(f->id.verbs == &devs[1].vctx.context && f->state == FID_DONE); f = f->next)
 		;
 	assert_non_null(f);
 	cm_event(f, RDMA_CM_EVENT_TIMEWAIT_EXIT, 0);	/* nothing to act on */
@@ -2515,6 +2711,104 @@ static void test_no_route(void **state)
 }
 
 /* An argument runs only the tests it matches (cmocka's filter: test_gid*). */
+/*
+ * Completion stamps (lib/verbs_stamp.h): the client's send and receive
+ * completions give t1h and t4h, each the moment the mock HCA queued the
+ * completion.  The conversion's error is at most half a bracket of two
+ * clock readings around ibv_query_rt_values_ex, all within the exchange.
+ */
+static void test_hca_stamps(void **state)
+{
+	unsigned char req[NTP_HEADER_LEN] = { 0xe3 }, buf[4096];
+	struct transport_stamps tx, rx;
+	struct fcq *scq, *rcq;
+	struct server s;
+	struct client c;
+	char err[256], line[512];
+	int64_t a, b, t1, t4;
+	struct fqp *q;
+	uint32_t id;
+	ssize_t n;
+	int l;
+
+	fab_stamps_on();
+	server_start(&s);
+	client_open(&c, "ib://" SERVER_ADDR ":123");
+	assert_int_equal(transport_stamps_enable(c.t, err, sizeof(err)), 0);
+	assert_string_equal(transport_stamp_source(c.t, 1, TRANSPORT_LAYER_H),
+			    "verbs:cqe_ts+rt_values");
+	assert_string_equal(transport_stamp_source(c.t, 0, TRANSPORT_LAYER_H),
+			    "verbs:cqe_ts+rt_values");
+	assert_null(transport_stamp_source(c.t, 1, TRANSPORT_LAYER_K));
+	assert_int_equal(exchange_until(&c, 1), 1);	/* resolved */
+
+	a = clock_realtime_ns();
+	assert_int_equal(transport_send(c.t, req, sizeof(req), NULL, c.clk,
+					TRANSPORT_STAMP_SEND, &t1), 0);
+	id = transport_tx_id(c.t);
+	do
+		n = transport_recv_wait(c.t, buf, sizeof(buf), NULL, c.clk, &t4,
+					clock_monotonic_ns() + 1000 * MS, TRANSPORT_POLL_BLOCK);
+	while (n == -EINTR);
+	assert_true(n >= NTP_HEADER_LEN);
+	transport_rx_stamps(c.t, c.clk, &rx);
+	assert_int_equal(transport_tx_stamps(c.t, id, c.clk, &tx,
+					     clock_monotonic_ns() + 1000 * MS), 1);
+	b = clock_realtime_ns();
+
+	pthread_mutex_lock(&fab);
+	q = fab_qp(c.qpn);
+	assert_non_null(q);
+	scq = (struct fcq *)q->qp.send_cq;
+	rcq = (struct fcq *)q->qp.recv_cq;
+	assert_true(scq->ex && rcq->ex);
+	if (llabs(tx.at[TRANSPORT_LAYER_H] - scq->last_truth) > b - a ||
+	    llabs(rx.at[TRANSPORT_LAYER_H] - rcq->last_truth) > b - a)
+		fail_msg("t1h %lld ns and t4h %lld ns from the truth, exchange %lld ns",
+			 (long long)(tx.at[TRANSPORT_LAYER_H] - scq->last_truth),
+			 (long long)(rx.at[TRANSPORT_LAYER_H] - rcq->last_truth),
+			 (long long)(b - a));
+	pthread_mutex_unlock(&fab);
+	/* the HCA's send stamp after T1, its receive stamp before T4 */
+	assert_true(tx.at[TRANSPORT_LAYER_H] > t1 - (b - a));
+	assert_true(rx.at[TRANSPORT_LAYER_H] < t4 + (b - a));
+	for (l = 0; l < TRANSPORT_LAYER_H; l++) {
+		assert_true(tx.at[l] == TRANSPORT_NO_STAMP);
+		assert_true(rx.at[l] == TRANSPORT_NO_STAMP);
+	}
+	transport_counters(c.t, line, sizeof(line));
+	assert_non_null(strstr(line, " stamps=raw"));
+	assert_int_equal(counter(c.t, "stamp_errors"), 0);
+	client_close(&c);
+	server_stop(&s);
+}
+
+/* No extended verbs: plain CQs, no 'h' layer offered, '-' in the record. */
+static void test_hca_no_stamps(void **state)
+{
+	unsigned char req[NTP_HEADER_LEN] = { 0xe3 };
+	struct transport_stamps tx;
+	struct server s;
+	struct client c;
+	char err[256], line[512];
+	int64_t t1;
+
+	server_start(&s);
+	client_open(&c, "ib://" SERVER_ADDR ":123");
+	assert_int_equal(transport_stamps_enable(c.t, err, sizeof(err)), 0);
+	assert_null(transport_stamp_source(c.t, 1, TRANSPORT_LAYER_H));
+	assert_null(transport_stamp_source(c.t, 0, TRANSPORT_LAYER_H));
+	assert_int_equal(exchange_until(&c, 1), 1);
+	assert_int_equal(transport_send(c.t, req, sizeof(req), NULL, c.clk,
+					TRANSPORT_STAMP_SEND, &t1), 0);
+	assert_int_equal(transport_tx_stamps(c.t, transport_tx_id(c.t), c.clk, &tx, 0), 1);
+	assert_true(tx.at[TRANSPORT_LAYER_H] == TRANSPORT_NO_STAMP);
+	transport_counters(c.t, line, sizeof(line));
+	assert_non_null(strstr(line, " stamps=none"));
+	client_close(&c);
+	server_stop(&s);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -2545,6 +2839,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_sidr_reply_lost, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_device, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_route, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hca_stamps, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hca_no_stamps, setup, teardown),
 	};
 
 	if (argc > 1)

@@ -17,7 +17,14 @@
  *   - ibv_modify_qp checks the raw-packet transitions and their masks;
  *   - a QP put into the error state flushes its receives, flushes each
  *     one posted later at once, and raises IBV_EVENT_QP_FATAL;
- *   - the completion channel and async events are real pipes.
+ *   - the completion channel and async events are real pipes;
+ *   - completion stamps (lib/verbs_stamp.h), when the test gives the
+ *     device the extended verbs: an HCA clock of mdev.khz kHz and
+ *     mdev.mask bits, running from CLOCK_REALTIME (mdev.base_rt is
+ *     mdev.base_cyc cycles), that stamps each completion mdev.lead_ns
+ *     before it is queued; ibv_query_rt_values_ex reads that clock;
+ *     a device in "wall-clock" mode refuses raw stamps (as mlx5 does with
+ *     its clock in real-time mode) and stamps in ns.
  * What it cannot prove: anything about a NIC (tests/hw/uudp-verbs.t,
  * doc/hardware.md).
  */
@@ -32,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -44,6 +52,8 @@
 #define CQ_CAP		1024
 #define FLUSH_LIMIT	100000	/* flushed reposts: the port spins forever */
 
+enum { TS_NONE, TS_RAW, TS_WALLCLOCK };
+
 struct mdev {
 	struct ibv_device dev;
 	struct verbs_context vctx;
@@ -51,6 +61,14 @@ struct mdev {
 	struct ibv_async_event aq[16];
 	int an;
 	uint64_t cap_flags;
+	/* completion stamps */
+	int has_ex;		/* the extended verbs are there */
+	int ts;			/* TS_*: what create_cq_ex accepts */
+	uint64_t khz, mask, base_cyc;
+	int64_t base_rt, lead_ns;
+	int rt_fail;		/* ibv_query_rt_values_ex fails */
+	int creates_ex, creates_plain, refusals, rt_reads;
+	int64_t last_true;	/* CLOCK_REALTIME the last stamp stands for */
 };
 
 struct mchan {
@@ -60,10 +78,19 @@ struct mchan {
 };
 
 struct mcq {
-	struct ibv_cq cq;
+	union {
+		struct ibv_cq cq;
+		struct ibv_cq_ex cqx;	/* starts as struct ibv_cq does */
+	};
 	struct ibv_wc q[CQ_CAP];
+	uint64_t ts[CQ_CAP];
 	int head, n, armed;
 	struct mchan *chan;
+	int ex;
+	uint64_t wc_flags;
+	struct ibv_wc cur;		/* the completion the ex poll is on */
+	uint64_t cur_ts;
+	int polling;		/* between start_poll and end_poll */
 };
 
 struct mqp {
@@ -98,9 +125,31 @@ static void poke(int fd)
 	assert_int_equal(write(fd, &c, 1), 1);
 }
 
+static int64_t rt_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* The mock HCA's clock at CLOCK_REALTIME @rt, in cycles. */
+static uint64_t hca_cycles(int64_t rt)
+{
+	int64_t d = rt - mdev.base_rt;
+
+	return (mdev.base_cyc + (uint64_t)(d / 1000000 * (int64_t)mdev.khz +
+					    d % 1000000 * (int64_t)mdev.khz / 1000000)) & mdev.mask;
+}
+
 static void cq_push(struct mcq *c, const struct ibv_wc *wc)
 {
+	int at = (c->head + c->n) % CQ_CAP;
+
 	assert_true(c->n < CQ_CAP);
+	mdev.last_true = rt_now() - mdev.lead_ns;
+	c->ts[at] = !c->ex ? 0 : c->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP ?
+		    hca_cycles(mdev.last_true) : (uint64_t)mdev.last_true;
 	c->q[(c->head + c->n++) % CQ_CAP] = *wc;
 	if (c->armed && c->chan) {
 		c->armed = 0;
@@ -119,6 +168,180 @@ static int m_poll_cq(struct ibv_cq *cq, int num, struct ibv_wc *wc)
 		c->n--;
 	}
 	return n;
+}
+
+/* The extended poll: one completion at a time, read field by field. */
+static int m_next(struct ibv_cq_ex *cq)
+{
+	struct mcq *c = (struct mcq *)cq;
+
+	assert_true(c->polling);
+	if (!c->n)
+		return ENOENT;
+	c->cur = c->q[c->head];
+	c->cur_ts = c->ts[c->head];
+	c->head = (c->head + 1) % CQ_CAP;
+	c->n--;
+	cq->wr_id = c->cur.wr_id;
+	cq->status = c->cur.status;
+	return 0;
+}
+
+static int m_start_poll(struct ibv_cq_ex *cq, struct ibv_poll_cq_attr *attr)
+{
+	struct mcq *c = (struct mcq *)cq;
+	int rc;
+
+	assert_false(c->polling);
+	c->polling = 1;
+	rc = m_next(cq);
+	if (rc)
+		c->polling = 0;		/* no end_poll after a failed start */
+	return rc;
+}
+
+static void m_end_poll(struct ibv_cq_ex *cq)
+{
+	struct mcq *c = (struct mcq *)cq;
+
+	assert_true(c->polling);
+	c->polling = 0;
+}
+
+static struct mcq *reading(struct ibv_cq_ex *cq, uint64_t flag)
+{
+	struct mcq *c = (struct mcq *)cq;
+
+	assert_true(c->polling);
+	if (flag && !(c->wc_flags & flag))
+		fail_msg("read a field the CQ was not created with (0x%llx)",
+			 (unsigned long long)flag);
+	if (c->cur.status != IBV_WC_SUCCESS)
+		fail_msg("read a field of a completion in error");
+	return c;
+}
+
+static enum ibv_wc_opcode m_read_opcode(struct ibv_cq_ex *cq)
+{
+	return reading(cq, 0)->cur.opcode;
+}
+
+static uint32_t m_read_byte_len(struct ibv_cq_ex *cq)
+{
+	return reading(cq, IBV_WC_EX_WITH_BYTE_LEN)->cur.byte_len;
+}
+
+static uint32_t m_read_qp_num(struct ibv_cq_ex *cq)
+{
+	return reading(cq, IBV_WC_EX_WITH_QP_NUM)->cur.qp_num;
+}
+
+static uint32_t m_read_src_qp(struct ibv_cq_ex *cq)
+{
+	return reading(cq, IBV_WC_EX_WITH_SRC_QP)->cur.src_qp;
+}
+
+static unsigned int m_read_wc_flags(struct ibv_cq_ex *cq)
+{
+	return reading(cq, 0)->cur.wc_flags;
+}
+
+static __be32 m_read_imm_data(struct ibv_cq_ex *cq)
+{
+	return reading(cq, IBV_WC_EX_WITH_IMM)->cur.imm_data;
+}
+
+static uint32_t m_read_slid(struct ibv_cq_ex *cq)
+{
+	return reading(cq, IBV_WC_EX_WITH_SLID)->cur.slid;
+}
+
+static uint8_t m_read_sl(struct ibv_cq_ex *cq)
+{
+	return reading(cq, IBV_WC_EX_WITH_SL)->cur.sl;
+}
+
+static uint8_t m_read_dlid_path_bits(struct ibv_cq_ex *cq)
+{
+	return reading(cq, IBV_WC_EX_WITH_DLID_PATH_BITS)->cur.dlid_path_bits;
+}
+
+static uint64_t m_read_ts(struct ibv_cq_ex *cq)
+{
+	return reading(cq, IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)->cur_ts;
+}
+
+static uint64_t m_read_wallclock(struct ibv_cq_ex *cq)
+{
+	return reading(cq, IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)->cur_ts;
+}
+
+static struct ibv_cq_ex *m_create_cq_ex(struct ibv_context *context,
+					struct ibv_cq_init_attr_ex *a)
+{
+	uint64_t want = a->wc_flags & (IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
+				       IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK);
+	struct mcq *c;
+
+	if ((want == IBV_WC_EX_WITH_COMPLETION_TIMESTAMP && mdev.ts != TS_RAW) ||
+	    (want == IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK && mdev.ts != TS_WALLCLOCK) ||
+	    want == (IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
+		     IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)) {
+		mdev.refusals++;
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	c->ex = 1;
+	c->wc_flags = a->wc_flags;
+	c->cqx.context = context;
+	c->cqx.channel = a->channel;
+	c->cqx.cqe = (int)a->cqe;
+	c->cqx.start_poll = m_start_poll;
+	c->cqx.next_poll = m_next;
+	c->cqx.end_poll = m_end_poll;
+	c->cqx.read_opcode = m_read_opcode;
+	c->cqx.read_byte_len = m_read_byte_len;
+	c->cqx.read_qp_num = m_read_qp_num;
+	c->cqx.read_src_qp = m_read_src_qp;
+	c->cqx.read_wc_flags = m_read_wc_flags;
+	c->cqx.read_imm_data = m_read_imm_data;
+	c->cqx.read_slid = m_read_slid;
+	c->cqx.read_sl = m_read_sl;
+	c->cqx.read_dlid_path_bits = m_read_dlid_path_bits;
+	c->cqx.read_completion_ts = m_read_ts;
+	c->cqx.read_completion_wallclock_ns = m_read_wallclock;
+	if (a->channel) {
+		c->chan = (struct mchan *)a->channel;
+		c->chan->cq = &c->cq;
+	}
+	mdev.creates_ex++;
+	return &c->cqx;
+}
+
+static int m_query_device_ex(struct ibv_context *context,
+			     const struct ibv_query_device_ex_input *input,
+			     struct ibv_device_attr_ex *attr, size_t attr_size)
+{
+	memset(attr, 0, attr_size);
+	ibv_query_device(context, &attr->orig_attr);
+	if (mdev.ts != TS_NONE) {
+		/* mlx5 reports them in real-time mode too */
+		attr->completion_timestamp_mask = mdev.mask;
+		attr->hca_core_clock = mdev.khz;
+	}
+	return 0;
+}
+
+static int m_query_rt_values(struct ibv_context *context, struct ibv_values_ex *v)
+{
+	mdev.rt_reads++;
+	if (mdev.rt_fail)
+		return EOPNOTSUPP;
+	v->comp_mask = IBV_VALUES_MASK_RAW_CLOCK;
+	v->raw_clock.tv_sec = 0;
+	v->raw_clock.tv_nsec = (long)hca_cycles(rt_now());
+	return 0;
 }
 
 static int m_req_notify(struct ibv_cq *cq, int solicited)
@@ -256,6 +479,11 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	mdev.vctx.sz = sizeof(mdev.vctx);
 	mdev.vctx.ibv_create_flow = m_create_flow;
 	mdev.vctx.ibv_destroy_flow = m_destroy_flow;
+	if (mdev.has_ex) {
+		mdev.vctx.query_device_ex = m_query_device_ex;
+		mdev.vctx.create_cq_ex = m_create_cq_ex;
+		mdev.vctx.query_rt_values = m_query_rt_values;
+	}
 	c->device = device;
 	c->abi_compat = __VERBS_ABI_IS_EXTENDED;
 	c->ops.poll_cq = m_poll_cq;
@@ -376,6 +604,7 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_cont
 {
 	struct mcq *c = calloc(1, sizeof(*c));
 
+	mdev.creates_plain++;
 	c->cq.context = context;
 	c->cq.channel = channel;
 	c->cq.cq_context = cq_context;
@@ -671,6 +900,254 @@ static void test_spin_polls_cq_only(void **state)
 	p->ops->close(p);
 }
 
+/* ---- completion stamps (lib/verbs_stamp.h) ------------------------- */
+
+struct notes {
+	int n;
+	uint32_t tag[8];
+	int64_t ns[8];
+};
+
+static void note(void *arg, uint32_t tag, int64_t ns)
+{
+	struct notes *w = arg;
+
+	assert_true(w->n < 8);
+	w->tag[w->n] = tag;
+	w->ns[w->n++] = ns;
+}
+
+/* mlx5's 156.25 MHz, 63 bits: what a ConnectX-4 and later report. */
+static void raw_device(void)
+{
+	mdev.has_ex = 1;
+	mdev.ts = TS_RAW;
+	mdev.khz = 156250;
+	mdev.mask = (1ull << 63) - 1;
+	mdev.base_rt = rt_now();
+	mdev.base_cyc = 123456789;
+	mdev.lead_ns = 3000;
+}
+
+/*
+ * A raw stamp converted: the stamp stands for mdev.last_true; the
+ * conversion's error is at most half the narrowest bracket around
+ * ibv_query_rt_values_ex, which lies within the call, plus a cycle
+ * either way for rounding.
+ */
+static void rx_stamp_near_truth(struct port *p, int64_t slack_ns)
+{
+	int64_t a, b, ns = 0;
+
+	a = rt_now();
+	assert_int_equal(p->ops->rx_stamp(p, &ns), 1);
+	b = rt_now();
+	if (llabs(ns - mdev.last_true) > (b - a) + slack_ns)
+		fail_msg("stamp %lld is %lld ns from the truth; the call took %lld ns",
+			 (long long)ns, (long long)(ns - mdev.last_true), (long long)(b - a));
+}
+
+static void test_stamps_raw(void **state)
+{
+	unsigned char frame[64] = { 2, 0, 0, 0, 0, 1 };
+	struct port_stamping ps;
+	struct notes w = { 0 };
+	int64_t a, b, truth;
+	const void *f;
+	size_t len, cap;
+	char err[256];
+	struct port *p;
+	void *buf;
+
+	raw_device();
+	p = open_on("eth0", err, sizeof(err));
+	if (!p)
+		fail_msg("%s", err);
+	assert_int_equal(mdev.creates_ex, 2);
+	assert_int_equal(mdev.creates_plain, 0);
+	assert_int_equal(p->ops->stamps_enable(p, &ps, err, sizeof(err)), 0);
+	assert_int_equal(ps.rx_layer, TRANSPORT_LAYER_H);
+	assert_int_equal(ps.tx_layer, TRANSPORT_LAYER_H);
+	assert_string_equal(ps.rx_src, "verbs:cqe_ts+rt_values");
+	assert_string_equal(ps.tx_src, "verbs:cqe_ts+rt_values");
+	counters_have(p, "stamps=raw");
+
+	frame_in(1, frame, sizeof(frame));
+	assert_int_equal(p->ops->rx_next(p, &f, &len), 1);
+	rx_stamp_near_truth(p, 13);
+	assert_true(mdev.rt_reads > 0);
+	p->ops->rx_release(p);
+
+	/* A send asked for: one note, with its tag; one not: none. */
+	buf = p->ops->tx_buf(p, &cap);
+	p->tx_tag = 7;
+	assert_int_equal(p->ops->tx_submit(p, buf, 60, PORT_TX_STAMP), 0);
+	truth = mdev.last_true;
+	buf = p->ops->tx_buf(p, &cap);	/* reaps the first completion */
+	p->tx_tag = 8;
+	assert_int_equal(p->ops->tx_submit(p, buf, 60, 0), 0);
+	a = rt_now();
+	p->ops->tx_stamps(p, note, &w);
+	b = rt_now();
+	assert_int_equal(w.n, 1);
+	assert_int_equal(w.tag[0], 7);
+	if (llabs(w.ns[0] - truth) > (b - a) + 13)
+		fail_msg("send stamp %lld ns from the truth", (long long)(w.ns[0] - truth));
+	w.n = 0;
+	p->ops->tx_stamps(p, note, &w);
+	assert_int_equal(w.n, 0);
+	counters_have(p, "stamp_errors=0");
+	p->ops->close(p);
+}
+
+/* The counter wraps between the stamp and the cross-reading. */
+static void test_stamps_wrap(void **state)
+{
+	unsigned char frame[64] = { 2, 0, 0, 0, 0, 1 };
+	struct port_stamping ps;
+	const void *f;
+	size_t len;
+	char err[256];
+	struct port *p;
+
+	raw_device();
+	mdev.mask = 0xffffffff;		/* 27 s at 156.25 MHz */
+	p = open_on("eth0", err, sizeof(err));
+	if (!p)
+		fail_msg("%s", err);
+	assert_int_equal(p->ops->stamps_enable(p, &ps, err, sizeof(err)), 0);
+	/*
+	 * The counter wraps to 0 5 ms ago; the frame is stamped 10 ms
+	 * before it is queued, so before the wrap, and read after it.
+	 */
+	mdev.lead_ns = 10000000;
+	mdev.base_rt = rt_now() - 5000000;
+	mdev.base_cyc = 0;
+	frame_in(1, frame, sizeof(frame));
+	if (hca_cycles(mdev.last_true) <= mdev.mask / 2)
+		fail_msg("no wrap: stamp at %llu cycles, truth %lld, base %lld", (unsigned long long)hca_cycles(mdev.last_true), (long long)mdev.last_true, (long long)mdev.base_rt);
+	assert_int_equal(p->ops->rx_next(p, &f, &len), 1);
+	rx_stamp_near_truth(p, 13);
+	p->ops->rx_release(p);
+	p->ops->close(p);
+}
+
+/* Raw stamps refused (mlx5 in real-time mode): the wall-clock flavour. */
+static void test_stamps_wallclock(void **state)
+{
+	unsigned char frame[64] = { 2, 0, 0, 0, 0, 1 };
+	struct port_stamping ps;
+	const void *f;
+	int64_t ns = 0;
+	size_t len;
+	char err[256];
+	struct port *p;
+
+	raw_device();
+	mdev.ts = TS_WALLCLOCK;
+	p = open_on("eth0", err, sizeof(err));
+	if (!p)
+		fail_msg("%s", err);
+	/* one refusal, then both CQs wall-clock: the second not asked raw */
+	assert_int_equal(mdev.refusals, 1);
+	assert_int_equal(mdev.creates_ex, 2);
+	assert_int_equal(p->ops->stamps_enable(p, &ps, err, sizeof(err)), 0);
+	assert_string_equal(ps.rx_src, "verbs:cqe_wallclock");
+	assert_int_equal(ps.tx_layer, TRANSPORT_LAYER_H);
+	counters_have(p, "stamps=wallclock");
+	frame_in(1, frame, sizeof(frame));
+	assert_int_equal(p->ops->rx_next(p, &f, &len), 1);
+	assert_int_equal(p->ops->rx_stamp(p, &ns), 1);
+	assert_int_equal(ns, mdev.last_true);
+	assert_int_equal(mdev.rt_reads, 0);	/* nothing to convert */
+	p->ops->rx_release(p);
+	p->ops->close(p);
+}
+
+/*
+ * No stamps: a provider without the extended verbs, and one with them
+ * that stamps nothing.  Plain CQs, no layer offered, frames still flow.
+ */
+static void no_stamps(int has_ex)
+{
+	unsigned char frame[64] = { 2, 0, 0, 0, 0, 1 };
+	struct port_stamping ps;
+	struct notes w = { 0 };
+	const void *f;
+	int64_t ns;
+	size_t len, cap;
+	char err[256];
+	struct port *p;
+	void *buf;
+
+	mdev.has_ex = has_ex;
+	mdev.ts = TS_NONE;
+	p = open_on("eth0", err, sizeof(err));
+	if (!p)
+		fail_msg("%s", err);
+	assert_int_equal(mdev.creates_ex, 0);
+	assert_int_equal(mdev.creates_plain, 2);
+	assert_int_equal(p->ops->stamps_enable(p, &ps, err, sizeof(err)), 0);
+	assert_int_equal(ps.rx_layer, -1);
+	assert_int_equal(ps.tx_layer, -1);
+	assert_null(ps.rx_src);
+	counters_have(p, "stamps=none");
+	frame_in(1, frame, sizeof(frame));
+	assert_int_equal(p->ops->rx_next(p, &f, &len), 1);
+	assert_int_equal(p->ops->rx_stamp(p, &ns), 0);
+	p->ops->rx_release(p);
+	buf = p->ops->tx_buf(p, &cap);
+	p->tx_tag = 1;
+	assert_int_equal(p->ops->tx_submit(p, buf, 60, PORT_TX_STAMP), 0);
+	p->ops->tx_stamps(p, note, &w);
+	assert_int_equal(w.n, 0);
+	p->ops->close(p);
+}
+
+static void test_stamps_none_legacy(void **state)
+{
+	no_stamps(0);
+}
+
+static void test_stamps_none_ex(void **state)
+{
+	no_stamps(1);
+}
+
+/* The cross-reading fails: no stamp (the column says '-'), counted. */
+static void test_stamps_xread_fails(void **state)
+{
+	unsigned char frame[64] = { 2, 0, 0, 0, 0, 1 };
+	struct port_stamping ps;
+	struct notes w = { 0 };
+	const void *f;
+	int64_t ns;
+	size_t len, cap;
+	char err[256];
+	struct port *p;
+	void *buf;
+
+	raw_device();
+	mdev.rt_fail = 1;
+	p = open_on("eth0", err, sizeof(err));
+	if (!p)
+		fail_msg("%s", err);
+	assert_int_equal(p->ops->stamps_enable(p, &ps, err, sizeof(err)), 0);
+	frame_in(1, frame, sizeof(frame));
+	assert_int_equal(p->ops->rx_next(p, &f, &len), 1);
+	assert_int_equal(p->ops->rx_stamp(p, &ns), 0);
+	p->ops->rx_release(p);
+	buf = p->ops->tx_buf(p, &cap);
+	p->tx_tag = 3;
+	assert_int_equal(p->ops->tx_submit(p, buf, 60, PORT_TX_STAMP), 0);
+	p->ops->tx_stamps(p, note, &w);
+	assert_int_equal(w.n, 1);
+	assert_int_equal(w.tag[0], 3);
+	assert_true(w.ns[0] == TRANSPORT_NO_STAMP);
+	counters_have(p, "stamp_errors=2");
+	p->ops->close(p);
+}
+
 /* An argument runs only the tests it matches (cmocka's filter). */
 int main(int argc, char **argv)
 {
@@ -681,6 +1158,12 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_no_flow_steering, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_qp_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_spin_polls_cq_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stamps_raw, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stamps_wrap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stamps_wallclock, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stamps_none_legacy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stamps_none_ex, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stamps_xread_fails, setup, teardown),
 	};
 
 	if (argc > 1)

@@ -1,0 +1,69 @@
+/*
+ * missing.h - kernel UAPI definitions newer than the headers Debian 12
+ * builds with (linux-libc-dev 6.1, libxdp 1.3), as linuxptp's missing.h
+ * does it: each guarded, so that newer headers win.  Include it after the
+ * system headers it completes.
+ *
+ * AF_XDP TX metadata (Linux 6.8; the umem flag that makes the kernel read
+ * tx_metadata_len, 6.11; launch time, 6.14): a umem registered with
+ * tx_metadata_len reserves that many bytes in front of each transmit
+ * frame for a struct xsk_tx_metadata, which a descriptor with the
+ * XDP_TX_METADATA option asks the kernel to read; with
+ * XDP_TXMD_FLAGS_TIMESTAMP the kernel writes the completion stamp there.
+ */
+#ifndef NTPX_MISSING_H
+#define NTPX_MISSING_H
+
+#include <linux/if_xdp.h>
+#include <linux/types.h>
+
+/* struct xdp_umem_reg's flags */
+#ifndef XDP_UMEM_TX_SW_CSUM
+#define XDP_UMEM_TX_SW_CSUM		(1 << 1)
+#endif
+
+#ifdef XDP_UMEM_TX_METADATA_LEN
+/* The headers' struct xdp_umem_reg has tx_metadata_len. */
+#define xdp_umem_reg_txmd xdp_umem_reg
+#else
+#define XDP_UMEM_TX_METADATA_LEN	(1 << 2)
+/* struct xdp_umem_reg as from Linux 6.8: tx_metadata_len takes the old
+   padding, so the size is what older kernels took too. */
+struct xdp_umem_reg_txmd {
+	__u64 addr;
+	__u64 len;
+	__u32 chunk_size;
+	__u32 headroom;
+	__u32 flags;
+	__u32 tx_metadata_len;
+};
+#endif
+
+/* struct xdp_desc's options */
+#ifndef XDP_TX_METADATA
+#define XDP_TX_METADATA			(1 << 1)
+#endif
+
+#ifndef XDP_TXMD_FLAGS_TIMESTAMP
+#define XDP_TXMD_FLAGS_TIMESTAMP	(1 << 0)
+#define XDP_TXMD_FLAGS_CHECKSUM		(1 << 1)
+struct xsk_tx_metadata {
+	__u64 flags;
+	union {
+		struct {
+			__u16 csum_start;
+			__u16 csum_offset;
+			__u64 launch_time;	/* XDP_TXMD_FLAGS_LAUNCH_TIME */
+		} request;
+		struct {
+			__u64 tx_timestamp;	/* XDP_TXMD_FLAGS_TIMESTAMP */
+		} completion;
+	};
+};
+#endif
+
+#ifndef XDP_TXMD_FLAGS_LAUNCH_TIME
+#define XDP_TXMD_FLAGS_LAUNCH_TIME	(1 << 2)
+#endif
+
+#endif

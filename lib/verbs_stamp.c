@@ -1,0 +1,265 @@
+/*
+ * verbs_stamp.c - completion-queue timestamps for the verbs paths
+ * (verbs_stamp.h).
+ */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "verbs_stamp.h"
+
+#define XREAD_TRIES	3	/* cross-readings per conversion, narrowest wins */
+#define STALE_NS	10000000000LL	/* a stamp further than this from its
+					   cross-reading is not trusted */
+
+void verbs_clock_probe(struct verbs_clock *vc, struct ibv_context *ctx)
+{
+	struct ibv_device_attr_ex a;
+
+	memset(vc, 0, sizeof(*vc));
+	vc->ctx = ctx;
+	vc->mode = VERBS_STAMP_NONE;
+	/* A provider without extended CQs (or a context without the
+	   extended verbs at all) has no stamps to offer. */
+	if (!verbs_get_ctx_op(ctx, create_cq_ex))
+		return;
+	memset(&a, 0, sizeof(a));
+	if (ibv_query_device_ex(ctx, NULL, &a))
+		return;
+	vc->mask = a.completion_timestamp_mask;
+	vc->khz = a.hca_core_clock;
+	/*
+	 * Raw stamps need a mask and a clock rate to convert with; without
+	 * them the wall-clock flavour may still be there (the create says).
+	 */
+	vc->mode = vc->mask && vc->khz ? VERBS_STAMP_RAW : VERBS_STAMP_WALLCLOCK;
+}
+
+static uint64_t mode_flags(enum verbs_stamp_mode m)
+{
+	switch (m) {
+	case VERBS_STAMP_RAW: return IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+	case VERBS_STAMP_WALLCLOCK: return IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK;
+	default: return 0;
+	}
+}
+
+int verbs_cq_create(struct verbs_clock *vc, struct verbs_cq *c, int cqe, void *cq_context,
+		    struct ibv_comp_channel *ch)
+{
+	memset(c, 0, sizeof(*c));
+	while (vc->mode != VERBS_STAMP_NONE) {
+		struct ibv_cq_init_attr_ex ia = {
+			.cqe = (uint32_t)cqe,
+			.cq_context = cq_context,
+			.channel = ch,
+			.wc_flags = IBV_WC_STANDARD_FLAGS | mode_flags(vc->mode),
+		};
+
+		c->cqx = ibv_create_cq_ex(vc->ctx, &ia);
+		if (c->cqx) {
+			c->cq = ibv_cq_ex_to_cq(c->cqx);
+			c->mode = vc->mode;
+			return 0;
+		}
+		/* Only a refusal of what was asked steps down. */
+		if (errno != EOPNOTSUPP && errno != EINVAL && errno != ENOSYS &&
+		    errno != EPROTONOSUPPORT)
+			return -1;
+		vc->mode = vc->mode == VERBS_STAMP_RAW ? VERBS_STAMP_WALLCLOCK : VERBS_STAMP_NONE;
+	}
+	c->cq = ibv_create_cq(vc->ctx, cqe, cq_context, ch, 0);
+	return c->cq ? 0 : -1;
+}
+
+void verbs_cq_destroy(struct verbs_cq *c)
+{
+	if (c->cq)
+		ibv_destroy_cq(c->cq);
+	memset(c, 0, sizeof(*c));
+}
+
+static void read_ex(struct verbs_cq *c, struct verbs_wc *w)
+{
+	struct ibv_cq_ex *x = c->cqx;
+
+	memset(w, 0, sizeof(*w));
+	w->wr_id = x->wr_id;
+	w->status = x->status;
+	if (w->status != IBV_WC_SUCCESS)
+		return;
+	w->opcode = ibv_wc_read_opcode(x);
+	w->byte_len = ibv_wc_read_byte_len(x);
+	w->qp_num = ibv_wc_read_qp_num(x);
+	w->src_qp = ibv_wc_read_src_qp(x);
+	w->wc_flags = ibv_wc_read_wc_flags(x);
+	if (w->wc_flags & IBV_WC_WITH_IMM)
+		w->imm_data = (uint32_t)ibv_wc_read_imm_data(x);
+	w->slid = ibv_wc_read_slid(x);
+	w->sl = ibv_wc_read_sl(x);
+	w->dlid_path_bits = ibv_wc_read_dlid_path_bits(x);
+	if (c->mode == VERBS_STAMP_RAW)
+		w->ts = ibv_wc_read_completion_ts(x);
+	else if (c->mode == VERBS_STAMP_WALLCLOCK)
+		w->ts = ibv_wc_read_completion_wallclock_ns(x);
+}
+
+int verbs_cq_poll(struct verbs_cq *c, struct verbs_wc *wc, int max)
+{
+	struct ibv_poll_cq_attr pa = { .comp_mask = 0 };
+	int n = 0, rc;
+
+	if (max <= 0)
+		return 0;
+	if (!c->cqx) {
+		struct ibv_wc w[16];
+		int i;
+
+		if (max > 16)
+			max = 16;
+		n = ibv_poll_cq(c->cq, max, w);
+		if (n < 0)
+			return -EIO;
+		for (i = 0; i < n; i++) {
+			memset(&wc[i], 0, sizeof(wc[i]));
+			wc[i].wr_id = w[i].wr_id;
+			wc[i].status = w[i].status;
+			if (w[i].status != IBV_WC_SUCCESS)
+				continue;
+			wc[i].opcode = w[i].opcode;
+			wc[i].byte_len = w[i].byte_len;
+			wc[i].qp_num = w[i].qp_num;
+			wc[i].src_qp = w[i].src_qp;
+			wc[i].wc_flags = w[i].wc_flags;
+			wc[i].imm_data = (uint32_t)w[i].imm_data;
+			wc[i].slid = w[i].slid;
+			wc[i].sl = w[i].sl;
+			wc[i].dlid_path_bits = w[i].dlid_path_bits;
+		}
+		return n;
+	}
+	rc = ibv_start_poll(c->cqx, &pa);
+	if (rc == ENOENT)
+		return 0;
+	if (rc)
+		return -rc;
+	for (;;) {
+		read_ex(c, &wc[n++]);
+		if (n == max)
+			break;
+		rc = ibv_next_poll(c->cqx);
+		if (rc)
+			break;	/* ENOENT: drained; an error shows on the next poll */
+	}
+	ibv_end_poll(c->cqx);
+	return n;
+}
+
+void verbs_wc_ibv(const struct verbs_wc *w, struct ibv_wc *wc)
+{
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = w->wr_id;
+	wc->status = w->status;
+	wc->opcode = w->opcode;
+	wc->byte_len = w->byte_len;
+	wc->qp_num = w->qp_num;
+	wc->src_qp = w->src_qp;
+	wc->wc_flags = w->wc_flags;
+	wc->imm_data = w->imm_data;
+	wc->slid = (uint16_t)w->slid;
+	wc->sl = w->sl;
+	wc->dlid_path_bits = w->dlid_path_bits;
+}
+
+static int64_t ts_ns(const struct timespec *t)
+{
+	return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
+}
+
+/* HCA cycles @cyc as ns at vc->khz, without overflow for any 64-bit count. */
+static int64_t cyc_ns(const struct verbs_clock *vc, uint64_t cyc)
+{
+	return (int64_t)(cyc / vc->khz * 1000000 + cyc % vc->khz * 1000000 / vc->khz);
+}
+
+/*
+ * The HCA clock against CLOCK_REALTIME: *hca cycles read at *rt ns, from
+ * the narrowest of XREAD_TRIES brackets.  0 or -errno.
+ */
+static int cross_read(struct verbs_clock *vc, uint64_t *hca, int64_t *rt)
+{
+	int64_t best = INT64_MAX;
+	int i, rc = -EIO;
+
+	for (i = 0; i < XREAD_TRIES; i++) {
+		struct ibv_values_ex v = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
+		struct timespec a, b;
+		int e;
+
+		clock_gettime(CLOCK_REALTIME, &a);
+		e = ibv_query_rt_values_ex(vc->ctx, &v);
+		clock_gettime(CLOCK_REALTIME, &b);
+		if (e) {
+			rc = -e;
+			continue;
+		}
+		if (!(v.comp_mask & IBV_VALUES_MASK_RAW_CLOCK))
+			return -EOPNOTSUPP;
+		if (ts_ns(&b) - ts_ns(&a) < best) {
+			best = ts_ns(&b) - ts_ns(&a);
+			*rt = ts_ns(&a) + best / 2;
+			/* mlx5 puts the cycle count in tv_nsec (tv_sec 0). */
+			*hca = (uint64_t)v.raw_clock.tv_sec * 1000000000u +
+			       (uint64_t)v.raw_clock.tv_nsec;
+			rc = 0;
+		}
+	}
+	return rc;
+}
+
+int verbs_clock_realtime(struct verbs_clock *vc, enum verbs_stamp_mode mode, uint64_t ts,
+			 int64_t *ns)
+{
+	uint64_t hca = 0, back;
+	int64_t rt = 0, d;
+
+	if (!ts || mode == VERBS_STAMP_NONE)
+		return 0;
+	if (mode == VERBS_STAMP_WALLCLOCK) {
+		if (ts > INT64_MAX)
+			goto bad;
+		*ns = (int64_t)ts;
+		return 1;
+	}
+	if (!vc->khz || !vc->mask || cross_read(vc, &hca, &rt))
+		goto bad;
+	/*
+	 * The stamp is (nearly always) before the reading; the counter is
+	 * mask bits wide and may have wrapped in between.
+	 */
+	back = (hca - ts) & vc->mask;
+	if (back <= vc->mask / 2) {
+		d = cyc_ns(vc, back);
+		if (d > STALE_NS)
+			goto bad;
+		*ns = rt - d;
+	} else {
+		d = cyc_ns(vc, (ts - hca) & vc->mask);
+		if (d > STALE_NS)
+			goto bad;
+		*ns = rt + d;
+	}
+	return 1;
+bad:
+	vc->errors++;
+	return 0;
+}
+
+const char *verbs_stamp_source(enum verbs_stamp_mode mode)
+{
+	switch (mode) {
+	case VERBS_STAMP_RAW: return "verbs:cqe_ts+rt_values";
+	case VERBS_STAMP_WALLCLOCK: return "verbs:cqe_wallclock";
+	default: return NULL;
+	}
+}
