@@ -8,6 +8,7 @@
 #   tests/fuzz/*.c    -> build/fuzz/NAME    (libFuzzer, `make fuzz`)
 #   tests/bench/*.c   -> build/bench/NAME   (`make bench`)
 #   tests/helpers/*.c -> build/helpers/NAME (programs the shell tests drive)
+#   tests/helpers/*.so.c -> build/helpers/NAME.so (LD_PRELOAD shims)
 
 VERSION  := 0.1.0
 PREFIX   ?= /usr/local
@@ -86,6 +87,12 @@ build/unit/%.t: tests/unit/%.c lib/libntpx.a
 build/helpers/%: tests/helpers/%.c lib/libntpx.a
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -MMD -MP $(LDFLAGS) -o $@ $< $(LDLIBS)
+
+# A shim for LD_PRELOAD: a shared object, without libntpx and without the
+# sanitizers (it is loaded into programs that were not built with them).
+build/helpers/%.so: tests/helpers/%.so.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 $(WARN) -O2 -g -D_GNU_SOURCE -fPIC -shared -MMD -MP -o $@ $<
 
 build/bench/%: tests/bench/%.c lib/libntpx.a
 	@mkdir -p $(@D)
