@@ -40,6 +40,7 @@
 #include "clock.h"
 #include "ntp.h"
 #include "opt.h"
+#include "priv.h"
 #include "transport.h"
 
 #define HDR_LEN		16
@@ -787,6 +788,7 @@ static void usage(void)
 	       "  -n, --ntp RATE        NTP requests per second (100k), count replies\n"
 	       "  -w, --timeout DUR     --ntp: how long to wait for late replies (200ms)\n"
 	       "      --no-gso          one datagram per message\n"
+	       "      --user NAME       run as NAME once the endpoint is open\n"
 	       "  -h, --help            this text\n"
 	       "      --version         the version\n",
 	       opt_prog, opt_prog, opt_prog, opt_prog);
@@ -843,12 +845,13 @@ int main(int argc, char **argv)
 		{ "ntp", required_argument, NULL, 'n' },
 		{ "timeout", required_argument, NULL, 'w' },
 		{ "no-gso", no_argument, NULL, 'G' },
+		{ "user", required_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *rate = NULL, *capacity = NULL, *size = NULL, *duration = NULL;
-	const char *burst = NULL, *start = NULL, *ntp = NULL;
+	const char *burst = NULL, *start = NULL, *ntp = NULL, *user = NULL;
 	int64_t interval = NTPX_NS_PER_SEC, timeout = 200000000LL, dur = -1;
 	int calibrate = 0, sink = 0, gso = 1, c, rc;
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -877,6 +880,7 @@ int main(int argc, char **argv)
 				opt_usage_error("bad timeout '%s'", optarg);
 			break;
 		case 'G': gso = 0; break;
+		case 'U': user = optarg; break;
 		case 'h': usage(); return NTPX_EXIT_OK;
 		case 'V': opt_version(); return NTPX_EXIT_OK;
 		default: fprintf(stderr, "Try '%s --help'.\n", opt_prog); return NTPX_EXIT_USAGE;
@@ -901,6 +905,10 @@ int main(int argc, char **argv)
 
 	if (sink || ntp)
 		deep_rcvbuf(t);
+	/* The socket is bound and its buffer forced: root is no longer needed. */
+	if (user && priv_drop(user, priv_transport_caps(&ep, sink ? TRANSPORT_SERVER :
+							 TRANSPORT_CLIENT), err, sizeof(err)))
+		ntpx_die(NTPX_EXIT_FAIL, "%s", err);
 	if (sink) {
 		rc = run_sink(t, interval, dur < 0 ? 0 : dur);
 	} else if (ntp) {

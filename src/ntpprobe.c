@@ -36,6 +36,7 @@
 #include "discipline.h"
 #include "ntp.h"
 #include "opt.h"
+#include "priv.h"
 #include "record.h"
 #include "stats.h"
 #include "transport.h"
@@ -83,6 +84,7 @@ static void usage(void)
 	       "      --step-threshold DUR  with --discipline: step the clock at the\n"
 	       "                       first reply when its offset is above DUR\n"
 	       "      --discipline-params K=V,...  window, freq-samples, max-freq\n"
+	       "      --user NAME      run as NAME once the endpoint is open\n"
 	       "  -h, --help           this help\n"
 	       "      --version        print the version\n\n"
 	       "ENDPOINT: udp://HOST[:PORT][?dev=IF&src=ADDR] (port 123 by default),\n"
@@ -258,6 +260,7 @@ int main(int argc, char **argv)
 		{ "discipline", no_argument, NULL, 'D' },
 		{ "step-threshold", required_argument, NULL, 'T' },
 		{ "discipline-params", required_argument, NULL, 'X' },
+		{ "user", required_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
@@ -265,7 +268,7 @@ int main(int argc, char **argv)
 	struct probe p = { .poll = TRANSPORT_POLL_BLOCK, .timeout = -1 };
 	int64_t interval = NTPX_NS_PER_SEC, duration = -1, start, end;
 	uint64_t count = UINT64_MAX, seq, cpu = UINT64_MAX;
-	const char *clockname = "realtime";
+	const char *clockname = "realtime", *user = NULL;
 	struct discipline_params dp;
 	struct discipline *disc = NULL;
 	char fields[256];
@@ -294,6 +297,9 @@ int main(int argc, char **argv)
 		case 'w':
 			if (opt_duration(optarg, 0, &p.timeout) || p.timeout <= 0)
 				opt_usage_error("bad timeout '%s'", optarg);
+			break;
+		case 'U':
+			user = optarg;
 			break;
 		case 'P':
 			if (transport_poll_parse(optarg, &p.poll))
@@ -359,6 +365,8 @@ int main(int argc, char **argv)
 	}
 	p.t = transport_open(&ep, TRANSPORT_CLIENT, err, sizeof(err));
 	if (!p.t)
+		ntpx_die(NTPX_EXIT_FAIL, "%s", err);
+	if (user && priv_drop(user, priv_transport_caps(&ep, TRANSPORT_CLIENT), err, sizeof(err)))
 		ntpx_die(NTPX_EXIT_FAIL, "%s", err);
 
 	/* No SA_RESTART: a signal must wake the sleep and the wait. */

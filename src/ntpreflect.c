@@ -23,6 +23,7 @@
 #include "clock.h"
 #include "ntp.h"
 #include "opt.h"
+#include "priv.h"
 #include "record.h"
 #include "transport.h"
 
@@ -63,6 +64,7 @@ static void usage(void)
 	       "  -n, --count N        exit after answering N requests\n"
 	       "  -l, --log FILE       write server-side records to FILE (- for stdout)\n"
 	       "      --poll MODE      block (default) or busy\n"
+	       "  -u, --user NAME      run as NAME once the endpoint is open\n"
 	       "  -h, --help           this help\n"
 	       "      --version        print the version\n\n"
 	       "Counts of what was answered and ignored go to stderr at exit.\n", opt_prog);
@@ -134,6 +136,7 @@ int main(int argc, char **argv)
 		{ "count", required_argument, NULL, 'n' },
 		{ "log", required_argument, NULL, 'l' },
 		{ "poll", required_argument, NULL, 'P' },
+		{ "user", required_argument, NULL, 'u' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
@@ -142,7 +145,7 @@ int main(int argc, char **argv)
 	uint64_t stratum = 1, count = UINT64_MAX, answered = 0, seq = 0;
 	uint64_t verdicts[V_NVERDICT] = { 0 }, send_errors = 0, dropped = 0;
 	uint32_t refid = parse_refid("NTPX");
-	const char *logpath = NULL;
+	const char *logpath = NULL, *user = NULL;
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct transport *t;
 	struct clock *clk;
@@ -154,7 +157,7 @@ int main(int argc, char **argv)
 	int c, i, rc = 0;
 
 	opt_init(argv[0]);
-	while ((c = getopt_long(argc, argv, "s:r:n:l:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:r:n:l:u:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			if (opt_count(optarg, 15, &stratum) || stratum < 1)
@@ -176,6 +179,9 @@ int main(int argc, char **argv)
 		case 'P':
 			if (transport_poll_parse(optarg, &pollmode))
 				opt_usage_error("bad poll mode '%s' (block or busy)", optarg);
+			break;
+		case 'u':
+			user = optarg;
 			break;
 		case 'h':
 			usage();
@@ -204,6 +210,10 @@ int main(int argc, char **argv)
 		record_write_header(log, "ntpreflect", ep.url, clock_name(clk),
 				    "seq t2 t3 peer version status");
 	}
+	/* Everything that needs root is open: the socket bound, for uudp the
+	   AF_XDP socket and its XDP program attached, the log created. */
+	if (user && priv_drop(user, priv_transport_caps(&ep, TRANSPORT_SERVER), err, sizeof(err)))
+		ntpx_die(NTPX_EXIT_FAIL, "%s", err);
 	precision = measure_precision(clk);
 	/* What every reply says the same way.  A reference of our own: no
 	   delay to it, the dispersion of one clock reading. */
