@@ -49,6 +49,7 @@ enum ntp_leap {
 };
 
 #define NTP_STRATUM_KOD		0	/* kiss-o'-death; refid is the code */
+#define NTP_KISS_RATE		0x52415445u	/* "RATE": ask less often (RFC 5905 7.4) */
 #define NTP_STRATUM_UNSYNC	16
 
 struct ntp_packet {
