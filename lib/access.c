@@ -191,6 +191,17 @@ int8_t ratelimit_poll(const struct ratelimit *rl)
 	return (int8_t)(p < -30 ? -30 : p > 17 ? 17 : p);
 }
 
+int64_t ratelimit_backoff(int64_t interval_ns, int8_t poll)
+{
+	const int64_t max = ((int64_t)1 << 17) * 1000000000;
+	double asked = ldexp(1e9, poll < -30 ? -30 : poll > 17 ? 17 : poll);
+	int64_t v = interval_ns > max / 2 ? max : interval_ns * 2;
+
+	if (asked > (double)v)
+		v = (int64_t)asked;
+	return v > max ? max : v;
+}
+
 /* FNV-1a over the address: the set. */
 static size_t set_of(const struct access_ip *ip)
 {

@@ -68,4 +68,12 @@ uint64_t ratelimit_evictions(const struct ratelimit *rl);
 /* The poll exponent a kiss announces: log2 of 1/RATE s, rounded up. */
 int8_t ratelimit_poll(const struct ratelimit *rl);
 
+/*
+ * A client's answer to a RATE kiss (RFC 5905 7.4: reduce the rate, again
+ * at each kiss): the new interval between requests, ns, twice @interval_ns
+ * and at least 2^@poll s (the kiss's poll field), at most 2^17 s (36 h,
+ * RFC 5905's MAXPOLL).
+ */
+int64_t ratelimit_backoff(int64_t interval_ns, int8_t poll);
+
 #endif

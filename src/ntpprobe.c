@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "access.h"
 #include "clock.h"
 #include "discipline.h"
 #include "ntp.h"
@@ -62,6 +63,8 @@ struct probe {
 	int64_t *delays;		/* of ok exchanges, for the summary */
 	int64_t ref1;			/* CLOCK_REALTIME behind T1 (sim: clocks) */
 	size_t ndelays, capdelays;
+	int rate_kiss;			/* the last reply was a RATE kiss ... */
+	int8_t rate_poll;		/* ... with this poll */
 };
 
 static void usage(void)
@@ -202,6 +205,10 @@ static void exchange(struct probe *p, uint64_t seq, struct record_exchange *x)
 			continue;
 		}
 		x->status = judge(&r);
+		if (x->status == RECORD_KOD && r.refid == NTP_KISS_RATE) {
+			p->rate_kiss = 1;
+			p->rate_poll = r.poll;
+		}
 		x->t[3] = t4;
 		x->have |= 1u << 3;
 		if (x->status == RECORD_OK || x->status == RECORD_UNSYNCED) {
@@ -392,6 +399,13 @@ int main(int argc, char **argv)
 		if (stopping)
 			break;
 		exchange(&p, seq, &x);
+		if (p.rate_kiss) {
+			/* RFC 5905 7.4: ask less often, and again at each kiss;
+			   the next request comes one new interval after this one. */
+			interval = ratelimit_backoff(interval, p.rate_poll);
+			start = when + interval - (int64_t)seq * interval;
+			p.rate_kiss = 0;
+		}
 		/* A re-resolved peer (restarted server, new path): say so in
 		   the stream, and start the filter afresh before this sample. */
 		if (transport_peer_reset(p.t) == 1) {

@@ -326,13 +326,13 @@ int main(int argc, char **argv)
 		rc = 0;
 		if (v == V_KISS) {
 			/* RFC 5905 7.4: stratum 0, the code in refid; the poll
-			   says how often this client may ask. */
+			   says how often this client may ask: 1/RATE. */
 			r = reply;
 			r.leap = NTP_LEAP_ALARM;
 			r.stratum = NTP_STRATUM_KOD;
 			r.refid = NTP_KISS_RATE;
 			r.version = q.version;
-			r.poll = q.poll > ratelimit_poll(rl) ? q.poll : ratelimit_poll(rl);
+			r.poll = ratelimit_poll(rl);
 			r.ref = 0;
 			r.org = q.xmt;
 			r.rec = ntp_ts_from_ns(t2);
