@@ -620,29 +620,40 @@ struct flood {
 	double rate;		/* requests per second */
 	int64_t duration, interval, timeout;
 	uint32_t nonce;
-	uint64_t sent, replies, dup, other;
-	unsigned char *seen;	/* bit per request */
-	size_t seen_cap;	/* bits */
+	uint64_t sent, replies, dup, other, late;
+	unsigned char *seen;	/* bit per request, a ring of SEEN_BITS */
+	uint64_t cleared;	/* requests below this have their bit fresh */
 };
 
+/*
+ * Replies are told apart over the last SEEN_BITS requests (2 MiB of
+ * bits, 168 s at 100k/s): memory stays bounded however long the flood
+ * runs.  A reply to an older request is counted as late, not as a reply.
+ */
+#define SEEN_BITS	((uint64_t)1 << 24)
+
+/* 0: first reply to @seq; 1: a duplicate; 2: too old to tell; -1: no memory. */
 static int flood_mark(struct flood *f, uint64_t seq)
 {
-	if (seq >= f->seen_cap) {
-		size_t cap = f->seen_cap ? f->seen_cap : 1 << 20;
-		unsigned char *p;
+	uint64_t b;
 
-		while (cap <= seq)
-			cap *= 2;
-		p = realloc(f->seen, cap / 8);
-		if (!p)
-			return -1;
-		memset(p + f->seen_cap / 8, 0, (cap - f->seen_cap) / 8);
-		f->seen = p;
-		f->seen_cap = cap;
+	if (!f->seen && !(f->seen = calloc(SEEN_BITS / 8, 1)))
+		return -1;
+	/* The bits of requests sent since: fresh. */
+	if (f->sent - f->cleared >= SEEN_BITS) {
+		memset(f->seen, 0, SEEN_BITS / 8);
+		f->cleared = f->sent;
 	}
-	if (f->seen[seq / 8] & (1u << (seq % 8)))
+	for (; f->cleared < f->sent; f->cleared++) {
+		b = f->cleared % SEEN_BITS;
+		f->seen[b / 8] &= (unsigned char)~(1u << (b % 8));
+	}
+	if (seq + SEEN_BITS < f->sent)
+		return 2;
+	b = seq % SEEN_BITS;
+	if (f->seen[b / 8] & (1u << (b % 8)))
 		return 1;
-	f->seen[seq / 8] |= (unsigned char)(1u << (seq % 8));
+	f->seen[b / 8] |= (unsigned char)(1u << (b % 8));
 	return 0;
 }
 
@@ -676,6 +687,7 @@ static uint64_t flood_take(struct flood *f)
 				switch (flood_mark(f, r.org & 0xffffffffu)) {
 				case 0: f->replies++; got++; break;
 				case 1: f->dup++; break;
+				case 2: f->late++; break;
 				default: ntpx_die(NTPX_EXIT_FAIL, "out of memory");
 				}
 			}
@@ -760,6 +772,8 @@ static int run_flood(struct flood *f)
 			fprintf(stderr, " duplicate %" PRIu64, f->dup);
 		if (f->other)
 			fprintf(stderr, " other %" PRIu64, f->other);
+		if (f->late)
+			fprintf(stderr, " late %" PRIu64, f->late);
 		fputc('\n', stderr);
 	}
 	free(f->seen);
