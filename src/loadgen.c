@@ -620,7 +620,7 @@ struct flood {
 	double rate;		/* requests per second */
 	int64_t duration, interval, timeout;
 	uint32_t nonce;
-	uint64_t sent, replies, dup, other, late;
+	uint64_t sent, replies, dup, other, late, unsent;
 	unsigned char *seen;	/* bit per request, a ring of SEEN_BITS */
 	uint64_t cleared;	/* requests below this have their bit fresh */
 };
@@ -745,6 +745,15 @@ static int run_flood(struct flood *f)
 		}
 		if (n == -ECONNREFUSED)
 			continue;
+		if (n == -ENETUNREACH || n == -EHOSTUNREACH || n == -ENETDOWN) {
+			/* The path is down (a link flap): these requests are
+			   spent and lost, and the flood goes on. */
+			f->unsent += want;
+			f->sent += want;
+			line_sent += want;
+			wait_writable(f->t);
+			continue;
+		}
 		if (n < 0) {
 			ntpx_err("send: %s", strerror(-n));
 			return NTPX_EXIT_FAIL;
@@ -774,6 +783,8 @@ static int run_flood(struct flood *f)
 			fprintf(stderr, " other %" PRIu64, f->other);
 		if (f->late)
 			fprintf(stderr, " late %" PRIu64, f->late);
+		if (f->unsent)
+			fprintf(stderr, " unsent %" PRIu64, f->unsent);
 		fputc('\n', stderr);
 	}
 	free(f->seen);
