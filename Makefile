@@ -48,7 +48,7 @@ MAN7     := $(wildcard doc/*.7)
 # Tests: unit binaries first, then the shell suites (chrony's order).
 TESTS    = $(UNIT) $(sort $(wildcard tests/cli/*.t tests/net/*.t tests/interop/*.t tests/hw/*.t))
 
-.PHONY: all deps check bench fuzz demo install clean FORCE
+.PHONY: all deps check bench fuzz fuzz-merge soak demo install clean FORCE
 .DELETE_ON_ERROR:
 
 all: lib/libntpx.a $(TOOLS)
@@ -125,10 +125,33 @@ check: deps all $(UNIT) $(HELPERS)
 bench: deps all $(BENCH)
 	@for b in tests/bench/*.sh; do echo "== $$b"; sh $$b || exit 1; done
 
+# Each target runs FUZZ_SECONDS from its committed corpus
+# (tests/fuzz/corpus/NAME, read) into build/corpus/NAME (written).  A
+# crash, leak or timeout fails: the log's end is shown and the input is
+# kept as build/fuzz/NAME-crash-... (libFuzzer's artifact).
+# `make fuzz-merge` then adds to the committed corpus only the inputs
+# that reach new coverage.
 FUZZ_SECONDS ?= 30
 fuzz: $(FUZZ)
-	@for f in $(FUZZ); do echo "== $$f"; mkdir -p build/corpus/$${f##*/}; \
-	  $$f -max_total_time=$(FUZZ_SECONDS) build/corpus/$${f##*/} 2>&1 | tail -3 || exit 1; done
+	@for f in $(FUZZ); do n=$${f##*/}; echo "== $$n"; \
+	  mkdir -p build/corpus/$$n tests/fuzz/corpus/$$n; \
+	  if $$f -max_total_time=$(FUZZ_SECONDS) -timeout=10 -artifact_prefix=build/fuzz/$$n- \
+	      build/corpus/$$n tests/fuzz/corpus/$$n >build/fuzz/$$n.log 2>&1; then \
+	    tail -n 1 build/fuzz/$$n.log; \
+	  else tail -n 40 build/fuzz/$$n.log; echo "fuzz: $$n failed" >&2; exit 1; fi; done
+
+fuzz-merge: $(FUZZ)
+	@for f in $(FUZZ); do n=$${f##*/}; mkdir -p build/corpus/$$n tests/fuzz/corpus/$$n; \
+	  $$f -merge=1 tests/fuzz/corpus/$$n build/corpus/$$n >build/fuzz/$$n.merge 2>&1 || \
+	  { tail -n 20 build/fuzz/$$n.merge; exit 1; }; \
+	  echo "$$n: $$(ls tests/fuzz/corpus/$$n | wc -l) inputs"; done
+
+# The soak (tests/soak, not in check): 10 minutes over udp and uudp at
+# once, at 1 kHz with loss, restarts and link flaps (SOAK_DURATION,
+# SOAK_RESTART, SOAK_FLAP, SOAK_OUTAGE in seconds shorten it).
+soak: deps all $(HELPERS)
+	@chmod +x tests/soak/*.t 2>/dev/null || true
+	prove -v -j2 -e '' tests/soak/udp.t tests/soak/uudp.t
 
 demo: deps all
 	@sh scripts/demo
