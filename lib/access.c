@@ -26,6 +26,18 @@ struct ratelimit {
 	struct rl_slot slot[RATELIMIT_SLOTS];
 };
 
+/* @s for an error message: control bytes as '?', at most 64 bytes, so
+   that the message stays one line. */
+static const char *shown(const char *s, char *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; s[i] && i + 1 < len && i < 64; i++)
+		buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+	buf[i] = 0;
+	return buf;
+}
+
 static int ip_parse(const char *s, struct access_ip *ip)
 {
 	struct in_addr a4;
@@ -74,12 +86,13 @@ int access_net_parse(const char *s, struct access_net *n, char *err, size_t errl
 	/* Host bits set: refused, as a typo is more likely than intent. */
 	for (i = n->prefix; i < 128; i++)
 		if (n->ip.a[i / 8] & (0x80 >> (i % 8))) {
-			snprintf(err, errlen, "bad network '%s' (host bits set)", s);
+			snprintf(err, errlen, "bad network '%s' (host bits set)",
+				 shown(s, host, sizeof(host)));
 			return -1;
 		}
 	return 0;
 bad:
-	snprintf(err, errlen, "bad network '%s' (ADDRESS[/PREFIX])", s);
+	snprintf(err, errlen, "bad network '%s' (ADDRESS[/PREFIX])", shown(s, host, sizeof(host)));
 	return -1;
 }
 
@@ -131,7 +144,7 @@ int access_allowed(const struct access_net *nets, int n, const struct access_ip 
 
 int ratelimit_parse(const char *s, double *rate, double *burst, char *err, size_t errlen)
 {
-	char *end;
+	char *end, buf[65];
 	double r, b = 8;
 
 	errno = 0;
@@ -159,7 +172,7 @@ int ratelimit_parse(const char *s, double *rate, double *burst, char *err, size_
 	return 0;
 bad:
 	snprintf(err, errlen, "bad rate limit '%s' (RATE[/BURST]: requests a second, "
-		 "burst 1..1000000)", s);
+		 "burst 1..1000000)", shown(s, buf, sizeof(buf)));
 	return -1;
 }
 

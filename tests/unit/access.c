@@ -60,6 +60,7 @@ static void test_bad(void **state)
 	static const char *const bad[] = {
 		"", "/24", "192.0.2.0/", "192.0.2.0/33", "192.0.2.0/-1", "192.0.2.0/24x",
 		"192.0.2.1/24", "2001:db8::/129", "host.example", "192.0.2", "1.2.3.4/8",
+		"/\n", "192.0.2.0/24\n", "\n\r\t",
 	};
 	struct access_net n;
 	struct access_ip ip;
@@ -94,8 +95,12 @@ static void test_parse_rate(void **state)
 	assert_true(r == 2.5 && b == 3);
 	assert_int_equal(ratelimit_parse("1k/100", &r, &b, err, sizeof(err)), 0);
 	assert_true(r == 1000 && b == 100);
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		assert_int_equal(ratelimit_parse(bad[i], &r, &b, err, sizeof(err)), -1);
+		assert_null(strchr(err, '\n'));
+	}
+	assert_int_equal(ratelimit_parse("10\n", &r, &b, err, sizeof(err)), -1);
+	assert_null(strchr(err, '\n'));
 }
 
 static struct access_ip ip4(uint32_t v)
