@@ -390,9 +390,10 @@ int main(int argc, char **argv)
 		exchange(&p, seq, &x);
 		if (p.rate_kiss) {
 			/* RFC 5905 7.4: ask less often, and again at each kiss;
-			   the next request comes one new interval after this one. */
+			   the next request comes one new interval from now (not
+			   from this one's schedule, which may have slipped). */
 			interval = ratelimit_backoff(interval, p.rate_poll);
-			start = when + interval - (int64_t)seq * interval;
+			start = clock_monotonic_ns() + interval - (int64_t)seq * interval;
 			p.rate_kiss = 0;
 		}
 		/* A re-resolved peer (restarted server, new path): say so in
