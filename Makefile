@@ -8,15 +8,16 @@
 #   tests/fuzz/*.c    -> build/fuzz/NAME    (libFuzzer, `make fuzz`)
 #   tests/bench/*.c   -> build/bench/NAME   (`make bench`)
 #   tests/helpers/*.c -> build/helpers/NAME (programs the shell tests drive)
+#   tests/helpers/*.so.c -> build/helpers/NAME.so (LD_PRELOAD shims)
 
-# Goals that install the packages they need first: demo, check, bench.
+# Goals that install the packages they need first: demo, check, bench, soak.
 # Make asks pkg-config for the libraries' flags when it reads this file,
 # before any recipe runs, so a make that installed them could not link
 # with them.  For those goals this make only runs scripts/deps, then the
 # same goals in a second make (NTPX_DEPS_DONE=1), which reads this file
 # afresh.  There is one second make for all the goals on the command line
 # and it starts after the install, whatever -j says; it builds with -j.
-DEPS_GOALS := demo check bench
+DEPS_GOALS := demo check bench soak
 ifeq ($(if $(NTPX_DEPS_DONE),,$(filter $(DEPS_GOALS),$(MAKECMDGOALS))),)
 NTPX_BUILD := 1
 endif
@@ -70,7 +71,7 @@ MAN7     := $(wildcard doc/*.7)
 # Tests: unit binaries first, then the shell suites (chrony's order).
 TESTS    = $(UNIT) $(sort $(wildcard tests/cli/*.t tests/net/*.t tests/interop/*.t tests/hw/*.t))
 
-.PHONY: all deps check repeat check-fresh bench fuzz demo install clean FORCE
+.PHONY: all deps check repeat check-fresh bench fuzz fuzz-merge soak demo install clean FORCE
 .DELETE_ON_ERROR:
 
 all: lib/libntpx.a $(TOOLS)
@@ -118,6 +119,12 @@ build/unit/%.t: tests/unit/%.c lib/libntpx.a
 build/helpers/%: tests/helpers/%.c lib/libntpx.a
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -MMD -MP $(LDFLAGS) -o $@ $< $(LDLIBS)
+
+# A shim for LD_PRELOAD: a shared object, without libntpx and without the
+# sanitizers (it is loaded into programs that were not built with them).
+build/helpers/%.so: tests/helpers/%.so.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 $(WARN) -O2 -g -D_GNU_SOURCE -fPIC -shared -MMD -MP -o $@ $<
 
 build/bench/%: tests/bench/%.c lib/libntpx.a
 	@mkdir -p $(@D)
@@ -191,10 +198,33 @@ check-fresh: deps
 bench: all $(BENCH)
 	@for b in tests/bench/*.sh; do echo "== $$b"; sh $$b || exit 1; done
 
+# Each target runs FUZZ_SECONDS from its committed corpus
+# (tests/fuzz/corpus/NAME, read) into build/corpus/NAME (written).  A
+# crash, leak or timeout fails: the log's end is shown and the input is
+# kept as build/fuzz/NAME-crash-... (libFuzzer's artifact).
+# `make fuzz-merge` then adds to the committed corpus only the inputs
+# that reach new coverage.
 FUZZ_SECONDS ?= 30
 fuzz: $(FUZZ)
-	@for f in $(FUZZ); do echo "== $$f"; mkdir -p build/corpus/$${f##*/}; \
-	  $$f -max_total_time=$(FUZZ_SECONDS) build/corpus/$${f##*/} 2>&1 | tail -3 || exit 1; done
+	@for f in $(FUZZ); do n=$${f##*/}; echo "== $$n"; \
+	  mkdir -p build/corpus/$$n tests/fuzz/corpus/$$n; \
+	  if $$f -max_total_time=$(FUZZ_SECONDS) -timeout=10 -artifact_prefix=build/fuzz/$$n- \
+	      build/corpus/$$n tests/fuzz/corpus/$$n >build/fuzz/$$n.log 2>&1; then \
+	    tail -n 1 build/fuzz/$$n.log; \
+	  else tail -n 40 build/fuzz/$$n.log; echo "fuzz: $$n failed" >&2; exit 1; fi; done
+
+fuzz-merge: $(FUZZ)
+	@for f in $(FUZZ); do n=$${f##*/}; mkdir -p build/corpus/$$n tests/fuzz/corpus/$$n; \
+	  $$f -merge=1 tests/fuzz/corpus/$$n build/corpus/$$n >build/fuzz/$$n.merge 2>&1 || \
+	  { tail -n 20 build/fuzz/$$n.merge; exit 1; }; \
+	  echo "$$n: $$(ls tests/fuzz/corpus/$$n | wc -l) inputs"; done
+
+# The soak (tests/soak, not in check): 10 minutes over udp and uudp at
+# once, at 1 kHz with loss, restarts and link flaps (SOAK_DURATION,
+# SOAK_RESTART, SOAK_FLAP, SOAK_OUTAGE in seconds shorten it).
+soak: all $(HELPERS)
+	@chmod +x tests/soak/*.t 2>/dev/null || true
+	prove -v -j2 -e '' tests/soak/udp.t tests/soak/uudp.t
 
 demo: all
 	@sh scripts/demo

@@ -24,7 +24,9 @@
  * - control.c build_show_peer() (ntpctl -s peers): over the slots with
  *   delay > 0, best = lowest delay; jitter = sqrt(sum((delay - best)^2) /
  *   count) over the other such slots (for a count of 1 the division is
- *   skipped, which is the same thing).  That is our djitter.
+ *   skipped, which is the same thing).  That is our djitter.  Its offset
+ *   and delay are the means over the same slots (filter_means), the
+ *   offsets as priv_adjtime() left them.
  */
 #include <math.h>
 #include <stdio.h>
@@ -116,6 +118,7 @@ int filter_add(struct filter *f, int64_t off2, int64_t delay, struct filter_out 
 	s = &f->s[f->shift];
 	s->off2 = off2;
 	s->delay = delay;
+	s->corr = 0;
 	s->arrival = ++f->arrivals;
 	s->fresh = 1;
 	if (f->trust < FILTER_TRUST_MAX)
@@ -133,13 +136,18 @@ int filter_add(struct filter *f, int64_t off2, int64_t delay, struct filter_out 
 	}
 	if (fresh == f->window && f->trust >= FILTER_TRUST_BADPEER) {
 		uint64_t used = f->s[best].arrival;
+		int64_t adj = f->s[best].off2 - f->s[best].corr;
 
 		out->update = 1;
 		out->off2 = f->s[best].off2;
 		out->delay = f->s[best].delay;
-		for (i = 0; i < f->window; i++)
+		for (i = 0; i < f->window; i++) {
 			if (f->s[i].arrival <= used)
 				f->s[i].fresh = 0;
+			/* priv_adjtime() subtracts the daemon's correction. */
+			if (f->s[i].arrival)
+				f->s[i].corr += adj;
+		}
 	}
 	if (++f->shift >= f->window)
 		f->shift = 0;
@@ -157,9 +165,31 @@ void filter_correct(struct filter *f, int64_t off2)
 {
 	int i;
 
-	for (i = 0; i < f->window; i++)
-		if (f->s[i].arrival)
-			f->s[i].off2 -= off2;
+	for (i = 0; i < f->window; i++) {
+		if (!f->s[i].arrival)
+			continue;
+		f->s[i].off2 -= off2;
+		f->s[i].corr -= off2;
+	}
+}
+
+int filter_means(const struct filter *f, int64_t *moff2, int64_t *mdelay)
+{
+	double so = 0, sd = 0;
+	int i, n = 0;
+
+	for (i = 0; i < f->window; i++) {
+		const struct filter_sample *s = &f->s[i];
+
+		if (!s->arrival || s->delay <= 0)
+			continue;
+		so += (double)(s->off2 - s->corr);
+		sd += (double)s->delay;
+		n++;
+	}
+	*moff2 = n ? llround(so / n) : 0;
+	*mdelay = n ? llround(sd / n) : 0;
+	return n;
 }
 
 int filter_format(char *buf, size_t len, const struct filter_out *o)

@@ -39,6 +39,9 @@
 struct filter_sample {
 	int64_t off2;		/* ns, reference minus client, twice */
 	int64_t delay;		/* ns, >= 0 */
+	int64_t corr;		/* ns, off2's corrections a daemon would have made
+				   since it came (priv_adjtime) and filter_correct
+				   did not apply: the daemon's offset is off2 - corr */
 	uint64_t arrival;	/* 1, 2, ...: order of acceptance; 0 = empty slot */
 	int fresh;		/* OpenNTPD's "good": not yet used by an update */
 };
@@ -96,5 +99,14 @@ void filter_peek(const struct filter *f, struct filter_out *out);
  * window stays comparable with replies to come.
  */
 void filter_correct(struct filter *f, int64_t off2);
+
+/*
+ * ntpctl -s peers's offset and delay (control.c build_show_peer): the
+ * means over the slots with delay > 0 of the daemon's offset (off2 less
+ * every update's correction since the sample came, as priv_adjtime
+ * subtracts it) and of delay, in ns, rounded.  Returns the number of
+ * such slots (0: no means).
+ */
+int filter_means(const struct filter *f, int64_t *moff2, int64_t *mdelay);
 
 #endif

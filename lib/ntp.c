@@ -129,11 +129,19 @@ enum ntp_verdict ntp_judge(const struct ntp_packet *p)
 	return NTP_VERDICT_OK;
 }
 
-int64_t ntp_backoff_ns(int64_t interval_ns)
+int64_t ntp_backoff_ns(int64_t interval_ns, int8_t poll)
 {
+	int64_t v, asked;
+
 	if (interval_ns >= NTP_MAXPOLL_NS / 2)
 		return interval_ns > NTP_MAXPOLL_NS ? interval_ns : NTP_MAXPOLL_NS;
-	return 2 * interval_ns;
+	v = 2 * interval_ns;
+	/* 2^poll s, poll clamped to what a 64-bit count of ns can hold */
+	if (poll >= 17)
+		return NTP_MAXPOLL_NS;
+	asked = poll >= 0 ? ((int64_t)1 << poll) * 1000000000 :
+			    poll > -30 ? 1000000000 >> -poll : 0;
+	return asked > v ? asked : v;
 }
 
 /* Floor division for a possibly negative dividend. */

@@ -49,6 +49,7 @@ enum ntp_leap {
 };
 
 #define NTP_STRATUM_KOD		0	/* kiss-o'-death; refid is the code */
+#define NTP_KISS_RATE		0x52415445u	/* "RATE": ask less often (RFC 5905 7.4) */
 #define NTP_STRATUM_UNSYNC	16
 
 /* RFC 5905 MAXPOLL: 2^17 s, the longest poll interval, in ns. */
@@ -135,10 +136,11 @@ int ntp_kiss_code(const struct ntp_packet *p, char code[5]);
 
 /*
  * The poll interval after a RATE kiss (RFC 5905 7.4: the client reduces
- * its rate at each one): twice @interval_ns, at most NTP_MAXPOLL_NS, and
- * never below @interval_ns.
+ * its rate at each one), ns: twice @interval_ns and at least 2^@poll s
+ * (the kiss's poll field, what the server asks for), at most
+ * NTP_MAXPOLL_NS, and never below @interval_ns.
  */
-int64_t ntp_backoff_ns(int64_t interval_ns);
+int64_t ntp_backoff_ns(int64_t interval_ns, int8_t poll);
 
 /* Signed NTP short format (16.16 seconds) from nanoseconds, saturating. */
 uint32_t ntp_short_from_ns(int64_t ns);

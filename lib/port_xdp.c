@@ -72,9 +72,9 @@
 #include "phc.h"
 #include "port_private.h"
 
-#define PORT_XDP_FRAMES		512
+#define PORT_XDP_FRAMES		4096
 #define PORT_XDP_CHUNK		XSK_UMEM__DEFAULT_FRAME_SIZE	/* 4096 */
-#define PORT_XDP_RING		256	/* descriptors per ring, power of 2 */
+#define PORT_XDP_RING		2048	/* descriptors per ring, power of 2 */
 #define PORT_XDP_RX_FRAMES	(PORT_XDP_FRAMES / 2)
 #define PORT_XDP_PROG		"ntpx_xdp"
 #define PORT_XDP_BUSY_NS	(1000 * 1000000LL)	/* queue still held: wait 1 s */

@@ -42,6 +42,7 @@
 #include "ntp.h"
 #include "opt.h"
 #include "out.h"
+#include "priv.h"
 #include "transport.h"
 
 #define HDR_LEN		16
@@ -656,29 +657,40 @@ struct flood {
 	double rate;		/* requests per second */
 	int64_t duration, interval, timeout;
 	uint32_t nonce;
-	uint64_t sent, replies, dup, other;
-	unsigned char *seen;	/* bit per request */
-	size_t seen_cap;	/* bits */
+	uint64_t sent, replies, dup, other, late, unsent;
+	unsigned char *seen;	/* bit per request, a ring of SEEN_BITS */
+	uint64_t cleared;	/* requests below this have their bit fresh */
 };
 
+/*
+ * Replies are told apart over the last SEEN_BITS requests (2 MiB of
+ * bits, 168 s at 100k/s): memory stays bounded however long the flood
+ * runs.  A reply to an older request is counted as late, not as a reply.
+ */
+#define SEEN_BITS	((uint64_t)1 << 24)
+
+/* 0: first reply to @seq; 1: a duplicate; 2: too old to tell; -1: no memory. */
 static int flood_mark(struct flood *f, uint64_t seq)
 {
-	if (seq >= f->seen_cap) {
-		size_t cap = f->seen_cap ? f->seen_cap : 1 << 20;
-		unsigned char *p;
+	uint64_t b;
 
-		while (cap <= seq)
-			cap *= 2;
-		p = realloc(f->seen, cap / 8);
-		if (!p)
-			return -1;
-		memset(p + f->seen_cap / 8, 0, (cap - f->seen_cap) / 8);
-		f->seen = p;
-		f->seen_cap = cap;
+	if (!f->seen && !(f->seen = calloc(SEEN_BITS / 8, 1)))
+		return -1;
+	/* The bits of requests sent since: fresh. */
+	if (f->sent - f->cleared >= SEEN_BITS) {
+		memset(f->seen, 0, SEEN_BITS / 8);
+		f->cleared = f->sent;
 	}
-	if (f->seen[seq / 8] & (1u << (seq % 8)))
+	for (; f->cleared < f->sent; f->cleared++) {
+		b = f->cleared % SEEN_BITS;
+		f->seen[b / 8] &= (unsigned char)~(1u << (b % 8));
+	}
+	if (seq + SEEN_BITS < f->sent)
+		return 2;
+	b = seq % SEEN_BITS;
+	if (f->seen[b / 8] & (1u << (b % 8)))
 		return 1;
-	f->seen[seq / 8] |= (unsigned char)(1u << (seq % 8));
+	f->seen[b / 8] |= (unsigned char)(1u << (b % 8));
 	return 0;
 }
 
@@ -712,6 +724,7 @@ static uint64_t flood_take(struct flood *f)
 				switch (flood_mark(f, r.org & 0xffffffffu)) {
 				case 0: f->replies++; got++; break;
 				case 1: f->dup++; break;
+				case 2: f->late++; break;
 				default: ntpx_die(NTPX_EXIT_FAIL, "out of memory");
 				}
 			}
@@ -769,6 +782,15 @@ static int run_flood(struct flood *f)
 		}
 		if (n == -ECONNREFUSED)
 			continue;
+		if (n == -ENETUNREACH || n == -EHOSTUNREACH || n == -ENETDOWN) {
+			/* The path is down (a link flap): these requests are
+			   spent and lost, and the flood goes on. */
+			f->unsent += want;
+			f->sent += want;
+			line_sent += want;
+			wait_writable(f->t);
+			continue;
+		}
 		if (n < 0) {
 			ntpx_err("send: %s", strerror(-n));
 			return NTPX_EXIT_FAIL;
@@ -801,6 +823,10 @@ static int run_flood(struct flood *f)
 			fprintf(stderr, " duplicate %" PRIu64, f->dup);
 		if (f->other)
 			fprintf(stderr, " other %" PRIu64, f->other);
+		if (f->late)
+			fprintf(stderr, " late %" PRIu64, f->late);
+		if (f->unsent)
+			fprintf(stderr, " unsent %" PRIu64, f->unsent);
 		fputc('\n', stderr);
 	}
 	free(f->seen);
@@ -829,6 +855,7 @@ static void usage(void)
 	       "  -n, --ntp RATE        NTP requests per second (100k), count replies\n"
 	       "  -w, --timeout DUR     --ntp: how long to wait for late replies (200ms)\n"
 	       "      --no-gso          one datagram per message\n"
+	       "      --user NAME       run as NAME once the endpoint is open\n"
 	       "  -h, --help            this text\n"
 	       "      --version         the version\n",
 	       opt_prog, opt_prog, opt_prog, opt_prog);
@@ -885,12 +912,13 @@ int main(int argc, char **argv)
 		{ "ntp", required_argument, NULL, 'n' },
 		{ "timeout", required_argument, NULL, 'w' },
 		{ "no-gso", no_argument, NULL, 'G' },
+		{ "user", required_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *rate = NULL, *capacity = NULL, *size = NULL, *duration = NULL;
-	const char *burst = NULL, *start = NULL, *ntp = NULL;
+	const char *burst = NULL, *start = NULL, *ntp = NULL, *user = NULL;
 	int64_t interval = NTPX_NS_PER_SEC, timeout = 200000000LL, dur = -1;
 	int calibrate = 0, sink = 0, gso = 1, c, rc;
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -919,6 +947,7 @@ int main(int argc, char **argv)
 				opt_usage_error("bad timeout '%s'", optarg);
 			break;
 		case 'G': gso = 0; break;
+		case 'U': user = optarg; break;
 		case 'h': usage(); return NTPX_EXIT_OK;
 		case 'V': opt_version(); return NTPX_EXIT_OK;
 		default: fprintf(stderr, "Try '%s --help'.\n", opt_prog); return NTPX_EXIT_USAGE;
@@ -943,6 +972,10 @@ int main(int argc, char **argv)
 
 	if (sink || ntp)
 		deep_rcvbuf(t);
+	/* The socket is bound and its buffer forced: root is no longer needed. */
+	if (user && priv_drop(user, priv_transport_caps(&ep, sink ? TRANSPORT_SERVER :
+							 TRANSPORT_CLIENT), err, sizeof(err)))
+		ntpx_die(NTPX_EXIT_FAIL, "%s", err);
 	if (sink) {
 		rc = run_sink(t, interval, dur < 0 ? 0 : dur);
 	} else if (ntp) {

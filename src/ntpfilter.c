@@ -1,8 +1,9 @@
 /*
  * ntpfilter - records in, the same records out with OpenNTPD's clock
  * filter's columns appended (lib/filter.h): the filtered offset and
- * delay, both jitters, the window's fill, trust, validity and the
- * replies where OpenNTPD would have updated the clock.
+ * delay, both jitters, the window's fill, trust, validity, the
+ * replies where OpenNTPD would have updated the clock, and the window's
+ * means that ntpctl -s peers shows as offset and delay.
  *
  * Every input line is passed through unchanged apart from the appended
  * columns; "#fields" is rewritten to name them.  SIGINT is ignored when
@@ -24,8 +25,12 @@
 #include "out.h"
 #include "record.h"
 
+/* ntpctl's offset and delay: the window's means (filter_means). */
+#define MEAN_FIELDS	"moff2 mdelay"
+
 static const char *const added[] = {
-	"foff2", "fdelay", "jitter", "djitter", "fcount", "trust", "valid", "update", NULL,
+	"foff2", "fdelay", "jitter", "djitter", "fcount", "trust", "valid", "update",
+	"moff2", "mdelay", NULL,
 };
 
 static void usage(FILE *f)
@@ -34,7 +39,7 @@ static void usage(FILE *f)
 "usage: ntpfilter [--window N] [FILE]\n"
 "\n"
 "Reads records (FILE or standard input) and writes them with the clock\n"
-"filter's columns appended: " FILTER_FIELDS ".\n"
+"filter's columns appended: " FILTER_FIELDS " " MEAN_FIELDS ".\n"
 "\n"
 "  -w, --window N   samples in the filter (default %d, OpenNTPD's)\n"
 "  -h, --help       this text\n"
@@ -80,15 +85,18 @@ static void on_comment(void *arg, const char *line)
 			p += n;
 		}
 	}
-	wrote(c, printf("%s %s\n", line, FILTER_FIELDS));
+	wrote(c, printf("%s %s %s\n", line, FILTER_FIELDS, MEAN_FIELDS));
 }
 
-static int put_out(const struct filter_out *o)
+static int put_out(const struct filter *f, const struct filter_out *o)
 {
 	char buf[160];
+	int64_t moff2, mdelay;
 
 	filter_format(buf, sizeof(buf), o);
-	return printf(" %s\n", buf);
+	if (filter_means(f, &moff2, &mdelay))
+		return printf(" %s %lld %lld\n", buf, (long long)moff2, (long long)mdelay);
+	return printf(" %s - -\n", buf);
 }
 
 int main(int argc, char **argv)
@@ -194,7 +202,7 @@ int main(int argc, char **argv)
 		if (fwrite(r.line, 1, r.linelen, stdout) != r.linelen)
 			wrote(&ctx, -1);
 		else
-			wrote(&ctx, put_out(&o));
+			wrote(&ctx, put_out(&f, &o));
 	}
 	if (rc == 0 && ctx.clash[0])
 		rc = record_error(&r, "column '%s' is there already (filtered twice?)", ctx.clash);

@@ -38,14 +38,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "access.h"
 #include "clock.h"
+#include "hist.h"
 #include "discipline.h"
 #include "ntp.h"
 #include "opt.h"
 #include "out.h"
+#include "priv.h"
 #include "record.h"
 #include "stamp.h"
-#include "stats.h"
 #include "transport.h"
 #include "xleave.h"
 
@@ -67,10 +69,10 @@ struct probe {
 	uint64_t counts[RECORD_NSTATUS];
 	uint64_t sent, late;
 	int failed;			/* the discipline could not act on the clock */
-	int64_t *delays;		/* of ok exchanges, for the summary */
+	struct hist *delays;		/* of ok exchanges, for the summary's median */
 	int64_t ref1;			/* CLOCK_REALTIME behind T1 (sim: clocks) */
 	char kiss[5];			/* the last exchange's kiss code, or "" */
-	size_t ndelays, capdelays;
+	int8_t kiss_poll;		/* ... and the poll its reply asked for */
 	int stamping;			/* stamp columns written */
 	int xleave;			/* --xleave */
 	uint64_t srv_rec;		/* the receive timestamp of the last good
@@ -117,6 +119,7 @@ static void usage(void)
 	       "      --no-stamps      no kernel or hardware stamps (t1q t1k ... t4h)\n"
 	       "      --xleave         ask for interleaved mode: the server's own stamps\n"
 	       "                       of each exchange fill t2k t3q t3k\n"
+	       "      --user NAME      run as NAME once the endpoint is open\n"
 	       "  -h, --help           this help\n"
 	       "      --version        print the version\n\n"
 	       "ENDPOINT: udp://HOST[:PORT][?dev=IF&src=ADDR] (port 123 by default),\n"
@@ -138,19 +141,6 @@ static uint64_t nonce(void)
 	return v;
 }
 
-static void keep_delay(struct probe *p, int64_t d)
-{
-	if (p->ndelays == p->capdelays) {
-		size_t cap = p->capdelays ? p->capdelays * 2 : 1024;
-		int64_t *n = realloc(p->delays, cap * sizeof(*n));
-
-		if (!n)
-			return;	/* the summary's median then covers fewer */
-		p->delays = n;
-		p->capdelays = cap;
-	}
-	p->delays[p->ndelays++] = d;
-}
 
 /*
  * What a reply that answers our request says about the server: ok, or why
@@ -162,6 +152,7 @@ static enum record_status judge(struct probe *p, const struct ntp_packet *r)
 	switch (ntp_judge(r)) {
 	case NTP_VERDICT_KISS:
 		ntp_kiss_code(r, p->kiss);
+		p->kiss_poll = r->poll;
 		return RECORD_KOD;
 	case NTP_VERDICT_UNSYNCED:
 		return RECORD_UNSYNCED;
@@ -364,9 +355,9 @@ static void summary(struct probe *p)
 	char med[32] = "-", ctr[1024];
 	int i;
 
-	if (p->ndelays)
-		snprintf(med, sizeof(med), "%.3f us",
-			 stats_median_i64(p->delays, p->ndelays) / 1e3);
+	/* From the histogram: within 0.39% (hist.h), in constant memory. */
+	if (p->delays->n)
+		snprintf(med, sizeof(med), "%.3f us", hist_median(p->delays) / 1e3);
 	fprintf(stderr, "%s: sent %llu, ok %llu, lost %llu", opt_prog,
 		(unsigned long long)p->sent, (unsigned long long)p->counts[RECORD_OK],
 		(unsigned long long)lost);
@@ -401,7 +392,7 @@ static int emit(struct probe *p, struct discipline *disc, struct probe_out *o, i
 		x->status = RECORD_TIMEOUT;
 	p->counts[x->status]++;
 	if (x->status == RECORD_OK)
-		keep_delay(p, record_delay(x->t));
+		hist_add(p->delays, record_delay(x->t));
 	len = record_format(line, sizeof(line), x);
 	if (truth && o->has_true2 && x->have == RECORD_HAVE_ALL)
 		len += snprintf(line + len, sizeof(line) - (size_t)len, " %lld",
@@ -459,6 +450,7 @@ int main(int argc, char **argv)
 		{ "discipline-params", required_argument, NULL, 'X' },
 		{ "no-stamps", no_argument, NULL, 'N' },
 		{ "xleave", no_argument, NULL, 'x' },
+		{ "user", required_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
@@ -466,7 +458,7 @@ int main(int argc, char **argv)
 	struct probe p = { .poll = TRANSPORT_POLL_BLOCK, .timeout = -1 };
 	int64_t interval = NTPX_NS_PER_SEC, duration = -1, start, end, when;
 	uint64_t count = UINT64_MAX, seq, cpu = UINT64_MAX;
-	const char *clockname = "realtime";
+	const char *clockname = "realtime", *user = NULL;
 	struct discipline_params dp;
 	struct discipline *disc = NULL;
 	char fields[512];
@@ -496,6 +488,9 @@ int main(int argc, char **argv)
 		case 'w':
 			if (opt_duration(optarg, 0, &p.timeout) || p.timeout <= 0)
 				opt_usage_error("bad timeout '%s'", optarg);
+			break;
+		case 'U':
+			user = optarg;
 			break;
 		case 'P':
 			if (transport_poll_parse(optarg, &p.poll))
@@ -565,8 +560,13 @@ int main(int argc, char **argv)
 		if (!disc)
 			ntpx_die(NTPX_EXIT_USAGE, "%s", err);
 	}
+	p.delays = calloc(1, sizeof(*p.delays));
+	if (!p.delays)
+		ntpx_die(NTPX_EXIT_FAIL, "out of memory");
 	p.t = transport_open(&ep, TRANSPORT_CLIENT, err, sizeof(err));
 	if (!p.t)
+		ntpx_die(NTPX_EXIT_FAIL, "%s", err);
+	if (user && priv_drop(user, priv_transport_caps(&ep, TRANSPORT_CLIENT), err, sizeof(err)))
 		ntpx_die(NTPX_EXIT_FAIL, "%s", err);
 
 	/* No SA_RESTART: a signal must wake the sleep and the wait. */
@@ -643,7 +643,10 @@ int main(int argc, char **argv)
 		   for none (the run ends once this record is written); other
 		   codes only inform. */
 		if (o.x.status == RECORD_KOD && strcmp(p.kiss, "RATE") == 0) {
-			interval = ntp_backoff_ns(interval);
+			/* The next request one new interval from now, not from
+			   this one's schedule, which may have slipped. */
+			interval = ntp_backoff_ns(interval, p.kiss_poll);
+			when = clock_monotonic_ns();
 			ntpx_err("%s: kiss code RATE: interval now %.3f s", ep.url,
 				 (double)interval / 1e9);
 		} else if (o.x.status == RECORD_KOD &&

@@ -30,10 +30,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "access.h"
 #include "clock.h"
 #include "ntp.h"
 #include "opt.h"
 #include "out.h"
+#include "priv.h"
 #include "record.h"
 #include "stamp.h"
 #include "transport.h"
@@ -51,12 +53,18 @@ enum verdict {
 	V_CONTROL,	/* mode 6 */
 	V_PRIVATE,	/* mode 7 */
 	V_MODE,		/* any other mode than client */
+	V_DENIED,	/* from outside every --allow network */
+	V_RATE,		/* over --ratelimit, not even a kiss */
+	V_KISS,		/* over --ratelimit: answered with a RATE kiss */
 	V_NVERDICT
 };
 
 static const char *const verdict_names[V_NVERDICT] = {
 	"ok", "short", "truncated", "malformed", "version", "control", "private", "mode",
+	"denied", "rate", "kiss",
 };
+
+#define MAX_ALLOW	64
 
 static volatile sig_atomic_t stopping;
 
@@ -78,9 +86,49 @@ static void usage(void)
 	       "      --poll MODE      block (default) or busy\n"
 	       "      --clients N      interleaved-mode state for N clients (default 16384)\n"
 	       "      --no-stamps      no kernel or hardware stamps\n"
+	       "  -u, --user NAME      run as NAME once the endpoint is open\n"
+	       "  -a, --allow CIDR     answer only clients in CIDR (repeatable; default all)\n"
+	       "      --ratelimit RATE[/BURST]  per client address: RATE requests a second,\n"
+	       "                       BURST at once (default 8); over it a RATE kiss, at\n"
+	       "                       most RATE a second, else silence (default off)\n"
 	       "  -h, --help           this help\n"
 	       "      --version        print the version\n\n"
 	       "Counts of what was answered and ignored go to stderr at exit.\n", opt_prog);
+}
+
+/* --allow: the sender is in one of the networks (all when none given). */
+static enum verdict admit(struct transport *t, const struct transport_addr *from,
+			  const struct access_net *allow, int nallow)
+{
+	struct access_ip ip;
+	char peer[128];
+
+	if (!nallow)
+		return V_OK;
+	transport_addr_str(t, from, peer, sizeof(peer));
+	if (access_ip_from_peer(peer, &ip) || !access_allowed(allow, nallow, &ip))
+		return V_DENIED;
+	return V_OK;
+}
+
+/* --ratelimit: per sender address. */
+static enum verdict limit(struct ratelimit *rl, struct transport *t,
+			  const struct transport_addr *from)
+{
+	struct access_ip ip;
+	char peer[128];
+
+	transport_addr_str(t, from, peer, sizeof(peer));
+	if (access_ip_from_peer(peer, &ip))
+		return V_OK;	/* no address to limit by */
+	switch (ratelimit_check(rl, &ip, clock_monotonic_ns())) {
+	case RATELIMIT_PASS:
+		return V_OK;
+	case RATELIMIT_KISS:
+		return V_KISS;
+	default:
+		return V_RATE;
+	}
 }
 
 static enum verdict check(const unsigned char *buf, ssize_t n, struct ntp_packet *q)
@@ -296,6 +344,9 @@ int main(int argc, char **argv)
 		{ "poll", required_argument, NULL, 'P' },
 		{ "clients", required_argument, NULL, 'C' },
 		{ "no-stamps", no_argument, NULL, 'N' },
+		{ "user", required_argument, NULL, 'u' },
+		{ "allow", required_argument, NULL, 'a' },
+		{ "ratelimit", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
@@ -308,8 +359,12 @@ int main(int argc, char **argv)
 	struct reflector rf = { 0 };
 	struct xleave_table *xt;
 	uint32_t refid = parse_refid("NTPX");
-	const char *logpath = NULL, *logname = NULL;
+	const char *logpath = NULL, *logname = NULL, *user = NULL;
 	struct sigaction sa = { .sa_handler = on_signal };
+	struct access_net allow[MAX_ALLOW];
+	int nallow = 0;
+	struct ratelimit *rl = NULL;
+	double rl_rate = 0, rl_burst = 0;
 	struct transport *t;
 	struct clock *clk;
 	struct endpoint ep;
@@ -320,7 +375,7 @@ int main(int argc, char **argv)
 	int c, i, rc = 0, out = OUT_OK;
 
 	opt_init(argv[0]);
-	while ((c = getopt_long(argc, argv, "s:r:n:l:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:r:n:l:u:a:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			if (opt_count(optarg, 15, &stratum) || stratum < 1)
@@ -350,6 +405,20 @@ int main(int argc, char **argv)
 		case 'N':
 			nostamps = 1;
 			break;
+		case 'u':
+			user = optarg;
+			break;
+		case 'a':
+			if (nallow == MAX_ALLOW)
+				opt_usage_error("too many --allow (%d at most)", MAX_ALLOW);
+			if (access_net_parse(optarg, &allow[nallow], err, sizeof(err)))
+				opt_usage_error("%s", err);
+			nallow++;
+			break;
+		case 'R':
+			if (ratelimit_parse(optarg, &rl_rate, &rl_burst, err, sizeof(err)))
+				opt_usage_error("%s", err);
+			break;
 		case 'h':
 			usage();
 			return NTPX_EXIT_OK;
@@ -365,6 +434,8 @@ int main(int argc, char **argv)
 	/* Before the log's header: a reader gone by then is an EPIPE too. */
 	out_init();
 
+	if (rl_rate > 0 && !(rl = ratelimit_create(rl_rate, rl_burst)))
+		ntpx_die(NTPX_EXIT_FAIL, "out of memory");
 	clk = clock_open("realtime", err, sizeof(err));
 	if (!clk)
 		ntpx_die(NTPX_EXIT_FAIL, "%s", err);
@@ -404,6 +475,10 @@ int main(int argc, char **argv)
 				out = out_failed(logname, errno);
 		}
 	}
+	/* Everything that needs root is open: the socket bound, for uudp the
+	   AF_XDP socket and its XDP program attached, the log created. */
+	if (user && priv_drop(user, priv_transport_caps(&ep, TRANSPORT_SERVER), err, sizeof(err)))
+		ntpx_die(NTPX_EXIT_FAIL, "%s", err);
 	precision = measure_precision(clk);
 	/* What every reply says the same way.  A reference of our own: no
 	   delay to it, the dispersion of one clock reading. */
@@ -448,10 +523,31 @@ int main(int argc, char **argv)
 			ntpx_die(NTPX_EXIT_FAIL, "receive: %s", strerror((int)-n));
 		}
 		seq++;
-		v = check(buf, n, &q);
+		v = nallow || rl ? admit(t, &from, allow, nallow) : V_OK;
+		if (v == V_OK)
+			v = check(buf, n, &q);
+		if (v == V_OK && rl)
+			v = limit(rl, t, &from);
 		verdicts[v]++;
 		rc = 0;
-		if (v == V_OK) {
+		if (v == V_KISS) {
+			/* RFC 5905 7.4: stratum 0, the code in refid; the poll
+			   says how often this client may ask: 1/RATE. */
+			r = reply;
+			r.leap = NTP_LEAP_ALARM;
+			r.stratum = NTP_STRATUM_KOD;
+			r.refid = NTP_KISS_RATE;
+			r.version = q.version;
+			r.poll = ratelimit_poll(rl);
+			r.ref = 0;
+			r.org = q.xmt;
+			r.rec = ntp_ts_from_ns(t2);
+			ntp_encode(&r, buf);
+			rc = transport_send(t, buf, NTP_HEADER_LEN, &from, clk,
+					    TRANSPORT_STAMP_XMT, &t3);
+			if (rc < 0)
+				send_errors++;
+		} else if (v == V_OK) {
 			struct transport_stamps rx;
 			unsigned char key[sizeof(from.data)];
 			struct xleave_client *cl =
@@ -585,6 +681,9 @@ int main(int argc, char **argv)
 			fprintf(stderr, ", %s %llu", verdict_names[i], (unsigned long long)verdicts[i]);
 	if (dropped)
 		fprintf(stderr, ", dropped %llu", (unsigned long long)dropped);
+	if (rl && ratelimit_evictions(rl))
+		fprintf(stderr, ", ratelimit evictions %llu",
+			(unsigned long long)ratelimit_evictions(rl));
 	if (send_errors)
 		fprintf(stderr, ", send errors %llu", (unsigned long long)send_errors);
 	if (interleaved)
@@ -602,6 +701,7 @@ int main(int argc, char **argv)
 	}
 	xleave_table_free(xt);
 	transport_close(t);
+	ratelimit_free(rl);
 	clock_close(clk);
 	return NTPX_EXIT_OK;
 }

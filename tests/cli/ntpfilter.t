@@ -31,23 +31,24 @@ rec() { echo "$1 1 2 3 4 $2 $3 $4"; }
 ntpfilter "$TMP/in" >"$TMP/out"
 is "$?" 0 "exit 0"
 is "$(sed -n 3p "$TMP/out")" \
-	"#fields seq t1 t2 t3 t4 delay off2 status foff2 fdelay jitter djitter fcount trust valid update" \
+	"#fields seq t1 t2 t3 t4 delay off2 status foff2 fdelay jitter djitter fcount trust valid update moff2 mdelay" \
 	"#fields gains the filter's columns"
 is "$(head -2 "$TMP/out")" "$(head -2 "$TMP/in")" "other headers pass through"
 # Columns after status: foff2 fdelay jitter djitter fcount trust valid update
+# moff2 mdelay (the means: off2 200 -100 50 400 -> 138 after four)
 cols() { awk -v s="$1" '!/^#/ && $1 == s { $1=$2=$3=$4=$5=$6=$7=$8=""; sub(/^ +/, ""); print }' "$TMP/out"; }
-is "$(cols 1)" "200 1000 0 0 1 3 0 0" "one reply: itself, trust 3"
-is "$(cols 2)" "200 1000 0 0 1 3 0 0" "a timeout takes no slot and, below 6, no trust"
+is "$(cols 1)" "200 1000 0 0 1 3 0 0 200 1000" "one reply: itself, trust 3"
+is "$(cols 2)" "200 1000 0 0 1 3 0 0 200 1000" "a timeout takes no slot and, below 6, no trust"
 # best (-100, 800); the other: offset 100 vs -50 -> 150; delay 1000 vs 800 -> 200
-is "$(cols 3)" "-100 800 150 200 2 4 0 0" "the lower delay wins; both jitters"
-is "$(cols 4)" "-100 800 150 200 2 4 0 0" "bogus: nothing changes below trust 6"
+is "$(cols 3)" "-100 800 150 200 2 4 0 0 50 900" "the lower delay wins; both jitters"
+is "$(cols 4)" "-100 800 150 200 2 4 0 0 50 900" "bogus: nothing changes below trust 6"
 # offsets 100, 25 about -50: sqrt((150^2 + 75^2)/2) = 118.6; delays 200, 400: sqrt(1e5) = 316.2
-is "$(cols 5)" "-100 800 119 316 3 5 0 0" "three samples"
+is "$(cols 5)" "-100 800 119 316 3 5 0 0 50 1000" "three samples"
 # sqrt((150^2 + 75^2 + 250^2)/3) = 173.8; sqrt((200^2 + 400^2 + 100^2)/3) = 264.6
-is "$(cols 6)" "-100 800 174 265 4 6 1 0" "valid from the fourth reply"
-is "$(cols 7)" "-100 800 174 265 4 6 1 0" "KoD: trust unchanged"
-is "$(cols 8)" "-100 800 174 265 4 3 0 0" "a loss halves trust 6 to 3: invalid"
-is "$(cols 9)" "-100 800 174 265 4 3 0 0" "a negative delay is rejected, as OpenNTPD does"
+is "$(cols 6)" "-100 800 174 265 4 6 1 0 138 975" "valid from the fourth reply"
+is "$(cols 7)" "-100 800 174 265 4 6 1 0 138 975" "KoD: trust unchanged"
+is "$(cols 8)" "-100 800 174 265 4 3 0 0 138 975" "a loss halves trust 6 to 3: invalid"
+is "$(cols 9)" "-100 800 174 265 4 3 0 0 138 975" "a negative delay is rejected, as OpenNTPD does"
 
 # A longer recording with pseudo-random delays and offsets, some lost:
 # djitter must equal ntpctl's jitter over the same 8 slots, every line.

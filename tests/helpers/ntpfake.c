@@ -12,8 +12,10 @@
  * arrival and of the reply (CLOCK_REALTIME), as a real server's.  Before
  * each reply goes out, "request N" is written and flushed on stdout, so
  * once a client has its reply the line is there: how many requests came
- * is then a fact, not a guess after a sleep.  Runs until killed; exit 2 on
- * bad usage or a socket error.
+ * is then a fact, not a guess after a sleep.  The poll field of every
+ * reply is -10 (about 1 ms): a RATE kiss from it asks for no interval of
+ * its own, so that the client's doubling shows.  Runs until killed; exit 2
+ * on bad usage or a socket error.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -93,7 +95,7 @@ int main(int argc, char **argv)
 			continue;
 		r = (struct ntp_packet){
 			.leap = (uint8_t)leap, .version = q.version, .mode = NTP_MODE_SERVER,
-			.stratum = (uint8_t)stratum, .poll = q.poll, .precision = -20,
+			.stratum = (uint8_t)stratum, .poll = -10, .precision = -20,
 			.refid = refid, .org = q.xmt,
 			.rec = zero ? 0 : ntp_ts_from_ns(t2),
 		};

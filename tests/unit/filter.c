@@ -144,6 +144,41 @@ static void test_updates(void **state)
  * peers below TRUSTLEVEL_BADPEER).  Seven replies (trust 9), a loss (4),
  * the eighth reply (5): no update; the ninth (6): update.
  */
+/*
+ * ntpctl's means (filter_means) over the replies of test_updates: each
+ * update's correction (the best's offset as the daemon holds it) is
+ * subtracted from every stored offset, as priv_adjtime does.
+ *   after 8: off2 1..8 less 2 each: 20 / 8 = 2.5 -> 3; delays 5200 / 8
+ *   after 9: 2..9 = 44, less 2 for 2..8: 30 / 8 = 3.75 -> 4; 5800 / 8
+ *   after 10: 3..10 = 52, less 2 for 3..8, the update (reply 5: 5 - 2 = 3)
+ *   less 3 for all: 16 / 8 = 2; delays 6700 / 8 = 837.5 -> 838
+ * A correction applied to the clock (filter_correct) leaves them alone.
+ */
+static void test_means(void **state)
+{
+	static const int64_t d[] = { 5, 3, 7, 9, 4, 8, 6, 10, 11, 12 };
+	static const int64_t want_off[] = { 3, 4, 2 }, want_delay[] = { 650, 725, 838 };
+	struct filter f;
+	struct filter_out o;
+	int64_t mo, md, mo2, md2;
+	int i;
+
+	filter_init(&f, FILTER_WINDOW);
+	assert_int_equal(filter_means(&f, &mo, &md), 0);
+	for (i = 0; i < 10; i++) {
+		filter_add(&f, i + 1, d[i] * 100, &o);
+		assert_int_equal(filter_means(&f, &mo, &md), i + 1 < 8 ? i + 1 : 8);
+		if (i + 1 >= 8) {
+			assert_int_equal(mo, want_off[i - 7]);
+			assert_int_equal(md, want_delay[i - 7]);
+		}
+	}
+	filter_correct(&f, 7);
+	assert_int_equal(filter_means(&f, &mo2, &md2), 8);
+	assert_int_equal(mo2, mo);
+	assert_int_equal(md2, md);
+}
+
 static void test_no_update_when_invalid(void **state)
 {
 	struct filter f;
@@ -230,6 +265,7 @@ int main(void)
 		cmocka_unit_test(test_lost_and_trust),
 		cmocka_unit_test(test_negative_delay),
 		cmocka_unit_test(test_updates),
+		cmocka_unit_test(test_means),
 		cmocka_unit_test(test_no_update_when_invalid),
 		cmocka_unit_test(test_zero_delay),
 		cmocka_unit_test(test_window_size),

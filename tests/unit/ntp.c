@@ -260,16 +260,23 @@ static void rate_backoff(void **state)
 	const int64_t s = 1000000000;
 
 	(void)state;
-	assert_int_equal(ntp_backoff_ns(1), 2);
-	assert_int_equal(ntp_backoff_ns(50000000), 100000000);
-	assert_int_equal(ntp_backoff_ns(64 * s), 128 * s);
+	assert_int_equal(ntp_backoff_ns(1, -30), 2);
+	assert_int_equal(ntp_backoff_ns(50000000, -30), 100000000);
+	assert_int_equal(ntp_backoff_ns(64 * s, -30), 128 * s);
 	/* MAXPOLL, 2^17 s, is the cap... */
 	assert_int_equal(NTP_MAXPOLL_NS, 131072 * s);
-	assert_int_equal(ntp_backoff_ns(65536 * s), NTP_MAXPOLL_NS);
-	assert_int_equal(ntp_backoff_ns(100000 * s), NTP_MAXPOLL_NS);
-	assert_int_equal(ntp_backoff_ns(NTP_MAXPOLL_NS), NTP_MAXPOLL_NS);
+	assert_int_equal(ntp_backoff_ns(65536 * s, -30), NTP_MAXPOLL_NS);
+	assert_int_equal(ntp_backoff_ns(100000 * s, -30), NTP_MAXPOLL_NS);
+	assert_int_equal(ntp_backoff_ns(NTP_MAXPOLL_NS, -30), NTP_MAXPOLL_NS);
 	/* ...but a longer interval asked for is never shortened. */
-	assert_int_equal(ntp_backoff_ns(200000 * s), 200000 * s);
+	assert_int_equal(ntp_backoff_ns(200000 * s, -30), 200000 * s);
+	/* The kiss's poll is a floor: 2^-3 s, 2^4 s; 2^17 s at most. */
+	assert_int_equal(ntp_backoff_ns(10000000, -10), 20000000);
+	assert_int_equal(ntp_backoff_ns(10000000, -3), 125000000);
+	assert_int_equal(ntp_backoff_ns(10000000, 4), 16 * s);
+	assert_int_equal(ntp_backoff_ns(1, 17), NTP_MAXPOLL_NS);
+	assert_int_equal(ntp_backoff_ns(1, 127), NTP_MAXPOLL_NS);
+	assert_int_equal(ntp_backoff_ns(INT64_MAX / 2, 0), INT64_MAX / 2);
 }
 
 int main(void)

@@ -1,0 +1,89 @@
+# tests/interop/daemon.sh - what openntpd.t and ntpsec.t share: a real NTP
+# daemon, unpacked from its Debian package (scripts/interop-pkgs), run as a
+# live peer of ntpreflect and ntpprobe without ever setting this machine's
+# clock.  Source after tests/lib.sh.
+#
+#   daemon_pkgs NAME       DAEMON_ROOT=build/interop/NAME, fetched if need be;
+#                          skip_all when it cannot be had
+#   daemon_net             two namespaces joined by a veth pair:
+#                          $NS_D (192.0.2.1, the daemon), $NS_R (192.0.2.2,
+#                          ntpreflect and ntpprobe); removed at exit
+#   daemon_run VAR CMD...  spawns CMD in $NS_D with the clock guarded twice:
+#                          CAP_SYS_TIME dropped (setpriv) and the noclock
+#                          shim preloaded (tests/helpers/noclock.so.c)
+#   clock_state            the host clock's adjtimex state (read only)
+#   has_cap PID BIT        the process's effective capabilities hold BIT
+#
+# TEST-NET-1 addresses exist only inside the two namespaces.
+
+DAEMON_ADDR=192.0.2.1
+REFLECT_ADDR=192.0.2.2
+NOCLOCK=$NTPX_HELPERS/noclock.so
+CLOCKSTATE=$NTPX_HELPERS/clockstate
+
+daemon_pkgs() {
+	need_root
+	need setpriv ip
+	[ -x "$NOCLOCK" ] && [ -x "$CLOCKSTATE" ] ||
+		skip_all "no build/helpers/noclock.so or clockstate (make check builds them)"
+	DAEMON_ROOT=$NTPX_TOP/build/interop/$1
+	if [ ! -x "$DAEMON_ROOT/usr/sbin/ntpd" ]; then
+		"$NTPX_TOP/scripts/interop-pkgs" >"$TMP/pkgs.err" 2>&1 ||
+			skip_all "no $1 package: $(tail -n 1 "$TMP/pkgs.err")"
+	fi
+}
+
+daemon_net() {
+	NS_D=$(uniq_name ntpxd)
+	NS_R=$(uniq_name ntpxr)
+	_veth=$(uniq_name vd)
+	ip netns add "$NS_D" || return 1
+	cleanup ip netns del "$NS_D"
+	ip netns add "$NS_R" || return 1
+	cleanup ip netns del "$NS_R"
+	ip link add "$_veth" netns "$NS_D" type veth peer name "${_veth}r" netns "$NS_R" ||
+		return 1
+	ip -n "$NS_D" addr add "$DAEMON_ADDR/24" dev "$_veth" &&
+	ip -n "$NS_R" addr add "$REFLECT_ADDR/24" dev "${_veth}r" &&
+	ip -n "$NS_D" link set lo up && ip -n "$NS_R" link set lo up &&
+	ip -n "$NS_D" link set "$_veth" up && ip -n "$NS_R" link set "${_veth}r" up
+}
+
+# ip netns exec execs (no fork), and so do setpriv and env: the PID is the
+# daemon's own.
+daemon_run() {
+	_v=$1
+	shift
+	spawn "$_v" ip netns exec "$NS_D" \
+		setpriv --bounding-set=-sys_time --inh-caps=-sys_time \
+		env LD_PRELOAD="$NOCLOCK" "$@"
+}
+
+clock_state() { "$CLOCKSTATE"; }
+
+# CAP_SYS_TIME is bit 25.
+has_cap() {
+	_eff=$(awk '$1 == "CapEff:" { print $2 }' "/proc/$1/status")
+	[ -n "$_eff" ] && [ $(((0x$_eff >> $2) & 1)) = 1 ]
+}
+
+# Records of ntpprobe, from the reflector's namespace, against the daemon.
+probe_daemon() {
+	ip netns exec "$NS_R" "$NTPX_BIN/ntpprobe" "$@" "udp://$DAEMON_ADDR:123"
+}
+
+# The daemon answers (a record other than timeout).
+daemon_answers() {
+	probe_daemon -c 1 -w 200ms 2>/dev/null | grep -v '^#' | grep -qv ' timeout$'
+}
+
+# Nothing listens on port 123 in the daemon's namespace any more (a
+# stopped daemon's helper processes are gone too).
+daemon_gone() { ! ip netns exec "$NS_D" ss -Hlun "sport = :123" | grep -q .; }
+
+# Stops the daemon spawned as PID and waits until it is gone.
+daemon_stop() {
+	kill "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+	wait_until 10 daemon_gone
+}

@@ -1,0 +1,6 @@
+#!/bin/sh
+# The soak over uudp (see tests/soak/soak.sh; make soak).
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../net/uudp-lib.sh"
+SOAK_TRANSPORT=uudp
+. "$(dirname "$0")/soak.sh"
