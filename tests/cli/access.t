@@ -33,11 +33,12 @@ is "$okn" "${ans:-0}" "each ok is one of its answers"
 is "$((okn + kod + $(count_status "$TMP/rl" timeout)))" 40 "every exchange is accounted for"
 # After each kod the next request comes at least twice the interval later,
 # and at least 2^-4 s (20/s -> poll -4, 62.5 ms).
-gaps=$(awk '/^#/ { next } { if (k) { g = ($2 - p) / 1e6; if (g < 62) bad++ }
-	k = ($NF == "kod"); p = $2 } END { print bad + 0 }' "$TMP/rl")
+gaps=$(awk '/^#fields / { for (i = 2; i <= NF; i++) if ($i == "status") c = i - 1; next }
+	/^#/ { next } { if (k) { g = ($2 - p) / 1e6; if (g < 62) bad++ }
+	k = ($c == "kod"); p = $2 } END { print bad + 0 }' "$TMP/rl")
 is "$gaps" 0 "after each kiss the probe waits at least the kiss's poll (62.5 ms)"
 # Slowed to under the limit, it is answered from then on: the last ten ok.
-last=$(data_lines "$TMP/rl" | tail -n 10 | awk '$NF == "ok"' | wc -l)
+last=$(rec_status "$TMP/rl" | tail -n 10 | awk '$2 == "ok"' | wc -l)
 is "$last" 10 "slowed down, the probe's last 10 exchanges are ok"
 
 # 3. Malformed options: status 2, the value named.

@@ -63,11 +63,11 @@ need timeout
 plan 11
 
 last_seq() { data_lines "$1" | tail -n 1 | awk '{ print $1 + 0 }'; }
-first_ok_after() { data_lines "$1" | awk -v s="$2" '$1 > s && $NF == "ok" { print $1; exit }'; }
+first_ok_after() { rec_status "$1" | awk -v s="$2" '$1 > s && $2 == "ok" { print $1; exit }'; }
 ok_after() { [ -n "$(first_ok_after "$1" "$2")" ]; }
-notok_after() { data_lines "$1" | awk -v s="$2" '$1 > s && $NF != "ok" { f = 1 } END { exit !f }'; }
+notok_after() { rec_status "$1" | awk -v s="$2" '$1 > s && $2 != "ok" { f = 1 } END { exit !f }'; }
 # A fresh client gets an answer: the server is up and reachable.
-server_ready() { timeout 5 ntpprobe -c 1 -w 200ms "$cli_url" 2>/dev/null | grep -q ' ok$'; }
+server_ready() { timeout 5 ntpprobe -c 1 -w 200ms "$cli_url" 2>/dev/null | grep -Eq ' ok( |$)'; }
 port_state() { cat "/sys/class/infiniband/$dev/ports/$hcaport/state" 2>/dev/null; }
 port_active() { port_state | grep -q ACTIVE; }
 port_inactive() { ! port_active; }
