@@ -119,8 +119,13 @@ enum ntp_verdict ntp_judge(const struct ntp_packet *p)
 {
 	char code[5];
 
-	if (ntp_kiss_code(p, code))
-		return NTP_VERDICT_KISS;
+	if (ntp_kiss_code(p, code)) {
+		int acts = strcmp(code, "RATE") == 0 || strcmp(code, "DENY") == 0 ||
+			   strcmp(code, "RSTR") == 0;
+
+		return acts || p->leap != NTP_LEAP_ALARM ? NTP_VERDICT_KISS :
+							   NTP_VERDICT_UNSYNCED;
+	}
 	if (p->leap == NTP_LEAP_ALARM || p->stratum == NTP_STRATUM_KOD ||
 	    p->stratum >= NTP_STRATUM_UNSYNC)
 		return NTP_VERDICT_UNSYNCED;

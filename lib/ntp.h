@@ -110,7 +110,11 @@ int64_t ntp_ts_to_ns(uint64_t ts, int64_t pivot_ns);
  *   KISS      stratum 0 and a kiss code in the reference ID: one to four
  *             printable ASCII characters (0x21..0x7e), zero-filled on the
  *             right ("RATE", "DENY", "RSTR", "INIT", ...); the
- *             timestamps carry nothing;
+ *             timestamps carry nothing.  One exception: a code that asks
+ *             nothing of the client (not RATE, DENY or RSTR) under leap 3
+ *             is a server saying it is unsynchronised and why (ntpsec
+ *             before its first sync: leap 3, stratum 0, "INIT"), which is
+ *             UNSYNCED, as chronyd and ntpsec's own client take it;
  *   UNSYNCED  leap 3 (alarm), stratum 16 or above, or stratum 0 without a
  *             kiss code (OpenNTPD 6.2 while unsynchronised: leap 3,
  *             stratum 0, reference ID 0): the server answered, its

@@ -8,7 +8,7 @@
 . "$(dirname "$0")/../lib.sh"
 fake=$NTPX_HELPERS/ntpfake
 [ -x "$fake" ] || skip_all "helpers not built (make build/helpers/ntpfake)"
-plan 26
+plan 28
 
 # serve NAME LEAP STRATUM REFID [zero]: a fake server; PORT is its port,
 # its request log $TMP/NAME.log.
@@ -50,12 +50,18 @@ is "$(col "$TMP/zero.rec" 8)" "unsynced unsynced" "unsynchronised with zero time
 is "$(col "$TMP/zero.rec" 3) $(col "$TMP/zero.rec" 4)" "- - - -" "...without T2 and T3 (it sent none)"
 
 # A kiss code that only informs: kod, and probing goes on.
-serve init 3 0 INIT
+serve init 0 0 INIT
 ntpprobe -c 3 -i 20ms "udp://127.0.0.1:$PORT" >"$TMP/init.rec" 2>"$TMP/init.err"
 is "$?" 0 "INIT: exit 0"
 is "$(col "$TMP/init.rec" 8)" "kod kod kod" "INIT: kod, and the probe goes on"
 is "$(col "$TMP/init.rec" 3) $(col "$TMP/init.rec" 4)" "- - - - - -" "INIT: no T2, T3"
 is "$(requests init)" 3 "INIT: three requests"
+# The same code under leap 3 is a server saying why it is unsynchronised
+# (ntpsec before its first sync): unsynced, its timestamps kept.
+serve init3 3 0 INIT
+ntpprobe -c 2 -i 20ms "udp://127.0.0.1:$PORT" >"$TMP/init3.rec" 2>/dev/null
+is "$(col "$TMP/init3.rec" 8)" "unsynced unsynced" "INIT under leap 3: unsynced, not kod"
+is "$(missing "$TMP/init3.rec")" 0 "INIT under leap 3: T2 and T3 kept"
 
 # RATE: each kiss doubles the interval.  The schedule is 0, 100, 300,
 # 700, 1500 ms, then 3100 ms, past the 1.6 s run: five requests (32

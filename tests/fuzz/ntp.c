@@ -30,8 +30,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			char code[5];
 			int kiss = ntp_kiss_code(&p, code);
 
-			/* A kiss is a kiss code, and only at stratum 0. */
-			if ((ntp_judge(&p) == NTP_VERDICT_KISS) != kiss ||
+			/* A kiss is a kiss code, and only at stratum 0; under
+			   leap 3 only RATE, DENY and RSTR. */
+			int acts = kiss && (strcmp(code, "RATE") == 0 || strcmp(code, "DENY") == 0 ||
+					    strcmp(code, "RSTR") == 0);
+
+			if ((ntp_judge(&p) == NTP_VERDICT_KISS) !=
+			    (kiss && (acts || p.leap != NTP_LEAP_ALARM)) ||
 			    (kiss && (p.stratum != 0 || !code[0] || code[4])) ||
 			    (!kiss && code[0]))
 				__builtin_trap();
