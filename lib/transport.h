@@ -12,8 +12,8 @@
  *
  * A transport is chosen by the endpoint's scheme from a table in
  * transport.c; nothing above this interface knows which backend runs.
- * Timestamps are taken inside the backend at the boundaries DESIGN.md
- * section 3 defines: immediately before the datagram is submitted, and
+ * Timestamps are taken inside the backend at the boundaries doc/design.md
+ * (Transports) defines: immediately before the datagram is submitted, and
  * immediately after a receive returns it.
  */
 #ifndef NTPX_TRANSPORT_H

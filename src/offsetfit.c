@@ -5,7 +5,7 @@
  * t is seconds since the first T1 in the input; offset is off2 / 2.
  * While the client runs free its offset drifts with the frequency error of
  * the two oscillators (b); the residual is what the fitted line does not
- * explain: the short-term noise of the estimator (DESIGN.md, study.txt).
+ * explain: the short-term noise of the estimator (doc/design.md, Estimation).
  *
  * Every record's delay and off2 must reproduce the T1..T4 arithmetic
  * exactly; a record that does not is malformed input, like any other, and

@@ -1,12 +1,13 @@
 # tests/lib.sh - a small TAP library for the shell suites (after git's
 # t/test-lib.sh).  Source it, then:
 #
-#   plan N                      the number of tests
-#   ok COND... -- TITLE         runs COND; "ok N - TITLE" or "not ok N - TITLE"
+#   plan N                      the number of tests, when known in advance
+#   ok TITLE CMD [ARG...]       runs CMD; "ok N - TITLE" or "not ok N - TITLE"
 #   is GOT WANT TITLE           string equality, shows both on failure
 #   skip TITLE REASON           "ok N # skip TITLE (REASON)"
 #   skip_all REASON             "1..0 # skip REASON", exit 0
 #   need CMD...                 skip_all unless every CMD is on PATH
+#   need_root                   skip_all unless run as root
 #   cleanup CMD...              runs CMD at exit, whatever happens (LIFO)
 #   spawn VAR CMD...            starts CMD in the background; its PID in VAR;
 #                               killed at exit by that PID, nothing else.
@@ -26,6 +27,12 @@
 #   (tests/twohost.sh, sourced after this: twohost_up, two hosts reached
 #   over ssh, each with an sshd of the test's own)
 #   diag TEXT                   "# TEXT" on stderr
+#   done_testing                the last line of a test: its exit status
+#                               is 1 when any test failed
+#   start_reflector [OPTION...] ntpreflect on a free loopback port
+#                               (REFLECT_PORT, REFLECT_PID)
+#   data_lines FILE, count_status FILE WORD, one_clock FILE
+#                               record helpers (columns found by name)
 #
 # NTPX_BIN is the directory of the built tools (bin/ of the checkout),
 # NTPX_HELPERS that of the test programs (build/helpers: udpq);

@@ -39,9 +39,9 @@ static void format_ok_and_missing(void **state)
 	(void)state;
 	record_format(buf, sizeof(buf), &x);
 	/*
-	 * DESIGN.md's example timestamps: delay = 140000 - 9000 = 131000,
-	 * off2 = 62000 + (71000 - 140000) = -7000.  (DESIGN.md printed -14000,
-	 * which its own formula does not give; doc/ntpx-record.5 is right.)
+	 * The example of doc/design.md and doc/ntpx-record.5:
+	 * delay = 140000 - 9000 = 131000, off2 = 62000 + (71000 - 140000)
+	 * = -7000.
 	 */
 	assert_string_equal(buf, "1 1764455329000000000 1764455329000062000 "
 			    "1764455329000071000 1764455329000140000 131000 -7000 ok");
