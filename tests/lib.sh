@@ -27,7 +27,8 @@
 #   (tests/twohost.sh, sourced after this: twohost_up, two hosts reached
 #   over ssh, each with an sshd of the test's own)
 #   diag TEXT                   "# TEXT" on stderr
-#   done_testing                the last line of a test: its exit status
+#   done_testing                the last line of a test: prints the plan
+#                               when plan was not called; its exit status
 #                               is 1 when any test failed
 #   start_reflector [OPTION...] ntpreflect on a free loopback port
 #                               (REFLECT_PORT, REFLECT_PID)
@@ -62,7 +63,7 @@ cleanup() {
 	_cleanups="$* 2>/dev/null || true; $_cleanups"
 }
 
-plan() { echo "1..$1"; }
+plan() { echo "1..$1"; _tap_planned=1; }
 
 diag() { echo "# $*" >&2; }
 
@@ -210,6 +211,9 @@ udp_listening() {
 	ss -Hlun "sport = :$1" | grep -q .
 }
 
+# Without a plan at the start, the plan is printed here, at the end (TAP
+# allows either): a test need not count its checks in advance.
 done_testing() {
+	[ -n "${_tap_planned:-}" ] || echo "1..$_tap_n"
 	[ "$_tap_failed" = 0 ]
 }
