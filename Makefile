@@ -62,7 +62,12 @@ UNIT     := $(patsubst tests/unit/%.c,build/unit/%.t,$(sort $(wildcard tests/uni
 BENCH    := $(patsubst tests/bench/%.c,build/bench/%,$(sort $(wildcard tests/bench/*.c)))
 FUZZ     := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(sort $(wildcard tests/fuzz/*.c)))
 HELPERS  := $(patsubst tests/helpers/%.c,build/helpers/%,$(sort $(wildcard tests/helpers/*.c)))
-SCRIPTS  := $(filter-out $(TOOLS),$(wildcard bin/*))
+# The tracked shell commands (bin/ntpx-*) and the shell libraries they
+# source (bin/ntpx-*.sh: not commands, installed under share/ntpx).
+COMMANDS := $(filter-out %.sh,$(wildcard bin/ntpx-*))
+SHLIBS   := $(wildcard bin/ntpx-*.sh)
+ANALYSIS := $(wildcard analysis/ntpx-*)
+SCRIPTS  := $(COMMANDS) $(SHLIBS) $(ANALYSIS)
 MAN1     := $(wildcard doc/*.1)
 MAN5     := $(wildcard doc/*.5)
 MAN7     := $(wildcard doc/*.7)
@@ -199,12 +204,17 @@ fuzz: $(FUZZ)
 demo: all
 	@sh scripts/demo
 
+# Exactly the built tools, the ntpx-* commands and the analysis scripts
+# go into bin; the shell libraries the commands source go into
+# share/ntpx, where a command looks when they are not beside it
+# (doc/hacking.md, Install).  Nothing else in bin/ is installed.
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \
-	  $(DESTDIR)$(PREFIX)/include/ntpx $(DESTDIR)$(PREFIX)/share/man/man1 \
+	  $(DESTDIR)$(PREFIX)/include/ntpx $(DESTDIR)$(PREFIX)/share/ntpx \
+	  $(DESTDIR)$(PREFIX)/share/man/man1 \
 	  $(DESTDIR)$(PREFIX)/share/man/man5 $(DESTDIR)$(PREFIX)/share/man/man7
-	install -m 755 $(TOOLS) $(SCRIPTS) $(DESTDIR)$(PREFIX)/bin
-	install -m 755 analysis/ntpx-* $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(TOOLS) $(COMMANDS) $(ANALYSIS) $(DESTDIR)$(PREFIX)/bin
+	$(if $(SHLIBS),install -m 644 $(SHLIBS) $(DESTDIR)$(PREFIX)/share/ntpx)
 	install -m 644 lib/libntpx.a $(DESTDIR)$(PREFIX)/lib
 	install -m 644 $(filter-out lib/%_private.h,$(wildcard lib/*.h)) $(DESTDIR)$(PREFIX)/include/ntpx
 	$(if $(MAN1),install -m 644 $(MAN1) $(DESTDIR)$(PREFIX)/share/man/man1)
