@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # ntpx — one Makefile.  `make` builds lib/libntpx.a and every tool into bin/;
 # `make check` runs every test this machine can run through prove.
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # ntpx-family.sh - what the experiment families (bin/ntpx-freerun,
 # ntpx-loaded, ntpx-bursts, ntpx-directional, ntpx-recovery, ntpx-loss,
 # ntpx-steady) share: options, endpoints, the two sides' command prefixes,

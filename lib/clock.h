@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * clock.h - the clocks that T1..T4 are read from, behind one interface.
  *

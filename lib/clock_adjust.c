@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * clock_adjust.c - stepping, slewing and tuning a clock, and the ground
  * truth a simulated clock knows.

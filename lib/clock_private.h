@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * clock_private.h - what a clock driver fills in.  Each driver embeds
  * struct clock as its first member and provides one *_open() function,

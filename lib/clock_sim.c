@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * clock_sim.c - the simulated clock "sim:PATH": chrony's sys_null.c idea
  * (a clock that only pretends) kept in a shared-memory file, so that a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * frame.c - Ethernet II + IPv4 + UDP frames: build, checksum, check.
  *

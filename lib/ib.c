@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ib.c - NTP over InfiniBand unreliable datagrams (and RoCE), with
  * rediscovery of a server that restarted.

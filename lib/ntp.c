@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ntp.c - NTPv4 header codec and timestamp conversion.
  */

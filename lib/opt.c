@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * opt.c - shared option parsing and the one-line error convention.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * opt.h - what every tool parses the same way: durations, rates, ppm,
  * counts, and the exit codes and error lines all tools share.

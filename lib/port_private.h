@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * port_private.h - frame ports: where uudp.c hands whole Ethernet frames
  * to a NIC and takes them back, bypassing the kernel's UDP stack.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * port_verbs.c - the raw-packet verbs frame port (ConnectX and the like):
  * the path the original study measured.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * port_xdp.c - the AF_XDP frame port: any Linux NIC, and veth.
  *

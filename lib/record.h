@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * record.h - the record format (doc/ntpx-record.5): one exchange per text
  * line, fields separated by one space, '#' lines for headers.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * transport.c - endpoint URLs, the backend table, and the waiting loop
  * every backend shares.

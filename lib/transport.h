@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * transport.h - how every tool sends and receives datagrams, whatever
  * the path underneath.

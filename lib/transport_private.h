@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * transport_private.h - what a transport backend provides.  A backend
  * embeds struct transport as its first member and fills it in its one

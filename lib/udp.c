@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * udp.c - the kernel UDP transport.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * uudp.c - userspace UDP: the program builds Ethernet/IPv4/UDP frames in
  * its own memory and hands them to a frame port (AF_XDP or a raw-packet

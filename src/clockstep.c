@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * clockstep - create, show, step, slew and detune a clock.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * loadgen - background traffic through the transport table, and an NTP
  * request flood.

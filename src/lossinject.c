@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * lossinject - runs a command under a deliberate loss schedule.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ntpfilter - records in, the same records out with OpenNTPD's clock
  * filter's columns appended (lib/filter.h): the filtered offset and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ntpprobe - NTP client: one exchange per interval, one record per
  * exchange on stdout.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ntpreflect - an NTPv4 server for client-mode requests, on any transport.
  *

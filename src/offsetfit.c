@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * offsetfit - fits offset(t) = a + b t to the ok exchanges of a record
  * stream and summarises what is left: drift, residuals, round-trip time.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tether - runs a command on another host through a command prefix (ssh,
  * ntpx-lab exec, sudo...) so that the runner, not the transport, decides

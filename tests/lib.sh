@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # tests/lib.sh - a small TAP library for the shell suites (after git's
 # t/test-lib.sh).  Source it, then:
 #

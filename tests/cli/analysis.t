@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # analysis/: ntpx-summarize, ntpx-figures and ntpx-report on a small
 # evidence package built here.
 #

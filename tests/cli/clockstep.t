@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # clockstep on sim: clocks, and its refusals for realtime.  Nothing here
 # changes the host clock: realtime is only ever refused, or (with
 # --system but without CAP_SYS_TIME) asked for --show, which only reads.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # ntpprobe --discipline on sim: clocks over loopback, each case held
 # against the clock's truth (true2, clockstep --show):
 #   step:  120 s behind, --step-threshold 1s, 100 ms polls: the first reply

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Without an RDMA device, every ib command fails fast: exit 1 within a
 # moment, one line on stderr naming "no RDMA device", the device asked
 # for and what was found, and nothing on stdout (no half-written records).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Unsynchronised servers and kiss codes (RFC 5905 7.4), each from a small
 # fake server on loopback (tests/helpers/ntpfake.c): OpenNTPD 6.2's
 # unsynchronised replies (leap 3, stratum 0, reference ID 0) and the other

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # lossinject: the schedule it puts in the environment, and its refusals
 # (one line, exit 2).
 . "$(dirname "$0")/../lib.sh"

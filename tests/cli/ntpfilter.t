@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # ntpfilter: hand-computed windows with lost, bogus, KoD and rejected
 # replies; djitter against OpenNTPD's own formula (control.c
 # build_show_peer, written out again in awk) on a longer recording; and

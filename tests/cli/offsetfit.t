@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # offsetfit against hand-computed values, and every kind of bad input.
 . "$(dirname "$0")/../lib.sh"
 plan 45

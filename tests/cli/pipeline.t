@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # The loopback pipeline of the README: ntpreflect, ntpprobe | offsetfit.
 . "$(dirname "$0")/../lib.sh"
 plan 10

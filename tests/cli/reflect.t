@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # ntpreflect answers client requests and nothing else, never with more
 # bytes than it was sent.  udpq sends the datagrams and then a good
 # request as a fence: once the fence is answered, any answer to what came

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # A server that is down shows as `refused` (ICMP port unreachable), and
 # probing goes on until it comes up.
 . "$(dirname "$0")/../lib.sh"

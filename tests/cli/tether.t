@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # tether through prefixes that stay on this machine: arguments arrive
 # intact through a shell that re-parses them, stdout and stderr come back
 # apart, the status comes back; a remote side that is not there, CR LF

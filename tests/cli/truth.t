@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Ground truth from a sim: clock (ntpprobe --clock sim:PATH, column true2)
 # and the drift estimate held against it (offsetfit).
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # uudp endpoints that cannot work are refused with one line that names
 # the endpoint and the cause: a usage error (status 2, then the "Try"
 # line) when the URL alone says so, status 1 when the system does (no

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Write errors and closed pipes (lib/out.h), every tool in each of its
 # output modes: to /dev/full (ENOSPC) the tool ends with exit 1 and one
 # line on stderr naming the output, and no summary that could be read as

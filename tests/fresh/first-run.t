@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # The README's two commands on a machine that lacks a package the build
 # links against: `make -j2 demo` and `make -j2 check` in a fresh clone must
 # work the first time (make deps installs the package, and only then does

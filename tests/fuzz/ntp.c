@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* libFuzzer target: the NTP packet decoder, the reply judge and the
    trailer check. */
 #include <stddef.h>

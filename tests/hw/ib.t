@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # NTP over InfiniBand UD on a real RDMA device: the server restart the
 # original study could not survive, a client restart, a wrong QKey, and a
 # port going down and up.  One host: server and client on the same HCA

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # uudp over a raw-packet verbs QP (ConnectX): needs an RDMA-capable NIC
 # and a peer.  Set NTPX_UUDP_DEV to the interface and NTPX_UUDP_PEER to the
 # address of a host running a kernel-UDP ntpreflect on port

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # ntpsec's ntpdig as a client of ntpreflect.  ntpdig only speaks to port
 # 123, so both run in a network namespace of their own (unshare -n), where
 # port 123 on its loopback is ours and no other host is reachable.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # The directional bias on a real queue (the study's finding, on one
 # machine): load above the slow path's rate in one direction fills that
 # direction's queue, and NTP's offset moves by half the added delay, with

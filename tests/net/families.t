@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # The experiment families, each run alone in a lab of this test's own
 # through the two command prefixes, with very short durations: each
 # writes its run directory (records, summary keys, events, done last),

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # ntpreflect under a loadgen --ntp flood: it keeps answering a probe while
 # the flood runs, answers most of the flood, and its memory stays flat
 # (resident size after a long flood no larger than after a short one, give

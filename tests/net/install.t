@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # make install: the installed tree runs on its own.  make install
 # DESTDIR=$TMP/root PREFIX=/usr; bin holds exactly the tools, the ntpx-*
 # commands and the analysis scripts, the sourced ntpx-family.sh is under

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # ntpx-lab: up (twice), status, env, exec, both paths carry traffic, the
 # shapers are where the man page says, the fast path's ends send complete
 # checksums and the slow path's keep their offloads, down leaves nothing,

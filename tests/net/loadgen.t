@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # loadgen in the lab: the sink measures what the sender offers at a set
 # rate without loss, for MTU-sized (GSO), fragmented and 64 KiB
 # datagrams; calibration on the slow path finds the shaper's rate; a

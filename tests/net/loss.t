@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # lossinject through the real tools: --every 10 over 100 requests drops
 # exactly ten, at 10, 20, ... 100, recorded `dropped` (not timeout);
 # --rate 5% --seed 7 drops the same positions twice, and another seed

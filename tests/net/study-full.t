@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # ntpx-study on a full disk: the package lives on a small tmpfs of this
 # test's own; once the first run has started, a filler file takes every
 # byte left.  The study stops with exit 1 and one line that says the disk

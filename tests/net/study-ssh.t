@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # ntpx-study on two hosts over ssh (tests/twohost.sh: two namespaces,
 # each with an sshd of the test's own on a management link, the lab's
 # slow path between them), with the documented prefix, without and with

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # ntpx-study: a very short quick study in its own lab (NTPX_STUDY_SCALE
 # shrinks the durations), killed by its PID in the middle and continued:
 # the runs already done are kept (their done files unchanged), the lab is

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # ntpx-sweep, the load dose-response family, in a lab of this test's own
 # with short durations: the unloaded condition and load in each
 # direction, then the package's table, figure and report section.  Under

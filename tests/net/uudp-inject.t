@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Bad frames put on the link towards a uudp ntpreflect: every one is an
 # NTP client request that would be answered if it were well formed, spoilt
 # in one way.  Each is counted under its reason, none is answered, and the

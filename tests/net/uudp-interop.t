@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # On the wire uudp is ordinary NTP over UDP: tshark, capturing on the
 # veth, dissects the frames uudp builds at both ends as NTP with good IP
 # and UDP checksums and nothing malformed; chronyd -Q (it measures and

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # A uudp client (via=xdp) against kernel UDP servers, in a lab made by
 # ntpx-lab and nothing else: ntpreflect over udp:// and chronyd -x (it
 # never touches the clock) in the reference namespace, on both paths.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Neighbour resolution: the server's MAC comes from the kernel's table and
 # is looked up again after a run of missed replies, so a server whose MAC
 # changed mid-run is found again within (miss limit + 2) intervals; mac=

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Unit tests for endpoint parsing (lib/transport.c) and lib/opt.c. */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Unit tests for lib/ib.c that need no RDMA device: the rules a received
  * datagram must pass (built as struct ibv_wc values, as the CQ hands them

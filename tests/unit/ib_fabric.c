@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * lib/ib.c driven over a simulated fabric.
  *

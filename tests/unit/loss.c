@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Unit tests for lib/loss.c and the loss hook in transport_send(): the
  * schedules drop exactly where they say, the same seed drops the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Unit tests for lib/ntp.c: timestamps, eras, the packet codec. */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Unit tests for lib/peer.c: miss runs, the backoff schedule, the epoch,
  * and the reset handed to the caller, driven through peer.h alone.

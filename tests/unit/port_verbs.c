@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * lib/port_verbs.c (the raw-packet port of uudp via=verbs) over a mock
  * device.

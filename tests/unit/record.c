@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Unit tests for lib/record.c: the writer, the reader, every malformed form. */
 #include <stdarg.h>
 #include <stddef.h>
