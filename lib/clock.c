@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "clock_private.h"
+#include "util_private.h"
 
 int64_t clock_realtime_ns(void)
 {
@@ -67,7 +68,7 @@ static const char *clock_known(void)
 	static char list[128];
 	size_t i, n = 0;
 
-	for (i = 0; i < sizeof(drivers) / sizeof(drivers[0]) && n < sizeof(list); i++) {
+	for (i = 0; i < ARRAY_SIZE(drivers) && n < sizeof(list); i++) {
 		const char *p = drivers[i].prefix;
 
 		n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s%s",
@@ -80,7 +81,7 @@ struct clock *clock_open(const char *name, char *err, size_t errlen)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(drivers) / sizeof(drivers[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(drivers); i++) {
 		const char *p = drivers[i].prefix;
 		size_t n = strlen(p);
 		int is_prefix = n && p[n - 1] == ':';

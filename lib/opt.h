@@ -11,6 +11,7 @@
 #define NTPX_OPT_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdnoreturn.h>
 
 enum {
@@ -58,5 +59,14 @@ noreturn void opt_usage_error(const char *fmt, ...)
 
 /* Prints "prog VERSION" on stdout. */
 void opt_version(void);
+
+/*
+ * The tail of every tool's getopt switch, for what the tool does not
+ * handle itself: 'h' prints @usage on stdout and 'V' (--version, which
+ * every tool maps to 'V') the version, both exiting 0; anything else is an
+ * option getopt has already named on stderr: "Try 'prog --help'." and
+ * exit 2.
+ */
+noreturn void opt_other(int c, void (*usage)(FILE *out));
 
 #endif

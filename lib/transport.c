@@ -16,6 +16,7 @@
 #include "ntp.h"
 #include "opt.h"
 #include "transport_private.h"
+#include "util_private.h"
 
 static const struct transport_ops *const backends[] = {
 	&udp_transport_ops,
@@ -23,13 +24,11 @@ static const struct transport_ops *const backends[] = {
 	&ib_transport_ops,	/* built always; a host without RDMA fails at open */
 };
 
-#define NBACKENDS (sizeof(backends) / sizeof(backends[0]))
-
 static const struct transport_ops *backend_find(const char *scheme)
 {
 	size_t i;
 
-	for (i = 0; i < NBACKENDS; i++)
+	for (i = 0; i < ARRAY_SIZE(backends); i++)
 		if (strcmp(backends[i]->scheme, scheme) == 0)
 			return backends[i];
 	return NULL;
@@ -40,7 +39,7 @@ static void schemes_list(char *buf, size_t len)
 	size_t i, n = 0;
 
 	buf[0] = 0;
-	for (i = 0; i < NBACKENDS && n < len; i++)
+	for (i = 0; i < ARRAY_SIZE(backends) && n < len; i++)
 		n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? ", " : "",
 				      backends[i]->scheme);
 }

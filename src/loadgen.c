@@ -44,6 +44,7 @@
 #include "opt.h"
 #include "out.h"
 #include "transport.h"
+#include "util_private.h"
 
 #define HDR_LEN		16
 #define MAGIC_DATA	0x4e54584cu	/* "NTXL" */
@@ -96,31 +97,6 @@ static void emit_flush(void)
 				out_flush(stdout, "standard output");
 	if (out_state != OUT_OK)
 		stopping = 1;
-}
-
-static void put32(unsigned char *p, uint32_t v)
-{
-	v = htonl(v);
-	memcpy(p, &v, 4);
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return ntohl(v);
-}
-
-static void put64(unsigned char *p, uint64_t v)
-{
-	put32(p, (uint32_t)(v >> 32));
-	put32(p + 4, (uint32_t)v);
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-	return (uint64_t)get32(p) << 32 | get32(p + 4);
 }
 
 static void sleep_ns(int64_t ns)
@@ -810,9 +786,9 @@ static int run_flood(struct flood *f)
 
 /* ---------------------------------------------------------------- main */
 
-static void usage(void)
+static void usage(FILE *out)
 {
-	printf("usage: %s [options] ENDPOINT          send load to a sink\n"
+	fprintf(out, "usage: %s [options] ENDPOINT          send load to a sink\n"
 	       "       %s --sink [options] ENDPOINT   receive and report\n"
 	       "       %s --calibrate ENDPOINT        the path's sustained rate\n"
 	       "       %s --ntp RATE ENDPOINT         an NTP request flood\n\n"
@@ -920,9 +896,7 @@ int main(int argc, char **argv)
 				opt_usage_error("bad timeout '%s'", optarg);
 			break;
 		case 'G': gso = 0; break;
-		case 'h': usage(); return NTPX_EXIT_OK;
-		case 'V': opt_version(); return NTPX_EXIT_OK;
-		default: fprintf(stderr, "Try '%s --help'.\n", opt_prog); return NTPX_EXIT_USAGE;
+		default: opt_other(c, usage);
 		}
 	}
 	endpoint_from_args(argc, argv, optind, &ep);

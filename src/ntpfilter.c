@@ -116,15 +116,8 @@ int main(int argc, char **argv)
 				opt_usage_error("bad --window '%s' (1 to %d)", optarg,
 						FILTER_MAX_WINDOW);
 			break;
-		case 'h':
-			usage(stdout);
-			return NTPX_EXIT_OK;
-		case 'V':
-			opt_version();
-			return NTPX_EXIT_OK;
 		default:
-			fprintf(stderr, "Try '%s --help'.\n", opt_prog);
-			return NTPX_EXIT_USAGE;
+			opt_other(opt, usage);
 		}
 	}
 	if (argc - optind > 1)

@@ -66,9 +66,9 @@ struct probe {
 	size_t ndelays, capdelays;
 };
 
-static void usage(void)
+static void usage(FILE *out)
 {
-	printf("usage: %s [options] ENDPOINT\n"
+	fprintf(out, "usage: %s [options] ENDPOINT\n"
 	       "Send NTP client requests to ENDPOINT, one per interval, and write one\n"
 	       "record per exchange (T1..T4 in ns, delay, off2, status) on stdout.\n\n"
 	       "  -i, --interval DUR   time between requests (default 1s)\n"
@@ -330,15 +330,8 @@ int main(int argc, char **argv)
 			if (discipline_parse(&dp, optarg, err, sizeof(err)))
 				opt_usage_error("%s", err);
 			break;
-		case 'h':
-			usage();
-			return NTPX_EXIT_OK;
-		case 'V':
-			opt_version();
-			return NTPX_EXIT_OK;
 		default:
-			fprintf(stderr, "Try '%s --help'.\n", opt_prog);
-			return NTPX_EXIT_USAGE;
+			opt_other(c, usage);
 		}
 	}
 	endpoint_from_args(argc, argv, optind, &ep);

@@ -55,9 +55,9 @@ static void on_signal(int sig)
 	stopping = 1;
 }
 
-static void usage(void)
+static void usage(FILE *out)
 {
-	printf("usage: %s [options] ENDPOINT\n"
+	fprintf(out, "usage: %s [options] ENDPOINT\n"
 	       "Serve NTPv4 to clients on ENDPOINT (udp://0.0.0.0:123, udp://127.0.0.1:12300,\n"
 	       "uudp://*:123?dev=IF, ib://HOST:123).\n\n"
 	       "  -s, --stratum N      stratum to announce, 1..15 (default 1)\n"
@@ -179,15 +179,8 @@ int main(int argc, char **argv)
 			if (transport_poll_parse(optarg, &pollmode))
 				opt_usage_error("bad poll mode '%s' (block or busy)", optarg);
 			break;
-		case 'h':
-			usage();
-			return NTPX_EXIT_OK;
-		case 'V':
-			opt_version();
-			return NTPX_EXIT_OK;
 		default:
-			fprintf(stderr, "Try '%s --help'.\n", opt_prog);
-			return NTPX_EXIT_USAGE;
+			opt_other(c, usage);
 		}
 	}
 	endpoint_from_args(argc, argv, optind, &ep);

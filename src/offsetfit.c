@@ -62,9 +62,9 @@ struct series {
 /* File scope: the arrays stay reachable until exit, which frees them. */
 static struct series in;
 
-static void usage(void)
+static void usage(FILE *out)
 {
-	printf("usage: %s [options] [FILE...]\n"
+	fprintf(out, "usage: %s [options] [FILE...]\n"
 	       "Fit offset(t) = a + b*t by least squares over the ok records of FILEs\n"
 	       "(standard input by default) and print a summary as 'key value' lines.\n\n"
 	       "      --json            the summary as one JSON object\n"
@@ -594,15 +594,8 @@ int main(int argc, char **argv)
 		case 'k':
 			m = M_CHECK;
 			break;
-		case 'h':
-			usage();
-			return NTPX_EXIT_OK;
-		case 'V':
-			opt_version();
-			return NTPX_EXIT_OK;
 		default:
-			fprintf(stderr, "Try '%s --help'.\n", opt_prog);
-			return NTPX_EXIT_USAGE;
+			opt_other(c, usage);
 		}
 		if (mode != M_SUMMARY && mode != m)
 			opt_usage_error("--residuals, --cdf, --check, --stability and --percentiles "

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "record.h"
+#include "util_private.h"
 
 /* A reader over the bytes of @text (a memfd, so that read(2) is real). */
 static int text_fd(const char *text)
@@ -159,7 +160,7 @@ static void every_malformed_form(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		struct record_reader r;
 		int fd = text_fd(cases[i].text), rc;
 
@@ -258,7 +259,7 @@ static void parse_i64_forms(void **state)
 	assert_int_equal(v, INT64_MAX);
 	assert_int_equal(record_parse_i64("-9223372036854775808", &v), 1);
 	assert_int_equal(v, INT64_MIN);
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(bad); i++)
 		if (record_parse_i64(bad[i], &v) != -1)
 			fail_msg("'%s' accepted", bad[i]);
 }
