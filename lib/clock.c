@@ -29,16 +29,21 @@ int64_t clock_monotonic_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static int64_t realtime_now(struct clock *c)
+int64_t clock_realtime_now(struct clock *c)
 {
 	(void)c;
 	return clock_realtime_ns();
 }
 
-static void realtime_close(struct clock *c)
+void clock_realtime_close(struct clock *c)
 {
 	free(c);
 }
+
+const struct clock_ops clock_realtime_ops = {
+	.now = clock_realtime_now,
+	.close = clock_realtime_close,
+};
 
 static struct clock *realtime_open(const char *arg, char *err, size_t errlen)
 {
@@ -49,8 +54,7 @@ static struct clock *realtime_open(const char *arg, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	c->now = realtime_now;
-	c->close = realtime_close;
+	c->ops = &clock_realtime_ops;
 	return c;
 }
 
@@ -94,7 +98,7 @@ struct clock *clock_open(const char *name, char *err, size_t errlen)
 			return NULL;
 		c->name = strdup(name);
 		if (!c->name) {
-			c->close(c);
+			c->ops->close(c);
 			snprintf(err, errlen, "out of memory");
 			return NULL;
 		}
@@ -111,7 +115,7 @@ void clock_close(struct clock *c)
 	if (!c)
 		return;
 	name = c->name;
-	c->close(c);
+	c->ops->close(c);
 	free(name);
 }
 
@@ -122,5 +126,5 @@ const char *clock_name(const struct clock *c)
 
 int64_t clock_now(struct clock *c)
 {
-	return c->now(c);
+	return c->ops->now(c);
 }

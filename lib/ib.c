@@ -91,6 +91,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "ib.h"
+#include "util_private.h"
 #include "ntp.h"
 #include "peer.h"
 #include "transport_private.h"
@@ -1287,7 +1288,7 @@ static int ib_ctl_readable(struct ib_transport *u)
 static ssize_t ib_recv(struct transport *t, void *buf, size_t cap,
 		       struct transport_addr *from, struct clock *clk, int64_t *stamp)
 {
-	struct ib_transport *u = (struct ib_transport *)t;
+	struct ib_transport *u = container_of(t, struct ib_transport, t);
 	struct ibv_wc wc;
 	ssize_t rc;
 	int n;
@@ -1371,7 +1372,7 @@ static int ib_send(struct transport *t, void *buf, size_t len,
 		   const struct transport_addr *to, struct clock *clk, int flags,
 		   int64_t *stamp)
 {
-	struct ib_transport *u = (struct ib_transport *)t;
+	struct ib_transport *u = container_of(t, struct ib_transport, t);
 	const unsigned char *b = buf;
 	int request = len >= NTP_HEADER_LEN && (b[0] & 7) == NTP_MODE_CLIENT;
 	struct ibv_sge sge;
@@ -1580,7 +1581,7 @@ static struct ibv_context *ib_pick_device(const char *dev, char *err, size_t err
 
 static void ib_close(struct transport *t)
 {
-	struct ib_transport *u = (struct ib_transport *)t;
+	struct ib_transport *u = container_of(t, struct ib_transport, t);
 	struct ib_transport **pp;
 	int p;
 
@@ -1839,14 +1840,14 @@ fail:
 
 static int ib_peer_reset(struct transport *t)
 {
-	struct ib_transport *u = (struct ib_transport *)t;
+	struct ib_transport *u = container_of(t, struct ib_transport, t);
 
 	return u->server ? 0 : peer_take_reset(&u->peer);
 }
 
 static void ib_counters(struct transport *t, char *buf, size_t len)
 {
-	struct ib_transport *u = (struct ib_transport *)t;
+	struct ib_transport *u = container_of(t, struct ib_transport, t);
 	const struct peer_counters *c = &u->peer.count;
 	size_t n = 0;
 	int v;

@@ -9,8 +9,11 @@
  * all other traffic stay with the kernel.  Frames are built in memory the
  * port owns (tx_buf), so nothing is copied between building and sending.
  *
- * A backend embeds struct port first and fills it in its *_open():
- * port_xdp.c (AF_XDP, any NIC, veth), port_verbs.c (raw-packet QP).
+ * A backend embeds struct port in its own struct, points it at a const
+ * struct port_ops, reaches its own state with container_of(), and fills
+ * it in its *_open(): port_xdp.c (AF_XDP, any NIC, veth), port_verbs.c
+ * (raw-packet QP).  Callers (uudp.c) use the port_*() wrappers below,
+ * never the ops: the pattern of transport_private.h.
  */
 #ifndef NTPX_PORT_PRIVATE_H
 #define NTPX_PORT_PRIVATE_H
@@ -81,6 +84,54 @@ struct port {
 				   spins: look at the queue only, no system call */
 	char mode[32];		/* how it runs, one word: "skb-copy", "drv-zerocopy" */
 };
+
+/* The wrappers: what struct port_ops says, for the port @p. */
+static inline const char *port_name(const struct port *p)
+{
+	return p->ops->name;
+}
+
+static inline void *port_tx_buf(struct port *p, size_t *cap)
+{
+	return p->ops->tx_buf(p, cap);
+}
+
+static inline int port_tx_submit(struct port *p, void *buf, size_t len, int flags)
+{
+	return p->ops->tx_submit(p, buf, len, flags);
+}
+
+static inline void port_tx_cancel(struct port *p)
+{
+	p->ops->tx_cancel(p);
+}
+
+static inline int port_rx_next(struct port *p, const void **frame, size_t *len)
+{
+	return p->ops->rx_next(p, frame, len);
+}
+
+static inline void port_rx_release(struct port *p)
+{
+	p->ops->rx_release(p);
+}
+
+static inline void port_close(struct port *p)
+{
+	p->ops->close(p);
+}
+
+/* Whether the port has counters; port_counters() appends them to @buf. */
+static inline int port_has_counters(const struct port *p)
+{
+	return p->ops->counters != NULL;
+}
+
+static inline void port_counters(struct port *p, char *buf, size_t len)
+{
+	if (p->ops->counters)
+		p->ops->counters(p, buf, len);
+}
 
 /*
  * Each returns NULL with one line in @err (the device, then the cause).

@@ -50,6 +50,7 @@
 
 #include "bpf/ntpx_xdp.h"	/* build/: ntpx_xdp_bpf_obj[] */
 #include "clock.h"
+#include "util_private.h"
 #include "port_private.h"
 
 #define PORT_XDP_FRAMES		512
@@ -421,7 +422,7 @@ static void xdp_reap(struct xdp_port *x)
 
 static void *xdp_tx_buf(struct port *p, size_t *cap)
 {
-	struct xdp_port *x = (struct xdp_port *)p;
+	struct xdp_port *x = container_of(p, struct xdp_port, p);
 
 	xdp_reap(x);
 	if (!x->ntx_free)
@@ -433,7 +434,7 @@ static void *xdp_tx_buf(struct port *p, size_t *cap)
 
 static int xdp_tx_submit(struct port *p, void *buf, size_t len, int flags)
 {
-	struct xdp_port *x = (struct xdp_port *)p;
+	struct xdp_port *x = container_of(p, struct xdp_port, p);
 	struct xdp_desc *d;
 	__u32 idx;
 
@@ -461,14 +462,14 @@ static int xdp_tx_submit(struct port *p, void *buf, size_t len, int flags)
 
 static void xdp_tx_cancel(struct port *p)
 {
-	struct xdp_port *x = (struct xdp_port *)p;
+	struct xdp_port *x = container_of(p, struct xdp_port, p);
 
 	x->tx_free[x->ntx_free++] = x->tx_cur;
 }
 
 static int xdp_rx_next(struct port *p, const void **frame, size_t *len)
 {
-	struct xdp_port *x = (struct xdp_port *)p;
+	struct xdp_port *x = container_of(p, struct xdp_port, p);
 	const struct xdp_desc *d;
 	__u32 idx;
 
@@ -492,7 +493,7 @@ static int xdp_rx_next(struct port *p, const void **frame, size_t *len)
 
 static void xdp_rx_release(struct port *p)
 {
-	struct xdp_port *x = (struct xdp_port *)p;
+	struct xdp_port *x = container_of(p, struct xdp_port, p);
 	__u32 idx;
 
 	if (!x->rx_held)
@@ -508,12 +509,12 @@ static void xdp_rx_release(struct port *p)
 
 static void xdp_close(struct port *p)
 {
-	xdp_close_all((struct xdp_port *)p);
+	xdp_close_all(container_of(p, struct xdp_port, p));
 }
 
 static void xdp_counters(struct port *p, char *buf, size_t len)
 {
-	struct xdp_port *x = (struct xdp_port *)p;
+	struct xdp_port *x = container_of(p, struct xdp_port, p);
 	size_t n = strlen(buf);
 
 	if (n < len)

@@ -266,12 +266,7 @@ int transport_send(struct transport *t, void *buf, size_t len,
 }
 
 /* The clock a batch fallback hands to a backend's send: stamps unused. */
-static int64_t batch_clock_now(struct clock *c)
-{
-	return clock_realtime_ns();
-}
-
-static struct clock batch_clock = { .now = batch_clock_now, .name = "realtime" };
+static struct clock batch_clock = { .ops = &clock_realtime_ops, .name = "realtime" };
 
 static int send_batch_loop(struct transport *t, struct transport_msg *m, unsigned n)
 {

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * transport_private.h - what a transport backend provides.  A backend
- * embeds struct transport as its first member and fills it in its one
- * *_open() function; transport.c lists the backends.
+ * embeds struct transport in its own struct, reaches its state with
+ * container_of() (util_private.h), and fills it in its one *_open()
+ * function; transport.c lists the backends.  Callers use the wrappers of
+ * transport.h.  Clocks (clock_private.h) and frame ports
+ * (port_private.h) follow the same pattern.
  */
 #ifndef NTPX_TRANSPORT_PRIVATE_H
 #define NTPX_TRANSPORT_PRIVATE_H

@@ -51,6 +51,7 @@
 #include <unistd.h>
 
 #include "frame.h"
+#include "util_private.h"
 #include "neigh.h"
 #include "peer.h"
 #include "port_private.h"
@@ -382,7 +383,7 @@ no_transport:
 	if (u->epfd >= 0)
 		close(u->epfd);
 	if (u->port)
-		u->port->ops->close(u->port);
+		port_close(u->port);
 	if (u->reserve_fd >= 0)
 		close(u->reserve_fd);
 	free(u);
@@ -422,7 +423,7 @@ static int uudp_send(struct transport *t, void *buf, size_t len,
 		     const struct transport_addr *to, struct clock *clk, int flags,
 		     int64_t *stamp)
 {
-	struct uudp_transport *u = (struct uudp_transport *)t;
+	struct uudp_transport *u = container_of(t, struct uudp_transport, t);
 	struct frame_addr src = u->local, dst;
 	int offload = u->port->caps & PORT_CAP_CSUM, rc, request;
 	unsigned char *f;
@@ -447,14 +448,14 @@ static int uudp_send(struct transport *t, void *buf, size_t len,
 	}
 	if (len > u->port->frame_max - FRAME_HDR_LEN)
 		return -EMSGSIZE;
-	f = u->port->ops->tx_buf(u->port, &cap);
+	f = port_tx_buf(u->port, &cap);
 	if (!f) {
 		u->tx_busy++;
 		return -EAGAIN;
 	}
 	flen = frame_build(f, cap, &src, &dst, u->ip_id++, 0, buf, len, FRAME_NO_UDP_CSUM);
 	if (!flen) {
-		u->port->ops->tx_cancel(u->port);
+		port_tx_cancel(u->port);
 		return -EMSGSIZE;
 	}
 	/*
@@ -469,7 +470,7 @@ static int uudp_send(struct transport *t, void *buf, size_t len,
 		transport_stamp_xmt(f + FRAME_HDR_LEN, *stamp);
 	if (!offload)
 		frame_udp_csum_fill(f, flen);
-	rc = u->port->ops->tx_submit(u->port, f, flen, offload);
+	rc = port_tx_submit(u->port, f, flen, offload);
 	if (rc)
 		return rc;
 	u->tx_frames++;
@@ -483,7 +484,7 @@ static int uudp_send(struct transport *t, void *buf, size_t len,
 static ssize_t uudp_recv(struct transport *t, void *buf, size_t cap,
 			 struct transport_addr *from, struct clock *clk, int64_t *stamp)
 {
-	struct uudp_transport *u = (struct uudp_transport *)t;
+	struct uudp_transport *u = container_of(t, struct uudp_transport, t);
 	struct frame_info fi;
 	enum frame_reason r;
 	const void *f;
@@ -493,7 +494,7 @@ static ssize_t uudp_recv(struct transport *t, void *buf, size_t cap,
 
 	u->port->spin = t->spin;
 	for (;;) {
-		rc = u->port->ops->rx_next(u->port, &f, &flen);
+		rc = port_rx_next(u->port, &f, &flen);
 		if (rc == 0 && t->role == TRANSPORT_CLIENT && uudp_refused(u))
 			return -ECONNREFUSED;
 		if (rc <= 0)
@@ -502,7 +503,7 @@ static ssize_t uudp_recv(struct transport *t, void *buf, size_t cap,
 		r = frame_check(f, flen, &u->filter, &fi);
 		u->rx.n[r]++;
 		if (r != FRAME_OK) {
-			u->port->ops->rx_release(u->port);
+			port_rx_release(u->port);
 			continue;
 		}
 		u->rx_partial += fi.udp_csum_partial != 0;
@@ -510,7 +511,7 @@ static ssize_t uudp_recv(struct transport *t, void *buf, size_t cap,
 		    (fi.src.ip != u->remote.ip || fi.src.port != u->remote.port)) {
 			/* A connected socket would not have delivered it. */
 			u->rx_foreign++;
-			u->port->ops->rx_release(u->port);
+			port_rx_release(u->port);
 			continue;
 		}
 		break;
@@ -529,7 +530,7 @@ static ssize_t uudp_recv(struct transport *t, void *buf, size_t cap,
 		from->len = sizeof(a);
 		memcpy(from->data, &a, sizeof(a));
 	}
-	u->port->ops->rx_release(u->port);
+	port_rx_release(u->port);
 	if (t->role == TRANSPORT_CLIENT) {
 		u->awaiting = 0;
 		peer_reply(&u->peer, clock_monotonic_ns(), PEER_EPOCH_NONE);
@@ -539,9 +540,9 @@ static ssize_t uudp_recv(struct transport *t, void *buf, size_t cap,
 
 static void uudp_close(struct transport *t)
 {
-	struct uudp_transport *u = (struct uudp_transport *)t;
+	struct uudp_transport *u = container_of(t, struct uudp_transport, t);
 
-	u->port->ops->close(u->port);
+	port_close(u->port);
 	if (u->epfd >= 0)
 		close(u->epfd);
 	close(u->reserve_fd);
@@ -565,15 +566,15 @@ static void uudp_addr_str(const struct transport_addr *ta, char *buf, size_t len
 
 static int uudp_peer_reset(struct transport *t)
 {
-	return peer_take_reset(&((struct uudp_transport *)t)->peer);
+	return peer_take_reset(&container_of(t, struct uudp_transport, t)->peer);
 }
 
 static void uudp_counters(struct transport *t, char *buf, size_t len)
 {
-	struct uudp_transport *u = (struct uudp_transport *)t;
+	struct uudp_transport *u = container_of(t, struct uudp_transport, t);
 	size_t n;
 
-	snprintf(buf, len, "port=%s mode=%s ", u->port->ops->name, u->port->mode);
+	snprintf(buf, len, "port=%s mode=%s ", port_name(u->port), u->port->mode);
 	n = strlen(buf);
 	frame_counters_str(&u->rx, buf + n, len - n);
 	n = strlen(buf);
@@ -587,12 +588,12 @@ static void uudp_counters(struct transport *t, char *buf, size_t len)
 		 (unsigned long long)u->peer.count.losses,
 		 (unsigned long long)u->peer.count.resolutions,
 		 (unsigned long long)u->resolve_errors);
-	if (u->port->ops->counters) {
+	if (port_has_counters(u->port)) {
 		n = strlen(buf);
 		if (n + 1 < len) {
 			buf[n++] = ' ';
 			buf[n] = 0;
-			u->port->ops->counters(u->port, buf + n, len - n);
+			port_counters(u->port, buf + n, len - n);
 		}
 	}
 }

@@ -544,7 +544,7 @@ static void counters_have(struct port *p, const char *word)
 {
 	char line[256];
 
-	p->ops->counters(p, line, sizeof(line));
+	port_counters(p, line, sizeof(line));
 	if (!strstr(line, word))
 		fail_msg("no '%s' in '%s'", word, line);
 }
@@ -561,10 +561,10 @@ static void test_first_port(void **state)
 		fail_msg("%s", err);
 	assert_int_equal(the_qp->port, 1);
 	frame_in(1, frame, sizeof(frame));
-	assert_int_equal(p->ops->rx_next(p, &f, &len), 1);
+	assert_int_equal(port_rx_next(p, &f, &len), 1);
 	assert_int_equal(len, sizeof(frame));
-	p->ops->rx_release(p);
-	p->ops->close(p);
+	port_rx_release(p);
+	port_close(p);
 }
 
 /* Issue 15 (1): eth1 is port 2 of mlx4_0; the QP and the rule go there. */
@@ -579,11 +579,11 @@ static void test_second_port(void **state)
 	if (!p)
 		fail_msg("%s", err);
 	frame_in(2, frame, sizeof(frame));
-	assert_int_equal(p->ops->rx_next(p, &f, &len), 1);
-	p->ops->rx_release(p);
+	assert_int_equal(port_rx_next(p, &f, &len), 1);
+	port_rx_release(p);
 	frame_in(1, frame, sizeof(frame));	/* the other port's: not ours */
-	assert_int_equal(p->ops->rx_next(p, &f, &len), 0);
-	p->ops->close(p);
+	assert_int_equal(port_rx_next(p, &f, &len), 0);
+	port_close(p);
 }
 
 static void test_bad_dev_port(void **state)
@@ -622,17 +622,17 @@ static void test_qp_error(void **state)
 	if (!p)
 		fail_msg("%s", err);
 	frame_in(1, frame, sizeof(frame));
-	assert_int_equal(p->ops->rx_next(p, &f, &len), 1);
-	p->ops->rx_release(p);
+	assert_int_equal(port_rx_next(p, &f, &len), 1);
+	port_rx_release(p);
 	qp_error();
-	assert_int_equal(p->ops->rx_next(p, &f, &len), -EIO);
-	assert_int_equal(p->ops->rx_next(p, &f, &len), -EIO);
+	assert_int_equal(port_rx_next(p, &f, &len), -EIO);
+	assert_int_equal(port_rx_next(p, &f, &len), -EIO);
 	counters_have(p, "qp_error=1");
 	counters_have(p, "last_async=qp_fatal");
-	b = p->ops->tx_buf(p, &cap);
+	b = port_tx_buf(p, &cap);
 	assert_non_null(b);
-	assert_int_equal(p->ops->tx_submit(p, b, 60, 0), -EIO);
-	p->ops->close(p);
+	assert_int_equal(port_tx_submit(p, b, 60, 0), -EIO);
+	port_close(p);
 }
 
 /*
@@ -653,23 +653,23 @@ static void test_spin_polls_cq_only(void **state)
 		fail_msg("%s", err);
 	p->spin = 1;
 	for (i = 0; i < 1000; i++)
-		assert_int_equal(p->ops->rx_next(p, &f, &len), 0);
+		assert_int_equal(port_rx_next(p, &f, &len), 0);
 	assert_int_equal(chan_reads, 0);
 	frame_in(1, frame, sizeof(frame));
-	assert_int_equal(p->ops->rx_next(p, &f, &len), 1);
-	p->ops->rx_release(p);
+	assert_int_equal(port_rx_next(p, &f, &len), 1);
+	port_rx_release(p);
 	assert_int_equal(chan_reads, 0);
 	/* Blocking again: consume, re-arm; the next frame wakes the fd. */
 	p->spin = 0;
-	assert_int_equal(p->ops->rx_next(p, &f, &len), 0);
+	assert_int_equal(port_rx_next(p, &f, &len), 0);
 	assert_true(chan_reads > 0);
 	pfd = (struct pollfd){ .fd = p->fd, .events = POLLIN };
 	assert_int_equal(poll(&pfd, 1, 0), 0);
 	frame_in(1, frame, sizeof(frame));
 	assert_int_equal(poll(&pfd, 1, 0), 1);
-	assert_int_equal(p->ops->rx_next(p, &f, &len), 1);
-	p->ops->rx_release(p);
-	p->ops->close(p);
+	assert_int_equal(port_rx_next(p, &f, &len), 1);
+	port_rx_release(p);
+	port_close(p);
 }
 
 /* An argument runs only the tests it matches (cmocka's filter). */
