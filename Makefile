@@ -5,6 +5,7 @@
 # Layout it relies on, so that new files need no edit here:
 #   lib/*.c           -> lib/libntpx.a
 #   src/TOOL.c        -> bin/TOOL
+#   src/TOOL/*.c      -> bin/TOOL   (a tool of several files)
 #   tests/unit/*.c    -> build/unit/NAME.t  (cmocka, TAP through prove)
 #   tests/fuzz/*.c    -> build/fuzz/NAME    (libFuzzer, `make fuzz`)
 #   tests/bench/*.c   -> build/bench/NAME   (`make bench`)
@@ -58,7 +59,8 @@ endif
 
 LIB_SRC  := $(sort $(wildcard lib/*.c))
 LIB_OBJ  := $(patsubst lib/%.c,build/lib/%.o,$(LIB_SRC))
-TOOLS    := $(patsubst src/%.c,bin/%,$(sort $(wildcard src/*.c)))
+TOOL_DIRS := $(patsubst src/%/,%,$(sort $(dir $(wildcard src/*/*.c))))
+TOOLS    := $(sort $(patsubst src/%.c,bin/%,$(wildcard src/*.c)) $(addprefix bin/,$(TOOL_DIRS)))
 UNIT     := $(patsubst tests/unit/%.c,build/unit/%.t,$(sort $(wildcard tests/unit/*.c)))
 BENCH    := $(patsubst tests/bench/%.c,build/bench/%,$(sort $(wildcard tests/bench/*.c)))
 FUZZ     := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(sort $(wildcard tests/fuzz/*.c)))
@@ -116,6 +118,14 @@ build/src/%.o: src/%.c build/version.h
 bin/%: build/src/%.o lib/libntpx.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< $(LDLIBS)
+
+# A tool of several files: every src/TOOL/*.c, linked together.
+define tool_dir_rule
+bin/$(1): $(patsubst src/%.c,build/src/%.o,$(sort $(wildcard src/$(1)/*.c))) lib/libntpx.a
+	@mkdir -p $$(@D)
+	$$(CC) $$(LDFLAGS) -o $$@ $$(filter %.o,$$^) $$(LDLIBS)
+endef
+$(foreach d,$(TOOL_DIRS),$(eval $(call tool_dir_rule,$(d))))
 
 build/unit/%.t: tests/unit/%.c lib/libntpx.a
 	@mkdir -p $(@D)
@@ -225,6 +235,6 @@ install: all
 clean:
 	rm -rf build lib/libntpx.a $(TOOLS)
 
--include $(LIB_OBJ:.o=.d) $(patsubst bin/%,build/src/%.d,$(TOOLS)) $(UNIT:.t=.d) $(BENCH:=.d) $(HELPERS:=.d)
+-include $(LIB_OBJ:.o=.d) $(patsubst bin/%,build/src/%.d,$(TOOLS)) $(patsubst src/%.c,build/src/%.d,$(wildcard src/*/*.c)) $(UNIT:.t=.d) $(BENCH:=.d) $(HELPERS:=.d)
 
 endif # NTPX_BUILD

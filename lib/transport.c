@@ -419,3 +419,33 @@ const char *transport_addr_str(const struct transport *t, const struct transport
 	t->ops->addr_str(a, buf, len);
 	return buf;
 }
+
+static int refuse(const struct transport *t, const char *what, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "%s://: %s", t->ops->scheme, what);
+	return -ENOTSUP;
+}
+
+int transport_rcvbuf_set(struct transport *t, int bytes, char *err, size_t errlen)
+{
+	int rc;
+
+	if (!t->ops->rcvbuf_set)
+		return refuse(t, "no socket receive buffer to size", err, errlen);
+	rc = t->ops->rcvbuf_set(t, bytes);
+	if (rc < 0)
+		snprintf(err, errlen, "%s://: receive buffer: %s", t->ops->scheme, strerror(-rc));
+	return rc;
+}
+
+int transport_payload_max(struct transport *t, size_t *bytes, char *err, size_t errlen)
+{
+	int rc;
+
+	if (!t->ops->payload_max)
+		return refuse(t, "cannot tell the path's largest payload", err, errlen);
+	rc = t->ops->payload_max(t, bytes);
+	if (rc < 0)
+		snprintf(err, errlen, "%s://: path MTU: %s", t->ops->scheme, strerror(-rc));
+	return rc;
+}

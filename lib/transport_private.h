@@ -39,6 +39,10 @@ struct transport_ops {
 	/* Optional (NULL: none); see transport.h. */
 	int (*peer_reset)(struct transport *t);
 	void (*counters)(struct transport *t, char *buf, size_t len);
+	/* Optional (NULL: the wrapper refuses, -ENOTSUP); see transport.h.
+	   0 or -errno. */
+	int (*rcvbuf_set)(struct transport *t, int bytes);
+	int (*payload_max)(struct transport *t, size_t *bytes);
 };
 
 struct transport {

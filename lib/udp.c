@@ -299,6 +299,30 @@ static void udp_addr_str(const struct transport_addr *a, char *buf, size_t len)
 	udp_sockaddr_str((const struct sockaddr *)a->data, buf, len);
 }
 
+/* As root past rmem_max (SO_RCVBUFFORCE), else what the kernel allows. */
+static int udp_rcvbuf_set(struct transport *t, int bytes)
+{
+	if (setsockopt(t->fd, SOL_SOCKET, SO_RCVBUFFORCE, &bytes, sizeof(bytes)) == 0)
+		return 0;
+	if (setsockopt(t->fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes)) == 0)
+		return 0;
+	return -errno;
+}
+
+/* IP_MTU of the connected socket, less the IPv4 and UDP headers. */
+static int udp_payload_max(struct transport *t, size_t *bytes)
+{
+	int mtu = 0;
+	socklen_t len = sizeof(mtu);
+
+	if (getsockopt(t->fd, IPPROTO_IP, IP_MTU, &mtu, &len) < 0)
+		return -errno;
+	if (mtu <= 28)
+		return -EMSGSIZE;
+	*bytes = (size_t)mtu - 28;
+	return 0;
+}
+
 const struct transport_ops udp_transport_ops = {
 	.scheme = "udp",
 	.params = udp_params,
@@ -309,4 +333,6 @@ const struct transport_ops udp_transport_ops = {
 	.recv_batch = udp_recv_batch,
 	.close = udp_close,
 	.addr_str = udp_addr_str,
+	.rcvbuf_set = udp_rcvbuf_set,
+	.payload_max = udp_payload_max,
 };
