@@ -69,16 +69,9 @@ tether; NTPX_REMOTE_BIN, the directory of the tools (and tether) there
 EOF
 }
 
-# Durations: 250ms, 2s, 1m, 1h, 500us, a bare number of seconds -> ns.
-dur_ns() {
-	awk -v s="$1" 'BEGIN {
-		if (s !~ /^[0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h)?$/) exit 1
-		n = s; m = 1e9
-		if (sub(/ns$/, "", n)) m = 1; else if (sub(/us$/, "", n)) m = 1e3
-		else if (sub(/ms$/, "", n)) m = 1e6; else if (sub(/s$/, "", n)) m = 1e9
-		else if (sub(/m$/, "", n)) m = 60e9; else if (sub(/h$/, "", n)) m = 3600e9
-		printf "%.0f\n", n * m }'
-}
+# Durations: 250ms, 2s, 1m, 1h, 500us, a bare number of seconds -> ns,
+# parsed as every tool parses them (ntpx-units, lib/opt.c).
+dur_ns() { "$fam_bin/ntpx-units" duration "$1" 2>/dev/null; }
 ns_s() { awk -v n="$1" 'BEGIN { printf "%.3f\n", n / 1e9 }'; }
 now_ns() { date +%s%N; }
 

@@ -25,7 +25,7 @@ is "$?" 0 "make install DESTDIR=... PREFIX=/usr succeeds"
   { for f in src/*.c; do f=${f#src/}; echo "${f%.c}"; done
     for d in src/*/; do ls "$d"*.c >/dev/null 2>&1 && { d=${d#src/}; echo "${d%/}"; }; done
     for f in bin/ntpx-* analysis/ntpx-*; do case $f in *.sh) ;; *) echo "${f##*/}" ;; esac; done
-  } | sort ) >"$TMP/want.bin"
+  } | sort -u ) >"$TMP/want.bin"
 ls "$usr/bin" | sort >"$TMP/got.bin"
 ok "bin holds exactly the tools, the ntpx-* commands and analysis/" \
 	cmp "$TMP/want.bin" "$TMP/got.bin"
