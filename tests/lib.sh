@@ -2,7 +2,8 @@
 # tests/lib.sh - a small TAP library for the shell suites (after git's
 # t/test-lib.sh).  Source it, then:
 #
-#   plan N                      the number of tests, when known in advance
+#   plan N                      the number of tests in advance (the
+#                               suites use done_testing instead)
 #   ok TITLE CMD [ARG...]       runs CMD; "ok N - TITLE" or "not ok N - TITLE"
 #   is GOT WANT TITLE           string equality, shows both on failure
 #   skip TITLE REASON           "ok N # skip TITLE (REASON)"

@@ -8,7 +8,6 @@
 . "$(dirname "$0")/../lib.sh"
 . "$NTPX_TOP/tests/rdma.sh"
 need timeout
-plan 16
 
 devs=$(rdma_devices | tr '\n' ' ')
 found=$(echo "${devs% }" | sed 's/ /, /g')

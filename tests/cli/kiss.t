@@ -9,7 +9,6 @@
 . "$(dirname "$0")/../lib.sh"
 fake=$NTPX_HELPERS/ntpfake
 [ -x "$fake" ] || skip_all "helpers not built (make build/helpers/ntpfake)"
-plan 26
 
 # serve NAME LEAP STRATUM REFID [zero]: a fake server; PORT is its port,
 # its request log $TMP/NAME.log.

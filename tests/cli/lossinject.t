@@ -4,8 +4,6 @@
 # (one line, exit 2).
 . "$(dirname "$0")/../lib.sh"
 
-plan 12
-
 is "$(lossinject --every 10 -- sh -c 'echo $NTPX_LOSS')" "every:10:0" "--every sets every:N:0"
 is "$(lossinject --every 10 --phase 3 -- sh -c 'echo $NTPX_LOSS')" "every:10:3" "--phase sets K"
 is "$(lossinject --rate 5% --seed 7 -- sh -c 'echo $NTPX_LOSS')" "rate:0.05:7" "--rate 5% --seed 7"
@@ -28,3 +26,4 @@ ok "junk rate refused" refused "bad rate" --rate 5x -- true
 ok "missing command refused" refused "missing command" --rate 5%
 ok "phase not below N refused" refused "phase" --every 10 --phase 10 -- true
 ok "both schedules refused" refused "one of" --every 10 --rate 5% -- true
+done_testing

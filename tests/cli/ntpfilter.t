@@ -5,7 +5,6 @@
 # build_show_peer, written out again in awk) on a longer recording; and
 # the header handling.
 . "$(dirname "$0")/../lib.sh"
-plan 16
 
 hdr() {
 	echo "#ntpx-record 1"

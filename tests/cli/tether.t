@@ -10,7 +10,6 @@
 . "$(dirname "$0")/../lib.sh"
 
 [ -x "$NTPX_BIN/tether" ] || skip_all "tools not built (make)"
-plan 15
 
 # A prefix that, like ssh, joins the arguments and hands them to a shell.
 shellish="sh -c 'eval \"\$*\"' sh"

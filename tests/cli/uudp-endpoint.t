@@ -6,7 +6,6 @@
 # such interface, not Ethernet).  Nothing is attached.
 . "$(dirname "$0")/../lib.sh"
 need ntpprobe ntpreflect
-plan 10
 
 one_line() {	# PATTERN CMD...: fails with status 1 and one line matching PATTERN
 	_pat=$1

@@ -61,7 +61,6 @@ else
 	diag "device $dev, address $addr, port $port"
 fi
 need timeout
-plan 11
 
 last_seq() { data_lines "$1" | tail -n 1 | awk '{ print $1 + 0 }'; }
 first_ok_after() { data_lines "$1" | awk -v s="$2" '$1 > s && $NF == "ok" { print $1; exit }'; }

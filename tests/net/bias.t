@@ -19,8 +19,6 @@ for t in ntpprobe ntpreflect loadgen; do
 done
 lab_up b -q 2ms
 
-plan 16
-
 port=12300
 spawn refl $NTPX_REF_EXEC ntpreflect "udp://0.0.0.0:$port" 2>/dev/null
 spawn sink_ref $NTPX_REF_EXEC loadgen --sink udp://0.0.0.0:9000 >/dev/null 2>&1
@@ -133,3 +131,4 @@ for poll in block busy; do
 		test "$(cat "$TMP"/*.rec | grep -c ' ok$')" -ge "$(( $(ls "$TMP"/*.rec | wc -l) * 100 ))"
 	rm -f "$TMP"/*.rec
 done
+done_testing

@@ -13,8 +13,6 @@ need_root
 need ip tc
 [ -x "$NTPX_BIN/ntpprobe" ] || skip_all "tools not built (make)"
 
-plan 23
-
 lab_up f
 
 key() { awk -v k="$2" '$1 == k { print $2 }' "$1/summary.txt"; }
@@ -104,3 +102,4 @@ kill -TERM "$fpid"
 wait "$fpid"
 ok "SIGTERM mid-run: no process of the run is left in either namespace" nobody_left
 ok "SIGTERM mid-run: no done file" test ! -e "$TMP/killed/done"
+done_testing

@@ -11,8 +11,6 @@ need ip tc ping ethtool
 lab=$NTPX_TOP/bin/ntpx-lab
 quiet() { "$@" >/dev/null 2>&1; }
 
-plan 31
-
 a=$(uniq_name t)
 b=$(uniq_name u)
 cleanup "$lab -n $a down"
@@ -99,3 +97,4 @@ if command -v setpriv >/dev/null; then
 else
 	skip "not root: one line, exit 1" "no setpriv"
 fi
+done_testing

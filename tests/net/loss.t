@@ -11,8 +11,6 @@ for t in ntpprobe ntpreflect lossinject; do
 	[ -x "$NTPX_BIN/$t" ] || skip_all "missing $t (make first)"
 done
 
-plan 9
-
 port=$(free_udp_port)
 spawn refl ntpreflect "udp://127.0.0.1:$port" 2>"$TMP/refl.err"
 wait_until 5 udp_listening "$port" || skip_all "ntpreflect did not start"
@@ -50,3 +48,4 @@ wait "$rpid" 2>/dev/null
 diag "$(cat "$TMP/refl2.err")"
 ok "ntpreflect counts the replies it dropped" grep -q "dropped 10" "$TMP/refl2.err"
 is "$(awk '$NF == "timeout"' "$TMP/srv.rec" | wc -l | tr -d ' ')" 10 "the probe sees them as 10 timeouts"
+done_testing

@@ -24,8 +24,6 @@ mount -t tmpfs -o size=4m,mode=700 tmpfs "$mp" || skip_all "cannot mount a tmpfs
 # before those registered earlier, and the study must be gone first.
 cleanup umount "$mp"
 
-plan 20
-
 dir=$mp/pkg
 seed=$((1 + $$ % 100000))
 export NTPX_STUDY_SCALE=0.5

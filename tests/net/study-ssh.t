@@ -20,8 +20,6 @@ need ip tc sha256sum
 study=$NTPX_TOP/bin/ntpx-study
 [ -x "$NTPX_BIN/tether" ] || skip_all "tools not built (make)"
 
-plan 29
-
 twohost_up h
 unset NTPX_LAB
 def=udp1=$NTPX_REF_SLOW,$NTPX_CLIENT_SLOW,slow,slow

@@ -12,8 +12,6 @@ need_root
 need ip tc gnuplot
 [ -x "$NTPX_BIN/ntpprobe" ] || skip_all "tools not built (make)"
 
-plan 18
-
 lab_up w
 
 key() { awk -v k="$2" '$1 == k { print $2 }' "$1/summary.txt"; }
@@ -89,3 +87,4 @@ is "$(grep -o '\[[0-9]/2\] sweep 0pct udpfast r[12] ([0-9.]*s) elapsed [0-9]*:[0
 	"a progress line per run: elapsed, and the plan's time left counting down"
 el2=$(grep -o '\[2/2\].* elapsed [0-9:]*' "$TMP/study.err" | sed 's/.* elapsed //' | awk -F: '{ print $1 * 3600 + $2 * 60 + $3 }')
 ok "the second run's elapsed time covers the first run's 2 s ($el2 s)" sh -c "[ '${el2:-0}' -ge 2 ]"
+done_testing

@@ -8,7 +8,6 @@
 . "$(dirname "$0")/uudp-lib.sh"
 need ntpprobe ntpreflect
 uudp_lab
-plan 12
 
 port=12300
 miss_limit=3	# PEER_MISS_LIMIT_DEFAULT
