@@ -457,20 +457,34 @@ fam_load_gbps() {
 	}' "$out/load.tsv"
 }
 
+# fam_cols FILE NAME...: the named columns of FILE's records, one line per
+# record, found by name from the latest #fields line (doc/ntpx-record.5),
+# - for a column the records lack.  The one place the families read a
+# record's columns.
+fam_cols() {
+	_file=$1
+	shift
+	awk -v want="$*" '
+	BEGIN { n = split(want, w, " ") }
+	/^#fields/ { delete c; for (i = 2; i <= NF; i++) c[$i] = i - 1; next }
+	/^#/ { next }
+	{
+		s = ""
+		for (i = 1; i <= n; i++) s = s (i > 1 ? " " : "") ((w[i] in c) ? $(c[w[i]]) : "-")
+		print s
+	}' "$_file"
+}
+
 # fam_recs [FROM_NS TO_NS]: "time status delay off2 true2 foff2 jitter djitter
 # valid" per record, time = t2 (the reference's clock) when there is one,
 # else t1; only records with FROM <= time < TO.  - for missing columns.
 fam_recs() {
-	awk -v from="${1:-0}" -v to="${2:-9e30}" '
-	/^#fields/ { for (i = 2; i <= NF; i++) c[$i] = i - 1; next }
-	/^#/ { next }
-	function f(n) { return (n in c) ? $(c[n]) : "-" }
-	{
-		t = f("t2"); if (t == "-") t = f("t1")
+	fam_cols "$out/probe.rec" t2 t1 status delay off2 true2 foff2 jitter djitter valid |
+	awk -v from="${1:-0}" -v to="${2:-9e30}" '{
+		t = $1; if (t == "-") t = $2
 		if (t + 0 < from + 0 || t + 0 >= to + 0) next
-		print t, f("status"), f("delay"), f("off2"), f("true2"), f("foff2"),
-		      f("jitter"), f("djitter"), f("valid")
-	}' "$out/probe.rec"
+		print t, $3, $4, $5, $6, $7, $8, $9, $10
+	}'
 }
 
 # fam_pct P [SCALE]: the P-th percentile (linear between ranks) of the numbers
@@ -507,8 +521,7 @@ fam_summary_write() {
 # by someone else (a server left by an earlier run, say): not a result.
 fam_server_check() {
 	[ -f "$out/probe.rec" ] && [ -f "$out/server.rec" ] || return 0
-	_ok=$(awk '/^#fields/ { for (i = 2; i <= NF; i++) if ($i == "status") c = i - 1; next }
-		/^#/ { next } c && $c == "ok" { n++ } END { print n + 0 }' "$out/probe.rec")
+	_ok=$(fam_cols "$out/probe.rec" status | awk '$1 == "ok" { n++ } END { print n + 0 }')
 	_srv=$(grep -vc '^#' "$out/server.rec")
 	[ "$_ok" = 0 ] || [ "$_srv" -gt 0 ] ||
 		fam_die "server.rec is empty while the probe had $_ok answers: another server answered on $server_ep"
