@@ -2,22 +2,11 @@
 /*
  * common.c - loadgen's output (records on stdout, lib/out.h) and waiting.
  */
-#include <arpa/inet.h>
 #include <errno.h>
-#include <getopt.h>
-#include <inttypes.h>
-#include <math.h>
-#include <netinet/in.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/random.h>
-#include <sys/socket.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "clock.h"
 #include "opt.h"

@@ -4,22 +4,11 @@
  * the replies that answer them (org == our xmt), as ntpperf does, to
  * measure a server's capacity.  Nothing here shares the load protocol.
  */
-#include <arpa/inet.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
-#include <math.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "clock.h"
 #include "ntp.h"

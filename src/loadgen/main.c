@@ -26,21 +26,11 @@
  * This file is the wiring: the options, then one of sink.c, sender.c or
  * flood.c (src/loadgen/loadgen.h).
  */
-#include <arpa/inet.h>
-#include <errno.h>
 #include <getopt.h>
-#include <inttypes.h>
-#include <math.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"

@@ -4,22 +4,10 @@
  * an on/off burst schedule) and --calibrate, which measures the path's
  * sustained rate at the sink.
  */
-#include <arpa/inet.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
-#include <math.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "clock.h"
 #include "loadproto.h"

@@ -3,22 +3,10 @@
  * sink.c - loadgen --sink: counts what each sender's run delivers and
  * lost, and reports it back every LOAD_REPORT_NS (lib/loadproto.h).
  */
-#include <arpa/inet.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
-#include <math.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "clock.h"
 #include "loadproto.h"
