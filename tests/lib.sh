@@ -10,6 +10,10 @@
 #   skip_all REASON             "1..0 # skip REASON", exit 0
 #   need CMD...                 skip_all unless every CMD is on PATH
 #   need_root                   skip_all unless run as root
+#   need_prereq NAME...         skip_all unless each prerequisite holds:
+#                               ROOT, LAB, BUILT, HELPERS, declared once
+#                               in this file (prereq NAME SCRIPT) and
+#                               evaluated lazily (have NAME)
 #   cleanup CMD...              runs CMD at exit, whatever happens (LIFO)
 #   spawn VAR CMD...            starts CMD in the background; its PID in VAR;
 #                               killed at exit by that PID, nothing else.
@@ -119,6 +123,35 @@ need() {
 need_root() {
 	[ "$(id -u)" = 0 ] || skip_all "needs root"
 }
+
+# Prerequisites, declared once (below) and evaluated lazily, the first
+# time a test asks, then remembered (git's test_lazy_prereq).
+prereq() {	# NAME SCRIPT
+	eval "_prereq_script_$1=\$2"
+}
+have() {	# NAME: 0 when the prerequisite holds
+	eval "_r=\${_prereq_result_$1:-}"
+	if [ -z "$_r" ]; then
+		eval "_s=\${_prereq_script_$1:-}"
+		[ -n "$_s" ] || { echo "have: unknown prerequisite $1" >&2; exit 1; }
+		if (eval "$_s") >/dev/null 2>&1; then _r=yes; else _r=no; fi
+		eval "_prereq_result_$1=$_r"
+	fi
+	[ "$_r" = yes ]
+}
+need_prereq() {	# NAME...: skip_all naming the first that does not hold
+	for _p in "$@"; do
+		have "$_p" || skip_all "missing prerequisite $_p"
+	done
+}
+
+# ROOT: uid 0.  LAB: what ntpx-lab needs (root, ip, tc).  BUILT: the
+# tools of bin/ are built (make).  HELPERS: the test programs are
+# (build/helpers).
+prereq ROOT '[ "$(id -u)" = 0 ]'
+prereq LAB 'have ROOT && command -v ip && command -v tc'
+prereq BUILT 'for t in ntpprobe ntpreflect ntpfilter offsetfit loadgen lossinject clockstep tether ntpx-units; do [ -x "$NTPX_BIN/$t" ] || exit 1; done'
+prereq HELPERS '[ -x "$NTPX_HELPERS/ntpfake" ] && [ -x "$NTPX_HELPERS/udpq" ]'
 
 spawn() {
 	_var=$1

@@ -8,7 +8,7 @@
 # the probe with exit 1 after one request.
 . "$(dirname "$0")/../lib.sh"
 fake=$NTPX_HELPERS/ntpfake
-[ -x "$fake" ] || skip_all "helpers not built (make build/helpers/ntpfake)"
+need_prereq HELPERS
 
 # serve NAME LEAP STRATUM REFID [zero]: a fake server; PORT is its port,
 # its request log $TMP/NAME.log.

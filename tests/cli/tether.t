@@ -9,7 +9,7 @@
 # what a killed remote tether left.
 . "$(dirname "$0")/../lib.sh"
 
-[ -x "$NTPX_BIN/tether" ] || skip_all "tools not built (make)"
+need_prereq BUILT
 
 # A prefix that, like ssh, joins the arguments and hands them to a shell.
 shellish="sh -c 'eval \"\$*\"' sh"

@@ -12,11 +12,7 @@
 # The measure is the median of delay and of off2 over the ok records.
 . "$(dirname "$0")/../lib.sh"
 
-need_root
-need ip tc
-for t in ntpprobe ntpreflect loadgen; do
-	[ -x "$NTPX_BIN/$t" ] || skip_all "missing $t (make first)"
-done
+need_prereq LAB BUILT
 lab_up b -q 2ms
 
 port=12300

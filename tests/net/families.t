@@ -9,9 +9,7 @@
 # of a run leaves no process of it in either namespace.
 . "$(dirname "$0")/../lib.sh"
 
-need_root
-need ip tc
-[ -x "$NTPX_BIN/ntpprobe" ] || skip_all "tools not built (make)"
+need_prereq LAB BUILT
 
 lab_up f
 

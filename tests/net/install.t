@@ -9,9 +9,8 @@
 # ntpx-lab; every installed man page passes man --warnings.
 . "$(dirname "$0")/../lib.sh"
 
-need_root
-need make man ip tc
-[ -x "$NTPX_BIN/ntpprobe" ] || skip_all "tools not built (make)"
+need_prereq LAB BUILT
+need make man
 
 root=$TMP/root
 usr=$root/usr

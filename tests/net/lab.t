@@ -6,8 +6,8 @@
 # two labs side by side, and the refusals.
 . "$(dirname "$0")/../lib.sh"
 
-need_root
-need ip tc ping ethtool
+need_prereq LAB BUILT
+need ping ethtool
 lab=$NTPX_TOP/bin/ntpx-lab
 quiet() { "$@" >/dev/null 2>&1; }
 

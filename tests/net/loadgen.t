@@ -6,9 +6,7 @@
 # burst schedule sends about its duty cycle; bad options exit 2.
 . "$(dirname "$0")/../lib.sh"
 
-need_root
-need ip tc
-[ -x "$NTPX_BIN/loadgen" ] || skip_all "missing loadgen (make first)"
+need_prereq LAB BUILT
 lab_up g
 
 spawn sink $NTPX_REF_EXEC loadgen --sink udp://0.0.0.0:9000 >"$TMP/sink.out" 2>/dev/null

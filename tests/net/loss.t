@@ -7,9 +7,7 @@
 # On loopback: nothing else loses a packet there.
 . "$(dirname "$0")/../lib.sh"
 
-for t in ntpprobe ntpreflect lossinject; do
-	[ -x "$NTPX_BIN/$t" ] || skip_all "missing $t (make first)"
-done
+need_prereq BUILT
 
 port=$(free_udp_port)
 spawn refl ntpreflect "udp://127.0.0.1:$port" 2>"$TMP/refl.err"

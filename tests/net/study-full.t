@@ -10,10 +10,9 @@
 # the test's own (lab_up).
 . "$(dirname "$0")/../lib.sh"
 
-need_root
-need ip tc sha256sum dd mount umount
+need_prereq LAB BUILT
+need sha256sum dd mount umount
 study=$NTPX_TOP/bin/ntpx-study
-[ -x "$NTPX_BIN/ntpprobe" ] || skip_all "tools not built (make)"
 
 lab_up sf
 mp=/tmp/$(uniq_name ntpx-full)

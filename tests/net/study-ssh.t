@@ -15,10 +15,9 @@
 . "$(dirname "$0")/../lib.sh"
 . "$NTPX_TOP/tests/twohost.sh"
 
-need_root
-need ip tc sha256sum
+need_prereq LAB BUILT
+need sha256sum
 study=$NTPX_TOP/bin/ntpx-study
-[ -x "$NTPX_BIN/tether" ] || skip_all "tools not built (make)"
 
 twohost_up h
 unset NTPX_LAB

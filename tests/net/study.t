@@ -11,10 +11,9 @@
 # analysis/ (skipped with the reason while it is not in the tree).
 . "$(dirname "$0")/../lib.sh"
 
-need_root
-need ip tc sha256sum
+need_prereq LAB BUILT
+need sha256sum
 study=$NTPX_TOP/bin/ntpx-study
-[ -x "$NTPX_BIN/ntpprobe" ] || skip_all "tools not built (make)"
 
 dir=$TMP/pkg
 seed=$((1 + $$ % 100000))

@@ -8,9 +8,8 @@
 # the direction (+ c2r, - r2c), well beyond the unloaded run's jitter.
 . "$(dirname "$0")/../lib.sh"
 
-need_root
-need ip tc gnuplot
-[ -x "$NTPX_BIN/ntpprobe" ] || skip_all "tools not built (make)"
+need_prereq LAB BUILT
+need gnuplot
 
 lab_up w
 
