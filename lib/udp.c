@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "transport_private.h"
+#include "util_private.h"
 
 struct udp_transport {
 	struct transport t;
@@ -230,7 +231,7 @@ static int udp_send_batch(struct transport *t, struct transport_msg *m, unsigned
  */
 static int udp_recv_batch(struct transport *t, struct transport_msg *m, unsigned n)
 {
-	struct udp_transport *u = (struct udp_transport *)t;
+	struct udp_transport *u = container_of(t, struct udp_transport, t);
 	struct mmsghdr hdr[UDP_BATCH];
 	struct iovec iov[UDP_BATCH];
 	struct sockaddr_storage ss[UDP_BATCH];
