@@ -1,9 +1,11 @@
+# SPDX-License-Identifier: ISC
 # ntpx — one Makefile.  `make` builds lib/libntpx.a and every tool into bin/;
 # `make check` runs every test this machine can run through prove.
 #
 # Layout it relies on, so that new files need no edit here:
 #   lib/*.c           -> lib/libntpx.a
 #   src/TOOL.c        -> bin/TOOL
+#   src/TOOL/*.c      -> bin/TOOL   (a tool of several files)
 #   tests/unit/*.c    -> build/unit/NAME.t  (cmocka, TAP through prove)
 #   tests/fuzz/*.c    -> build/fuzz/NAME    (libFuzzer, `make fuzz`)
 #   tests/bench/*.c   -> build/bench/NAME   (`make bench`)
@@ -58,12 +60,18 @@ endif
 
 LIB_SRC  := $(sort $(wildcard lib/*.c))
 LIB_OBJ  := $(patsubst lib/%.c,build/lib/%.o,$(LIB_SRC))
-TOOLS    := $(patsubst src/%.c,bin/%,$(sort $(wildcard src/*.c)))
+TOOL_DIRS := $(patsubst src/%/,%,$(sort $(dir $(wildcard src/*/*.c))))
+TOOLS    := $(sort $(patsubst src/%.c,bin/%,$(wildcard src/*.c)) $(addprefix bin/,$(TOOL_DIRS)))
 UNIT     := $(patsubst tests/unit/%.c,build/unit/%.t,$(sort $(wildcard tests/unit/*.c)))
 BENCH    := $(patsubst tests/bench/%.c,build/bench/%,$(sort $(wildcard tests/bench/*.c)))
 FUZZ     := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(sort $(wildcard tests/fuzz/*.c)))
 HELPERS  := $(patsubst tests/helpers/%.c,build/helpers/%,$(sort $(wildcard tests/helpers/*.c)))
-SCRIPTS  := $(filter-out $(TOOLS),$(wildcard bin/*))
+# The tracked shell commands (bin/ntpx-*) and the shell libraries they
+# source (bin/ntpx-*.sh: not commands, installed under share/ntpx).
+COMMANDS := $(filter-out %.sh $(TOOLS),$(wildcard bin/ntpx-*))
+SHLIBS   := $(wildcard bin/ntpx-*.sh)
+ANALYSIS := $(wildcard analysis/ntpx-*)
+SCRIPTS  := $(COMMANDS) $(SHLIBS) $(ANALYSIS)
 MAN1     := $(wildcard doc/*.1)
 MAN5     := $(wildcard doc/*.5)
 MAN7     := $(wildcard doc/*.7)
@@ -111,6 +119,14 @@ build/src/%.o: src/%.c build/version.h
 bin/%: build/src/%.o lib/libntpx.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< $(LDLIBS)
+
+# A tool of several files: every src/TOOL/*.c, linked together.
+define tool_dir_rule
+bin/$(1): $(patsubst src/%.c,build/src/%.o,$(sort $(wildcard src/$(1)/*.c))) lib/libntpx.a
+	@mkdir -p $$(@D)
+	$$(CC) $$(LDFLAGS) -o $$@ $$(filter %.o,$$^) $$(LDLIBS)
+endef
+$(foreach d,$(TOOL_DIRS),$(eval $(call tool_dir_rule,$(d))))
 
 build/unit/%.t: tests/unit/%.c lib/libntpx.a
 	@mkdir -p $(@D)
@@ -229,12 +245,17 @@ soak: all $(HELPERS)
 demo: all
 	@sh scripts/demo
 
+# Exactly the built tools, the ntpx-* commands and the analysis scripts
+# go into bin; the shell libraries the commands source go into
+# share/ntpx, where a command looks when they are not beside it
+# (doc/hacking.md, Install).  Nothing else in bin/ is installed.
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \
-	  $(DESTDIR)$(PREFIX)/include/ntpx $(DESTDIR)$(PREFIX)/share/man/man1 \
+	  $(DESTDIR)$(PREFIX)/include/ntpx $(DESTDIR)$(PREFIX)/share/ntpx \
+	  $(DESTDIR)$(PREFIX)/share/man/man1 \
 	  $(DESTDIR)$(PREFIX)/share/man/man5 $(DESTDIR)$(PREFIX)/share/man/man7
-	install -m 755 $(TOOLS) $(SCRIPTS) $(DESTDIR)$(PREFIX)/bin
-	install -m 755 analysis/ntpx-* $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(TOOLS) $(COMMANDS) $(ANALYSIS) $(DESTDIR)$(PREFIX)/bin
+	$(if $(SHLIBS),install -m 644 $(SHLIBS) $(DESTDIR)$(PREFIX)/share/ntpx)
 	install -m 644 lib/libntpx.a $(DESTDIR)$(PREFIX)/lib
 	install -m 644 $(filter-out lib/%_private.h,$(wildcard lib/*.h)) $(DESTDIR)$(PREFIX)/include/ntpx
 	$(if $(MAN1),install -m 644 $(MAN1) $(DESTDIR)$(PREFIX)/share/man/man1)
@@ -244,6 +265,6 @@ install: all
 clean:
 	rm -rf build lib/libntpx.a $(TOOLS)
 
--include $(LIB_OBJ:.o=.d) $(patsubst bin/%,build/src/%.d,$(TOOLS)) $(UNIT:.t=.d) $(BENCH:=.d) $(HELPERS:=.d)
+-include $(LIB_OBJ:.o=.d) $(patsubst bin/%,build/src/%.d,$(TOOLS)) $(patsubst src/%.c,build/src/%.d,$(wildcard src/*/*.c)) $(UNIT:.t=.d) $(BENCH:=.d) $(HELPERS:=.d)
 
 endif # NTPX_BUILD

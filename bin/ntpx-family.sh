@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # ntpx-family.sh - what the experiment families (bin/ntpx-freerun,
 # ntpx-loaded, ntpx-bursts, ntpx-directional, ntpx-recovery, ntpx-loss,
 # ntpx-steady) share: options, endpoints, the two sides' command prefixes,
@@ -16,6 +17,9 @@
 # each command under tether (bin/tether, doc/tether.1), which gives it a
 # lifetime and an output that do not depend on the prefix.
 # See doc/ntpx-families.1.
+#
+# Every function here starts with fam_, so that a family
+# script's own names (and the shell's builtins: bg) are never shadowed.
 
 case ${0##*/} in
 ntpx-family.sh) echo "ntpx-family.sh: sourced by the ntpx-FAMILY scripts, not run (see ntpx-families(1))" >&2; exit 2 ;;
@@ -68,18 +72,11 @@ tether; NTPX_REMOTE_BIN, the directory of the tools (and tether) there
 EOF
 }
 
-# Durations: 250ms, 2s, 1m, 1h, 500us, a bare number of seconds -> ns.
-dur_ns() {
-	awk -v s="$1" 'BEGIN {
-		if (s !~ /^[0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h)?$/) exit 1
-		n = s; m = 1e9
-		if (sub(/ns$/, "", n)) m = 1; else if (sub(/us$/, "", n)) m = 1e3
-		else if (sub(/ms$/, "", n)) m = 1e6; else if (sub(/s$/, "", n)) m = 1e9
-		else if (sub(/m$/, "", n)) m = 60e9; else if (sub(/h$/, "", n)) m = 3600e9
-		printf "%.0f\n", n * m }'
-}
-ns_s() { awk -v n="$1" 'BEGIN { printf "%.3f\n", n / 1e9 }'; }
-now_ns() { date +%s%N; }
+# Durations: 250ms, 2s, 1m, 1h, 500us, a bare number of seconds -> ns,
+# parsed as every tool parses them (ntpx-units, lib/opt.c).
+fam_dur_ns() { "$fam_bin/ntpx-units" duration "$1" 2>/dev/null; }
+fam_ns_s() { awk -v n="$1" 'BEGIN { printf "%.3f\n", n / 1e9 }'; }
+fam_now_ns() { date +%s%N; }
 
 fam_parse() {
 	out= cond=$fam_default transport= duration=$fam_default_duration interval=1s
@@ -118,10 +115,10 @@ fam_parse() {
 	*" $cond "*) ;;
 	*) fam_usage_error "unknown condition '$cond' (one of: $fam_conditions)" ;;
 	esac
-	dur=$(dur_ns "$duration") && [ "$dur" -gt 0 ] || fam_usage_error "bad duration '$duration'"
-	ivl=$(dur_ns "$interval") && [ "$ivl" -gt 0 ] || fam_usage_error "bad interval '$interval'"
-	quiet_ns=$(dur_ns "$quiet") || fam_usage_error "bad quiet time '$quiet'"
-	outage_ns=$(dur_ns "$outage") || fam_usage_error "bad outage '$outage'"
+	dur=$(fam_dur_ns "$duration") && [ "$dur" -gt 0 ] || fam_usage_error "bad duration '$duration'"
+	ivl=$(fam_dur_ns "$interval") && [ "$ivl" -gt 0 ] || fam_usage_error "bad interval '$interval'"
+	quiet_ns=$(fam_dur_ns "$quiet") || fam_usage_error "bad quiet time '$quiet'"
+	outage_ns=$(fam_dur_ns "$outage") || fam_usage_error "bad outage '$outage'"
 	for _v in "$port" "$load_port" "$run" "$rep"; do
 		case $_v in ''|*[!0-9]*) fam_usage_error "bad number '$_v'" ;; esac
 	done
@@ -138,8 +135,8 @@ fam_parse() {
 	trap 'fam_cleanup; exit 129' HUP
 	if [ -n "$calibrate_only" ]; then
 		capacity=
-		load_setup
-		load_teardown
+		fam_load_setup
+		fam_load_teardown
 		rm -f "$out/load.tsv" "$out/load.err"
 		echo "capacity_bps $capacity"
 		exit 0
@@ -218,8 +215,8 @@ fam_prefix() {
 	if [ "$1" = ref ]; then _x=$ref_x; else _x=$cli_x; fi
 }
 
-# on ref|client CMD...: run CMD on that side (through its prefix).
-on() {
+# fam_on ref|client CMD...: run CMD on that side (through its prefix).
+fam_on() {
 	_side=$1
 	shift
 	fam_prefix "$_side"
@@ -231,9 +228,9 @@ on() {
 	fi
 }
 
-# bg VAR ref|client CMD...: start CMD on that side in the background, its
+# fam_bg VAR ref|client CMD...: start CMD on that side in the background, its
 # PID (the local tether's, which passes SIGTERM on) in VAR.
-bg() {
+fam_bg() {
 	_var=$1
 	_side=$2
 	shift 2
@@ -250,13 +247,13 @@ bg() {
 	pids="$pids $!"
 }
 
-# reap PID: wait for it to end by itself; forget it; its status in
+# fam_reap PID: wait for it to end by itself; forget it; its status in
 # reap_rc.  A tool that ended with a status other than 0 (a write error on
 # a full disk: its records are cut short) fails the run at fam_finish:
 # fam_failed names it.  The ntpx tools end with 0 on SIGTERM; 143 is a
 # prefix's or a shell's.
 fam_failed=
-reap() {
+fam_reap() {
 	reap_rc=0
 	[ -n "$1" ] || return 0
 	# Once waited for, a PID is no longer ours (nor its status).
@@ -273,13 +270,13 @@ reap() {
 	return 0
 }
 
-# stop PID: SIGTERM, then wait for it (the tools finish their line first).
+# fam_stop PID: SIGTERM, then wait for it (the tools finish their line first).
 # Only a PID not reaped yet is signalled: once waited for, it may be
 # someone else's.
-stop() {
+fam_stop() {
 	[ -n "$1" ] || return 0
 	case " $pids " in *" $1 "*) kill -TERM "$1" 2>/dev/null ;; esac
-	reap "$1"
+	fam_reap "$1"
 	# The server ends with 0 on SIGTERM: any other status is a server
 	# that did not run (a port taken, say), and the run is not a result.
 	if [ "$1" = "${server:-}" ] && [ "$reap_rc" != 0 ]; then
@@ -293,16 +290,16 @@ fam_cleanup() {
 	for _p in $pids; do wait "$_p" 2>/dev/null; done
 	pids=
 	if [ -n "${simclock:-}" ]; then
-		on client rm -f "$simclock" 2>/dev/null
+		fam_on client rm -f "$simclock" 2>/dev/null
 		simclock=
 	fi
-	[ -z "${linkdown:-}" ] || on client ip link set dev "$cli_dev" up 2>/dev/null
+	[ -z "${linkdown:-}" ] || fam_on client ip link set dev "$cli_dev" up 2>/dev/null
 	linkdown=
 	return 0
 }
 
-event() {	# NAME [DETAIL] [T_NS]
-	printf '%s\t%s\t%s\t%s\n' "${3:-$(now_ns)}" "$run" "$1" "${2:--}" >> "$events" ||
+fam_event() {	# NAME [DETAIL] [T_NS]
+	printf '%s\t%s\t%s\t%s\n' "${3:-$(fam_now_ns)}" "$run" "$1" "${2:--}" >> "$events" ||
 		fam_die "cannot write $events"
 }
 
@@ -312,16 +309,16 @@ fam_events_header() {
 }
 
 # The server on the reference, logging its side of every exchange.
-server_start() {
-	bg server ref ntpreflect -l - "$server_ep" >> "$out/server.rec" 2>> "$out/server.err"
+fam_server_start() {
+	fam_bg server ref ntpreflect -l - "$server_ep" >> "$out/server.rec" 2>> "$out/server.err"
 }
 
 # Wait until the server answers (at most 10 s): a one-shot probe over the
 # run's own transport, so it works for every backend.
-server_wait() {
+fam_server_wait() {
 	_i=0
 	while [ $_i -lt 40 ]; do
-		if on client ntpprobe -c 1 -w 250ms "$client_ep" 2>/dev/null |
+		if fam_on client ntpprobe -c 1 -w 250ms "$client_ep" 2>/dev/null |
 			awk '/^#fields / { for (i = 2; i <= NF; i++) if ($i == "status") c = i - 1; next }
 			     /^#/ { next } c && $c == "ok" { f = 1 } END { exit !f }'; then
 			return 0
@@ -333,23 +330,23 @@ server_wait() {
 	fam_die "no answer from $client_ep within 10 s"
 }
 
-# probe_start [DUR] [extra ntpprobe options...]: the client, into probe.rec
+# fam_probe_start [DUR] [extra ntpprobe options...]: the client, into probe.rec
 # (the first segment) or a further segment appended at probe_end.
 probe_seg=0
-probe_start() {
+fam_probe_start() {
 	_d=$1
 	shift
 	probe_seg=$((probe_seg + 1))
-	bg probe client ${probe_wrap:-} ntpprobe -i "$interval" ${_d:+-d "$_d"} "$@" "$client_ep" \
+	fam_bg probe client ${probe_wrap:-} ntpprobe -i "$interval" ${_d:+-d "$_d"} "$@" "$client_ep" \
 		> "$out/probe.$probe_seg" 2>> "$out/probe.err"
 }
 
-# probe_end: wait for (or, with "kill", stop) the client; append its records.
-probe_end() {
+# fam_probe_end: wait for (or, with "kill", stop) the client; append its records.
+fam_probe_end() {
 	if [ "${1:-}" = kill ]; then
-		stop "$probe"
+		fam_stop "$probe"
 	else
-		reap "$probe"
+		fam_reap "$probe"
 	fi
 	[ -z "$fam_failed" ] || fam_die "$fam_failed (see $out/probe.err)"
 	if [ $probe_seg = 1 ]; then
@@ -360,26 +357,26 @@ probe_end() {
 	rm -f "$out/probe.$probe_seg"
 }
 
-wait_udp() {	# SIDE PORT: until something listens on UDP PORT (10 s)
-	_end=$(($(now_ns) + 10000000000))
-	until on "$1" ss -Hlun "sport = :$2" 2>/dev/null | grep -q .; do
-		[ "$(now_ns)" -lt "$_end" ] || fam_die "nothing listens on udp port $2 on the $1 side"
+fam_wait_udp() {	# SIDE PORT: until something listens on UDP PORT (10 s)
+	_end=$(($(fam_now_ns) + 10000000000))
+	until fam_on "$1" ss -Hlun "sport = :$2" 2>/dev/null | grep -q .; do
+		[ "$(fam_now_ns)" -lt "$_end" ] || fam_die "nothing listens on udp port $2 on the $1 side"
 		sleep 0.01
 	done
 }
 
 # The load sinks on both sides; the capacity (calibrated when not given).
-load_setup() {
-	bg sink_r ref loadgen --sink -d 0 "$sink_ref" > /dev/null 2>> "$out/load.err"
-	bg sink_c client loadgen --sink -d 0 "$sink_cli" > /dev/null 2>> "$out/load.err"
+fam_load_setup() {
+	fam_bg sink_r ref loadgen --sink -d 0 "$sink_ref" > /dev/null 2>> "$out/load.err"
+	fam_bg sink_c client loadgen --sink -d 0 "$sink_cli" > /dev/null 2>> "$out/load.err"
 	# (An ib sink has no socket that ss shows: the senders' first reports
 	# may come late there.)
 	if [ "$scheme" != ib ]; then
-		wait_udp ref "$load_port"
-		wait_udp client "$lp_back"
+		fam_wait_udp ref "$load_port"
+		fam_wait_udp client "$lp_back"
 	fi
 	if [ -z "$capacity" ]; then
-		capacity=$(on client loadgen --calibrate $load_opts "$load_c2r" 2>> "$out/load.err" |
+		capacity=$(fam_on client loadgen --calibrate $load_opts "$load_c2r" 2>> "$out/load.err" |
 			awk '$1 == "capacity_bps" { print $2 }')
 		[ -n "$capacity" ] || fam_die "calibration of $load_c2r failed: $(tail -n 1 "$out/load.err")"
 	fi
@@ -387,10 +384,10 @@ load_setup() {
 		fam_die "cannot write $out/load.tsv"
 }
 
-# load_start DIRS DUR [loadgen options]: c2r, r2c or both, for DUR;
+# fam_load_start DIRS DUR [loadgen options]: c2r, r2c or both, for DUR;
 # returns once the senders run on their hosts (connecting to a host takes
 # a while: the load's events are stamped after it).
-load_start() {
+fam_load_start() {
 	_dirs=$1 _ld=$2
 	shift 2
 	lc2r= lr2c=
@@ -404,24 +401,24 @@ load_start() {
 	case $_dirs in c2r|both)
 		fam_prefix client
 		fam_ready=${_x:+$out/load.c2r.started}
-		bg lc2r client loadgen -r "$_rate" -d "$_ld" $load_opts "$@" "$load_c2r" \
+		fam_bg lc2r client loadgen -r "$_rate" -d "$_ld" $load_opts "$@" "$load_c2r" \
 			> "$out/load.c2r" 2>> "$out/load.err" ;;
 	esac
 	case $_dirs in r2c|both)
 		fam_prefix ref
 		fam_ready=${_x:+$out/load.r2c.started}
-		bg lr2c ref loadgen -r "$_rate" -d "$_ld" $load_opts "$@" "$load_r2c" \
+		fam_bg lr2c ref loadgen -r "$_rate" -d "$_ld" $load_opts "$@" "$load_r2c" \
 			> "$out/load.r2c" 2>> "$out/load.err" ;;
 	esac
 	fam_ready=
-	_end=$(($(now_ns) + 10000000000))
+	_end=$(($(fam_now_ns) + 10000000000))
 	for _d in c2r r2c; do
 		eval "_p=\$l$_d"
 		[ -n "$_p" ] || continue
 		fam_prefix "$([ $_d = c2r ] && echo client || echo ref)"
 		[ -n "$_x" ] || continue
 		until [ -e "$out/load.$_d.started" ]; do
-			kill -0 "$_p" 2>/dev/null && [ "$(now_ns)" -lt "$_end" ] ||
+			kill -0 "$_p" 2>/dev/null && [ "$(fam_now_ns)" -lt "$_end" ] ||
 				fam_die "the $_d load did not start within 10 s: $(tail -n 1 "$out/load.err" 2>/dev/null)"
 			sleep 0.01
 		done
@@ -429,25 +426,25 @@ load_start() {
 	done
 }
 
-load_end() {
+fam_load_end() {
 	for _d in c2r r2c; do
 		eval "_p=\$l$_d"
 		[ -n "$_p" ] || continue
-		reap "$_p"
+		fam_reap "$_p"
 		awk -v d="$_d" '!/^#/ && NF >= 6 { $1 = $1 "\t" d; print }' OFS="\t" \
 			"$out/load.$_d" >> "$out/load.tsv" || fam_die "cannot write $out/load.tsv"
 		rm -f "$out/load.$_d"
 	done
 }
 
-load_teardown() {
-	stop "$sink_r"
-	stop "$sink_c"
+fam_load_teardown() {
+	fam_stop "$sink_r"
+	fam_stop "$sink_c"
 }
 
 # The achieved load, Gbit/s (the sinks' measure) summed over directions:
 # per direction the median of the intervals that had a report.
-load_gbps() {
+fam_load_gbps() {
 	awk '!/^#/ && $5 != "-" { n[$2]++; v[$2, n[$2]] = $5 }
 	END {
 		s = 0
@@ -461,25 +458,39 @@ load_gbps() {
 	}' "$out/load.tsv"
 }
 
-# recs [FROM_NS TO_NS]: "time status delay off2 true2 foff2 jitter djitter
-# valid" per record, time = t2 (the reference's clock) when there is one,
-# else t1; only records with FROM <= time < TO.  - for missing columns.
-recs() {
-	awk -v from="${1:-0}" -v to="${2:-9e30}" '
-	/^#fields/ { for (i = 2; i <= NF; i++) c[$i] = i - 1; next }
+# fam_cols FILE NAME...: the named columns of FILE's records, one line per
+# record, found by name from the latest #fields line (doc/ntpx-record.5),
+# - for a column the records lack.  The one place the families read a
+# record's columns.
+fam_cols() {
+	_file=$1
+	shift
+	awk -v want="$*" '
+	BEGIN { n = split(want, w, " ") }
+	/^#fields/ { delete c; for (i = 2; i <= NF; i++) c[$i] = i - 1; next }
 	/^#/ { next }
-	function f(n) { return (n in c) ? $(c[n]) : "-" }
 	{
-		t = f("t2"); if (t == "-") t = f("t1")
-		if (t + 0 < from + 0 || t + 0 >= to + 0) next
-		print t, f("status"), f("delay"), f("off2"), f("true2"), f("foff2"),
-		      f("jitter"), f("djitter"), f("valid")
-	}' "$out/probe.rec"
+		s = ""
+		for (i = 1; i <= n; i++) s = s (i > 1 ? " " : "") ((w[i] in c) ? $(c[w[i]]) : "-")
+		print s
+	}' "$_file"
 }
 
-# pct P [SCALE]: the P-th percentile (linear between ranks) of the numbers
+# fam_recs [FROM_NS TO_NS]: "time status delay off2 true2 foff2 jitter djitter
+# valid" per record, time = t2 (the reference's clock) when there is one,
+# else t1; only records with FROM <= time < TO.  - for missing columns.
+fam_recs() {
+	fam_cols "$out/probe.rec" t2 t1 status delay off2 true2 foff2 jitter djitter valid |
+	awk -v from="${1:-0}" -v to="${2:-9e30}" '{
+		t = $1; if (t == "-") t = $2
+		if (t + 0 < from + 0 || t + 0 >= to + 0) next
+		print t, $3, $4, $5, $6, $7, $8, $9, $10
+	}'
+}
+
+# fam_pct P [SCALE]: the P-th percentile (linear between ranks) of the numbers
 # on stdin, times SCALE; - when there are none.
-pct() {
+fam_pct() {
 	grep -v '^-$' | sort -g | awk -v p="$1" -v k="${2:-1}" '
 	{ v[NR] = $1 }
 	END {
@@ -491,16 +502,16 @@ pct() {
 }
 
 # Rejection rate: records that are not ok over all records (- if none).
-reject_rate() {
+fam_reject_rate() {
 	awk '{ n++; if ($2 != "ok") r++ } END { if (n) printf "%.6f\n", r / n; else print "-" }'
 }
 
 # The run's summary: offsetfit's, then the family's keys (stdin).
-summary_write() {
+fam_summary_write() {
 	{
 		printf 'family %s\ncondition %s\ntransport %s\nrep %s\n' "$family" "$cond" "$transport" "$rep"
 		printf 'client_endpoint %s\nserver_endpoint %s\nduration_s %s\ninterval_s %s\n' \
-			"$client_ep" "$server_ep" "$(ns_s "$dur")" "$(ns_s "$ivl")"
+			"$client_ep" "$server_ep" "$(fam_ns_s "$dur")" "$(fam_ns_s "$ivl")"
 		offsetfit "$out/probe.rec" 2>/dev/null
 		cat
 	} > "$out/summary.txt.tmp" && mv "$out/summary.txt.tmp" "$out/summary.txt" ||
@@ -509,10 +520,9 @@ summary_write() {
 
 # A probe answered while the run's own server logged nothing was answered
 # by someone else (a server left by an earlier run, say): not a result.
-server_check() {
+fam_server_check() {
 	[ -f "$out/probe.rec" ] && [ -f "$out/server.rec" ] || return 0
-	_ok=$(awk '/^#fields/ { for (i = 2; i <= NF; i++) if ($i == "status") c = i - 1; next }
-		/^#/ { next } c && $c == "ok" { n++ } END { print n + 0 }' "$out/probe.rec")
+	_ok=$(fam_cols "$out/probe.rec" status | awk '$1 == "ok" { n++ } END { print n + 0 }')
 	_srv=$(grep -vc '^#' "$out/server.rec")
 	[ "$_ok" = 0 ] || [ "$_srv" -gt 0 ] ||
 		fam_die "server.rec is empty while the probe had $_ok answers: another server answered on $server_ep"
@@ -522,20 +532,20 @@ fam_finish() {
 	fam_cleanup
 	# A tool that failed (its output cut short) leaves no done file.
 	[ -z "$fam_failed" ] || fam_die "$fam_failed (see $out/*.err)"
-	server_check
+	fam_server_check
 	for _f in "$out"/*.err; do [ -s "$_f" ] || rm -f "$_f"; done
-	event run_end "$family $cond $transport"
+	fam_event run_end "$family $cond $transport"
 	date +%s%N > "$out/done.tmp" && mv "$out/done.tmp" "$out/done" ||
 		fam_die "cannot write $out/done"
 }
 
 fam_start() {
 	fam_events_header
-	event run_start "$family $cond $transport"
-	server_start
-	server_wait
+	fam_event run_start "$family $cond $transport"
+	fam_server_start
+	fam_server_wait
 }
 
 # Sleep for a span of the experiment (the schedule itself, not a stand-in
 # for synchronisation).
-hold() { sleep "$(ns_s "$1")"; }
+fam_hold() { sleep "$(fam_ns_s "$1")"; }

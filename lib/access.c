@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * access.c - address filters and per-address rate limiting (access.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * access.h - who a server answers, and how often (ntpreflect --allow,
  * --ratelimit).  Both are off by default: a measurement server must not

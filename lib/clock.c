@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * clock.c - clock selection and the realtime driver.
  *
@@ -10,6 +11,7 @@
 #include <time.h>
 
 #include "clock_private.h"
+#include "util_private.h"
 
 int64_t clock_realtime_ns(void)
 {
@@ -27,16 +29,21 @@ int64_t clock_monotonic_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static int64_t realtime_now(struct clock *c)
+int64_t clock_realtime_now(struct clock *c)
 {
 	(void)c;
 	return clock_realtime_ns();
 }
 
-static void realtime_close(struct clock *c)
+void clock_realtime_close(struct clock *c)
 {
 	free(c);
 }
+
+const struct clock_ops clock_realtime_ops = {
+	.now = clock_realtime_now,
+	.close = clock_realtime_close,
+};
 
 static struct clock *realtime_open(const char *arg, char *err, size_t errlen)
 {
@@ -47,8 +54,7 @@ static struct clock *realtime_open(const char *arg, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	c->now = realtime_now;
-	c->close = realtime_close;
+	c->ops = &clock_realtime_ops;
 	return c;
 }
 
@@ -66,7 +72,7 @@ static const char *clock_known(void)
 	static char list[128];
 	size_t i, n = 0;
 
-	for (i = 0; i < sizeof(drivers) / sizeof(drivers[0]) && n < sizeof(list); i++) {
+	for (i = 0; i < ARRAY_SIZE(drivers) && n < sizeof(list); i++) {
 		const char *p = drivers[i].prefix;
 
 		n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s%s",
@@ -79,7 +85,7 @@ struct clock *clock_open(const char *name, char *err, size_t errlen)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(drivers) / sizeof(drivers[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(drivers); i++) {
 		const char *p = drivers[i].prefix;
 		size_t n = strlen(p);
 		int is_prefix = n && p[n - 1] == ':';
@@ -92,7 +98,7 @@ struct clock *clock_open(const char *name, char *err, size_t errlen)
 			return NULL;
 		c->name = strdup(name);
 		if (!c->name) {
-			c->close(c);
+			c->ops->close(c);
 			snprintf(err, errlen, "out of memory");
 			return NULL;
 		}
@@ -109,7 +115,7 @@ void clock_close(struct clock *c)
 	if (!c)
 		return;
 	name = c->name;
-	c->close(c);
+	c->ops->close(c);
 	free(name);
 }
 
@@ -120,14 +126,14 @@ const char *clock_name(const struct clock *c)
 
 int64_t clock_now(struct clock *c)
 {
-	return c->now(c);
+	return c->ops->now(c);
 }
 
 int64_t clock_from_realtime(struct clock *c, int64_t ref_ns)
 {
 	int64_t e;
 
-	if (!c->true_error || c->true_error(c, ref_ns, &e))
+	if (clock_true_error(c, ref_ns, &e))
 		return ref_ns;
 	return ref_ns + e;
 }

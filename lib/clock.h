@@ -1,11 +1,12 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * clock.h - the clocks that T1..T4 are read from, behind one interface.
  *
  * A clock is named the same way in every tool: "realtime" is the host's
  * CLOCK_REALTIME; "sim:PATH" is a simulated clock kept in a shared-memory
  * file (lib/clock_sim.c).  Reading a clock is on the path between a
- * timestamp and the wire, so clock_now() is one indirect call and nothing
- * else.
+ * timestamp and the wire, so clock_now() is one indirect call through
+ * the driver's const ops (clock_private.h) and nothing else.
  */
 #ifndef NTPX_CLOCK_H
 #define NTPX_CLOCK_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * clock_adjust.c - stepping, slewing and tuning a clock, and the ground
  * truth a simulated clock knows.
@@ -34,51 +35,51 @@ static int unsupported(const struct clock *c, const char *what, char *err, size_
 
 int clock_step(struct clock *c, int64_t ns, char *err, size_t errlen)
 {
-	if (!c->step)
+	if (!c->ops->step)
 		return unsupported(c, "step", err, errlen);
-	return c->step(c, ns, err, errlen);
+	return c->ops->step(c, ns, err, errlen);
 }
 
 int clock_slew(struct clock *c, int64_t ns, int64_t *old_ns, char *err, size_t errlen)
 {
-	if (!c->slew)
+	if (!c->ops->slew)
 		return unsupported(c, "slew", err, errlen);
-	return c->slew(c, ns, old_ns, err, errlen);
+	return c->ops->slew(c, ns, old_ns, err, errlen);
 }
 
 int clock_slew_left(struct clock *c, int64_t *ns, char *err, size_t errlen)
 {
-	if (!c->slew_left)
+	if (!c->ops->slew_left)
 		return unsupported(c, "report the slew of", err, errlen);
-	return c->slew_left(c, ns, err, errlen);
+	return c->ops->slew_left(c, ns, err, errlen);
 }
 
 int clock_freq_get(struct clock *c, double *ppm, char *err, size_t errlen)
 {
-	if (!c->freq_get)
+	if (!c->ops->freq_get)
 		return unsupported(c, "report the frequency of", err, errlen);
-	return c->freq_get(c, ppm, err, errlen);
+	return c->ops->freq_get(c, ppm, err, errlen);
 }
 
 int clock_freq_set(struct clock *c, double ppm, char *err, size_t errlen)
 {
-	if (!c->freq_set)
+	if (!c->ops->freq_set)
 		return unsupported(c, "set the frequency of", err, errlen);
-	return c->freq_set(c, ppm, 0, err, errlen);
+	return c->ops->freq_set(c, ppm, 0, err, errlen);
 }
 
 int clock_freq_add(struct clock *c, double ppm, char *err, size_t errlen)
 {
-	if (!c->freq_set)
+	if (!c->ops->freq_set)
 		return unsupported(c, "set the frequency of", err, errlen);
-	return c->freq_set(c, ppm, 1, err, errlen);
+	return c->ops->freq_set(c, ppm, 1, err, errlen);
 }
 
 int clock_true_error(struct clock *c, int64_t ref_ns, int64_t *e_ns)
 {
-	if (!c->true_error)
+	if (!c->ops->true_error)
 		return -ENOTSUP;
-	return c->true_error(c, ref_ns, e_ns);
+	return c->ops->true_error(c, ref_ns, e_ns);
 }
 
 int64_t clock_last_ref(const struct clock *c)
@@ -170,6 +171,16 @@ static int sys_freq_set(struct clock *c, double ppm, int relative, char *err, si
 	return 0;
 }
 
+const struct clock_ops clock_system_ops = {
+	.now = clock_realtime_now,
+	.close = clock_realtime_close,
+	.step = sys_step,
+	.slew = sys_slew,
+	.slew_left = sys_slew_left,
+	.freq_get = sys_freq_get,
+	.freq_set = sys_freq_set,
+};
+
 static int have_cap_sys_time(void)
 {
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
@@ -189,10 +200,6 @@ int clock_allow_system(struct clock *c, char *err, size_t errlen)
 		snprintf(err, errlen, "clock 'realtime': changing the system clock needs CAP_SYS_TIME");
 		return -EPERM;
 	}
-	c->step = sys_step;
-	c->slew = sys_slew;
-	c->slew_left = sys_slew_left;
-	c->freq_get = sys_freq_get;
-	c->freq_set = sys_freq_set;
+	c->ops = &clock_system_ops;
 	return 0;
 }

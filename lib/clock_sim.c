@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * clock_sim.c - the simulated clock "sim:PATH": chrony's sys_null.c idea
  * (a clock that only pretends) kept in a shared-memory file, so that a
@@ -41,6 +42,7 @@
 
 #include "clock_private.h"
 #include "clock_sim_private.h"
+#include "util_private.h"
 
 /* A consistent copy of the changing part. */
 struct sim_params {
@@ -211,7 +213,7 @@ static inline int64_t sim_e_base(const struct sim_params *p, int64_t t)
 
 static int64_t sim_now(struct clock *c)
 {
-	struct sim_clock *s = (struct sim_clock *)c;
+	struct sim_clock *s = container_of(c, struct sim_clock, c);
 	struct sim_params p;
 	int64_t ref;
 
@@ -222,7 +224,7 @@ static int64_t sim_now(struct clock *c)
 
 static int sim_true_error(struct clock *c, int64_t ref_ns, int64_t *e_ns)
 {
-	struct sim_clock *s = (struct sim_clock *)c;
+	struct sim_clock *s = container_of(c, struct sim_clock, c);
 	struct sim_params p;
 
 	sim_read(s->m, &p, NULL);
@@ -268,7 +270,7 @@ static int sim_writable(const struct sim_clock *s, char *err, size_t errlen)
 
 static int sim_step(struct clock *c, int64_t ns, char *err, size_t errlen)
 {
-	struct sim_clock *s = (struct sim_clock *)c;
+	struct sim_clock *s = container_of(c, struct sim_clock, c);
 	struct sim_params p;
 	int64_t now;
 	uint64_t seq;
@@ -285,7 +287,7 @@ static int sim_step(struct clock *c, int64_t ns, char *err, size_t errlen)
 
 static int sim_slew(struct clock *c, int64_t ns, int64_t *old_ns, char *err, size_t errlen)
 {
-	struct sim_clock *s = (struct sim_clock *)c;
+	struct sim_clock *s = container_of(c, struct sim_clock, c);
 	struct sim_params p;
 	int64_t now;
 	uint64_t seq;
@@ -304,7 +306,7 @@ static int sim_slew(struct clock *c, int64_t ns, int64_t *old_ns, char *err, siz
 
 static int sim_slew_left(struct clock *c, int64_t *ns, char *err, size_t errlen)
 {
-	struct sim_clock *s = (struct sim_clock *)c;
+	struct sim_clock *s = container_of(c, struct sim_clock, c);
 	struct sim_params p;
 	int64_t ref;
 
@@ -315,7 +317,7 @@ static int sim_slew_left(struct clock *c, int64_t *ns, char *err, size_t errlen)
 
 static int sim_freq_get(struct clock *c, double *ppm, char *err, size_t errlen)
 {
-	struct sim_clock *s = (struct sim_clock *)c;
+	struct sim_clock *s = container_of(c, struct sim_clock, c);
 	struct sim_params p;
 
 	sim_read(s->m, &p, NULL);
@@ -325,7 +327,7 @@ static int sim_freq_get(struct clock *c, double *ppm, char *err, size_t errlen)
 
 static int sim_freq_set(struct clock *c, double ppm, int relative, char *err, size_t errlen)
 {
-	struct sim_clock *s = (struct sim_clock *)c;
+	struct sim_clock *s = container_of(c, struct sim_clock, c);
 	struct sim_params p;
 	int64_t now, f;
 	uint64_t seq;
@@ -347,14 +349,15 @@ static int sim_freq_set(struct clock *c, double ppm, int relative, char *err, si
 
 int clock_sim_state(struct clock *c, struct clock_sim_state *st, char *err, size_t errlen)
 {
-	struct sim_clock *s = (struct sim_clock *)c;
+	struct sim_clock *s;
 	struct sim_params p;
 	int64_t ref;
 
-	if (c->now != sim_now) {
+	if (c->ops->now != sim_now) {
 		snprintf(err, errlen, "clock '%s' is not a simulated clock", c->name);
 		return -ENOTSUP;
 	}
+	s = container_of(c, struct sim_clock, c);
 	sim_read(s->m, &p, &ref);
 	memset(st, 0, sizeof(*st));
 	st->ref_ns = ref;
@@ -369,11 +372,22 @@ int clock_sim_state(struct clock *c, struct clock_sim_state *st, char *err, size
 
 static void sim_close(struct clock *c)
 {
-	struct sim_clock *s = (struct sim_clock *)c;
+	struct sim_clock *s = container_of(c, struct sim_clock, c);
 
 	munmap(s->m, sizeof(*s->m));
 	free(s);
 }
+
+static const struct clock_ops sim_ops = {
+	.now = sim_now,
+	.close = sim_close,
+	.step = sim_step,
+	.slew = sim_slew,
+	.slew_left = sim_slew_left,
+	.freq_get = sim_freq_get,
+	.freq_set = sim_freq_set,
+	.true_error = sim_true_error,
+};
 
 struct clock *clock_sim_open(const char *path, char *err, size_t errlen)
 {
@@ -426,14 +440,7 @@ struct clock *clock_sim_open(const char *path, char *err, size_t errlen)
 	}
 	s->m = m;
 	s->writable = writable;
-	s->c.now = sim_now;
-	s->c.close = sim_close;
-	s->c.step = sim_step;
-	s->c.slew = sim_slew;
-	s->c.slew_left = sim_slew_left;
-	s->c.freq_get = sim_freq_get;
-	s->c.freq_set = sim_freq_set;
-	s->c.true_error = sim_true_error;
+	s->c.ops = &sim_ops;
 	return &s->c;
 
 bad_file:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * clock_sim_private.h - the layout of a sim: clock file, shared by
  * clock_sim.c and its unit test (which plays a writer stuck inside the

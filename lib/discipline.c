@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * discipline.c - OpenNTPD's control loop for one peer (see discipline.h).
  *

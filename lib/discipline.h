@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * discipline.h - OpenNTPD's control loop for one peer, acting on a clock
  * through clock.h (a sim: clock in every test).

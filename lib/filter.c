@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * filter.c - OpenNTPD's clock filter for one peer (see filter.h).
  *

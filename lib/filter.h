@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * filter.h - the clock filter of one peer, with OpenNTPD's semantics, in
  * one place for every transport, for ntpfilter and for the discipline.

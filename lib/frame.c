@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * frame.c - Ethernet II + IPv4 + UDP frames: build, checksum, check.
  *
@@ -9,34 +10,13 @@
 #include <string.h>
 
 #include "frame.h"
+#include "util_private.h"
 
 #define ETH_P_IPV4	0x0800
 #define IP_PROTO_UDP	17
 #define IP_DF		0x4000
 #define IP_MF		0x2000
 #define IP_OFFMASK	0x1fff
-
-static uint16_t get16(const uint8_t *b)
-{
-	return (uint16_t)(b[0] << 8 | b[1]);
-}
-
-static uint32_t get32(const uint8_t *b)
-{
-	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
-}
-
-static void put16(uint8_t *b, uint16_t v)
-{
-	b[0] = (uint8_t)(v >> 8);
-	b[1] = (uint8_t)v;
-}
-
-static void put32(uint8_t *b, uint32_t v)
-{
-	put16(b, (uint16_t)(v >> 16));
-	put16(b + 2, (uint16_t)v);
-}
 
 /* RFC 1071: the 16-bit one's complement sum, not yet folded. */
 static uint32_t csum_add(uint32_t sum, const uint8_t *b, size_t len)
@@ -266,17 +246,6 @@ int frame_counters_str(const struct frame_counters *c, char *buf, size_t len)
 		n += (size_t)w;
 	}
 	return (int)n;
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
 }
 
 int frame_mac_parse(const char *s, uint8_t mac[6])

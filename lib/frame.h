@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * frame.h - Ethernet II + IPv4 + UDP frames, built and checked in the
  * program's own memory (no I/O).

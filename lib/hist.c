@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * hist.c - a log-bucketed histogram (see hist.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * hist.h - a log-bucketed histogram of signed integers (ns), in the style
  * of HdrHistogram: constant memory however many values it counts, for

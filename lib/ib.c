@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ib.c - NTP over InfiniBand unreliable datagrams (and RoCE), with
  * rediscovery of a server that restarted.
@@ -94,6 +95,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "ib.h"
+#include "util_private.h"
 #include "ntp.h"
 #include "peer.h"
 #include "transport_private.h"
@@ -1307,7 +1309,7 @@ static int ib_ctl_readable(struct ib_transport *u)
 static ssize_t ib_recv(struct transport *t, void *buf, size_t cap,
 		       struct transport_addr *from, struct clock *clk, int64_t *stamp)
 {
-	struct ib_transport *u = (struct ib_transport *)t;
+	struct ib_transport *u = container_of(t, struct ib_transport, t);
 	struct verbs_wc vw;
 	struct ibv_wc wc;
 	ssize_t rc;
@@ -1398,7 +1400,7 @@ static int ib_send(struct transport *t, void *buf, size_t len,
 		   const struct transport_addr *to, struct clock *clk, int flags,
 		   int64_t *stamp)
 {
-	struct ib_transport *u = (struct ib_transport *)t;
+	struct ib_transport *u = container_of(t, struct ib_transport, t);
 	const unsigned char *b = buf;
 	int request = len >= NTP_HEADER_LEN && (b[0] & 7) == NTP_MODE_CLIENT;
 	struct ibv_sge sge;
@@ -1616,7 +1618,7 @@ static struct ibv_context *ib_pick_device(const char *dev, char *err, size_t err
 
 static void ib_close(struct transport *t)
 {
-	struct ib_transport *u = (struct ib_transport *)t;
+	struct ib_transport *u = container_of(t, struct ib_transport, t);
 	struct ib_transport **pp;
 	int p;
 
@@ -1874,7 +1876,7 @@ fail:
 
 static int ib_peer_reset(struct transport *t)
 {
-	struct ib_transport *u = (struct ib_transport *)t;
+	struct ib_transport *u = container_of(t, struct ib_transport, t);
 
 	return u->server ? 0 : peer_take_reset(&u->peer);
 }
@@ -1887,7 +1889,7 @@ static int ib_peer_reset(struct transport *t)
  */
 static int ib_stamps_enable(struct transport *t, char *err, size_t errlen)
 {
-	struct ib_transport *u = (struct ib_transport *)t;
+	struct ib_transport *u = container_of(t, struct ib_transport, t);
 	const char *rx = verbs_stamp_source(u->rcq.mode), *tx = verbs_stamp_source(u->scq.mode);
 
 	u->stamping = 1;
@@ -1905,12 +1907,12 @@ static int ib_stamps_enable(struct transport *t, char *err, size_t errlen)
 
 static void ib_tx_drain(struct transport *t)
 {
-	ib_reap_sends((struct ib_transport *)t);
+	ib_reap_sends(container_of(t, struct ib_transport, t));
 }
 
 static void ib_counters(struct transport *t, char *buf, size_t len)
 {
-	struct ib_transport *u = (struct ib_transport *)t;
+	struct ib_transport *u = container_of(t, struct ib_transport, t);
 	const struct peer_counters *c = &u->peer.count;
 	size_t n = 0;
 	int v;

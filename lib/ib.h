@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ib.h - the parts of the InfiniBand UD transport (lib/ib.c) that hold
  * without a device: the rules a received datagram must pass, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * loss.c - the deliberate loss schedule (loss.h).
  */

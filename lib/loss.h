@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * loss.h - deliberate loss: which sends the library drops before they
  * reach the transport, the same way on every backend.

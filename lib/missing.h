@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * missing.h - kernel UAPI definitions newer than the headers Debian 12
  * builds with (linux-libc-dev 6.1, libxdp 1.3), as linuxptp's missing.h

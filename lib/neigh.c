@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * neigh.c - interfaces, routes and neighbours over rtnetlink (libmnl).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * neigh.h - what the kernel knows about the link layer around an IPv4
  * peer, asked over rtnetlink (libmnl): an interface's MAC and addresses,

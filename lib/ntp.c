@@ -1,34 +1,11 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ntp.c - NTPv4 header codec and timestamp conversion.
  */
 #include <string.h>
 
 #include "ntp.h"
-
-static uint32_t get32(const unsigned char *b)
-{
-	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 |
-	       (uint32_t)b[2] << 8 | b[3];
-}
-
-static uint64_t get64(const unsigned char *b)
-{
-	return (uint64_t)get32(b) << 32 | get32(b + 4);
-}
-
-static void put32(unsigned char *b, uint32_t v)
-{
-	b[0] = v >> 24;
-	b[1] = v >> 16;
-	b[2] = v >> 8;
-	b[3] = v;
-}
-
-static void put64(unsigned char *b, uint64_t v)
-{
-	put32(b, v >> 32);
-	put32(b + 4, (uint32_t)v);
-}
+#include "util_private.h"
 
 int ntp_decode(const void *buf, size_t len, struct ntp_packet *p)
 {

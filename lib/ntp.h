@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ntp.h - the NTPv4 packet header (RFC 5905) and 64-bit NTP timestamps.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * opt.c - shared option parsing and the one-line error convention.
  */
@@ -11,6 +12,7 @@
 #include "opt.h"
 #include "out.h"
 #include "version.h"
+#include "util_private.h"
 
 const char *opt_prog = "ntpx";
 
@@ -66,6 +68,21 @@ void opt_version(void)
 	printf("%s %s\n", opt_prog, NTPX_VERSION);
 }
 
+void opt_other(int c, void (*usage)(FILE *out))
+{
+	switch (c) {
+	case 'h':
+		usage(stdout);
+		exit(NTPX_EXIT_OK);
+	case 'V':
+		opt_version();
+		exit(NTPX_EXIT_OK);
+	default:
+		fprintf(stderr, "Try '%s --help'.\n", opt_prog);
+		exit(NTPX_EXIT_USAGE);
+	}
+}
+
 /*
  * Reads a plain decimal number (digits, one optional point, more digits)
  * with an optional sign.  strtod is not used: it accepts hex, "inf", "nan"
@@ -110,7 +127,7 @@ int opt_duration(const char *s, int signed_ok, int64_t *ns)
 
 	if (!s || parse_decimal(&s, signed_ok, &v))
 		return -1;
-	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(units); i++) {
 		if (strcmp(s, units[i].unit) == 0) {
 			double x = v * units[i].ns;
 
@@ -157,7 +174,7 @@ int opt_rate(const char *s, double *bps, int *is_fraction)
 		*is_fraction = 1;
 		return 0;
 	}
-	for (i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(sfx); i++) {
 		if (strcmp(s, sfx[i].suffix) == 0) {
 			if (v <= 0)
 				return -1;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * opt.h - what every tool parses the same way: durations, rates, ppm,
  * counts, and the exit codes and error lines all tools share.
@@ -10,6 +11,7 @@
 #define NTPX_OPT_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdnoreturn.h>
 
 enum {
@@ -57,5 +59,14 @@ noreturn void opt_usage_error(const char *fmt, ...)
 
 /* Prints "prog VERSION" on stdout. */
 void opt_version(void);
+
+/*
+ * The tail of every tool's getopt switch, for what the tool does not
+ * handle itself: 'h' prints @usage on stdout and 'V' (--version, which
+ * every tool maps to 'V') the version, both exiting 0; anything else is an
+ * option getopt has already named on stderr: "Try 'prog --help'." and
+ * exit 2.
+ */
+noreturn void opt_other(int c, void (*usage)(FILE *out));
 
 #endif

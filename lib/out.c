@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * out.c - write errors and closed pipes, the same way in every tool
  * (lib/out.h).

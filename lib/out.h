@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * out.h - what a tool does when its output cannot be written.
  *

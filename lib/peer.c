@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * peer.c - liveness of a remote endpoint: miss runs, resolution backoff,
  * the server's epoch, and the reset handed to the caller (see peer.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * peer.h - liveness of a remote endpoint: when a transport must find its
  * peer again, and when the caller must forget what it learnt about it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * phc.c - PHC to CLOCK_REALTIME (phc.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * phc.h - a NIC's PTP hardware clock, for turning hardware stamps (on the
  * PHC's time scale) into CLOCK_REALTIME.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * port_private.h - frame ports: where uudp.c hands whole Ethernet frames
  * to a NIC and takes them back, bypassing the kernel's UDP stack.
@@ -8,11 +9,16 @@
  * all other traffic stay with the kernel.  Frames are built in memory the
  * port owns (tx_buf), so nothing is copied between building and sending.
  *
- * A backend embeds struct port first and fills it in its *_open():
- * port_xdp.c (AF_XDP, any NIC, veth), port_verbs.c (raw-packet QP).
+ * A backend embeds struct port in its own struct, points it at a const
+ * struct port_ops, reaches its own state with container_of(), and fills
+ * it in its *_open(): port_xdp.c (AF_XDP, any NIC, veth), port_verbs.c
+ * (raw-packet QP).  Callers (uudp.c) use the port_*() wrappers below,
+ * never the ops: the pattern of transport_private.h.
  */
 #ifndef NTPX_PORT_PRIVATE_H
 #define NTPX_PORT_PRIVATE_H
+
+#include <errno.h>
 
 #include <stddef.h>
 #include <stdint.h>
@@ -112,6 +118,78 @@ struct port {
 	char mode[32];		/* how it runs, one word: "skb-copy", "drv-zerocopy" */
 	uint32_t tx_tag;	/* set by the caller before a PORT_TX_STAMP submit */
 };
+
+/* The wrappers: what struct port_ops says, for the port @p. */
+static inline const char *port_name(const struct port *p)
+{
+	return p->ops->name;
+}
+
+static inline void *port_tx_buf(struct port *p, size_t *cap)
+{
+	return p->ops->tx_buf(p, cap);
+}
+
+static inline int port_tx_submit(struct port *p, void *buf, size_t len, int flags)
+{
+	return p->ops->tx_submit(p, buf, len, flags);
+}
+
+static inline void port_tx_cancel(struct port *p)
+{
+	p->ops->tx_cancel(p);
+}
+
+static inline int port_rx_next(struct port *p, const void **frame, size_t *len)
+{
+	return p->ops->rx_next(p, frame, len);
+}
+
+static inline void port_rx_release(struct port *p)
+{
+	p->ops->rx_release(p);
+}
+
+static inline void port_close(struct port *p)
+{
+	p->ops->close(p);
+}
+
+/* The optional stamp operations: -ENOTSUP, 0 and nothing where absent. */
+static inline int port_stamps_enable(struct port *p, struct port_stamping *s, char *err,
+				     size_t errlen)
+{
+	return p->ops->stamps_enable ? p->ops->stamps_enable(p, s, err, errlen) : -ENOTSUP;
+}
+
+static inline int port_rx_stamp(struct port *p, int64_t *ns)
+{
+	return p->ops->rx_stamp ? p->ops->rx_stamp(p, ns) : 0;
+}
+
+static inline int port_has_tx_stamps(const struct port *p)
+{
+	return p->ops->tx_stamps != NULL;
+}
+
+static inline void port_tx_stamps(struct port *p,
+				  void (*note)(void *arg, uint32_t tag, int64_t ns), void *arg)
+{
+	if (p->ops->tx_stamps)
+		p->ops->tx_stamps(p, note, arg);
+}
+
+/* Whether the port has counters; port_counters() appends them to @buf. */
+static inline int port_has_counters(const struct port *p)
+{
+	return p->ops->counters != NULL;
+}
+
+static inline void port_counters(struct port *p, char *buf, size_t len)
+{
+	if (p->ops->counters)
+		p->ops->counters(p, buf, len);
+}
 
 /*
  * Each returns NULL with one line in @err (the device, then the cause).

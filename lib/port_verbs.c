@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * port_verbs.c - the raw-packet verbs frame port (ConnectX and the like):
  * the path the original study measured.
@@ -42,6 +43,7 @@
 
 #include "port_private.h"
 #include "verbs_stamp.h"
+#include "util_private.h"
 
 #define PORT_VERBS_BUF		2048	/* bytes per buffer: one 1500-MTU frame */
 #define PORT_VERBS_RX		256	/* receive buffers posted */
@@ -431,7 +433,7 @@ static void verbs_reap(struct verbs_port *v)
 
 static void *verbs_tx_buf(struct port *p, size_t *cap)
 {
-	struct verbs_port *v = (struct verbs_port *)p;
+	struct verbs_port *v = container_of(p, struct verbs_port, p);
 
 	verbs_reap(v);
 	if (!v->ntx_free)
@@ -443,7 +445,7 @@ static void *verbs_tx_buf(struct port *p, size_t *cap)
 
 static int verbs_tx_submit(struct port *p, void *buf, size_t len, int flags)
 {
-	struct verbs_port *v = (struct verbs_port *)p;
+	struct verbs_port *v = container_of(p, struct verbs_port, p);
 	struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = (uint32_t)len,
 			       .lkey = v->mr->lkey };
 	struct ibv_send_wr wr = { .wr_id = v->tx_cur, .sg_list = &sge, .num_sge = 1,
@@ -469,14 +471,14 @@ static int verbs_tx_submit(struct port *p, void *buf, size_t len, int flags)
 
 static void verbs_tx_cancel(struct port *p)
 {
-	struct verbs_port *v = (struct verbs_port *)p;
+	struct verbs_port *v = container_of(p, struct verbs_port, p);
 
 	v->tx_free[v->ntx_free++] = v->tx_cur;
 }
 
 static int verbs_rx_next(struct port *p, const void **frame, size_t *len)
 {
-	struct verbs_port *v = (struct verbs_port *)p;
+	struct verbs_port *v = container_of(p, struct verbs_port, p);
 	struct ibv_cq *cq;
 	struct verbs_wc wc;
 	void *ctx;
@@ -530,7 +532,7 @@ static int verbs_rx_next(struct port *p, const void **frame, size_t *len)
 
 static void verbs_rx_release(struct port *p)
 {
-	struct verbs_port *v = (struct verbs_port *)p;
+	struct verbs_port *v = container_of(p, struct verbs_port, p);
 
 	if (!v->rx_held)
 		return;
@@ -588,12 +590,12 @@ static void verbs_tx_stamps(struct port *p, void (*note)(void *arg, uint32_t tag
 
 static void verbs_close(struct port *p)
 {
-	verbs_close_all((struct verbs_port *)p);
+	verbs_close_all(container_of(p, struct verbs_port, p));
 }
 
 static void verbs_counters(struct port *p, char *buf, size_t len)
 {
-	struct verbs_port *v = (struct verbs_port *)p;
+	struct verbs_port *v = container_of(p, struct verbs_port, p);
 
 	snprintf(buf, len, "rx_errors=%llu tx_errors=%llu repost_errors=%llu qp_error=%d"
 		 " async=%llu last_async=%s stamps=%s stamp_errors=%llu",

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * port_xdp.c - the AF_XDP frame port: any Linux NIC, and veth.
  *
@@ -70,6 +71,7 @@
 #include "missing.h"
 #include "opt.h"
 #include "phc.h"
+#include "util_private.h"
 #include "port_private.h"
 
 #define PORT_XDP_FRAMES		4096
@@ -638,7 +640,7 @@ static void xdp_reap(struct xdp_port *x)
 
 static void *xdp_tx_buf(struct port *p, size_t *cap)
 {
-	struct xdp_port *x = (struct xdp_port *)p;
+	struct xdp_port *x = container_of(p, struct xdp_port, p);
 
 	xdp_reap(x);
 	if (!x->ntx_free)
@@ -650,7 +652,7 @@ static void *xdp_tx_buf(struct port *p, size_t *cap)
 
 static int xdp_tx_submit(struct port *p, void *buf, size_t len, int flags)
 {
-	struct xdp_port *x = (struct xdp_port *)p;
+	struct xdp_port *x = container_of(p, struct xdp_port, p);
 	struct xdp_desc *d;
 	__u32 idx;
 
@@ -688,14 +690,14 @@ static int xdp_tx_submit(struct port *p, void *buf, size_t len, int flags)
 
 static void xdp_tx_cancel(struct port *p)
 {
-	struct xdp_port *x = (struct xdp_port *)p;
+	struct xdp_port *x = container_of(p, struct xdp_port, p);
 
 	x->tx_free[x->ntx_free++] = x->tx_cur;
 }
 
 static int xdp_rx_next(struct port *p, const void **frame, size_t *len)
 {
-	struct xdp_port *x = (struct xdp_port *)p;
+	struct xdp_port *x = container_of(p, struct xdp_port, p);
 	const struct xdp_desc *d;
 	__u32 idx;
 
@@ -834,7 +836,7 @@ static void xdp_tx_stamps(struct port *p, void (*note)(void *arg, uint32_t tag, 
 
 static void xdp_rx_release(struct port *p)
 {
-	struct xdp_port *x = (struct xdp_port *)p;
+	struct xdp_port *x = container_of(p, struct xdp_port, p);
 	__u32 idx;
 
 	if (!x->rx_held)
@@ -850,12 +852,12 @@ static void xdp_rx_release(struct port *p)
 
 static void xdp_close(struct port *p)
 {
-	xdp_close_all((struct xdp_port *)p);
+	xdp_close_all(container_of(p, struct xdp_port, p));
 }
 
 static void xdp_counters(struct port *p, char *buf, size_t len)
 {
-	struct xdp_port *x = (struct xdp_port *)p;
+	struct xdp_port *x = container_of(p, struct xdp_port, p);
 	size_t n = strlen(buf);
 
 	if (n < len)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * priv.c - dropping root after the endpoint is open (see priv.h).
  *

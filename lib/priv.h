@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * priv.h - dropping root after the endpoint is open (--user), as
  * chronyd -u and OpenNTPD do: the tools bind, attach and open what needs

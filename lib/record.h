@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * record.h - the record format (doc/ntpx-record.5): one exchange per text
  * line, fields separated by one space, '#' lines for headers.
@@ -7,7 +8,7 @@
  *     #endpoint udp://127.0.0.1:12300
  *     #clock realtime
  *     #fields seq t1 t2 t3 t4 delay off2 status
- *     1 1764455329000000000 1764455329000062000 ... 131000 -14000 ok
+ *     1 1764455329000000000 1764455329000062000 ... 131000 -7000 ok
  *
  * Readers find columns by name from the latest #fields line, never by
  * position, and pass columns they do not know through untouched.

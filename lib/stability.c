@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * stability.c - ADEV, MDEV, TDEV, MTIE and TIE-RMS over octaves of tau.
  *

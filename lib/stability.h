@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * stability.h - frequency and time stability of a phase (offset) series
  * over averaging time: overlapping Allan deviation, modified Allan

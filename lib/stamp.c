@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * stamp.c - the per-layer stamp columns (stamp.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * stamp.h - the per-layer stamp columns of an exchange record
  * (doc/ntpx-record.5): t1q t1k t1h t2k t2h t3q t3k t3h t4k t4h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * stats.c - least squares, quantiles by selection, RMS.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * stats.h - the statistics the tools report: least squares, percentiles,
  * RMS.  Functions that take a non-const array may reorder it (selection,

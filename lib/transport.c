@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * transport.c - endpoint URLs, the backend table, and the waiting loop
  * every backend shares.
@@ -16,6 +17,7 @@
 #include "ntp.h"
 #include "opt.h"
 #include "transport_private.h"
+#include "util_private.h"
 
 static const struct transport_ops *const backends[] = {
 	&udp_transport_ops,
@@ -23,13 +25,11 @@ static const struct transport_ops *const backends[] = {
 	&ib_transport_ops,	/* built always; a host without RDMA fails at open */
 };
 
-#define NBACKENDS (sizeof(backends) / sizeof(backends[0]))
-
 static const struct transport_ops *backend_find(const char *scheme)
 {
 	size_t i;
 
-	for (i = 0; i < NBACKENDS; i++)
+	for (i = 0; i < ARRAY_SIZE(backends); i++)
 		if (strcmp(backends[i]->scheme, scheme) == 0)
 			return backends[i];
 	return NULL;
@@ -40,7 +40,7 @@ static void schemes_list(char *buf, size_t len)
 	size_t i, n = 0;
 
 	buf[0] = 0;
-	for (i = 0; i < NBACKENDS && n < len; i++)
+	for (i = 0; i < ARRAY_SIZE(backends) && n < len; i++)
 		n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? ", " : "",
 				      backends[i]->scheme);
 }
@@ -268,12 +268,7 @@ int transport_send(struct transport *t, void *buf, size_t len,
 }
 
 /* The clock a batch fallback hands to a backend's send: stamps unused. */
-static int64_t batch_clock_now(struct clock *c)
-{
-	return clock_realtime_ns();
-}
-
-static struct clock batch_clock = { .now = batch_clock_now, .name = "realtime" };
+static struct clock batch_clock = { .ops = &clock_realtime_ops, .name = "realtime" };
 
 static int send_batch_loop(struct transport *t, struct transport_msg *m, unsigned n)
 {
@@ -554,4 +549,34 @@ const char *transport_addr_str(const struct transport *t, const struct transport
 {
 	t->ops->addr_str(a, buf, len);
 	return buf;
+}
+
+static int refuse(const struct transport *t, const char *what, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "%s://: %s", t->ops->scheme, what);
+	return -ENOTSUP;
+}
+
+int transport_rcvbuf_set(struct transport *t, int bytes, char *err, size_t errlen)
+{
+	int rc;
+
+	if (!t->ops->rcvbuf_set)
+		return refuse(t, "no socket receive buffer to size", err, errlen);
+	rc = t->ops->rcvbuf_set(t, bytes);
+	if (rc < 0)
+		snprintf(err, errlen, "%s://: receive buffer: %s", t->ops->scheme, strerror(-rc));
+	return rc;
+}
+
+int transport_payload_max(struct transport *t, size_t *bytes, char *err, size_t errlen)
+{
+	int rc;
+
+	if (!t->ops->payload_max)
+		return refuse(t, "cannot tell the path's largest payload", err, errlen);
+	rc = t->ops->payload_max(t, bytes);
+	if (rc < 0)
+		snprintf(err, errlen, "%s://: path MTU: %s", t->ops->scheme, strerror(-rc));
+	return rc;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * transport.h - how every tool sends and receives datagrams, whatever
  * the path underneath.
@@ -12,8 +13,8 @@
  *
  * A transport is chosen by the endpoint's scheme from a table in
  * transport.c; nothing above this interface knows which backend runs.
- * Timestamps are taken inside the backend at the boundaries DESIGN.md
- * section 3 defines: immediately before the datagram is submitted, and
+ * Timestamps are taken inside the backend at the boundaries doc/design.md
+ * (Transports) defines: immediately before the datagram is submitted, and
  * immediately after a receive returns it.
  */
 #ifndef NTPX_TRANSPORT_H
@@ -243,6 +244,22 @@ const char *transport_counters(struct transport *t, char *buf, size_t len);
  */
 size_t transport_addr_key(const struct transport *t, const struct transport_addr *a,
 			  void *key, size_t cap);
+
+/*
+ * What a bulk sender or receiver (loadgen) asks of a path.  Each returns
+ * 0, or -ENOTSUP with one line in @err when the backend has no such
+ * thing (uudp and ib keep no kernel socket), or -errno when it failed.
+ *
+ * transport_rcvbuf_set: a receive buffer of @bytes (a kernel socket's:
+ *   past rmem_max where the process may, else what the kernel allows).
+ * transport_payload_max: the largest datagram payload the path carries
+ *   unfragmented (the connected socket's path MTU less the IPv4 and UDP
+ *   headers).
+ * Batch sends need no question: transport_send_batch() works on every
+ * backend (a loop of sends where it has no batch operation).
+ */
+int transport_rcvbuf_set(struct transport *t, int bytes, char *err, size_t errlen);
+int transport_payload_max(struct transport *t, size_t *bytes, char *err, size_t errlen);
 
 /* @a as text ("10.0.0.1:41234"), for logs. */
 const char *transport_addr_str(const struct transport *t, const struct transport_addr *a,

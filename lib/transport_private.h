@@ -1,7 +1,11 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * transport_private.h - what a transport backend provides.  A backend
- * embeds struct transport as its first member and fills it in its one
- * *_open() function; transport.c lists the backends.
+ * embeds struct transport in its own struct, reaches its state with
+ * container_of() (util_private.h), and fills it in its one *_open()
+ * function; transport.c lists the backends.  Callers use the wrappers of
+ * transport.h.  Clocks (clock_private.h) and frame ports
+ * (port_private.h) follow the same pattern.
  */
 #ifndef NTPX_TRANSPORT_PRIVATE_H
 #define NTPX_TRANSPORT_PRIVATE_H
@@ -44,6 +48,10 @@ struct transport_ops {
 	void (*tx_drain)(struct transport *t);
 	/* Optional (NULL: the whole address); see transport_addr_key(). */
 	size_t (*addr_key)(const struct transport_addr *a, void *key, size_t cap);
+	/* Optional (NULL: the wrapper refuses, -ENOTSUP); see transport.h.
+	   0 or -errno. */
+	int (*rcvbuf_set)(struct transport *t, int bytes);
+	int (*payload_max)(struct transport *t, size_t *bytes);
 };
 
 /* Stamps as the kernel gave them: CLOCK_REALTIME ns, or TRANSPORT_NO_STAMP. */

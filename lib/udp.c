@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * udp.c - the kernel UDP transport.
  *
@@ -28,6 +29,7 @@
 
 #include "phc.h"
 #include "transport_private.h"
+#include "util_private.h"
 
 struct udp_transport {
 	struct transport t;
@@ -206,7 +208,7 @@ static int udp_send(struct transport *t, void *buf, size_t len,
 		    const struct transport_addr *to, struct clock *clk, int flags,
 		    int64_t *stamp)
 {
-	struct udp_transport *u = (struct udp_transport *)t;
+	struct udp_transport *u = container_of(t, struct udp_transport, t);
 	ssize_t n;
 
 	if (u->stamping && (flags & TRANSPORT_STAMP_SEND)) {
@@ -259,7 +261,7 @@ static int64_t ts_ns(const struct timespec *ts)
 /* A raw hardware stamp: receive (@id < 0) or send @id, on CLOCK_REALTIME. */
 static void udp_note_hw(struct transport *t, int64_t id, const struct timespec *ts)
 {
-	struct udp_transport *u = (struct udp_transport *)t;
+	struct udp_transport *u = container_of(t, struct udp_transport, t);
 	int64_t rt;
 
 	if (!u->phc || phc_to_realtime(u->phc, ts_ns(ts), &rt))
@@ -310,7 +312,7 @@ static ssize_t udp_recv_stamped(struct transport *t, void *buf, size_t cap,
 static ssize_t udp_recv(struct transport *t, void *buf, size_t cap,
 			struct transport_addr *from, struct clock *clk, int64_t *stamp)
 {
-	struct udp_transport *u = (struct udp_transport *)t;
+	struct udp_transport *u = container_of(t, struct udp_transport, t);
 	struct sockaddr_storage ss;
 	socklen_t sslen = sizeof(ss);
 	ssize_t n;
@@ -387,7 +389,7 @@ static int udp_send_batch(struct transport *t, struct transport_msg *m, unsigned
  */
 static int udp_recv_batch(struct transport *t, struct transport_msg *m, unsigned n)
 {
-	struct udp_transport *u = (struct udp_transport *)t;
+	struct udp_transport *u = container_of(t, struct udp_transport, t);
 	struct mmsghdr hdr[UDP_BATCH];
 	struct iovec iov[UDP_BATCH];
 	struct sockaddr_storage ss[UDP_BATCH];
@@ -551,7 +553,7 @@ static int udp_hw_enable(struct udp_transport *u)
 
 static int udp_stamps_enable(struct transport *t, char *err, size_t errlen)
 {
-	struct udp_transport *u = (struct udp_transport *)t;
+	struct udp_transport *u = container_of(t, struct udp_transport, t);
 	/* Receive stamps for every datagram; send stamps per datagram, where
 	   asked (udp_send_stamped()). */
 	int flags = SOF_TIMESTAMPING_SOFTWARE | SOF_TIMESTAMPING_RX_SOFTWARE |
@@ -584,7 +586,7 @@ static int udp_stamps_enable(struct transport *t, char *err, size_t errlen)
 
 static void udp_close(struct transport *t)
 {
-	phc_close(((struct udp_transport *)t)->phc);
+	phc_close((container_of(t, struct udp_transport, t))->phc);
 	close(t->fd);
 	free(t);
 }
@@ -592,6 +594,30 @@ static void udp_close(struct transport *t)
 static void udp_addr_str(const struct transport_addr *a, char *buf, size_t len)
 {
 	udp_sockaddr_str((const struct sockaddr *)a->data, buf, len);
+}
+
+/* As root past rmem_max (SO_RCVBUFFORCE), else what the kernel allows. */
+static int udp_rcvbuf_set(struct transport *t, int bytes)
+{
+	if (setsockopt(t->fd, SOL_SOCKET, SO_RCVBUFFORCE, &bytes, sizeof(bytes)) == 0)
+		return 0;
+	if (setsockopt(t->fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes)) == 0)
+		return 0;
+	return -errno;
+}
+
+/* IP_MTU of the connected socket, less the IPv4 and UDP headers. */
+static int udp_payload_max(struct transport *t, size_t *bytes)
+{
+	int mtu = 0;
+	socklen_t len = sizeof(mtu);
+
+	if (getsockopt(t->fd, IPPROTO_IP, IP_MTU, &mtu, &len) < 0)
+		return -errno;
+	if (mtu <= 28)
+		return -EMSGSIZE;
+	*bytes = (size_t)mtu - 28;
+	return 0;
 }
 
 const struct transport_ops udp_transport_ops = {
@@ -607,4 +633,6 @@ const struct transport_ops udp_transport_ops = {
 	.stamps_enable = udp_stamps_enable,
 	.tx_drain = udp_tx_drain,
 	.addr_key = udp_addr_key,
+	.rcvbuf_set = udp_rcvbuf_set,
+	.payload_max = udp_payload_max,
 };

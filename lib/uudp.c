@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * uudp.c - userspace UDP: the program builds Ethernet/IPv4/UDP frames in
  * its own memory and hands them to a frame port (AF_XDP or a raw-packet
@@ -50,6 +51,7 @@
 #include <unistd.h>
 
 #include "frame.h"
+#include "util_private.h"
 #include "neigh.h"
 #include "peer.h"
 #include "port_private.h"
@@ -384,7 +386,7 @@ no_transport:
 	if (u->epfd >= 0)
 		close(u->epfd);
 	if (u->port)
-		u->port->ops->close(u->port);
+		port_close(u->port);
 	if (u->reserve_fd >= 0)
 		close(u->reserve_fd);
 	free(u);
@@ -424,7 +426,7 @@ static int uudp_send(struct transport *t, void *buf, size_t len,
 		     const struct transport_addr *to, struct clock *clk, int flags,
 		     int64_t *stamp)
 {
-	struct uudp_transport *u = (struct uudp_transport *)t;
+	struct uudp_transport *u = container_of(t, struct uudp_transport, t);
 	struct frame_addr src = u->local, dst;
 	int offload = u->port->caps & PORT_CAP_CSUM, rc, request;
 	unsigned char *f;
@@ -449,14 +451,14 @@ static int uudp_send(struct transport *t, void *buf, size_t len,
 	}
 	if (len > u->port->frame_max - FRAME_HDR_LEN)
 		return -EMSGSIZE;
-	f = u->port->ops->tx_buf(u->port, &cap);
+	f = port_tx_buf(u->port, &cap);
 	if (!f) {
 		u->tx_busy++;
 		return -EAGAIN;
 	}
 	flen = frame_build(f, cap, &src, &dst, u->ip_id++, 0, buf, len, FRAME_NO_UDP_CSUM);
 	if (!flen) {
-		u->port->ops->tx_cancel(u->port);
+		port_tx_cancel(u->port);
 		return -EMSGSIZE;
 	}
 	/*
@@ -474,9 +476,9 @@ static int uudp_send(struct transport *t, void *buf, size_t len,
 	if (u->stamping && u->ps.tx_layer >= 0 && (flags & TRANSPORT_STAMP_SEND)) {
 		u->port->tx_tag = ++u->tx_seq;
 		transport_tx_begin(t, u->tx_seq);
-		rc = u->port->ops->tx_submit(u->port, f, flen, offload | PORT_TX_STAMP);
+		rc = port_tx_submit(u->port, f, flen, offload | PORT_TX_STAMP);
 	} else {
-		rc = u->port->ops->tx_submit(u->port, f, flen, offload);
+		rc = port_tx_submit(u->port, f, flen, offload);
 	}
 	if (rc)
 		return rc;
@@ -491,7 +493,7 @@ static int uudp_send(struct transport *t, void *buf, size_t len,
 static ssize_t uudp_recv(struct transport *t, void *buf, size_t cap,
 			 struct transport_addr *from, struct clock *clk, int64_t *stamp)
 {
-	struct uudp_transport *u = (struct uudp_transport *)t;
+	struct uudp_transport *u = container_of(t, struct uudp_transport, t);
 	struct frame_info fi;
 	enum frame_reason r;
 	const void *f;
@@ -501,7 +503,7 @@ static ssize_t uudp_recv(struct transport *t, void *buf, size_t cap,
 
 	u->port->spin = t->spin;
 	for (;;) {
-		rc = u->port->ops->rx_next(u->port, &f, &flen);
+		rc = port_rx_next(u->port, &f, &flen);
 		if (rc == 0 && t->role == TRANSPORT_CLIENT && uudp_refused(u))
 			return -ECONNREFUSED;
 		if (rc <= 0)
@@ -511,7 +513,7 @@ static ssize_t uudp_recv(struct transport *t, void *buf, size_t cap,
 		r = frame_check(f, flen, &u->filter, &fi);
 		u->rx.n[r]++;
 		if (r != FRAME_OK) {
-			u->port->ops->rx_release(u->port);
+			port_rx_release(u->port);
 			continue;
 		}
 		u->rx_partial += fi.udp_csum_partial != 0;
@@ -519,16 +521,16 @@ static ssize_t uudp_recv(struct transport *t, void *buf, size_t cap,
 		    (fi.src.ip != u->remote.ip || fi.src.port != u->remote.port)) {
 			/* A connected socket would not have delivered it. */
 			u->rx_foreign++;
-			u->port->ops->rx_release(u->port);
+			port_rx_release(u->port);
 			continue;
 		}
 		break;
 	}
 	*stamp = now;
-	if (u->stamping && u->ps.rx_layer >= 0 && u->port->ops->rx_stamp) {
+	if (u->stamping && u->ps.rx_layer >= 0) {
 		int64_t k;
 
-		if (u->port->ops->rx_stamp(u->port, &k) == 1)
+		if (port_rx_stamp(u->port, &k) == 1)
 			t->st.rx[u->ps.rx_layer] = k;
 	}
 	memcpy(buf, (const unsigned char *)f + fi.payload_off,
@@ -544,7 +546,7 @@ static ssize_t uudp_recv(struct transport *t, void *buf, size_t cap,
 		from->len = sizeof(a);
 		memcpy(from->data, &a, sizeof(a));
 	}
-	u->port->ops->rx_release(u->port);
+	port_rx_release(u->port);
 	if (t->role == TRANSPORT_CLIENT) {
 		u->awaiting = 0;
 		peer_reply(&u->peer, clock_monotonic_ns(), PEER_EPOCH_NONE);
@@ -554,9 +556,9 @@ static ssize_t uudp_recv(struct transport *t, void *buf, size_t cap,
 
 static void uudp_close(struct transport *t)
 {
-	struct uudp_transport *u = (struct uudp_transport *)t;
+	struct uudp_transport *u = container_of(t, struct uudp_transport, t);
 
-	u->port->ops->close(u->port);
+	port_close(u->port);
 	if (u->epfd >= 0)
 		close(u->epfd);
 	close(u->reserve_fd);
@@ -580,15 +582,15 @@ static void uudp_addr_str(const struct transport_addr *ta, char *buf, size_t len
 
 static int uudp_peer_reset(struct transport *t)
 {
-	return peer_take_reset(&((struct uudp_transport *)t)->peer);
+	return peer_take_reset(&container_of(t, struct uudp_transport, t)->peer);
 }
 
 static void uudp_counters(struct transport *t, char *buf, size_t len)
 {
-	struct uudp_transport *u = (struct uudp_transport *)t;
+	struct uudp_transport *u = container_of(t, struct uudp_transport, t);
 	size_t n;
 
-	snprintf(buf, len, "port=%s mode=%s ", u->port->ops->name, u->port->mode);
+	snprintf(buf, len, "port=%s mode=%s ", port_name(u->port), u->port->mode);
 	n = strlen(buf);
 	frame_counters_str(&u->rx, buf + n, len - n);
 	n = strlen(buf);
@@ -602,12 +604,12 @@ static void uudp_counters(struct transport *t, char *buf, size_t len)
 		 (unsigned long long)u->peer.count.losses,
 		 (unsigned long long)u->peer.count.resolutions,
 		 (unsigned long long)u->resolve_errors);
-	if (u->port->ops->counters) {
+	if (port_has_counters(u->port)) {
 		n = strlen(buf);
 		if (n + 1 < len) {
 			buf[n++] = ' ';
 			buf[n] = 0;
-			u->port->ops->counters(u->port, buf + n, len - n);
+			port_counters(u->port, buf + n, len - n);
 		}
 	}
 }
@@ -621,13 +623,13 @@ static void uudp_counters(struct transport *t, char *buf, size_t len)
  */
 static int uudp_stamps_enable(struct transport *t, char *err, size_t errlen)
 {
-	struct uudp_transport *u = (struct uudp_transport *)t;
+	struct uudp_transport *u = container_of(t, struct uudp_transport, t);
 	int rc;
 
 	u->ps.rx_layer = u->ps.tx_layer = -1;
-	if (!u->port->ops->stamps_enable)
+	rc = port_stamps_enable(u->port, &u->ps, err, errlen);
+	if (rc == -ENOTSUP)
 		return 0;
-	rc = u->port->ops->stamps_enable(u->port, &u->ps, err, errlen);
 	if (rc)
 		return rc;
 	u->stamping = 1;
@@ -635,7 +637,7 @@ static int uudp_stamps_enable(struct transport *t, char *err, size_t errlen)
 		t->st.rx_layers = 1u << u->ps.rx_layer;
 		t->st.rx_src[u->ps.rx_layer] = u->ps.rx_src;
 	}
-	if (u->ps.tx_layer >= 0 && u->port->ops->tx_stamps) {
+	if (u->ps.tx_layer >= 0 && port_has_tx_stamps(u->port)) {
 		t->st.tx_layers = 1u << u->ps.tx_layer;
 		t->st.tx_src[u->ps.tx_layer] = u->ps.tx_src;
 		t->st.tx_spin = 1;	/* send completions wake no poll */
@@ -648,17 +650,17 @@ static int uudp_stamps_enable(struct transport *t, char *err, size_t errlen)
 static void uudp_tx_note(void *arg, uint32_t tag, int64_t ns)
 {
 	struct transport *t = arg;
-	struct uudp_transport *u = arg;
+	struct uudp_transport *u = container_of(t, struct uudp_transport, t);
 
 	transport_tx_note(t, tag, (enum transport_layer)u->ps.tx_layer, ns);
 }
 
 static void uudp_tx_drain(struct transport *t)
 {
-	struct uudp_transport *u = (struct uudp_transport *)t;
+	struct uudp_transport *u = container_of(t, struct uudp_transport, t);
 
 	if (u->ps.tx_layer >= 0)
-		u->port->ops->tx_stamps(u->port, uudp_tx_note, t);
+		port_tx_stamps(u->port, uudp_tx_note, t);
 }
 
 const struct transport_ops uudp_transport_ops = {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * verbs_stamp.c - completion-queue timestamps for the verbs paths
  * (verbs_stamp.h).

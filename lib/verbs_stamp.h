@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * verbs_stamp.h - completion-queue timestamps for the verbs paths (uudp
  * via=verbs in port_verbs.c, ib:// in ib.c): the 'h' layer of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * xleave.c - the ntpx extension field and the server's bounded client
  * state for interleaved mode (xleave.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * xleave.h - interleaved client/server mode (RFC 9769) as ntpreflect and
  * ntpprobe speak it, after chrony's implementation:

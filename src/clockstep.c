@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * clockstep - create, show, step, slew and detune a clock.
  *
@@ -39,7 +40,7 @@ static void usage(FILE *f)
 
 enum {
 	OPT_CREATE = 256, OPT_OFFSET, OPT_WANDER, OPT_SEED, OPT_STEP, OPT_SLEW,
-	OPT_FREQ, OPT_DETUNE, OPT_SHOW, OPT_SYSTEM, OPT_VERSION,
+	OPT_FREQ, OPT_DETUNE, OPT_SHOW, OPT_SYSTEM,
 };
 
 static const struct option longopts[] = {
@@ -55,7 +56,7 @@ static const struct option longopts[] = {
 	{ "show", no_argument, NULL, OPT_SHOW },
 	{ "system", no_argument, NULL, OPT_SYSTEM },
 	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, OPT_VERSION },
+	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -121,15 +122,8 @@ static void parse(int argc, char **argv, struct args *a)
 		case OPT_SYSTEM:
 			a->system = 1;
 			break;
-		case 'h':
-			usage(stdout);
-			exit(NTPX_EXIT_OK);
-		case OPT_VERSION:
-			opt_version();
-			exit(NTPX_EXIT_OK);
 		default:
-			fprintf(stderr, "Try '%s --help'.\n", opt_prog);
-			exit(NTPX_EXIT_USAGE);
+			opt_other(opt, usage);
 		}
 	}
 	if (optind < argc)

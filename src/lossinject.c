@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * lossinject - runs a command under a deliberate loss schedule.
  *
@@ -56,9 +57,8 @@ int main(int argc, char **argv)
 		case 's': seed = optarg; break;
 		case 'e': every = optarg; break;
 		case 'p': phase = optarg; break;
-		case 'h': usage(stdout); return NTPX_EXIT_OK;
-		case 'V': opt_version(); return NTPX_EXIT_OK;
-		default: return NTPX_EXIT_USAGE;	/* getopt said why */
+		case '?': return NTPX_EXIT_USAGE;	/* getopt said why; no "Try" line */
+		default: opt_other(c, usage);
 		}
 	}
 	if (!rate == !every)

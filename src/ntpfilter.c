@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ntpfilter - records in, the same records out with OpenNTPD's clock
  * filter's columns appended (lib/filter.h): the filtered offset and
@@ -123,15 +124,8 @@ int main(int argc, char **argv)
 				opt_usage_error("bad --window '%s' (1 to %d)", optarg,
 						FILTER_MAX_WINDOW);
 			break;
-		case 'h':
-			usage(stdout);
-			return NTPX_EXIT_OK;
-		case 'V':
-			opt_version();
-			return NTPX_EXIT_OK;
 		default:
-			fprintf(stderr, "Try '%s --help'.\n", opt_prog);
-			return NTPX_EXIT_USAGE;
+			opt_other(opt, usage);
 		}
 	}
 	if (argc - optind > 1)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ntpprobe - NTP client: one exchange per interval, one record per
  * exchange on stdout.
@@ -96,9 +97,9 @@ struct xleave_reply {
 	int64_t xmt;			/* its transmit timestamp, ns */
 };
 
-static void usage(void)
+static void usage(FILE *out)
 {
-	printf("usage: %s [options] ENDPOINT\n"
+	fprintf(out, "usage: %s [options] ENDPOINT\n"
 	       "Send NTP client requests to ENDPOINT, one per interval, and write one\n"
 	       "record per exchange (T1..T4 in ns, delay, off2, status) on stdout.\n\n"
 	       "  -i, --interval DUR   time between requests (default 1s)\n"
@@ -521,15 +522,8 @@ int main(int argc, char **argv)
 		case 'x':
 			p.xleave = 1;
 			break;
-		case 'h':
-			usage();
-			return NTPX_EXIT_OK;
-		case 'V':
-			opt_version();
-			return NTPX_EXIT_OK;
 		default:
-			fprintf(stderr, "Try '%s --help'.\n", opt_prog);
-			return NTPX_EXIT_USAGE;
+			opt_other(c, usage);
 		}
 	}
 	endpoint_from_args(argc, argv, optind, &ep);

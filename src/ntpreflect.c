@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ntpreflect - an NTPv4 server for client-mode requests, on any transport.
  *
@@ -74,9 +75,9 @@ static void on_signal(int sig)
 	stopping = 1;
 }
 
-static void usage(void)
+static void usage(FILE *out)
 {
-	printf("usage: %s [options] ENDPOINT\n"
+	fprintf(out, "usage: %s [options] ENDPOINT\n"
 	       "Serve NTPv4 to clients on ENDPOINT (udp://0.0.0.0:123, udp://127.0.0.1:12300,\n"
 	       "uudp://*:123?dev=IF, ib://HOST:123).\n\n"
 	       "  -s, --stratum N      stratum to announce, 1..15 (default 1)\n"
@@ -419,15 +420,8 @@ int main(int argc, char **argv)
 			if (ratelimit_parse(optarg, &rl_rate, &rl_burst, err, sizeof(err)))
 				opt_usage_error("%s", err);
 			break;
-		case 'h':
-			usage();
-			return NTPX_EXIT_OK;
-		case 'V':
-			opt_version();
-			return NTPX_EXIT_OK;
 		default:
-			fprintf(stderr, "Try '%s --help'.\n", opt_prog);
-			return NTPX_EXIT_USAGE;
+			opt_other(c, usage);
 		}
 	}
 	endpoint_from_args(argc, argv, optind, &ep);

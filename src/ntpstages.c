@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ntpstages - where an exchange's time goes: per-stage figures from the
  * per-layer stamps of ntpprobe's records (doc/ntpx-record.5), and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * offsetfit - fits offset(t) = a + b t to the ok exchanges of a record
  * stream and summarises what is left: drift, residuals, round-trip time.
@@ -5,7 +6,7 @@
  * t is seconds since the first T1 in the input; offset is off2 / 2.
  * While the client runs free its offset drifts with the frequency error of
  * the two oscillators (b); the residual is what the fitted line does not
- * explain: the short-term noise of the estimator (DESIGN.md, study.txt).
+ * explain: the short-term noise of the estimator (doc/design.md, Estimation).
  *
  * Every record's delay and off2 must reproduce the T1..T4 arithmetic
  * exactly; a record that does not is malformed input, like any other, and
@@ -61,9 +62,9 @@ struct series {
 /* File scope: the arrays stay reachable until exit, which frees them. */
 static struct series in;
 
-static void usage(void)
+static void usage(FILE *out)
 {
-	printf("usage: %s [options] [FILE...]\n"
+	fprintf(out, "usage: %s [options] [FILE...]\n"
 	       "Fit offset(t) = a + b*t by least squares over the ok records of FILEs\n"
 	       "(standard input by default) and print a summary as 'key value' lines.\n\n"
 	       "      --json            the summary as one JSON object\n"
@@ -593,15 +594,8 @@ int main(int argc, char **argv)
 		case 'k':
 			m = M_CHECK;
 			break;
-		case 'h':
-			usage();
-			return NTPX_EXIT_OK;
-		case 'V':
-			opt_version();
-			return NTPX_EXIT_OK;
 		default:
-			fprintf(stderr, "Try '%s --help'.\n", opt_prog);
-			return NTPX_EXIT_USAGE;
+			opt_other(c, usage);
 		}
 		if (mode != M_SUMMARY && mode != m)
 			opt_usage_error("--residuals, --cdf, --check, --stability and --percentiles "

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tether - runs a command on another host through a command prefix (ssh,
  * ntpx-lab exec, sudo...) so that the runner, not the transport, decides
@@ -53,6 +54,7 @@
 #include <sys/wait.h>
 
 #include "opt.h"
+#include "util_private.h"
 
 /* Our own failures, told apart from the command's statuses (as env(1)). */
 #define TETHER_EXIT_FAIL 125
@@ -145,17 +147,6 @@ static char *enc_arg(const char *s)
 	}
 	*p = '\0';
 	return e;
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
 }
 
 /* In place; -1 for what enc_arg could not have made. */
@@ -282,7 +273,7 @@ static int notes_walk(const char *tag, int kill_them)
 			continue;
 		}
 		fputs(line, stdout);
-		if (kill_them && ng < (int)(sizeof(groups) / sizeof(groups[0]))) {
+		if (kill_them && ng < (int)ARRAY_SIZE(groups)) {
 			kill(-pg, SIGTERM);
 			groups[ng++] = pg;
 		}
@@ -868,9 +859,8 @@ int main(int argc, char **argv)
 		case OPT_LIST: walk = optarg; kill_them = 0; break;
 		case OPT_KILL: walk = optarg; kill_them = 1; break;
 		case OPT_SERVE: serving = 1; break;
-		case 'h': usage(stdout); return NTPX_EXIT_OK;
-		case 'V': opt_version(); return NTPX_EXIT_OK;
-		default: return NTPX_EXIT_USAGE;
+		case '?': return NTPX_EXIT_USAGE;	/* getopt said why; no "Try" line */
+		default: opt_other(c, usage);
 		}
 	}
 	if (tag && !tag_ok(tag))

@@ -1,12 +1,19 @@
+# SPDX-License-Identifier: ISC
 # tests/lib.sh - a small TAP library for the shell suites (after git's
 # t/test-lib.sh).  Source it, then:
 #
-#   plan N                      the number of tests
-#   ok COND... -- TITLE         runs COND; "ok N - TITLE" or "not ok N - TITLE"
+#   plan N                      the number of tests in advance (the
+#                               suites use done_testing instead)
+#   ok TITLE CMD [ARG...]       runs CMD; "ok N - TITLE" or "not ok N - TITLE"
 #   is GOT WANT TITLE           string equality, shows both on failure
 #   skip TITLE REASON           "ok N # skip TITLE (REASON)"
 #   skip_all REASON             "1..0 # skip REASON", exit 0
 #   need CMD...                 skip_all unless every CMD is on PATH
+#   need_root                   skip_all unless run as root
+#   need_prereq NAME...         skip_all unless each prerequisite holds:
+#                               ROOT, LAB, BUILT, HELPERS, declared once
+#                               in this file (prereq NAME SCRIPT) and
+#                               evaluated lazily (have NAME)
 #   cleanup CMD...              runs CMD at exit, whatever happens (LIFO)
 #   spawn VAR CMD...            starts CMD in the background; its PID in VAR;
 #                               killed at exit by that PID, nothing else.
@@ -26,6 +33,13 @@
 #   (tests/twohost.sh, sourced after this: twohost_up, two hosts reached
 #   over ssh, each with an sshd of the test's own)
 #   diag TEXT                   "# TEXT" on stderr
+#   done_testing                the last line of a test: prints the plan
+#                               when plan was not called; its exit status
+#                               is 1 when any test failed
+#   start_reflector [OPTION...] ntpreflect on a free loopback port
+#                               (REFLECT_PORT, REFLECT_PID)
+#   data_lines FILE, count_status FILE WORD, one_clock FILE
+#                               record helpers (columns found by name)
 #
 # NTPX_BIN is the directory of the built tools (bin/ of the checkout),
 # NTPX_HELPERS that of the test programs (build/helpers: udpq);
@@ -55,7 +69,7 @@ cleanup() {
 	_cleanups="$* 2>/dev/null || true; $_cleanups"
 }
 
-plan() { echo "1..$1"; }
+plan() { echo "1..$1"; _tap_planned=1; }
 
 diag() { echo "# $*" >&2; }
 
@@ -109,6 +123,35 @@ need() {
 need_root() {
 	[ "$(id -u)" = 0 ] || skip_all "needs root"
 }
+
+# Prerequisites, declared once (below) and evaluated lazily, the first
+# time a test asks, then remembered (git's test_lazy_prereq).
+prereq() {	# NAME SCRIPT
+	eval "_prereq_script_$1=\$2"
+}
+have() {	# NAME: 0 when the prerequisite holds
+	eval "_r=\${_prereq_result_$1:-}"
+	if [ -z "$_r" ]; then
+		eval "_s=\${_prereq_script_$1:-}"
+		[ -n "$_s" ] || { echo "have: unknown prerequisite $1" >&2; exit 1; }
+		if (eval "$_s") >/dev/null 2>&1; then _r=yes; else _r=no; fi
+		eval "_prereq_result_$1=$_r"
+	fi
+	[ "$_r" = yes ]
+}
+need_prereq() {	# NAME...: skip_all naming the first that does not hold
+	for _p in "$@"; do
+		have "$_p" || skip_all "missing prerequisite $_p"
+	done
+}
+
+# ROOT: uid 0.  LAB: what ntpx-lab needs (root, ip, tc).  BUILT: the
+# tools of bin/ are built (make).  HELPERS: the test programs are
+# (build/helpers).
+prereq ROOT '[ "$(id -u)" = 0 ]'
+prereq LAB 'have ROOT && command -v ip && command -v tc'
+prereq BUILT 'for t in ntpprobe ntpreflect ntpfilter offsetfit loadgen lossinject clockstep tether ntpx-units; do [ -x "$NTPX_BIN/$t" ] || exit 1; done'
+prereq HELPERS '[ -x "$NTPX_HELPERS/ntpfake" ] && [ -x "$NTPX_HELPERS/udpq" ]'
 
 spawn() {
 	_var=$1
@@ -213,6 +256,9 @@ udp_listening() {
 	ss -Hlun "sport = :$1" | grep -q .
 }
 
+# Without a plan at the start, the plan is printed here, at the end (TAP
+# allows either): a test need not count its checks in advance.
 done_testing() {
+	[ -n "${_tap_planned:-}" ] || echo "1..$_tap_n"
 	[ "$_tap_failed" = 0 ]
 }

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # tests/rdma.sh - what RDMA hardware this host has, for tests/cli/ib-*.t and
 # tests/hw/*.t.  Source it after tests/lib.sh.
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # tests/stamps.sh - helpers for the suites that check per-layer stamps
 # (sourced after tests/lib.sh).
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # tests/twohost.sh - two hosts on one machine, reached over ssh, for the
 # tests of anything that runs on more than one host.  Source it after
 # tests/lib.sh, then:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ntpx_xdp.bpf.c - the XDP program of the uudp transport (lib/port_xdp.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tests/bench/clock.c - the cost of reading a sim: clock against
  * clock_gettime(CLOCK_REALTIME), which it wraps.  The sim read sits

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # tests/bench/clock.sh - sim: clock reads against CLOCK_REALTIME (target <= 2x).
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * genrec - writes N synthetic exchange records (seed S) on stdout for the
  * offsetfit benchmark: a 25 ppm drift, about 100 us of delay with noise,

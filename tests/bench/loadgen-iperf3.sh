@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # loadgen against iperf3 -u on the lab's fast path, same datagram size,
 # each flat out for a few seconds: the receiver's throughput of each and
 # their ratio (target: loadgen >= 1.2x).  Then calibration on the slow

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Benchmark: the noise floor of the loopback path.  ntpprobe against
 # ntpreflect, versus the minimal C ping-pong that stamps at the same four
 # boundaries (build/bench/pingpong: the floor of this path), and versus

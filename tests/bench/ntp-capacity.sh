@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Server capacity on loopback with loadgen --ntp: the highest request rate
 # each server answers with less than 0.1% loss, ntpreflect against
 # chronyd (-x: it never touches the clock), and their ratio (target:

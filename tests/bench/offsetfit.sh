@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Benchmark: offsetfit's throughput and memory on a 10-million-record file,
 # versus an equivalent gawk script (the same fit, residuals and quantiles)
 # and versus `wc -l` on the same file (the cost of just reading it).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * pingpong - the noise floor of a kernel UDP path: the least a program can
  * do between the same four boundaries ntpprobe and ntpreflect stamp.

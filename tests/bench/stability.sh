@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Benchmark: offsetfit --stability on a 10-million-record file (genrec:
 # 25 ppm drift, one timeout in a thousand, so the grid has gaps) against
 # offsetfit's plain fit of the same file.  The stability analysis of

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Benchmark: per-layer stamps on a lab's fast path (veth, idle), in one
 # run, ratios from that run:
 #   - the residual RMS of the offset from kernel stamps (t1k t2k t3k t4k,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Benchmark: userspace UDP (uudp over AF_XDP) against the kernel UDP path
 # it bypasses, on the fast path of a lab of its own (bin/ntpx-lab: a veth
 # between two namespaces), side by side in one run: kernel UDP blocking,

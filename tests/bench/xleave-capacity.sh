@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Benchmark: ntpreflect's capacity with interleaved-mode state for 10,000
 # clients, against basic mode, on loopback.  build/bench/xlflood sends as
 # 10,000 clients (127.1.x.y) in turn, each request of the xleave run

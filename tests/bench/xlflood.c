@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * xlflood - bench helper: NTP requests from many clients at a fixed rate,
  * in basic or interleaved mode, against a server on loopback; counts the

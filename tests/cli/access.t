@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # ntpreflect --allow and --ratelimit on loopback, with ntpprobe choosing
 # its source address (src=): the allowed client is answered, the other is
 # ignored and counted; over the rate limit the client gets RATE kisses,

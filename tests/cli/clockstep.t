@@ -1,9 +1,9 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # clockstep on sim: clocks, and its refusals for realtime.  Nothing here
 # changes the host clock: realtime is only ever refused, or (with
 # --system but without CAP_SYS_TIME) asked for --show, which only reads.
 . "$(dirname "$0")/../lib.sh"
-plan 20
 
 clk=sim:$TMP/clk
 v() { awk -v k="$1" '$1 == k { print $2 }' "$TMP/show"; }

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Without an RDMA device, every ib command fails fast: exit 1 within a
 # moment, one line on stderr naming "no RDMA device", the device asked
 # for and what was found, and nothing on stdout (no half-written records).
@@ -7,7 +8,6 @@
 . "$(dirname "$0")/../lib.sh"
 . "$NTPX_TOP/tests/rdma.sh"
 need timeout
-plan 16
 
 devs=$(rdma_devices | tr '\n' ' ')
 found=$(echo "${devs% }" | sed 's/ /, /g')

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Unsynchronised servers and kiss codes (RFC 5905 7.4), each from a small
 # fake server on loopback (tests/helpers/ntpfake.c): OpenNTPD 6.2's
 # unsynchronised replies (leap 3, stratum 0, reference ID 0) and the other
@@ -7,8 +8,7 @@
 # the probe with exit 1 after one request.
 . "$(dirname "$0")/../lib.sh"
 fake=$NTPX_HELPERS/ntpfake
-[ -x "$fake" ] || skip_all "helpers not built (make build/helpers/ntpfake)"
-plan 28
+need_prereq HELPERS
 
 # serve NAME LEAP STRATUM REFID [zero]: a fake server; PORT is its port,
 # its request log $TMP/NAME.log.

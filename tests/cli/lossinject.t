@@ -1,9 +1,8 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # lossinject: the schedule it puts in the environment, and its refusals
 # (one line, exit 2).
 . "$(dirname "$0")/../lib.sh"
-
-plan 12
 
 is "$(lossinject --every 10 -- sh -c 'echo $NTPX_LOSS')" "every:10:0" "--every sets every:N:0"
 is "$(lossinject --every 10 --phase 3 -- sh -c 'echo $NTPX_LOSS')" "every:10:3" "--phase sets K"
@@ -27,3 +26,4 @@ ok "junk rate refused" refused "bad rate" --rate 5x -- true
 ok "missing command refused" refused "missing command" --rate 5%
 ok "phase not below N refused" refused "phase" --every 10 --phase 10 -- true
 ok "both schedules refused" refused "one of" --every 10 --rate 5% -- true
+done_testing

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # ntpstages on records whose stages are known: every stage's median, the
 # one-way paths marked offset-bearing unless --same-clock, one line per
 # exchange with -e, records without stamps, and bad input refused with

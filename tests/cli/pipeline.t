@@ -1,7 +1,7 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # The loopback pipeline of the README: ntpreflect, ntpprobe | offsetfit.
 . "$(dirname "$0")/../lib.sh"
-plan 10
 
 start_reflector
 ntpprobe -i 100ms -c 200 "udp://127.0.0.1:$REFLECT_PORT" >"$TMP/rec" 2>"$TMP/probe.err"

@@ -1,10 +1,10 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # ntpreflect answers client requests and nothing else, never with more
 # bytes than it was sent.  udpq sends the datagrams and then a good
 # request as a fence: once the fence is answered, any answer to what came
 # before it has arrived too.
 . "$(dirname "$0")/../lib.sh"
-plan 14
 
 udpq=$NTPX_HELPERS/udpq
 start_reflector --log "$TMP/log"

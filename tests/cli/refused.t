@@ -1,8 +1,8 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # A server that is down shows as `refused` (ICMP port unreachable), and
 # probing goes on until it comes up.
 . "$(dirname "$0")/../lib.sh"
-plan 5
 
 port=$(free_udp_port)
 spawn probe ntpprobe -i 50ms -c 60 -w 40ms "udp://127.0.0.1:$port" >"$TMP/rec" 2>"$TMP/err"

@@ -1,7 +1,7 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # SIGTERM and SIGINT mid-run: whole lines only, a summary, exit 0.
 . "$(dirname "$0")/../lib.sh"
-plan 8
 
 start_reflector
 

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Per-layer stamps on loopback (kernel UDP, SO_TIMESTAMPING): the columns
 # and their #stamps sources, the order of every stamp within an exchange
 # in basic and interleaved mode, stamps on a sim: clock converted so that

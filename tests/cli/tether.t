@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # tether through prefixes that stay on this machine: arguments arrive
 # intact through a shell that re-parses them, stdout and stderr come back
 # apart, the status comes back; a remote side that is not there, CR LF
@@ -8,8 +9,7 @@
 # what a killed remote tether left.
 . "$(dirname "$0")/../lib.sh"
 
-[ -x "$NTPX_BIN/tether" ] || skip_all "tools not built (make)"
-plan 15
+need_prereq BUILT
 
 # A prefix that, like ssh, joins the arguments and hands them to a shell.
 shellish="sh -c 'eval \"\$*\"' sh"

@@ -1,11 +1,11 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # uudp endpoints that cannot work are refused with one line that names
 # the endpoint and the cause: a usage error (status 2, then the "Try"
 # line) when the URL alone says so, status 1 when the system does (no
 # such interface, not Ethernet).  Nothing is attached.
 . "$(dirname "$0")/../lib.sh"
 need ntpprobe ntpreflect
-plan 10
 
 one_line() {	# PATTERN CMD...: fails with status 1 and one line matching PATTERN
 	_pat=$1

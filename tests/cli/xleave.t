@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Interleaved mode against bad input: a request whose origin is forged
 # (another client's, or made up) or stale (an older reply's) gets a basic
 # reply, never stamps of another exchange; and the client state stays

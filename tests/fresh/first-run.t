@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # The README's two commands on a machine that lacks a package the build
 # links against: `make -j2 demo` and `make -j2 check` in a fresh clone must
 # work the first time (make deps installs the package, and only then does
@@ -18,8 +19,6 @@ need git apt-get apt-mark dpkg-query pkg-config
 pkg=${NTPX_FRESH_PKG:-libmnl-dev}
 installed() { dpkg-query -W -f='${Status}\n' "$1" 2>/dev/null | grep -q '^install ok installed$'; }
 installed "$pkg" || skip_all "$pkg is not installed (this test removes it and puts it back)"
-
-plan 15
 
 APT="apt-get -y -q -o DPkg::Lock::Timeout=300"
 export DEBIAN_FRONTEND=noninteractive

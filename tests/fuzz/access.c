@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * libFuzzer target: ntpreflect's --allow and --ratelimit parsers, the
  * peer addresses the transports print, and the rate limiter and the

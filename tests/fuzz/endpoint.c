@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* libFuzzer target: endpoint URLs and the option parsers. */
 #include <stddef.h>
 #include <stdint.h>

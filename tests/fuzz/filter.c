@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * libFuzzer target: the clock filter driven by arbitrary event streams
  * (replies with any off2/delay, losses, corrections, any window), and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tests/fuzz/frame.c - libFuzzer target for frame_check(): any bytes, any
  * length, never a read past the end; an accepted frame's payload lies

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* libFuzzer target: the NTP packet decoder, the reply judge and the
    trailer check, and the ntpx extension field finder (lib/xleave.c) on
    any input. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* libFuzzer target: the record reader and the integer field parsers. */
 #include <stddef.h>
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * clockstate - test helper: prints the state of the system clock's
  * discipline that a time daemon could change, read with adjtimex(2) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * frameinject - test helper: puts hand-made Ethernet frames on an
  * interface through an AF_PACKET socket, each an NTP client request that

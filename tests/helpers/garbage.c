@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * garbage - test helper: floods a UDP server with datagrams it must not
  * answer, as fast as this sender can, and checks what comes back.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * noclock.so - LD_PRELOAD shim for the interop tests: a daemon under test
  * (OpenNTPD, ntpsec's ntpd) may believe it sets the clock, but never does.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ntpfake - test helper: an NTP server on loopback that answers every
  * client request with the leap indicator, stratum and reference ID it is

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # synthrec.awk - synthetic ntpx records for the analysis tests (a mock:
 # it stands in for runs that need the lab's load, which a loopback test
 # cannot produce).  Every record obeys the format exactly: integer ns

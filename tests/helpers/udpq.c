@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * udpq - test helper: sends raw datagrams to a UDP server, then an NTP
  * client request as a fence, and prints every reply until the fence's.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * xlq - test helper: one NTP client request with the origin, receive and
  * transmit timestamps given, from a given local address and port, and what

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Hardware stamps (t1h t4h at the client, t2h t3h at the server with
 # --xleave): needs a NIC that stamps in hardware and a peer.  Set
 # NTPX_HWTS_DEV to the interface and NTPX_HWTS_PEER to the address of a

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # uudp over a raw-packet verbs QP (ConnectX): needs an RDMA-capable NIC
 # and a peer.  Set NTPX_UUDP_DEV to the interface and NTPX_UUDP_PEER to the
 # address of a host running a kernel-UDP ntpreflect on port
@@ -31,7 +32,6 @@ fi
 [ -n "${NTPX_UUDP_PEER:-}" ] ||
 	hw_missing "NTPX_UUDP_PEER (a host running ntpreflect) is not set"
 need_root
-plan 3
 
 port=${NTPX_UUDP_PORT:-123}
 ntpprobe -i 100ms -c 20 "uudp://$NTPX_UUDP_PEER:$port?dev=$dev&via=verbs" \

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Completion-queue stamps (the 'h' layer, lib/verbs_stamp.h) on a real
 # RDMA device: ib:// with server and client on one HCA port (t1h t4h at
 # the client, t2h t3h at the server with --xleave), and uudp via=verbs

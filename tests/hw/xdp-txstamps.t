@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # uudp over AF_XDP in zero-copy mode: the driver's send stamps from AF_XDP
 # TX metadata, on the NIC's PTP hardware clock (t1h, "xdp:tx_metadata+phc").
 # veth has no zero-copy mode (tests/net/uudp-stamps.t covers copy mode

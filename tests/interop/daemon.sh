@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # tests/interop/daemon.sh - what openntpd.t and ntpsec.t share: a real NTP
 # daemon, unpacked from its Debian package (scripts/interop-pkgs), run as a
 # live peer of ntpreflect and ntpprobe without ever setting this machine's

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # ntpsec's ntpd as a live peer, unpacked from Debian's package, never
 # installed (it conflicts with chrony): as a client of ntpreflect it
 # selects the peer and synchronises (ntpq); ntpprobe reads it serving

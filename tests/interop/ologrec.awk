@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # ologrec.awk - OpenNTPD's debug log (ntpd -d -v) to ntpx records, one per
 # query, so that ntpfilter sees what the daemon's filter saw:
 #   "reply from A: offset O delay D, next query Ns"  -> an ok record

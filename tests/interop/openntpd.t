@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # OpenNTPD 6.2 as a live peer, unpacked from Debian's package, never
 # installed (it conflicts with chrony): as a client of ntpreflect it marks
 # the peer valid and synchronises; ntpfilter fed the daemon's own samples

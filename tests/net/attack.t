@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # ntpreflect under attack.  Garbage at the highest rate a sender here can
 # produce (random bytes, short datagrams, mode 6 and 7 queries, bad
 # versions and modes, truncated and malformed requests; over uudp, bad

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # The directional bias on a real queue (the study's finding, on one
 # machine): load above the slow path's rate in one direction fills that
 # direction's queue, and NTP's offset moves by half the added delay, with
@@ -11,14 +12,8 @@
 # The measure is the median of delay and of off2 over the ok records.
 . "$(dirname "$0")/../lib.sh"
 
-need_root
-need ip tc
-for t in ntpprobe ntpreflect loadgen; do
-	[ -x "$NTPX_BIN/$t" ] || skip_all "missing $t (make first)"
-done
+need_prereq LAB BUILT
 lab_up b -q 2ms
-
-plan 16
 
 port=12300
 spawn refl $NTPX_REF_EXEC ntpreflect "udp://0.0.0.0:$port" 2>/dev/null
@@ -132,3 +127,4 @@ for poll in block busy; do
 		test "$(cat "$TMP"/*.rec | grep -Ec ' ok( |$)')" -ge "$(( $(ls "$TMP"/*.rec | wc -l) * 100 ))"
 	rm -f "$TMP"/*.rec
 done
+done_testing

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # The experiment families, each run alone in a lab of this test's own
 # through the two command prefixes, with very short durations: each
 # writes its run directory (records, summary keys, events, done last),
@@ -8,11 +9,7 @@
 # of a run leaves no process of it in either namespace.
 . "$(dirname "$0")/../lib.sh"
 
-need_root
-need ip tc
-[ -x "$NTPX_BIN/ntpprobe" ] || skip_all "tools not built (make)"
-
-plan 23
+need_prereq LAB BUILT
 
 lab_up f
 
@@ -103,3 +100,4 @@ kill -TERM "$fpid"
 wait "$fpid"
 ok "SIGTERM mid-run: no process of the run is left in either namespace" nobody_left
 ok "SIGTERM mid-run: no done file" test ! -e "$TMP/killed/done"
+done_testing

@@ -1,15 +1,12 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # ntpreflect under a loadgen --ntp flood: it keeps answering a probe while
 # the flood runs, answers most of the flood, and its memory stays flat
 # (resident size after a long flood no larger than after a short one, give
 # or take a few pages).  On loopback.
 . "$(dirname "$0")/../lib.sh"
 
-for t in ntpprobe ntpreflect loadgen; do
-	[ -x "$NTPX_BIN/$t" ] || skip_all "missing $t (make first)"
-done
-
-plan 6
+need_prereq BUILT
 
 port=$(free_udp_port)
 spawn refl ntpreflect "udp://127.0.0.1:$port" 2>"$TMP/refl.err"
@@ -38,3 +35,4 @@ ok "the probe was answered during the flood (90 of 100 or more)" \
 	test "$(count_status "$TMP/probe.rec" ok)" -ge 90
 ok "ntpreflect memory flat (grew < 64 kB)" test $((rss1 - rss0)) -lt 64
 ok "ntpreflect still alive" kill -0 "$refl"
+done_testing

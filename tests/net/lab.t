@@ -1,16 +1,15 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # ntpx-lab: up (twice), status, env, exec, both paths carry traffic, the
 # shapers are where the man page says, the fast path's ends send complete
 # checksums and the slow path's keep their offloads, down leaves nothing,
 # two labs side by side, and the refusals.
 . "$(dirname "$0")/../lib.sh"
 
-need_root
-need ip tc ping ethtool
+need_prereq LAB BUILT
+need ping ethtool
 lab=$NTPX_TOP/bin/ntpx-lab
 quiet() { "$@" >/dev/null 2>&1; }
-
-plan 31
 
 a=$(uniq_name t)
 b=$(uniq_name u)
@@ -98,3 +97,4 @@ if command -v setpriv >/dev/null; then
 else
 	skip "not root: one line, exit 1" "no setpriv"
 fi
+done_testing

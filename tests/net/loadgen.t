@@ -1,25 +1,18 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # loadgen in the lab: the sink measures what the sender offers at a set
 # rate without loss, for MTU-sized (GSO), fragmented and 64 KiB
 # datagrams; calibration on the slow path finds the shaper's rate; a
 # burst schedule sends about its duty cycle; bad options exit 2.
 . "$(dirname "$0")/../lib.sh"
 
-need_root
-need ip tc
-[ -x "$NTPX_BIN/loadgen" ] || skip_all "missing loadgen (make first)"
-lab=$NTPX_TOP/bin/ntpx-lab
-name=$(uniq_name g)
-$lab -n "$name" up >"$TMP/up.err" 2>&1 || skip_all "no lab: $(cat "$TMP/up.err")"
-cleanup "$lab -n $name down"
-eval "$($lab -n "$name" env)"
+need_prereq LAB BUILT
+lab_up g
 
-plan 14
-
-spawn sink $lab -n "$name" exec ref loadgen --sink udp://0.0.0.0:9000 >"$TMP/sink.out" 2>/dev/null
+spawn sink $NTPX_REF_EXEC loadgen --sink udp://0.0.0.0:9000 >"$TMP/sink.out" 2>/dev/null
 in_ref() { ip netns exec "$NTPX_NS_REF" ss -Hlun "sport = :$1" | grep -q .; }
 wait_until 5 in_ref 9000 || skip_all "sink did not start"
-send() { $lab -n "$name" exec client loadgen "$@"; }
+send() { $NTPX_CLIENT_EXEC loadgen "$@"; }
 
 # The sink's rate and loss from the sender's summary line.
 field() { awk -v k="$2" '{ for (i = 1; i < NF; i++) if ($i == k) { v = $(i+1) } } END { gsub(/[(),%]/, "", v); print v }' "$1"; }
@@ -63,3 +56,4 @@ ok "bad rate: exit 2" usage -r 5x udp://127.0.0.1:9
 ok "bad size: exit 2" usage -s 70000 udp://127.0.0.1:9
 ok "missing endpoint: exit 2" usage -r 1G
 ok "bad endpoint: exit 2" usage -r 1G bogus://x
+done_testing

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # lossinject through the real tools: --every 10 over 100 requests drops
 # exactly ten, at 10, 20, ... 100, recorded `dropped` (not timeout);
 # --rate 5% --seed 7 drops the same positions twice, and another seed
@@ -6,11 +7,7 @@
 # On loopback: nothing else loses a packet there.
 . "$(dirname "$0")/../lib.sh"
 
-for t in ntpprobe ntpreflect lossinject; do
-	[ -x "$NTPX_BIN/$t" ] || skip_all "missing $t (make first)"
-done
-
-plan 9
+need_prereq BUILT
 
 port=$(free_udp_port)
 spawn refl ntpreflect "udp://127.0.0.1:$port" 2>"$TMP/refl.err"
@@ -51,3 +48,4 @@ wait "$rpid" 2>/dev/null
 diag "$(cat "$TMP/refl2.err")"
 ok "ntpreflect counts the replies it dropped" grep -q "dropped 10" "$TMP/refl2.err"
 is "$(count_status "$TMP/srv.rec" timeout)" 10 "the probe sees them as 10 timeouts"
+done_testing

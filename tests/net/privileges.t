@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # --user: ntpreflect, ntpprobe and loadgen drop root once their endpoint is
 # open.  While each still works, /proc/PID/status shows the new uid and
 # gid and no capability left but the ones priv.h documents for its

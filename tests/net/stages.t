@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # The stages family in the study: a quick study of it alone on the lab's
 # fast path (a lab of the study's own), one condition that runs and one
 # that needs a NIC's interrupts a veth does not have: the run's summary

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Per-layer stamps in the lab (two namespaces, veth): every stamp of an
 # exchange in order on both paths, in basic and interleaved mode; and a
 # queue is found in its stage: with the reference->client direction of

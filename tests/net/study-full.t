@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # ntpx-study on a full disk: the package lives on a small tmpfs of this
 # test's own; once the first run has started, a filler file takes every
 # byte left.  The study stops with exit 1 and one line that says the disk
@@ -9,10 +10,9 @@
 # the test's own (lab_up).
 . "$(dirname "$0")/../lib.sh"
 
-need_root
-need ip tc sha256sum dd mount umount
+need_prereq LAB BUILT
+need sha256sum dd mount umount
 study=$NTPX_TOP/bin/ntpx-study
-[ -x "$NTPX_BIN/ntpprobe" ] || skip_all "tools not built (make)"
 
 lab_up sf
 mp=/tmp/$(uniq_name ntpx-full)
@@ -22,8 +22,6 @@ mount -t tmpfs -o size=4m,mode=700 tmpfs "$mp" || skip_all "cannot mount a tmpfs
 # Registered after the spawns below would be too late: a cleanup runs
 # before those registered earlier, and the study must be gone first.
 cleanup umount "$mp"
-
-plan 20
 
 dir=$mp/pkg
 seed=$((1 + $$ % 100000))

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # ntpx-study on two hosts over ssh (tests/twohost.sh: two namespaces,
 # each with an sshd of the test's own on a management link, the lab's
 # slow path between them), with the documented prefix, without and with
@@ -14,12 +15,9 @@
 . "$(dirname "$0")/../lib.sh"
 . "$NTPX_TOP/tests/twohost.sh"
 
-need_root
-need ip tc sha256sum
+need_prereq LAB BUILT
+need sha256sum
 study=$NTPX_TOP/bin/ntpx-study
-[ -x "$NTPX_BIN/tether" ] || skip_all "tools not built (make)"
-
-plan 29
 
 twohost_up h
 unset NTPX_LAB

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # ntpx-study: a very short quick study in its own lab (NTPX_STUDY_SCALE
 # shrinks the durations), killed by its PID in the middle and continued:
 # the runs already done are kept (their done files unchanged), the lab is
@@ -10,12 +11,9 @@
 # analysis/ (skipped with the reason while it is not in the tree).
 . "$(dirname "$0")/../lib.sh"
 
-need_root
-need ip tc sha256sum
+need_prereq LAB BUILT
+need sha256sum
 study=$NTPX_TOP/bin/ntpx-study
-[ -x "$NTPX_BIN/ntpprobe" ] || skip_all "tools not built (make)"
-
-plan 26
 
 dir=$TMP/pkg
 seed=$((1 + $$ % 100000))

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # ntpx-sweep, the load dose-response family, in a lab of this test's own
 # with short durations: the unloaded condition and load in each
 # direction, then the package's table, figure and report section.  Under
@@ -7,11 +8,8 @@
 # the direction (+ c2r, - r2c), well beyond the unloaded run's jitter.
 . "$(dirname "$0")/../lib.sh"
 
-need_root
-need ip tc gnuplot
-[ -x "$NTPX_BIN/ntpprobe" ] || skip_all "tools not built (make)"
-
-plan 18
+need_prereq LAB BUILT
+need gnuplot
 
 lab_up w
 
@@ -88,3 +86,4 @@ is "$(grep -o '\[[0-9]/2\] sweep 0pct udpfast r[12] ([0-9.]*s) elapsed [0-9]*:[0
 	"a progress line per run: elapsed, and the plan's time left counting down"
 el2=$(grep -o '\[2/2\].* elapsed [0-9:]*' "$TMP/study.err" | sed 's/.* elapsed //' | awk -F: '{ print $1 * 3600 + $2 * 60 + $3 }')
 ok "the second run's elapsed time covers the first run's 2 s ($el2 s)" sh -c "[ '${el2:-0}' -ge 2 ]"
+done_testing

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # tests/net/uudp-lib.sh - the uudp suites' view of a lab (bin/ntpx-lab)
 # of their own, on its fast path (sourced after tests/lib.sh).
 #

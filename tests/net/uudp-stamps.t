@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # uudp over AF_XDP: send stamps from AF_XDP TX metadata (lib/port_xdp.c,
 # lib/missing.h), in the lab (veth, generic XDP, copy mode).
 #

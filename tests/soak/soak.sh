@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # tests/soak/soak.sh - the soak (make soak, not in check): one transport
 # (SOAK_TRANSPORT: udp or uudp) in a lab of its own for SOAK_DURATION
 # seconds (600) at 1 kHz, with 1% loss each way (lossinject), the server

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # The soak over udp (see tests/soak/soak.sh; make soak).
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../net/uudp-lib.sh"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Unit tests for lib/access.c: networks parse and match (IPv4 in its
  * mapped form, IPv6, prefixes on and off byte boundaries), peers as the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tests/unit/clock_sim.c - the simulated clock: e(t) follows its
  * parameters exactly, steps and slews (adjtime semantics, 500 ppm) do what

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tests/unit/discipline.c - the control loop on a sim: clock, fed with
  * exact measurements (off2 = -2 e, from the clock's own truth), so that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Unit tests for endpoint parsing (lib/transport.c) and lib/opt.c. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +9,7 @@
 
 #include "opt.h"
 #include "transport.h"
+#include "util_private.h"
 
 static void endpoints_good(void **state)
 {
@@ -71,7 +73,7 @@ static void endpoints_bad(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		int rc = endpoint_parse(cases[i].url, &ep, err, sizeof(err));
 
 		if (rc != -1 || strncmp(err, cases[i].err, strlen(cases[i].err)) != 0)
@@ -98,11 +100,11 @@ static void durations(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(good); i++) {
 		assert_int_equal(opt_duration(good[i].s, 0, &ns), 0);
 		assert_int_equal(ns, good[i].ns);
 	}
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		ns = 12345;
 		if (opt_duration(bad[i], 0, &ns) != -1)
 			fail_msg("'%s' accepted", bad[i]);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tests/unit/filter.c - the OpenNTPD clock filter against windows worked
  * out by hand: best sample, both jitters, trust and validity, lost and

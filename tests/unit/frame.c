@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tests/unit/frame.c - frame.c against frames the kernel's own stack sent
  * (tests/unit/frame_vectors.h, captured by frame_vectors.sh on a veth

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Unit tests for lib/hist.c: every rank of random data of many scales,
  * signs included, within the stated bound of the exact sorted value;

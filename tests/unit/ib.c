@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Unit tests for lib/ib.c that need no RDMA device: the rules a received
  * datagram must pass (built as struct ibv_wc values, as the CQ hands them
@@ -19,6 +20,7 @@
 #include "ntp.h"
 #include "peer.h"
 #include "transport.h"
+#include "util_private.h"
 
 #define SERVER_QPN 0x1a2b
 
@@ -199,7 +201,7 @@ static void test_bad_values(void **state)
 	char err[256];
 	size_t i;
 
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		assert_int_equal(endpoint_parse(bad[i], &ep, err, sizeof(err)), 0);
 		err[0] = 0;
 		assert_null(transport_open(&ep, TRANSPORT_CLIENT, err, sizeof(err)));

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * lib/ib.c driven over a simulated fabric.
  *
@@ -83,6 +84,7 @@
 #include "ntp.h"
 #include "peer.h"
 #include "transport.h"
+#include "util_private.h"
 
 #define MS		1000000LL
 #define SERVER_ADDR	"10.9.0.1"
@@ -214,7 +216,7 @@ static const struct faddr {
 	{ "10.9.0.1", 0, 0 }, { "10.9.0.11", 0, 0 }, { "10.9.0.21", 0, 1 },
 	{ "10.9.0.2", 1, 0 }, { "10.9.0.3", 2, 0 },
 };
-#define NADDR	(int)(sizeof(addrs) / sizeof(addrs[0]))
+#define NADDR	(int)ARRAY_SIZE(addrs)
 
 static struct fdev devs[NDEV];
 static int ndevs = NDEV;		/* 0: a host without RDMA */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Unit tests for lib/loss.c and the loss hook in transport_send(): the
  * schedules drop exactly where they say, the same seed drops the same
@@ -18,6 +19,7 @@
 
 #include "loss.h"
 #include "transport.h"
+#include "util_private.h"
 
 static struct loss parse_ok(const char *spec)
 {
@@ -54,7 +56,7 @@ static void test_parse_bad(void **state)
 	};
 	size_t i;
 
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		struct loss l = { .kind = LOSS_RATE, .seed = 42 };
 		char err[256] = "";
 
@@ -72,7 +74,7 @@ static void test_format_round_trip(void **state)
 					     "rate:0.3333333333333333:18446744073709551615", "" };
 	size_t i;
 
-	for (i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(specs); i++) {
 		struct loss l = parse_ok(specs[i]), m;
 		char buf[128];
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Unit tests for lib/ntp.c: timestamps, eras, the packet codec. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,6 +8,7 @@
 #include <cmocka.h>
 
 #include "ntp.h"
+#include "util_private.h"
 
 /* Every one of the 10^9 nanosecond fractions survives ns -> NTP -> ns. */
 static void ns_round_trip_all_fractions(void **state)
@@ -53,8 +55,8 @@ static void era_boundary_2036(void **state)
 	/* The seconds field is 0 just after the wrap. */
 	assert_int_equal(ntp_ts_from_ns(wrap) >> 32, 0);
 	assert_int_equal(ntp_ts_from_ns(wrap - 1) >> 32, 0xffffffffu);
-	for (i = 0; i < sizeof(offsets) / sizeof(offsets[0]); i++)
-		for (j = 0; j < sizeof(offsets) / sizeof(offsets[0]); j++) {
+	for (i = 0; i < ARRAY_SIZE(offsets); i++)
+		for (j = 0; j < ARRAY_SIZE(offsets); j++) {
 			int64_t t = wrap + offsets[i], pivot = wrap + offsets[j];
 
 			assert_int_equal(ntp_ts_to_ns(ntp_ts_from_ns(t), pivot), t);
@@ -195,7 +197,7 @@ static void kiss_codes(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(yes); i++) {
 		p = reply(3, 0, yes[i].refid);
 		assert_int_equal(ntp_kiss_code(&p, code), 1);
 		assert_string_equal(code, yes[i].code);
@@ -216,7 +218,7 @@ static void kiss_codes(void **state)
 		assert_string_equal(code, "");
 		assert_int_equal(ntp_judge(&p), NTP_VERDICT_OK);
 	}
-	for (i = 0; i < sizeof(no) / sizeof(no[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(no); i++) {
 		p = reply(3, 0, no[i]);
 		assert_int_equal(ntp_kiss_code(&p, code), 0);
 		assert_string_equal(code, "");

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Unit tests for lib/peer.c: miss runs, the backoff schedule, the epoch,
  * and the reset handed to the caller, driven through peer.h alone.
@@ -9,6 +10,7 @@
 #include <cmocka.h>
 
 #include "peer.h"
+#include "util_private.h"
 
 #define MS 1000000LL
 #define S  1000000000LL
@@ -88,7 +90,7 @@ static void test_backoff_schedule(void **state)
 				    .backoff_max_ns = INT64_MAX };
 	unsigned i;
 
-	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(want); i++)
 		assert_int_equal(peer_backoff_ns(&cfg_small, i), want[i]);
 	/* Bounded without overflow, however many attempts. */
 	assert_int_equal(peer_backoff_ns(&cfg_small, 1000), 1 * S);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * lib/port_verbs.c (the raw-packet port of uudp via=verbs) over a mock
  * device.
@@ -772,7 +773,7 @@ static void counters_have(struct port *p, const char *word)
 {
 	char line[256];
 
-	p->ops->counters(p, line, sizeof(line));
+	port_counters(p, line, sizeof(line));
 	if (!strstr(line, word))
 		fail_msg("no '%s' in '%s'", word, line);
 }
@@ -789,10 +790,10 @@ static void test_first_port(void **state)
 		fail_msg("%s", err);
 	assert_int_equal(the_qp->port, 1);
 	frame_in(1, frame, sizeof(frame));
-	assert_int_equal(p->ops->rx_next(p, &f, &len), 1);
+	assert_int_equal(port_rx_next(p, &f, &len), 1);
 	assert_int_equal(len, sizeof(frame));
-	p->ops->rx_release(p);
-	p->ops->close(p);
+	port_rx_release(p);
+	port_close(p);
 }
 
 /* Issue 15 (1): eth1 is port 2 of mlx4_0; the QP and the rule go there. */
@@ -807,11 +808,11 @@ static void test_second_port(void **state)
 	if (!p)
 		fail_msg("%s", err);
 	frame_in(2, frame, sizeof(frame));
-	assert_int_equal(p->ops->rx_next(p, &f, &len), 1);
-	p->ops->rx_release(p);
+	assert_int_equal(port_rx_next(p, &f, &len), 1);
+	port_rx_release(p);
 	frame_in(1, frame, sizeof(frame));	/* the other port's: not ours */
-	assert_int_equal(p->ops->rx_next(p, &f, &len), 0);
-	p->ops->close(p);
+	assert_int_equal(port_rx_next(p, &f, &len), 0);
+	port_close(p);
 }
 
 static void test_bad_dev_port(void **state)
@@ -850,17 +851,17 @@ static void test_qp_error(void **state)
 	if (!p)
 		fail_msg("%s", err);
 	frame_in(1, frame, sizeof(frame));
-	assert_int_equal(p->ops->rx_next(p, &f, &len), 1);
-	p->ops->rx_release(p);
+	assert_int_equal(port_rx_next(p, &f, &len), 1);
+	port_rx_release(p);
 	qp_error();
-	assert_int_equal(p->ops->rx_next(p, &f, &len), -EIO);
-	assert_int_equal(p->ops->rx_next(p, &f, &len), -EIO);
+	assert_int_equal(port_rx_next(p, &f, &len), -EIO);
+	assert_int_equal(port_rx_next(p, &f, &len), -EIO);
 	counters_have(p, "qp_error=1");
 	counters_have(p, "last_async=qp_fatal");
-	b = p->ops->tx_buf(p, &cap);
+	b = port_tx_buf(p, &cap);
 	assert_non_null(b);
-	assert_int_equal(p->ops->tx_submit(p, b, 60, 0), -EIO);
-	p->ops->close(p);
+	assert_int_equal(port_tx_submit(p, b, 60, 0), -EIO);
+	port_close(p);
 }
 
 /*
@@ -881,23 +882,23 @@ static void test_spin_polls_cq_only(void **state)
 		fail_msg("%s", err);
 	p->spin = 1;
 	for (i = 0; i < 1000; i++)
-		assert_int_equal(p->ops->rx_next(p, &f, &len), 0);
+		assert_int_equal(port_rx_next(p, &f, &len), 0);
 	assert_int_equal(chan_reads, 0);
 	frame_in(1, frame, sizeof(frame));
-	assert_int_equal(p->ops->rx_next(p, &f, &len), 1);
-	p->ops->rx_release(p);
+	assert_int_equal(port_rx_next(p, &f, &len), 1);
+	port_rx_release(p);
 	assert_int_equal(chan_reads, 0);
 	/* Blocking again: consume, re-arm; the next frame wakes the fd. */
 	p->spin = 0;
-	assert_int_equal(p->ops->rx_next(p, &f, &len), 0);
+	assert_int_equal(port_rx_next(p, &f, &len), 0);
 	assert_true(chan_reads > 0);
 	pfd = (struct pollfd){ .fd = p->fd, .events = POLLIN };
 	assert_int_equal(poll(&pfd, 1, 0), 0);
 	frame_in(1, frame, sizeof(frame));
 	assert_int_equal(poll(&pfd, 1, 0), 1);
-	assert_int_equal(p->ops->rx_next(p, &f, &len), 1);
-	p->ops->rx_release(p);
-	p->ops->close(p);
+	assert_int_equal(port_rx_next(p, &f, &len), 1);
+	port_rx_release(p);
+	port_close(p);
 }
 
 /* ---- completion stamps (lib/verbs_stamp.h) ------------------------- */
@@ -940,7 +941,7 @@ static void rx_stamp_near_truth(struct port *p, int64_t slack_ns)
 	int64_t a, b, ns = 0;
 
 	a = rt_now();
-	assert_int_equal(p->ops->rx_stamp(p, &ns), 1);
+	assert_int_equal(port_rx_stamp(p, &ns), 1);
 	b = rt_now();
 	if (llabs(ns - mdev.last_true) > (b - a) + slack_ns)
 		fail_msg("stamp %lld is %lld ns from the truth; the call took %lld ns",
@@ -965,7 +966,7 @@ static void test_stamps_raw(void **state)
 		fail_msg("%s", err);
 	assert_int_equal(mdev.creates_ex, 2);
 	assert_int_equal(mdev.creates_plain, 0);
-	assert_int_equal(p->ops->stamps_enable(p, &ps, err, sizeof(err)), 0);
+	assert_int_equal(port_stamps_enable(p, &ps, err, sizeof(err)), 0);
 	assert_int_equal(ps.rx_layer, TRANSPORT_LAYER_H);
 	assert_int_equal(ps.tx_layer, TRANSPORT_LAYER_H);
 	assert_string_equal(ps.rx_src, "verbs:cqe_ts+rt_values");
@@ -973,31 +974,31 @@ static void test_stamps_raw(void **state)
 	counters_have(p, "stamps=raw");
 
 	frame_in(1, frame, sizeof(frame));
-	assert_int_equal(p->ops->rx_next(p, &f, &len), 1);
+	assert_int_equal(port_rx_next(p, &f, &len), 1);
 	rx_stamp_near_truth(p, 13);
 	assert_true(mdev.rt_reads > 0);
-	p->ops->rx_release(p);
+	port_rx_release(p);
 
 	/* A send asked for: one note, with its tag; one not: none. */
-	buf = p->ops->tx_buf(p, &cap);
+	buf = port_tx_buf(p, &cap);
 	p->tx_tag = 7;
-	assert_int_equal(p->ops->tx_submit(p, buf, 60, PORT_TX_STAMP), 0);
+	assert_int_equal(port_tx_submit(p, buf, 60, PORT_TX_STAMP), 0);
 	truth = mdev.last_true;
-	buf = p->ops->tx_buf(p, &cap);	/* reaps the first completion */
+	buf = port_tx_buf(p, &cap);	/* reaps the first completion */
 	p->tx_tag = 8;
-	assert_int_equal(p->ops->tx_submit(p, buf, 60, 0), 0);
+	assert_int_equal(port_tx_submit(p, buf, 60, 0), 0);
 	a = rt_now();
-	p->ops->tx_stamps(p, note, &w);
+	port_tx_stamps(p, note, &w);
 	b = rt_now();
 	assert_int_equal(w.n, 1);
 	assert_int_equal(w.tag[0], 7);
 	if (llabs(w.ns[0] - truth) > (b - a) + 13)
 		fail_msg("send stamp %lld ns from the truth", (long long)(w.ns[0] - truth));
 	w.n = 0;
-	p->ops->tx_stamps(p, note, &w);
+	port_tx_stamps(p, note, &w);
 	assert_int_equal(w.n, 0);
 	counters_have(p, "stamp_errors=0");
-	p->ops->close(p);
+	port_close(p);
 }
 
 /* The counter wraps between the stamp and the cross-reading. */
@@ -1015,7 +1016,7 @@ static void test_stamps_wrap(void **state)
 	p = open_on("eth0", err, sizeof(err));
 	if (!p)
 		fail_msg("%s", err);
-	assert_int_equal(p->ops->stamps_enable(p, &ps, err, sizeof(err)), 0);
+	assert_int_equal(port_stamps_enable(p, &ps, err, sizeof(err)), 0);
 	/*
 	 * The counter wraps to 0 5 ms ago; the frame is stamped 10 ms
 	 * before it is queued, so before the wrap, and read after it.
@@ -1026,10 +1027,10 @@ static void test_stamps_wrap(void **state)
 	frame_in(1, frame, sizeof(frame));
 	if (hca_cycles(mdev.last_true) <= mdev.mask / 2)
 		fail_msg("no wrap: stamp at %llu cycles, truth %lld, base %lld", (unsigned long long)hca_cycles(mdev.last_true), (long long)mdev.last_true, (long long)mdev.base_rt);
-	assert_int_equal(p->ops->rx_next(p, &f, &len), 1);
+	assert_int_equal(port_rx_next(p, &f, &len), 1);
 	rx_stamp_near_truth(p, 13);
-	p->ops->rx_release(p);
-	p->ops->close(p);
+	port_rx_release(p);
+	port_close(p);
 }
 
 /* Raw stamps refused (mlx5 in real-time mode): the wall-clock flavour. */
@@ -1051,17 +1052,17 @@ static void test_stamps_wallclock(void **state)
 	/* one refusal, then both CQs wall-clock: the second not asked raw */
 	assert_int_equal(mdev.refusals, 1);
 	assert_int_equal(mdev.creates_ex, 2);
-	assert_int_equal(p->ops->stamps_enable(p, &ps, err, sizeof(err)), 0);
+	assert_int_equal(port_stamps_enable(p, &ps, err, sizeof(err)), 0);
 	assert_string_equal(ps.rx_src, "verbs:cqe_wallclock");
 	assert_int_equal(ps.tx_layer, TRANSPORT_LAYER_H);
 	counters_have(p, "stamps=wallclock");
 	frame_in(1, frame, sizeof(frame));
-	assert_int_equal(p->ops->rx_next(p, &f, &len), 1);
-	assert_int_equal(p->ops->rx_stamp(p, &ns), 1);
+	assert_int_equal(port_rx_next(p, &f, &len), 1);
+	assert_int_equal(port_rx_stamp(p, &ns), 1);
 	assert_int_equal(ns, mdev.last_true);
 	assert_int_equal(mdev.rt_reads, 0);	/* nothing to convert */
-	p->ops->rx_release(p);
-	p->ops->close(p);
+	port_rx_release(p);
+	port_close(p);
 }
 
 /*
@@ -1087,21 +1088,21 @@ static void no_stamps(int has_ex)
 		fail_msg("%s", err);
 	assert_int_equal(mdev.creates_ex, 0);
 	assert_int_equal(mdev.creates_plain, 2);
-	assert_int_equal(p->ops->stamps_enable(p, &ps, err, sizeof(err)), 0);
+	assert_int_equal(port_stamps_enable(p, &ps, err, sizeof(err)), 0);
 	assert_int_equal(ps.rx_layer, -1);
 	assert_int_equal(ps.tx_layer, -1);
 	assert_null(ps.rx_src);
 	counters_have(p, "stamps=none");
 	frame_in(1, frame, sizeof(frame));
-	assert_int_equal(p->ops->rx_next(p, &f, &len), 1);
-	assert_int_equal(p->ops->rx_stamp(p, &ns), 0);
-	p->ops->rx_release(p);
-	buf = p->ops->tx_buf(p, &cap);
+	assert_int_equal(port_rx_next(p, &f, &len), 1);
+	assert_int_equal(port_rx_stamp(p, &ns), 0);
+	port_rx_release(p);
+	buf = port_tx_buf(p, &cap);
 	p->tx_tag = 1;
-	assert_int_equal(p->ops->tx_submit(p, buf, 60, PORT_TX_STAMP), 0);
-	p->ops->tx_stamps(p, note, &w);
+	assert_int_equal(port_tx_submit(p, buf, 60, PORT_TX_STAMP), 0);
+	port_tx_stamps(p, note, &w);
 	assert_int_equal(w.n, 0);
-	p->ops->close(p);
+	port_close(p);
 }
 
 static void test_stamps_none_legacy(void **state)
@@ -1132,20 +1133,20 @@ static void test_stamps_xread_fails(void **state)
 	p = open_on("eth0", err, sizeof(err));
 	if (!p)
 		fail_msg("%s", err);
-	assert_int_equal(p->ops->stamps_enable(p, &ps, err, sizeof(err)), 0);
+	assert_int_equal(port_stamps_enable(p, &ps, err, sizeof(err)), 0);
 	frame_in(1, frame, sizeof(frame));
-	assert_int_equal(p->ops->rx_next(p, &f, &len), 1);
-	assert_int_equal(p->ops->rx_stamp(p, &ns), 0);
-	p->ops->rx_release(p);
-	buf = p->ops->tx_buf(p, &cap);
+	assert_int_equal(port_rx_next(p, &f, &len), 1);
+	assert_int_equal(port_rx_stamp(p, &ns), 0);
+	port_rx_release(p);
+	buf = port_tx_buf(p, &cap);
 	p->tx_tag = 3;
-	assert_int_equal(p->ops->tx_submit(p, buf, 60, PORT_TX_STAMP), 0);
-	p->ops->tx_stamps(p, note, &w);
+	assert_int_equal(port_tx_submit(p, buf, 60, PORT_TX_STAMP), 0);
+	port_tx_stamps(p, note, &w);
 	assert_int_equal(w.n, 1);
 	assert_int_equal(w.tag[0], 3);
 	assert_true(w.ns[0] == TRANSPORT_NO_STAMP);
 	counters_have(p, "stamp_errors=2");
-	p->ops->close(p);
+	port_close(p);
 }
 
 /* An argument runs only the tests it matches (cmocka's filter). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Unit tests for lib/record.c: the writer, the reader, every malformed form. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,7 @@
 #include <cmocka.h>
 
 #include "record.h"
+#include "util_private.h"
 
 /* A reader over the bytes of @text (a memfd, so that read(2) is real). */
 static int text_fd(const char *text)
@@ -39,9 +41,9 @@ static void format_ok_and_missing(void **state)
 	(void)state;
 	record_format(buf, sizeof(buf), &x);
 	/*
-	 * DESIGN.md's example timestamps: delay = 140000 - 9000 = 131000,
-	 * off2 = 62000 + (71000 - 140000) = -7000.  (DESIGN.md printed -14000,
-	 * which its own formula does not give; doc/ntpx-record.5 is right.)
+	 * The example of doc/design.md and doc/ntpx-record.5:
+	 * delay = 140000 - 9000 = 131000, off2 = 62000 + (71000 - 140000)
+	 * = -7000.
 	 */
 	assert_string_equal(buf, "1 1764455329000000000 1764455329000062000 "
 			    "1764455329000071000 1764455329000140000 131000 -7000 ok");
@@ -158,7 +160,7 @@ static void every_malformed_form(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		struct record_reader r;
 		int fd = text_fd(cases[i].text), rc;
 
@@ -257,7 +259,7 @@ static void parse_i64_forms(void **state)
 	assert_int_equal(v, INT64_MAX);
 	assert_int_equal(record_parse_i64("-9223372036854775808", &v), 1);
 	assert_int_equal(v, INT64_MIN);
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(bad); i++)
 		if (record_parse_i64(bad[i], &v) != -1)
 			fail_msg("'%s' accepted", bad[i]);
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Unit tests for lib/stability.c: the published NBS test values, the
  * textbook slopes of white and random-walk phase noise, the octave pass

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Unit tests for lib/stats.c against hand-computed values. */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Unit tests for lib/xleave.c: the ntpx extension field and the bounded
    client table; and lib/stamp.c's columns. */
 #include <stdarg.h>

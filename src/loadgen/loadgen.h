@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * loadgen.h - what the parts of loadgen share (src/loadgen/): main.c
+ * reads the options and starts one of the three programs, sink.c
+ * (--sink), sender.c (the paced sender and --calibrate) and flood.c
+ * (--ntp, the NTP request flood); common.c has the output and waiting
+ * they all use.  The wire protocol between sender and sink is
+ * lib/loadproto.h.
+ */
+#ifndef NTPX_LOADGEN_H
+#define NTPX_LOADGEN_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "transport.h"
+
+#define MAX_DGRAM	65507		/* largest UDP payload over IPv4 */
+#define BATCH		16		/* messages per send_batch */
+#define RBATCH		32		/* messages per recv_batch */
+#define RBUF		(65536 + 4096)	/* a GRO message: up to 64 KiB */
+#define MAX_RUNS	32		/* senders a sink keeps apart */
+#define WARMUP_NS	500000000LL	/* calibration ignores the first 0.5 s,
+					   or a quarter of a shorter run */
+
+/* common.c */
+extern volatile sig_atomic_t stopping;	/* set by SIGINT/SIGTERM or a failed write */
+extern int out_state;			/* OUT_OK, or how stdout failed (lib/out.h) */
+void emit(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void emit_flush(void);
+void print_fields(void);
+void sleep_ns(int64_t ns);
+void wait_readable(struct transport *t, int64_t ns);
+void wait_writable(struct transport *t);
+
+/* sink.c: receives load and reports to each sender; exit code. */
+int run_sink(struct transport *t, int64_t interval, int64_t duration);
+
+/* sender.c */
+/* The sink's cumulative counters for one sender's run. */
+struct report {
+	uint64_t elapsed;	/* ns since the run's first datagram, at the sink */
+	uint64_t bytes;		/* payload bytes received */
+	uint64_t packets;
+	uint64_t lost;		/* sequence numbers never seen */
+	int valid;
+};
+
+struct sender {
+	struct transport *t;
+	uint32_t run;
+	size_t size;		/* datagram payload */
+	size_t per_msg;		/* datagrams per message (GSO) */
+	double rate;		/* payload bit/s; 0: as fast as it goes */
+	int64_t duration;	/* ns; 0: until a signal */
+	int64_t interval;
+	int64_t on, off;	/* burst schedule, ns; off 0: always on */
+	int64_t start_rt;	/* realtime ns the schedule is aligned to */
+	int quiet;		/* no interval lines (calibration) */
+	int64_t warmup;		/* calibration ignores what the sink saw before */
+
+	uint64_t seq;
+	uint64_t sent_bytes, sent_packets, send_errors;
+	struct report first_warm, last, line;	/* sink reports */
+	int got_report;
+};
+
+int run_sender(struct sender *s);
+double calibrate_path(const struct sender *proto, int64_t duration);
+
+/* flood.c */
+struct flood {
+	struct transport *t;
+	double rate;		/* requests per second */
+	int64_t duration, interval, timeout;
+	uint32_t nonce;
+	uint64_t sent, replies, dup, other, late, unsent;
+	unsigned char *seen;	/* bit per request, a ring of SEEN_BITS (flood.c) */
+	uint64_t cleared;	/* requests below this have their bit fresh */
+};
+
+int run_flood(struct flood *f);
+
+#endif

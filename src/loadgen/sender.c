@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * sender.c - the paced sender (a token bucket, batches of GSO messages,
+ * an on/off burst schedule) and --calibrate, which measures the path's
+ * sustained rate at the sink.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "clock.h"
+#include "loadproto.h"
+#include "opt.h"
+#include "out.h"
+#include "loadgen.h"
+
+/* -------------------------------------------------------------- sender */
+
+
+/* Takes every report waiting; keeps the newest. */
+static void sender_poll_reports(struct sender *s)
+{
+	unsigned char b[RBATCH][512];
+	struct transport_msg m[RBATCH];
+	int i, n;
+
+	for (;;) {
+		for (i = 0; i < RBATCH; i++)
+			m[i] = (struct transport_msg){ .buf = b[i], .cap = sizeof(b[i]) };
+		n = transport_recv_batch(s->t, m, RBATCH);
+		if (n <= 0)
+			return;
+		for (i = 0; i < n; i++) {
+			struct load_report lr;
+			struct report r;
+
+			if (load_report_get(b[i], m[i].len, &lr) || lr.run != s->run)
+				continue;
+			r.elapsed = lr.elapsed;
+			r.bytes = lr.bytes;
+			r.packets = lr.packets;
+			r.lost = lr.lost;
+			r.valid = 1;
+			if (s->last.valid && r.elapsed < s->last.elapsed)
+				continue;	/* reordered: older than what we have */
+			s->last = r;
+			s->got_report = 1;
+			if (!s->first_warm.valid && r.elapsed >= (uint64_t)s->warmup)
+				s->first_warm = r;
+		}
+	}
+}
+
+/* Is the burst schedule on at realtime @rt?  Else, ns until it is. */
+static int64_t burst_wait(const struct sender *s, int64_t rt)
+{
+	int64_t period = s->on + s->off, ph;
+
+	if (!s->off)
+		return 0;
+	ph = (rt - s->start_rt) % period;
+	if (ph < 0)
+		ph += period;
+	return ph < s->on ? 0 : period - ph;
+}
+
+static void sender_line(struct sender *s, int64_t el_ns, uint64_t sent_bytes_iv)
+{
+	const struct report *a = &s->line, *b = &s->last;
+
+	if (s->quiet)
+		return;
+	if (b->valid && (!a->valid || b->elapsed > a->elapsed)) {
+		uint64_t db = b->bytes - (a->valid ? a->bytes : 0);
+		uint64_t dp = b->packets - (a->valid ? a->packets : 0);
+		uint64_t dl = b->lost - (a->valid ? a->lost : 0);
+		uint64_t de = b->elapsed - (a->valid ? a->elapsed : 0);
+
+		emit("%" PRId64 " %" PRIu64 " %" PRIu64 " %.6f %" PRIu64, clock_realtime_ns(),
+		       db, dp, de ? (double)db * 8 / (double)de : 0.0, dl);
+		s->line = *b;
+	} else {
+		emit("%" PRId64 " - - - -", clock_realtime_ns());
+	}
+	emit(" %.6f\n", el_ns ? (double)sent_bytes_iv * 8 / (double)el_ns : 0.0);
+	emit_flush();
+}
+
+static void fill(struct sender *s, unsigned char *buf, size_t ndg)
+{
+	size_t i;
+
+	for (i = 0; i < ndg; i++) {
+		unsigned char *p = buf + i * s->size;
+
+		load_hdr_put(p, LOAD_DATA, s->run, s->seq++);
+	}
+}
+
+int run_sender(struct sender *s)
+{
+	static unsigned char bufs[BATCH][MAX_DGRAM];
+	struct transport_msg m[BATCH];
+	size_t msg_bytes = s->size * s->per_msg;
+	double bucket = 0, cap;
+	int64_t start = clock_monotonic_ns(), last = start, next_line = start + s->interval;
+	int64_t last_line = start;
+	uint64_t line_sent = 0;
+	int i, n;
+
+	/* The bucket holds 2 ms at the rate, or three messages if that is
+	   more: enough that a late wake-up costs no rate, little enough that
+	   a burst at line rate does not fill a shaper's queue by itself.
+	   Flat out, a batch. */
+	cap = s->rate ? s->rate / 8 * 2e-3 : (double)msg_bytes * BATCH;
+	if (cap < 3.0 * (double)msg_bytes)
+		cap = 3.0 * (double)msg_bytes;
+	/* Wait for the first edge when the schedule starts in the future. */
+	if (s->off) {
+		int64_t w = s->start_rt - clock_realtime_ns();
+
+		if (w > 0)
+			sleep_ns(w);
+		start = last = last_line = clock_monotonic_ns();
+		next_line = start + s->interval;
+	}
+	if (!s->quiet) {
+		emit("#ntpx-load 1\n#tool loadgen\n");
+		print_fields();
+		emit_flush();
+	}
+	while (!stopping) {
+		int64_t now = clock_monotonic_ns(), w;
+		int want;
+
+		if (s->duration && now - start >= s->duration)
+			break;
+		sender_poll_reports(s);
+		if (now >= next_line) {
+			sender_line(s, now - last_line, line_sent);
+			line_sent = 0;
+			last_line = now;
+			next_line += s->interval;
+		}
+		w = burst_wait(s, clock_realtime_ns());
+		if (w) {
+			int64_t until = next_line - now;
+
+			bucket = 0;
+			sleep_ns(w < until ? w : until);
+			last = clock_monotonic_ns();
+			continue;
+		}
+		if (s->rate) {
+			bucket += s->rate / 8 * (double)(now - last) / 1e9;
+			if (bucket > cap)
+				bucket = cap;
+			last = now;
+			if (bucket < (double)msg_bytes) {
+				int64_t need = (int64_t)(((double)msg_bytes - bucket) * 8e9 / s->rate);
+
+				sleep_ns(need < next_line - now ? need : next_line - now);
+				continue;
+			}
+			want = (int)(bucket / (double)msg_bytes);
+			if (want > BATCH)
+				want = BATCH;
+		} else {
+			want = BATCH;
+		}
+		for (i = 0; i < want; i++) {
+			fill(s, bufs[i], s->per_msg);
+			m[i] = (struct transport_msg){ .buf = bufs[i], .len = msg_bytes,
+						       .segment = s->per_msg > 1 ? s->size : 0 };
+		}
+		n = transport_send_batch(s->t, m, (unsigned)want);
+		if (n < 0) {
+			/* Sequence numbers not sent are taken back. */
+			s->seq -= (uint64_t)want * s->per_msg;
+			if (n == -EAGAIN || n == -ENOBUFS) {
+				wait_writable(s->t);
+				continue;
+			}
+			if (n == -ECONNREFUSED) {	/* no sink (yet): ICMP */
+				s->send_errors++;
+				continue;
+			}
+			ntpx_err("send: %s", strerror(-n));
+			return NTPX_EXIT_FAIL;
+		}
+		s->seq -= (uint64_t)(want - n) * s->per_msg;
+		s->sent_packets += (uint64_t)n * s->per_msg;
+		s->sent_bytes += (uint64_t)n * msg_bytes;
+		line_sent += (uint64_t)n * msg_bytes;
+		if (s->rate)
+			bucket -= (double)n * (double)msg_bytes;
+	}
+	{
+		int64_t el = clock_monotonic_ns() - start;
+		struct report sending = s->last;	/* the sink's view while we sent */
+		unsigned char fin[LOAD_HDR_LEN];
+		struct transport_msg fm = { .buf = fin, .len = sizeof(fin) };
+
+		/* FIN, a few times as it may be lost as anything else, until
+		   the sink has accounted for every datagram: what was in
+		   flight arrives or is counted lost. */
+		load_hdr_put(fin, LOAD_FIN, s->run, s->seq);
+		for (i = 0; i < 3; i++) {
+			(void)transport_send_batch(s->t, &fm, 1);
+			wait_readable(s->t, 100000000LL);
+			sender_poll_reports(s);
+			if (s->last.valid && s->last.packets + s->last.lost >= s->seq)
+				break;
+		}
+		if (s->last.valid && (!sending.valid || s->last.elapsed > sending.elapsed))
+			sender_line(s, clock_monotonic_ns() - last_line, line_sent);
+		if (s->quiet) {
+			s->last = sending;
+			return NTPX_EXIT_OK;
+		}
+		if (out_state == OUT_FAILED)
+			return NTPX_EXIT_FAIL;
+		fprintf(stderr, "%s: sent %" PRIu64 " datagrams of %zu bytes, %" PRIu64
+			" bytes in %.3f s (%.6f Gbit/s)", opt_prog, s->sent_packets, s->size,
+			s->sent_bytes, (double)el / 1e9, (double)s->sent_bytes * 8 / (double)el);
+		if (s->got_report)
+			fprintf(stderr, "; sink received %" PRIu64 " (%.6f Gbit/s), lost %" PRIu64
+				" (%.3f%%)", s->last.packets,
+				sending.valid && sending.elapsed ?
+				(double)sending.bytes * 8 / (double)sending.elapsed : 0.0,
+				s->last.lost,
+				s->sent_packets ? 100.0 * (double)s->last.lost / (double)s->sent_packets : 0.0);
+		else
+			fprintf(stderr, "; no report from a sink");
+		if (s->send_errors)
+			fprintf(stderr, ", refused %" PRIu64, s->send_errors);
+		fputc('\n', stderr);
+		s->last = sending;
+	}
+	return NTPX_EXIT_OK;
+}
+
+/* The receiver's sustained rate: warm-up excluded, idle after FIN too. */
+static double calibrated(const struct sender *s)
+{
+	const struct report *a = &s->first_warm, *b = &s->last;
+
+	if (!a->valid || !b->valid || b->elapsed <= a->elapsed)
+		return 0;
+	return (double)(b->bytes - a->bytes) * 8e9 / (double)(b->elapsed - a->elapsed);
+}
+
+/*
+ * The path's sustained rate at the receiver, payload bit/s: 0 without a
+ * sink's reports, -1 when sending failed.  Flat out first, for a third of
+ * @duration; then, for the rest, a quarter above what came through.
+ * Sending flat out overloads the machine as much as the path (the sender
+ * and the shaper share CPUs), so the second run, above the path's rate but
+ * not far, is the one measured.
+ */
+double calibrate_path(const struct sender *proto, int64_t duration)
+{
+	struct sender cal = *proto;
+	double r1;
+
+	cal.rate = 0;
+	cal.on = cal.off = 0;
+	cal.quiet = 1;
+	cal.duration = duration / 3;
+	cal.warmup = cal.duration / 4 < WARMUP_NS ? cal.duration / 4 : WARMUP_NS;
+	if (run_sender(&cal))
+		return -1;
+	r1 = calibrated(&cal);
+	if (!r1 || stopping)
+		return r1;
+	cal = *proto;
+	cal.run++;
+	cal.rate = 1.25 * r1;
+	cal.on = cal.off = 0;
+	cal.quiet = 1;
+	cal.duration = duration - duration / 3;
+	cal.warmup = cal.duration / 4 < WARMUP_NS ? cal.duration / 4 : WARMUP_NS;
+	if (run_sender(&cal))
+		return -1;
+	return calibrated(&cal) > r1 ? calibrated(&cal) : r1;
+}
