@@ -198,6 +198,25 @@ one_clock() {
 			exit !(n > 0 && !bad) }' "$1"
 }
 
+# one_clock for chronyd's own measurements (its measurements.log, from
+# "log measurements"): each sample's offset is within half its delay plus
+# its dispersion, and there is at least one.  Exact when chronyd and its
+# server read this host's clock, as one_clock is: chronyd's offset is
+# ((t2 - t1) + (t3 - t4)) / 2 and its delay (t4 - t1) - (t3 - t2).  The
+# log prints four significant digits: the bound allows for that rounding.
+# With -v first, prints "N samples, largest |offset| / bound R".
+chrony_one_clock() {
+	_v=; [ "$1" = -v ] && { _v=1; shift; }
+	awk '$1 ~ /^[0-9]{4}-/ && NF >= 17 {
+			o = $12; d = $13; p = $14; if (o < 0) o = -o
+			b = d / 2 + p + 5e-4 * (o + d); n++
+			if (b > 0 && o / b > r) r = o / b
+			if (o > b) bad++ }
+		END { if (v) printf "%d samples, largest |offset| / bound %.2f\n", n, r
+			if (bad) print bad " of " n " samples have |offset| > delay/2 + dispersion" > "/dev/stderr"
+			exit !(n > 0 && !bad) }' v="$_v" "$1"
+}
+
 # "udp port P has a listener": for wait_until after starting a server.
 udp_listening() {
 	ss -Hlun "sport = :$1" | grep -q .
