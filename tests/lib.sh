@@ -217,6 +217,28 @@ chrony_one_clock() {
 			exit !(n > 0 && !bad) }' v="$_v" "$1"
 }
 
+# legs A B: "df db": the median shift, in ns, of the forward and of the
+# back leg of the ok records from record file A to record file B.  On one
+# clock each record splits exactly into its legs: forward t2 - t1 =
+# (delay + off2) / 2, back t4 - t3 = (delay - off2) / 2 (tests/net/bias.t).
+legs() {
+	awk '
+	function med(arr, n,   i, j, x) {
+		for (i = 2; i <= n; i++) { x = arr[i]; for (j = i - 1; j >= 1 && arr[j] > x; j--) arr[j + 1] = arr[j]; arr[j + 1] = x }
+		return (n % 2) ? arr[(n + 1) / 2] : (arr[n / 2] + arr[n / 2 + 1]) / 2 }
+	FNR == 1 { fi++ }
+	$1 == "#fields" { for (i = 2; i <= NF; i++) { if ($i == "delay") cd = i - 1; if ($i == "off2") co = i - 1; if ($i == "status") cs = i - 1 } next }
+	/^#/ { next }
+	$cs == "ok" { n[fi]++; F[fi, n[fi]] = ($cd + $co) / 2; B[fi, n[fi]] = ($cd - $co) / 2 }
+	END {
+		for (k = 1; k <= 2; k++) {
+			m = n[k]; if (!m) { print "nan nan"; exit }
+			for (i = 1; i <= m; i++) { f[i] = F[k, i]; b[i] = B[k, i] }
+			mf[k] = med(f, m); mb[k] = med(b, m)
+		}
+		printf "%.0f %.0f\n", mf[2] - mf[1], mb[2] - mb[1]
+	}' "$1" "$2"
+}
 # "udp port P has a listener": for wait_until after starting a server.
 udp_listening() {
 	ss -Hlun "sport = :$1" | grep -q .

@@ -103,26 +103,6 @@ measure() {
 	eval "diag \"$1: median delay \$$1_d ns, off2 \$$1_o ns, $(grep -c ' ok$' "$TMP/$1.rec") ok\""
 }
 
-# legs A B: "df db": the forward and back legs' median shift from A to B,
-# in ns.
-legs() {
-	awk '
-	function med(arr, n,   i, j, x) {
-		for (i = 2; i <= n; i++) { x = arr[i]; for (j = i - 1; j >= 1 && arr[j] > x; j--) arr[j + 1] = arr[j]; arr[j + 1] = x }
-		return (n % 2) ? arr[(n + 1) / 2] : (arr[n / 2] + arr[n / 2 + 1]) / 2 }
-	FNR == 1 { fi++ }
-	$1 == "#fields" { for (i = 2; i <= NF; i++) { if ($i == "delay") cd = i - 1; if ($i == "off2") co = i - 1; if ($i == "status") cs = i - 1 } next }
-	/^#/ { next }
-	$cs == "ok" { n[fi]++; F[fi, n[fi]] = ($cd + $co) / 2; B[fi, n[fi]] = ($cd - $co) / 2 }
-	END {
-		for (k = 1; k <= 2; k++) {
-			m = n[k]; if (!m) { print "nan nan"; exit }
-			for (i = 1; i <= m; i++) { f[i] = F[k, i]; b[i] = B[k, i] }
-			mf[k] = med(f, m); mb[k] = med(b, m)
-		}
-		printf "%.0f %.0f\n", mf[2] - mf[1], mb[2] - mb[1]
-	}' "$1" "$2"
-}
 half_q=$((NTPX_SLOW_QUEUE_NS / 2))
 queued() { [ "$1" -ge "$half_q" ]; }		# the leg carries the queue
 unqueued() { [ "$1" -lt "$half_q" ] && [ "$1" -gt "-$half_q" ]; }
