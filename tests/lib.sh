@@ -251,6 +251,47 @@ one_clock() {
 			exit !(n > 0 && !bad) }' "$1"
 }
 
+# one_clock for chronyd's own measurements (its measurements.log, from
+# "log measurements"): each sample's offset is within half its delay plus
+# its dispersion, and there is at least one.  Exact when chronyd and its
+# server read this host's clock, as one_clock is: chronyd's offset is
+# ((t2 - t1) + (t3 - t4)) / 2 and its delay (t4 - t1) - (t3 - t2).  The
+# log prints four significant digits: the bound allows for that rounding.
+# With -v first, prints "N samples, largest |offset| / bound R".
+chrony_one_clock() {
+	_v=; [ "$1" = -v ] && { _v=1; shift; }
+	awk '$1 ~ /^[0-9]{4}-/ && NF >= 17 {
+			o = $12; d = $13; p = $14; if (o < 0) o = -o
+			b = d / 2 + p + 5e-4 * (o + d); n++
+			if (b > 0 && o / b > r) r = o / b
+			if (o > b) bad++ }
+		END { if (v) printf "%d samples, largest |offset| / bound %.2f\n", n, r
+			if (bad) print bad " of " n " samples have |offset| > delay/2 + dispersion" > "/dev/stderr"
+			exit !(n > 0 && !bad) }' v="$_v" "$1"
+}
+
+# legs A B: "df db": the median shift, in ns, of the forward and of the
+# back leg of the ok records from record file A to record file B.  On one
+# clock each record splits exactly into its legs: forward t2 - t1 =
+# (delay + off2) / 2, back t4 - t3 = (delay - off2) / 2 (tests/net/bias.t).
+legs() {
+	awk '
+	function med(arr, n,   i, j, x) {
+		for (i = 2; i <= n; i++) { x = arr[i]; for (j = i - 1; j >= 1 && arr[j] > x; j--) arr[j + 1] = arr[j]; arr[j + 1] = x }
+		return (n % 2) ? arr[(n + 1) / 2] : (arr[n / 2] + arr[n / 2 + 1]) / 2 }
+	FNR == 1 { fi++ }
+	$1 == "#fields" { for (i = 2; i <= NF; i++) { if ($i == "delay") cd = i - 1; if ($i == "off2") co = i - 1; if ($i == "status") cs = i - 1 } next }
+	/^#/ { next }
+	$cs == "ok" { n[fi]++; F[fi, n[fi]] = ($cd + $co) / 2; B[fi, n[fi]] = ($cd - $co) / 2 }
+	END {
+		for (k = 1; k <= 2; k++) {
+			m = n[k]; if (!m) { print "nan nan"; exit }
+			for (i = 1; i <= m; i++) { f[i] = F[k, i]; b[i] = B[k, i] }
+			mf[k] = med(f, m); mb[k] = med(b, m)
+		}
+		printf "%.0f %.0f\n", mf[2] - mf[1], mb[2] - mb[1]
+	}' "$1" "$2"
+}
 # "udp port P has a listener": for wait_until after starting a server.
 udp_listening() {
 	ss -Hlun "sport = :$1" | grep -q .

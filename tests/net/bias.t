@@ -8,12 +8,24 @@
 # offered load does not move.  For the blocking and the busy-polling probe.
 #
 # Each case: ntpprobe 150 exchanges at 10 ms on a lab path, alone or while
-# loadgen offers 1.2 Gbit/s against the 1 Gbit/s shaper (2 ms of queue).
-# The measure is the median of delay and of off2 over the ok records.
+# loadgen offers 1.2 times the shaper's rate (2 ms of queue).  The shaper
+# runs at 200 Mbit/s, which a busy 2-core machine can exceed: the queue
+# must fill for the physics to show, and how fast the machine can send is
+# not what this test is about.
+#
+# On one clock each record splits exactly into its two legs: forward
+# t2 - t1 = (delay + off2) / 2 and back t4 - t3 = (delay - off2) / 2.
+# "The offset moves by half the added delay, with the direction's sign"
+# is "the loaded direction's leg carries the queue, the other leg does
+# not".  A leg carries the queue when its median rose by at least half the
+# queue's configured delay (the queue was more than half full, as the
+# kernel's backlog showed before the probe began), and does not when it
+# rose by less: no fixed fraction of a noisy number, the queue's size.
+# What a busy machine adds to a leg is tens of microseconds, not 1 ms.
 . "$(dirname "$0")/../lib.sh"
 
 need_prereq LAB BUILT
-lab_up b -q 2ms
+lab_up b -r 200M -q 2ms
 
 port=12300
 spawn refl $NTPX_REF_EXEC ntpreflect "udp://0.0.0.0:$port" 2>/dev/null
@@ -39,7 +51,9 @@ backlog() {
 		w && $1 == "backlog" { v = $2; m = 1; if (v ~ /Kb$/) m = 1024; if (v ~ /Mb$/) m = 1048576
 			sub(/[KM]?b$/, "", v); print v * m; exit }'
 }
-queue_full() { [ "$(backlog "$1" "$2")" -ge 100000 ]; }
+# Half the queue's bytes: the load is building it.
+queue_full() { [ "$(backlog "$1" "$2")" -ge "$((NTPX_SLOW_RATE / 8 * NTPX_SLOW_QUEUE_NS / 1000000000 / 2))" ]; }
+load_rate=$((NTPX_SLOW_RATE / 1000000 * 12 / 10))M
 
 # load c2r|r2c|bi|fast|none: start loadgen(s) and wait for the queue.
 load_pids=
@@ -47,15 +61,15 @@ load() {
 	load_pids=
 	case $1 in
 	c2r|bi)
-		spawn p $NTPX_CLIENT_EXEC loadgen -r 1.2G -d 0 "udp://$NTPX_REF_SLOW:9000" >/dev/null 2>&1
+		spawn p $NTPX_CLIENT_EXEC loadgen -r "$load_rate" -d 0 "udp://$NTPX_REF_SLOW:9000" >/dev/null 2>&1
 		load_pids="$load_pids $p" ;;
 	esac
 	case $1 in
 	r2c|bi)
-		spawn p $NTPX_REF_EXEC loadgen -r 1.2G -d 0 "udp://$NTPX_CLIENT_SLOW:9000" >/dev/null 2>&1
+		spawn p $NTPX_REF_EXEC loadgen -r "$load_rate" -d 0 "udp://$NTPX_CLIENT_SLOW:9000" >/dev/null 2>&1
 		load_pids="$load_pids $p" ;;
 	fast)
-		spawn p $NTPX_CLIENT_EXEC loadgen -r 1.2G -d 0 "udp://$NTPX_REF_FAST:9000" >/dev/null 2>&1
+		spawn p $NTPX_CLIENT_EXEC loadgen -r "$load_rate" -d 0 "udp://$NTPX_REF_FAST:9000" >/dev/null 2>&1
 		load_pids="$load_pids $p" ;;
 	esac
 	case $1 in
@@ -84,47 +98,56 @@ measure() {
 	eval "diag \"$1: median delay \$$1_d ns, off2 \$$1_o ns, $(grep -Ec ' ok( |$)' "$TMP/$1.rec") ok\""
 }
 
-# half_of SHIFT2 RISE SIGN: the offset shift (off2 shift / 2) is SIGN
-# times half the delay rise, within 25%, and the rise is at least half
-# the configured queue (the load did build the queue).
-half_of() {
-	awk -v s="$1" -v r="$2" -v sg="$3" -v q="$NTPX_SLOW_QUEUE_NS" 'BEGIN {
-		want = sg * r / 2; got = s / 2
-		if (r < q / 2) exit 1
-		d = got - want; if (d < 0) d = -d
-		exit !(d <= 0.25 * r / 2) }'
+half_q=$((NTPX_SLOW_QUEUE_NS / 2))
+queued() { [ "$1" -ge "$half_q" ]; }		# the leg carries the queue
+unqueued() { [ "$1" -lt "$half_q" ] && [ "$1" -gt "-$half_q" ]; }
+# one_leg A B fwd|back: the named leg carries the queue, the other not.
+one_leg() {
+	set -- $(legs "$1" "$2") "$3"
+	diag "legs: forward $1 ns, back $2 ns (half the queue: $half_q ns)"
+	if [ "$3" = fwd ]; then queued "$1" && unqueued "$2"; else queued "$2" && unqueued "$1"; fi
 }
-# small A B: |A| < 25% of |B|
-small() { awk -v a="$1" -v b="$2" 'BEGIN { if (a < 0) a = -a; if (b < 0) b = -b; exit !(a < 0.25 * b) }'; }
+
+# Only ok and timeout records (a full queue drops what comes to it), and
+# ok ones in every case.
+statuses() {
+	for f in "$TMP"/*.rec; do
+		[ "$(count_status "$f" ok)" -gt 0 ] || return 1
+		awk '$1 == "#fields" { for (i = 2; i <= NF; i++) if ($i == "status") c = i - 1; next }
+			/^#/ { next } $c != "ok" && $c != "timeout" { exit 1 }' "$f" || return 1
+	done
+}
 
 for poll in block busy; do
 	measure base none $poll "$NTPX_REF_SLOW"
 	measure c2r c2r $poll "$NTPX_REF_SLOW"
 	measure r2c r2c $poll "$NTPX_REF_SLOW"
-	ok "$poll: client->ref load: offset +half the delay rise" \
-		half_of $((c2r_o - base_o)) $((c2r_d - base_d)) 1
-	ok "$poll: ref->client load: offset -half the delay rise" \
-		half_of $((r2c_o - base_o)) $((r2c_d - base_d)) -1
+	ok "$poll: client->ref load: offset +half the delay rise (the forward leg carries the queue, the back leg not)" \
+		one_leg "$TMP/base.rec" "$TMP/c2r.rec" fwd
+	ok "$poll: ref->client load: offset -half the delay rise (the back leg carries the queue, the forward leg not)" \
+		one_leg "$TMP/base.rec" "$TMP/r2c.rec" back
 	ok "$poll: the signs differ by direction" test $((c2r_o - base_o)) -gt 0 -a $((r2c_o - base_o)) -lt 0
 	measure bi bi $poll "$NTPX_REF_SLOW"
-	ok "$poll: load both ways: delay up more than either way alone" \
-		test $((bi_d - base_d)) -gt $((c2r_d - base_d)) -a $((bi_d - base_d)) -gt $((r2c_d - base_d))
-	ok "$poll: load both ways: offset shift small against client->ref" \
-		small $((bi_o - base_o)) $((c2r_o - base_o))
-	ok "$poll: load both ways: offset shift small against ref->client" \
-		small $((bi_o - base_o)) $((r2c_o - base_o))
+	set -- $(legs "$TMP/base.rec" "$TMP/bi.rec")
+	diag "bi legs: forward $1 ns, back $2 ns"
+	ok "$poll: load both ways: both legs carry a queue" sh -c "[ $1 -ge $half_q ] && [ $2 -ge $half_q ]"
+	# Two queues of one size: the offset moves by half their difference,
+	# less than one queue moves it (as it would were one of them empty).
+	c2r_f=$(legs "$TMP/base.rec" "$TMP/c2r.rec" | awk '{ print $1 }')
+	r2c_b=$(legs "$TMP/base.rec" "$TMP/r2c.rec" | awk '{ print $2 }')
+	one=$c2r_f; [ "$r2c_b" -lt "$one" ] && one=$r2c_b
+	ok "$poll: load both ways: the offset moves less than one queue moves it ($(($1 - $2)) ns against $one)" \
+		sh -c "d=$(($1 - $2)); [ \${d#-} -lt $one ]"
 	# The fast path is the control for where the load goes, not for
 	# how the probe waits: once is enough.
 	if [ $poll = block ]; then
 		measure fbase none $poll "$NTPX_REF_FAST"
 		measure fc2r fast $poll "$NTPX_REF_FAST"
-		ok "$poll: fast under the same load: offset shift small against slow" \
-			small $((fc2r_o - fbase_o)) $((c2r_o - base_o))
-		ok "$poll: fast under the same load: delay rise small against slow" \
-			small $((fc2r_d - fbase_d)) $((c2r_d - base_d))
+		set -- $(legs "$TMP/fbase.rec" "$TMP/fc2r.rec")
+		diag "fast legs: forward $1 ns, back $2 ns"
+		ok "$poll: fast under the same load: no queue on either leg" sh -c "unqueued() { [ \$1 -lt $half_q ] && [ \$1 -gt -$half_q ]; }; unqueued $1 && unqueued $2"
 	fi
-	ok "$poll: every case got most of its replies" \
-		test "$(cat "$TMP"/*.rec | grep -Ec ' ok( |$)')" -ge "$(( $(ls "$TMP"/*.rec | wc -l) * 100 ))"
+	ok "$poll: every case has ok records, and nothing but ok and timeout" statuses
 	rm -f "$TMP"/*.rec
 done
 done_testing

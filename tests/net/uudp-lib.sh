@@ -11,6 +11,7 @@
 #                       is the command's)
 #   xdp_prog NS IF      prints the name of the XDP program on IF ("" if none)
 #   udp_listening_in NS PORT    a socket listens on PORT inside NS
+#   udp_drops NS / link_drops NS IF    what the kernel counted as dropped
 #
 # The lab is used as ntpx-lab makes it, nothing added: that it carries
 # complete UDP checksums from kernel sockets (doc/uudp.md, "veth and UDP
@@ -40,6 +41,19 @@ xdp_prog() {
 
 udp_listening_in() {
 	ip netns exec "$1" ss -Hlun "sport = :$2" | grep -q .
+}
+
+# Datagrams the kernel of namespace NS counted as not delivered: UDP
+# InErrors (a full receive buffer, a bad checksum) and NoPorts (no socket,
+# as for a reply that comes after its client has gone).
+udp_drops() {
+	ip netns exec "$1" awk '$1 == "Udp:" && $2 ~ /^[0-9]/ { print $3 + $4 }' /proc/net/snmp
+}
+
+# Packets device IF in namespace NS dropped, receiving or sending.
+link_drops() {
+	ip netns exec "$1" cat "/sys/class/net/$2/statistics/rx_dropped" \
+		"/sys/class/net/$2/statistics/tx_dropped" | awk '{ s += $1 } END { print s + 0 }'
 }
 
 # The value of counter NAME in a tool's "transport ..." summary line.
