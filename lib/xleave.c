@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "xleave.h"
+#include "util_private.h"
 
 #define BUCKET	4
 
@@ -16,24 +17,6 @@ struct xleave_table {
 	uint64_t evictions;
 	struct xleave_client *slot;
 };
-
-static void put64(unsigned char *b, uint64_t v)
-{
-	int i;
-
-	for (i = 7; i >= 0; i--, v >>= 8)
-		b[i] = (unsigned char)v;
-}
-
-static uint64_t get64(const unsigned char *b)
-{
-	uint64_t v = 0;
-	int i;
-
-	for (i = 0; i < 8; i++)
-		v = v << 8 | b[i];
-	return v;
-}
 
 void xleave_ef_put(void *buf, const struct xleave_ef *e)
 {

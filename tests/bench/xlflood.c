@@ -26,30 +26,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util_private.h"
+
 static int64_t now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static void put64(unsigned char *b, uint64_t v)
-{
-	int i;
-
-	for (i = 7; i >= 0; i--, v >>= 8)
-		b[i] = (unsigned char)v;
-}
-
-static uint64_t get64(const unsigned char *b)
-{
-	uint64_t v = 0;
-	int i;
-
-	for (i = 0; i < 8; i++)
-		v = v << 8 | b[i];
-	return v;
 }
 
 #define TAG	0x5854000000000000ULL	/* "XT": our numbers, never a timestamp */

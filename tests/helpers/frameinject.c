@@ -33,12 +33,7 @@
 
 #include "frame.h"
 #include "neigh.h"
-
-static void put16(unsigned char *b, unsigned v)
-{
-	b[0] = (unsigned char)(v >> 8);
-	b[1] = (unsigned char)v;
-}
+#include "util_private.h"
 
 #define MAX_KINDS	64
 

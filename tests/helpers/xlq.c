@@ -26,6 +26,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "util_private.h"
+
 static int hex64(const char *s, uint64_t *v)
 {
 	char *end;
@@ -34,24 +36,6 @@ static int hex64(const char *s, uint64_t *v)
 		return -1;
 	*v = strtoull(s, &end, 16);
 	return *end ? -1 : 0;
-}
-
-static void put64(unsigned char *b, uint64_t v)
-{
-	int i;
-
-	for (i = 7; i >= 0; i--, v >>= 8)
-		b[i] = (unsigned char)v;
-}
-
-static uint64_t get64(const unsigned char *b)
-{
-	uint64_t v = 0;
-	int i;
-
-	for (i = 0; i < 8; i++)
-		v = v << 8 | b[i];
-	return v;
 }
 
 int main(int argc, char **argv)
