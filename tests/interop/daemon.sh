@@ -73,9 +73,11 @@ probe_daemon() {
 	ip netns exec "$NS_R" "$NTPX_BIN/ntpprobe" "$@" "udp://$DAEMON_ADDR:123"
 }
 
-# The daemon answers (a record other than timeout).
+# The daemon answers: a reply came (not timeout, not refused: a port
+# still closed), the status found by name.
 daemon_answers() {
-	probe_daemon -c 1 -w 200ms 2>/dev/null | grep -v '^#' | grep -qv ' timeout$'
+	probe_daemon -c 1 -w 200ms >"$TMP/answers.rec" 2>/dev/null
+	rec_status "$TMP/answers.rec" | awk '$2 != "timeout" && $2 != "refused" { f = 1 } END { exit !f }'
 }
 
 # Nothing listens on port 123 in the daemon's namespace any more (a
