@@ -1,49 +1,78 @@
 # SPDX-License-Identifier: ISC
-# tests/lib.sh - a small TAP library for the shell suites (after git's
-# t/test-lib.sh).  Source it, then:
+# tests/lib.sh - a small TAP library for the shell suites, after git's
+# t/test-lib.sh.  A suite sources it and is then a list of named tests:
 #
-#   plan N                      the number of tests in advance (the
-#                               suites use done_testing instead)
-#   ok TITLE CMD [ARG...]       runs CMD; "ok N - TITLE" or "not ok N - TITLE"
-#   is GOT WANT TITLE           string equality, shows both on failure
-#   skip TITLE REASON           "ok N # skip TITLE (REASON)"
-#   skip_all REASON             "1..0 # skip REASON", exit 0
-#   need CMD...                 skip_all unless every CMD is on PATH
-#   need_root                   skip_all unless run as root
-#   need_prereq NAME...         skip_all unless each prerequisite holds:
-#                               ROOT, LAB, BUILT, HELPERS, declared once
-#                               in this file (prereq NAME SCRIPT) and
-#                               evaluated lazily (have NAME)
-#   cleanup CMD...              runs CMD at exit, whatever happens (LIFO)
-#   spawn VAR CMD...            starts CMD in the background; its PID in VAR;
-#                               killed at exit by that PID, nothing else.
-#                               CMD must be a program, not a shell function
-#                               (whose $! is a subshell's, not CMD's)
+#   . "$(dirname "$0")/../lib.sh"
+#   need_prereq LAB                 (the whole file needs a lab)
+#   test_expect_success 'a reflector answers on loopback' '
+#           start_reflector &&
+#           ntpprobe -c 3 "udp://127.0.0.1:$REFLECT_PORT" >rec &&
+#           test_is "$(count_status rec ok)" 3
+#   '
+#   test_expect_success CHRONYD 'chronyd syncs to it' '...'
+#   done_testing
+#
+# Every check, setup included, is inside a named test.  A body runs in
+# the suite's shell (what it sets is seen by later tests), and its
+# commands are joined by && (a broken chain is itself a failure: see
+# test_expect_success); a loop ends its body with "|| return 1".
+#
+#   test_expect_success [PREREQ[,PREREQ...]] TITLE BODY
+#                       "ok N - TITLE" when BODY exits 0, else "not ok"
+#                       and the body on stderr; "ok N # skip TITLE
+#                       (missing PREREQ)" when a prerequisite does not hold
+#   test_when_finished CMD  (in a body) CMD runs when this test ends,
+#                       passed or failed, newest first
+#   test_atexit CMD     CMD runs when the suite ends, whatever happens
+#                       (newest first): for what several tests share
+#   done_testing        the last line: prints the plan ("1..N"); its exit
+#                       status is 1 when a test failed
+#
+# Checks for bodies (each prints what it saw on failure):
+#   test_is GOT WANT    string equality
+#   test_grep [GREP-OPTION...] PATTERN FILE
+#                       grep -q, FILE shown on failure
+#   test_exit CODE CMD...   CMD exits with exactly CODE
+#   test_must_fail CMD...   CMD refuses (exit 1..125), not a crash (a
+#                       signal), not missing (126, 127)
+#
+# Prerequisites, declared once, evaluated the first time a test asks:
+#   test_lazy_prereq NAME SCRIPT    ROOT, LAB, BUILT, HELPERS, GNUPLOT,
+#                       ... below; a suite may declare its own
+#   test_have_prereq NAME           0 when NAME holds
+#   need_prereq NAME... the whole suite needs them: "1..0 # skip missing
+#                       prerequisite NAME" otherwise
+#   need CMD...         the whole suite needs these programs on PATH
+#   skip_all REASON     "1..0 # skip REASON" (before any test)
+#
+# Helpers:
+#   spawn VAR CMD...    starts CMD in the background; its PID in VAR;
+#                       killed, by that PID, when the suite ends.  CMD must
+#                       be a program, not a shell function (whose $! is a
+#                       subshell's, not CMD's)
 #   wait_until SECONDS CMD...   polls CMD until it succeeds (10 ms steps);
-#                               fails after SECONDS.  For synchronisation on
-#                               a condition, never a bare sleep.
-#   lab_up PREFIX [OPTION...]   an ntpx-lab of this test's own (removed at
-#                               exit), its env in the shell, and
-#                               NTPX_REF_EXEC/NTPX_CLIENT_EXEC set; LAB
-#                               is its name.  skip_all when none can be made
-#   free_udp_port               prints a UDP port nothing listens on
-#   uniq_name PREFIX            a name no other run uses (netns, files);
-#                               written to $NTPX_LEDGER if set (make
-#                               check: scripts/leftovers finds what is left)
+#                       fails after SECONDS.  For synchronisation on a
+#                       condition, never a bare sleep.
+#   lab_up PREFIX [OPTION...]   an ntpx-lab of this suite's own (removed at
+#                       exit), its env in the shell, and
+#                       NTPX_REF_EXEC/NTPX_CLIENT_EXEC set; LAB is its name.
+#                       In a test (a setup test) it fails when no lab can
+#                       be made; before the first, the suite is skipped
+#   free_udp_port       prints a UDP port nothing listens on
+#   uniq_name PREFIX    a name no other run uses (netns, files); written
+#                       to $NTPX_LEDGER if set (make check: scripts/leftovers
+#                       finds what is left)
 #   (tests/twohost.sh, sourced after this: twohost_up, two hosts reached
 #   over ssh, each with an sshd of the test's own)
-#   diag TEXT                   "# TEXT" on stderr
-#   done_testing                the last line of a test: prints the plan
-#                               when plan was not called; its exit status
-#                               is 1 when any test failed
+#   diag TEXT           "# TEXT" on stderr
 #   start_reflector [OPTION...] ntpreflect on a free loopback port
-#                               (REFLECT_PORT, REFLECT_PID)
-#   data_lines FILE, count_status FILE WORD, one_clock FILE
-#                               record helpers (columns found by name)
+#                       (REFLECT_PORT, REFLECT_PID)
+#   data_lines FILE, count_status FILE WORD, rec_status FILE, one_clock FILE
+#                       record helpers (columns found by name)
 #
 # NTPX_BIN is the directory of the built tools (bin/ of the checkout),
 # NTPX_HELPERS that of the test programs (build/helpers: udpq);
-# TMP is a directory of this test's own, removed at exit.
+# TMP is a directory of this suite's own, removed at exit.
 
 NTPX_TOP=$(cd "$(dirname "$0")/../.." && pwd)
 NTPX_BIN=${NTPX_BIN:-$NTPX_TOP/bin}
@@ -53,63 +82,127 @@ export NTPX_TOP NTPX_BIN NTPX_HELPERS PATH
 
 _tap_n=0
 _tap_failed=0
-_cleanups=
+_atexit=
+_test_cleanup=
+_in_test=
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/ntpx-test.XXXXXX")
+LF='
+'
 
-_run_cleanups() {
-	eval "$_cleanups"
+_run_atexit() {
+	eval "$_atexit"
 	rm -rf "$TMP"
 }
-trap '_run_cleanups' EXIT
+trap '_run_atexit' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-cleanup() {
+test_atexit() {
 	# Newest first, so that what was set up last is undone first.
-	_cleanups="$* 2>/dev/null || true; $_cleanups"
+	_atexit="$* 2>/dev/null || true; $_atexit"
 }
 
-plan() { echo "1..$1"; _tap_planned=1; }
+test_when_finished() {
+	[ -n "$_in_test" ] || { echo "BUG: test_when_finished outside a test: $*" >&2; exit 1; }
+	_test_cleanup="$* 2>/dev/null || true; $_test_cleanup"
+}
 
 diag() { echo "# $*" >&2; }
 
-_tap_result() {
+# A function of its own, so that "return" in a body ends the body.
+_test_eval() { eval "$1"; }
+
+test_expect_success() {
+	_te_prereq=
+	[ $# = 3 ] && { _te_prereq=$1; shift; }
+	[ $# = 2 ] || { echo "BUG: test_expect_success [PREREQ] TITLE BODY, not: $*" >&2; exit 1; }
 	_tap_n=$((_tap_n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $_tap_n - $2"
-	else
-		echo "not ok $_tap_n - $2"
+	_te_missing=
+	_te_ifs=$IFS
+	IFS=,
+	for _te_p in $_te_prereq; do
+		test_have_prereq "$_te_p" || _te_missing=${_te_missing:+$_te_missing,}$_te_p
+	done
+	IFS=$_te_ifs
+	if [ -n "$_te_missing" ]; then
+		echo "ok $_tap_n # skip $1 (missing $_te_missing)"
+		return 0
+	fi
+	# The chain lint (git's): with every command joined by &&, a first
+	# one that fails skips them all, and the body's status is its, 117.
+	# Anything else means a command outside the chain, whose failure
+	# would go unseen.  A correct body runs nothing here; a broken one
+	# runs, in a subshell, from the break on: a mistake in the suite,
+	# reported as one (and scripts/leftovers names what it left).
+	if [ "${NTPX_TEST_CHAIN_LINT:-1}" = 1 ] &&
+	   [ "$( (_test_eval "(exit 117) && $2${LF}${LF}echo OK-\$?") 2>/dev/null)" != OK-117 ]; then
+		echo "not ok $_tap_n - $1"
 		_tap_failed=$((_tap_failed + 1))
+		diag "BUG: a command outside the && chain (or a here-document that runs away) in:"
+		printf '%s\n' "$2" | sed 's/^/#	/' >&2
+		return 0
 	fi
+	_in_test=1
+	_test_cleanup=
+	_test_eval "$2"
+	_te_rc=$?
+	eval "$_test_cleanup"
+	_test_cleanup=
+	_in_test=
+	if [ "$_te_rc" = 0 ]; then
+		echo "ok $_tap_n - $1"
+	else
+		echo "not ok $_tap_n - $1"
+		_tap_failed=$((_tap_failed + 1))
+		diag "failed (status $_te_rc):"
+		printf '%s\n' "$2" | sed 's/^/#	/' >&2
+	fi
+	return 0
 }
 
-ok() {
-	_title=$1
+test_is() {
+	[ "$1" = "$2" ] && return 0
+	diag "got:  '$1'"
+	diag "want: '$2'"
+	return 1
+}
+
+test_grep() {
+	# The last argument is the file.
+	for _tg_file; do :; done
+	grep -q "$@" && return 0
+	diag "grep $* found nothing; the file (first 20 lines):"
+	head -n 20 "$_tg_file" 2>&1 | sed 's/^/#   /' >&2
+	return 1
+}
+
+test_exit() {
+	_tx_want=$1
 	shift
-	if "$@"; then
-		_tap_result 0 "$_title"
-	else
-		_tap_result 1 "$_title"
-		diag "failed: $*"
-	fi
+	"$@"
+	_tx_rc=$?
+	[ "$_tx_rc" = "$_tx_want" ] && return 0
+	diag "exit $_tx_rc, want $_tx_want: $*"
+	return 1
 }
 
-is() {
-	if [ "$1" = "$2" ]; then
-		_tap_result 0 "$3"
+test_must_fail() {
+	"$@"
+	_tm_rc=$?
+	if [ "$_tm_rc" = 0 ]; then
+		diag "succeeded, should have failed: $*"
+	elif [ "$_tm_rc" -gt 128 ]; then
+		diag "died of signal $((_tm_rc - 128)): $*"
+	elif [ "$_tm_rc" = 126 ] || [ "$_tm_rc" = 127 ]; then
+		diag "could not run (exit $_tm_rc): $*"
 	else
-		_tap_result 1 "$3"
-		diag "got:  '$1'"
-		diag "want: '$2'"
+		return 0
 	fi
-}
-
-skip() {
-	_tap_n=$((_tap_n + 1))
-	echo "ok $_tap_n # skip $1 ($2)"
+	return 1
 }
 
 skip_all() {
+	[ "$_tap_n" = 0 ] || { echo "BUG: skip_all after $_tap_n tests: $*" >&2; exit 1; }
 	echo "1..0 # skip $*"
 	exit 0
 }
@@ -120,20 +213,17 @@ need() {
 	done
 }
 
-need_root() {
-	[ "$(id -u)" = 0 ] || skip_all "needs root"
-}
-
-# Prerequisites, declared once (below) and evaluated lazily, the first
-# time a test asks, then remembered (git's test_lazy_prereq).
-prereq() {	# NAME SCRIPT
+# Prerequisites, declared once (below, or in a suite for what only it
+# needs) and evaluated lazily, the first time a test asks, then
+# remembered (git's test_lazy_prereq).
+test_lazy_prereq() {	# NAME SCRIPT
 	eval "_prereq_script_$1=\$2"
 }
-have() {	# NAME: 0 when the prerequisite holds
+test_have_prereq() {	# NAME: 0 when the prerequisite holds
 	eval "_r=\${_prereq_result_$1:-}"
 	if [ -z "$_r" ]; then
 		eval "_s=\${_prereq_script_$1:-}"
-		[ -n "$_s" ] || { echo "have: unknown prerequisite $1" >&2; exit 1; }
+		[ -n "$_s" ] || { echo "BUG: unknown prerequisite $1" >&2; exit 1; }
 		if (eval "$_s") >/dev/null 2>&1; then _r=yes; else _r=no; fi
 		eval "_prereq_result_$1=$_r"
 	fi
@@ -141,17 +231,20 @@ have() {	# NAME: 0 when the prerequisite holds
 }
 need_prereq() {	# NAME...: skip_all naming the first that does not hold
 	for _p in "$@"; do
-		have "$_p" || skip_all "missing prerequisite $_p"
+		test_have_prereq "$_p" || skip_all "missing prerequisite $_p"
 	done
 }
 
 # ROOT: uid 0.  LAB: what ntpx-lab needs (root, ip, tc).  BUILT: the
 # tools of bin/ are built (make).  HELPERS: the test programs are
-# (build/helpers).
-prereq ROOT '[ "$(id -u)" = 0 ]'
-prereq LAB 'have ROOT && command -v ip && command -v tc'
-prereq BUILT 'for t in ntpprobe ntpreflect ntpfilter offsetfit loadgen lossinject clockstep tether ntpx-units; do [ -x "$NTPX_BIN/$t" ] || exit 1; done'
-prereq HELPERS '[ -x "$NTPX_HELPERS/ntpfake" ] && [ -x "$NTPX_HELPERS/udpq" ]'
+# (build/helpers).  The others: a program of that name on PATH.
+test_lazy_prereq ROOT '[ "$(id -u)" = 0 ]'
+test_lazy_prereq LAB 'test_have_prereq ROOT && command -v ip && command -v tc'
+test_lazy_prereq BUILT 'for t in ntpprobe ntpreflect ntpfilter offsetfit loadgen lossinject clockstep tether ntpx-units; do [ -x "$NTPX_BIN/$t" ] || exit 1; done'
+test_lazy_prereq HELPERS '[ -x "$NTPX_HELPERS/ntpfake" ] && [ -x "$NTPX_HELPERS/udpq" ]'
+test_lazy_prereq GNUPLOT 'command -v gnuplot'
+test_lazy_prereq CHRONYD 'command -v chronyd'
+test_lazy_prereq TSHARK 'command -v tshark'
 
 spawn() {
 	_var=$1
@@ -166,7 +259,7 @@ spawn() {
 	esac
 	"$@" &
 	eval "$_var=\$!"
-	cleanup "kill $! 2>/dev/null; wait $!"
+	test_atexit "kill $! 2>/dev/null; wait $!"
 }
 
 wait_until() {
@@ -201,9 +294,14 @@ lab_up() {
 	need_root
 	LAB=$(uniq_name "$1")
 	shift
-	cleanup "$NTPX_BIN/ntpx-lab" -n "$LAB" down
-	"$NTPX_BIN/ntpx-lab" -n "$LAB" "$@" up >"$TMP/lab-up.err" 2>&1 ||
-		skip_all "no lab: $(tail -n 1 "$TMP/lab-up.err")"
+	test_atexit "$NTPX_BIN/ntpx-lab" -n "$LAB" down
+	if ! "$NTPX_BIN/ntpx-lab" -n "$LAB" "$@" up >"$TMP/lab-up.err" 2>&1; then
+		# Before the first test there is nothing to fail: the suite is
+		# skipped, with ntpx-lab's reason.  In a test, the test fails.
+		[ -n "$_in_test" ] || skip_all "no lab: $(tail -n 1 "$TMP/lab-up.err")"
+		diag "no lab: $(tail -n 1 "$TMP/lab-up.err")"
+		return 1
+	fi
 	eval "$("$NTPX_BIN/ntpx-lab" -n "$LAB" env)"
 	NTPX_REF_EXEC="$NTPX_BIN/ntpx-lab -n $LAB exec ref"
 	NTPX_CLIENT_EXEC="$NTPX_BIN/ntpx-lab -n $LAB exec client"
@@ -297,9 +395,26 @@ udp_listening() {
 	ss -Hlun "sport = :$1" | grep -q .
 }
 
-# Without a plan at the start, the plan is printed here, at the end (TAP
-# allows either): a test need not count its checks in advance.
+# The plan is printed here, at the end (TAP allows either): nobody counts
+# the tests in advance.
 done_testing() {
-	[ -n "${_tap_planned:-}" ] || echo "1..$_tap_n"
+	[ -n "$_in_test" ] && { echo "BUG: done_testing inside a test" >&2; exit 1; }
+	echo "1..$_tap_n"
 	[ "$_tap_failed" = 0 ]
 }
+
+# Transitional: the checks outside named tests, until every suite is a
+# list of test_expect_success.
+_tap_result() {
+	_tap_n=$((_tap_n + 1))
+	if [ "$1" = 0 ]; then echo "ok $_tap_n - $2"
+	else echo "not ok $_tap_n - $2"; _tap_failed=$((_tap_failed + 1)); fi
+}
+ok() { _title=$1; shift; if "$@"; then _tap_result 0 "$_title"; else _tap_result 1 "$_title"; diag "failed: $*"; fi; }
+is() { if [ "$1" = "$2" ]; then _tap_result 0 "$3"; else _tap_result 1 "$3"; diag "got:  '$1'"; diag "want: '$2'"; fi; }
+skip() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n # skip $1 ($2)"; }
+plan() { :; }
+cleanup() { test_atexit "$@"; }
+prereq() { test_lazy_prereq "$@"; }
+have() { test_have_prereq "$@"; }
+need_root() { need_prereq ROOT; }
