@@ -68,8 +68,8 @@ FUZZ     := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(sort $(wildcard tests/fuzz/
 HELPERS  := $(patsubst tests/helpers/%.c,build/helpers/%,$(sort $(wildcard tests/helpers/*.c)))
 # The tracked shell commands (bin/ntpx-*) and the shell libraries they
 # source (bin/ntpx-*.sh: not commands, installed under share/ntpx).
-COMMANDS := $(filter-out %.sh $(TOOLS),$(wildcard bin/ntpx-*))
-SHLIBS   := $(wildcard bin/ntpx-*.sh)
+COMMANDS := $(filter-out %.sh %.awk $(TOOLS),$(wildcard bin/ntpx-*))
+SHLIBS   := $(wildcard bin/ntpx-*.sh bin/ntpx-*.awk)
 ANALYSIS := $(wildcard analysis/ntpx-*)
 SCRIPTS  := $(COMMANDS) $(SHLIBS) $(ANALYSIS)
 MAN1     := $(wildcard doc/*.1)

@@ -79,6 +79,9 @@ NTPX_BIN=${NTPX_BIN:-$NTPX_TOP/bin}
 NTPX_HELPERS=$NTPX_TOP/build/helpers
 PATH=$NTPX_BIN:$PATH
 export NTPX_TOP NTPX_BIN NTPX_HELPERS PATH
+# Columns by name for the awk programs here and in the suites: fields()
+# on a "#fields" line, then field(NAME) (bin/ntpx-fields.awk).
+ntpx_fields=$(cat "$NTPX_TOP/bin/ntpx-fields.awk") || exit 1
 
 _tap_n=0
 _tap_failed=0
@@ -321,15 +324,15 @@ data_lines() { grep -v '^#' "$1"; }
 
 # Count of records in FILE whose status is WORD (the column found by name).
 count_status() {
-	awk -v w="$2" '/^#fields / { for (i = 2; i <= NF; i++) if ($i == "status") c = i - 1; next }
-		/^#/ { next } c && $c == w { n++ } END { print n + 0 }' "$1"
+	awk -v w="$2" "$ntpx_fields"'/^#fields/ { fields(); next }
+		/^#/ { next } field("status") == w { n++ } END { print n + 0 }' "$1"
 }
 
 # "SEQ STATUS" of every record of FILE, the columns found by name (status
 # is not the last column when a record has stamps, truth or a filter).
 rec_status() {
-	awk '/^#fields / { for (i = 2; i <= NF; i++) { if ($i == "status") c = i - 1; if ($i == "seq") s = i - 1 }; next }
-		/^#/ { next } c { print $s, $c }' "$1"
+	awk "$ntpx_fields"'/^#fields/ { fields(); next }
+		/^#/ { next } "status" in col { print field("seq"), field("status") }' "$1"
 }
 
 # "FILE has a record of status WORD": for wait_until.
@@ -342,9 +345,9 @@ has_status() { [ "$(count_status "$1" "$2")" -gt 0 ]; }
 # machine moves the offset by what it adds to one leg, never past this;
 # a wrong stamp or epoch does.  Columns found by name.
 one_clock() {
-	awk '/^#fields / { for (i = 2; i <= NF; i++) c[$i] = i - 1; next }
+	awk "$ntpx_fields"'/^#fields/ { fields(); next }
 		/^#/ { next }
-		$c["status"] == "ok" { n++; o = $c["off2"]; if (o < 0) o = -o; if (o > $c["delay"]) bad++ }
+		field("status") == "ok" { n++; o = field("off2"); if (o < 0) o = -o; if (o > field("delay")) bad++ }
 		END { if (bad) print bad " of " n " ok records have |off2| > delay" > "/dev/stderr"
 			exit !(n > 0 && !bad) }' "$1"
 }
@@ -373,14 +376,14 @@ chrony_one_clock() {
 # clock each record splits exactly into its legs: forward t2 - t1 =
 # (delay + off2) / 2, back t4 - t3 = (delay - off2) / 2 (tests/net/bias.t).
 legs() {
-	awk '
+	awk "$ntpx_fields"'
 	function med(arr, n,   i, j, x) {
 		for (i = 2; i <= n; i++) { x = arr[i]; for (j = i - 1; j >= 1 && arr[j] > x; j--) arr[j + 1] = arr[j]; arr[j + 1] = x }
 		return (n % 2) ? arr[(n + 1) / 2] : (arr[n / 2] + arr[n / 2 + 1]) / 2 }
 	FNR == 1 { fi++ }
-	$1 == "#fields" { for (i = 2; i <= NF; i++) { if ($i == "delay") cd = i - 1; if ($i == "off2") co = i - 1; if ($i == "status") cs = i - 1 } next }
+	/^#fields/ { fields(); next }
 	/^#/ { next }
-	$cs == "ok" { n[fi]++; F[fi, n[fi]] = ($cd + $co) / 2; B[fi, n[fi]] = ($cd - $co) / 2 }
+	field("status") == "ok" { n[fi]++; F[fi, n[fi]] = (field("delay") + field("off2")) / 2; B[fi, n[fi]] = (field("delay") - field("off2")) / 2 }
 	END {
 		for (k = 1; k <= 2; k++) {
 			m = n[k]; if (!m) { print "nan nan"; exit }

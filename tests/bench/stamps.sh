@@ -46,8 +46,8 @@ for b in $(seq 1 $BLOCKS); do
 		spawn srv $X ref ntpreflect $opt "$ep"
 		wait_until 5 listening
 		$X client ntpprobe -i 1ms -w 100ms -c "$per" $opt "$ep" 2>/dev/null |
-			awk '/^#fields/ { for (i = 2; i <= NF; i++) c[$i] = i - 1; next } /^#/ { next }
-			     $(c["status"]) == "ok" { print $(c["delay"]) }' >>"$TMP/$mode.d"
+			awk "$ntpx_fields"'/^#fields/ { fields(); next } /^#/ { next }
+			     field("status") == "ok" { print field("delay") }' >>"$TMP/$mode.d"
 		kill "$srv"; wait "$srv" 2>/dev/null
 		while listening; do sleep 0.01; done
 	done

@@ -19,11 +19,11 @@ make -C "$NTPX_TOP" --no-print-directory install DESTDIR="$root" PREFIX=/usr \
 is "$?" 0 "make install DESTDIR=... PREFIX=/usr succeeds"
 
 # What bin must hold, from the tree: src/TOOL.c and src/TOOL/, bin/ntpx-*
-# but the .sh libraries, analysis/ntpx-*.
+# but the .sh and .awk libraries, analysis/ntpx-*.
 ( cd "$NTPX_TOP" &&
   { for f in src/*.c; do f=${f#src/}; echo "${f%.c}"; done
     for d in src/*/; do ls "$d"*.c >/dev/null 2>&1 && { d=${d#src/}; echo "${d%/}"; }; done
-    for f in bin/ntpx-* analysis/ntpx-*; do case $f in *.sh) ;; *) echo "${f##*/}" ;; esac; done
+    for f in bin/ntpx-* analysis/ntpx-*; do case $f in *.sh|*.awk) ;; *) echo "${f##*/}" ;; esac; done
   } | sort -u ) >"$TMP/want.bin"
 ls "$usr/bin" | sort >"$TMP/got.bin"
 ok "bin holds exactly the tools, the ntpx-* commands and analysis/" \
