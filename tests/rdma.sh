@@ -23,6 +23,12 @@
 #                           when there is none
 #   rdma_netdev             prints the first network interface with an
 #                           RDMA device behind it (uudp via=verbs)
+#   rdma_behind NETDEV      NETDEV has an RDMA device behind it
+#   rdma_uudp_find          the interface and peer uudp via=verbs runs
+#                           with: UUDP_DEV (NTPX_UUDP_DEV, else
+#                           rdma_netdev) with an RDMA device behind it, and
+#                           NTPX_UUDP_PEER set; status 1 and the reason in
+#                           RDMA_WHY when not
 
 . "$NTPX_TOP/tests/hw.sh"
 
@@ -88,4 +94,22 @@ rdma_netdev() {
 		basename "$(dirname "$(dirname "$_d")")"
 		return
 	done
+}
+
+rdma_behind() { [ -d "/sys/class/net/$1/device/infiniband" ]; }
+
+rdma_uudp_find() {
+	UUDP_DEV=${NTPX_UUDP_DEV:-$(rdma_netdev)}
+	if [ -z "$UUDP_DEV" ]; then
+		RDMA_WHY="no RDMA device behind any network interface"
+		return 1
+	fi
+	if ! rdma_behind "$UUDP_DEV"; then
+		RDMA_WHY="$UUDP_DEV has no RDMA device behind it"
+		return 1
+	fi
+	if [ -z "${NTPX_UUDP_PEER:-}" ]; then
+		RDMA_WHY="NTPX_UUDP_PEER (a host running ntpreflect) is not set"
+		return 1
+	fi
 }
