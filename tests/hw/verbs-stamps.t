@@ -45,11 +45,11 @@ h_order() {
 ib_ready() { timeout 5 ntpprobe -c 1 -w 200ms "ib://$IB_ADDR:$port" 2>/dev/null | grep -Eq ' ok( |$)'; }
 
 # --- ib:// on one HCA port -------------------------------------------
-test_expect_success IB_ENDPOINT 'setup: ntpreflect --xleave over ib:// on the device' '
+test_expect_success IB_ENDPOINT 'setup: ntpreflect over ib:// on the device' '
 	rdma_ib_find &&
 	port=$((20000 + $$ % 20000)) &&
 	diag "device $IB_DEV, address $IB_ADDR, port $port" &&
-	spawn srv ntpreflect --xleave "ib://$IB_ADDR:$port?dev=$IB_DEV" 2>"$TMP/srv.err" &&
+	spawn srv ntpreflect "ib://$IB_ADDR:$port?dev=$IB_DEV" 2>"$TMP/srv.err" &&
 	wait_until 10 ib_ready
 '
 
