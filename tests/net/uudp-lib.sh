@@ -74,7 +74,7 @@ counter() {
 # Median of off2/2 over ok records of FILE, in us (the columns found by
 # name: a record may carry more columns after status).
 median_offset_us() {
-	awk '/^#fields / { for (i = 2; i <= NF; i++) c[$i] = i - 1; next } /^#/ { next }
-		("status" in c) && $c["status"] == "ok" { print $c["off2"] / 2000 }' "$1" | sort -g |
+	awk "$ntpx_fields"'/^#fields/ { fields(); next } /^#/ { next }
+		field("status") == "ok" { print field("off2") / 2000 }' "$1" | sort -g |
 		awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }

@@ -22,15 +22,21 @@ oks_at_least() { test "$(count_status "$1" ok)" -ge "$2"; }
 # port, stays).
 far_gone() { ! ip netns exec "$UB" ss -Hlun "sport = :$port" | grep -qF "$far:$port"; }
 # The statuses of the records of FILE after the first B.
-statuses_after() { data_lines "$1" | awk -v b="$2" 'NR > b { printf "%s ", $8 }'; }
+statuses_after() {
+	awk -v b="$2" "$ntpx_fields"'/^#fields/ { fields(); next } /^#/ { next }
+		++k > b { printf "%s ", field("status") }' "$1"
+}
 # "RUN BOGUS": the run of records that are not ok just before the #reset
 # line of FILE, and how many of them are bogus.
 reset_run() {
-	awk '/^#reset/ { print r + 0, b + 0; exit } /^#/ { next }
-		$8 != "ok" { r++; if ($8 == "bogus") b++; next } { r = b = 0 }' "$1"
+	awk "$ntpx_fields"'/^#reset/ { print r + 0, b + 0; exit } /^#fields/ { fields(); next } /^#/ { next }
+		field("status") != "ok" { r++; if (field("status") == "bogus") b++; next } { r = b = 0 }' "$1"
 }
 # ok records of FILE after its #reset line.
-oks_after_reset() { awk '/^#reset/ { r = 1; next } r && $8 == "ok"' "$1" | wc -l; }
+oks_after_reset() {
+	awk "$ntpx_fields"'/^#fields/ { fields(); next } /^#reset/ { r = 1; next }
+		r && field("status") == "ok"' "$1" | wc -l
+}
 
 test_expect_success 'setup: a lab of our own, its fast path between two namespaces' '
 	uudp_lab

@@ -105,12 +105,14 @@ events_summary() {
 # elsewhere; the first ok after each disruption, in ms, on stderr.
 errors_outside() {	# FILE
 	spans=$(for e in $events; do echo "${e%%:*}:${e##*:}"; done)
-	grep -v '^#[^r]' "$1" | awk -v d="$(echo $spans)" '
+	awk -v d="$(echo $spans)" "$ntpx_fields"'
 	BEGIN { n = split(d, w, " "); for (i = 1; i <= n; i++) { split(w[i], ab, ":"); lo[i] = ab[1]; hi[i] = ab[2] } }
+	/^#fields/ { fields(); next }
 	/^#reset/ { found = 1; next }
-	$8 != "ok" { if ($8 == "error") errs++; next }
+	/^#/ { next }
+	field("status") != "ok" { if (field("status") == "error") errs++; next }
 	{
-		t = $2
+		t = field("t1") + 0
 		for (i = 1; i <= n; i++) if (t > hi[i] && !(i in rec)) { rec[i] = t; printf "%.0f ms ", (t - hi[i]) / 1e6 > "/dev/stderr" }
 		if (errs) {
 			inside = 0
@@ -119,8 +121,10 @@ errors_outside() {	# FILE
 		}
 		errs = 0; found = 0; start = t
 	}
-	END { print out + errs }'
+	END { print out + errs }' "$1"
 }
+# The sequence numbers of the records of FILE, in their order.
+seqs() { awk "$ntpx_fields"'/^#fields/ { fields(); next } /^#/ { next } { print field("seq") }' "$1"; }
 within() { [ -n "$1" ] && [ -n "$2" ] && [ $(($2 - $1)) -lt 1024 ] && [ $(($1 - $2)) -lt 1024 ]; }
 others() { within "$r1f" "$r2f" && within "$r1l" "$r2l" && within "$r1s" "$r2s"; }
 # Rediscovery: within 5 s of the end of every restart and flap, ok
@@ -130,7 +134,9 @@ no_recovery() {
 	bad=0
 	for e in $events; do
 		b=${e##*:}
-		got=$(data_lines "$TMP/rec" | awk -v b="$b" '$8 == "ok" && $2 > b && $2 <= b + 5e9 { n++ } END { print n + 0 }')
+		got=$(awk -v b="$b" "$ntpx_fields"'/^#fields/ { fields(); next } /^#/ { next }
+			field("status") == "ok" && field("t1") + 0 > b && field("t1") + 0 <= b + 5e9 { n++ }
+			END { print n + 0 }' "$TMP/rec")
 		[ "$got" -gt 0 ] || { bad=$((bad + 1)); diag "$T: no ok record within 5 s of $e"; }
 	done
 	echo "$bad"
@@ -227,11 +233,11 @@ test_expect_success "$T: ok + timeout + dropped + refused (+ error in disruption
 '
 
 test_expect_success "$T: every sequence number once" '
-	test_is "$(data_lines "$TMP/rec" | awk "{ print \$1 }" | sort -n | uniq | wc -l)" "$n"
+	test_is "$(seqs "$TMP/rec" | sort -n | uniq | wc -l)" "$n"
 '
 
 test_expect_success "$T: and none missing" '
-	test_is "$(data_lines "$TMP/rec" | tail -n 1 | awk "{ print \$1 }")" "$n"
+	test_is "$(seqs "$TMP/rec" | tail -n 1)" "$n"
 '
 
 test_expect_success "$T: the probe's own count: sent + dropped + error = exchanges" '
