@@ -23,11 +23,11 @@ added_delay() { awk -v a="$(lay "$TMP/load.st" user)" -v b="$(lay "$TMP/idle.st"
 xdp_up() { $X client ntpprobe -c 1 -w 200ms "uudp://$NTPX_REF_FAST:$xport?dev=fast" 2>/dev/null | grep -Eq ' ok( |$)'; }
 # "ok-records without-t2k-or-t4k out-of-order" of a uudp run.
 xdp_order() {
-	awk '/^#fields/ { for (i = 2; i <= NF; i++) c[$i] = i - 1; next } /^#/ { next }
-	$(c["status"]) == "ok" { n++
-		if ($(c["t2k"]) == "-" || $(c["t4k"]) == "-") { m++; next }
-		if (!($(c["t1"]) "" < $(c["t2k"]) "" && $(c["t2k"]) "" <= $(c["t2"]) "" &&
-		      $(c["t3"]) "" < $(c["t4k"]) "" && $(c["t4k"]) "" <= $(c["t4"]) "")) b++ }
+	awk "$ntpx_fields"'/^#fields/ { fields(); next } /^#/ { next }
+	field("status") == "ok" { n++
+		if (field("t2k") == "-" || field("t4k") == "-") { m++; next }
+		if (!(field("t1") "" < field("t2k") "" && field("t2k") "" <= field("t2") "" &&
+		      field("t3") "" < field("t4k") "" && field("t4k") "" <= field("t4") "")) b++ }
 	END { print n + 0, m + 0, b + 0 }' "$1"
 }
 

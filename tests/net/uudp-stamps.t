@@ -20,25 +20,25 @@ xport=12302
 xdp_up() { $X client ntpprobe -c 1 -w 200ms "$url" 2>/dev/null | grep -Eq ' ok( |$)'; }
 # "ok-records without-t1k-or-t3k out-of-order"
 order() {
-	awk '/^#fields/ { for (i = 2; i <= NF; i++) c[$i] = i - 1; next } /^#/ { next }
-	$(c["status"]) == "ok" { n++
-		if ($(c["t1k"]) == "-" || $(c["t3k"]) == "-" || $(c["t2k"]) == "-") { m++; next }
-		if (!($(c["t1"]) "" <= $(c["t1k"]) "" && $(c["t2k"]) "" <= $(c["t1k"]) "" &&
-		      $(c["t1k"]) "" <= $(c["t4"]) "" && $(c["t3"]) "" <= $(c["t3k"]) "")) {
+	awk "$ntpx_fields"'/^#fields/ { fields(); next } /^#/ { next }
+	field("status") == "ok" { n++
+		if (field("t1k") == "-" || field("t3k") == "-" || field("t2k") == "-") { m++; next }
+		if (!(field("t1") "" <= field("t1k") "" && field("t2k") "" <= field("t1k") "" &&
+		      field("t1k") "" <= field("t4") "" && field("t3") "" <= field("t3k") "")) {
 			b++; print "out of order: " $0 > "/dev/stderr" } }
 	END { print n + 0, m + 0, b + 0 }' "$1"
 }
 # "ok-records not-in-order": t1 <= t1k <= t4 (a missing t1k is not).
 sim_order() {
-	awk '/^#fields/ { for (i = 2; i <= NF; i++) c[$i] = i - 1; next } /^#/ { next }
-	$(c["status"]) == "ok" { n++
-		if ($(c["t1k"]) == "-" || !($(c["t1"]) "" <= $(c["t1k"]) "" && $(c["t1k"]) "" <= $(c["t4"]) "")) b++ }
+	awk "$ntpx_fields"'/^#fields/ { fields(); next } /^#/ { next }
+	field("status") == "ok" { n++
+		if (field("t1k") == "-" || !(field("t1") "" <= field("t1k") "" && field("t1k") "" <= field("t4") "")) b++ }
 	END { print n + 0, b + 0 }' "$1"
 }
 # ok records of FILE whose t1k is "-".
 t1k_dashes() {
-	awk '/^#fields/ { for (i = 2; i <= NF; i++) c[$i] = i - 1; next } /^#/ { next }
-	$(c["status"]) == "ok" && $(c["t1k"]) == "-" { n++ } END { print n + 0 }' "$1"
+	awk "$ntpx_fields"'/^#fields/ { fields(); next } /^#/ { next }
+	field("status") == "ok" && field("t1k") == "-" { n++ } END { print n + 0 }' "$1"
 }
 # A kernel that refuses TX metadata, at the system call.
 write_refuse_c() {
