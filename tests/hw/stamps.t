@@ -35,13 +35,13 @@ need_prereq ROOT
 # The ok records with both hardware stamps; of those, the ones where the
 # NIC's stamps are not between the kernel's (t1k <= t1h, t4h <= t4k).
 hw_stamped() {
-	awk '/^#fields/ { for (i = 2; i <= NF; i++) c[$i] = i - 1; next } /^#/ { next }
-		$(c["status"]) == "ok" && $(c["t1h"]) != "-" && $(c["t4h"]) != "-" { n++ } END { print n + 0 }' "$1"
+	awk "$ntpx_fields"'/^#fields/ { fields(); next } /^#/ { next }
+		field("status") == "ok" && field("t1h") != "-" && field("t4h") != "-" { n++ } END { print n + 0 }' "$1"
 }
 hw_outside() {
-	awk '/^#fields/ { for (i = 2; i <= NF; i++) c[$i] = i - 1; next } /^#/ { next }
-		$(c["status"]) == "ok" && $(c["t1h"]) != "-" && $(c["t4h"]) != "-" &&
-		!($(c["t1k"]) "" <= $(c["t1h"]) "" && $(c["t4h"]) "" <= $(c["t4k"]) "") { n++ }
+	awk "$ntpx_fields"'/^#fields/ { fields(); next } /^#/ { next }
+		field("status") == "ok" && field("t1h") != "-" && field("t4h") != "-" &&
+		!(field("t1k") "" <= field("t1h") "" && field("t4h") "" <= field("t4k") "") { n++ }
 		END { print n + 0 }' "$1"
 }
 

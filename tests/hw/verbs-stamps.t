@@ -31,14 +31,14 @@ test_lazy_prereq UUDP_CQE_STAMPS '! grep -q "^#stamps .*t1h=-" "$TMP/u.rec"'
 # Records of REC that are ok and have every column named, and how many of
 # those have the order ORDER ("t1 t1h" means t1 <= t1h): "N BAD".
 h_order() {
-	awk -v cols="$2" '
-	$1 == "#fields" { delete c; for (i = 2; i <= NF; i++) c[$i] = i - 1; next }
+	awk -v cols="$2" "$ntpx_fields"'
+	/^#fields/ { fields(); next }
 	/^#/ { next }
-	$(c["status"]) == "ok" {
+	field("status") == "ok" {
 		k = split(cols, w, " ")
-		for (i = 1; i <= k; i++) if ($(c[w[i]]) == "-") next
+		for (i = 1; i <= k; i++) if (field(w[i]) == "-") next
 		n++
-		for (i = 1; i < k; i++) if (!($(c[w[i]]) "" <= $(c[w[i + 1]]) "")) { bad++; break }
+		for (i = 1; i < k; i++) if (!(field(w[i]) "" <= field(w[i + 1]) "")) { bad++; break }
 	}
 	END { print n + 0, bad + 0 }' "$1"
 }

@@ -37,9 +37,9 @@ probe_xdp() {
 # "N B": the ok records with t1h, and those of them where t1 <= t1h <= t4
 # does not hold.
 t1h_order() {
-	awk '/^#fields/ { for (i = 2; i <= NF; i++) c[$i] = i - 1; next } /^#/ { next }
-		$(c["status"]) == "ok" && $(c["t1h"]) != "-" { n++
-			if (!($(c["t1"]) "" <= $(c["t1h"]) "" && $(c["t1h"]) "" <= $(c["t4"]) "")) b++ }
+	awk "$ntpx_fields"'/^#fields/ { fields(); next } /^#/ { next }
+		field("status") == "ok" && field("t1h") != "-" { n++
+			if (!(field("t1") "" <= field("t1h") "" && field("t1h") "" <= field("t4") "")) b++ }
 		END { print n + 0, b + 0 }' "$1"
 }
 

@@ -54,9 +54,9 @@ ctl_peer() {
 }
 # The same from ntpfilter's last record: trust, moff2/2, mdelay, djitter.
 filter_last() {
-	awk '/^#fields/ { for (i = 2; i <= NF; i++) c[$i] = i - 1; next } /^#/ { next }
-		{ l = $0 } END { split(l, f, " ")
-		printf "%d %.0f %.0f %.0f\n", f[c["trust"]], f[c["moff2"]] / 2000, f[c["mdelay"]] / 1000, f[c["djitter"]] / 1000 }' "$1"
+	awk "$ntpx_fields"'/^#fields/ { fields(); next } /^#/ { next }
+		{ tr = field("trust"); mo = field("moff2"); md = field("mdelay"); dj = field("djitter") }
+		END { printf "%d %.0f %.0f %.0f\n", tr, mo / 2000, md / 1000, dj / 1000 }' "$1"
 }
 # The log prints each sample to the microsecond, ntpctl its doubles'
 # result to the microsecond: the last digit may differ by one.
