@@ -64,11 +64,14 @@
 #                       finds what is left)
 #   (tests/twohost.sh, sourced after this: twohost_up, two hosts reached
 #   over ssh, each with an sshd of the test's own)
-#   diag TEXT           "# TEXT" on stderr
+#   diag TEXT           "# TEXT" on the suite's stderr (fd 4), even from a
+#                       command whose stderr goes to a file
 #   start_reflector [OPTION...] ntpreflect on a free loopback port
 #                       (REFLECT_PORT, REFLECT_PID)
 #   data_lines FILE, count_status FILE WORD, rec_status FILE, one_clock FILE
 #                       record helpers (columns found by name)
+#   $ntpx_fields        bin/ntpx-fields.awk, to put ahead of an awk program
+#                       that reads a #fields header: fields(), field(NAME)
 #
 # NTPX_BIN is the directory of the built tools (bin/ of the checkout),
 # NTPX_HELPERS that of the test programs (build/helpers: udpq);
@@ -110,7 +113,12 @@ test_when_finished() {
 	_test_cleanup="$* 2>/dev/null || true; $_test_cleanup"
 }
 
-diag() { echo "# $*" >&2; }
+# Diagnostics go to the suite's own stderr, saved as fd 4 when the lib is
+# sourced (git's t/ does the same), so that a check's message reaches the
+# harness even when the command it runs has its stderr sent to a file:
+# test_exit 1 offsetfit bad.rec 2>"$TMP/err".
+exec 4>&2
+diag() { echo "# $*" >&4; }
 
 # A function of its own, so that "return" in a body ends the body.
 _test_eval() { eval "$1"; }
@@ -138,11 +146,11 @@ test_expect_success() {
 	# runs, in a subshell, from the break on: a mistake in the suite,
 	# reported as one (and scripts/leftovers names what it left).
 	if [ "${NTPX_TEST_CHAIN_LINT:-1}" = 1 ] &&
-	   [ "$( (_test_eval "(exit 117) && $2${LF}${LF}echo OK-\$?") 2>/dev/null)" != OK-117 ]; then
+	   [ "$( (_test_eval "(exit 117) && $2${LF}${LF}echo OK-\$?") 2>/dev/null 4>/dev/null)" != OK-117 ]; then
 		echo "not ok $_tap_n - $1"
 		_tap_failed=$((_tap_failed + 1))
 		diag "BUG: a command outside the && chain (or a here-document that runs away) in:"
-		printf '%s\n' "$2" | sed 's/^/#	/' >&2
+		printf '%s\n' "$2" | sed 's/^/#	/' >&4
 		return 0
 	fi
 	_in_test=1
@@ -158,7 +166,7 @@ test_expect_success() {
 		echo "not ok $_tap_n - $1"
 		_tap_failed=$((_tap_failed + 1))
 		diag "failed (status $_te_rc):"
-		printf '%s\n' "$2" | sed 's/^/#	/' >&2
+		printf '%s\n' "$2" | sed 's/^/#	/' >&4
 	fi
 	return 0
 }
@@ -175,7 +183,7 @@ test_grep() {
 	for _tg_file; do :; done
 	grep -q "$@" && return 0
 	diag "grep $* found nothing; the file (first 20 lines):"
-	head -n 20 "$_tg_file" 2>&1 | sed 's/^/#   /' >&2
+	head -n 20 "$_tg_file" 2>&1 | sed 's/^/#   /' >&4
 	return 1
 }
 
@@ -294,7 +302,7 @@ uniq_name() {
 }
 
 lab_up() {
-	need_root
+	need_prereq ROOT
 	LAB=$(uniq_name "$1")
 	shift
 	test_atexit "$NTPX_BIN/ntpx-lab" -n "$LAB" down
@@ -405,19 +413,3 @@ done_testing() {
 	echo "1..$_tap_n"
 	[ "$_tap_failed" = 0 ]
 }
-
-# Transitional: the checks outside named tests, until every suite is a
-# list of test_expect_success.
-_tap_result() {
-	_tap_n=$((_tap_n + 1))
-	if [ "$1" = 0 ]; then echo "ok $_tap_n - $2"
-	else echo "not ok $_tap_n - $2"; _tap_failed=$((_tap_failed + 1)); fi
-}
-ok() { _title=$1; shift; if "$@"; then _tap_result 0 "$_title"; else _tap_result 1 "$_title"; diag "failed: $*"; fi; }
-is() { if [ "$1" = "$2" ]; then _tap_result 0 "$3"; else _tap_result 1 "$3"; diag "got:  '$1'"; diag "want: '$2'"; fi; }
-skip() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n # skip $1 ($2)"; }
-plan() { :; }
-cleanup() { test_atexit "$@"; }
-prereq() { test_lazy_prereq "$@"; }
-have() { test_have_prereq "$@"; }
-need_root() { need_prereq ROOT; }

@@ -17,7 +17,7 @@ port=12300
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "-" }'; }
 lab=$(uniq_name bst)
-cleanup "$NTPX_BIN/ntpx-lab" -n "$lab" down
+test_atexit "$NTPX_BIN/ntpx-lab" -n "$lab" down
 "$NTPX_BIN/ntpx-lab" -n "$lab" up >"$TMP/lab.err" 2>&1 || { echo "stamps: no lab: $(tail -n 1 "$TMP/lab.err")"; exit 0; }
 eval "$("$NTPX_BIN/ntpx-lab" -n "$lab" env)"
 X="$NTPX_BIN/ntpx-lab -n $lab exec"

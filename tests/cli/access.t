@@ -13,9 +13,9 @@ need ntpprobe ntpreflect
 stop_reflector() { kill "$REFLECT_PID"; wait "$REFLECT_PID" 2>/dev/null; return 0; }
 # The records of FILE after a kod that came less than 62 ms after it.
 short_gaps() {
-	awk '/^#fields / { for (i = 2; i <= NF; i++) if ($i == "status") c = i - 1; next }
-		/^#/ { next } { if (k) { g = ($2 - p) / 1e6; if (g < 62) bad++ }
-		k = ($c == "kod"); p = $2 } END { print bad + 0 }' "$1"
+	awk "$ntpx_fields"'/^#fields/ { fields(); next }
+		/^#/ { next } { if (k) { g = (field("t1") - p) / 1e6; if (g < 62) bad++ }
+		k = (field("status") == "kod"); p = field("t1") } END { print bad + 0 }' "$1"
 }
 # A usage error: status 2, the line naming the problem (then "Try ...
 # --help").

@@ -12,7 +12,6 @@ clk=sim:$TMP/clk
 v() { awk -v k="$1" '$1 == k { print $2 }' "$TMP/show"; }
 # "A is within TOL of B" for integers
 near() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; exit !(d <= t && d >= -t) }'; }
-errto() { _e=$1; shift; "$@" 2>"$_e"; }	# FILE CMD...: CMD's stderr in FILE
 
 test_expect_success 'create: exit 0' '
 	clockstep --clock "$clk" --create --offset -120s --freq 25ppm --show >"$TMP/show"
@@ -63,7 +62,7 @@ test_expect_success 'create with wander and seed' '
 
 # Refusals.
 test_expect_success 'realtime without --system: exit 2' '
-	test_exit 2 errto "$TMP/err" clockstep -c realtime --step 1s
+	test_exit 2 clockstep -c realtime --step 1s 2>"$TMP/err"
 '
 test_expect_success '... one line saying why' '
 	grep -q "^clockstep: clock '\''realtime'\'': refusing to change the system clock without --system\$" "$TMP/err"
@@ -73,24 +72,24 @@ test_expect_success '... and the usage hint, nothing else' '
 '
 
 test_expect_success SETPRIV 'realtime --system without CAP_SYS_TIME is refused' '
-	test_exit 1 errto "$TMP/err" setpriv --inh-caps -sys_time --bounding-set -sys_time -- \
+	test_exit 1 setpriv --inh-caps -sys_time --bounding-set -sys_time -- 2>"$TMP/err" \
 		"$NTPX_BIN/clockstep" -c realtime --system --show >/dev/null &&
 	test_is "$(cat "$TMP/err")" \
 		"clockstep: clock '\''realtime'\'': changing the system clock needs CAP_SYS_TIME"
 '
 
 test_expect_success 'a missing sim: file: exit 1' '
-	test_exit 1 errto "$TMP/err" clockstep -c "sim:$TMP/none" --show
+	test_exit 1 clockstep -c "sim:$TMP/none" --show 2>"$TMP/err"
 '
 test_expect_success '... naming the file and the fix' '
 	grep -q "sim:$TMP/none'\'': No such file or directory (make it with clockstep --create)" "$TMP/err"
 '
 
 test_expect_success 'a duration without a known unit: exit 2' '
-	test_exit 2 errto /dev/null clockstep -c "$clk" --step 1q
+	test_exit 2 clockstep -c "$clk" --step 1q 2>/dev/null
 '
 test_expect_success 'no action: exit 2' '
-	test_exit 2 errto /dev/null clockstep -c "$clk"
+	test_exit 2 clockstep -c "$clk" 2>/dev/null
 '
 test_expect_success '--help lists the options' '
 	clockstep --help | grep -q -- --detune

@@ -16,7 +16,6 @@
 # RT: real-time scheduling is there to be had (chrt), for the reflector
 # and the probes.
 test_lazy_prereq RT 'chrt -f 10 true'
-errto() { _e=$1; shift; "$@" 2>"$_e"; }	# FILE CMD...: CMD's stderr in FILE
 
 # probe VAR NAME ARGS...: ntpprobe on sim:$TMP/NAME in the background, its
 # own PID in VAR (spawn backgrounds ntpprobe itself; sending this function
@@ -113,7 +112,7 @@ test_expect_success 'setup: a reflector on loopback' '
 '
 
 test_expect_success '--discipline on realtime is refused' '
-	test_exit 2 errto "$TMP/err" ntpprobe -c 1 --clock realtime --discipline "$ep" >/dev/null
+	test_exit 2 ntpprobe -c 1 --clock realtime --discipline "$ep" >/dev/null 2>"$TMP/err"
 '
 test_expect_success '... saying so' '
 	test_grep "clock .realtime.: refusing to .* the system clock" "$TMP/err"

@@ -11,7 +11,6 @@ hdr() {
 	echo "#tool ntpprobe test"
 	echo "#fields seq t1 t2 t3 t4 delay off2 status"
 }
-errto() { _e=$1; shift; "$@" 2>"$_e"; }	# FILE CMD...: CMD's stderr in FILE
 # seq delay off2 status -> a record line (the filter reads only these)
 rec() { echo "$1 1 2 3 4 $2 $3 $4"; }
 windows() {
@@ -137,7 +136,7 @@ test_expect_success 'djitter equals OpenNTPD'\''s ntpctl jitter on 60 records' '
 '
 
 test_expect_success 'filtering twice is refused, saying why' '
-	test_must_fail errto "$TMP/err" ntpfilter "$TMP/out" >/dev/null &&
+	test_must_fail ntpfilter "$TMP/out" >/dev/null 2>"$TMP/err" &&
 	test_grep "column '\''foff2'\'' is there already" "$TMP/err"
 '
 

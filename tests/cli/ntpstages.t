@@ -36,7 +36,6 @@ unstamped() {
 	grep -v '^#' "$1" | cut -d' ' -f1-8 |
 		{ echo "#ntpx-record 1"; echo "#fields seq t1 t2 t3 t4 delay off2 status"; cat; }
 }
-errto() { _e=$1; shift; "$@" 2>"$_e"; }	# FILE CMD...: CMD's stderr in FILE
 
 test_expect_success 'setup: five exchanges of known stages, and a timeout' '
 	known_stages >"$TMP/rec"
@@ -80,10 +79,10 @@ test_expect_success 'records without stamps: the turnaround and the user layer o
 '
 test_expect_success 'a malformed stamp: exit 1, the file and line' '
 	printf "#ntpx-record 1\n#fields seq t1 t2 t3 t4 delay off2 status t3k\n1 1 2 3 4 2 -2 ok 12x\n" >"$TMP/bad" &&
-	test_exit 1 errto "$TMP/err" ntpstages "$TMP/bad" >/dev/null &&
+	test_exit 1 ntpstages "$TMP/bad" >/dev/null 2>"$TMP/err" &&
 	test_is "$(cat "$TMP/err")" "ntpstages: $TMP/bad:3: bad t3k '\''12x'\''"
 '
 test_expect_success 'an unknown option: exit 2' '
-	test_exit 2 errto /dev/null ntpstages --bogus
+	test_exit 2 ntpstages --bogus 2>/dev/null
 '
 done_testing

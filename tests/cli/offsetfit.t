@@ -22,7 +22,6 @@ good() {
 	echo "11 $((base + 10000000000)) - - - - - timeout x"
 }
 v() { awk -v k="$1" '$1 == k { print $2 }' "$TMP/sum"; }
-errto() { _e=$1; shift; "$@" 2>"$_e"; }	# FILE CMD...: CMD's stderr in FILE
 
 # bad WANT LINE...: the good file with LINEs after it is refused: exit 1,
 # one line naming the file and line (WANT: "LINE-NUMBER: reason"),
@@ -127,23 +126,23 @@ test_expect_success 'header missing columns' '
 '
 test_expect_success 'no #ntpx-record: exit 1 and the reason' '
 	printf "#fields a\n1\n" >"$TMP/nohdr" &&
-	test_must_fail errto "$TMP/err" offsetfit "$TMP/nohdr" >"$TMP/out" &&
+	test_must_fail offsetfit "$TMP/nohdr" >"$TMP/out" 2>"$TMP/err" &&
 	test_grep "nohdr:1: '\''#fields'\'' before '\''#ntpx-record'\''" "$TMP/err"
 '
 test_expect_success 'a last line cut short is refused' '
 	head -c -1 "$TMP/good" >"$TMP/cut" &&
-	test_must_fail errto "$TMP/err" offsetfit "$TMP/cut" >"$TMP/out" &&
+	test_must_fail offsetfit "$TMP/cut" >"$TMP/out" 2>"$TMP/err" &&
 	test_grep "cut:13: last line cut short" "$TMP/err"
 '
 test_expect_success 'a missing file: exit 1' '
-	test_exit 1 errto "$TMP/err" offsetfit "$TMP/missing" >"$TMP/out"
+	test_exit 1 offsetfit "$TMP/missing" >"$TMP/out" 2>"$TMP/err"
 '
 test_expect_success 'a bad option: exit 2' '
-	test_exit 2 errto /dev/null offsetfit --cdf bogus "$TMP/good" >/dev/null
+	test_exit 2 offsetfit --cdf bogus "$TMP/good" >/dev/null 2>/dev/null
 '
 test_expect_success 'one ok record is too few for a fit' '
 	head -3 "$TMP/good" >"$TMP/one" &&
-	test_must_fail errto "$TMP/err" offsetfit <"$TMP/one" >/dev/null &&
+	test_must_fail offsetfit <"$TMP/one" >/dev/null 2>"$TMP/err" &&
 	test_grep "1 ok records: a fit needs at least 2" "$TMP/err"
 '
 
@@ -192,11 +191,11 @@ test_expect_success '--tau0 sets the grid: t = 0 .. 99 s to the nearest of 0 .. 
 		"#grid tau0_s 2 slots 51 samples 51 gaps 0 collisions 48 lost 1"
 '
 test_expect_success 'the error series without true2: exit 1 and why' '
-	test_exit 1 errto "$TMP/err" offsetfit --stability --series error "$TMP/good" >"$TMP/out" &&
+	test_exit 1 offsetfit --stability --series error "$TMP/good" >"$TMP/out" 2>"$TMP/err" &&
 	test_is "$(cat "$TMP/err")" "offsetfit: series error: the records lack true2"
 '
 test_expect_success 'an unknown series: exit 2' '
-	test_exit 2 errto /dev/null offsetfit --stability --series drift "$TMP/good" >/dev/null
+	test_exit 2 offsetfit --stability --series drift "$TMP/good" >/dev/null 2>/dev/null
 '
 
 # --percentiles: offsets 0, 10 .. 90 ns, delays all 100 us.

@@ -28,7 +28,8 @@ need_prereq ROOT
 rss_kb() { awk '$1 == "VmRSS:" { print $2 }' "/proc/$1/status"; }
 # The median delay (ns) of FILE's ok records.
 median_delay() {
-	data_lines "$1" | awk '$8 == "ok" { print $6 }' | sort -n |
+	awk "$ntpx_fields"'/^#fields/ { fields(); next } /^#/ { next }
+		field("status") == "ok" { print field("delay") }' "$1" | sort -n |
 		awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : int((v[NR / 2] + v[NR / 2 + 1]) / 2) }'
 }
 # "N of M ok" is at least 99%.

@@ -30,10 +30,10 @@ in_ref() { ip netns exec "$NTPX_NS_REF" ss -Hlun "sport = :$1" | grep -q .; }
 in_cli() { ip netns exec "$NTPX_NS_CLIENT" ss -Hlun "sport = :$1" | grep -q .; }
 # The median of column COL over the ok records of FILE.
 median() {
-	awk -v col="$2" '
-		$1 == "#fields" { for (i = 2; i <= NF; i++) { if ($i == col) c = i - 1; if ($i == "status") s = i - 1 } next }
+	awk -v c="$2" "$ntpx_fields"'
+		/^#fields/ { fields(); next }
 		/^#/ { next }
-		$s == "ok" { print $c }' "$1" | sort -n |
+		field("status") == "ok" { print field(c) }' "$1" | sort -n |
 	awk '{ v[NR] = $1 } END { if (!NR) { print "nan"; exit } print (NR % 2) ? v[(NR + 1) / 2] : int((v[NR / 2] + v[NR / 2 + 1]) / 2) }'
 }
 
@@ -103,8 +103,8 @@ one_leg() {
 statuses() {
 	for f in "$TMP"/*.rec; do
 		[ "$(count_status "$f" ok)" -gt 0 ] || return 1
-		awk '$1 == "#fields" { for (i = 2; i <= NF; i++) if ($i == "status") c = i - 1; next }
-			/^#/ { next } $c != "ok" && $c != "timeout" { exit 1 }' "$f" || return 1
+		awk "$ntpx_fields"'/^#fields/ { fields(); next }
+			/^#/ { next } field("status") != "ok" && field("status") != "timeout" { exit 1 }' "$f" || return 1
 	done
 }
 

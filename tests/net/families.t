@@ -14,14 +14,14 @@ need_prereq LAB BUILT
 key() { awk -v k="$2" '$1 == k { print $2 }' "$1/summary.txt"; }
 num() { echo "$1" | grep -Eq '^-?[0-9]+(\.[0-9]+)?$'; }
 has_event() { awk -F'\t' -v e="$2" '$3 == e { f = 1 } END { exit !f }' "$1/events.tsv"; }
-oks() { awk '!/^#/ && $8 == "ok"' "$1/probe.rec" | wc -l; }
+oks() { count_status "$1/probe.rec" ok; }
 finished() { [ -f "$1/done" ] && [ -s "$1/summary.txt" ]; }
 nobody_left() {
 	[ -z "$(ip netns pids "$NTPX_NS_REF")" ] && [ -z "$(ip netns pids "$NTPX_NS_CLIENT")" ]
 }
 # Nothing on the fast path loses a datagram: a record that is not ok is a
 # reply later than its timeout (one interval) on a busy machine.
-others() { awk '!/^#/ && $8 != "ok" && $8 != "timeout"' "$1/probe.rec" | wc -l; }
+others() { rec_status "$1/probe.rec" | awk '$2 != "ok" && $2 != "timeout"' | wc -l; }
 start_before_end() {
 	awk -F'\t' '$3 == "run_start" { s = NR } $3 == "run_end" { e = NR } END { exit !(s && e > s) }' "$1/events.tsv"
 }
@@ -49,7 +49,7 @@ load_c2r_only() { awk -F'\t' '!/^#/ { n[$2]++ } END { exit !(n["c2r"] && !n["r2c
 bursts_2s_apart() {
 	awk -F'\t' '$3 == "burst_on" { on = $1 } $3 == "burst_off" && on { d = $1 - on; f = (d > 1999990000 && d < 2000010000) } END { exit !f }' "$1/events.tsv"
 }
-dropped() { awk '!/^#/ && $8 == "dropped"' "$1/probe.rec" | wc -l; }
+dropped() { count_status "$1/probe.rec" dropped; }
 loading() { awk -F'\t' '$3 == "load_on"' "$TMP/killed/events.tsv" 2>/dev/null | grep -q .; }
 
 test_expect_success "setup: a lab of the test's own" '

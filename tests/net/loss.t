@@ -12,8 +12,8 @@ need_prereq BUILT
 dropped_at() { rec_status "$1" | awk '$2 == "dropped" { print $1 }' | tr '\n' ' '; }
 # Dropped records of FILE with a T1 and no T2.
 dropped_t1_only() {
-	awk '/^#fields / { for (i = 2; i <= NF; i++) c[$i] = i - 1; next } /^#/ { next }
-		$(c["status"]) == "dropped" && $(c["t1"]) != "-" && $(c["t2"]) == "-"' "$1" | wc -l | tr -d ' '
+	awk "$ntpx_fields"'/^#fields/ { fields(); next } /^#/ { next }
+		field("status") == "dropped" && field("t1") != "-" && field("t2") == "-"' "$1" | wc -l | tr -d ' '
 }
 stop() { kill "$1" 2>/dev/null; wait "$1" 2>/dev/null; return 0; }
 

@@ -39,8 +39,8 @@ real_restart() {
 	r=$(ls -d "$1"/runs/*-recovery-server_restart-udp1-r1)
 	t=$(awk -F'\t' '$3 == "restart_server" { print $1 }' "$1/events.tsv")
 	[ -n "$t" ] && [ "$(grep -c '^#ntpx-record' "$r/server.rec")" = 2 ] &&
-	awk -v t="$t" '/^#fields/ { for (i = 2; i <= NF; i++) if ($i == "t2") c = i - 1; next }
-		/^#/ { next } { if ($c < t) a++; else b++ } END { exit !(a && b) }' "$r/server.rec"
+	awk -v t="$t" "$ntpx_fields"'/^#fields/ { fields(); next }
+		/^#/ { next } { if (field("t2") < t) a++; else b++ } END { exit !(a && b) }' "$r/server.rec"
 }
 # queue_on DIR COND: in DIR's directional COND run, the records between
 # load_on and load_off against those before: the loaded direction's leg
@@ -52,10 +52,10 @@ queue_on() {
 	_i=${_r##*/}; _i=${_i%%-*}
 	set -- "$1" "$2" $(awk -F'\t' -v i="$_i" '$2 == i && $3 == "load_on" { a = $1 } $2 == i && $3 == "load_off" { b = $1 }
 		END { print a + 0, b + 0 }' "$1/events.tsv")
-	awk -v on="$3" '/^#fields/ { for (i = 2; i <= NF; i++) if ($i == "t1") c = i - 1 } /^#/ { print; next } $c < on' \
+	awk -v on="$3" "$ntpx_fields"'/^#fields/ { fields() } /^#/ { print; next } field("t1") < on' \
 		"$_r/probe.rec" >"$TMP/q.base"
-	awk -v on="$3" -v off="$4" '/^#fields/ { for (i = 2; i <= NF; i++) if ($i == "t1") c = i - 1 } /^#/ { print; next }
-		$c >= on && $c < off' "$_r/probe.rec" >"$TMP/q.loaded"
+	awk -v on="$3" -v off="$4" "$ntpx_fields"'/^#fields/ { fields() } /^#/ { print; next }
+		field("t1") >= on && field("t1") < off' "$_r/probe.rec" >"$TMP/q.loaded"
 	set -- "$2" $(legs "$TMP/q.base" "$TMP/q.loaded")
 	_h=$((NTPX_SLOW_QUEUE_NS / 2))
 	diag "$1: legs forward $2 ns, back $3 ns (half the queue $_h ns)"

@@ -28,8 +28,8 @@ num_key() { awk -v k="$2" '$1 == k { f = ($2 ~ /^-?[0-9]+(\.[0-9]+)?$/) } END { 
 positive() { awk -v b="$1" 'BEGIN { exit !(b > 0) }'; }
 negative() { awk -v b="$1" 'BEGIN { exit !(b < 0) }'; }
 fmt1() { awk -v b="$1" 'BEGIN { printf "%.1f", b }'; }
-col() { awk -F'\t' -v c="$1" -v k="$2" 'NR == 1 { for (i = 2; i <= NF; i++) n[$i] = i - 1; next }
-	$n["condition"] == c { print $n[k] }' "$P/results/sweep.tsv"; }
+col() { awk -F'\t' -v c="$1" -v k="$2" "$ntpx_fields"'NR == 1 { fields(); next }
+	field("condition") == c { print field(k) }' "$P/results/sweep.tsv"; }
 sweep_conditions() { awk -F'\t' '!/^#/ { print $2 }' "$P/results/sweep.tsv" | tr '\n' ' '; }
 study_labs_down() {
 	for l in $(awk '$1 == "lab:" { print $2 }' "$S/inventory/lab.txt" 2>/dev/null); do
