@@ -41,7 +41,6 @@ static uint64_t nonce(void)
 	return v;
 }
 
-
 /*
  * What a reply that answers our request says about the server: ok, or why
  * its timestamps must not be used (RFC 5905 section 8, the client checks;

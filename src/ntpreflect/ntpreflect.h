@@ -106,6 +106,7 @@ enum verdict reflect_admit(struct reflector *r, const struct transport_addr *fro
 
 /* reply.c */
 void reflect_reply_init(struct reflector *r);
+void reflect_ef_tx(struct xleave_ef *e, const struct transport_stamps *ts);
 void reflect_kiss(struct reflector *r, const struct transport_addr *from,
 		  const struct ntp_packet *q, int64_t t2);
 void reflect_answer(struct reflector *r, unsigned char *buf, ssize_t n,

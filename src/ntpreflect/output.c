@@ -42,18 +42,7 @@ static void sent_finish(struct reflector *r, int64_t deadline)
 		struct transport_stamps ts;
 
 		transport_tx_stamps(r->t, e->txid, r->clk, &ts, deadline);
-		if (ts.at[TRANSPORT_LAYER_Q] != TRANSPORT_NO_STAMP) {
-			e->st.at[XEF_T3Q] = ts.at[TRANSPORT_LAYER_Q];
-			e->st.have |= 1u << XEF_T3Q;
-		}
-		if (ts.at[TRANSPORT_LAYER_K] != TRANSPORT_NO_STAMP) {
-			e->st.at[XEF_T3K] = ts.at[TRANSPORT_LAYER_K];
-			e->st.have |= 1u << XEF_T3K;
-		}
-		if (ts.at[TRANSPORT_LAYER_H] != TRANSPORT_NO_STAMP) {
-			e->st.at[XEF_T3H] = ts.at[TRANSPORT_LAYER_H];
-			e->st.have |= 1u << XEF_T3H;
-		}
+		reflect_ef_tx(&e->st, &ts);
 		/* The slot may have gone to another client meanwhile. */
 		if (e->c && e->c->tx_wanted && e->c->tx_id == e->txid &&
 		    e->c->addrlen == e->keylen && memcmp(e->c->addr, e->key, e->keylen) == 0) {

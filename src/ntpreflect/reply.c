@@ -67,6 +67,36 @@ void reflect_reply_init(struct reflector *r)
 	};
 }
 
+/* The send stamps in @ts that came into @e: t3q t3k t3h. */
+void reflect_ef_tx(struct xleave_ef *e, const struct transport_stamps *ts)
+{
+	if (ts->at[TRANSPORT_LAYER_Q] != TRANSPORT_NO_STAMP) {
+		e->at[XEF_T3Q] = ts->at[TRANSPORT_LAYER_Q];
+		e->have |= 1u << XEF_T3Q;
+	}
+	if (ts->at[TRANSPORT_LAYER_K] != TRANSPORT_NO_STAMP) {
+		e->at[XEF_T3K] = ts->at[TRANSPORT_LAYER_K];
+		e->have |= 1u << XEF_T3K;
+	}
+	if (ts->at[TRANSPORT_LAYER_H] != TRANSPORT_NO_STAMP) {
+		e->at[XEF_T3H] = ts->at[TRANSPORT_LAYER_H];
+		e->have |= 1u << XEF_T3H;
+	}
+}
+
+/* The receive stamps in @rx that came into @e: t2k t2h. */
+static void ef_rx(struct xleave_ef *e, const struct transport_stamps *rx)
+{
+	if (rx->at[TRANSPORT_LAYER_K] != TRANSPORT_NO_STAMP) {
+		e->at[XEF_T2K] = rx->at[TRANSPORT_LAYER_K];
+		e->have |= 1u << XEF_T2K;
+	}
+	if (rx->at[TRANSPORT_LAYER_H] != TRANSPORT_NO_STAMP) {
+		e->at[XEF_T2H] = rx->at[TRANSPORT_LAYER_H];
+		e->have |= 1u << XEF_T2H;
+	}
+}
+
 /*
  * The send stamps of the client's last reply: those that have come.  The
  * request naming that reply was sent after the reply arrived, so they
@@ -78,18 +108,7 @@ static void client_stamps(struct transport *t, struct clock *clk, struct xleave_
 	struct transport_stamps ts;
 
 	transport_tx_stamps(t, c->tx_id, clk, &ts, 0);
-	if (ts.at[TRANSPORT_LAYER_Q] != TRANSPORT_NO_STAMP) {
-		c->last.at[XEF_T3Q] = ts.at[TRANSPORT_LAYER_Q];
-		c->last.have |= 1u << XEF_T3Q;
-	}
-	if (ts.at[TRANSPORT_LAYER_K] != TRANSPORT_NO_STAMP) {
-		c->last.at[XEF_T3K] = ts.at[TRANSPORT_LAYER_K];
-		c->last.have |= 1u << XEF_T3K;
-	}
-	if (ts.at[TRANSPORT_LAYER_H] != TRANSPORT_NO_STAMP) {
-		c->last.at[XEF_T3H] = ts.at[TRANSPORT_LAYER_H];
-		c->last.have |= 1u << XEF_T3H;
-	}
+	reflect_ef_tx(&c->last, &ts);
 	c->tx_wanted = 0;
 }
 
@@ -171,14 +190,7 @@ void reflect_answer(struct reflector *rf, unsigned char *buf, ssize_t n,
 		struct xleave_ef now = { .have = 1u << XEF_T2 };
 
 		now.at[XEF_T2] = t2;
-		if (rx.at[TRANSPORT_LAYER_K] != TRANSPORT_NO_STAMP) {
-			now.at[XEF_T2K] = rx.at[TRANSPORT_LAYER_K];
-			now.have |= 1u << XEF_T2K;
-		}
-		if (rx.at[TRANSPORT_LAYER_H] != TRANSPORT_NO_STAMP) {
-			now.at[XEF_T2H] = rx.at[TRANSPORT_LAYER_H];
-			now.have |= 1u << XEF_T2H;
-		}
+		ef_rx(&now, &rx);
 		xleave_ef_put(buf + NTP_HEADER_LEN, xl ? &cl->last : &now);
 		len += XLEAVE_EF_LEN;
 	}
@@ -197,14 +209,7 @@ void reflect_answer(struct reflector *rf, unsigned char *buf, ssize_t n,
 	e->mode = xl ? "interleaved" : "basic";
 	e->st.at[XEF_T2] = t2;
 	e->st.have = 1u << XEF_T2;
-	if (rx.at[TRANSPORT_LAYER_K] != TRANSPORT_NO_STAMP) {
-		e->st.at[XEF_T2K] = rx.at[TRANSPORT_LAYER_K];
-		e->st.have |= 1u << XEF_T2K;
-	}
-	if (rx.at[TRANSPORT_LAYER_H] != TRANSPORT_NO_STAMP) {
-		e->st.at[XEF_T2H] = rx.at[TRANSPORT_LAYER_H];
-		e->st.have |= 1u << XEF_T2H;
-	}
+	ef_rx(&e->st, &rx);
 	if (rc < 0) {
 		rf->send_errors++;
 		e->status = "error";
