@@ -7,6 +7,7 @@
 #   src/TOOL.c        -> bin/TOOL
 #   src/TOOL/*.c      -> bin/TOOL   (a tool of several files)
 #   tests/unit/*.c    -> build/unit/NAME.t  (cmocka, TAP through prove)
+#   tests/unit/support/*.c -> linked into the unit tests that name it
 #   tests/fuzz/*.c    -> build/fuzz/NAME    (libFuzzer, `make fuzz`)
 #   tests/bench/*.c   -> build/bench/NAME   (`make bench`)
 #   tests/helpers/*.c -> build/helpers/NAME (programs the shell tests drive)
