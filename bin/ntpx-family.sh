@@ -468,15 +468,8 @@ fam_load_gbps() {
 fam_cols() {
 	_file=$1
 	shift
-	awk -v want="$*" "$ntpx_fields"'
-	BEGIN { n = split(want, w, " ") }
-	/^#fields/ { fields(); next }
-	/^#/ { next }
-	{
-		s = ""
-		for (i = 1; i <= n; i++) s = s (i > 1 ? " " : "") field(w[i])
-		print s
-	}' "$_file"
+	awk -v want="$*" "$ntpx_fields"'/^#fields/ { fields(); next } /^#/ { next }
+		{ print field_list(want) }' "$_file"
 }
 
 # fam_recs [FROM_NS TO_NS]: "time status delay off2 true2 foff2 jitter djitter

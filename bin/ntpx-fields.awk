@@ -9,6 +9,9 @@
 #                 the next header (a file may hold several runs)
 #   field(NAME)   NAME's value on the current line, "-" when the header
 #                 lacks it
+#   field_list(NAMES)   the values of the space-separated NAMES, joined by
+#                 one space: a shell loop reads them with `read -r` (as
+#                 strings: awk's doubles cannot hold ns since 1970)
 #
 # A script puts it ahead of its own program text, read once:
 #   ntpx_fields=$(cat "$ntpx_lib/ntpx-fields.awk")
@@ -16,3 +19,9 @@
 # (bin/ntpx-family.sh, the analysis scripts and tests/lib.sh do).
 function fields(    i) { delete col; for (i = 2; i <= NF; i++) col[$i] = i - 1 }
 function field(name) { return (name in col) ? $(col[name]) : "-" }
+function field_list(names,    w, n, i, s) {
+	n = split(names, w, " ")
+	s = field(w[1])
+	for (i = 2; i <= n; i++) s = s " " field(w[i])
+	return s
+}

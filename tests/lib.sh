@@ -68,7 +68,8 @@
 #                       command whose stderr goes to a file
 #   start_reflector [OPTION...] ntpreflect on a free loopback port
 #                       (REFLECT_PORT, REFLECT_PID)
-#   data_lines FILE, count_status FILE WORD, rec_status FILE, one_clock FILE
+#   data_lines FILE, rec_cols FILE NAME..., count_status FILE WORD,
+#   rec_status FILE, one_clock FILE
 #                       record helpers (columns found by name)
 #   $ntpx_fields        bin/ntpx-fields.awk, to put ahead of an awk program
 #                       that reads a #fields header: fields(), field(NAME)
@@ -334,6 +335,15 @@ data_lines() { grep -v '^#' "$1"; }
 count_status() {
 	awk -v w="$2" "$ntpx_fields"'/^#fields/ { fields(); next }
 		/^#/ { next } field("status") == w { n++ } END { print n + 0 }' "$1"
+}
+
+# rec_cols FILE NAME...: the named columns of FILE's records, a line each,
+# "-" for a column the records lack (for `while read -r`: exact strings).
+rec_cols() {
+	_rc_file=$1
+	shift
+	awk -v want="$*" "$ntpx_fields"'/^#fields/ { fields(); next } /^#/ { next }
+		{ print field_list(want) }' "$_rc_file"
 }
 
 # "SEQ STATUS" of every record of FILE, the columns found by name (status

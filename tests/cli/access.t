@@ -30,7 +30,7 @@ test_expect_success 'setup: a reflector with --allow 127.0.0.2/32 --allow 10.0.0
 '
 
 test_expect_success 'a client inside --allow is answered (20 of 20)' '
-	ntpprobe -i 20ms -c 20 "udp://127.0.0.1:$REFLECT_PORT?src=127.0.0.2" >"$TMP/in" 2>/dev/null &&
+	ntpprobe -i 20ms -w 1s -c 20 "udp://127.0.0.1:$REFLECT_PORT?src=127.0.0.2" >"$TMP/in" 2>/dev/null &&
 	test_is "$(count_status "$TMP/in" ok)" 20
 '
 

@@ -25,14 +25,16 @@ probe() {
 	shift 2
 	spawn "$_v" $RT ntpprobe --clock "sim:$TMP/$name" --discipline "$@" "$ep" >"$TMP/$name.rec" 2>"$TMP/$name.err"
 }
-# fields: 1 seq .. 8 status 9 true2 10 foff2 .. 17 update 18 corr 19 adj 20 dfreq 21.. stamps
+# The records' columns by name (--discipline adds foff2 .. update corr adj
+# dfreq after true2).
 # corrections ADJ FILE: how many records of FILE corrected by ADJ
-corrections() { awk -v a="$1" '!/^#/ && $19 == a' "$2" | wc -l; }
+corrections() { rec_cols "$2" adj | grep -cx "$1"; }
 # From the fill on (reply 9), every ok reply: |true offset| < 1 ms.
 # Prints how many are not, or "too few".
 far_from_truth() {
-	awk '!/^#/ && $1 >= 9 && $8 == "ok" { n++; if ($9 > 2e6 || $9 < -2e6) bad++ }
-		END { print (n >= 3 ? bad + 0 : "too few") }' "$1"
+	rec_cols "$1" seq status true2 |
+	awk '$1 >= 9 && $2 == "ok" { n++; if ($3 > 2e6 || $3 < -2e6) bad++ }
+		END { print (n >= 3 ? bad + 0 : "too few") }'
 }
 # slew_progress FILE FIRST: done_ns, how much of the slew starting at
 # reply FIRST is done 10 s later (the true offset, reference minus
@@ -41,21 +43,21 @@ far_from_truth() {
 # awk's doubles.
 slew_progress() {
 	_f=$1
-	set -- $(awk -v f="$2" '!/^#/ && $1 == f { print $2, $9 }' "$_f")
+	set -- $(rec_cols "$_f" seq t1 true2 | awk -v f="$2" '$1 == f { print $2, $3 }')
 	t1a=$1 tra=$2
 	done_ns=
-	while read -r seq t1 t2 t3 t4 delay off2 status true2 rest; do
-		case $seq in \#*) continue ;; esac
+	rec_cols "$_f" t1 status true2 >"$TMP/slew.cols"
+	while read -r t1 status true2; do
 		[ "$status" = ok ] && [ $((t1 - t1a)) -ge 10000000000 ] || continue
 		done_ns=$(((tra - true2) / 2)) span=$((t1 - t1a))
 		break
-	done <"$_f"
+	done <"$TMP/slew.cols"
 	diag "slew: $done_ns ns corrected in $span ns"
 }
 freq() { clockstep -c "sim:$TMP/$1" --show | awk '$1 == "freq_ppm" { print $2 }'; }
 # The clock's frequency after each correction: the detune plus the sum of
 # the corrections so far (the sim clock adds them exactly).
-fseq() { awk -v f="$2" '!/^#/ && $20 != "-" { f += $20; printf "%.3f ", f }' "$TMP/$1.rec"; }
+fseq() { rec_cols "$TMP/$1.rec" dfreq | awk -v f="$2" '$1 != "-" { f += $1; printf "%.3f ", f }'; }
 # Both clocks' frequency is the detune plus their corrections (within
 # 0.01 ppm), and both had corrections.
 loop_acts() {
@@ -74,18 +76,19 @@ loop_acts() {
 # true2.  fnoise prints, per case: the first estimate's residual and its
 # predicted spread, the RMS of the later residuals and of their predicted
 # spreads, and the later residuals' mean and standard error.
-fnoise() { awk -v f="$2" '
+fnoise() { awk -v f="$2" "$ntpx_fields"'
+	/^#fields/ { fields(); next }
 	/^#/ { next }
-	$17 == 1 { u[++nu] = $2 / 1e9 }
-	$20 != "-" {
-		f += $20; k++; r[k] = f
+	field("update") == 1 { u[++nu] = field("t1") / 1e9 }
+	field("dfreq") != "-" {
+		f += field("dfreq"); k++; r[k] = f
 		lo = nu > 8 ? nu - 7 : 1; m = 0; sxx = 0
 		for (i = lo; i <= nu; i++) m += u[i]
 		m /= nu - lo + 1
 		for (i = lo; i <= nu; i++) sxx += (u[i] - m)^2
 		w[k] = sxx; nu = 0
 	}
-	k && $8 == "ok" { n++; x = $9 / 2e3; sx += x; sxx2 += x * x }
+	k && field("status") == "ok" { n++; x = field("true2") / 2e3; sx += x; sxx2 += x * x }
 	END {
 		sd = sqrt(sxx2 / n - (sx / n)^2)
 		for (i = 2; i <= k; i++) { rr += r[i]^2; pp += sd * sd / w[i]; mean += r[i] }

@@ -45,12 +45,13 @@ long() {
 # djitter of every line of FILE (ntpfilter's output) equals ntpctl's
 # jitter over the same 8 slots, and there are 60 lines.
 djitter_is_openntpd() {
-	awk '
+	awk "$ntpx_fields"'
 	function sq(v) { return v * v }
 	BEGIN { shift = 0 }
+	/^#fields/ { fields(); next }
 	/^#/ { next }
 	{
-		if ($8 == "ok") { delay[shift] = $6; off[shift] = $7 / 2; shift = (shift + 1) % 8 }
+		if (field("status") == "ok") { delay[shift] = field("delay"); off[shift] = field("off2") / 2; shift = (shift + 1) % 8 }
 		# control.c build_show_peer(), slot for slot
 		best = -1; cnt = 0; j = 0
 		for (s = 0; s < 8; s++)
@@ -62,7 +63,7 @@ djitter_is_openntpd() {
 			j = sqrt(j)
 		}
 		want = sprintf("%.0f", j)
-		if ($12 != want) { bad++; print "line " $1 ": djitter " $12 ", OpenNTPD " want > "/dev/stderr" }
+		if (field("djitter") != want) { bad++; print "line " field("seq") ": djitter " field("djitter") ", OpenNTPD " want > "/dev/stderr" }
 		n++
 	}
 	END { exit !(n == 60 && !bad) }' "$1"

@@ -8,20 +8,20 @@
 # prints how many checks fail.
 arith_bad() {
 	bad=0
-	while read -r seq t1 t2 t3 t4 delay off2 status rest; do
-		case $seq in \#*) continue ;; esac
+	rec_cols "$1" t1 t2 t3 t4 delay off2 status >"$TMP/arith.cols"
+	while read -r t1 t2 t3 t4 delay off2 status; do
 		[ "$status" = ok ] || continue
 		[ $(( (t4 - t1) - (t3 - t2) )) = "$delay" ] || bad=$((bad + 1))
 		[ $(( (t2 - t1) + (t3 - t4) )) = "$off2" ] || bad=$((bad + 1))
 		[ "$t1" -le "$t4" ] && [ "$t2" -le "$t3" ] || bad=$((bad + 1))
-	done <"$1"
+	done <"$TMP/arith.cols"
 	echo "$bad"
 }
 # offsetfit's fit against the same least squares done here, on values
 # made small with the shell's exact integer arithmetic first: prints
 # "a_us b_ppm rms_us" of the ok records of FILE.
 own_fit() {
-	t0=$(data_lines "$1" | awk '$8 == "ok" { print $2; exit }')
+	t0=$(rec_cols "$1" status t1 | awk '$1 == "ok" { print $2; exit }')
 	data_lines "$1" | while read -r seq t1 t2 t3 t4 delay off2 status rest; do
 		[ "$status" = ok ] && echo "$((t1 - t0)) $off2"
 	done | awk '{ x = $1 / 1e9; y = $2 / 2; n++; sx += x; sy += y; X[n] = x; Y[n] = y }

@@ -10,22 +10,22 @@
 # Lines of ntpreflect's --log LOG for answered requests lacking t2k, t3q
 # or t3k.
 log_lacking() { awk '!/^#/ && $12 == "ok" && ($4 == "-" || $6 == "-" || $7 == "-")' "$1" | wc -l; }
-log_interleaved() { awk '!/^#/ && $9 == "interleaved"' "$1" | wc -l; }
+log_interleaved() { rec_cols "$1" mode | grep -cx interleaved; }
 # sim_order FILE: "BAD N" over the N ok records of FILE (a probe on a sim
 # clock): the client's own stages are on its clock, t1 <= t1q <= t1k,
 # t4k <= t4; and on the kernel layer the offset is as true as on the user
 # layer: within the kernel layer's round trip of the exact true2.
 sim_order() {
 	bad=0 n=0
-	while read -r seq t1 t2 t3 t4 delay off2 status true2 t1q t1k t1h t2k t2h t3q t3k t3h t4k t4h; do
-		case $seq in \#*) continue ;; esac
+	rec_cols "$1" t1 t4 status true2 t1q t1k t2k t3k t4k >"$TMP/sim.cols"
+	while read -r t1 t4 status true2 t1q t1k t2k t3k t4k; do
 		[ "$status" = ok ] || continue
 		n=$((n + 1))
 		[ "$t1" -le "$t1q" ] && [ "$t1q" -le "$t1k" ] && [ "$t4k" -le "$t4" ] || bad=$((bad + 1))
 		dk=$(( (t4k - t1k) - (t3k - t2k) ))
 		ok2=$(( (t2k - t1k) + (t3k - t4k) - true2 ))
 		[ "${ok2#-}" -le "$dk" ] || bad=$((bad + 1))
-	done <"$1"
+	done <"$TMP/sim.cols"
 	echo "$bad $n"
 }
 
@@ -35,7 +35,7 @@ test_expect_success 'setup: a reflector with --log' '
 '
 
 test_expect_success 'ntpprobe with stamps: exit 0' '
-	ntpprobe -i 20ms -c 50 "$ep" >"$TMP/basic.rec" 2>/dev/null
+	ntpprobe -i 20ms -w 1s -c 50 "$ep" >"$TMP/basic.rec" 2>/dev/null
 '
 
 test_expect_success 'the stamp columns follow the base columns' '
@@ -49,7 +49,7 @@ test_expect_success '#stamps names the source of each column' '
 '
 
 test_expect_success 'ntpprobe --xleave: exit 0' '
-	ntpprobe -i 20ms -c 50 --xleave "$ep" >"$TMP/xl.rec" 2>"$TMP/xl.err"
+	ntpprobe -i 20ms -w 1s -c 50 --xleave "$ep" >"$TMP/xl.rec" 2>"$TMP/xl.err"
 '
 
 test_expect_success '--xleave: nearly every record ok (at least 45 of 50)' '
@@ -95,7 +95,7 @@ test_expect_success 'setup: a reflector, a sim clock 1.5 s ahead and 40 ppm fast
 '
 
 test_expect_success 'ntpprobe --xleave on a sim clock: exit 0' '
-	ntpprobe -i 20ms -c 30 --xleave --clock "sim:$TMP/off" "udp://127.0.0.1:$REFLECT_PORT" \
+	ntpprobe -i 20ms -w 1s -c 30 --xleave --clock "sim:$TMP/off" "udp://127.0.0.1:$REFLECT_PORT" \
 		>"$TMP/sim.rec" 2>/dev/null
 '
 

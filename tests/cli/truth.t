@@ -24,20 +24,22 @@
 # awk's doubles cannot hold ns since 1970 exactly.
 measurement_errors() {
 	t0=
-	while read -r seq t1 t2 t3 t4 delay off2 status true2 rest; do
-		case $seq in \#*) continue ;; esac
+	rec_cols "$1" t1 t4 delay off2 status true2 >"$TMP/me.cols"
+	while read -r t1 t4 delay off2 status true2; do
 		[ "$status" = ok ] || continue
 		: "${t0:=$t1}"
 		echo "$((t1 - t0)) $((off2 - true2)) $delay $((t4 - t1))"
-	done <"$1"
+	done <"$TMP/me.cols"
 }
+# The true2 of every ok record of FILE, and how many ok records it has.
+ok_true2() { rec_cols "$1" status true2 | awk '$1 == "ok" { print $2 }'; }
 # Records of FILE (measurement_errors') with |off2 - true2| > delay (+ 10 ns).
 past_delay() { awk '($2 < 0 ? -$2 : $2) > $3 + 10' "$1" | wc -l; }
 # The value of KEY in offsetfit's summary.
 v() { awk -v k="$1" '$1 == k { print $2 }' "$TMP/sum"; }
 # The least-squares line through "t e", the RMS of e about it, and how
 # far the two identities below may miss: true2 is the true offset midway
-# between T1 and T4 (ntpprobe.c), while offsetfit's t is T1, so the true
+# between T1 and T4 (src/ntpprobe/run.c), while offsetfit's t is T1, so the true
 # offset is a straight line in t only to within 25 ppm of (T4 - T1) / 2 on
 # each record.  That can move the slope by at most that over the RMS of
 # t about its mean (Cauchy-Schwarz), the RMS by at most that, and each
@@ -71,7 +73,7 @@ test_expect_success 'setup: a reflector on loopback (real-time priority if it ca
 
 test_expect_success 'ntpprobe on a sim clock: exit 0' '
 	clockstep -c "sim:$TMP/off" --create --offset 1.5s &&
-	ntpprobe -i 20ms -c 20 --clock "sim:$TMP/off" "$ep" >"$TMP/off.rec" 2>/dev/null
+	ntpprobe -i 20ms -w 1s -c 20 --clock "sim:$TMP/off" "$ep" >"$TMP/off.rec" 2>/dev/null
 '
 
 test_expect_success '#clock names the sim clock' '
@@ -83,13 +85,13 @@ test_expect_success 'true2, then the stamp columns, are appended to #fields' '
 '
 
 test_expect_success 'a clock 1.5 s ahead: true2 is -3 s on every record, to the ns' '
-	test_is "$(awk "!/^#/ && \$8 == \"ok\" { print \$9 }" "$TMP/off.rec" | sort -u)" -3000000000
+	test_is "$(ok_true2 "$TMP/off.rec" | sort -u)" -3000000000
 '
 
 test_expect_success '600 exchanges, nearly all ok (at least 590)' '
 	clockstep -c "sim:$TMP/drift" --create --freq 25ppm &&
-	$RT ntpprobe -i 50ms -c 600 --clock "sim:$TMP/drift" "$ep" >"$TMP/drift.rec" 2>/dev/null &&
-	n=$(awk "!/^#/ && \$8 == \"ok\"" "$TMP/drift.rec" | wc -l) &&
+	$RT ntpprobe -i 50ms -w 1s -c 600 --clock "sim:$TMP/drift" "$ep" >"$TMP/drift.rec" 2>/dev/null &&
+	n=$(count_status "$TMP/drift.rec" ok) &&
 	diag "$n ok" &&
 	test "$n" -ge 590
 '

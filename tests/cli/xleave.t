@@ -22,7 +22,7 @@ other_clients() {
 		q "$c" 0000000000000000 "$(nonce)" "$(nonce)" >/dev/null || return 1
 	done
 }
-log_interleaved() { awk '!/^#/ && $9 == "interleaved"' "$1" | wc -l; }
+log_interleaved() { rec_cols "$1" mode | grep -cx interleaved; }
 
 test_expect_success 'setup: a reflector with a table of 4 clients' '
 	start_reflector --clients 4 --log "$TMP/log" &&

@@ -24,7 +24,7 @@ conf() {
 synced() { ntpq -c "rv 0 leap" 2>/dev/null | grep -q 'leap=00'; }
 # The median of off2/2, in us, of the ok records of REC.
 median_offset() {
-	data_lines "$1" | awk '$8 == "ok" { print $7 / 2000 }' | sort -g |
+	rec_cols "$1" status off2 | awk '$1 == "ok" { print $2 / 2000 }' | sort -g |
 		awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 below_1ms() { awk -v m="$1" 'BEGIN { exit !(m != "" && m > -1000 && m < 1000) }'; }
