@@ -6,8 +6,8 @@
 #   need_prereq LAB                 (the whole file needs a lab)
 #   test_expect_success 'a reflector answers on loopback' '
 #           start_reflector &&
-#           ntpprobe -c 3 "udp://127.0.0.1:$REFLECT_PORT" >rec &&
-#           test_is "$(count_status rec ok)" 3
+#           ntpprobe -c 3 "udp://127.0.0.1:$REFLECT_PORT" >"$TMP/rec" &&
+#           test_is "$(count_status "$TMP/rec" ok)" 3
 #   '
 #   test_expect_success CHRONYD 'chronyd syncs to it' '...'
 #   done_testing
