@@ -35,7 +35,7 @@ median_delay() {
 # "N of M ok" is at least 99%.
 ok99() { [ "$2" -gt 0 ] && [ $(($1 * 100)) -ge $(($2 * 99)) ]; }
 data_count() { data_lines "$1" | wc -l; }
-field() { sed -n "s/^\(.* \)\{0,1\}$2 \([0-9]*\).*/\2/p" "$1" | head -n 1; }
+summary_value() { sed -n "s/^\(.* \)\{0,1\}$2 \([0-9]*\).*/\2/p" "$1" | head -n 1; }
 # The count after KIND in a reflector's summary FILE.
 kind_count() { sed -n "s/.*[ ,]$2 \([0-9]*\).*/\1/p" "$1"; }
 reap() { wait "$1" 2>/dev/null; return 0; }
@@ -80,7 +80,7 @@ test_expect_success 'setup: the probe again, under garbage from 127.0.0.3 and 12
 '
 
 test_expect_success 'the flooders sent garbage' '
-	sent=$(($(field "$TMP/g1.out" sent) + $(field "$TMP/g2.out" sent))) &&
+	sent=$(($(summary_value "$TMP/g1.out" sent) + $(summary_value "$TMP/g2.out" sent))) &&
 	diag "$sent datagrams, $((sent / 6)) a second" &&
 	test "$sent" -gt 0
 '
@@ -99,16 +99,16 @@ test_expect_success 'the reflector'\''s RSS is flat' '
 
 for g in g1 g2; do
 	test_expect_success "$g: no reply larger than the datagram it answers" '
-		test_is "$(field "$TMP/$g.out" larger)" 0
+		test_is "$(summary_value "$TMP/$g.out" larger)" 0
 	'
 
 	test_expect_success "$g: no reply that answers nothing sent" '
-		test_is "$(field "$TMP/$g.out" unmatched)" 0
+		test_is "$(summary_value "$TMP/$g.out" unmatched)" 0
 	'
 done
 
 test_expect_success 'nothing answered outside --allow' '
-	test_is "$(field "$TMP/g2.out" replies)" 0
+	test_is "$(summary_value "$TMP/g2.out" replies)" 0
 '
 
 for kind in short truncated malformed version control private mode denied; do
@@ -144,8 +144,8 @@ test_expect_success LAB 'setup: the probe again, under bad frames from the clien
 '
 
 test_expect_success LAB 'frameinject flooded' '
-	diag "$(field "$TMP/f.out" sent) frames" &&
-	test "$(field "$TMP/f.out" sent)" -gt 0
+	diag "$(summary_value "$TMP/f.out" sent) frames" &&
+	test "$(summary_value "$TMP/f.out" sent)" -gt 0
 '
 
 test_expect_success LAB 'uudp: under the flood the probe keeps >= 99% ok' '

@@ -12,7 +12,7 @@ in_ref() { ip netns exec "$NTPX_NS_REF" ss -Hlun "sport = :$1" | grep -q .; }
 send() { $NTPX_CLIENT_EXEC loadgen "$@"; }
 
 # The sink's rate and loss from the sender's summary line.
-field() { awk -v k="$2" '{ for (i = 1; i < NF; i++) if ($i == k) { v = $(i+1) } } END { gsub(/[(),%]/, "", v); print v }' "$1"; }
+summary_value() { awk -v k="$2" '{ for (i = 1; i < NF; i++) if ($i == k) { v = $(i+1) } } END { gsub(/[(),%]/, "", v); print v }' "$1"; }
 # What the kernel dropped between sender and sink on the fast path: the
 # sink's namespace's UDP InErrors (a full receive buffer) and IP
 # reassembly failures, both veth ends' dropped counters.
@@ -105,7 +105,7 @@ test_expect_success '200 Mbit/s: the sink received what was sent, less what the 
 '
 # The sink's count of what it never saw is the sender's sent - received.
 test_expect_success 'lost is sent - received' '
-	test_is "$(field "$TMP/a.err" lost)" "$(($(field "$TMP/a.err" sent) - $(received "$TMP/a.err")))"
+	test_is "$(summary_value "$TMP/a.err" lost)" "$(($(summary_value "$TMP/a.err" sent) - $(received "$TMP/a.err")))"
 '
 
 test_expect_success '9000-byte datagrams (IP fragments) arrive' '
