@@ -40,6 +40,7 @@
 
 #include "opt.h"
 #include "out.h"
+#include "exchange.h"
 #include "record.h"
 #include "stability.h"
 #include "stats.h"
@@ -128,137 +129,67 @@ static int want_truth(struct series *s)
 	return 0;
 }
 
-struct cols {
-	unsigned long generation;
-	int seq, t[4], delay, off2, status, true2;
+/* What offsetfit reads, in the order of the checks (lib/exchange.h). */
+enum { C_SEQ, C_T1, C_T2, C_T3, C_T4, C_DELAY, C_OFF2, C_STATUS, C_TRUE2 };
+
+static const struct exchange_col cols[] = {
+	[C_SEQ] = { "seq", EXCHANGE_SEQ, 0 },
+	[C_T1] = { "t1", EXCHANGE_T1, 0 },
+	[C_T2] = { "t2", EXCHANGE_T2, 0 },
+	[C_T3] = { "t3", EXCHANGE_T3, 0 },
+	[C_T4] = { "t4", EXCHANGE_T4, 0 },
+	[C_DELAY] = { "delay", EXCHANGE_DELAY, 0 },
+	[C_OFF2] = { "off2", EXCHANGE_OFF2, 0 },
+	[C_STATUS] = { "status", EXCHANGE_STATUS, 0 },
+	[C_TRUE2] = { "true2", EXCHANGE_INT, EXCHANGE_OK_ONLY },	/* optional */
 };
 
-static int find_cols(struct record_reader *r, struct cols *c)
-{
-	static const char *const tn[4] = { "t1", "t2", "t3", "t4" };
-	int i;
-
-	c->generation = r->generation;
-	c->seq = record_col(r, "seq");
-	c->delay = record_col(r, "delay");
-	c->off2 = record_col(r, "off2");
-	c->status = record_col(r, "status");
-	c->true2 = record_col(r, "true2");	/* optional */
-	for (i = 0; i < 4; i++)
-		c->t[i] = record_col(r, tn[i]);
-	for (i = 0; i < 4; i++)
-		if (c->t[i] < 0)
-			return record_error(r, "no column '%s' in '#fields'", tn[i]);
-	if (c->seq < 0 || c->delay < 0 || c->off2 < 0 || c->status < 0)
-		return record_error(r, "'#fields' lacks one of seq, delay, off2, status");
-	return 0;
-}
+static const struct exchange_spec spec = {
+	cols, (int)(sizeof(cols) / sizeof(cols[0])), "ok record without all of T1..T4"
+};
 
 /* Reads one input; returns 0 or -1 with the error printed. */
 static int read_input(int fd, const char *name, struct series *s)
 {
-	struct record_reader r;
-	struct cols c = { 0 };
+	struct exchange_reader xr;
 	int rc;
 
-	if (record_reader_init(&r, fd, name)) {
+	if (exchange_reader_init(&xr, fd, name, &spec)) {
 		ntpx_err("out of memory");
 		return -1;
 	}
-	while ((rc = record_next(&r)) == 1) {
-		int64_t t[4], delay = 0, off2 = 0, seq;
-		unsigned have = 0;
-		int i, st, hd, ho;
+	while ((rc = exchange_next(&xr)) == 1) {
+		const struct record_exchange *x = &xr.x;
 
-		if (c.generation != r.generation && find_cols(&r, &c)) {
-			rc = -1;
-			break;
-		}
-		s->records++;
-		if (record_field_i64(&r, c.seq, &seq) != 1) {
-			rc = record_error(&r, "bad seq '%s'", r.field[c.seq]);
-			break;
-		}
-		for (i = 0; i < 4; i++) {
-			int k = record_field_i64(&r, c.t[i], &t[i]);
-
-			if (k < 0) {
-				rc = record_error(&r, "bad t%d '%s'", i + 1, r.field[c.t[i]]);
-				goto out;
-			}
-			have |= (unsigned)k << i;
-		}
-		hd = record_field_i64(&r, c.delay, &delay);
-		ho = record_field_i64(&r, c.off2, &off2);
-		if (hd < 0 || ho < 0) {
-			rc = record_error(&r, "bad %s '%s'", hd < 0 ? "delay" : "off2",
-					  hd < 0 ? r.field[c.delay] : r.field[c.off2]);
-			break;
-		}
-		/* "ok" is nearly every line: spare it the table. */
-		st = r.flen[c.status] == 2 && r.field[c.status][0] == 'o' &&
-		     r.field[c.status][1] == 'k' ? RECORD_OK :
-		     record_status_parse(r.field[c.status]);
-		if (st < 0) {
-			rc = record_error(&r, "unknown status '%s'", r.field[c.status]);
-			break;
-		}
-		if (have == RECORD_HAVE_ALL) {
-			if (!hd || !ho) {
-				rc = record_error(&r, "T1..T4 present but delay or off2 missing");
-				break;
-			}
-			if (delay != record_delay(t) || off2 != record_off2(t)) {
-				rc = record_error(&r, "delay/off2 %lld/%lld do not match T1..T4 "
-						  "(%lld/%lld)", (long long)delay, (long long)off2,
-						  (long long)record_delay(t), (long long)record_off2(t));
-				break;
-			}
-			s->checked++;
-		} else if (hd || ho) {
-			rc = record_error(&r, "delay or off2 given without all of T1..T4");
-			break;
-		}
-		if (st == RECORD_OK && have != RECORD_HAVE_ALL) {
-			rc = record_error(&r, "ok record without all of T1..T4");
-			break;
-		}
-		s->status[st]++;
-		if ((have & 1) && !s->have_t0) {
-			s->t0 = t[0];
+		s->status[x->status]++;
+		if ((x->have & 1) && !s->have_t0) {
+			s->t0 = x->t[0];
 			s->have_t0 = 1;
 		}
-		if (st != RECORD_OK)
+		if (x->status != RECORD_OK)
 			continue;
-		if ((s->n == s->cap && grow(s)) || (c.true2 >= 0 && want_truth(s))) {
+		if ((s->n == s->cap && grow(s)) ||
+		    (xr.idx[C_TRUE2] >= 0 && want_truth(s))) {
 			ntpx_err("out of memory after %zu records", s->n);
-			record_reader_free(&r);
+			exchange_reader_free(&xr);
 			return -1;
 		}
-		s->t[s->n] = (double)(t[0] - s->t0) * 1e-9;
-		s->off[s->n] = (double)off2 / 2;
-		s->delay[s->n] = (float)delay;
+		s->t[s->n] = (double)(x->t[0] - s->t0) * 1e-9;
+		s->off[s->n] = (double)xr.v[C_OFF2] / 2;
+		s->delay[s->n] = (float)xr.v[C_DELAY];
 		if (s->truth)
 			s->truth[s->n] = NAN;
-		if (c.true2 >= 0) {
-			int64_t tr;
-			int k = record_parse_i64(r.field[c.true2], &tr);
-
-			if (k < 0) {
-				rc = record_error(&r, "bad true2 '%s'", r.field[c.true2]);
-				break;
-			}
-			if (k) {
-				s->truth[s->n] = (double)tr / 2;
-				s->ntruth++;
-			}
+		if (xr.vhave & (1u << C_TRUE2)) {
+			s->truth[s->n] = (double)xr.v[C_TRUE2] / 2;
+			s->ntruth++;
 		}
 		s->n++;
 	}
-out:
+	s->records += xr.records;
+	s->checked += xr.checked;
 	if (rc < 0)
-		ntpx_err("%s", r.err);
-	record_reader_free(&r);
+		ntpx_err("%s", exchange_err(&xr));
+	exchange_reader_free(&xr);
 	return rc < 0 ? -1 : 0;
 }
 
