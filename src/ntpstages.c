@@ -29,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "exchange.h"
 #include "opt.h"
 #include "record.h"
 #include "stamp.h"
@@ -45,7 +46,7 @@ static const char *const st_names[S_N] = {
 	"t3", "t3q", "t3k", "t3h", "t4h", "t4k", "t4",
 };
 
-#define NONE	INT64_MIN
+#define NONE	EXCHANGE_NONE
 
 static const struct stage {
 	const char *name;
@@ -107,26 +108,33 @@ static void usage(void)
 	       "      --version        print the version\n", opt_prog);
 }
 
-struct cols {
-	unsigned long generation;
-	int seq, status, c[S_N];
+/*
+ * What ntpstages reads, in the order of the checks (lib/exchange.h): seq,
+ * status, then the stamps in the order of enum st; stamp i is column
+ * C_STAMP + i.
+ */
+#define C_STAMP		2
+#define OK_PARTIAL	"an ok record without t1..t4"
+
+static struct exchange_col cols[C_STAMP + S_N] = {
+	{ "seq", EXCHANGE_SEQ, 0 },
+	{ "status", EXCHANGE_STATUS, 0 },
 };
 
-static int find_cols(struct record_reader *r, struct cols *c)
+static const struct exchange_spec spec = {
+	cols, (int)(sizeof(cols) / sizeof(cols[0])), OK_PARTIAL
+};
+
+static void spec_init(void)
 {
 	int i;
 
-	c->generation = r->generation;
-	c->seq = record_col(r, "seq");
-	c->status = record_col(r, "status");
-	if (c->seq < 0 || c->status < 0)
-		return record_error(r, "'#fields' lacks seq or status");
 	for (i = 0; i < S_N; i++) {
-		c->c[i] = record_col(r, st_names[i]);
-		if (c->c[i] < 0 && (i == S_T1 || i == S_T2 || i == S_T3 || i == S_T4))
-			return record_error(r, "no column '%s' in '#fields'", st_names[i]);
+		cols[C_STAMP + i].name = st_names[i];
+		cols[C_STAMP + i].role = i == S_T1 ? EXCHANGE_T1 : i == S_T2 ? EXCHANGE_T2 :
+					 i == S_T3 ? EXCHANGE_T3 : i == S_T4 ? EXCHANGE_T4 :
+					 EXCHANGE_INT;
 	}
-	return 0;
 }
 
 static int keep(struct input *in, uint64_t seq, const int64_t *x)
@@ -153,60 +161,33 @@ static int keep(struct input *in, uint64_t seq, const int64_t *x)
 /* Reads one input; returns 0 or -1 with the error printed. */
 static int read_input(int fd, const char *name, struct input *in)
 {
-	struct record_reader r;
-	struct cols c = { 0 };
+	struct exchange_reader xr;
 	int rc;
 
-	if (record_reader_init(&r, fd, name)) {
+	if (exchange_reader_init(&xr, fd, name, &spec)) {
 		ntpx_err("out of memory");
 		return -1;
 	}
-	while ((rc = record_next(&r)) == 1) {
-		int64_t x[S_N], seq;
-		int i, st;
+	while ((rc = exchange_next(&xr)) == 1) {
+		/* A stamp without a value is EXCHANGE_NONE, which is NONE. */
+		const int64_t *x = xr.v + C_STAMP;
 
-		if (c.generation != r.generation && find_cols(&r, &c)) {
-			rc = -1;
-			break;
-		}
-		in->records++;
-		if (record_field_i64(&r, c.seq, &seq) != 1) {
-			rc = record_error(&r, "bad seq '%s'", r.field[c.seq]);
-			break;
-		}
-		st = record_status_parse(r.field[c.status]);
-		if (st < 0) {
-			rc = record_error(&r, "unknown status '%s'", r.field[c.status]);
-			break;
-		}
-		for (i = 0; i < S_N; i++) {
-			int k = 0;
-
-			x[i] = NONE;
-			if (c.c[i] >= 0)
-				k = record_field_i64(&r, c.c[i], &x[i]);
-			if (k < 0) {
-				rc = record_error(&r, "bad %s '%s'", st_names[i], r.field[c.c[i]]);
-				goto out;
-			}
-			if (k == 0)
-				x[i] = NONE;
-		}
-		if (st != RECORD_OK)
+		if (xr.x.status != RECORD_OK)
 			continue;
+		/* NONE marks a missing stamp: one of INT64_MIN reads as one too. */
 		if (x[S_T1] == NONE || x[S_T2] == NONE || x[S_T3] == NONE || x[S_T4] == NONE) {
-			rc = record_error(&r, "an ok record without t1..t4");
+			rc = exchange_error(&xr, OK_PARTIAL);
 			break;
 		}
-		if (keep(in, (uint64_t)seq, x)) {
-			rc = record_error(&r, "out of memory");
+		if (keep(in, xr.x.seq, x)) {
+			rc = exchange_error(&xr, "out of memory");
 			break;
 		}
 	}
-out:
+	in->records += xr.records;
 	if (rc < 0)
-		ntpx_err("%s", r.err);
-	record_reader_free(&r);
+		ntpx_err("%s", exchange_err(&xr));
+	exchange_reader_free(&xr);
 	return rc < 0 ? -1 : 0;
 }
 
@@ -277,6 +258,7 @@ int main(int argc, char **argv)
 	size_t i, k, n;
 
 	opt_init(argv[0]);
+	spec_init();
 	while ((c = getopt_long(argc, argv, "esh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
