@@ -19,6 +19,9 @@
 #include "opt.h"
 #include "ntpstages.h"
 
+/* File scope: the arrays stay reachable until exit, which frees them. */
+static struct input in;
+
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: %s [options] [FILE...]\n"
@@ -42,7 +45,6 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
 	};
-	struct input in = { 0 };
 	int per_exchange = 0, same = 0, c;
 	double *v, *w, *t;
 
