@@ -23,6 +23,9 @@ int exchange_reader_init(struct exchange_reader *xr, int fd, const char *name,
 	for (i = 0; i < spec->ncols; i++)
 		if (spec->cols[i].role != EXCHANGE_INT)
 			xr->role_col[spec->cols[i].role] = i;
+	for (i = EXCHANGE_SEQ; i <= EXCHANGE_T4; i++)
+		if (xr->role_col[i] < 0)
+			return -1;
 	xr->arith = xr->role_col[EXCHANGE_DELAY] >= 0 && xr->role_col[EXCHANGE_OFF2] >= 0;
 	for (i = EXCHANGE_T1; i <= EXCHANGE_T4; i++)
 		if (xr->role_col[i] >= 0)
@@ -220,6 +223,7 @@ int exchange_next(struct exchange_reader *xr)
 		xr->vhave = 0;
 		if (first_fault(xr))
 			return -1;
+		vhave = xr->vhave;	/* not reached: each fault is found again */
 	}
 	if (vhave != xr->fast_mask)	/* a '-': no value */
 		for (j = 0; j < n; j++)

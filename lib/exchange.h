@@ -47,7 +47,7 @@ enum exchange_role {
 };
 
 /* Flags of a column. */
-#define EXCHANGE_OK_ONLY	1u	/* parsed on ok records only */
+#define EXCHANGE_OK_ONLY	1u	/* an EXCHANGE_INT parsed on ok records only */
 
 struct exchange_col {
 	const char *name;
@@ -55,6 +55,7 @@ struct exchange_col {
 	unsigned flags;
 };
 
+/* Every spec has seq, status and t1..t4, each once. */
 struct exchange_spec {
 	const struct exchange_col *cols;	/* in the order of the checks */
 	int ncols;				/* at most EXCHANGE_MAX_COLS */
@@ -89,7 +90,10 @@ struct exchange_reader {
 	uint64_t checked;		/* of them, delay/off2 checked against t1..t4 */
 };
 
-/* Returns 0, or -1 (out of memory, or more than EXCHANGE_MAX_COLS columns). */
+/*
+ * Returns 0, or -1: out of memory, or a spec without seq, status and
+ * t1..t4 or with more than EXCHANGE_MAX_COLS columns.
+ */
 int exchange_reader_init(struct exchange_reader *xr, int fd, const char *name,
 			 const struct exchange_spec *spec);
 void exchange_reader_free(struct exchange_reader *xr);

@@ -204,14 +204,21 @@ static void header_checks(void **state)
 	assert_int_equal(run("#ntpx-record 1\n#fields a\n", &fit, NULL, 0), 0);
 }
 
-static void too_many_columns(void **state)
+/* A spec the reader cannot serve is refused at init. */
+static void specs_refused(void **state)
 {
 	static struct exchange_col many[EXCHANGE_MAX_COLS + 1];
 	const struct exchange_spec big = { many, EXCHANGE_MAX_COLS + 1, "x" };
+	const struct exchange_spec no_t4 = { fit_cols, 4, "x" };	/* seq t1 t2 t3 */
+	const struct exchange_spec no_status = { stage_cols + 2, 5, "x" };
 	struct exchange_reader xr;
 
 	(void)state;
 	assert_int_equal(exchange_reader_init(&xr, 0, "mem", &big), -1);
+	assert_int_equal(exchange_reader_init(&xr, 0, "mem", &no_t4), -1);
+	assert_int_equal(exchange_reader_init(&xr, 0, "mem", &no_status), -1);
+	assert_int_equal(exchange_reader_init(&xr, 0, "mem", &stage), 0);
+	exchange_reader_free(&xr);
 }
 
 int main(void)
@@ -222,7 +229,7 @@ int main(void)
 		cmocka_unit_test(each_check),
 		cmocka_unit_test(order_of_the_checks),
 		cmocka_unit_test(header_checks),
-		cmocka_unit_test(too_many_columns),
+		cmocka_unit_test(specs_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
