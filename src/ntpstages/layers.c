@@ -48,7 +48,7 @@ void layers_print(const struct input *in, double *v, double *w, double *t)
 				tt[m] = x[l->t[m]];
 			if (tt[0] == NONE || tt[1] == NONE || tt[2] == NONE || tt[3] == NONE)
 				continue;
-			t[n] = (double)(x[S_T1] - in->x[0][S_T1]) / 1e9;
+			t[n] = (double)(int64_t)((uint64_t)x[S_T1] - (uint64_t)in->x[0][S_T1]) / 1e9;
 			v[n] = (double)record_off2(tt) / 2;
 			w[n] = (double)record_delay(tt);
 			n++;

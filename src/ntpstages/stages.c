@@ -49,7 +49,8 @@ static int64_t stage_of(const int64_t *x, const struct stage *s)
 {
 	if (x[s->from] == NONE || x[s->to] == NONE)
 		return NONE;
-	return x[s->to] - x[s->from];
+	/* Modulo 2^64, as record_delay(): stamps are whatever a file holds. */
+	return (int64_t)((uint64_t)x[s->to] - (uint64_t)x[s->from]);
 }
 
 /* RMS of successive differences over sqrt 2: the SD of white noise. */

@@ -112,7 +112,8 @@ int series_read(int fd, const char *name, struct series *s)
 			exchange_reader_free(&xr);
 			return -1;
 		}
-		s->t[s->n] = (double)(x->t[0] - s->t0) * 1e-9;
+		/* Modulo 2^64, as record_delay(): a T1 is whatever a file holds. */
+		s->t[s->n] = (double)(int64_t)((uint64_t)x->t[0] - (uint64_t)s->t0) * 1e-9;
 		s->off[s->n] = (double)xr.v[C_OFF2] / 2;
 		s->delay[s->n] = (float)xr.v[C_DELAY];
 		if (s->truth)
