@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * offsetfit.h - what the parts of offsetfit share (src/offsetfit/):
- * main.c reads the options and the inputs and starts one output; input.c
- * reads the records (lib/exchange.h) into struct series; summary.c is the
- * fit's summary (key-value lines or JSON, with truth when the records
- * carry it); output.c the plain outputs (--residuals, --cdf) and the end
- * of every output; percentiles.c --percentiles; stability.c --stability.
+ * main.c reads the inputs and starts one output; options.c reads the
+ * options; input.c reads the records (lib/exchange.h) into struct series;
+ * summary.c is the fit's summary (key-value lines or JSON, with truth
+ * when the records carry it); output.c the plain outputs (--residuals,
+ * --cdf) and the end of every output; percentiles.c --percentiles;
+ * stability.c --stability.
  *
  * The outputs may reorder or overwrite the series' arrays (quantiles are
  * taken in place): each runs once, last.
@@ -31,6 +32,20 @@ struct series {
 	uint64_t records, checked;
 	uint64_t status[RECORD_NSTATUS];
 };
+
+/* What to print (options.c). */
+enum fit_mode { M_SUMMARY, M_RESIDUALS, M_CDF_RTT, M_CDF_RESID, M_CHECK, M_STABILITY,
+		M_PERCENTILES };
+
+struct fit_config {
+	enum fit_mode mode;
+	int json;		/* the summary, --stability or --percentiles as JSON */
+	unsigned series;	/* --stability's series (stability.c); 0: each the input has */
+	double tau0_s;		/* --tau0; 0: the median spacing */
+};
+
+/* options.c: the options into @cfg (exit 2 for a bad one); the first input's index. */
+int fit_options(int argc, char **argv, struct fit_config *cfg);
 
 /* input.c: one input into @s; 0, or -1 with the error printed. */
 int series_read(int fd, const char *name, struct series *s);
