@@ -82,6 +82,30 @@ static int lacks(struct exchange_reader *xr)
 	return record_error(&xr->r, "'#fields' lacks %s%s", total > 2 ? "one of " : "", names);
 }
 
+/* Where the value of spec column @i goes (exchange.h). */
+static int64_t *value_of(struct exchange_reader *xr, int i)
+{
+	enum exchange_role role = xr->spec->cols[i].role;
+
+	switch (role) {
+	case EXCHANGE_SEQ:
+		return (int64_t *)(void *)&xr->x.seq;	/* the same bits */
+	case EXCHANGE_T1:
+	case EXCHANGE_T2:
+	case EXCHANGE_T3:
+	case EXCHANGE_T4:
+		return &xr->x.t[role - EXCHANGE_T1];
+	case EXCHANGE_DELAY:
+		return &xr->delay;
+	case EXCHANGE_OFF2:
+		return &xr->off2;
+	case EXCHANGE_STATUS:
+	case EXCHANGE_INT:
+		break;
+	}
+	return &xr->v[i];
+}
+
 /*
  * The spec's columns in the current #fields, checked in spec order; and
  * the plan for its lines: the integer columns there, parsed at once.
@@ -98,7 +122,8 @@ static int find_cols(struct exchange_reader *xr)
 		const struct exchange_col *c = &s->cols[i];
 
 		xr->idx[i] = record_col(&xr->r, c->name);
-		xr->v[i] = EXCHANGE_NONE;
+		if (c->role != EXCHANGE_STATUS)
+			*value_of(xr, i) = EXCHANGE_NONE;
 		if (grouped(c->role))
 			last = i;
 		if (xr->idx[i] < 0 || c->role == EXCHANGE_STATUS)
@@ -106,7 +131,7 @@ static int find_cols(struct exchange_reader *xr)
 		if (c->flags & EXCHANGE_OK_ONLY) {
 			xr->late_col[xr->nlate++] = (uint8_t)i;
 		} else {
-			xr->fast_col[xr->nfast] = (uint8_t)i;
+			xr->fast_dst[xr->nfast] = value_of(xr, i);
 			xr->fast_bit[xr->nfast] = 1u << i;
 			xr->fast_mask |= 1u << i;
 			xr->fast_field[xr->nfast++] = xr->idx[i];
@@ -143,14 +168,16 @@ static int read_col(struct exchange_reader *xr, int i)
 	if (c->role == EXCHANGE_STATUS)
 		return status_of(r, f) < 0 ?
 		       record_error(r, "unknown status '%s'", r->field[f]) : 0;
-	xr->v[i] = EXCHANGE_NONE;
+	int64_t *v = value_of(xr, i);
+
+	*v = EXCHANGE_NONE;
 	if (f < 0)
 		return 0;
-	k = record_field_i64(r, f, &xr->v[i]);
+	k = record_field_i64(r, f, v);
 	if (k < 0 || (k == 0 && c->role == EXCHANGE_SEQ))
 		return record_error(r, "bad %s '%s'", c->name, r->field[f]);
 	if (k == 0)
-		xr->v[i] = EXCHANGE_NONE;
+		*v = EXCHANGE_NONE;
 	else
 		xr->vhave |= 1u << i;
 	return 0;
@@ -177,9 +204,9 @@ int exchange_next(struct exchange_reader *xr)
 	const int *rc_ = xr->role_col;
 	const int *ff = xr->fast_field;
 	const uint32_t *bit = xr->fast_bit;
-	const uint8_t *col = xr->fast_col;
+	int64_t *const *dst = xr->fast_dst;
 	uint32_t vhave = 0;
-	int rc, i, j, n, st, acc = 0;
+	int rc, i, j, n, st, hd, ho, acc = 0;
 
 	rc = record_next(r);
 	if (rc != 1)
@@ -199,7 +226,7 @@ int exchange_next(struct exchange_reader *xr)
 	 * (a tenth of offsetfit's time).
 	 */
 #define FAST(j) do {								\
-		int k = record_field_i64(r, ff[j], &xr->v[col[j]]);		\
+		int k = record_field_i64(r, ff[j], dst[j]);			\
 										\
 		acc |= k;							\
 		vhave |= bit[j] & -(uint32_t)k;					\
@@ -225,32 +252,30 @@ int exchange_next(struct exchange_reader *xr)
 			return -1;
 		vhave = xr->vhave;	/* not reached: each fault is found again */
 	}
-	if (vhave != xr->fast_mask)	/* a '-': no value */
-		for (j = 0; j < n; j++)
-			if (!(vhave & bit[j]))
-				xr->v[col[j]] = EXCHANGE_NONE;
 	xr->vhave = vhave;
 	xr->x.status = (enum record_status)st;
-	xr->x.seq = (uint64_t)xr->v[rc_[EXCHANGE_SEQ]];
-	for (j = 0; j < 4; j++)
-		xr->x.t[j] = xr->v[rc_[EXCHANGE_T1 + j]];
-	if ((vhave & xr->tmask) == xr->tmask) {
+	/* Nearly every line has a value in every column (t1..t4 among them). */
+	if (vhave == xr->fast_mask) {
 		xr->x.have = RECORD_HAVE_ALL;
+		hd = ho = 1;
 	} else {
+		for (j = 0; j < n; j++)		/* a '-': no value */
+			if (!(vhave & bit[j]))
+				*dst[j] = EXCHANGE_NONE;
 		xr->x.have = 0;
 		for (j = 0; j < 4; j++)
 			xr->x.have |= (vhave >> rc_[EXCHANGE_T1 + j] & 1) << j;
+		hd = xr->arith && (vhave >> rc_[EXCHANGE_DELAY] & 1);
+		ho = xr->arith && (vhave >> rc_[EXCHANGE_OFF2] & 1);
 	}
 	if (xr->arith) {
-		int64_t delay = xr->v[rc_[EXCHANGE_DELAY]], off2 = xr->v[rc_[EXCHANGE_OFF2]];
-		unsigned hd = vhave >> rc_[EXCHANGE_DELAY] & 1, ho = vhave >> rc_[EXCHANGE_OFF2] & 1;
-
 		if (xr->x.have == RECORD_HAVE_ALL) {
 			if (!hd || !ho)
 				return record_error(r, "T1..T4 present but delay or off2 missing");
-			if (delay != record_delay(xr->x.t) || off2 != record_off2(xr->x.t))
+			if (xr->delay != record_delay(xr->x.t) || xr->off2 != record_off2(xr->x.t))
 				return record_error(r, "delay/off2 %lld/%lld do not match T1..T4 "
-						    "(%lld/%lld)", (long long)delay, (long long)off2,
+						    "(%lld/%lld)", (long long)xr->delay,
+						    (long long)xr->off2,
 						    (long long)record_delay(xr->x.t),
 						    (long long)record_off2(xr->x.t));
 			xr->checked++;

@@ -65,6 +65,7 @@ struct exchange_spec {
 /* The value of a column without one ('-', or not in #fields). */
 #define EXCHANGE_NONE	INT64_MIN
 
+/* Points into itself once initialised: not to be copied or moved. */
 struct exchange_reader {
 	struct record_reader r;
 	const struct exchange_spec *spec;
@@ -76,15 +77,21 @@ struct exchange_reader {
 	/* the plan for the current #fields (exchange.c) */
 	int nfast, nlate;
 	int fast_field[EXCHANGE_MAX_COLS];	/* integer columns, every line */
+	int64_t *fast_dst[EXCHANGE_MAX_COLS];	/* where their values go */
 	uint32_t fast_bit[EXCHANGE_MAX_COLS];	/* their vhave bits */
 	uint32_t fast_mask;			/* all of them */
-	uint8_t fast_col[EXCHANGE_MAX_COLS];
 	uint8_t late_col[EXCHANGE_MAX_COLS];	/* EXCHANGE_OK_ONLY ones there */
 
-	/* the current exchange, after exchange_next() returned 1 */
-	struct record_exchange x;	/* seq, t1..t4 (have), status */
-	int64_t v[EXCHANGE_MAX_COLS];	/* each spec column's value, ns, or EXCHANGE_NONE */
-	uint32_t vhave;			/* bit i: column i had a value */
+	/*
+	 * The current exchange, after exchange_next() returned 1: seq,
+	 * status, t1..t4 (EXCHANGE_NONE without a value, and a bit in have
+	 * with one), delay and off2 (EXCHANGE_NONE without), the other
+	 * columns in v[] by their index in the spec.
+	 */
+	struct record_exchange x;
+	int64_t delay, off2;		/* ns */
+	int64_t v[EXCHANGE_MAX_COLS];	/* ns, or EXCHANGE_NONE */
+	uint32_t vhave;			/* bit i: spec column i had a value */
 
 	uint64_t records;		/* data lines read */
 	uint64_t checked;		/* of them, delay/off2 checked against t1..t4 */

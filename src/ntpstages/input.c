@@ -78,10 +78,15 @@ int input_read(int fd, const char *name, struct input *in)
 	}
 	while ((rc = exchange_next(&xr)) == 1) {
 		/* A stamp without a value is EXCHANGE_NONE, which is NONE. */
-		const int64_t *x = xr.v + C_STAMP;
+		int64_t *x = xr.v + C_STAMP;
 
 		if (xr.x.status != RECORD_OK)
 			continue;
+		/* t1..t4 come in xr.x, the other stamps in v[]. */
+		x[S_T1] = xr.x.t[0];
+		x[S_T2] = xr.x.t[1];
+		x[S_T3] = xr.x.t[2];
+		x[S_T4] = xr.x.t[3];
 		/* NONE marks a missing stamp: one of INT64_MIN reads as one too. */
 		if (x[S_T1] == NONE || x[S_T2] == NONE || x[S_T3] == NONE || x[S_T4] == NONE) {
 			rc = exchange_error(&xr, OK_PARTIAL);

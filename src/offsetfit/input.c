@@ -114,8 +114,8 @@ int series_read(int fd, const char *name, struct series *s)
 		}
 		/* Modulo 2^64, as record_delay(): a T1 is whatever a file holds. */
 		s->t[s->n] = (double)(int64_t)((uint64_t)x->t[0] - (uint64_t)s->t0) * 1e-9;
-		s->off[s->n] = (double)xr.v[C_OFF2] / 2;
-		s->delay[s->n] = (float)xr.v[C_DELAY];
+		s->off[s->n] = (double)xr.off2 / 2;
+		s->delay[s->n] = (float)xr.delay;
 		if (s->truth)
 			s->truth[s->n] = NAN;
 		if (xr.vhave & (1u << C_TRUE2)) {

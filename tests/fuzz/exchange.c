@@ -3,7 +3,7 @@
  * libFuzzer target: lib/exchange.c with offsetfit's kind of spec and
  * ntpstages' kind, on the same input.  Whatever a line holds, a record
  * that comes out obeys the format: an ok record has t1..t4, delay and
- * off2 reproduce them, and a column has a value exactly when its bit says.
+ * off2 reproduce them, and a column without a value is EXCHANGE_NONE.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -45,15 +45,18 @@ static const struct exchange_spec specs[] = {
 
 static void check(const struct exchange_reader *xr, const struct exchange_spec *spec)
 {
-	int i;
+	int i, k;
 
+	for (k = 0; k < 4; k++)
+		if (!(xr->x.have & 1u << k) && xr->x.t[k] != EXCHANGE_NONE)
+			__builtin_trap();
 	if (xr->x.status == RECORD_OK && xr->x.have != RECORD_HAVE_ALL)
 		__builtin_trap();
 	if (spec->cols == fit_cols && xr->x.have == RECORD_HAVE_ALL &&
-	    (xr->v[5] != record_delay(xr->x.t) || xr->v[6] != record_off2(xr->x.t)))
+	    (xr->delay != record_delay(xr->x.t) || xr->off2 != record_off2(xr->x.t)))
 		__builtin_trap();
 	for (i = 0; i < spec->ncols; i++) {
-		if (spec->cols[i].role == EXCHANGE_STATUS)
+		if (spec->cols[i].role != EXCHANGE_INT)
 			continue;
 		/* No value is EXCHANGE_NONE (a value may be INT64_MIN too). */
 		if (!(xr->vhave & 1u << i) && xr->v[i] != EXCHANGE_NONE)

@@ -101,8 +101,8 @@ static void values_read(void **state)
 	assert_int_equal(xr.x.have, RECORD_HAVE_ALL);
 	assert_int_equal(xr.x.t[0], 1000);
 	assert_int_equal(xr.x.t[3], 1040);
-	assert_int_equal(xr.v[5], 30);
-	assert_int_equal(xr.v[6], -10);
+	assert_int_equal(xr.delay, 30);
+	assert_int_equal(xr.off2, -10);
 	assert_int_equal(xr.v[8], -22);
 	assert_true(xr.vhave & 1u << 8);
 	/* true2 is read on ok records only: "junk" on a timeout goes by. */
@@ -110,8 +110,8 @@ static void values_read(void **state)
 	assert_int_equal(xr.x.status, RECORD_TIMEOUT);
 	assert_int_equal(xr.x.have, 1);
 	assert_int_equal(xr.x.t[0], 2000);
-	assert_int_equal(xr.v[2], EXCHANGE_NONE);
-	assert_int_equal(xr.v[5], EXCHANGE_NONE);
+	assert_int_equal(xr.x.t[1], EXCHANGE_NONE);
+	assert_int_equal(xr.delay, EXCHANGE_NONE);
 	assert_int_equal(xr.v[8], EXCHANGE_NONE);
 	assert_false(xr.vhave & (1u << 2 | 1u << 5 | 1u << 8));
 	assert_int_equal(exchange_next(&xr), 0);
