@@ -7,6 +7,7 @@
 #   src/TOOL.c        -> bin/TOOL
 #   src/TOOL/*.c      -> bin/TOOL   (a tool of several files)
 #   tests/unit/*.c    -> build/unit/NAME.t  (cmocka, TAP through prove)
+#   tests/unit/support/*.c -> linked into the unit tests that name it
 #   tests/fuzz/*.c    -> build/fuzz/NAME    (libFuzzer, `make fuzz`)
 #   tests/bench/*.c   -> build/bench/NAME   (`make bench`)
 #   tests/helpers/*.c -> build/helpers/NAME (programs the shell tests drive)
@@ -68,8 +69,8 @@ FUZZ     := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(sort $(wildcard tests/fuzz/
 HELPERS  := $(patsubst tests/helpers/%.c,build/helpers/%,$(sort $(wildcard tests/helpers/*.c)))
 # The tracked shell commands (bin/ntpx-*) and the shell libraries they
 # source (bin/ntpx-*.sh: not commands, installed under share/ntpx).
-COMMANDS := $(filter-out %.sh $(TOOLS),$(wildcard bin/ntpx-*))
-SHLIBS   := $(wildcard bin/ntpx-*.sh)
+COMMANDS := $(filter-out %.sh %.awk $(TOOLS),$(wildcard bin/ntpx-*))
+SHLIBS   := $(wildcard bin/ntpx-*.sh bin/ntpx-*.awk)
 ANALYSIS := $(wildcard analysis/ntpx-*)
 SCRIPTS  := $(COMMANDS) $(SHLIBS) $(ANALYSIS)
 MAN1     := $(wildcard doc/*.1)
@@ -130,7 +131,16 @@ $(foreach d,$(TOOL_DIRS),$(eval $(call tool_dir_rule,$(d))))
 
 build/unit/%.t: tests/unit/%.c lib/libntpx.a
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Itests/unit -MMD -MP $(LDFLAGS) -o $@ $< $(LDLIBS) -lcmocka
+	$(CC) $(ALL_CFLAGS) -Itests/unit -MMD -MP $(LDFLAGS) -o $@ $< $(filter %.o,$^) $(LDLIBS) -lcmocka
+
+# Code that some unit tests share (tests/unit/support/NAME.c), linked into
+# those that name it here: the verbs mocks define ibv_* calls, which must
+# not reach the other tests.
+UNIT_SUPPORT := $(patsubst tests/unit/support/%.c,build/unit/support/%.o,$(wildcard tests/unit/support/*.c))
+build/unit/support/%.o: tests/unit/support/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Itests/unit -MMD -MP -c -o $@ $<
+build/unit/port_verbs.t build/unit/ib_fabric.t: build/unit/support/verbs_mock.o
 
 build/helpers/%: tests/helpers/%.c lib/libntpx.a
 	@mkdir -p $(@D)
@@ -265,6 +275,6 @@ install: all
 clean:
 	rm -rf build lib/libntpx.a $(TOOLS)
 
--include $(LIB_OBJ:.o=.d) $(patsubst bin/%,build/src/%.d,$(TOOLS)) $(patsubst src/%.c,build/src/%.d,$(wildcard src/*/*.c)) $(UNIT:.t=.d) $(BENCH:=.d) $(HELPERS:=.d)
+-include $(LIB_OBJ:.o=.d) $(patsubst bin/%,build/src/%.d,$(TOOLS)) $(patsubst src/%.c,build/src/%.d,$(wildcard src/*/*.c)) $(UNIT:.t=.d) $(UNIT_SUPPORT:.o=.d) $(BENCH:=.d) $(HELPERS:=.d)
 
 endif # NTPX_BUILD

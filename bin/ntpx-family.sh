@@ -26,6 +26,9 @@ ntpx-family.sh) echo "ntpx-family.sh: sourced by the ntpx-FAMILY scripts, not ru
 esac
 
 fam_version=0.1.0
+# Columns by name (fields(), field(NAME)), ahead of every awk program
+# here that reads a record.
+ntpx_fields=$(cat "$ntpx_lib/ntpx-fields.awk") || exit 1
 
 fam_die() { echo "$prog: $*" >&2; fam_cleanup; exit 1; }
 fam_usage_error() { echo "$prog: $*" >&2; echo "Try '$prog --help'." >&2; exit 2; }
@@ -319,8 +322,8 @@ fam_server_wait() {
 	_i=0
 	while [ $_i -lt 40 ]; do
 		if fam_on client ntpprobe -c 1 -w 250ms "$client_ep" 2>/dev/null |
-			awk '/^#fields / { for (i = 2; i <= NF; i++) if ($i == "status") c = i - 1; next }
-			     /^#/ { next } c && $c == "ok" { f = 1 } END { exit !f }'; then
+			awk "$ntpx_fields"'/^#fields/ { fields(); next }
+			     /^#/ { next } field("status") == "ok" { f = 1 } END { exit !f }'; then
 			return 0
 		fi
 		kill -0 "$server" 2>/dev/null ||
@@ -465,15 +468,8 @@ fam_load_gbps() {
 fam_cols() {
 	_file=$1
 	shift
-	awk -v want="$*" '
-	BEGIN { n = split(want, w, " ") }
-	/^#fields/ { delete c; for (i = 2; i <= NF; i++) c[$i] = i - 1; next }
-	/^#/ { next }
-	{
-		s = ""
-		for (i = 1; i <= n; i++) s = s (i > 1 ? " " : "") ((w[i] in c) ? $(c[w[i]]) : "-")
-		print s
-	}' "$_file"
+	awk -v want="$*" "$ntpx_fields"'/^#fields/ { fields(); next } /^#/ { next }
+		{ print field_list(want) }' "$_file"
 }
 
 # fam_recs [FROM_NS TO_NS]: "time status delay off2 true2 foff2 jitter djitter

@@ -92,6 +92,24 @@ int ntp_kiss_code(const struct ntp_packet *p, char code[5])
 	return n > 0;
 }
 
+int ntp_refid_parse(const char *s, uint32_t *refid)
+{
+	uint32_t v = 0;
+	size_t i, n = strlen(s);
+
+	if (n == 0 || n > 4)
+		return -1;
+	for (i = 0; i < 4; i++) {
+		unsigned char ch = i < n ? (unsigned char)s[i] : 0;
+
+		if (i < n && (ch < 0x20 || ch > 0x7e))
+			return -1;
+		v = v << 8 | ch;
+	}
+	*refid = v;
+	return 0;
+}
+
 enum ntp_verdict ntp_judge(const struct ntp_packet *p)
 {
 	char code[5];

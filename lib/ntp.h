@@ -140,6 +140,14 @@ enum ntp_verdict ntp_judge(const struct ntp_packet *p);
 int ntp_kiss_code(const struct ntp_packet *p, char code[5]);
 
 /*
+ * A reference ID as a server announces it (RFC 5905 7.3: up to four
+ * ASCII characters, left justified and zero filled) from @s, 1 to 4
+ * printable ASCII characters (space included): 0 and *@refid set (host
+ * order, as struct ntp_packet holds it), or -1 for anything else.
+ */
+int ntp_refid_parse(const char *s, uint32_t *refid);
+
+/*
  * The poll interval after a RATE kiss (RFC 5905 7.4: the client reduces
  * its rate at each one), ns: twice @interval_ns and at least 2^@poll s
  * (the kiss's poll field, what the server asks for), at most

@@ -100,6 +100,76 @@ static int put_out(const struct filter *f, const struct filter_out *o)
 	return printf(" %s - -\n", buf);
 }
 
+/*
+ * Every record of @r through the clock filter, each written out with the
+ * filter's columns: 0 at the end of the input (or when a write failed:
+ * ctx->werr), -1 with r->err set on a record that cannot be filtered.
+ */
+static int filter_records(struct record_reader *r, struct ctx *ctx, int window)
+{
+	unsigned long gen = 0;
+	int rc = 0, col_status = -1, col_delay = -1, col_off2 = -1;
+	struct filter f;
+
+	filter_init(&f, window);
+
+	while (!ctx->werr && (rc = record_next(r)) == 1) {
+		struct filter_out o;
+		int64_t delay, off2;
+		int st;
+		size_t i;
+
+		if (r->generation != gen) {
+			gen = r->generation;
+			col_status = record_col(r, "status");
+			col_delay = record_col(r, "delay");
+			col_off2 = record_col(r, "off2");
+			if (col_status < 0 || col_delay < 0 || col_off2 < 0) {
+				rc = record_error(r, "no status, delay or off2 column");
+				break;
+			}
+		}
+		if (ctx->clash[0]) {
+			rc = record_error(r, "column '%s' is there already (filtered twice?)",
+					  ctx->clash);
+			break;
+		}
+		st = record_status_parse(r->field[col_status]);
+		if (st < 0) {
+			rc = record_error(r, "unknown status '%s'", r->field[col_status]);
+			break;
+		}
+		if (ctx->reset) {
+			filter_init(&f, window);
+			ctx->reset = 0;
+		}
+		if (st == RECORD_OK) {
+			if (record_parse_i64(r->field[col_delay], &delay) != 1 ||
+			    record_parse_i64(r->field[col_off2], &off2) != 1) {
+				rc = record_error(r, "ok record without a delay and off2");
+				break;
+			}
+			filter_add(&f, off2, delay, &o);
+		} else if (st == RECORD_KOD || st == RECORD_UNSYNCED) {
+			/* OpenNTPD reschedules without touching trust. */
+			filter_peek(&f, &o);
+		} else {
+			/* No usable reply came for this query. */
+			filter_miss(&f, &o);
+		}
+		for (i = 0; i < r->linelen; i++)
+			if (!r->line[i])
+				r->line[i] = ' ';
+		if (fwrite(r->line, 1, r->linelen, stdout) != r->linelen)
+			wrote(ctx, -1);
+		else
+			wrote(ctx, put_out(&f, &o));
+	}
+	if (rc == 0 && ctx->clash[0])
+		rc = record_error(r, "column '%s' is there already (filtered twice?)", ctx->clash);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -109,11 +179,9 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct record_reader r;
-	struct filter f;
 	struct ctx ctx = { .clash = "" };
 	const char *name = "-";
-	unsigned long gen = 0;
-	int opt, fd = 0, rc = 0, out, col_status = -1, col_delay = -1, col_off2 = -1;
+	int opt, fd = 0, rc, out;
 	uint64_t window = FILTER_WINDOW;
 
 	opt_init(argv[0]);
@@ -144,62 +212,7 @@ int main(int argc, char **argv)
 		ntpx_die(NTPX_EXIT_FAIL, "out of memory");
 	r.on_comment = on_comment;
 	r.ctx = &ctx;
-	filter_init(&f, (int)window);
-
-	while (!ctx.werr && (rc = record_next(&r)) == 1) {
-		struct filter_out o;
-		int64_t delay, off2;
-		int st;
-		size_t i;
-
-		if (r.generation != gen) {
-			gen = r.generation;
-			col_status = record_col(&r, "status");
-			col_delay = record_col(&r, "delay");
-			col_off2 = record_col(&r, "off2");
-			if (col_status < 0 || col_delay < 0 || col_off2 < 0) {
-				rc = record_error(&r, "no status, delay or off2 column");
-				break;
-			}
-		}
-		if (ctx.clash[0]) {
-			rc = record_error(&r, "column '%s' is there already (filtered twice?)",
-					  ctx.clash);
-			break;
-		}
-		st = record_status_parse(r.field[col_status]);
-		if (st < 0) {
-			rc = record_error(&r, "unknown status '%s'", r.field[col_status]);
-			break;
-		}
-		if (ctx.reset) {
-			filter_init(&f, (int)window);
-			ctx.reset = 0;
-		}
-		if (st == RECORD_OK) {
-			if (record_parse_i64(r.field[col_delay], &delay) != 1 ||
-			    record_parse_i64(r.field[col_off2], &off2) != 1) {
-				rc = record_error(&r, "ok record without a delay and off2");
-				break;
-			}
-			filter_add(&f, off2, delay, &o);
-		} else if (st == RECORD_KOD || st == RECORD_UNSYNCED) {
-			/* OpenNTPD reschedules without touching trust. */
-			filter_peek(&f, &o);
-		} else {
-			/* No usable reply came for this query. */
-			filter_miss(&f, &o);
-		}
-		for (i = 0; i < r.linelen; i++)
-			if (!r.line[i])
-				r.line[i] = ' ';
-		if (fwrite(r.line, 1, r.linelen, stdout) != r.linelen)
-			wrote(&ctx, -1);
-		else
-			wrote(&ctx, put_out(&f, &o));
-	}
-	if (rc == 0 && ctx.clash[0])
-		rc = record_error(&r, "column '%s' is there already (filtered twice?)", ctx.clash);
+	rc = filter_records(&r, &ctx, (int)window);
 	/* A closed pipe ends the run quietly, whatever the input still
 	   held; any other write error is the run's error (lib/out.h). */
 	out = ctx.werr ? out_failed("standard output", ctx.werr) :

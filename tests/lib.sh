@@ -64,11 +64,15 @@
 #                       finds what is left)
 #   (tests/twohost.sh, sourced after this: twohost_up, two hosts reached
 #   over ssh, each with an sshd of the test's own)
-#   diag TEXT           "# TEXT" on stderr
+#   diag TEXT           "# TEXT" on the suite's stderr (fd 4), even from a
+#                       command whose stderr goes to a file
 #   start_reflector [OPTION...] ntpreflect on a free loopback port
 #                       (REFLECT_PORT, REFLECT_PID)
-#   data_lines FILE, count_status FILE WORD, rec_status FILE, one_clock FILE
+#   data_lines FILE, rec_cols FILE NAME..., count_status FILE WORD,
+#   rec_status FILE, one_clock FILE
 #                       record helpers (columns found by name)
+#   $ntpx_fields        bin/ntpx-fields.awk, to put ahead of an awk program
+#                       that reads a #fields header: fields(), field(NAME)
 #
 # NTPX_BIN is the directory of the built tools (bin/ of the checkout),
 # NTPX_HELPERS that of the test programs (build/helpers: udpq);
@@ -79,6 +83,9 @@ NTPX_BIN=${NTPX_BIN:-$NTPX_TOP/bin}
 NTPX_HELPERS=$NTPX_TOP/build/helpers
 PATH=$NTPX_BIN:$PATH
 export NTPX_TOP NTPX_BIN NTPX_HELPERS PATH
+# Columns by name for the awk programs here and in the suites: fields()
+# on a "#fields" line, then field(NAME) (bin/ntpx-fields.awk).
+ntpx_fields=$(cat "$NTPX_TOP/bin/ntpx-fields.awk") || exit 1
 
 _tap_n=0
 _tap_failed=0
@@ -107,7 +114,12 @@ test_when_finished() {
 	_test_cleanup="$* 2>/dev/null || true; $_test_cleanup"
 }
 
-diag() { echo "# $*" >&2; }
+# Diagnostics go to the suite's own stderr, saved as fd 4 when the lib is
+# sourced (git's t/ does the same), so that a check's message reaches the
+# harness even when the command it runs has its stderr sent to a file:
+# test_exit 1 offsetfit bad.rec 2>"$TMP/err".
+exec 4>&2
+diag() { echo "# $*" >&4; }
 
 # A function of its own, so that "return" in a body ends the body.
 _test_eval() { eval "$1"; }
@@ -135,11 +147,11 @@ test_expect_success() {
 	# runs, in a subshell, from the break on: a mistake in the suite,
 	# reported as one (and scripts/leftovers names what it left).
 	if [ "${NTPX_TEST_CHAIN_LINT:-1}" = 1 ] &&
-	   [ "$( (_test_eval "(exit 117) && $2${LF}${LF}echo OK-\$?") 2>/dev/null)" != OK-117 ]; then
+	   [ "$( (_test_eval "(exit 117) && $2${LF}${LF}echo OK-\$?") 2>/dev/null 4>/dev/null)" != OK-117 ]; then
 		echo "not ok $_tap_n - $1"
 		_tap_failed=$((_tap_failed + 1))
 		diag "BUG: a command outside the && chain (or a here-document that runs away) in:"
-		printf '%s\n' "$2" | sed 's/^/#	/' >&2
+		printf '%s\n' "$2" | sed 's/^/#	/' >&4
 		return 0
 	fi
 	_in_test=1
@@ -155,7 +167,7 @@ test_expect_success() {
 		echo "not ok $_tap_n - $1"
 		_tap_failed=$((_tap_failed + 1))
 		diag "failed (status $_te_rc):"
-		printf '%s\n' "$2" | sed 's/^/#	/' >&2
+		printf '%s\n' "$2" | sed 's/^/#	/' >&4
 	fi
 	return 0
 }
@@ -172,7 +184,7 @@ test_grep() {
 	for _tg_file; do :; done
 	grep -q "$@" && return 0
 	diag "grep $* found nothing; the file (first 20 lines):"
-	head -n 20 "$_tg_file" 2>&1 | sed 's/^/#   /' >&2
+	head -n 20 "$_tg_file" 2>&1 | sed 's/^/#   /' >&4
 	return 1
 }
 
@@ -291,7 +303,7 @@ uniq_name() {
 }
 
 lab_up() {
-	need_root
+	need_prereq ROOT
 	LAB=$(uniq_name "$1")
 	shift
 	test_atexit "$NTPX_BIN/ntpx-lab" -n "$LAB" down
@@ -321,15 +333,24 @@ data_lines() { grep -v '^#' "$1"; }
 
 # Count of records in FILE whose status is WORD (the column found by name).
 count_status() {
-	awk -v w="$2" '/^#fields / { for (i = 2; i <= NF; i++) if ($i == "status") c = i - 1; next }
-		/^#/ { next } c && $c == w { n++ } END { print n + 0 }' "$1"
+	awk -v w="$2" "$ntpx_fields"'/^#fields/ { fields(); next }
+		/^#/ { next } field("status") == w { n++ } END { print n + 0 }' "$1"
+}
+
+# rec_cols FILE NAME...: the named columns of FILE's records, a line each,
+# "-" for a column the records lack (for `while read -r`: exact strings).
+rec_cols() {
+	_rc_file=$1
+	shift
+	awk -v want="$*" "$ntpx_fields"'/^#fields/ { fields(); next } /^#/ { next }
+		{ print field_list(want) }' "$_rc_file"
 }
 
 # "SEQ STATUS" of every record of FILE, the columns found by name (status
 # is not the last column when a record has stamps, truth or a filter).
 rec_status() {
-	awk '/^#fields / { for (i = 2; i <= NF; i++) { if ($i == "status") c = i - 1; if ($i == "seq") s = i - 1 }; next }
-		/^#/ { next } c { print $s, $c }' "$1"
+	awk "$ntpx_fields"'/^#fields/ { fields(); next }
+		/^#/ { next } "status" in col { print field("seq"), field("status") }' "$1"
 }
 
 # "FILE has a record of status WORD": for wait_until.
@@ -342,9 +363,9 @@ has_status() { [ "$(count_status "$1" "$2")" -gt 0 ]; }
 # machine moves the offset by what it adds to one leg, never past this;
 # a wrong stamp or epoch does.  Columns found by name.
 one_clock() {
-	awk '/^#fields / { for (i = 2; i <= NF; i++) c[$i] = i - 1; next }
+	awk "$ntpx_fields"'/^#fields/ { fields(); next }
 		/^#/ { next }
-		$c["status"] == "ok" { n++; o = $c["off2"]; if (o < 0) o = -o; if (o > $c["delay"]) bad++ }
+		field("status") == "ok" { n++; o = field("off2"); if (o < 0) o = -o; if (o > field("delay")) bad++ }
 		END { if (bad) print bad " of " n " ok records have |off2| > delay" > "/dev/stderr"
 			exit !(n > 0 && !bad) }' "$1"
 }
@@ -373,14 +394,14 @@ chrony_one_clock() {
 # clock each record splits exactly into its legs: forward t2 - t1 =
 # (delay + off2) / 2, back t4 - t3 = (delay - off2) / 2 (tests/net/bias.t).
 legs() {
-	awk '
+	awk "$ntpx_fields"'
 	function med(arr, n,   i, j, x) {
 		for (i = 2; i <= n; i++) { x = arr[i]; for (j = i - 1; j >= 1 && arr[j] > x; j--) arr[j + 1] = arr[j]; arr[j + 1] = x }
 		return (n % 2) ? arr[(n + 1) / 2] : (arr[n / 2] + arr[n / 2 + 1]) / 2 }
 	FNR == 1 { fi++ }
-	$1 == "#fields" { for (i = 2; i <= NF; i++) { if ($i == "delay") cd = i - 1; if ($i == "off2") co = i - 1; if ($i == "status") cs = i - 1 } next }
+	/^#fields/ { fields(); next }
 	/^#/ { next }
-	$cs == "ok" { n[fi]++; F[fi, n[fi]] = ($cd + $co) / 2; B[fi, n[fi]] = ($cd - $co) / 2 }
+	field("status") == "ok" { n[fi]++; F[fi, n[fi]] = (field("delay") + field("off2")) / 2; B[fi, n[fi]] = (field("delay") - field("off2")) / 2 }
 	END {
 		for (k = 1; k <= 2; k++) {
 			m = n[k]; if (!m) { print "nan nan"; exit }
@@ -402,19 +423,3 @@ done_testing() {
 	echo "1..$_tap_n"
 	[ "$_tap_failed" = 0 ]
 }
-
-# Transitional: the checks outside named tests, until every suite is a
-# list of test_expect_success.
-_tap_result() {
-	_tap_n=$((_tap_n + 1))
-	if [ "$1" = 0 ]; then echo "ok $_tap_n - $2"
-	else echo "not ok $_tap_n - $2"; _tap_failed=$((_tap_failed + 1)); fi
-}
-ok() { _title=$1; shift; if "$@"; then _tap_result 0 "$_title"; else _tap_result 1 "$_title"; diag "failed: $*"; fi; }
-is() { if [ "$1" = "$2" ]; then _tap_result 0 "$3"; else _tap_result 1 "$3"; diag "got:  '$1'"; diag "want: '$2'"; fi; }
-skip() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n # skip $1 ($2)"; }
-plan() { :; }
-cleanup() { test_atexit "$@"; }
-prereq() { test_lazy_prereq "$@"; }
-have() { test_have_prereq "$@"; }
-need_root() { need_prereq ROOT; }

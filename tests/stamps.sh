@@ -13,26 +13,24 @@
 # Timestamps since 1970 all have 19 digits, so awk compares them exactly
 # as strings.
 stamp_order() {
-	awk -v logf="${2:-}" '
-	function v(name) { return (name in c) ? $(c[name]) : "-" }
+	awk -v logf="${2:-}" "$ntpx_fields"'
 	BEGIN {
 		if (logf != "") {
-			while ((getline line < logf) > 0) {
-				nf = split(line, f, " ")
-				if (f[1] == "#fields") { for (i = 2; i <= nf; i++) lc[f[i]] = i - 1; continue }
-				if (substr(line, 1, 1) == "#") continue
-				srv[f[lc["t2"]]] = f[lc["t2k"]] " " f[lc["t3q"]] " " f[lc["t3k"]]
+			while ((getline < logf) > 0) {
+				if ($1 == "#fields") { fields(); continue }
+				if (/^#/) continue
+				srv[field("t2")] = field("t2k") " " field("t3q") " " field("t3k")
 			}
 		}
 	}
-	$1 == "#fields" { delete c; for (i = 2; i <= NF; i++) c[$i] = i - 1; next }
+	/^#fields/ { fields(); next }
 	/^#/ { next }
-	v("status") != "ok" { next }
+	field("status") != "ok" { next }
 	{
-		t2k = v("t2k"); t3q = v("t3q"); t3k = v("t3k")
-		if (t2k == "-" && (v("t2") in srv)) { split(srv[v("t2")], s, " "); t2k = s[1]; t3q = s[2]; t3k = s[3] }
-		k = split(v("t1") " " v("t1q") " " v("t1k") " " t2k " " v("t2") " " v("t3") " " \
-			  t3q " " t3k " " v("t4k") " " v("t4"), t, " ")
+		t2k = field("t2k"); t3q = field("t3q"); t3k = field("t3k")
+		if (t2k == "-" && (field("t2") in srv)) { split(srv[field("t2")], s, " "); t2k = s[1]; t3q = s[2]; t3k = s[3] }
+		k = split(field("t1") " " field("t1q") " " field("t1k") " " t2k " " field("t2") " " field("t3") " " \
+			  t3q " " t3k " " field("t4k") " " field("t4"), t, " ")
 		n++
 		for (i = 1; i <= k; i++) if (t[i] == "-" || length(t[i]) != 19) { miss++; next }
 		# strict where the datagram crossed between hosts

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "clock.h"
 #include "ntp.h"
@@ -188,4 +189,16 @@ int run_flood(struct flood *f)
 	}
 	free(f->seen);
 	return NTPX_EXIT_OK;
+}
+
+/* --ntp as the options ask: the rate, a random nonce to tell our replies. */
+int flood_main(struct transport *t, const struct load_opts *o)
+{
+	struct flood f = { .t = t, .interval = o->interval, .timeout = o->timeout,
+			   .duration = o->duration < 0 ? 10 * NTPX_NS_PER_SEC : o->duration };
+
+	f.rate = parse_rate_abs(o->ntp, "--ntp rate");
+	if (getrandom(&f.nonce, sizeof(f.nonce), 0) != sizeof(f.nonce))
+		f.nonce = (uint32_t)clock_realtime_ns();
+	return run_flood(&f);
 }

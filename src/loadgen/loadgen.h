@@ -24,6 +24,16 @@
 #define WARMUP_NS	500000000LL	/* calibration ignores the first 0.5 s,
 					   or a quarter of a shorter run */
 
+/* What the options asked for, as main.c read them (sender_main and
+   flood_main parse their own). */
+struct load_opts {
+	const char *url;		/* the endpoint, for messages */
+	const char *rate, *capacity, *size, *burst, *start, *ntp;
+	int calibrate, gso;
+	int64_t interval, timeout;
+	int64_t duration;		/* ns; -1 when not given */
+};
+
 /* common.c */
 extern volatile sig_atomic_t stopping;	/* set by SIGINT/SIGTERM or a failed write */
 extern int out_state;			/* OUT_OK, or how stdout failed (lib/out.h) */
@@ -33,6 +43,7 @@ void print_fields(void);
 void sleep_ns(int64_t ns);
 void wait_readable(struct transport *t, int64_t ns);
 void wait_writable(struct transport *t);
+double parse_rate_abs(const char *arg, const char *what);
 
 /* sink.c: receives load and reports to each sender; exit code. */
 int run_sink(struct transport *t, int64_t interval, int64_t duration);
@@ -68,6 +79,8 @@ struct sender {
 
 int run_sender(struct sender *s);
 double calibrate_path(const struct sender *proto, int64_t duration);
+/* The sender (or --calibrate) as @o asks, on @t; exit code. */
+int sender_main(struct transport *t, const struct load_opts *o);
 
 /* flood.c */
 struct flood {
@@ -81,5 +94,7 @@ struct flood {
 };
 
 int run_flood(struct flood *f);
+/* --ntp as @o asks, on @t; exit code. */
+int flood_main(struct transport *t, const struct load_opts *o);
 
 #endif

@@ -8,6 +8,8 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "loadproto.h"
@@ -284,4 +286,114 @@ double calibrate_path(const struct sender *proto, int64_t duration)
 	if (run_sender(&cal))
 		return -1;
 	return calibrated(&cal) > r1 ? calibrated(&cal) : r1;
+}
+
+/* The path MTU's datagram (transport_payload_max) where the backend
+   knows it, else a 1500-byte frame's. */
+static size_t default_size(struct transport *t)
+{
+	char err[128];
+	size_t n;
+
+	if (transport_payload_max(t, &n, err, sizeof(err)) == 0 && n > LOAD_HDR_LEN)
+		return n;
+	return 1472;
+}
+
+/*
+ * The sender as the options ask: the datagram size and how many go in a
+ * GSO message, the rate (absolute, or a fraction of --capacity or of a
+ * calibration run first), the burst schedule; or --calibrate alone.
+ */
+int sender_main(struct transport *t, const struct load_opts *o)
+{
+	struct sender s = { .t = t, .interval = o->interval };
+	double frac = 0;
+	int64_t dur = o->duration;
+
+	if (getrandom(&s.run, sizeof(s.run), 0) != sizeof(s.run))
+		s.run = (uint32_t)clock_realtime_ns() ^ (uint32_t)getpid();
+	s.size = default_size(t);
+	if (o->size) {
+		uint64_t v;
+
+		if (opt_count(o->size, MAX_DGRAM, &v) || v < LOAD_HDR_LEN)
+			opt_usage_error("bad size '%s' (%d..%d bytes)", o->size, LOAD_HDR_LEN, MAX_DGRAM);
+		s.size = (size_t)v;
+	}
+	/* GSO packs datagrams that fit the path MTU, 64 KiB at most. */
+	s.per_msg = 1;
+	if (o->gso && s.size <= default_size(t)) {
+		s.per_msg = MAX_DGRAM / s.size;
+		if (s.per_msg > TRANSPORT_MAX_SEGMENTS)
+			s.per_msg = TRANSPORT_MAX_SEGMENTS;
+	}
+	if (o->rate) {
+		int isfrac;
+		double v;
+
+		if (opt_rate(o->rate, &v, &isfrac))
+			opt_usage_error("bad rate '%s' (expected 90%%, 6G, 800M)", o->rate);
+		if (isfrac)
+			frac = v;
+		else
+			s.rate = v;
+	}
+	if (o->capacity) {
+		double cap = parse_rate_abs(o->capacity, "capacity");
+
+		if (!frac)
+			opt_usage_error("--capacity goes with --rate N%%");
+		s.rate = frac * cap;
+		frac = 0;
+	}
+	if (o->burst) {
+		char on[64], *slash = strchr(o->burst, '/');
+
+		if (!slash || (size_t)(slash - o->burst) >= sizeof(on))
+			opt_usage_error("bad burst '%s' (expected ON/OFF: 2s/6s)", o->burst);
+		memcpy(on, o->burst, (size_t)(slash - o->burst));
+		on[slash - o->burst] = 0;
+		if (opt_duration(on, 0, &s.on) || opt_duration(slash + 1, 0, &s.off) ||
+		    s.on <= 0 || s.off <= 0)
+			opt_usage_error("bad burst '%s' (expected ON/OFF: 2s/6s)", o->burst);
+		s.start_rt = (clock_realtime_ns() / NTPX_NS_PER_SEC + 1) * NTPX_NS_PER_SEC;
+	}
+	if (o->start) {
+		int64_t v;
+
+		if (!o->burst)
+			opt_usage_error("--start goes with --burst");
+		if (opt_duration(o->start, 0, &v))
+			opt_usage_error("bad start '%s' (Unix seconds)", o->start);
+		s.start_rt = v;
+	}
+	if (frac || o->calibrate) {
+		int64_t cd = o->calibrate && dur > 0 ? dur : 3 * NTPX_NS_PER_SEC;
+		double cap = calibrate_path(&s, cd);
+
+		if (cap < 0)
+			ntpx_die(NTPX_EXIT_FAIL, "%s: send failed during calibration", o->url);
+		if (cap == 0)
+			ntpx_die(NTPX_EXIT_FAIL, "%s: calibration failed: no report from a sink "
+				 "(is 'loadgen --sink' running there?)", o->url);
+		if (o->calibrate) {
+			/* Payload, and on the wire with the UDP, IPv4 and
+			   Ethernet headers (42 bytes a datagram), which is what
+			   a shaper such as HTB counts. */
+			emit("capacity_bps %.0f\ncapacity_gbps %.6f\ncapacity_l2_bps %.0f\n",
+			     cap, cap / 1e9, cap * (double)(s.size + 42) / (double)s.size);
+			emit_flush();
+			if (out_state == OUT_OK)
+				fprintf(stderr, "%s: %s sustained %.6f Gbit/s of %zu-byte datagrams\n",
+					opt_prog, o->url, cap / 1e9, s.size);
+			return out_exit_code(out_state);
+		}
+		s.rate = frac * cap;
+		fprintf(stderr, "%s: calibrated %.6f Gbit/s, sending at %.6f Gbit/s\n",
+			opt_prog, cap / 1e9, s.rate / 1e9);
+		s.run += 2;	/* a new run for the sink */
+	}
+	s.duration = dur < 0 ? 10 * NTPX_NS_PER_SEC : dur;
+	return run_sender(&s);
 }

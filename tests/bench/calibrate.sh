@@ -6,7 +6,7 @@
 # passes, so on a busy or slow machine it comes out low: a capacity
 # target, not a test (tests/net/loadgen.t checks what is exact).
 . "$(dirname "$0")/../lib.sh"
-need_root
+need_prereq ROOT
 lab_up cb
 spawn sink $NTPX_REF_EXEC loadgen --sink udp://0.0.0.0:9000 >/dev/null 2>&1
 in_ref() { ip netns exec "$NTPX_NS_REF" ss -Hlun "sport = :$1" | grep -q .; }

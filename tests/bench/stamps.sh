@@ -17,7 +17,7 @@ port=12300
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "-" }'; }
 lab=$(uniq_name bst)
-cleanup "$NTPX_BIN/ntpx-lab" -n "$lab" down
+test_atexit "$NTPX_BIN/ntpx-lab" -n "$lab" down
 "$NTPX_BIN/ntpx-lab" -n "$lab" up >"$TMP/lab.err" 2>&1 || { echo "stamps: no lab: $(tail -n 1 "$TMP/lab.err")"; exit 0; }
 eval "$("$NTPX_BIN/ntpx-lab" -n "$lab" env)"
 X="$NTPX_BIN/ntpx-lab -n $lab exec"
@@ -46,8 +46,8 @@ for b in $(seq 1 $BLOCKS); do
 		spawn srv $X ref ntpreflect $opt "$ep"
 		wait_until 5 listening
 		$X client ntpprobe -i 1ms -w 100ms -c "$per" $opt "$ep" 2>/dev/null |
-			awk '/^#fields/ { for (i = 2; i <= NF; i++) c[$i] = i - 1; next } /^#/ { next }
-			     $(c["status"]) == "ok" { print $(c["delay"]) }' >>"$TMP/$mode.d"
+			awk "$ntpx_fields"'/^#fields/ { fields(); next } /^#/ { next }
+			     field("status") == "ok" { print field("delay") }' >>"$TMP/$mode.d"
 		kill "$srv"; wait "$srv" 2>/dev/null
 		while listening; do sleep 0.01; done
 	done

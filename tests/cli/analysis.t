@@ -12,23 +12,24 @@
 # bursts, directional.  One run is left without 'done' (an interrupted
 # run) and must be ignored.
 . "$(dirname "$0")/../lib.sh"
-need gnuplot
+need_prereq GNUPLOT
 A=$NTPX_TOP/analysis
 SYNTH=$NTPX_TOP/tests/helpers/synthrec.awk
 
 P=$TMP/pkg
 # ANALYSIS_KEEP=DIR keeps a copy of the package for a look at it.
-[ -z "${ANALYSIS_KEEP:-}" ] || cleanup "rm -rf '$ANALYSIS_KEEP'; cp -r '$TMP/pkg' '$ANALYSIS_KEEP'"
-mkdir -p "$P/runs" "$P/inventory"
-printf '#fields t_ns run event detail\n' >"$P/events.tsv"
-printf '#fields idx family condition transport rep\n' >"$P/order.tsv"
-printf '#fields transport status detail\n' >"$P/transports.tsv"
-printf 'udp\tpresent\tkernel UDP, loopback\nudp2\tpresent\tkernel UDP, second loopback reflector\nib\tabsent\tno RDMA device\n' >>"$P/transports.tsv"
-printf 'seed=7\nreps=2\nquick=1\nlab=loopback-test\n' >"$P/study.conf"
-uname -a >"$P/inventory/kernel.txt"
-
-start_reflector; PORT_udp=$REFLECT_PORT PID_udp=$REFLECT_PID
-start_reflector; PORT_udp2=$REFLECT_PORT
+keep_package() { test_atexit "rm -rf '$ANALYSIS_KEEP'; cp -r '$TMP/pkg' '$ANALYSIS_KEEP'"; }
+# The package's frame: events, order, transports, the study's
+# configuration, the inventory.
+package_frame() {
+	mkdir -p "$P/runs" "$P/inventory" &&
+	printf '#fields t_ns run event detail\n' >"$P/events.tsv" &&
+	printf '#fields idx family condition transport rep\n' >"$P/order.tsv" &&
+	printf '#fields transport status detail\n' >"$P/transports.tsv" &&
+	printf 'udp\tpresent\tkernel UDP, loopback\nudp2\tpresent\tkernel UDP, second loopback reflector\nib\tabsent\tno RDMA device\n' >>"$P/transports.tsv" &&
+	printf 'seed=7\nreps=2\nquick=1\nlab=loopback-test\n' >"$P/study.conf" &&
+	uname -a >"$P/inventory/kernel.txt"
+}
 
 idx=0
 # newrun FAMILY CONDITION TRANSPORT REP: RUN (the directory), IDX.
@@ -49,100 +50,89 @@ synth() {	# kind n ms awk-assignments...
 		-v start="$(date +%s)" -v seed=$idx -v ev="$P/events.tsv" "$@" >"$RUN/probe.rec"
 	touch "$RUN/done"
 }
+# stop PID: kill PID and reap it, whatever its exit status.
+stop() { kill "$1" || return 1; wait "$1" 2>/dev/null; return 0; }
 
-for rep in 1 2; do
-	for t in udp udp2; do
-		newrun freerun idle $t $rep; ev run_start
-		probe $t -i 5ms -c 80 >"$RUN/probe.rec"; ev run_end; touch "$RUN/done"
+# Real runs: freerun on udp and udp2, loss through lossinject, a client
+# restart; two repetitions.
+real_runs() {
+	for rep in 1 2; do
+		for t in udp udp2; do
+			newrun freerun idle $t $rep; ev run_start
+			probe $t -i 5ms -c 80 >"$RUN/probe.rec"; ev run_end; touch "$RUN/done"
+		done
+		for c in 1pct 5pct; do
+			newrun loss $c udp $rep; ev run_start
+			eval "lossinject --rate ${c%pct}% --seed $rep -- ntpprobe -i 5ms -c 80 udp://127.0.0.1:$PORT_udp" \
+				>"$RUN/probe.rec" 2>>"$TMP/probe.err"
+			# The runner's keys win over what analysis/ derives: jitter_us
+			# here has no record column to come from.
+			{ offsetfit "$RUN/probe.rec"; echo "jitter_us 7.000"; } >"$RUN/summary.txt"
+			ev run_end; touch "$RUN/done"
+		done
+		newrun recovery restart_client udp $rep; ev run_start
+		probe udp -i 5ms -c 20 >"$RUN/probe.rec"
+		ev restart_client
+		probe udp -i 5ms -c 20 >>"$RUN/probe.rec"; ev run_end; touch "$RUN/done"
 	done
-	for c in 1pct 5pct; do
-		newrun loss $c udp $rep; ev run_start
-		eval "lossinject --rate ${c%pct}% --seed $rep -- ntpprobe -i 5ms -c 80 udp://127.0.0.1:$PORT_udp" \
-			>"$RUN/probe.rec" 2>>"$TMP/probe.err"
-		# The runner's keys win over what analysis/ derives: jitter_us
-		# here has no record column to come from.
-		{ offsetfit "$RUN/probe.rec"; echo "jitter_us 7.000"; } >"$RUN/summary.txt"
-		ev run_end; touch "$RUN/done"
-	done
-	newrun recovery restart_client udp $rep; ev run_start
-	probe udp -i 5ms -c 20 >"$RUN/probe.rec"
-	ev restart_client
-	probe udp -i 5ms -c 20 >>"$RUN/probe.rec"; ev run_end; touch "$RUN/done"
-done
-
-# Server restart, for real: the probe runs on while its reflector is
-# replaced on the same port; the event is written between the two.
-newrun recovery restart_server udp 1; ev run_start
-# ntpprobe itself in the background, not the probe function: $! of a
-# function sent to the background is a subshell's PID, and killing that
-# leaves the ntpprobe in it running.
-spawn probe_pid ntpprobe -i 10ms -w 10ms "udp://127.0.0.1:$PORT_udp" >"$RUN/probe.rec" 2>>"$TMP/probe.err"
+}
 oks() { [ "$(grep -Ec ' ok( |$)' "$RUN/probe.rec")" -ge "$1" ]; }
-wait_until 10 oks 10
-kill "$PID_udp"; wait "$PID_udp" 2>/dev/null
-unanswered() { grep -q ' \(timeout\|refused\)$' "$RUN/probe.rec"; }
-wait_until 10 unanswered
-ev restart_server
-spawn REFLECT_PID ntpreflect "udp://127.0.0.1:$PORT_udp" 2>>"$TMP/reflect.err"
+# A record the stopped reflector left unanswered (the status found by
+# name: records carry stamp columns after it).
+unanswered() { has_status "$RUN/probe.rec" timeout || has_status "$RUN/probe.rec" refused; }
 # Answered again: more ok lines than before the restart, the last one ok.
 again() { oks 15 && tail -n 1 "$RUN/probe.rec" | grep -Eq ' ok( |$)'; }
-wait_until 10 again
-kill "$probe_pid"; { wait "$probe_pid"; } 2>/dev/null; ev run_end; touch "$RUN/done"
 
-for rep in 1 2; do
-	for t in udp udp2; do
-		q=2000; [ $t = udp2 ] && q=150
-		newrun bursts 2s-6s $t $rep; synth bursts 200 100 -v bursts=5-7,13-15 -v q=$q
-		# udp as ntpx-directional and ntpx-loaded run it: an unloaded
-		# phase, then load between load_on and load_off events; udp2 as
-		# separate conditions (load all the run; an idle baseline).
-		win=; [ $t = udp ] && win="-v bursts=3-9 -v onoff=load"
-		for c in c2r r2c both; do
-			case $c in c2r) a="-v qreq=$q" ;; r2c) a="-v qresp=$q" ;; both) a="-v qreq=$q -v qresp=$q" ;; esac
-			newrun directional $c $t $rep; synth directional 90 100 $a $win
+# Synthesized bursts, directional and loaded runs, and the sim-clock
+# runs as ntpx-recovery and ntpx-steady make them, only shorter; two
+# repetitions on udp and udp2.
+mixed_runs() {
+	for rep in 1 2; do
+		for t in udp udp2; do
+			q=2000; [ $t = udp2 ] && q=150
+			newrun bursts 2s-6s $t $rep; synth bursts 200 100 -v bursts=5-7,13-15 -v q=$q
+			# udp as ntpx-directional and ntpx-loaded run it: an unloaded
+			# phase, then load between load_on and load_off events; udp2 as
+			# separate conditions (load all the run; an idle baseline).
+			win=; [ $t = udp ] && win="-v bursts=3-9 -v onoff=load"
+			for c in c2r r2c both; do
+				case $c in c2r) a="-v qreq=$q" ;; r2c) a="-v qresp=$q" ;; both) a="-v qreq=$q -v qresp=$q" ;; esac
+				newrun directional $c $t $rep; synth directional 90 100 $a $win
+			done
+			[ $t = udp2 ] && { newrun loaded idle $t $rep; synth plain 100 100; }
+			newrun loaded 90pct $t $rep; synth directional 100 100 -v qreq=$((q / 2)) -v qresp=$((q / 2)) -v loss=0.05 $win
+			printf '#ntpx-load 1\n#tool loadgen\n#fields t dir bytes packets gbps drops sent_gbps\n' >"$RUN/load.tsv"
+			printf '1764455330000000000 %s 1 1 %s 0 9.9\n' c2r 6.0 r2c 3.0 c2r 6.2 r2c 3.2 c2r 5.9 r2c 2.9 >>"$RUN/load.tsv"
+			# The sim-clock runs as ntpx-recovery and ntpx-steady make them,
+			# only shorter.
+			clk=$TMP/clock-$t-$rep
+			newrun recovery step_120s $t $rep; ev run_start
+			clockstep --clock "sim:$clk" --create >/dev/null
+			ev step -120s; clockstep --clock "sim:$clk" --step -120s >/dev/null
+			probe $t -i 50ms -c 40 --clock "sim:$clk" --discipline --step-threshold 128ms >"$RUN/probe.rec"
+			ev run_end; touch "$RUN/done"
+			newrun recovery slew_250ms $t $rep; ev run_start
+			clockstep --clock "sim:$clk" --create >/dev/null
+			ev slew -250ms; clockstep --clock "sim:$clk" --step -250ms >/dev/null
+			probe $t -i 50ms -c 30 --clock "sim:$clk" --discipline >"$RUN/probe.rec"
+			ev run_end; touch "$RUN/done"
+			newrun steady disciplined $t $rep; ev run_start
+			clockstep --clock "sim:$clk" --create --offset 500us --freq +12ppm >/dev/null
+			probe $t -i 50ms -c 60 --clock "sim:$clk" --discipline >"$RUN/probe.rec"
+			ev run_end; touch "$RUN/done"
 		done
-		[ $t = udp2 ] && { newrun loaded idle $t $rep; synth plain 100 100; }
-		newrun loaded 90pct $t $rep; synth directional 100 100 -v qreq=$((q / 2)) -v qresp=$((q / 2)) -v loss=0.05 $win
-		printf '#ntpx-load 1\n#tool loadgen\n#fields t dir bytes packets gbps drops sent_gbps\n' >"$RUN/load.tsv"
-		printf '1764455330000000000 %s 1 1 %s 0 9.9\n' c2r 6.0 r2c 3.0 c2r 6.2 r2c 3.2 c2r 5.9 r2c 2.9 >>"$RUN/load.tsv"
-		# The sim-clock runs as ntpx-recovery and ntpx-steady make them,
-		# only shorter.
-		clk=$TMP/clock-$t-$rep
-		newrun recovery step_120s $t $rep; ev run_start
-		clockstep --clock "sim:$clk" --create >/dev/null
-		ev step -120s; clockstep --clock "sim:$clk" --step -120s >/dev/null
-		probe $t -i 50ms -c 40 --clock "sim:$clk" --discipline --step-threshold 128ms >"$RUN/probe.rec"
-		ev run_end; touch "$RUN/done"
-		newrun recovery slew_250ms $t $rep; ev run_start
-		clockstep --clock "sim:$clk" --create >/dev/null
-		ev slew -250ms; clockstep --clock "sim:$clk" --step -250ms >/dev/null
-		probe $t -i 50ms -c 30 --clock "sim:$clk" --discipline >"$RUN/probe.rec"
-		ev run_end; touch "$RUN/done"
-		newrun steady disciplined $t $rep; ev run_start
-		clockstep --clock "sim:$clk" --create --offset 500us --freq +12ppm >/dev/null
-		probe $t -i 50ms -c 60 --clock "sim:$clk" --discipline >"$RUN/probe.rec"
-		ev run_end; touch "$RUN/done"
 	done
-done
-# A transport that never answered: every exchange of its run lost.
-newrun recovery step_120s udp3 1; synth plain 20 100 -v loss=1
-# An interrupted run: in order.tsv, records, no 'done'.
-newrun freerun idle udp 3; synth plain 10 100; rm "$RUN/done"
+}
 
-for t in ntpx-summarize ntpx-figures ntpx-report; do
-	"$A/$t" 2>/dev/null; u=$?
-	"$A/$t" "$TMP/nothing" 2>"$TMP/err"; n=$?
-	is "$u/$n/$(grep -c . "$TMP/err")" "2/1/1" "$t: usage is exit 2; a missing package exit 1 with one line"
-done
-
+# usage_and_missing TOOL: prints "usage exit/missing package exit/lines
+# said about the missing package".
+usage_and_missing() {
+	"$A/$1" 2>/dev/null; _u=$?
+	"$A/$1" "$TMP/nothing" 2>"$TMP/err"; _n=$?
+	echo "$_u/$_n/$(grep -c . "$TMP/err")"
+}
 mock_ok() { for r in "$P"/runs/*-bursts-* "$P"/runs/*-directional-* "$P"/runs/*-loaded-*; do
 	offsetfit --check "$r/probe.rec" >/dev/null || return 1; done; }
-ok "the synthesized records pass offsetfit --check" mock_ok
-
-ndone=$(ls "$P"/runs/*/done | wc -l)
-"$A/ntpx-summarize" "$P" 2>"$TMP/sum.err"
-is "$?" 0 "ntpx-summarize exits 0"
-is "$(grep -vc '^#' "$P/results/runs.tsv")" "$ndone" "runs.tsv has every completed run and no other"
 
 # Every table: present, a #fields header, rows with as many fields, each
 # either a name column, a number or '-'.
@@ -153,67 +143,34 @@ rows_parse() {
 	  for (i = 1; i <= NF; i++) if (name[i] !~ /^(transport|condition|loss)$/ && $i != "-" && $i !~ /^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$/) exit 1 }
 	END { exit !(rows > 0) }' "$1"
 }
-for f in freerun loaded bursts directional recovery loss steady; do
-	ok "$f.tsv: rows parse" rows_parse "$P/results/$f.tsv"
-done
-md_ok() { [ "$(grep -c '^|' "$P/results/$1.md")" = $(($(grep -vc '^#' "$P/results/$1.tsv") + 2)) ]; }
-ok "every FAMILY.md has the header, rule and one line per row" \
-	sh -c 'for f in freerun loaded bursts directional recovery loss steady; do
-		[ "$(grep -c "^|" "$1/$f.md")" = $(($(grep -vc "^#" "$1/$f.tsv") + 2)) ] || exit 1; done' - "$P/results"
+# Every FAMILY.md of results directory DIR has the header, rule and one
+# line per row of FAMILY.tsv.
+md_ok() {
+	for f in freerun loaded bursts directional recovery loss steady; do
+		[ "$(grep -c "^|" "$1/$f.md")" = $(($(grep -vc "^#" "$1/$f.tsv") + 2)) ] || return 1
+	done
+}
 
 # col FAMILY TRANSPORT COLUMN [CONDITION]
 col() {
 	awk -F'\t' -v t="$2" -v k="$3" -v c="${4:-}" 'NR == 1 { for (i = 2; i <= NF; i++) n[$i] = i - 1; next }
 		$1 == t && (c == "" || $n["condition"] == c || $n["loss"] == c) { print $n[k] }' "$P/results/$1.tsv"
 }
-between() { awk -v x="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(x != "-" && x + 0 >= lo && x + 0 <= hi) }'; }
+# between X LO HI: X is a number in LO..HI (X shown)
+between() { diag "$1 (want $2..$3)"; awk -v x="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(x != "-" && x + 0 >= lo && x + 0 <= hi) }'; }
+# The median over repetitions of offsetfit's rtt_median_us on the udp
+# freerun runs.
+freerun_median() {
+	for d in "$P"/runs/*-freerun-idle-udp-r[12]; do offsetfit "$d/probe.rec" | awk '$1 == "rtt_median_us" { print $2 }'; done |
+		sort -g | awk '{ v[NR] = $1 } END { printf "%.1f", (v[1] + v[2]) / 2 }'
+}
+# above_baseline FAMILY-TRANSPORT MARGIN: the loaded median RTT is above
+# the baseline's by more than MARGIN us, the baseline positive.
+above_baseline() {
+	diag "baseline $(col loaded $1 base_median_rtt_us) us, loaded $(col loaded $1 loaded_median_rtt_us) us"
+	awk -v a="$(col loaded $1 base_median_rtt_us)" -v b="$(col loaded $1 loaded_median_rtt_us)" -v m="$2" 'BEGIN { exit !(a > 0 && b > a + m) }'
+}
 
-# freerun: the table's medians are those of offsetfit on each run.
-want=$(for d in "$P"/runs/*-freerun-idle-udp-r[12]; do offsetfit "$d/probe.rec" | awk '$1 == "rtt_median_us" { print $2 }'; done |
-	sort -g | awk '{ v[NR] = $1 } END { printf "%.1f", (v[1] + v[2]) / 2 }')
-is "$(col freerun udp median_rtt_us)" "$want" "freerun median RTT is the median over repetitions of offsetfit's"
-is "$(col freerun ib median_rtt_us)" "" "no row for the absent transport"
-
-# directional: q us more on one way moves the offset by about q/2.
-ok "directional c2r offset near +1000 us ($(col directional udp c2r_offset_us))" between "$(col directional udp c2r_offset_us)" 850 1150
-ok "directional r2c offset near -1000 us ($(col directional udp r2c_offset_us))" between "$(col directional udp r2c_offset_us)" -1150 -850
-ok "directional slope near 1000 us per unit ($(col directional udp slope_us))" between "$(col directional udp slope_us)" 850 1150
-is "$(col directional udp reps)" 2 "directional: reps counts repetitions, not runs"
-ok "udp2 spread near 150 us ($(col directional udp2 spread_us))" between "$(col directional udp2 spread_us)" 110 190
-
-# bursts: 2 ms more on the request: the offset moves by up to ~1 ms.
-ok "bursts: max offset change 500..1300 us on udp ($(col bursts udp max_offset_change_us))" between "$(col bursts udp max_offset_change_us)" 500 1300
-ok "bursts: p99 RTT inside the bursts above 1 ms on udp ($(col bursts udp p99_rtt_us))" between "$(col bursts udp p99_rtt_us)" 1000 5000
-
-# loaded: baseline against loaded, load from load.tsv.
-is "$(col loaded udp load_gbps)" "9.07" "load_gbps: the means of load.tsv's gbps per direction, summed"
-is "$(col loss udp jitter_us 5pct)" "7.0" "summary.txt's keys win"
-ok "loaded RTT above baseline, phases of one run" awk -v a="$(col loaded udp base_median_rtt_us)" -v b="$(col loaded udp loaded_median_rtt_us)" 'BEGIN { exit !(a > 0 && b > a + 1000) }'
-
-ok "loaded RTT above baseline, separate conditions" awk -v a="$(col loaded udp2 base_median_rtt_us)" -v b="$(col loaded udp2 loaded_median_rtt_us)" 'BEGIN { exit !(a > 0 && b > a + 100) }'
-ok "phased loaded run: reject rate inside the load window 0.01..0.15 ($(col loaded udp reject_rate))" between "$(col loaded udp reject_rate)" 0.01 0.15
-
-# recovery.
-ok "client restart reacquired within 1 s ($(col recovery udp reacquire_s restart_client))" between "$(col recovery udp reacquire_s restart_client)" 0.001 1
-is "$(col recovery udp reacquired restart_server)" 1 "server restart: reacquired (real reflector restarted)"
-# The discipline steps once the filter is valid (the 4th reply, 0.2 s).
-ok "step: within 1 ms in 0.1..1.5 s ($(col recovery udp within_1ms_s step_120s))" between "$(col recovery udp within_1ms_s step_120s)" 0.1 1.5
-is "$(col recovery udp within_1ms_s slew_250ms)" "-" "250 ms slewed at 500 ppm is not within 1 ms after 1.5 s: '-'"
-is "$(col recovery udp2 reacquired step_120s)/$(col recovery udp2 reps step_120s)" "2/2" "step: both repetitions reacquired on udp2"
-
-is "$(col recovery udp3 reacquire_s step_120s)/$(col recovery udp3 reacquired step_120s)" "-/0" "a run without any answer: reacquire_s '-', none reacquired"
-
-# loss: drops counted, 5% rejects more than nothing.
-ok "5% loss drops requests ($(col loss udp drops 5pct))" between "$(col loss udp drops 5pct)" 1 20
-
-# steady: on loopback the disciplined clock is within a millisecond of
-# the truth, and the filter's columns are there.
-ok "steady true error 0..1000 us ($(col steady udp true_error_us))" between "$(col steady udp true_error_us)" 0 1000
-ok "steady jitter from the filter's column ($(col steady udp jitter_us))" between "$(col steady udp jitter_us)" 0 100000
-is "$(col steady udp2 sync_losses)" 0 "steady: no sync loss"
-
-"$A/ntpx-figures" "$P" 2>"$TMP/fig.err"
-is "$?" 0 "ntpx-figures exits 0"
 png_ok() {
 	[ "$(od -An -tx1 -N8 "$1" | tr -d ' \n')" = 89504e470d0a1a0a ] || return 1
 	[ "$(dd if="$1" bs=1 skip=12 count=4 2>/dev/null)" = IHDR ] || return 1
@@ -227,8 +184,8 @@ svg_ok() {
 }
 figs="rtt-cdf residual-cdf bursts directional recovery-slew recovery-step adev tdev mtie offset-delay"
 all() { _f=$1; shift; for _x; do $_f "$_x" || return 1; done; }
-ok "every figure is a PNG with an IHDR of at least 400x300" all png_ok $(for f in $figs; do echo "$P/figures/$f.png"; done)
-ok "every figure is an SVG with paths" all svg_ok $(for f in $figs; do echo "$P/figures/$f.svg"; done)
+# every_figure CHECK EXT: CHECK holds for every figure's .EXT
+every_figure() { all "$1" $(for f in $figs; do echo "$P/figures/$f.$2"; done); }
 
 # Stability: the figures draw offsetfit --stability's numbers, the
 # median over the repetitions (two: their mean) at each octave.
@@ -237,52 +194,274 @@ stab1() { for d in "$P"/runs/*-$1-*-$2-r[12]; do offsetfit --stability --series 
 	awk '{ s += $1; n++ } END { printf "%.4g", s / n }'; }
 stabtsv() { awk -F'\t' -v f=$1 -v t=$2 -v c=$3 'NR == 1 { for (i = 2; i <= NF; i++) n[$i] = i - 1; next }
 	$1 == f && $2 == t { printf "%.4g", $n[c]; exit }' "$P/figures/stability.tsv"; }
-is "$(stabtsv freerun udp adev)" "$(stab1 freerun udp adev)" "adev figure: freerun udp's first ADEV is the runs' median"
-is "$(stabtsv steady udp2 mtie_ns)" "$(stab1 steady udp2 mtie_ns)" "mtie figure: steady udp2's first MTIE is the runs' median"
-is "$(awk -F'\t' '$1 == "freerun" && $2 == "udp"' "$P/figures/stability.tsv" | wc -l)" \
-	"$(offsetfit --stability --series offset "$(ls -d "$P"/runs/*-freerun-*-udp-r1)/probe.rec" | grep -c '^[0-9]')" \
-	"the figure has every octave of the run, its axis from the data"
+# rows of stability.tsv for FAMILY TRANSPORT
+stabrows() { awk -F'\t' -v f="$1" -v t="$2" '$1 == f && $2 == t' "$P/figures/stability.tsv" | wc -l; }
+# the octaves of offsetfit --stability on the freerun udp run of rep 1
+octaves() { offsetfit --stability --series offset "$(ls -d "$P"/runs/*-freerun-*-udp-r1)/probe.rec" | grep -c '^[0-9]'; }
 # The synthesized directional runs put q us on one way only: the
 # offset moves by half of what the delay does, + for c2r, - for r2c.
 slope() { awk -F'\t' -v t=$1 -v g=$2 '$1 == t && $2 == g { print $4 }' "$P/figures/offset-delay.tsv"; }
-ok "offset-delay: c2r slope near +0.5 ($(slope udp c2r))" between "$(slope udp c2r)" 0.4 0.6
-ok "offset-delay: r2c slope near -0.5 ($(slope udp r2c))" between "$(slope udp r2c)" -0.6 -0.4
 
-"$A/ntpx-report" "$P"
-is "$?" 0 "ntpx-report exits 0"
-refs() { grep -o '\(src\|href\)="[^"]*"' "$1" | sed 's/^[a-z]*="//; s/"$//'; }
-ok "report.html references only relative paths to files that exist" sh -c '
+# report.html of DIR references only relative paths to files that
+# exist, at least 12.
+refs_ok() {
 	n=0; for r in $(grep -o "\(src\|href\)=\"[^\"]*\"" "$1/report.html" | sed "s/^[a-z]*=\"//; s/\"\$//"); do
-		case $r in /*|*:*|*..*) exit 1 ;; esac; [ -s "$1/$r" ] || exit 1; n=$((n + 1)); done; [ $n -ge 12 ]' - "$P"
-is "$(grep -c '<table>' "$P/report.html")/$(grep -c '<details>' "$P/report.html")" 12/4 \
-	"report: the transports table, seven family tables, four of the original study's folded"
-is "$(grep -c '<th>detail</th>' "$P/report.html")" 1 "report: transports.tsv's header (spaces) as the table's header"
-ok "report: loss names udp2 as without runs" grep -q 'No completed run on: udp2\.' "$P/report.html"
-ok "report: says ib is absent and why" grep -q 'ib (no RDMA device)' "$P/report.html"
-is "$(grep -c '<figcaption>' "$P/report.html")" 10 "report: every figure with its caption"
+		case $r in /*|*:*|*..*) return 1 ;; esac; [ -s "$1/$r" ] || return 1; n=$((n + 1)); done; [ $n -ge 12 ]
+}
+# The runs' families of the partial package (runs.tsv), bursts' conditions.
+burst_conditions() { awk -F'\t' '$2 == "bursts" { print $3 }' "$Q/results/runs.tsv" | sort -u; }
+# Figures directory DIR: every stability figure's steady panel says it
+# has no data, and there is no offset-delay figure.
+no_steady_panels() {
+	for f in adev tdev mtie; do grep -q "no data: no steady run" "$1/$f.svg" || return 1; done
+	[ ! -e "$1/offset-delay.png" ]
+}
+all_three() { "$A/ntpx-summarize" "$1" && "$A/ntpx-figures" "$1" && "$A/ntpx-report" "$1"; }
+
+test_expect_success 'setup: an evidence package'\''s frame (events, order, transports, study.conf, inventory)' '
+	if [ -n "${ANALYSIS_KEEP:-}" ]; then keep_package; fi &&
+	package_frame
+'
+test_expect_success 'setup: two reflectors on loopback, standing for two paths (udp, udp2)' '
+	start_reflector && PORT_udp=$REFLECT_PORT && PID_udp=$REFLECT_PID &&
+	start_reflector && PORT_udp2=$REFLECT_PORT
+'
+test_expect_success 'setup: freerun, loss and client restart runs, two repetitions' '
+	real_runs
+'
+# Server restart, for real: the probe runs on while its reflector is
+# replaced on the same port; the event is written between the two.
+# ntpprobe itself in the background, not the probe function: $! of a
+# function sent to the background is a subshell's PID, and killing that
+# leaves the ntpprobe in it running.
+test_expect_success 'setup: a server restart under a running probe' '
+	newrun recovery restart_server udp 1 && ev run_start &&
+	spawn probe_pid ntpprobe -i 10ms -w 10ms "udp://127.0.0.1:$PORT_udp" >"$RUN/probe.rec" 2>>"$TMP/probe.err" &&
+	wait_until 10 oks 10 &&
+	stop "$PID_udp" &&
+	wait_until 10 unanswered &&
+	ev restart_server &&
+	spawn REFLECT_PID ntpreflect "udp://127.0.0.1:$PORT_udp" 2>>"$TMP/reflect.err" &&
+	wait_until 10 again &&
+	stop "$probe_pid" && ev run_end && touch "$RUN/done"
+'
+test_expect_success 'setup: synthesized bursts, directional and loaded runs; sim: clock step, slew and steady runs' '
+	mixed_runs
+'
+test_expect_success 'setup: a transport that never answered, and an interrupted run' '
+	newrun recovery step_120s udp3 1 && synth plain 20 100 -v loss=1 &&
+	newrun freerun idle udp 3 && synth plain 10 100 && rm "$RUN/done"
+'
+
+test_expect_success 'ntpx-summarize: usage is exit 2; a missing package exit 1 with one line' '
+	test_is "$(usage_and_missing ntpx-summarize)" "2/1/1"
+'
+test_expect_success 'ntpx-figures: usage is exit 2; a missing package exit 1 with one line' '
+	test_is "$(usage_and_missing ntpx-figures)" "2/1/1"
+'
+test_expect_success 'ntpx-report: usage is exit 2; a missing package exit 1 with one line' '
+	test_is "$(usage_and_missing ntpx-report)" "2/1/1"
+'
+
+test_expect_success 'the synthesized records pass offsetfit --check' '
+	mock_ok
+'
+
+test_expect_success 'ntpx-summarize exits 0' '
+	"$A/ntpx-summarize" "$P" 2>"$TMP/sum.err"
+'
+test_expect_success 'runs.tsv has every completed run and no other' '
+	ndone=$(ls "$P"/runs/*/done | wc -l) &&
+	test_is "$(grep -vc "^#" "$P/results/runs.tsv")" "$ndone"
+'
+
+test_expect_success 'freerun.tsv: rows parse' 'rows_parse "$P/results/freerun.tsv"'
+test_expect_success 'loaded.tsv: rows parse' 'rows_parse "$P/results/loaded.tsv"'
+test_expect_success 'bursts.tsv: rows parse' 'rows_parse "$P/results/bursts.tsv"'
+test_expect_success 'directional.tsv: rows parse' 'rows_parse "$P/results/directional.tsv"'
+test_expect_success 'recovery.tsv: rows parse' 'rows_parse "$P/results/recovery.tsv"'
+test_expect_success 'loss.tsv: rows parse' 'rows_parse "$P/results/loss.tsv"'
+test_expect_success 'steady.tsv: rows parse' 'rows_parse "$P/results/steady.tsv"'
+test_expect_success 'every FAMILY.md has the header, rule and one line per row' '
+	md_ok "$P/results"
+'
+
+# freerun: the table's medians are those of offsetfit on each run.
+test_expect_success 'freerun median RTT is the median over repetitions of offsetfit'\''s' '
+	test_is "$(col freerun udp median_rtt_us)" "$(freerun_median)"
+'
+test_expect_success 'no row for the absent transport' '
+	test_is "$(col freerun ib median_rtt_us)" ""
+'
+
+# directional: q us more on one way moves the offset by about q/2.
+test_expect_success 'directional c2r offset near +1000 us' '
+	between "$(col directional udp c2r_offset_us)" 850 1150
+'
+test_expect_success 'directional r2c offset near -1000 us' '
+	between "$(col directional udp r2c_offset_us)" -1150 -850
+'
+test_expect_success 'directional slope near 1000 us per unit' '
+	between "$(col directional udp slope_us)" 850 1150
+'
+test_expect_success 'directional: reps counts repetitions, not runs' '
+	test_is "$(col directional udp reps)" 2
+'
+test_expect_success 'udp2 spread near 150 us' '
+	between "$(col directional udp2 spread_us)" 110 190
+'
+
+# bursts: 2 ms more on the request: the offset moves by up to ~1 ms.
+test_expect_success 'bursts: max offset change 500..1300 us on udp' '
+	between "$(col bursts udp max_offset_change_us)" 500 1300
+'
+test_expect_success 'bursts: p99 RTT inside the bursts above 1 ms on udp' '
+	between "$(col bursts udp p99_rtt_us)" 1000 5000
+'
+
+# loaded: baseline against loaded, load from load.tsv.
+test_expect_success 'load_gbps: the means of load.tsv'\''s gbps per direction, summed' '
+	test_is "$(col loaded udp load_gbps)" "9.07"
+'
+test_expect_success 'summary.txt'\''s keys win' '
+	test_is "$(col loss udp jitter_us 5pct)" "7.0"
+'
+test_expect_success 'loaded RTT above baseline, phases of one run' '
+	above_baseline udp 1000
+'
+test_expect_success 'loaded RTT above baseline, separate conditions' '
+	above_baseline udp2 100
+'
+test_expect_success 'phased loaded run: reject rate inside the load window 0.01..0.15' '
+	between "$(col loaded udp reject_rate)" 0.01 0.15
+'
+
+# recovery.
+test_expect_success 'client restart reacquired within 1 s' '
+	between "$(col recovery udp reacquire_s restart_client)" 0.001 1
+'
+test_expect_success 'server restart: reacquired (real reflector restarted)' '
+	test_is "$(col recovery udp reacquired restart_server)" 1
+'
+# The discipline steps once the filter is valid (the 4th reply, 0.2 s).
+test_expect_success 'step: within 1 ms in 0.1..1.5 s' '
+	between "$(col recovery udp within_1ms_s step_120s)" 0.1 1.5
+'
+test_expect_success "250 ms slewed at 500 ppm is not within 1 ms after 1.5 s: '-'" '
+	test_is "$(col recovery udp within_1ms_s slew_250ms)" "-"
+'
+test_expect_success 'step: both repetitions reacquired on udp2' '
+	test_is "$(col recovery udp2 reacquired step_120s)/$(col recovery udp2 reps step_120s)" "2/2"
+'
+test_expect_success "a run without any answer: reacquire_s '-', none reacquired" '
+	test_is "$(col recovery udp3 reacquire_s step_120s)/$(col recovery udp3 reacquired step_120s)" "-/0"
+'
+
+# loss: drops counted, 5% rejects more than nothing.
+test_expect_success '5% loss drops requests' '
+	between "$(col loss udp drops 5pct)" 1 20
+'
+
+# steady: on loopback the disciplined clock is within a millisecond of
+# the truth, and the filter's columns are there.
+test_expect_success 'steady true error 0..1000 us' '
+	between "$(col steady udp true_error_us)" 0 1000
+'
+test_expect_success 'steady jitter from the filter'\''s column' '
+	between "$(col steady udp jitter_us)" 0 100000
+'
+test_expect_success 'steady: no sync loss' '
+	test_is "$(col steady udp2 sync_losses)" 0
+'
+
+test_expect_success 'ntpx-figures exits 0' '
+	"$A/ntpx-figures" "$P" 2>"$TMP/fig.err"
+'
+test_expect_success 'every figure is a PNG with an IHDR of at least 400x300' '
+	every_figure png_ok png
+'
+test_expect_success 'every figure is an SVG with paths' '
+	every_figure svg_ok svg
+'
+test_expect_success 'adev figure: freerun udp'\''s first ADEV is the runs'\'' median' '
+	test_is "$(stabtsv freerun udp adev)" "$(stab1 freerun udp adev)"
+'
+test_expect_success 'mtie figure: steady udp2'\''s first MTIE is the runs'\'' median' '
+	test_is "$(stabtsv steady udp2 mtie_ns)" "$(stab1 steady udp2 mtie_ns)"
+'
+test_expect_success 'the figure has every octave of the run, its axis from the data' '
+	test_is "$(stabrows freerun udp)" "$(octaves)"
+'
+test_expect_success 'offset-delay: c2r slope near +0.5' '
+	between "$(slope udp c2r)" 0.4 0.6
+'
+test_expect_success 'offset-delay: r2c slope near -0.5' '
+	between "$(slope udp r2c)" -0.6 -0.4
+'
+
+test_expect_success 'ntpx-report exits 0' '
+	"$A/ntpx-report" "$P"
+'
+test_expect_success 'report.html references only relative paths to files that exist' '
+	refs_ok "$P"
+'
+test_expect_success 'report: the transports table, seven family tables, four of the original study'\''s folded' '
+	test_is "$(grep -c "<table>" "$P/report.html")/$(grep -c "<details>" "$P/report.html")" 12/4
+'
+test_expect_success 'report: transports.tsv'\''s header (spaces) as the table'\''s header' '
+	test_is "$(grep -c "<th>detail</th>" "$P/report.html")" 1
+'
+test_expect_success 'report: loss names udp2 as without runs' '
+	test_grep "No completed run on: udp2\." "$P/report.html"
+'
+test_expect_success 'report: says ib is absent and why' '
+	test_grep "ib (no RDMA device)" "$P/report.html"
+'
+test_expect_success 'report: every figure with its caption' '
+	test_is "$(grep -c "<figcaption>" "$P/report.html")" 10
+'
 
 # A partial package: only freerun, bursts and steady, no order.tsv (the
 # directory names say what each run is; a condition may hold '-').  The other tables and
 # figures go, and the report names the families that are absent.
-Q=$TMP/partial; mkdir -p "$Q/runs"
-cp "$P/transports.tsv" "$P/events.tsv" "$Q/"
-cp -r "$P"/runs/*-freerun-* "$P"/runs/*-bursts-* "$P"/runs/*-steady-* "$Q/runs/"
-cp -r "$P/results" "$P/figures" "$Q/"	# stale output that must go
-"$A/ntpx-summarize" "$Q" && "$A/ntpx-figures" "$Q" && "$A/ntpx-report" "$Q"
-is "$?" 0 "partial package (no order.tsv, families missing): all three exit 0"
-is "$(cd "$Q/results" && ls *.tsv | tr '\n' ' ')" "bursts.tsv freerun.tsv runs.tsv steady.tsv " "partial: tables of present families only"
-is "$(cd "$Q/figures" && ls | tr '\n' ' ')" "adev.png adev.svg bursts.png bursts.svg mtie.png mtie.svg offset-delay.png offset-delay.svg offset-delay.tsv residual-cdf.png residual-cdf.svg rtt-cdf.png rtt-cdf.svg stability.tsv tdev.png tdev.svg " "partial: figures of present families only"
-is "$(awk -F'\t' '$2 == "bursts" { print $3 }' "$Q/results/runs.tsv" | sort -u)" "2s-6s" "partial: runs named from the directory, condition with '-'"
-is "$(cat "$Q/results/bursts.tsv")" "$(cat "$P/results/bursts.tsv")" "partial: the same bursts table as the whole package"
-ok "partial: the report names the absent families" grep -q 'Families absent from this package: loaded directional recovery loss' "$Q/report.html"
+Q=$TMP/partial
+test_expect_success 'setup: a partial package: freerun, bursts and steady runs, no order.tsv, stale output' '
+	mkdir -p "$Q/runs" &&
+	cp "$P/transports.tsv" "$P/events.tsv" "$Q/" &&
+	cp -r "$P"/runs/*-freerun-* "$P"/runs/*-bursts-* "$P"/runs/*-steady-* "$Q/runs/" &&
+	cp -r "$P/results" "$P/figures" "$Q/"	# stale output that must go
+'
+test_expect_success 'partial package (no order.tsv, families missing): all three exit 0' '
+	all_three "$Q"
+'
+test_expect_success 'partial: tables of present families only' '
+	test_is "$(cd "$Q/results" && ls *.tsv | tr "\n" " ")" "bursts.tsv freerun.tsv runs.tsv steady.tsv "
+'
+test_expect_success 'partial: figures of present families only' '
+	test_is "$(cd "$Q/figures" && ls | tr "\n" " ")" "adev.png adev.svg bursts.png bursts.svg mtie.png mtie.svg offset-delay.png offset-delay.svg offset-delay.tsv residual-cdf.png residual-cdf.svg rtt-cdf.png rtt-cdf.svg stability.tsv tdev.png tdev.svg "
+'
+test_expect_success "partial: runs named from the directory, condition with '-'" '
+	test_is "$(burst_conditions)" "2s-6s"
+'
+test_expect_success 'partial: the same bursts table as the whole package' '
+	test_is "$(cat "$Q/results/bursts.tsv")" "$(cat "$P/results/bursts.tsv")"
+'
+test_expect_success 'partial: the report names the absent families' '
+	test_grep "Families absent from this package: loaded directional recovery loss" "$Q/report.html"
+'
 
 # Freerun alone: the stability figures' steady panels say they have no
 # data; the offset-delay figure and its section are absent.
-R=$TMP/freerun-only; mkdir -p "$R/runs"
-cp "$P/transports.tsv" "$P/events.tsv" "$R/"
-cp -r "$P"/runs/*-freerun-* "$R/runs/"
-"$A/ntpx-summarize" "$R" && "$A/ntpx-figures" "$R" && "$A/ntpx-report" "$R"
-is "$?" 0 "freerun only: all three exit 0"
-ok "freerun only: every stability figure's steady panel says it has no data" \
-	sh -c 'for f in adev tdev mtie; do grep -q "no data: no steady run" "$1/$f.svg" || exit 1; done; [ ! -e "$1/offset-delay.png" ]' - "$R/figures"
+R=$TMP/freerun-only
+test_expect_success 'setup: a package of freerun runs alone' '
+	mkdir -p "$R/runs" &&
+	cp "$P/transports.tsv" "$P/events.tsv" "$R/" &&
+	cp -r "$P"/runs/*-freerun-* "$R/runs/"
+'
+test_expect_success 'freerun only: all three exit 0' '
+	all_three "$R"
+'
+test_expect_success 'freerun only: every stability figure'\''s steady panel says it has no data' '
+	no_steady_panels "$R/figures"
+'
 done_testing

@@ -13,21 +13,10 @@
 # noise-free 1 ppm property is in tests/unit/discipline.c.
 . "$(dirname "$0")/../lib.sh"
 
-RT=
-chrt -f 10 true 2>/dev/null && RT="chrt -f 10"
-port=$(free_udp_port)
-spawn RPID $RT ntpreflect "udp://127.0.0.1:$port" 2>"$TMP/reflect.err"
-wait_until 5 udp_listening "$port"
-ep=udp://127.0.0.1:$port
+# RT: real-time scheduling is there to be had (chrt), for the reflector
+# and the probes.
+test_lazy_prereq RT 'chrt -f 10 true'
 
-ntpprobe -c 1 --clock realtime --discipline "$ep" >/dev/null 2>"$TMP/err"
-is "$?" 2 "--discipline on realtime is refused"
-ok "... saying so" grep -q "clock .realtime.: refusing to .* the system clock" "$TMP/err"
-
-clockstep -c "sim:$TMP/step" --create --offset -120s
-clockstep -c "sim:$TMP/slew" --create --offset -250ms
-clockstep -c "sim:$TMP/fp" --create --freq 50ppm
-clockstep -c "sim:$TMP/fm" --create --freq -50ppm
 # probe VAR NAME ARGS...: ntpprobe on sim:$TMP/NAME in the background, its
 # own PID in VAR (spawn backgrounds ntpprobe itself; sending this function
 # to the background would give a subshell's PID, which a kill would miss).
@@ -36,64 +25,46 @@ probe() {
 	shift 2
 	spawn "$_v" $RT ntpprobe --clock "sim:$TMP/$name" --discipline "$@" "$ep" >"$TMP/$name.rec" 2>"$TMP/$name.err"
 }
-probe fpp fp -i 50ms -c 600
-probe fmp fm -i 50ms -c 600
-probe stp step -i 100ms -c 30 --step-threshold 1s
-probe slp slew -i 100ms -c 120
-wait $stp
-is "$?" 0 "step run: exit 0"
-wait $slp
-is "$?" 0 "slew run: exit 0"
-
-# fields: 1 seq .. 8 status 9 true2 10 foff2 .. 17 update 18 corr 19 adj 20 dfreq 21.. stamps
-is "$(sed -n 5p "$TMP/step.rec")" \
-	"#fields seq t1 t2 t3 t4 delay off2 status true2 foff2 fdelay jitter djitter fcount trust valid update corr adj dfreq t1q t1k t1h t2k t2h t3q t3k t3h t4k t4h" \
-	"records carry truth, the filter's columns and the correction (then the stamps)"
-is "$(awk '!/^#/ && $1 == 1 { print $19 }' "$TMP/step.rec")" step "the first reply steps"
-ok "... by 120 s (within 1 ms)" awk '!/^#/ && $1 == 1 { d = $18 - 120e9; exit !(d < 1e6 && d > -1e6) }' "$TMP/step.rec"
-is "$(awk '!/^#/ && $19 == "step"' "$TMP/step.rec" | wc -l)" 1 "... and only the first"
+# The records' columns by name (--discipline adds foff2 .. update corr adj
+# dfreq after true2).
+# corrections ADJ FILE: how many records of FILE corrected by ADJ
+corrections() { rec_cols "$2" adj | grep -cx "$1"; }
 # From the fill on (reply 9), every ok reply: |true offset| < 1 ms.
-far=$(awk '!/^#/ && $1 >= 9 && $8 == "ok" { n++; if ($9 > 2e6 || $9 < -2e6) bad++ }
-	END { print (n >= 3 ? bad + 0 : "too few") }' "$TMP/step.rec")
-is "$far" 0 "within 1 ms of the truth from the filter's fill on, every sample"
-
-# Slew: the first correction is a slew of about 250 ms ...
-first=$(awk '!/^#/ && $19 == "slew" { print $1; exit }' "$TMP/slew.rec")
-ok "no step without a threshold; a slew by the 8th reply (reply $first)" \
-	test -n "$first" -a "$first" -le 8 -a "$(awk '!/^#/ && $19 == "step"' "$TMP/slew.rec" | wc -l)" = 0
-# ... and 10 s later 5 ms of it is done: the true offset (reference minus
-# client, +250 ms at first) has come down by 5 ms.  Shell arithmetic: ns
-# since 1970 do not fit awk's doubles.
-set -- $(awk -v f="$first" '!/^#/ && $1 == f { print $2, $9 }' "$TMP/slew.rec")
-t1a=$1 tra=$2
-done_ns=
-while read -r seq t1 t2 t3 t4 delay off2 status true2 rest; do
-	case $seq in \#*) continue ;; esac
-	[ "$status" = ok ] && [ $((t1 - t1a)) -ge 10000000000 ] || continue
-	done_ns=$(((tra - true2) / 2)) span=$((t1 - t1a))
-	break
-done <"$TMP/slew.rec"
-diag "slew: $done_ns ns corrected in $span ns"
-ok "after 10 s, 5 ms +-10% corrected ($done_ns ns)" \
-	test -n "$done_ns" -a "${done_ns:-0}" -ge 4500000 -a "${done_ns:-0}" -le 5500000
-ok "... at 500 ppm (+-10%)" \
-	awk -v d="$done_ns" -v s="$span" 'BEGIN { r = d / s * 1e6; exit !(r > 450 && r < 550) }'
-clockstep -c "sim:$TMP/slew" --show >"$TMP/show"
-left=$(awk '$1 == "slew_left_ns" { print $2 }' "$TMP/show")
-ok "the rest is still to slew ($left ns left)" test "$left" -gt 235000000 -a "$left" -lt 247000000
-
-wait $fpp
-wait $fmp
+# Prints how many are not, or "too few".
+far_from_truth() {
+	rec_cols "$1" seq status true2 |
+	awk '$1 >= 9 && $2 == "ok" { n++; if ($3 > 2e6 || $3 < -2e6) bad++ }
+		END { print (n >= 3 ? bad + 0 : "too few") }'
+}
+# slew_progress FILE FIRST: done_ns, how much of the slew starting at
+# reply FIRST is done 10 s later (the true offset, reference minus
+# client, +250 ms at first, has come down by that), and span, the ns
+# from FIRST to that reply.  Shell arithmetic: ns since 1970 do not fit
+# awk's doubles.
+slew_progress() {
+	_f=$1
+	set -- $(rec_cols "$_f" seq t1 true2 | awk -v f="$2" '$1 == f { print $2, $3 }')
+	t1a=$1 tra=$2
+	done_ns=
+	rec_cols "$_f" t1 status true2 >"$TMP/slew.cols"
+	while read -r t1 status true2; do
+		[ "$status" = ok ] && [ $((t1 - t1a)) -ge 10000000000 ] || continue
+		done_ns=$(((tra - true2) / 2)) span=$((t1 - t1a))
+		break
+	done <"$TMP/slew.cols"
+	diag "slew: $done_ns ns corrected in $span ns"
+}
 freq() { clockstep -c "sim:$TMP/$1" --show | awk '$1 == "freq_ppm" { print $2 }'; }
 # The clock's frequency after each correction: the detune plus the sum of
 # the corrections so far (the sim clock adds them exactly).
-fseq() { awk -v f="$2" '!/^#/ && $20 != "-" { f += $20; printf "%.3f ", f }' "$TMP/$1.rec"; }
-diag "+50 ppm: frequency after each correction: $(fseq fp 50)"
-diag "-50 ppm: frequency after each correction: $(fseq fm -50)"
-ok "the loop acts on the clock: its frequency is the detune plus the corrections" \
+fseq() { rec_cols "$TMP/$1.rec" dfreq | awk -v f="$2" '$1 != "-" { f += $1; printf "%.3f ", f }'; }
+# Both clocks' frequency is the detune plus their corrections (within
+# 0.01 ppm), and both had corrections.
+loop_acts() {
 	awk -v a="$(freq fp)" -v b="$(freq fm)" -v sa="$(fseq fp 50)" -v sb="$(fseq fm -50)" 'BEGIN {
 		na = split(sa, x); nb = split(sb, y); da = a - x[na]; db = b - y[nb]
 		exit !(na > 0 && nb > 0 && da < 0.01 && da > -0.01 && db < 0.01 && db > -0.01) }'
+}
 # How closely the loop can hold the frequency depends on how noisy the
 # offsets it is fed are, so the bounds come from this run's truth.  Each
 # estimate is the least-squares slope over the 8 updates since the last
@@ -105,18 +76,19 @@ ok "the loop acts on the clock: its frequency is the detune plus the corrections
 # true2.  fnoise prints, per case: the first estimate's residual and its
 # predicted spread, the RMS of the later residuals and of their predicted
 # spreads, and the later residuals' mean and standard error.
-fnoise() { awk -v f="$2" '
+fnoise() { awk -v f="$2" "$ntpx_fields"'
+	/^#fields/ { fields(); next }
 	/^#/ { next }
-	$17 == 1 { u[++nu] = $2 / 1e9 }
-	$20 != "-" {
-		f += $20; k++; r[k] = f
+	field("update") == 1 { u[++nu] = field("t1") / 1e9 }
+	field("dfreq") != "-" {
+		f += field("dfreq"); k++; r[k] = f
 		lo = nu > 8 ? nu - 7 : 1; m = 0; sxx = 0
 		for (i = lo; i <= nu; i++) m += u[i]
 		m /= nu - lo + 1
 		for (i = lo; i <= nu; i++) sxx += (u[i] - m)^2
 		w[k] = sxx; nu = 0
 	}
-	k && $8 == "ok" { n++; x = $9 / 2e3; sx += x; sxx2 += x * x }
+	k && field("status") == "ok" { n++; x = field("true2") / 2e3; sx += x; sxx2 += x * x }
 	END {
 		sd = sqrt(sxx2 / n - (sx / n)^2)
 		for (i = 2; i <= k; i++) { rr += r[i]^2; pp += sd * sd / w[i]; mean += r[i] }
@@ -125,18 +97,113 @@ fnoise() { awk -v f="$2" '
 		printf "%.3f %.3f %.3f %.3f %.3f %.3f\n", r[1], sd / sqrt(w[1]),
 			sqrt(rr / (k - 1)), sqrt(pp / (k - 1)), mean, sqrt(v / (k - 2) / (k - 1))
 	}' "$TMP/$1.rec"; }
-for c in "fp +50" "fm -50"; do
-	set -- $c
+# noise NAME DETUNE: fnoise's numbers in r1 p1 rms prms mean se
+noise() {
 	read -r r1 p1 rms prms mean se <<EOF
 $(fnoise "$1" "$2")
 EOF
 	diag "$2 ppm: first residual $r1 ppm (predicted spread $p1), later rms $rms (predicted $prms), mean $mean (se $se)"
-	ok "$2 ppm: the first estimate leaves only what the offset noise explains (|$r1| <= 6 x $p1 ppm)" \
-		awk -v r="$r1" -v p="$p1" 'BEGIN { exit !(r < 6 * p && r > -6 * p) }'
-	ok "$2 ppm: the later ones hold the frequency within the offset noise (rms $rms <= 3 x $prms ppm)" \
-		awk -v r="$rms" -v p="$prms" 'BEGIN { exit !(r <= 3 * p) }'
-	ok "$2 ppm: and about zero (mean $mean, within 5 standard errors $se)" \
-		awk -v m="$mean" -v s="$se" 'BEGIN { exit !(m < 5 * s && m > -5 * s) }'
-done
+}
+
+test_expect_success 'setup: a reflector on loopback' '
+	RT= &&
+	if test_have_prereq RT; then RT="chrt -f 10"; fi &&
+	port=$(free_udp_port) &&
+	spawn RPID $RT ntpreflect "udp://127.0.0.1:$port" 2>"$TMP/reflect.err" &&
+	wait_until 5 udp_listening "$port" &&
+	ep=udp://127.0.0.1:$port
+'
+
+test_expect_success '--discipline on realtime is refused' '
+	test_exit 2 ntpprobe -c 1 --clock realtime --discipline "$ep" >/dev/null 2>"$TMP/err"
+'
+test_expect_success '... saying so' '
+	test_grep "clock .realtime.: refusing to .* the system clock" "$TMP/err"
+'
+
+test_expect_success 'setup: four sim: clocks, 120 s and 250 ms behind, +50 and -50 ppm; a disciplined probe on each' '
+	clockstep -c "sim:$TMP/step" --create --offset -120s &&
+	clockstep -c "sim:$TMP/slew" --create --offset -250ms &&
+	clockstep -c "sim:$TMP/fp" --create --freq 50ppm &&
+	clockstep -c "sim:$TMP/fm" --create --freq -50ppm &&
+	probe fpp fp -i 50ms -c 600 &&
+	probe fmp fm -i 50ms -c 600 &&
+	probe stp step -i 100ms -c 30 --step-threshold 1s &&
+	probe slp slew -i 100ms -c 120
+'
+test_expect_success 'step run: exit 0' '
+	wait $stp
+'
+test_expect_success 'slew run: exit 0' '
+	wait $slp
+'
+
+test_expect_success 'records carry truth, the filter'\''s columns and the correction (then the stamps)' '
+	test_is "$(sed -n 5p "$TMP/step.rec")" \
+		"#fields seq t1 t2 t3 t4 delay off2 status true2 foff2 fdelay jitter djitter fcount trust valid update corr adj dfreq t1q t1k t1h t2k t2h t3q t3k t3h t4k t4h"
+'
+test_expect_success 'the first reply steps' '
+	test_is "$(awk "!/^#/ && \$1 == 1 { print \$19 }" "$TMP/step.rec")" step
+'
+test_expect_success '... by 120 s (within 1 ms)' '
+	awk "!/^#/ && \$1 == 1 { d = \$18 - 120e9; exit !(d < 1e6 && d > -1e6) }" "$TMP/step.rec"
+'
+test_expect_success '... and only the first' '
+	test_is "$(corrections step "$TMP/step.rec")" 1
+'
+test_expect_success 'within 1 ms of the truth from the filter'\''s fill on, every sample' '
+	test_is "$(far_from_truth "$TMP/step.rec")" 0
+'
+
+# Slew: the first correction is a slew of about 250 ms ...
+test_expect_success 'no step without a threshold; a slew by the 8th reply' '
+	first=$(awk "!/^#/ && \$19 == \"slew\" { print \$1; exit }" "$TMP/slew.rec") &&
+	diag "the first slew: reply $first" &&
+	test -n "$first" -a "$first" -le 8 -a "$(corrections step "$TMP/slew.rec")" = 0
+'
+# ... and 10 s later 5 ms of it is done.
+test_expect_success 'after 10 s, 5 ms +-10% corrected' '
+	slew_progress "$TMP/slew.rec" "$first" &&
+	test -n "$done_ns" -a "${done_ns:-0}" -ge 4500000 -a "${done_ns:-0}" -le 5500000
+'
+test_expect_success '... at 500 ppm (+-10%)' '
+	awk -v d="$done_ns" -v s="$span" "BEGIN { r = d / s * 1e6; exit !(r > 450 && r < 550) }"
+'
+test_expect_success 'the rest is still to slew' '
+	clockstep -c "sim:$TMP/slew" --show >"$TMP/show" &&
+	left=$(awk "\$1 == \"slew_left_ns\" { print \$2 }" "$TMP/show") &&
+	diag "$left ns left" &&
+	test "$left" -gt 235000000 -a "$left" -lt 247000000
+'
+
+test_expect_success 'setup: the +50 and -50 ppm runs end' '
+	wait $fpp &&
+	wait $fmp
+'
+test_expect_success 'the loop acts on the clock: its frequency is the detune plus the corrections' '
+	diag "+50 ppm: frequency after each correction: $(fseq fp 50)" &&
+	diag "-50 ppm: frequency after each correction: $(fseq fm -50)" &&
+	loop_acts
+'
+test_expect_success '+50 ppm: the first estimate leaves only what the offset noise explains (|residual| <= 6 x its predicted spread)' '
+	noise fp +50 &&
+	awk -v r="$r1" -v p="$p1" "BEGIN { exit !(r < 6 * p && r > -6 * p) }"
+'
+test_expect_success '+50 ppm: the later ones hold the frequency within the offset noise (rms <= 3 x the predicted)' '
+	awk -v r="$rms" -v p="$prms" "BEGIN { exit !(r <= 3 * p) }"
+'
+test_expect_success '+50 ppm: and about zero (mean within 5 standard errors)' '
+	awk -v m="$mean" -v s="$se" "BEGIN { exit !(m < 5 * s && m > -5 * s) }"
+'
+test_expect_success '-50 ppm: the first estimate leaves only what the offset noise explains (|residual| <= 6 x its predicted spread)' '
+	noise fm -50 &&
+	awk -v r="$r1" -v p="$p1" "BEGIN { exit !(r < 6 * p && r > -6 * p) }"
+'
+test_expect_success '-50 ppm: the later ones hold the frequency within the offset noise (rms <= 3 x the predicted)' '
+	awk -v r="$rms" -v p="$prms" "BEGIN { exit !(r <= 3 * p) }"
+'
+test_expect_success '-50 ppm: and about zero (mean within 5 standard errors)' '
+	awk -v m="$mean" -v s="$se" "BEGIN { exit !(m < 5 * s && m > -5 * s) }"
+'
 
 done_testing

@@ -11,75 +11,147 @@ fake=$NTPX_HELPERS/ntpfake
 need_prereq HELPERS
 
 # serve NAME LEAP STRATUM REFID [zero]: a fake server; PORT is its port,
-# its request log $TMP/NAME.log.
+# SERVER_PID its PID, its request log $TMP/NAME.log.
 serve() {
 	_n=$1
 	shift
 	PORT=$(free_udp_port)
-	spawn _pid "$fake" "$PORT" "$@" >"$TMP/$_n.log"
+	spawn SERVER_PID "$fake" "$PORT" "$@" >"$TMP/$_n.log"
 	wait_until 5 udp_listening "$PORT"
 }
 requests() { grep -c '^request ' "$TMP/$1.log"; }
 # field N of every data line, one line
-col() { data_lines "$1" | awk -v n="$2" '{ printf "%s%s", sep, $n; sep = " " } END { print "" }'; }
+# column NAME of every record of FILE, one line
+col() { rec_cols "$1" "$2" | tr '\n' ' ' | sed 's/ $//'; }
+# records missing T2, T3, delay or off2
+missing() { rec_cols "$1" t2 t3 delay off2 | awk '$1 == "-" || $2 == "-" || $3 == "-" || $4 == "-"' | wc -l; }
 
 # OpenNTPD 6.2 while unsynchronised.
-serve openntpd 3 0 0x00000000
-ntpprobe -c 3 -i 20ms "udp://127.0.0.1:$PORT" >"$TMP/openntpd.rec" 2>"$TMP/openntpd.err"
-is "$?" 0 "leap 3, stratum 0, refid 0: exit 0"
-is "$(col "$TMP/openntpd.rec" 8)" "unsynced unsynced unsynced" "leap 3, stratum 0, refid 0: unsynced, not kod"
-# records missing T2, T3, delay or off2
-missing() { data_lines "$1" | awk '$3 == "-" || $4 == "-" || $6 == "-" || $7 == "-"' | wc -l; }
-is "$(missing "$TMP/openntpd.rec")" 0 "leap 3, stratum 0, refid 0: T2 and T3 kept, delay and off2 from them"
-is "$(offsetfit --check "$TMP/openntpd.rec")" "checked 3" "the unsynced records' arithmetic holds (offsetfit --check)"
-ok "ntpfilter reads them" sh -c "ntpfilter '$TMP/openntpd.rec' >/dev/null"
-ok "the summary counts them as unsynced" grep -q 'unsynced 3' "$TMP/openntpd.err"
+test_expect_success 'leap 3, stratum 0, refid 0: exit 0' '
+	serve openntpd 3 0 0x00000000 &&
+	test_when_finished "kill $SERVER_PID; wait $SERVER_PID" &&
+	ntpprobe -c 3 -i 20ms -w 1s "udp://127.0.0.1:$PORT" >"$TMP/openntpd.rec" 2>"$TMP/openntpd.err"
+'
+test_expect_success 'leap 3, stratum 0, refid 0: unsynced, not kod' '
+	test_is "$(col "$TMP/openntpd.rec" status)" "unsynced unsynced unsynced"
+'
+test_expect_success 'leap 3, stratum 0, refid 0: T2 and T3 kept, delay and off2 from them' '
+	test_is "$(missing "$TMP/openntpd.rec")" 0
+'
+test_expect_success 'the unsynced records'\'' arithmetic holds (offsetfit --check)' '
+	test_is "$(offsetfit --check "$TMP/openntpd.rec")" "checked 3"
+'
+test_expect_success 'ntpfilter reads them' '
+	ntpfilter "$TMP/openntpd.rec" >/dev/null
+'
+test_expect_success 'the summary counts them as unsynced' '
+	test_grep "unsynced 3" "$TMP/openntpd.err"
+'
 
-serve leap3 3 3 0xc0000201
-ntpprobe -c 2 -i 20ms "udp://127.0.0.1:$PORT" >"$TMP/leap3.rec" 2>/dev/null
-is "$(col "$TMP/leap3.rec" 8)" "unsynced unsynced" "leap 3 at stratum 3: unsynced"
-is "$(missing "$TMP/leap3.rec")" 0 "leap 3 at stratum 3: T2 and T3 kept"
+test_expect_success 'setup: ntpprobe -c 2 on a server at leap 3, stratum 3' '
+	serve leap3 3 3 0xc0000201 &&
+	test_when_finished "kill $SERVER_PID; wait $SERVER_PID" &&
+	ntpprobe -c 2 -i 20ms -w 1s "udp://127.0.0.1:$PORT" >"$TMP/leap3.rec" 2>/dev/null
+'
+test_expect_success 'leap 3 at stratum 3: unsynced' '
+	test_is "$(col "$TMP/leap3.rec" status)" "unsynced unsynced"
+'
+test_expect_success 'leap 3 at stratum 3: T2 and T3 kept' '
+	test_is "$(missing "$TMP/leap3.rec")" 0
+'
 
-serve s16 0 16 0x00000000
-ntpprobe -c 2 -i 20ms "udp://127.0.0.1:$PORT" >"$TMP/s16.rec" 2>/dev/null
-is "$(col "$TMP/s16.rec" 8)" "unsynced unsynced" "stratum 16, leap 0: unsynced"
+test_expect_success 'setup: ntpprobe -c 2 on a server at stratum 16, leap 0' '
+	serve s16 0 16 0x00000000 &&
+	test_when_finished "kill $SERVER_PID; wait $SERVER_PID" &&
+	ntpprobe -c 2 -i 20ms -w 1s "udp://127.0.0.1:$PORT" >"$TMP/s16.rec" 2>/dev/null
+'
+test_expect_success 'stratum 16, leap 0: unsynced' '
+	test_is "$(col "$TMP/s16.rec" status)" "unsynced unsynced"
+'
 
-serve zero 3 0 0x00000000 zero
-ntpprobe -c 2 -i 20ms "udp://127.0.0.1:$PORT" >"$TMP/zero.rec" 2>/dev/null
-is "$(col "$TMP/zero.rec" 8)" "unsynced unsynced" "unsynchronised with zero timestamps: unsynced"
-is "$(col "$TMP/zero.rec" 3) $(col "$TMP/zero.rec" 4)" "- - - -" "...without T2 and T3 (it sent none)"
+test_expect_success 'setup: ntpprobe -c 2 on an unsynchronised server sending zero timestamps' '
+	serve zero 3 0 0x00000000 zero &&
+	test_when_finished "kill $SERVER_PID; wait $SERVER_PID" &&
+	ntpprobe -c 2 -i 20ms -w 1s "udp://127.0.0.1:$PORT" >"$TMP/zero.rec" 2>/dev/null
+'
+test_expect_success 'unsynchronised with zero timestamps: unsynced' '
+	test_is "$(col "$TMP/zero.rec" status)" "unsynced unsynced"
+'
+test_expect_success '...without T2 and T3 (it sent none)' '
+	test_is "$(col "$TMP/zero.rec" t2) $(col "$TMP/zero.rec" t3)" "- - - -"
+'
 
 # A kiss code that only informs: kod, and probing goes on.
-serve init 0 0 INIT
-ntpprobe -c 3 -i 20ms "udp://127.0.0.1:$PORT" >"$TMP/init.rec" 2>"$TMP/init.err"
-is "$?" 0 "INIT: exit 0"
-is "$(col "$TMP/init.rec" 8)" "kod kod kod" "INIT: kod, and the probe goes on"
-is "$(col "$TMP/init.rec" 3) $(col "$TMP/init.rec" 4)" "- - - - - -" "INIT: no T2, T3"
-is "$(requests init)" 3 "INIT: three requests"
+test_expect_success 'INIT: exit 0' '
+	serve init 0 0 INIT &&
+	test_when_finished "kill $SERVER_PID; wait $SERVER_PID" &&
+	ntpprobe -c 3 -i 20ms -w 1s "udp://127.0.0.1:$PORT" >"$TMP/init.rec" 2>"$TMP/init.err"
+'
+test_expect_success 'INIT: kod, and the probe goes on' '
+	test_is "$(col "$TMP/init.rec" status)" "kod kod kod"
+'
+test_expect_success 'INIT: no T2, T3' '
+	test_is "$(col "$TMP/init.rec" t2) $(col "$TMP/init.rec" t3)" "- - - - - -"
+'
+test_expect_success 'INIT: three requests' '
+	test_is "$(requests init)" 3
+'
 # The same code under leap 3 is a server saying why it is unsynchronised
 # (ntpsec before its first sync): unsynced, its timestamps kept.
-serve init3 3 0 INIT
-ntpprobe -c 2 -i 20ms "udp://127.0.0.1:$PORT" >"$TMP/init3.rec" 2>/dev/null
-is "$(col "$TMP/init3.rec" 8)" "unsynced unsynced" "INIT under leap 3: unsynced, not kod"
-is "$(missing "$TMP/init3.rec")" 0 "INIT under leap 3: T2 and T3 kept"
+test_expect_success 'setup: ntpprobe -c 2 on a server sending INIT under leap 3' '
+	serve init3 3 0 INIT &&
+	test_when_finished "kill $SERVER_PID; wait $SERVER_PID" &&
+	ntpprobe -c 2 -i 20ms -w 1s "udp://127.0.0.1:$PORT" >"$TMP/init3.rec" 2>/dev/null
+'
+test_expect_success 'INIT under leap 3: unsynced, not kod' '
+	test_is "$(col "$TMP/init3.rec" status)" "unsynced unsynced"
+'
+test_expect_success 'INIT under leap 3: T2 and T3 kept' '
+	test_is "$(missing "$TMP/init3.rec")" 0
+'
 
 # RATE: each kiss doubles the interval.  The schedule is 0, 100, 300,
 # 700, 1500 ms, then 3100 ms, past the 1.6 s run: five requests (32
 # without the back-off).  -w 1s: a late reply is a timeout, not a kiss.
-serve rate 3 0 RATE
-ntpprobe -d 1.6s -i 50ms -w 1s "udp://127.0.0.1:$PORT" >"$TMP/rate.rec" 2>"$TMP/rate.err"
-is "$?" 0 "RATE: exit 0"
-is "$(col "$TMP/rate.rec" 8)" "kod kod kod kod kod" "RATE: five kod records in 1.6 s at -i 50ms"
-is "$(requests rate)" 5 "RATE: the server saw five requests"
-is "$(sed -n 's/.*kiss code RATE: interval now //p' "$TMP/rate.err" | tr '\n' ' ')" \
-	"0.100 s 0.200 s 0.400 s 0.800 s 1.600 s " "RATE: the interval doubles each time"
+test_expect_success 'RATE: exit 0' '
+	serve rate 3 0 RATE &&
+	test_when_finished "kill $SERVER_PID; wait $SERVER_PID" &&
+	ntpprobe -d 1.6s -i 50ms -w 1s "udp://127.0.0.1:$PORT" >"$TMP/rate.rec" 2>"$TMP/rate.err"
+'
+test_expect_success 'RATE: five kod records in 1.6 s at -i 50ms' '
+	test_is "$(col "$TMP/rate.rec" status)" "kod kod kod kod kod"
+'
+test_expect_success 'RATE: the server saw five requests' '
+	test_is "$(requests rate)" 5
+'
+test_expect_success 'RATE: the interval doubles each time' '
+	test_is "$(sed -n "s/.*kiss code RATE: interval now //p" "$TMP/rate.err" | tr "\n" " ")" \
+		"0.100 s 0.200 s 0.400 s 0.800 s 1.600 s "
+'
 
-for code in DENY RSTR; do
-	serve "$code" 3 0 "$code"
-	ntpprobe -c 5 -i 20ms "udp://127.0.0.1:$PORT" >"$TMP/$code.rec" 2>"$TMP/$code.err"
-	is "$?" 1 "$code: exit 1"
-	is "$(col "$TMP/$code.rec" 8)" "kod" "$code: one kod record"
-	is "$(requests "$code")" 1 "$code: no request after the kiss"
-done
-ok "DENY: one line says why" grep -q "kiss code DENY: the server refuses service, stopping" "$TMP/DENY.err"
+test_expect_success 'DENY: exit 1' '
+	serve DENY 3 0 DENY &&
+	test_when_finished "kill $SERVER_PID; wait $SERVER_PID" &&
+	test_exit 1 ntpprobe -c 5 -i 20ms -w 1s "udp://127.0.0.1:$PORT" >"$TMP/DENY.rec" 2>"$TMP/DENY.err"
+'
+test_expect_success 'DENY: one kod record' '
+	test_is "$(col "$TMP/DENY.rec" status)" "kod"
+'
+test_expect_success 'DENY: no request after the kiss' '
+	test_is "$(requests DENY)" 1
+'
+test_expect_success 'RSTR: exit 1' '
+	serve RSTR 3 0 RSTR &&
+	test_when_finished "kill $SERVER_PID; wait $SERVER_PID" &&
+	test_exit 1 ntpprobe -c 5 -i 20ms -w 1s "udp://127.0.0.1:$PORT" >"$TMP/RSTR.rec" 2>"$TMP/RSTR.err"
+'
+test_expect_success 'RSTR: one kod record' '
+	test_is "$(col "$TMP/RSTR.rec" status)" "kod"
+'
+test_expect_success 'RSTR: no request after the kiss' '
+	test_is "$(requests RSTR)" 1
+'
+test_expect_success 'DENY: one line says why' '
+	test_grep "kiss code DENY: the server refuses service, stopping" "$TMP/DENY.err"
+'
 done_testing

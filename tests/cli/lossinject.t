@@ -4,12 +4,6 @@
 # (one line, exit 2).
 . "$(dirname "$0")/../lib.sh"
 
-is "$(lossinject --every 10 -- sh -c 'echo $NTPX_LOSS')" "every:10:0" "--every sets every:N:0"
-is "$(lossinject --every 10 --phase 3 -- sh -c 'echo $NTPX_LOSS')" "every:10:3" "--phase sets K"
-is "$(lossinject --rate 5% --seed 7 -- sh -c 'echo $NTPX_LOSS')" "rate:0.05:7" "--rate 5% --seed 7"
-is "$(lossinject --rate 0.25 -- sh -c 'echo $NTPX_LOSS')" "rate:0.25:1" "a probability, default seed 1"
-is "$(lossinject --every 2 -- sh -c 'exit 5'; echo $?)" 5 "the command's exit status comes back"
-
 refused() {	# WANT-IN-MESSAGE ARGS...: exit 2 and exactly one line
 	_want=$1
 	shift
@@ -19,11 +13,29 @@ refused() {	# WANT-IN-MESSAGE ARGS...: exit 2 and exactly one line
 		printf '%s' "$_out" | grep -q "^lossinject: .*$_want" ||
 		{ diag "rc=$_rc out=$_out"; return 1; }
 }
-ok "rate above 100% refused" refused "bad rate" --rate 101% -- true
-ok "rate above 1 refused" refused "bad rate" --rate 2 -- true
-ok "rate 0 refused" refused "bad rate" --rate 0 -- true
-ok "junk rate refused" refused "bad rate" --rate 5x -- true
-ok "missing command refused" refused "missing command" --rate 5%
-ok "phase not below N refused" refused "phase" --every 10 --phase 10 -- true
-ok "both schedules refused" refused "one of" --every 10 --rate 5% -- true
+
+test_expect_success '--every sets every:N:0' '
+	test_is "$(lossinject --every 10 -- sh -c "echo \$NTPX_LOSS")" "every:10:0"
+'
+test_expect_success '--phase sets K' '
+	test_is "$(lossinject --every 10 --phase 3 -- sh -c "echo \$NTPX_LOSS")" "every:10:3"
+'
+test_expect_success '--rate 5% --seed 7' '
+	test_is "$(lossinject --rate 5% --seed 7 -- sh -c "echo \$NTPX_LOSS")" "rate:0.05:7"
+'
+test_expect_success 'a probability, default seed 1' '
+	test_is "$(lossinject --rate 0.25 -- sh -c "echo \$NTPX_LOSS")" "rate:0.25:1"
+'
+test_expect_success 'the command'\''s exit status comes back' '
+	test_exit 5 lossinject --every 2 -- sh -c "exit 5" >"$TMP/out" &&
+	test ! -s "$TMP/out"
+'
+
+test_expect_success 'rate above 100% refused' 'refused "bad rate" --rate 101% -- true'
+test_expect_success 'rate above 1 refused' 'refused "bad rate" --rate 2 -- true'
+test_expect_success 'rate 0 refused' 'refused "bad rate" --rate 0 -- true'
+test_expect_success 'junk rate refused' 'refused "bad rate" --rate 5x -- true'
+test_expect_success 'missing command refused' 'refused "missing command" --rate 5%'
+test_expect_success 'phase not below N refused' 'refused "phase" --every 10 --phase 10 -- true'
+test_expect_success 'both schedules refused' 'refused "one of" --every 10 --rate 5% -- true'
 done_testing

@@ -5,33 +5,76 @@
 # request as a fence: once the fence is answered, any answer to what came
 # before it has arrived too.
 . "$(dirname "$0")/../lib.sh"
+need_prereq HELPERS
 
 udpq=$NTPX_HELPERS/udpq
-start_reflector --log "$TMP/log"
-
 # A client request: LI 0, VN 4, mode 3 (0x23), the rest zero but xmt.
 req=23000000000000000000000000000000000000000000000000000000000000000000000000000000$(printf '%016x' 123456789)
 query() { "$udpq" 127.0.0.1 "$REFLECT_PORT" "$@"; }
+# The request with its first byte (LI, VN, mode) made HEX.
+first_byte() { echo "$req" | sed "s/^23/$1/"; }
 
-is "$(query)" "fence 48" "a client request is answered with 48 bytes"
-is "$(query 16020001000000000000)" "fence 48" "mode 6 (control) is not answered"
-is "$(query 17000000000000000000000000000000)" "fence 48" "mode 7 (private) is not answered"
-is "$(query 2300)" "fence 48" "a 2-byte datagram is not answered"
-is "$(query "$(echo "$req" | cut -c1-94)")" "fence 48" "47 bytes (a header cut short) is not answered"
-is "$(query "$(echo "$req" | sed 's/^23/24/')")" "fence 48" "mode 4 (a server's reply) is not answered"
-is "$(query "$(echo "$req" | sed 's/^23/3b/')")" "fence 48" "version 7 is not answered"
-is "$(query "$(echo "$req" | sed 's/^23/1b/')" )" "reply 48
-fence 48" "version 3 is answered"
+test_expect_success 'setup: a reflector with --log' '
+	start_reflector --log "$TMP/log"
+'
+
+test_expect_success 'a client request is answered with 48 bytes' '
+	test_is "$(query)" "fence 48"
+'
+
+test_expect_success 'mode 6 (control) is not answered' '
+	test_is "$(query 16020001000000000000)" "fence 48"
+'
+
+test_expect_success 'mode 7 (private) is not answered' '
+	test_is "$(query 17000000000000000000000000000000)" "fence 48"
+'
+
+test_expect_success 'a 2-byte datagram is not answered' '
+	test_is "$(query 2300)" "fence 48"
+'
+
+test_expect_success '47 bytes (a header cut short) is not answered' '
+	test_is "$(query "$(echo "$req" | cut -c1-94)")" "fence 48"
+'
+
+test_expect_success 'mode 4 (a server'\''s reply) is not answered' '
+	test_is "$(query "$(first_byte 24)")" "fence 48"
+'
+
+test_expect_success 'version 7 is not answered' '
+	test_is "$(query "$(first_byte 3b)")" "fence 48"
+'
+
+test_expect_success 'version 3 is answered' '
+	test_is "$(query "$(first_byte 1b)")" "reply 48${LF}fence 48"
+'
+
 # An extension field claiming 512 bytes in a 76-byte datagram.
-is "$(query "${req}00000200$(printf '%048d' 0)")" "fence 48" "an extension field running past the end is not answered"
-# A well-formed 28-byte extension field: answered, with the header only.
-is "$(query "${req}0104001c$(printf '%048d' 0)")" "reply 48
-fence 48" "a request with an extension field gets a 48-byte reply"
+test_expect_success 'an extension field running past the end is not answered' '
+	test_is "$(query "${req}00000200$(printf "%048d" 0)")" "fence 48"
+'
 
-kill -TERM "$REFLECT_PID"
-wait "$REFLECT_PID"
-is "$?" 0 "SIGTERM: exit 0"
-diag "$(cat "$TMP/reflect.err")"; ok "counts by reason on stderr" grep -q '^ntpreflect: answered 12, short 2, malformed 1, version 1, control 1, private 1, mode 1$' "$TMP/reflect.err"
-is "$(grep -c ' ok$' "$TMP/log")" 12 "the log has a line per answered request"
-is "$(grep -vc '^#' "$TMP/log")" 19 "and one per ignored datagram"
+# A well-formed 28-byte extension field: answered, with the header only.
+test_expect_success 'a request with an extension field gets a 48-byte reply' '
+	test_is "$(query "${req}0104001c$(printf "%048d" 0)")" "reply 48${LF}fence 48"
+'
+
+test_expect_success 'SIGTERM: exit 0' '
+	kill -TERM "$REFLECT_PID" &&
+	test_exit 0 wait "$REFLECT_PID"
+'
+
+test_expect_success 'counts by reason on stderr' '
+	diag "$(cat "$TMP/reflect.err")" &&
+	test_grep "^ntpreflect: answered 12, short 2, malformed 1, version 1, control 1, private 1, mode 1\$" "$TMP/reflect.err"
+'
+
+test_expect_success 'the log has a line per answered request' '
+	test_is "$(grep -c " ok\$" "$TMP/log")" 12
+'
+
+test_expect_success 'and one per ignored datagram' '
+	test_is "$(grep -vc "^#" "$TMP/log")" 19
+'
 done_testing

@@ -24,22 +24,52 @@ usage() {	# PATTERN CMD...: status 2, the error line, then "Try '... --help'."
 		tail -1 "$TMP/err" | grep -q "^Try '.* --help'" ||
 		{ diag "status $_rc: $(cat "$TMP/err")"; return 1; }
 }
-ok "no dev=" usage 'uudp needs dev=INTERFACE' ntpprobe -c 1 'uudp://127.0.0.1:123'
-ok "bad via=" usage "bad via 'dpdk' (xdp or verbs)" \
-	ntpprobe -c 1 'uudp://127.0.0.1:123?dev=lo&via=dpdk'
-ok "bad mac=" usage "bad mac 'aa:bb' (expected aa:bb:cc:dd:ee:ff)" \
-	ntpprobe -c 1 'uudp://127.0.0.1:123?dev=lo&mac=aa:bb'
-ok "no such interface" one_line "no interface 'nosuch0'" \
-	ntpprobe -c 1 'uudp://127.0.0.1:123?dev=nosuch0'
-ok "loopback is not Ethernet" one_line 'lo is not an Ethernet interface' \
-	ntpprobe -c 1 'uudp://127.0.0.1:123?dev=lo'
-ok "mac= on a server" one_line 'mac= is for clients' \
-	ntpreflect 'uudp://*:12300?dev=lo&mac=02:00:00:00:00:01'
-ok "unknown parameter" usage "unknown parameter 'bogus' for uudp" \
-	ntpprobe -c 1 'uudp://127.0.0.1:123?dev=lo&bogus=1'
-ok "port 0" usage 'port 0' ntpreflect 'uudp://*:0?dev=lo'
-ok "bad xdpmode=" usage "bad xdpmode 'fast' (auto, skb, native or zerocopy)" \
-	ntpprobe -c 1 'uudp://127.0.0.1:123?dev=lo&xdpmode=fast'
-ok "xdpmode= with via=verbs" usage 'xdpmode= is for via=xdp' \
-	ntpprobe -c 1 'uudp://127.0.0.1:123?dev=lo&via=verbs&xdpmode=skb'
+
+test_expect_success 'no dev=' '
+	usage "uudp needs dev=INTERFACE" ntpprobe -c 1 "uudp://127.0.0.1:123"
+'
+
+test_expect_success 'bad via=' '
+	usage "bad via '\''dpdk'\'' (xdp or verbs)" \
+		ntpprobe -c 1 "uudp://127.0.0.1:123?dev=lo&via=dpdk"
+'
+
+test_expect_success 'bad mac=' '
+	usage "bad mac '\''aa:bb'\'' (expected aa:bb:cc:dd:ee:ff)" \
+		ntpprobe -c 1 "uudp://127.0.0.1:123?dev=lo&mac=aa:bb"
+'
+
+test_expect_success 'no such interface' '
+	one_line "no interface '\''nosuch0'\''" \
+		ntpprobe -c 1 "uudp://127.0.0.1:123?dev=nosuch0"
+'
+
+test_expect_success 'loopback is not Ethernet' '
+	one_line "lo is not an Ethernet interface" \
+		ntpprobe -c 1 "uudp://127.0.0.1:123?dev=lo"
+'
+
+test_expect_success 'mac= on a server' '
+	one_line "mac= is for clients" \
+		ntpreflect "uudp://*:12300?dev=lo&mac=02:00:00:00:00:01"
+'
+
+test_expect_success 'unknown parameter' '
+	usage "unknown parameter '\''bogus'\'' for uudp" \
+		ntpprobe -c 1 "uudp://127.0.0.1:123?dev=lo&bogus=1"
+'
+
+test_expect_success 'port 0' '
+	usage "port 0" ntpreflect "uudp://*:0?dev=lo"
+'
+
+test_expect_success 'bad xdpmode=' '
+	usage "bad xdpmode '\''fast'\'' (auto, skb, native or zerocopy)" \
+		ntpprobe -c 1 "uudp://127.0.0.1:123?dev=lo&xdpmode=fast"
+'
+
+test_expect_success 'xdpmode= with via=verbs' '
+	usage "xdpmode= is for via=xdp" \
+		ntpprobe -c 1 "uudp://127.0.0.1:123?dev=lo&via=verbs&xdpmode=skb"
+'
 done_testing

@@ -14,33 +14,38 @@
 # runs it on its own (make check-fresh, from .ci/run).  See doc/hacking.md.
 . "$(dirname "$0")/../lib.sh"
 
-need_root
+need_prereq ROOT
 need git apt-get apt-mark dpkg-query pkg-config
 pkg=${NTPX_FRESH_PKG:-libmnl-dev}
 installed() { dpkg-query -W -f='${Status}\n' "$1" 2>/dev/null | grep -q '^install ok installed$'; }
-installed "$pkg" || skip_all "$pkg is not installed (this test removes it and puts it back)"
+# This test removes $pkg and puts it back: it must be there to begin with.
+test_lazy_prereq PKG_INSTALLED 'installed "$pkg"'
+need_prereq PKG_INSTALLED
+# Whatever goes with it was fetched into apt's cache (the fetch test):
+# nothing is removed before.
+test_lazy_prereq FETCHED 'test "$fetched" = yes'
 
 APT="apt-get -y -q -o DPkg::Lock::Timeout=300"
 export DEBIAN_FRONTEND=noninteractive
 
-# What apt would remove with it, and which of those were installed as
-# dependencies (auto), so that putting them back leaves the marks as they
-# were.
-removed=$(apt-get -s remove "$pkg" 2>/dev/null | awk '$1 == "Remv" { print $2 }' | tr '\n' ' ')
-auto=
-for p in $removed; do
-	apt-mark showauto "$p" 2>/dev/null | grep -qx "$p" && auto="$auto $p"
-done
-diag "removing:$removed(auto:${auto:- none})"
-
+# What apt would remove with PKG, one line; and which of the packages
+# named were installed as dependencies (auto), so that putting them back
+# leaves the marks as they were.
+would_remove() { apt-get -s remove "$1" 2>/dev/null | awk '$1 == "Remv" { print $2 }' | tr '\n' ' '; }
+auto_among() {
+	_a=
+	for _p in "$@"; do
+		apt-mark showauto "$_p" 2>/dev/null | grep -qx "$_p" && _a="$_a $_p"
+	done
+	echo "$_a"
+}
 # Every package to put back must be in apt's cache before anything is
 # removed: a machine that cannot fetch it is left untouched.
-# shellcheck disable=SC2086
-$APT install --reinstall --download-only $removed >"$TMP/fetch.log" 2>&1
-fetched=$?
-is "$fetched" 0 "the packages to put back are fetched first ($removed)"
-[ "$fetched" = 0 ] || { diag "$(tail -n 3 "$TMP/fetch.log")"; exit 1; }
-
+fetch_first() {
+	# shellcheck disable=SC2086
+	$APT install --reinstall --download-only $removed >"$TMP/fetch.log" 2>&1 ||
+		{ diag "$(tail -n 3 "$TMP/fetch.log")"; return 1; }
+}
 # put_back: installs what is missing of $removed, restores the auto marks.
 # Run at the end as a test, and at exit whatever happens.
 put_back() {
@@ -54,54 +59,128 @@ put_back() {
 	[ -z "$auto" ] || apt-mark auto $auto >>"$TMP/putback.log" 2>&1 || return 1
 	for _p in $removed; do installed "$_p" || return 1; done
 }
-cleanup put_back
+note_uncommitted() {
+	[ -z "$(git -C "$NTPX_TOP" status --porcelain --untracked-files=no 2>/dev/null)" ] ||
+		diag "uncommitted changes in $NTPX_TOP are not in the clone (it tests HEAD)"
+}
 
-# The clone first, so that the package is gone for as short a time as can
-# be (until make deps puts it back): other builds on this machine would
-# fail meanwhile.
-ok "a fresh clone of this checkout" git clone -q "$NTPX_TOP" "$TMP/clone"
-[ -z "$(git -C "$NTPX_TOP" status --porcelain --untracked-files=no 2>/dev/null)" ] ||
-	diag "uncommitted changes in $NTPX_TOP are not in the clone (it tests HEAD)"
-
-# first_time NAME GOAL...: with the package removed again, make -j2 GOAL...
-# in the clone as it came from git (no build/, no bin/), as a user would
+# For the demo and the check, in the clone as it came from git (no
+# build/, no bin/), with the package removed again:
+# remove_pkg: the clone cleaned, $pkg removed; pkg-config must no longer
+# find the libraries.
+remove_pkg() {
+	git -C "$TMP/clone" clean -qfdx &&
+	# shellcheck disable=SC2086
+	$APT remove $pkg >>"$TMP/remove.log" 2>&1 &&
+	! pkg-config --exists libibverbs librdmacm libxdp libbpf libmnl
+}
+# first_make NAME GOAL...: make -j2 GOAL... in the clone, as a user would
 # run it: nothing of this make or of this checkout in the environment (no
 # MAKEFLAGS from a make above us, no tools on PATH) but NTPX_LEDGER, so
-# that make check-fresh sees what it leaves.  5 tests; the log in
-# $TMP/NAME.log.
-PATH=${PATH#"$NTPX_BIN:"}
-first_time() {
+# that make check-fresh sees what it leaves.  The log in $TMP/NAME.log;
+# fails unless make exits 0.
+first_make() {
 	_name=$1
 	shift
-	git -C "$TMP/clone" clean -qfdx
-	# shellcheck disable=SC2086
-	ok "$_name: $pkg removed, pkg-config no longer finds the libraries" sh -c "
-		$APT remove $pkg >>'$TMP/remove.log' 2>&1 &&
-		! pkg-config --exists libibverbs librdmacm libxdp libbpf libmnl"
 	_start=$(date +%s)
 	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u NTPX_DEPS_DONE \
 		-u NTPX_TOP -u NTPX_BIN -u NTPX_HELPERS \
 		make -C "$TMP/clone" -j2 "$@" >"$TMP/$_name.log" 2>&1
 	_rc=$?
 	diag "make -j2 $*: exit $_rc in $(($(date +%s) - _start)) s"
-	is "$_rc" 0 "$_name: make -j2 $* succeeds the first time"
 	[ "$_rc" = 0 ] || diag "$(tail -n 15 "$TMP/$_name.log")"
-	ok "$_name: make deps installed $pkg" grep -q "^deps: installing.* $pkg" "$TMP/$_name.log"
-	ok "$_name: ... before anything was compiled" awk -v p="$pkg" '
+	test_is "$_rc" 0
+}
+# deps_before_cc NAME: make deps installed $pkg before the first cc line
+# of $TMP/NAME.log.
+deps_before_cc() {
+	awk -v p="$pkg" '
 		/^deps: installing/ && index($0, " " p) { d = NR }
 		/^cc / && !c { c = NR }
-		END { exit !(d && c && d < c) }' "$TMP/$_name.log"
-	ok "$_name: the tools link the libraries (ntpprobe needs libmnl)" \
-		sh -c "ldd '$TMP/clone/bin/ntpprobe' | grep -q 'libmnl\\.so'"
+		END { exit !(d && c && d < c) }' "$TMP/$1.log"
 }
+links_libmnl() { ldd "$TMP/clone/bin/ntpprobe" | grep -q 'libmnl\.so'; }
+
+test_expect_success "setup: what apt would remove with $pkg, and which of those are auto" '
+	removed=$(would_remove "$pkg") &&
+	auto=$(auto_among $removed) &&
+	diag "removing:$removed(auto:${auto:- none})" &&
+	test -n "$removed"
+'
+
+test_expect_success 'the packages to put back are fetched first' '
+	test -n "$removed" &&
+	fetch_first &&
+	test_atexit put_back &&
+	fetched=yes
+'
+
+# The clone first, so that the package is gone for as short a time as can
+# be (until make deps puts it back): other builds on this machine would
+# fail meanwhile.
+test_expect_success FETCHED 'a fresh clone of this checkout' '
+	git clone -q "$NTPX_TOP" "$TMP/clone" &&
+	note_uncommitted
+'
 
 # The README's two commands.  The demo kept short (one family); the check
 # with one unit test and one shell test (TESTS on the command line): what
 # is checked here is the build, which is all of it either way.
-export NTPX_DEMO_FAMILIES=freerun NTPX_DEMO_DIR="$TMP/demo"
-first_time demo demo
-ok "demo: report.html produced" test -s "$TMP/demo/report.html"
-first_time check check "TESTS=build/unit/ntp.t tests/cli/refused.t"
-ok "check: prove ran the two tests, all passed" grep -q '^Files=2, .*' "$TMP/check.log"
-ok "the machine's packages are as they were ($removed)" put_back
+test_expect_success FETCHED 'setup: a user'\''s environment: no tools of this checkout on PATH, a demo of one family' '
+	PATH=${PATH#"$NTPX_BIN:"} &&
+	export NTPX_DEMO_FAMILIES=freerun NTPX_DEMO_DIR="$TMP/demo"
+'
+
+test_expect_success FETCHED "demo: $pkg removed, pkg-config no longer finds the libraries" '
+	remove_pkg
+'
+
+test_expect_success FETCHED 'demo: make -j2 demo succeeds the first time' '
+	first_make demo demo
+'
+
+test_expect_success FETCHED "demo: make deps installed $pkg" '
+	test_grep "^deps: installing.* $pkg" "$TMP/demo.log"
+'
+
+test_expect_success FETCHED 'demo: ... before anything was compiled' '
+	deps_before_cc demo
+'
+
+test_expect_success FETCHED 'demo: the tools link the libraries (ntpprobe needs libmnl)' '
+	links_libmnl
+'
+
+test_expect_success FETCHED 'demo: report.html produced' '
+	test -s "$TMP/demo/report.html"
+'
+
+test_expect_success FETCHED "check: $pkg removed, pkg-config no longer finds the libraries" '
+	remove_pkg
+'
+
+test_expect_success FETCHED 'check: make -j2 check TESTS=build/unit/ntp.t tests/cli/refused.t succeeds the first time' '
+	first_make check check "TESTS=build/unit/ntp.t tests/cli/refused.t"
+'
+
+test_expect_success FETCHED "check: make deps installed $pkg" '
+	test_grep "^deps: installing.* $pkg" "$TMP/check.log"
+'
+
+test_expect_success FETCHED 'check: ... before anything was compiled' '
+	deps_before_cc check
+'
+
+test_expect_success FETCHED 'check: the tools link the libraries (ntpprobe needs libmnl)' '
+	links_libmnl
+'
+
+test_expect_success FETCHED 'check: prove ran the two tests, all passed' '
+	test_grep "^Files=2, .*" "$TMP/check.log"
+'
+
+test_expect_success FETCHED 'the machine'\''s packages are as they were' '
+	diag "packages: $removed" &&
+	put_back
+'
 done_testing

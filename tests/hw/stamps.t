@@ -7,46 +7,62 @@
 # ${NTPX_HWTS_PORT:-123}.  Where there is none this test skips with the
 # reason; NTPX_REQUIRE_HW=1 turns that skip into a failure.
 . "$(dirname "$0")/../lib.sh"
-. "$NTPX_TOP/tests/stamps.sh"
+. "$NTPX_TOP/tests/hw.sh"
 need ntpprobe ethtool
-
-hw_missing() {
-	if [ "${NTPX_REQUIRE_HW:-0}" = 1 ]; then
-		echo "1..1"
-		echo "not ok 1 - hardware timestamping required (NTPX_REQUIRE_HW=1): $*"
-		exit 1
-	fi
-	skip_all "$*"
-}
 
 hwts() { ethtool -T "$1" 2>/dev/null | grep -q 'hardware-transmit' &&
 	 ethtool -T "$1" 2>/dev/null | grep -Eq 'PTP Hardware Clock: [0-9]'; }
-dev=${NTPX_HWTS_DEV:-}
-if [ -z "$dev" ]; then
-	for d in /sys/class/net/*; do
-		d=${d##*/}
-		hwts "$d" && { dev=$d; break; }
-	done
-fi
-[ -n "$dev" ] || hw_missing "no interface with hardware timestamping and a PHC (ethtool -T)"
-hwts "$dev" || hw_missing "$dev has no hardware timestamping or no PHC (ethtool -T $dev)"
-[ -n "${NTPX_HWTS_PEER:-}" ] || hw_missing "no peer: set NTPX_HWTS_PEER to a host running ntpreflect"
-need_root
-plan 4
+# The whole suite's hardware: dev, NTPX_HWTS_DEV or the first interface
+# that stamps in hardware, and a peer; hw_skip_all with the reason.
+hwts_need() {
+	dev=${NTPX_HWTS_DEV:-}
+	if [ -z "$dev" ]; then
+		for d in /sys/class/net/*; do
+			d=${d##*/}
+			hwts "$d" && { dev=$d; break; }
+		done
+	fi
+	[ -n "$dev" ] ||
+		{ hw_skip_all "no interface with hardware timestamping and a PHC (ethtool -T)"; return 1; }
+	hwts "$dev" ||
+		{ hw_skip_all "$dev has no hardware timestamping or no PHC (ethtool -T $dev)"; return 1; }
+	[ -n "${NTPX_HWTS_PEER:-}" ] ||
+		{ hw_skip_all "no peer: set NTPX_HWTS_PEER to a host running ntpreflect"; return 1; }
+}
+hwts_need
+need_prereq ROOT
 
-ep="udp://$NTPX_HWTS_PEER:${NTPX_HWTS_PORT:-123}?dev=$dev"
-ntpprobe -i 20ms -c 100 --xleave "$ep" >"$TMP/rec" 2>/dev/null
-is "$?" 0 "ntpprobe over $dev: exit 0"
-ok "#stamps names the hardware sources" \
-	grep -q '^#stamps .*t1h=so_timestamping:tx_hardware+phc .*t4h=so_timestamping:rx_hardware+phc' "$TMP/rec"
-n=$(awk '/^#fields/ { for (i = 2; i <= NF; i++) c[$i] = i - 1; next } /^#/ { next }
-	$(c["status"]) == "ok" && $(c["t1h"]) != "-" && $(c["t4h"]) != "-" { n++ } END { print n + 0 }' "$TMP/rec")
-ok "hardware stamps on nearly every ok record ($n)" test "$n" -ge 90
-# The client's own hardware stages are on its clock (PHC converted):
-# t1k <= t1h and t4h <= t4k.
-bad=$(awk '/^#fields/ { for (i = 2; i <= NF; i++) c[$i] = i - 1; next } /^#/ { next }
-	$(c["status"]) == "ok" && $(c["t1h"]) != "-" && $(c["t4h"]) != "-" &&
-	!($(c["t1k"]) "" <= $(c["t1h"]) "" && $(c["t4h"]) "" <= $(c["t4k"]) "") { n++ }
-	END { print n + 0 }' "$TMP/rec")
-is "$bad" 0 "the NIC's stamps lie between the kernel's: t1k <= t1h, t4h <= t4k"
+# The ok records with both hardware stamps; of those, the ones where the
+# NIC's stamps are not between the kernel's (t1k <= t1h, t4h <= t4k).
+hw_stamped() {
+	awk "$ntpx_fields"'/^#fields/ { fields(); next } /^#/ { next }
+		field("status") == "ok" && field("t1h") != "-" && field("t4h") != "-" { n++ } END { print n + 0 }' "$1"
+}
+hw_outside() {
+	awk "$ntpx_fields"'/^#fields/ { fields(); next } /^#/ { next }
+		field("status") == "ok" && field("t1h") != "-" && field("t4h") != "-" &&
+		!(field("t1k") "" <= field("t1h") "" && field("t4h") "" <= field("t4k") "") { n++ }
+		END { print n + 0 }' "$1"
+}
+
+test_expect_success "ntpprobe over $dev: exit 0" '
+	diag "interface $dev, peer $NTPX_HWTS_PEER" &&
+	test_exit 0 ntpprobe -i 20ms -c 100 --xleave "udp://$NTPX_HWTS_PEER:${NTPX_HWTS_PORT:-123}?dev=$dev" \
+		>"$TMP/rec" 2>/dev/null
+'
+
+test_expect_success '#stamps names the hardware sources' '
+	test_grep "^#stamps .*t1h=so_timestamping:tx_hardware+phc .*t4h=so_timestamping:rx_hardware+phc" "$TMP/rec"
+'
+
+test_expect_success 'hardware stamps on nearly every ok record (at least 90)' '
+	n=$(hw_stamped "$TMP/rec") &&
+	diag "$n ok records with both" &&
+	test "$n" -ge 90
+'
+
+# The client's own hardware stages are on its clock (PHC converted).
+test_expect_success "the NIC's stamps lie between the kernel's: t1k <= t1h, t4h <= t4k" '
+	test_is "$(hw_outside "$TMP/rec")" 0
+'
 done_testing

@@ -9,37 +9,61 @@
 # is none this test skips with the reason; NTPX_REQUIRE_HW=1 turns that
 # skip into a failure.
 . "$(dirname "$0")/../lib.sh"
+. "$NTPX_TOP/tests/hw.sh"
 need ntpprobe ethtool
 
-hw_missing() {
-	if [ "${NTPX_REQUIRE_HW:-0}" = 1 ]; then
-		echo "1..1"
-		echo "not ok 1 - zero-copy AF_XDP hardware required (NTPX_REQUIRE_HW=1): $*"
-		exit 1
-	fi
-	skip_all "$*"
+# The whole suite's hardware; hw_skip_all with the reason.
+xdp_need() {
+	dev=${NTPX_XDP_DEV:-}
+	[ -n "$dev" ] ||
+		{ hw_skip_all "NTPX_XDP_DEV (a NIC with zero-copy AF_XDP and a PHC) is not set"; return 1; }
+	[ -d "/sys/class/net/$dev" ] || { hw_skip_all "no interface $dev"; return 1; }
+	ethtool -T "$dev" 2>/dev/null | grep -Eq 'PTP Hardware Clock: [0-9]' ||
+		{ hw_skip_all "$dev has no PTP hardware clock (ethtool -T $dev)"; return 1; }
+	[ -n "${NTPX_XDP_PEER:-}" ] ||
+		{ hw_skip_all "NTPX_XDP_PEER (a host running ntpreflect) is not set"; return 1; }
+}
+xdp_need
+need_prereq ROOT
+
+# ntpprobe in zero-copy mode, its last line of stderr shown.
+probe_xdp() {
+	ntpprobe -i 20ms -c 100 "uudp://$NTPX_XDP_PEER:${NTPX_XDP_PORT:-123}?dev=$dev&via=xdp&xdpmode=zerocopy" \
+		>"$TMP/rec" 2>"$TMP/err"
+	_rc=$?
+	diag "$(tail -1 "$TMP/err")"
+	return $_rc
+}
+# "N B": the ok records with t1h, and those of them where t1 <= t1h <= t4
+# does not hold.
+t1h_order() {
+	awk "$ntpx_fields"'/^#fields/ { fields(); next } /^#/ { next }
+		field("status") == "ok" && field("t1h") != "-" { n++
+			if (!(field("t1") "" <= field("t1h") "" && field("t1h") "" <= field("t4") "")) b++ }
+		END { print n + 0, b + 0 }' "$1"
 }
 
-dev=${NTPX_XDP_DEV:-}
-[ -n "$dev" ] || hw_missing "NTPX_XDP_DEV (a NIC with zero-copy AF_XDP and a PHC) is not set"
-[ -d "/sys/class/net/$dev" ] || hw_missing "no interface $dev"
-ethtool -T "$dev" 2>/dev/null | grep -Eq 'PTP Hardware Clock: [0-9]' ||
-	hw_missing "$dev has no PTP hardware clock (ethtool -T $dev)"
-[ -n "${NTPX_XDP_PEER:-}" ] || hw_missing "NTPX_XDP_PEER (a host running ntpreflect) is not set"
-need_root
-plan 5
+test_expect_success "ntpprobe over $dev in zero-copy mode exits 0" '
+	diag "interface $dev, peer $NTPX_XDP_PEER" &&
+	test_exit 0 probe_xdp
+'
 
-ep="uudp://$NTPX_XDP_PEER:${NTPX_XDP_PORT:-123}?dev=$dev&via=xdp&xdpmode=zerocopy"
-ntpprobe -i 20ms -c 100 "$ep" >"$TMP/rec" 2>"$TMP/err"
-is "$?" 0 "ntpprobe over $dev in zero-copy mode exits 0"
-diag "$(tail -1 "$TMP/err")"
-ok "the port ran drv-zerocopy" grep -q 'mode=drv-zerocopy' "$TMP/err"
-ok "#stamps names the driver's TX metadata stamp" \
-	grep -q '^#stamps .*t1h=xdp:tx_metadata+phc ' "$TMP/rec"
-set -- $(awk '/^#fields/ { for (i = 2; i <= NF; i++) c[$i] = i - 1; next } /^#/ { next }
-	$(c["status"]) == "ok" && $(c["t1h"]) != "-" { n++
-		if (!($(c["t1"]) "" <= $(c["t1h"]) "" && $(c["t1h"]) "" <= $(c["t4"]) "")) b++ }
-	END { print n + 0, b + 0 }' "$TMP/rec")
-ok "t1h on nearly every ok record ($1)" test "$1" -ge 90
-is "$2" 0 "t1 <= t1h <= t4 on every one"
+test_expect_success 'the port ran drv-zerocopy' '
+	test_grep "mode=drv-zerocopy" "$TMP/err"
+'
+
+test_expect_success "#stamps names the driver's TX metadata stamp" '
+	test_grep "^#stamps .*t1h=xdp:tx_metadata+phc " "$TMP/rec"
+'
+
+test_expect_success 't1h on nearly every ok record (at least 90)' '
+	set -- $(t1h_order "$TMP/rec") &&
+	diag "$1 ok records with t1h" &&
+	test "$1" -ge 90
+'
+
+test_expect_success 't1 <= t1h <= t4 on every one' '
+	set -- $(t1h_order "$TMP/rec") &&
+	test_is "$2" 0
+'
 done_testing

@@ -5,15 +5,33 @@
 # clock.  Source after tests/lib.sh.
 #
 #   daemon_pkgs NAME       DAEMON_ROOT=build/interop/NAME, fetched if need be;
-#                          skip_all when it cannot be had
+#                          before the first test: skip_all when it cannot be
+#                          had; in a (setup) test: one diag line, status 1
 #   daemon_net             two namespaces joined by a veth pair:
 #                          $NS_D (192.0.2.1, the daemon), $NS_R (192.0.2.2,
 #                          ntpreflect and ntpprobe); removed at exit
 #   daemon_run VAR CMD...  spawns CMD in $NS_D with the clock guarded twice:
 #                          CAP_SYS_TIME dropped (setpriv) and the noclock
 #                          shim preloaded (tests/helpers/noclock.so.c)
+#   daemon_start VAR LOG CMD...
+#                          daemon_run, its output in LOG, then waits until
+#                          the daemon answers ntpprobe (20 s): status 1 and
+#                          the log's tail when it does not
+#   daemon_probe_all N STATUS REC
+#                          N probes of the daemon, 100 ms apart, into REC:
+#                          every one of status STATUS (REC shown if not)
+#   daemon_stop PID        stops the daemon, waits until port 123 is closed
+#   reflector_start        ntpreflect on port 123 of $NS_R (REFLECT_PID),
+#                          its stderr in $TMP/reflect.err; waits until it
+#                          listens
 #   clock_state            the host clock's adjtimex state (read only)
 #   has_cap PID BIT        the process's effective capabilities hold BIT
+#
+# A suite is then: daemon_pkgs at the top; setup tests for the clock's
+# state, daemon_net, the daemon alone (daemon_start); the checks on it
+# ("CAP_SYS_TIME" with has_cap, "unsynced" with daemon_probe_all); the
+# daemon as a client of reflector_start; "ok" with daemon_probe_all; the
+# host clock's state compared at the end.
 #
 # TEST-NET-1 addresses exist only inside the two namespaces.
 
@@ -22,28 +40,34 @@ REFLECT_ADDR=192.0.2.2
 NOCLOCK=$NTPX_HELPERS/noclock.so
 CLOCKSTATE=$NTPX_HELPERS/clockstate
 
+# Like skip_all before the first test; in a test, a failure with the reason.
+daemon_skip() {
+	[ -n "$_in_test" ] || skip_all "$*"
+	diag "$*"
+	return 1
+}
+
 daemon_pkgs() {
-	need_root
+	need_prereq ROOT
 	need setpriv ip
 	[ -x "$NOCLOCK" ] && [ -x "$CLOCKSTATE" ] ||
-		skip_all "no build/helpers/noclock.so or clockstate (make check builds them)"
+		{ daemon_skip "no build/helpers/noclock.so or clockstate (make check builds them)"; return 1; }
 	DAEMON_ROOT=$NTPX_TOP/build/interop/$1
 	if [ ! -x "$DAEMON_ROOT/usr/sbin/ntpd" ]; then
 		"$NTPX_TOP/scripts/interop-pkgs" >"$TMP/pkgs.err" 2>&1 ||
-			skip_all "no $1 package: $(tail -n 1 "$TMP/pkgs.err")"
+			{ daemon_skip "no $1 package: $(tail -n 1 "$TMP/pkgs.err")"; return 1; }
 	fi
 }
 
 daemon_net() {
-	NS_D=$(uniq_name ntpxd)
-	NS_R=$(uniq_name ntpxr)
-	_veth=$(uniq_name vd)
-	ip netns add "$NS_D" || return 1
-	cleanup ip netns del "$NS_D"
-	ip netns add "$NS_R" || return 1
-	cleanup ip netns del "$NS_R"
-	ip link add "$_veth" netns "$NS_D" type veth peer name "${_veth}r" netns "$NS_R" ||
-		return 1
+	NS_D=$(uniq_name ntpxd) &&
+	NS_R=$(uniq_name ntpxr) &&
+	_veth=$(uniq_name vd) &&
+	ip netns add "$NS_D" &&
+	test_atexit ip netns del "$NS_D" &&
+	ip netns add "$NS_R" &&
+	test_atexit ip netns del "$NS_R" &&
+	ip link add "$_veth" netns "$NS_D" type veth peer name "${_veth}r" netns "$NS_R" &&
 	ip -n "$NS_D" addr add "$DAEMON_ADDR/24" dev "$_veth" &&
 	ip -n "$NS_R" addr add "$REFLECT_ADDR/24" dev "${_veth}r" &&
 	ip -n "$NS_D" link set lo up && ip -n "$NS_R" link set lo up &&
@@ -58,6 +82,24 @@ daemon_run() {
 	spawn "$_v" ip netns exec "$NS_D" \
 		setpriv --bounding-set=-sys_time --inh-caps=-sys_time \
 		env LD_PRELOAD="$NOCLOCK" "$@"
+}
+
+daemon_start() {
+	_ds_var=$1
+	_ds_log=$2
+	shift 2
+	daemon_run "$_ds_var" "$@" >"$_ds_log" 2>&1
+	wait_until 20 daemon_answers && return 0
+	diag "the daemon does not answer within 20 s; its log's tail:"
+	tail -n 20 "$_ds_log" | sed 's/^/#   /' >&2
+	return 1
+}
+
+daemon_probe_all() {
+	probe_daemon -c "$1" -i 100ms >"$3" 2>/dev/null
+	test_is "$(count_status "$3" "$2")" "$1" && return 0
+	diag "$(cat "$3")"
+	return 1
 }
 
 clock_state() { "$CLOCKSTATE"; }
@@ -89,4 +131,11 @@ daemon_stop() {
 	kill "$1" 2>/dev/null
 	wait "$1" 2>/dev/null
 	wait_until 10 daemon_gone
+}
+
+# ntpreflect, the daemon's server, on port 123 of the other namespace.
+reflect_up() { ip netns exec "$NS_R" ss -Hlun "sport = :123" | grep -q .; }
+reflector_start() {
+	spawn REFLECT_PID ip netns exec "$NS_R" "$NTPX_BIN/ntpreflect" "udp://$REFLECT_ADDR:123" 2>"$TMP/reflect.err" &&
+	wait_until 10 reflect_up
 }

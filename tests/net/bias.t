@@ -25,23 +25,15 @@
 . "$(dirname "$0")/../lib.sh"
 
 need_prereq LAB BUILT
-lab_up b -r 200M -q 2ms
-
 port=12300
-spawn refl $NTPX_REF_EXEC ntpreflect "udp://0.0.0.0:$port" 2>/dev/null
-spawn sink_ref $NTPX_REF_EXEC loadgen --sink udp://0.0.0.0:9000 >/dev/null 2>&1
-spawn sink_cli $NTPX_CLIENT_EXEC loadgen --sink udp://0.0.0.0:9000 >/dev/null 2>&1
 in_ref() { ip netns exec "$NTPX_NS_REF" ss -Hlun "sport = :$1" | grep -q .; }
 in_cli() { ip netns exec "$NTPX_NS_CLIENT" ss -Hlun "sport = :$1" | grep -q .; }
-wait_until 5 in_ref $port && wait_until 5 in_ref 9000 && wait_until 5 in_cli 9000 ||
-	skip_all "servers did not start"
-
 # The median of column COL over the ok records of FILE.
 median() {
-	awk -v col="$2" '
-		$1 == "#fields" { for (i = 2; i <= NF; i++) { if ($i == col) c = i - 1; if ($i == "status") s = i - 1 } next }
+	awk -v c="$2" "$ntpx_fields"'
+		/^#fields/ { fields(); next }
 		/^#/ { next }
-		$s == "ok" { print $c }' "$1" | sort -n |
+		field("status") == "ok" { print field(c) }' "$1" | sort -n |
 	awk '{ v[NR] = $1 } END { if (!NR) { print "nan"; exit } print (NR % 2) ? v[(NR + 1) / 2] : int((v[NR / 2] + v[NR / 2 + 1]) / 2) }'
 }
 
@@ -53,7 +45,6 @@ backlog() {
 }
 # Half the queue's bytes: the load is building it.
 queue_full() { [ "$(backlog "$1" "$2")" -ge "$((NTPX_SLOW_RATE / 8 * NTPX_SLOW_QUEUE_NS / 1000000000 / 2))" ]; }
-load_rate=$((NTPX_SLOW_RATE / 1000000 * 12 / 10))M
 
 # load c2r|r2c|bi|fast|none: start loadgen(s) and wait for the queue.
 load_pids=
@@ -98,7 +89,6 @@ measure() {
 	eval "diag \"$1: median delay \$$1_d ns, off2 \$$1_o ns, $(grep -Ec ' ok( |$)' "$TMP/$1.rec") ok\""
 }
 
-half_q=$((NTPX_SLOW_QUEUE_NS / 2))
 queued() { [ "$1" -ge "$half_q" ]; }		# the leg carries the queue
 unqueued() { [ "$1" -lt "$half_q" ] && [ "$1" -gt "-$half_q" ]; }
 # one_leg A B fwd|back: the named leg carries the queue, the other not.
@@ -113,41 +103,81 @@ one_leg() {
 statuses() {
 	for f in "$TMP"/*.rec; do
 		[ "$(count_status "$f" ok)" -gt 0 ] || return 1
-		awk '$1 == "#fields" { for (i = 2; i <= NF; i++) if ($i == "status") c = i - 1; next }
-			/^#/ { next } $c != "ok" && $c != "timeout" { exit 1 }' "$f" || return 1
+		awk "$ntpx_fields"'/^#fields/ { fields(); next }
+			/^#/ { next } field("status") != "ok" && field("status") != "timeout" { exit 1 }' "$f" || return 1
 	done
 }
 
-for poll in block busy; do
-	measure base none $poll "$NTPX_REF_SLOW"
-	measure c2r c2r $poll "$NTPX_REF_SLOW"
-	measure r2c r2c $poll "$NTPX_REF_SLOW"
-	ok "$poll: client->ref load: offset +half the delay rise (the forward leg carries the queue, the back leg not)" \
+first() { echo "$1"; }
+second() { echo "$2"; }
+
+test_expect_success "setup: a lab of the test's own, its slow path at 200 Mbit/s with 2 ms of queue" '
+	lab_up b -r 200M -q 2ms &&
+	load_rate=$((NTPX_SLOW_RATE / 1000000 * 12 / 10))M &&
+	half_q=$((NTPX_SLOW_QUEUE_NS / 2))
+'
+test_expect_success 'setup: a reflector in the reference, a load sink at each end' '
+	spawn refl $NTPX_REF_EXEC ntpreflect "udp://0.0.0.0:$port" 2>/dev/null &&
+	spawn sink_ref $NTPX_REF_EXEC loadgen --sink udp://0.0.0.0:9000 >/dev/null 2>&1 &&
+	spawn sink_cli $NTPX_CLIENT_EXEC loadgen --sink udp://0.0.0.0:9000 >/dev/null 2>&1 &&
+	wait_until 5 in_ref $port && wait_until 5 in_ref 9000 && wait_until 5 in_cli 9000
+'
+
+for poll in block busy
+do
+	test_expect_success "setup: $poll: the slow path unloaded, loaded client->ref, loaded ref->client" '
+		measure base none $poll "$NTPX_REF_SLOW" &&
+		measure c2r c2r $poll "$NTPX_REF_SLOW" &&
+		measure r2c r2c $poll "$NTPX_REF_SLOW"
+	'
+	test_expect_success "$poll: client->ref load: offset +half the delay rise (the forward leg carries the queue, the back leg not)" '
 		one_leg "$TMP/base.rec" "$TMP/c2r.rec" fwd
-	ok "$poll: ref->client load: offset -half the delay rise (the back leg carries the queue, the forward leg not)" \
+	'
+	test_expect_success "$poll: ref->client load: offset -half the delay rise (the back leg carries the queue, the forward leg not)" '
 		one_leg "$TMP/base.rec" "$TMP/r2c.rec" back
-	ok "$poll: the signs differ by direction" test $((c2r_o - base_o)) -gt 0 -a $((r2c_o - base_o)) -lt 0
-	measure bi bi $poll "$NTPX_REF_SLOW"
-	set -- $(legs "$TMP/base.rec" "$TMP/bi.rec")
-	diag "bi legs: forward $1 ns, back $2 ns"
-	ok "$poll: load both ways: both legs carry a queue" sh -c "[ $1 -ge $half_q ] && [ $2 -ge $half_q ]"
+	'
+	test_expect_success "$poll: the signs differ by direction" '
+		test $((c2r_o - base_o)) -gt 0 -a $((r2c_o - base_o)) -lt 0
+	'
+	test_expect_success "setup: $poll: the slow path loaded both ways" '
+		measure bi bi $poll "$NTPX_REF_SLOW"
+	'
+	test_expect_success "$poll: load both ways: both legs carry a queue" '
+		set -- $(legs "$TMP/base.rec" "$TMP/bi.rec") &&
+		diag "bi legs: forward $1 ns, back $2 ns" &&
+		[ $1 -ge $half_q ] && [ $2 -ge $half_q ]
+	'
 	# Two queues of one size: the offset moves by half their difference,
 	# less than one queue moves it (as it would were one of them empty).
-	c2r_f=$(legs "$TMP/base.rec" "$TMP/c2r.rec" | awk '{ print $1 }')
-	r2c_b=$(legs "$TMP/base.rec" "$TMP/r2c.rec" | awk '{ print $2 }')
-	one=$c2r_f; [ "$r2c_b" -lt "$one" ] && one=$r2c_b
-	ok "$poll: load both ways: the offset moves less than one queue moves it ($(($1 - $2)) ns against $one)" \
-		sh -c "d=$(($1 - $2)); [ \${d#-} -lt $one ]"
-	# The fast path is the control for where the load goes, not for
-	# how the probe waits: once is enough.
-	if [ $poll = block ]; then
-		measure fbase none $poll "$NTPX_REF_FAST"
-		measure fc2r fast $poll "$NTPX_REF_FAST"
-		set -- $(legs "$TMP/fbase.rec" "$TMP/fc2r.rec")
-		diag "fast legs: forward $1 ns, back $2 ns"
-		ok "$poll: fast under the same load: no queue on either leg" sh -c "unqueued() { [ \$1 -lt $half_q ] && [ \$1 -gt -$half_q ]; }; unqueued $1 && unqueued $2"
-	fi
-	ok "$poll: every case has ok records, and nothing but ok and timeout" statuses
-	rm -f "$TMP"/*.rec
+	test_expect_success "$poll: load both ways: the offset moves less than one queue moves it" '
+		c2r_f=$(first $(legs "$TMP/base.rec" "$TMP/c2r.rec")) &&
+		r2c_b=$(second $(legs "$TMP/base.rec" "$TMP/r2c.rec")) &&
+		one=$c2r_f &&
+		if [ "$r2c_b" -lt "$one" ]; then one=$r2c_b; fi &&
+		set -- $(legs "$TMP/base.rec" "$TMP/bi.rec") &&
+		d=$(($1 - $2)) &&
+		diag "$d ns against $one" &&
+		[ ${d#-} -lt $one ]
+	'
+	test_expect_success "$poll: every case has ok records, and nothing but ok and timeout" '
+		test_when_finished "rm -f $TMP/*.rec" &&
+		statuses
+	'
 done
+
+# The fast path is the control for where the load goes, not for how the
+# probe waits: once is enough.
+test_expect_success 'setup: block: the fast path unloaded and loaded' '
+	measure fbase none block "$NTPX_REF_FAST" &&
+	measure fc2r fast block "$NTPX_REF_FAST"
+'
+test_expect_success 'block: fast under the same load: no queue on either leg' '
+	set -- $(legs "$TMP/fbase.rec" "$TMP/fc2r.rec") &&
+	diag "fast legs: forward $1 ns, back $2 ns" &&
+	unqueued $1 && unqueued $2
+'
+test_expect_success "block: the fast path's cases have ok records, and nothing but ok and timeout" '
+	test_when_finished "rm -f $TMP/*.rec" &&
+	statuses
+'
 done_testing

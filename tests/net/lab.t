@@ -11,39 +11,14 @@ need ping ethtool
 lab=$NTPX_TOP/bin/ntpx-lab
 quiet() { "$@" >/dev/null 2>&1; }
 
-a=$(uniq_name t)
-b=$(uniq_name u)
-cleanup "$lab -n $a down"
-cleanup "$lab -n $b down"
+# SETPRIV: setpriv, to run ntpx-lab as a user who is not root.
+test_lazy_prereq SETPRIV 'command -v setpriv'
 
-ok "up makes a lab" $lab -n "$a" up
-ok "up again on a lab that is up succeeds" $lab -n "$a" up
-ok "status says up" sh -c "$lab -n $a status | grep -q '^lab $a: up'"
-
-eval "$($lab -n "$a" env)"
-is "$NTPX_NS_REF $NTPX_NS_CLIENT" "ntpx-ref-$a ntpx-cli-$a" "env names both namespaces"
-ok "env gives four addresses" test -n "$NTPX_REF_SLOW" -a -n "$NTPX_REF_FAST" \
-	-a -n "$NTPX_CLIENT_SLOW" -a -n "$NTPX_CLIENT_FAST"
-is "$NTPX_SLOW_RATE" 1000000000 "env gives the default slow rate in bit/s"
-
-is "$($lab -n "$a" exec ref ip -br -4 addr show dev slow | awk '{print $3}')" \
-	"$NTPX_REF_SLOW/24" "exec runs inside the reference"
-is "$($lab -n "$a" exec client ip -br -4 addr show dev fast | awk '{print $3}')" \
-	"$NTPX_CLIENT_FAST/24" "exec runs inside the client"
-ok "the host namespace has no lab address" \
-	sh -c "! ip -4 addr show | grep -q '$NTPX_REF_SLOW/'"
-
-ok "ping client->ref across slow" quiet $lab -n "$a" exec client ping -q -c 2 -i 0.2 -W 2 "$NTPX_REF_SLOW"
-ok "ping client->ref across fast" quiet $lab -n "$a" exec client ping -q -c 2 -i 0.2 -W 2 "$NTPX_REF_FAST"
-
+addr_of() { $lab -n "$a" exec "$1" ip -br -4 addr show dev "$2" | awk '{print $3}'; }
 # The pings went through the slow shapers in both directions (the FIFO
 # under each HTB counted them) and through no shaper on fast.
 sent() { tc -s -n "$1" qdisc show dev "$2" | awk '$1 == "qdisc" && $2 == "bfifo" {w=1} w && $1 == "Sent" {print $4; exit}'; }
-ok "slow ref->client shaper carried the replies" test "$(sent "ntpx-ref-$a" slow)" -ge 2
-ok "slow client->ref shaper (ifb on ref ingress) carried the requests" \
-	test "$(sent "ntpx-ref-$a" ifbslow)" -ge 2
-is "$(tc -n "ntpx-ref-$a" qdisc show dev fast root | awk '{print $2}')" noqueue "fast is unshaped"
-
+root_qdisc() { tc -n "$1" qdisc show dev "$2" root | awk '{print $2}'; }
 # On fast the kernel fills in the checksums itself, which veth would
 # leave partial; slow keeps the offload, and with it segmentation offload
 # for load (doc/ntpx-lab.1).  up puts back what was changed.
@@ -54,47 +29,130 @@ txcsum() {
 		done
 	done
 }
-is "$(txcsum)" "ntpx-ref-$a/slow=on ntpx-cli-$a/slow=on ntpx-ref-$a/fast=off ntpx-cli-$a/fast=off " \
-	"tx checksum offload: off at both ends of fast, on at both ends of slow"
-is "$($lab -n "$a" status | sed -n 's/^  checksums  //p')" \
-	"fast: complete (tx offload off); slow: partial from ref client (tx offload on)" \
-	"status says so"
-ip netns exec "ntpx-cli-$a" ethtool -K fast tx on >/dev/null
-ok "status tells when an end of fast has it on again" \
-	sh -c "$lab -n $a status | grep -q '^  checksums  fast: partial from client (tx offload on), not as up made it'"
-ok "up turns it off again" \
-	sh -c "$lab -n $a up && ip netns exec ntpx-cli-$a ethtool -k fast | grep -qx 'tx-checksumming: off'"
+status_checksums() { $lab -n "$a" status | sed -n 's/^  checksums  //p'; }
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups $lab -n "$b" up 2>&1; }
 
-ok "-r changes the rate of a lab that is up" $lab -n "$a" -r 800M up
-is "$(tc -n "ntpx-ref-$a" class show dev slow | grep -o 'rate [^ ]*')" "rate 800Mbit" "the new rate is in the shaper"
+test_expect_success 'up makes a lab' '
+	a=$(uniq_name t) &&
+	test_atexit "$lab -n $a down" &&
+	$lab -n "$a" up
+'
+test_expect_success 'up again on a lab that is up succeeds' '
+	$lab -n "$a" up
+'
+test_expect_success 'status says up' '
+	$lab -n "$a" status | grep -q "^lab $a: up"
+'
 
-ok "-s egress moves the client->ref shaper to the client" $lab -n "$a" -s egress up
-is "$(tc -n "ntpx-cli-$a" qdisc show dev slow root | awk '{print $2}'):$(ip -n "ntpx-ref-$a" -br link show dev ifbslow 2>/dev/null | wc -l)" \
-	"htb:0" "the client's slow egress is shaped and the ifb is gone"
-ok "-s ingress puts it back on an ifb" sh -c "$lab -n $a -s ingress up && tc -n ntpx-ref-$a qdisc show dev ifbslow root | grep -q htb && ! tc -n ntpx-cli-$a qdisc show dev slow root | grep -q htb"
+test_expect_success 'env names both namespaces' '
+	eval "$($lab -n "$a" env)" &&
+	test_is "$NTPX_NS_REF $NTPX_NS_CLIENT" "ntpx-ref-$a ntpx-cli-$a"
+'
+test_expect_success 'env gives four addresses' '
+	test -n "$NTPX_REF_SLOW" -a -n "$NTPX_REF_FAST" -a -n "$NTPX_CLIENT_SLOW" -a -n "$NTPX_CLIENT_FAST"
+'
+test_expect_success 'env gives the default slow rate in bit/s' '
+	test_is "$NTPX_SLOW_RATE" 1000000000
+'
 
-ok "a second lab comes up beside the first" $lab -n "$b" up
-ok "the second lab carries traffic" quiet $lab -n "$b" exec client ping -q -c 1 -W 2 10.77.1.1
-ok "down removes the first lab" $lab -n "$a" down
-ok "down leaves no namespace, link or state behind" \
-	sh -c "! ip netns list | grep -q -- '-$a\\b' && ! test -e /run/ntpx-lab/$a.conf"
-ok "the second lab still carries traffic" quiet $lab -n "$b" exec client ping -q -c 1 -W 2 10.77.2.1
+test_expect_success 'exec runs inside the reference' '
+	test_is "$(addr_of ref slow)" "$NTPX_REF_SLOW/24"
+'
+test_expect_success 'exec runs inside the client' '
+	test_is "$(addr_of client fast)" "$NTPX_CLIENT_FAST/24"
+'
+test_expect_success 'the host namespace has no lab address' '
+	! ip -4 addr show | grep -q "$NTPX_REF_SLOW/"
+'
+
+test_expect_success 'ping client->ref across slow' '
+	quiet $lab -n "$a" exec client ping -q -c 2 -i 0.2 -W 2 "$NTPX_REF_SLOW"
+'
+test_expect_success 'ping client->ref across fast' '
+	quiet $lab -n "$a" exec client ping -q -c 2 -i 0.2 -W 2 "$NTPX_REF_FAST"
+'
+
+test_expect_success 'slow ref->client shaper carried the replies' '
+	test "$(sent "ntpx-ref-$a" slow)" -ge 2
+'
+test_expect_success 'slow client->ref shaper (ifb on ref ingress) carried the requests' '
+	test "$(sent "ntpx-ref-$a" ifbslow)" -ge 2
+'
+test_expect_success 'fast is unshaped' '
+	test_is "$(root_qdisc "ntpx-ref-$a" fast)" noqueue
+'
+
+test_expect_success 'tx checksum offload: off at both ends of fast, on at both ends of slow' '
+	test_is "$(txcsum)" "ntpx-ref-$a/slow=on ntpx-cli-$a/slow=on ntpx-ref-$a/fast=off ntpx-cli-$a/fast=off "
+'
+test_expect_success 'status says so' '
+	test_is "$(status_checksums)" "fast: complete (tx offload off); slow: partial from ref client (tx offload on)"
+'
+test_expect_success 'status tells when an end of fast has it on again' '
+	ip netns exec "ntpx-cli-$a" ethtool -K fast tx on >/dev/null &&
+	$lab -n "$a" status | grep -q "^  checksums  fast: partial from client (tx offload on), not as up made it"
+'
+test_expect_success 'up turns it off again' '
+	$lab -n "$a" up &&
+	ip netns exec "ntpx-cli-$a" ethtool -k fast | grep -qx "tx-checksumming: off"
+'
+
+test_expect_success '-r changes the rate of a lab that is up' '
+	$lab -n "$a" -r 800M up
+'
+test_expect_success 'the new rate is in the shaper' '
+	test_is "$(tc -n "ntpx-ref-$a" class show dev slow | grep -o "rate [^ ]*")" "rate 800Mbit"
+'
+
+test_expect_success '-s egress moves the client->ref shaper to the client' '
+	$lab -n "$a" -s egress up
+'
+test_expect_success "the client's slow egress is shaped and the ifb is gone" '
+	test_is "$(root_qdisc "ntpx-cli-$a" slow):$(ip -n "ntpx-ref-$a" -br link show dev ifbslow 2>/dev/null | wc -l)" "htb:0"
+'
+test_expect_success '-s ingress puts it back on an ifb' '
+	$lab -n "$a" -s ingress up &&
+	tc -n "ntpx-ref-$a" qdisc show dev ifbslow root | grep -q htb &&
+	! tc -n "ntpx-cli-$a" qdisc show dev slow root | grep -q htb
+'
+
+test_expect_success 'a second lab comes up beside the first' '
+	b=$(uniq_name u) &&
+	test_atexit "$lab -n $b down" &&
+	$lab -n "$b" up
+'
+test_expect_success 'the second lab carries traffic' '
+	quiet $lab -n "$b" exec client ping -q -c 1 -W 2 10.77.1.1
+'
+test_expect_success 'down removes the first lab' '
+	$lab -n "$a" down
+'
+test_expect_success 'down leaves no namespace, link or state behind' '
+	! ip netns list | grep -q -- "-$a\b" &&
+	! test -e "/run/ntpx-lab/$a.conf"
+'
+test_expect_success 'the second lab still carries traffic' '
+	quiet $lab -n "$b" exec client ping -q -c 1 -W 2 10.77.2.1
+'
 
 # What a failed up leaves (a namespace and half a veth pair) goes with down.
-c=$(uniq_name v)
-cleanup "$lab -n $c down"
-ip netns add "ntpx-ref-$c"
-ip -n "ntpx-ref-$c" link add slow type veth peer name slowx
-ok "down after a failed up succeeds" $lab -n "$c" down
-ok "and leaves nothing" sh -c "! ip netns list | grep -q -- '-$c\\b'"
+test_expect_success 'setup: what a failed up leaves, a namespace and half a veth pair' '
+	c=$(uniq_name v) &&
+	test_atexit "$lab -n $c down" &&
+	ip netns add "ntpx-ref-$c" &&
+	ip -n "ntpx-ref-$c" link add slow type veth peer name slowx
+'
+test_expect_success 'down after a failed up succeeds' '
+	$lab -n "$c" down
+'
+test_expect_success 'and leaves nothing' '
+	! ip netns list | grep -q -- "-$c\b"
+'
 
 # A user who is not root gets one line and status 1.
-if command -v setpriv >/dev/null; then
-	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups $lab -n "$b" up 2>&1)
-	rc=$?
-	is "$rc:$(echo "$out" | wc -l):$out" "1:1:ntpx-lab: needs root to make network namespaces and veth pairs" \
-		"not root: one line, exit 1"
-else
-	skip "not root: one line, exit 1" "no setpriv"
-fi
+test_expect_success SETPRIV 'not root: one line, exit 1' '
+	test_exit 1 as_nobody >"$TMP/nobody.out" &&
+	out=$(cat "$TMP/nobody.out") &&
+	test_is "$(echo "$out" | wc -l):$out" "1:ntpx-lab: needs root to make network namespaces and veth pairs"
+'
 done_testing

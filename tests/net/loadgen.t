@@ -8,11 +8,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 need_prereq LAB BUILT
-lab_up g
-
-spawn sink $NTPX_REF_EXEC loadgen --sink udp://0.0.0.0:9000 >"$TMP/sink.out" 2>/dev/null
 in_ref() { ip netns exec "$NTPX_NS_REF" ss -Hlun "sport = :$1" | grep -q .; }
-wait_until 5 in_ref 9000 || skip_all "sink did not start"
 send() { $NTPX_CLIENT_EXEC loadgen "$@"; }
 
 # The sink's rate and loss from the sender's summary line.
@@ -42,26 +38,7 @@ accounted() {	# FILE DROPS
 		END { exit !(s > 0 && r > 0 && s - r <= d) }' "$1"
 }
 
-d0=$(kdrops)
-send -r 200M -d 2s "udp://$NTPX_REF_FAST:9000" >"$TMP/a.out" 2>"$TMP/a.err"
-d=$(($(kdrops) - d0))
-diag "$(cat "$TMP/a.err"); kernel dropped $d"
-is "$(grep '^#fields' "$TMP/a.out")" "#fields t bytes packets gbps drops sent_gbps" "interval lines have the #fields header"
-is "$(grep -vc '^#' "$TMP/a.out")" 2 "one line per second"
-ok "200 Mbit/s: the sink received what was sent, less what the kernel dropped ($d)" accounted "$TMP/a.err" "$d"
-# The sink's count of what it never saw is the sender's sent - received.
-is "$(field "$TMP/a.err" lost)" "$(($(field "$TMP/a.err" sent) - $(awk '/sink received/ { for (i = 1; i < NF; i++) if ($i == "received") print $(i + 1) }' "$TMP/a.err")))" \
-	"lost is sent - received"
-
-d0=$(kdrops)
-send -r 100M -d 1s -s 9000 "udp://$NTPX_REF_FAST:9000" >/dev/null 2>"$TMP/b.err"
-d=$(($(kdrops) - d0))
-diag "$(cat "$TMP/b.err"); kernel dropped $d"
-ok "9000-byte datagrams (IP fragments) arrive" grep -q "sent [0-9]* datagrams of 9000 bytes.*sink received [1-9]" "$TMP/b.err"
-ok "9000 bytes: received what was sent, less what the kernel dropped ($d)" accounted "$TMP/b.err" "$d"
-send -r 100M -d 1s -s 65507 "udp://$NTPX_REF_FAST:9000" >/dev/null 2>"$TMP/c.err"
-diag "$(cat "$TMP/c.err")"
-ok "65507-byte datagrams arrive" grep -q "datagrams of 65507 bytes.*sink received [1-9]" "$TMP/c.err"
+received() { awk '/sink received/ { for (i = 1; i < NF; i++) if ($i == "received") print $(i + 1) }' "$1"; }
 
 # Calibration: how close it comes to the shaper depends on how fast this
 # machine can send (a target: tests/bench/calibrate.sh).  What is exact:
@@ -70,25 +47,24 @@ ok "65507-byte datagrams arrive" grep -q "datagrams of 65507 bytes.*sink receive
 # already queued when its measuring window opened: the shaper's queue and
 # the sink's receive buffer, over the shortest window (a quarter of the
 # first, flat-out third of the run, less a 50 ms report: 0.3 s at -d 1.5s).
-send --calibrate -d 1.5s "udp://$NTPX_REF_SLOW:9000" >"$TMP/cal.out" 2>/dev/null
-cap=$(awk '$1 == "capacity_l2_bps" { print $2 }' "$TMP/cal.out")
-pay=$(awk '$1 == "capacity_bps" { print $2 }' "$TMP/cal.out")
-rb=$(ip netns exec "$NTPX_NS_REF" ss -Hlumn "sport = :9000" | sed -n 's/.*skmem:(r[0-9]*,rb\([0-9]*\),.*/\1/p' | head -1)
-ceil=$(awk -v r="$NTPX_SLOW_RATE" -v q="$NTPX_SLOW_QUEUE_NS" -v b="${rb:-0}" \
-	'BEGIN { printf "%.0f", r + (r / 8 * q / 1e9 + b) * 8 / 0.3 }')
-diag "calibrated $cap bit/s on the wire against a shaper at $NTPX_SLOW_RATE (ceiling $ceil with queue and receive buffer $rb)"
-ok "calibration: the wire rate is the payload rate with 42 bytes a 1472-byte datagram" \
-	awk -v c="${cap:-0}" -v p="${pay:-0}" 'BEGIN { d = c - p * 1514 / 1472; if (d < 0) d = -d; exit !(p > 0 && d <= 1) }'
-ok "calibration on slow: no more than the shaper passes ($cap <= $ceil)" \
-	test -n "$rb" -a "${cap:-0}" -gt 0 -a "${cap:-0}" -le "$ceil"
+cal_key() { awk -v k="$1" '$1 == k { print $2 }' "$TMP/cal.out"; }
+sink_rb() {
+	ip netns exec "$NTPX_NS_REF" ss -Hlumn "sport = :9000" | sed -n 's/.*skmem:(r[0-9]*,rb\([0-9]*\),.*/\1/p' | head -1
+}
+cal_ceil() {	# RCVBUF
+	awk -v r="$NTPX_SLOW_RATE" -v q="$NTPX_SLOW_QUEUE_NS" -v b="$1" \
+		'BEGIN { printf "%.0f", r + (r / 8 * q / 1e9 + b) * 8 / 0.3 }'
+}
+wire_rate_ok() {	# WIRE PAYLOAD
+	awk -v c="$1" -v p="$2" 'BEGIN { d = c - p * 1514 / 1472; if (d < 0) d = -d; exit !(p > 0 && d <= 1) }'
+}
 
 # 300 ms on, 700 ms off from the next whole second (CLOCK_REALTIME), 100
 # ms lines for 3 s.  Exact: no line that lies wholly in an off phase sent
 # anything, every on phase sent in some line, and the token bucket sends
 # at most the rate over the on time (3 x 300 ms), plus one message.
-send -r 200M -d 3s -i 100ms -b 300ms/700ms "udp://$NTPX_REF_FAST:9000" >"$TMP/burst.out" 2>"$TMP/burst.err"
-diag "burst: $(awk '!/^#/ && $NF > 0' "$TMP/burst.out" | wc -l) of $(grep -vc '^#' "$TMP/burst.out") lines sending; $(cat "$TMP/burst.err")"
-ok "bursts: nothing sent while off, something in each of the 3 on phases" \
+sending_lines() { awk '!/^#/ && $NF > 0' "$TMP/burst.out" | wc -l; }
+bursts_on_only() {
 	awk '!/^#/ { t = $1; if (p == "") p = t - 100000000
 		# the line covers (p, t]; its on phases are [K s, K s + 0.3 s)
 		ks = int(p / 1e9); ke = int(t / 1e9); on = 0
@@ -96,17 +72,100 @@ ok "bursts: nothing sent while off, something in each of the 3 on phases" \
 		if (!on && $NF > 0) bad++
 		p = t }
 		END { for (k in hit) n++; exit !(!bad && n >= 3) }' "$TMP/burst.out"
-ok "bursts: no more than the rate over the on time" \
+}
+bursts_within_rate() {
 	awk '/sent [0-9]* datagrams/ { for (i = 1; i < NF; i++) if ($i == "bytes,") b = $(i - 1) }
 		END { exit !(b > 0 && b <= 200e6 / 8 * 0.9 + 65536) }' "$TMP/burst.err"
-
-kill "$sink"
-wait "$sink" 2>/dev/null
-ok "the sink printed interval lines" test "$(grep -vc '^#' "$TMP/sink.out")" -ge 5
+}
 
 usage() { _o=$(loadgen "$@" 2>&1 >/dev/null); [ $? = 2 ] && [ -n "$_o" ]; }
-ok "bad rate: exit 2" usage -r 5x udp://127.0.0.1:9
-ok "bad size: exit 2" usage -s 70000 udp://127.0.0.1:9
-ok "missing endpoint: exit 2" usage -r 1G
-ok "bad endpoint: exit 2" usage -r 1G bogus://x
+
+test_expect_success "setup: a lab of the test's own" '
+	lab_up g
+'
+test_expect_success 'setup: a sink in the reference on port 9000' '
+	spawn sink $NTPX_REF_EXEC loadgen --sink udp://0.0.0.0:9000 >"$TMP/sink.out" 2>/dev/null &&
+	wait_until 5 in_ref 9000
+'
+
+test_expect_success 'setup: 2 s at 200 Mbit/s on the fast path' '
+	d0=$(kdrops) &&
+	send -r 200M -d 2s "udp://$NTPX_REF_FAST:9000" >"$TMP/a.out" 2>"$TMP/a.err" &&
+	d=$(($(kdrops) - d0)) &&
+	diag "$(cat "$TMP/a.err"); kernel dropped $d"
+'
+test_expect_success 'interval lines have the #fields header' '
+	test_is "$(grep "^#fields" "$TMP/a.out")" "#fields t bytes packets gbps drops sent_gbps"
+'
+test_expect_success 'one line per second' '
+	test_is "$(grep -vc "^#" "$TMP/a.out")" 2
+'
+test_expect_success '200 Mbit/s: the sink received what was sent, less what the kernel dropped' '
+	accounted "$TMP/a.err" "$d"
+'
+# The sink's count of what it never saw is the sender's sent - received.
+test_expect_success 'lost is sent - received' '
+	test_is "$(field "$TMP/a.err" lost)" "$(($(field "$TMP/a.err" sent) - $(received "$TMP/a.err")))"
+'
+
+test_expect_success '9000-byte datagrams (IP fragments) arrive' '
+	d0=$(kdrops) &&
+	send -r 100M -d 1s -s 9000 "udp://$NTPX_REF_FAST:9000" >/dev/null 2>"$TMP/b.err" &&
+	d=$(($(kdrops) - d0)) &&
+	diag "$(cat "$TMP/b.err"); kernel dropped $d" &&
+	test_grep "sent [0-9]* datagrams of 9000 bytes.*sink received [1-9]" "$TMP/b.err"
+'
+test_expect_success '9000 bytes: received what was sent, less what the kernel dropped' '
+	accounted "$TMP/b.err" "$d"
+'
+test_expect_success '65507-byte datagrams arrive' '
+	send -r 100M -d 1s -s 65507 "udp://$NTPX_REF_FAST:9000" >/dev/null 2>"$TMP/c.err" &&
+	diag "$(cat "$TMP/c.err")" &&
+	test_grep "datagrams of 65507 bytes.*sink received [1-9]" "$TMP/c.err"
+'
+
+test_expect_success 'setup: a calibration on the slow path' '
+	send --calibrate -d 1.5s "udp://$NTPX_REF_SLOW:9000" >"$TMP/cal.out" 2>/dev/null &&
+	cap=$(cal_key capacity_l2_bps) &&
+	pay=$(cal_key capacity_bps) &&
+	rb=$(sink_rb) &&
+	ceil=$(cal_ceil "${rb:-0}") &&
+	diag "calibrated $cap bit/s on the wire against a shaper at $NTPX_SLOW_RATE (ceiling $ceil with queue and receive buffer $rb)"
+'
+test_expect_success 'calibration: the wire rate is the payload rate with 42 bytes a 1472-byte datagram' '
+	wire_rate_ok "${cap:-0}" "${pay:-0}"
+'
+test_expect_success 'calibration on slow: no more than the shaper passes' '
+	test -n "$rb" -a "${cap:-0}" -gt 0 -a "${cap:-0}" -le "$ceil"
+'
+
+test_expect_success 'setup: 3 s of bursts, 300 ms on, 700 ms off' '
+	send -r 200M -d 3s -i 100ms -b 300ms/700ms "udp://$NTPX_REF_FAST:9000" >"$TMP/burst.out" 2>"$TMP/burst.err" &&
+	diag "burst: $(sending_lines) of $(grep -vc "^#" "$TMP/burst.out") lines sending; $(cat "$TMP/burst.err")"
+'
+test_expect_success 'bursts: nothing sent while off, something in each of the 3 on phases' '
+	bursts_on_only
+'
+test_expect_success 'bursts: no more than the rate over the on time' '
+	bursts_within_rate
+'
+
+test_expect_success 'the sink printed interval lines' '
+	kill "$sink" &&
+	{ wait "$sink" 2>/dev/null || :; } &&
+	test "$(grep -vc "^#" "$TMP/sink.out")" -ge 5
+'
+
+test_expect_success 'bad rate: exit 2' '
+	usage -r 5x udp://127.0.0.1:9
+'
+test_expect_success 'bad size: exit 2' '
+	usage -s 70000 udp://127.0.0.1:9
+'
+test_expect_success 'missing endpoint: exit 2' '
+	usage -r 1G
+'
+test_expect_success 'bad endpoint: exit 2' '
+	usage -r 1G bogus://x
+'
 done_testing

@@ -20,13 +20,6 @@
 need_prereq LAB BUILT
 need sha256sum
 study=$NTPX_TOP/bin/ntpx-study
-
-# A 200 Mbit/s shaper, which a busy 2-core machine can exceed: the
-# --quick calibration finds it, and the directional load fills the queue
-# whatever else runs.
-NTPX_LAB_RATE=200M twohost_up h
-unset NTPX_LAB
-def=udp1=$NTPX_REF_SLOW,$NTPX_CLIENT_SLOW,slow,slow
 fams=directional,recovery
 conds=c2r,r2c,server_restart
 
@@ -46,8 +39,8 @@ real_restart() {
 	r=$(ls -d "$1"/runs/*-recovery-server_restart-udp1-r1)
 	t=$(awk -F'\t' '$3 == "restart_server" { print $1 }' "$1/events.tsv")
 	[ -n "$t" ] && [ "$(grep -c '^#ntpx-record' "$r/server.rec")" = 2 ] &&
-	awk -v t="$t" '/^#fields/ { for (i = 2; i <= NF; i++) if ($i == "t2") c = i - 1; next }
-		/^#/ { next } { if ($c < t) a++; else b++ } END { exit !(a && b) }' "$r/server.rec"
+	awk -v t="$t" "$ntpx_fields"'/^#fields/ { fields(); next }
+		/^#/ { next } { if (field("t2") < t) a++; else b++ } END { exit !(a && b) }' "$r/server.rec"
 }
 # queue_on DIR COND: in DIR's directional COND run, the records between
 # load_on and load_off against those before: the loaded direction's leg
@@ -59,10 +52,10 @@ queue_on() {
 	_i=${_r##*/}; _i=${_i%%-*}
 	set -- "$1" "$2" $(awk -F'\t' -v i="$_i" '$2 == i && $3 == "load_on" { a = $1 } $2 == i && $3 == "load_off" { b = $1 }
 		END { print a + 0, b + 0 }' "$1/events.tsv")
-	awk -v on="$3" '/^#fields/ { for (i = 2; i <= NF; i++) if ($i == "t1") c = i - 1 } /^#/ { print; next } $c < on' \
+	awk -v on="$3" "$ntpx_fields"'/^#fields/ { fields() } /^#/ { print; next } field("t1") < on' \
 		"$_r/probe.rec" >"$TMP/q.base"
-	awk -v on="$3" -v off="$4" '/^#fields/ { for (i = 2; i <= NF; i++) if ($i == "t1") c = i - 1 } /^#/ { print; next }
-		$c >= on && $c < off' "$_r/probe.rec" >"$TMP/q.loaded"
+	awk -v on="$3" -v off="$4" "$ntpx_fields"'/^#fields/ { fields() } /^#/ { print; next }
+		field("t1") >= on && field("t1") < off' "$_r/probe.rec" >"$TMP/q.loaded"
 	set -- "$2" $(legs "$TMP/q.base" "$TMP/q.loaded")
 	_h=$((NTPX_SLOW_QUEUE_NS / 2))
 	diag "$1: legs forward $2 ns, back $3 ns (half the queue $_h ns)"
@@ -74,106 +67,179 @@ queue_on() {
 spread() { awk -v a="$(key "$1" offset_us directional-c2r)" -v b="$(key "$1" offset_us directional-r2c)" \
 	'BEGIN { printf "%.1f\n", a - b }'; }
 
+same_sign() { awk -v s="$1" -v l="$2" 'BEGIN { exit !(s * l > 0) }'; }
+inventory_os() {
+	awk '/^== /{ s = $2 } /Debian|GNU|Linux [0-9]/ && !/^Linux / { n[s]++ } END { exit !(n["ref"] && n["client"]) }' "$1"
+}
+tools_ran() { grep -c '^ntpreflect: ntpreflect ' "$1"; }
+loading() { grep -q 'load_on' "$d/events.tsv" 2>/dev/null; }
+orphan_up() { ip netns exec "$NTPX_NS_REF" ss -Hlun 'sport = :12300' | grep -q .; }
+sink_up() { ip netns exec "$NTPX_NS_CLIENT" ss -Hlun 'sport = :9000' | grep -q .; }
+# The family alone, its server's port taken.
+orphan_freerun() {
+	ntpx-freerun -o "$TMP/orph" -t udp1 -d 1s -i 100ms --ref "$NTPX_REF_SLOW" --client "$NTPX_CLIENT_SLOW" \
+		--ref-dev slow --client-dev slow > /dev/null 2> "$TMP/orph.err"
+}
+# NAME: a recovery server_restart study into $TMP/NAME, stderr in NAME.err.
+restart_study() {
+	"$study" --quick -f recovery -c server_restart -T "$def" --no-analysis "$TMP/$1" > /dev/null 2> "$TMP/$1.err"
+}
+missing_study() {
+	NTPX_REMOTE_BIN=$TMP/rbin "$study" --quick -f "$fams" -T "$def" --no-analysis "$TMP/missing" \
+		> /dev/null 2> "$TMP/missing.err"
+}
+
+# A 200 Mbit/s shaper, which a busy 2-core machine can exceed: the
+# --quick calibration finds it, and the directional load fills the queue
+# whatever else runs.
+test_expect_success 'setup: two hosts over ssh, the slow path shaped at 200 Mbit/s' '
+	NTPX_LAB_RATE=200M twohost_up h &&
+	unset NTPX_LAB &&
+	def=udp1=$NTPX_REF_SLOW,$NTPX_CLIENT_SLOW,slow,slow
+'
+
 # The same conditions through ntpx-lab exec, on the same links.
-NTPX_REF_EXEC="ntpx-lab -n $LAB exec ref" NTPX_CLIENT_EXEC="ntpx-lab -n $LAB exec client" \
-	"$study" --quick -s 7 -f "$fams" -c "$conds" -T "$def" --no-analysis "$TMP/lab" \
-	> /dev/null 2> "$TMP/lab.err"
-is "$?" 0 "the lab run of the conditions finishes"
-lab_spread=$(spread "$TMP/lab")
-ok "the lab run: each directional load queues its direction" sh -c \
-	"$(queue_on "$TMP/lab" c2r && echo true || echo false) && $(queue_on "$TMP/lab" r2c && echo true || echo false)"
-diag "lab: spread $lab_spread us, gap $(key "$TMP/lab" gap_s recovery-server_restart) s"
+test_expect_success 'the lab run of the conditions finishes' '
+	NTPX_REF_EXEC="ntpx-lab -n $LAB exec ref" NTPX_CLIENT_EXEC="ntpx-lab -n $LAB exec client" \
+		"$study" --quick -s 7 -f "$fams" -c "$conds" -T "$def" --no-analysis "$TMP/lab" \
+		>/dev/null 2>"$TMP/lab.err"
+'
+test_expect_success 'the lab run: each directional load queues its direction' '
+	lab_spread=$(spread "$TMP/lab") &&
+	diag "lab: spread $lab_spread us, gap $(key "$TMP/lab" gap_s recovery-server_restart) s" &&
+	queue_on "$TMP/lab" c2r &&
+	queue_on "$TMP/lab" r2c
+'
 
 # ssh without and with a pty, the documented prefix.
-for pty in "" "-tt"; do
-	d=$TMP/ssh$pty
-	export NTPX_REF_EXEC="$TWOHOST_SSH $pty ref" NTPX_CLIENT_EXEC="$TWOHOST_SSH $pty client"
-	"$study" --quick -s 7 -f "$fams" -c "$conds" -T "$def" --no-analysis "$d" > /dev/null 2> "$d.err"
-	is "$?" 0 "ssh ${pty:-without a pty}: the study finishes"
-	ok "ssh ${pty:-without a pty}: every run done" all_done "$d"
-	ok "ssh ${pty:-without a pty}: every server.rec has records" servers_logged "$d"
-	s=$(spread "$d")
-	diag "ssh $pty: spread $s us, gap $(key "$d" gap_s recovery-server_restart) s"
-	ok "ssh ${pty:-without a pty}: the directional spread has the lab's sign ($s us, lab $lab_spread us), and each run's load queues its direction" \
-		sh -c "awk -v s='$s' -v l='$lab_spread' 'BEGIN { exit !(s * l > 0) }' && \
-			$(queue_on "$d" c2r && echo true || echo false) && $(queue_on "$d" r2c && echo true || echo false)"
-	ok "ssh ${pty:-without a pty}: the server restart is a real one" real_restart "$d"
-	ok "ssh ${pty:-without a pty}: nothing left on either host" wait_until 10 nothing_left
+for pty in "" "-tt"
+do
+	how=${pty:-without a pty}
+	test_expect_success "ssh $how: the study finishes" '
+		d=$TMP/ssh$pty &&
+		export NTPX_REF_EXEC="$TWOHOST_SSH $pty ref" NTPX_CLIENT_EXEC="$TWOHOST_SSH $pty client" &&
+		"$study" --quick -s 7 -f "$fams" -c "$conds" -T "$def" --no-analysis "$d" >/dev/null 2>"$d.err"
+	'
+	test_expect_success "ssh $how: every run done" '
+		all_done "$d"
+	'
+	test_expect_success "ssh $how: every server.rec has records" '
+		servers_logged "$d"
+	'
+	test_expect_success "ssh $how: the directional spread has the lab's sign, and each run's load queues its direction" '
+		s=$(spread "$d") &&
+		diag "ssh $pty: spread $s us (lab $lab_spread us), gap $(key "$d" gap_s recovery-server_restart) s" &&
+		same_sign "$s" "$lab_spread" &&
+		queue_on "$d" c2r &&
+		queue_on "$d" r2c
+	'
+	test_expect_success "ssh $how: the server restart is a real one" '
+		real_restart "$d"
+	'
+	test_expect_success "ssh $how: nothing left on either host" '
+		wait_until 10 nothing_left
+	'
 done
 
-ok "the inventory has both hosts' OS" sh -c "
-	awk '/^== /{ s = \$2 } /Debian|GNU|Linux [0-9]/ && !/^Linux / { n[s]++ } END { exit !(n[\"ref\"] && n[\"client\"]) }' '$TMP/ssh/inventory/kernel.txt'"
-ok "tools.txt has both hosts' tool versions" sh -c "
-	grep -q '^== ref host $TWOHOST_NAME_REF' '$TMP/ssh/inventory/tools.txt' &&
-	grep -q '^== client host $TWOHOST_NAME_CLIENT' '$TMP/ssh/inventory/tools.txt' &&
-	[ \$(grep -c '^ntpreflect: ntpreflect ' '$TMP/ssh/inventory/tools.txt') -ge 2 ]"
+test_expect_success "the inventory has both hosts' OS" '
+	inventory_os "$TMP/ssh/inventory/kernel.txt"
+'
+test_expect_success "tools.txt has both hosts' tool versions" '
+	test_grep "^== ref host $TWOHOST_NAME_REF" "$TMP/ssh/inventory/tools.txt" &&
+	test_grep "^== client host $TWOHOST_NAME_CLIENT" "$TMP/ssh/inventory/tools.txt" &&
+	test "$(tools_ran "$TMP/ssh/inventory/tools.txt")" -ge 2
+'
 
 # SIGINT (a terminal's ^C: to the whole process group) in the middle of
-# a run, then the resume.
-export NTPX_REF_EXEC="$TWOHOST_SSH ref" NTPX_CLIENT_EXEC="$TWOHOST_SSH client"
-d=$TMP/int
-# A process group of its own, SIGINT not ignored (as a background job of
-# a shell without job control would have it).
-setsid env --default-signal=INT "$study" --quick -s 9 -f "$fams" -c c2r,server_restart -T "$def" \
-	--no-analysis "$d" > /dev/null 2> "$TMP/int.err" &
-ipid=$!
-cleanup "kill -TERM -$ipid"
-loading() { grep -q 'load_on' "$d/events.tsv" 2>/dev/null; }
-ok "the interrupted study gets to a loaded run" wait_until 120 loading
-kill -INT -"$ipid"
-wait "$ipid"
-is "$?" 130 "SIGINT ends the study with 130"
-ok "after SIGINT: nothing left on either host" wait_until 10 nothing_left
-"$study" --no-analysis "$d" > /dev/null 2> "$TMP/resume.err"
-is "$?" 0 "the resumed study finishes"
-ok "after the resume: every run done, every server.rec has records" sh -c "
-	[ \$(find '$d/runs' -name done | wc -l) = \$(grep -vc '^#' '$d/order.tsv') ] &&
-	for r in '$d'/runs/*/; do [ \$(grep -vc '^#' \"\$r/server.rec\") -gt 0 ] || exit 1; done"
-ok "after the resume: nothing left on either host" wait_until 10 nothing_left
-ok "the resumed package verifies" sh -c "'$study' --verify '$d' > /dev/null"
+# a run, then the resume.  The study in a process group of its own
+# (setsid, which a background job of this shell, not a group leader,
+# execs into), SIGINT not ignored (as a background job of a shell without
+# job control would have it).
+test_expect_success 'setup: a study over ssh, in a process group of its own' '
+	export NTPX_REF_EXEC="$TWOHOST_SSH ref" NTPX_CLIENT_EXEC="$TWOHOST_SSH client" &&
+	d=$TMP/int &&
+	spawn ipid setsid env --default-signal=INT "$study" --quick -s 9 -f "$fams" -c c2r,server_restart -T "$def" \
+		--no-analysis "$d" >/dev/null 2>"$TMP/int.err" &&
+	test_atexit "kill -TERM -$ipid"
+'
+test_expect_success 'the interrupted study gets to a loaded run' '
+	wait_until 120 loading
+'
+test_expect_success 'SIGINT ends the study with 130' '
+	kill -INT -"$ipid" &&
+	test_exit 130 wait "$ipid"
+'
+test_expect_success 'after SIGINT: nothing left on either host' '
+	wait_until 10 nothing_left
+'
+test_expect_success 'the resumed study finishes' '
+	"$study" --no-analysis "$d" >/dev/null 2>"$TMP/resume.err"
+'
+test_expect_success 'after the resume: every run done, every server.rec has records' '
+	test "$(find "$d/runs" -name done | wc -l)" = "$(grep -vc "^#" "$d/order.tsv")" &&
+	for r in "$d"/runs/*/
+	do
+		test "$(grep -vc "^#" "$r/server.rec")" -gt 0 || return 1
+	done
+'
+test_expect_success 'after the resume: nothing left on either host' '
+	wait_until 10 nothing_left
+'
+test_expect_success 'the resumed package verifies' '
+	"$study" --verify "$d" >/dev/null
+'
 
 # A server left on the reference by someone else, answering on the run's
 # port: a family's run fails (its own server could not bind, or logged
 # nothing), and the study does not start a run on a taken port.
-spawn orphan ip netns exec "$NTPX_NS_REF" ntpreflect "udp://$NTPX_REF_SLOW:12300" 2>/dev/null
-orphan_up() { ip netns exec "$NTPX_NS_REF" ss -Hlun 'sport = :12300' | grep -q .; }
-wait_until 10 orphan_up
-ntpx-freerun -o "$TMP/orph" -t udp1 -d 1s -i 100ms --ref "$NTPX_REF_SLOW" --client "$NTPX_CLIENT_SLOW" \
-	--ref-dev slow --client-dev slow > /dev/null 2> "$TMP/orph.err"
-rc=$?
-ok "another server on the port: the family's run fails, no done" sh -c "
-	[ $rc != 0 ] && [ ! -e '$TMP/orph/done' ] &&
-	grep -Eq 'ntpreflect on .* ended with status|server.rec is empty' '$TMP/orph.err'"
-"$study" --quick -f recovery -c server_restart -T "$def" --no-analysis "$TMP/orphst" > /dev/null 2> "$TMP/orphst.err"
-rc=$?
-ok "another server on the port: the transport is absent, the reason given" sh -c "
-	[ $rc = 1 ] && grep -q '^udp1	absent	.*ntpreflect on .* ended with status 1: .*12300' '$TMP/orphst/transports.tsv'"
-kill "$orphan"
-wait "$orphan"
+test_expect_success "setup: someone else's server on the reference, on the run's port" '
+	spawn orphan ip netns exec "$NTPX_NS_REF" ntpreflect "udp://$NTPX_REF_SLOW:12300" 2>/dev/null &&
+	wait_until 10 orphan_up
+'
+test_expect_success "another server on the port: the family's run fails, no done" '
+	test_must_fail orphan_freerun &&
+	test ! -e "$TMP/orph/done" &&
+	grep -Eq "ntpreflect on .* ended with status|server.rec is empty" "$TMP/orph.err"
+'
+test_expect_success 'another server on the port: the transport is absent, the reason given' '
+	test_when_finished "kill $orphan; wait $orphan" &&
+	test_exit 1 restart_study orphst &&
+	grep -q "^udp1	absent	.*ntpreflect on .* ended with status 1: .*12300" "$TMP/orphst/transports.tsv"
+'
 # A sink left on the client on the load port: the run is not started.
-spawn orphan ip netns exec "$NTPX_NS_CLIENT" loadgen --sink -d 0 udp://0.0.0.0:9000 > /dev/null 2>&1
-sink_up() { ip netns exec "$NTPX_NS_CLIENT" ss -Hlun 'sport = :9000' | grep -q .; }
-wait_until 10 sink_up
-"$study" --quick -f recovery -c server_restart -T "$def" --no-analysis "$TMP/orphst2" > /dev/null 2> "$TMP/orphst2.err"
-rc=$?
-ok "a port of the run's taken: the run fails before it starts, the host and port named" sh -c "
-	[ $rc = 1 ] && ! ls '$TMP'/orphst2/runs/*/done > /dev/null 2>&1 &&
-	grep -q 'client host: the run.s ports are taken: .*:9000' '$TMP/orphst2.err'"
-kill "$orphan"
-wait "$orphan"
+test_expect_success "setup: someone else's sink on the client, on the load port" '
+	spawn sink ip netns exec "$NTPX_NS_CLIENT" loadgen --sink -d 0 udp://0.0.0.0:9000 >/dev/null 2>&1 &&
+	wait_until 10 sink_up
+'
+test_expect_success "a port of the run's taken: the run fails before it starts, the host and port named" '
+	test_when_finished "kill $sink; wait $sink" &&
+	test_exit 1 restart_study orphst2 &&
+	! ls "$TMP"/orphst2/runs/*/done >/dev/null 2>&1 &&
+	grep -q "client host: the run.s ports are taken: .*:9000" "$TMP/orphst2.err"
+'
 
 # A tool missing on the reference: at once, one line naming the host, the
 # tool and the PATH; nothing made.
-mkdir "$TMP/rbin"
-for f in "$NTPX_BIN"/*; do [ "${f##*/}" = ntpreflect ] || cp -p "$f" "$TMP/rbin/"; done
-t0=$(date +%s)
-NTPX_REMOTE_BIN=$TMP/rbin "$study" --quick -f "$fams" -T "$def" --no-analysis "$TMP/missing" \
-	> /dev/null 2> "$TMP/missing.err"
-is "$?" 1 "a missing tool: exit 1"
-ok "a missing tool: named with the host and the PATH, within 10 s" sh -c "
-	[ \$((\$(date +%s) - $t0)) -le 10 ] &&
-	grep -q '^ntpx-study: ref host $TWOHOST_NAME_REF: ntpreflect not found (PATH=$TMP/rbin:' '$TMP/missing.err'"
-ok "a missing tool: no directory left behind" test ! -e "$TMP/missing"
-"$study" -r x -T "$def" "$TMP/refused" 2> /dev/null
-ok "a refused invocation leaves no directory" test ! -e "$TMP/refused"
+test_expect_success 'setup: a copy of the tools without ntpreflect' '
+	mkdir "$TMP/rbin" &&
+	for f in "$NTPX_BIN"/*
+	do
+		{ [ "${f##*/}" = ntpreflect ] || cp -p "$f" "$TMP/rbin/"; } || return 1
+	done
+'
+test_expect_success 'a missing tool: exit 1' '
+	t0=$(date +%s) &&
+	test_exit 1 missing_study
+'
+test_expect_success 'a missing tool: named with the host and the PATH, within 10 s' '
+	test $(($(date +%s) - t0)) -le 10 &&
+	test_grep "^ntpx-study: ref host $TWOHOST_NAME_REF: ntpreflect not found (PATH=$TMP/rbin:" "$TMP/missing.err"
+'
+test_expect_success 'a missing tool: no directory left behind' '
+	test ! -e "$TMP/missing"
+'
+test_expect_success 'a refused invocation leaves no directory' '
+	test_must_fail "$study" -r x -T "$def" "$TMP/refused" 2>/dev/null &&
+	test ! -e "$TMP/refused"
+'
 done_testing

@@ -6,50 +6,75 @@
 # server keeps serving.  frameinject (tests/helpers) makes them.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/uudp-lib.sh"
+need_prereq LAB
 need ntpprobe ntpreflect tshark
-uudp_lab
 
 port=12300
 sport=40000
 inject=$NTPX_HELPERS/frameinject
-spawn ur ip netns exec "$UB" ntpreflect "uudp://$IPB:$port?dev=$IFB" 2>"$TMP/ur.err"
-wait_until 5 udp_listening_in "$UB" "$port"
+captured() { tshark -r "$1" 2>/dev/null | grep -q .; }
 
-# Capture on the client's side: whatever the server sends to our port.
-spawn cap ip netns exec "$UA" tshark -q -i "$IFA" -w "$TMP/cap.pcap" -f "udp port $sport" 2>/dev/null
-wait_until 10 test -s "$TMP/cap.pcap"
+test_expect_success 'setup: a lab of our own, its fast path between two namespaces' '
+	uudp_lab
+'
+
+test_expect_success 'setup: a uudp ntpreflect, and a capture on the client side of whatever the server sends to our port' '
+	spawn ur ip netns exec "$UB" ntpreflect "uudp://$IPB:$port?dev=$IFB" 2>"$TMP/ur.err" &&
+	wait_until 5 udp_listening_in "$UB" "$port" &&
+	spawn cap ip netns exec "$UA" tshark -q -i "$IFA" -w "$TMP/cap.pcap" -f "udp port $sport" 2>/dev/null &&
+	wait_until 10 test -s "$TMP/cap.pcap"
+'
 
 # ARP for the server first, as a real client would have: dst_mac below
 # must be the one thing wrong with its frame.
-ina ping -c 1 -W 2 "$IPB" >/dev/null
-ina "$inject" "$IFA" "$MACB" "$IPA" "$IPB" "$port" "$sport" \
-	ip_csum udp_csum fragment ip_length udp_length dst_ip dst_mac short \
-	ip_version ethertype fragment_tail dst_port
-is "$?" 0 "frameinject sent its frames"
+test_expect_success 'frameinject sent its frames' '
+	ina ping -c 1 -W 2 "$IPB" >/dev/null &&
+	ina "$inject" "$IFA" "$MACB" "$IPA" "$IPB" "$port" "$sport" \
+		ip_csum udp_csum fragment ip_length udp_length dst_ip dst_mac short \
+		ip_version ethertype fragment_tail dst_port
+'
+
 # A fence: a good request from the injector, then the kernel client's.
-ina "$inject" "$IFA" "$MACB" "$IPA" "$IPB" "$port" "$sport" good
 # -w 5s: a limit on a failure; nothing on the veth loses a datagram.
-n=$(ina ntpprobe -i 50ms -w 5s -c 5 "udp://$IPB:$port" 2>/dev/null | grep -Ec ' ok( |$)')
-is "$n" 5 "the server still answers, every exchange"
-wait_until 5 sh -c "tshark -r '$TMP/cap.pcap' 2>/dev/null | grep -q ."
-kill -TERM "$ur"
-wait "$ur"
-is "$?" 0 "ntpreflect exits 0"
-diag "$(tail -1 "$TMP/ur.err")"
+test_expect_success 'the server still answers, every exchange' '
+	ina "$inject" "$IFA" "$MACB" "$IPA" "$IPB" "$port" "$sport" good &&
+	n=$(ina ntpprobe -i 50ms -w 5s -c 5 "udp://$IPB:$port" 2>/dev/null | grep -Ec " ok( |$)") &&
+	test_is "$n" 5
+'
+
+test_expect_success 'ntpreflect exits 0' '
+	{ wait_until 5 captured "$TMP/cap.pcap" || :; } &&
+	kill -TERM "$ur" &&
+	wait "$ur" &&
+	diag "$(tail -1 "$TMP/ur.err")"
+'
+
 for r in ip_csum udp_csum fragment ip_length udp_length dst_ip dst_mac ip_version; do
-	is "$(counter "$TMP/ur.err" "rx_$r")" 1 "a frame spoilt in $r is counted as rx_$r"
+	test_expect_success "a frame spoilt in $r is counted as rx_$r" '
+		test_is "$(counter "$TMP/ur.err" "rx_$r")" 1
+	'
 done
+
 # A frame cut inside the UDP header passes the XDP program only if its
 # port is visible: it goes to the kernel, as does what is not IPv4 UDP to
 # our port.  Nothing of theirs may be counted as ok.
-is "$(counter "$TMP/ur.err" rx_ok)" 6 "six good requests: five from the kernel client and the fence"
-ok "answered exactly those" grep -q '^ntpreflect: answered 6$' "$TMP/ur.err"
-kill -INT "$cap"
-wait "$cap"
+test_expect_success 'six good requests: five from the kernel client and the fence' '
+	test_is "$(counter "$TMP/ur.err" rx_ok)" 6
+'
+
+test_expect_success 'answered exactly those' '
+	test_grep "^ntpreflect: answered 6$" "$TMP/ur.err"
+'
+
 # The server's answers to our port: one, to the fence (its xmt byte is 8).
-got=$(tshark -r "$TMP/cap.pcap" -Y "ip.src == $IPB && udp.dstport == $sport" -T fields \
-	-e ntp.org 2>/dev/null | wc -l)
-is "$got" 1 "on the wire, one answer to the injector: the fence"
-ok "nothing else from the server to the injector's port" \
+test_expect_success 'on the wire, one answer to the injector: the fence' '
+	kill -INT "$cap" && { wait "$cap" || :; } &&
+	got=$(tshark -r "$TMP/cap.pcap" -Y "ip.src == $IPB && udp.dstport == $sport" -T fields \
+		-e ntp.org 2>/dev/null | wc -l) &&
+	test_is "$got" 1
+'
+
+test_expect_success 'nothing else from the server to the injector'\''s port' '
 	test "$(tshark -r "$TMP/cap.pcap" -Y "ip.src == $IPB" 2>/dev/null | wc -l)" = 1
+'
 done_testing

@@ -2,7 +2,8 @@
 # tests/net/uudp-lib.sh - the uudp suites' view of a lab (bin/ntpx-lab)
 # of their own, on its fast path (sourced after tests/lib.sh).
 #
-#   uudp_lab            brings up a lab with a unique name, removed at exit;
+#   uudp_lab            brings up a lab with a unique name, removed at exit
+#                       (in a setup test; it fails when no lab can be made);
 #                       $UA is the client namespace, $UB the reference's,
 #                       joined by the fast path: $IFA/$IPA/$MACA on the
 #                       client side, $IFB/$IPB/$MACB on the reference's
@@ -18,8 +19,14 @@
 # checksums") is part of what these suites test.
 
 uudp_lab() {
-	need ip
-	lab_up u
+	# In a (setup) test a lab that cannot be made fails the test; before
+	# the first test the suite is skipped (as lab_up does).
+	if ! command -v ip >/dev/null 2>&1 || ! test_have_prereq ROOT; then
+		if [ -z "$_in_test" ]; then need_prereq ROOT; need ip; fi
+		diag "no lab: missing ip or not root"
+		return 1
+	fi
+	lab_up u || return 1
 	UA=$NTPX_NS_CLIENT
 	UB=$NTPX_NS_REF
 	IFA=$NTPX_DEV_FAST
@@ -28,6 +35,9 @@ uudp_lab() {
 	IPB=$NTPX_REF_FAST
 	MACA=$(cat_mac "$UA" "$IFA")
 	MACB=$(cat_mac "$UB" "$IFB")
+	[ -n "$MACA" ] && [ -n "$MACB" ] && return 0
+	diag "no lab: no MAC address on $IFA in $UA or $IFB in $UB"
+	return 1
 }
 
 cat_mac() { ip -n "$1" -br link show dev "$2" | awk '{ print $3 }'; }
@@ -61,9 +71,10 @@ counter() {
 	sed -n "s/.*transport .*[ ]$2=\([0-9]*\).*/\1/p" "$1" | head -1
 }
 
-# Median of off2/2 over ok records of FILE, in us.
+# Median of off2/2 over ok records of FILE, in us (the columns found by
+# name: a record may carry more columns after status).
 median_offset_us() {
-	data_lines "$1" | awk '$8 == "ok" { print $7 / 2000 }' | sort -g |
+	awk "$ntpx_fields"'/^#fields/ { fields(); next } /^#/ { next }
+		field("status") == "ok" { print field("off2") / 2000 }' "$1" | sort -g |
 		awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
-

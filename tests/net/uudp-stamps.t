@@ -13,50 +13,36 @@
 # answers EINVAL, as a kernel before 6.11 does): no send stamps, '-' in
 # the columns, the records still ok, and the reason said once.
 . "$(dirname "$0")/../lib.sh"
+need_prereq LAB
 need cc clockstep
-lab_up uxs
-plan 11
 
-X="$NTPX_BIN/ntpx-lab -n $LAB exec"
-$X client ethtool -K fast tx off >/dev/null
-$X ref ethtool -K fast tx off >/dev/null
 xport=12302
-url="uudp://$NTPX_REF_FAST:$xport?dev=fast"
-spawn UPID ip netns exec "$NTPX_NS_REF" ntpreflect "$url" 2>"$TMP/u.err"
 xdp_up() { $X client ntpprobe -c 1 -w 200ms "$url" 2>/dev/null | grep -Eq ' ok( |$)'; }
-wait_until 10 xdp_up
-
-$X client ntpprobe -i 10ms -c 50 --xleave "$url" >"$TMP/u.rec" 2>"$TMP/c.err"
-ok "#stamps: t1k from the TX metadata completion stamp" \
-	grep -q '^#stamps .*t1k=xdp:tx_metadata_sw ' "$TMP/u.rec"
 # "ok-records without-t1k-or-t3k out-of-order"
 order() {
-	awk '/^#fields/ { for (i = 2; i <= NF; i++) c[$i] = i - 1; next } /^#/ { next }
-	$(c["status"]) == "ok" { n++
-		if ($(c["t1k"]) == "-" || $(c["t3k"]) == "-" || $(c["t2k"]) == "-") { m++; next }
-		if (!($(c["t1"]) "" <= $(c["t1k"]) "" && $(c["t2k"]) "" <= $(c["t1k"]) "" &&
-		      $(c["t1k"]) "" <= $(c["t4"]) "" && $(c["t3"]) "" <= $(c["t3k"]) "")) {
+	awk "$ntpx_fields"'/^#fields/ { fields(); next } /^#/ { next }
+	field("status") == "ok" { n++
+		if (field("t1k") == "-" || field("t3k") == "-" || field("t2k") == "-") { m++; next }
+		if (!(field("t1") "" <= field("t1k") "" && field("t2k") "" <= field("t1k") "" &&
+		      field("t1k") "" <= field("t4") "" && field("t3") "" <= field("t3k") "")) {
 			b++; print "out of order: " $0 > "/dev/stderr" } }
 	END { print n + 0, m + 0, b + 0 }' "$1"
 }
-set -- $(order "$TMP/u.rec")
-ok "t1k and t3k on nearly every ok record ($2 of $1 without)" test "$1" -ge 45 -a "$2" -le $(($1 / 10))
-is "$3" 0 "t1 <= t1k, t2k <= t1k <= t4, t3 <= t3k on every one"
-ok "no completion came without its stamp" grep -q 'tx_metadata=yes tx_stamps_missing=0' "$TMP/c.err"
-
-# On a sim: clock 1.5 s ahead and 40 ppm fast the stamp moves to it, as
-# the kernel's others do (a stamp left on CLOCK_REALTIME is 1.5 s early).
-clockstep -c "sim:$TMP/off" --create --offset 1.5s --freq 40ppm
-$X client ntpprobe -i 10ms -c 20 --clock "sim:$TMP/off" "$url" >"$TMP/s.rec" 2>/dev/null
-is "$?" 0 "sim clock: ntpprobe exits 0"
-set -- $(awk '/^#fields/ { for (i = 2; i <= NF; i++) c[$i] = i - 1; next } /^#/ { next }
-	$(c["status"]) == "ok" { n++
-		if ($(c["t1k"]) == "-" || !($(c["t1"]) "" <= $(c["t1k"]) "" && $(c["t1k"]) "" <= $(c["t4"]) "")) b++ }
-	END { print n + 0, b + 0 }' "$TMP/s.rec")
-ok "sim clock: t1 <= t1k <= t4 on its clock ($2 of $1 not)" test "$1" -ge 18 -a "$2" = 0
-
+# "ok-records not-in-order": t1 <= t1k <= t4 (a missing t1k is not).
+sim_order() {
+	awk "$ntpx_fields"'/^#fields/ { fields(); next } /^#/ { next }
+	field("status") == "ok" { n++
+		if (field("t1k") == "-" || !(field("t1") "" <= field("t1k") "" && field("t1k") "" <= field("t4") "")) b++ }
+	END { print n + 0, b + 0 }' "$1"
+}
+# ok records of FILE whose t1k is "-".
+t1k_dashes() {
+	awk "$ntpx_fields"'/^#fields/ { fields(); next } /^#/ { next }
+	field("status") == "ok" && field("t1k") == "-" { n++ } END { print n + 0 }' "$1"
+}
 # A kernel that refuses TX metadata, at the system call.
-cat >"$TMP/refuse.c" <<'C'
+write_refuse_c() {
+	cat >"$1" <<'C'
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -77,17 +63,87 @@ int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 	return real(fd, level, name, val, len);
 }
 C
-cc -shared -fPIC -o "$TMP/refuse.so" "$TMP/refuse.c" -ldl
+}
+
+test_expect_success 'setup: a lab of our own' '
+	lab_up uxs &&
+	X="$NTPX_BIN/ntpx-lab -n $LAB exec"
+'
+
+test_expect_success 'setup: a uudp ntpreflect on the fast path, its XDP program up' '
+	$X client ethtool -K fast tx off >/dev/null &&
+	$X ref ethtool -K fast tx off >/dev/null &&
+	url="uudp://$NTPX_REF_FAST:$xport?dev=fast" &&
+	spawn UPID ip netns exec "$NTPX_NS_REF" ntpreflect "$url" 2>"$TMP/u.err" &&
+	wait_until 10 xdp_up
+'
+
+test_expect_success 'setup: 50 interleaved exchanges over uudp' '
+	$X client ntpprobe -i 10ms -c 50 --xleave "$url" >"$TMP/u.rec" 2>"$TMP/c.err"
+'
+
+test_expect_success '#stamps: t1k from the TX metadata completion stamp' '
+	test_grep "^#stamps .*t1k=xdp:tx_metadata_sw " "$TMP/u.rec"
+'
+
+test_expect_success 't1k and t3k on nearly every ok record' '
+	set -- $(order "$TMP/u.rec") &&
+	diag "$2 of $1 without" &&
+	test "$1" -ge 45 -a "$2" -le $(($1 / 10))
+'
+
+test_expect_success 't1 <= t1k, t2k <= t1k <= t4, t3 <= t3k on every one' '
+	set -- $(order "$TMP/u.rec") &&
+	test_is "$3" 0
+'
+
+test_expect_success 'no completion came without its stamp' '
+	test_grep "tx_metadata=yes tx_stamps_missing=0" "$TMP/c.err"
+'
+
+# On a sim: clock 1.5 s ahead and 40 ppm fast the stamp moves to it, as
+# the kernel's others do (a stamp left on CLOCK_REALTIME is 1.5 s early).
+test_expect_success 'setup: a sim: clock 1.5 s ahead and 40 ppm fast' '
+	clockstep -c "sim:$TMP/off" --create --offset 1.5s --freq 40ppm
+'
+
+test_expect_success 'sim clock: ntpprobe exits 0' '
+	$X client ntpprobe -i 10ms -c 20 --clock "sim:$TMP/off" "$url" >"$TMP/s.rec" 2>/dev/null
+'
+
+test_expect_success 'sim clock: t1 <= t1k <= t4 on its clock' '
+	set -- $(sim_order "$TMP/s.rec") &&
+	diag "$2 of $1 not" &&
+	test "$1" -ge 18 -a "$2" = 0
+'
+
+test_expect_success 'setup: a preload whose setsockopt() refuses a umem with TX metadata (EINVAL)' '
+	write_refuse_c "$TMP/refuse.c" &&
+	cc -shared -fPIC -o "$TMP/refuse.so" "$TMP/refuse.c" -ldl
+'
+
 # (verify_asan_link_order=0: a SAN=1 build takes the preload too)
-$X client env LD_PRELOAD="$TMP/refuse.so" ASAN_OPTIONS=verify_asan_link_order=0 ntpprobe -i 10ms -c 20 --xleave "$url" \
-	>"$TMP/r.rec" 2>"$TMP/r.err"
-is "$?" 0 "refused: ntpprobe still exits 0"
-ok "refused: #stamps has no t1k source" grep -q '^#stamps .*t1k=- ' "$TMP/r.rec"
-n=$(count_status "$TMP/r.rec" ok)
-dash=$(awk '/^#fields/ { for (i = 2; i <= NF; i++) c[$i] = i - 1; next } /^#/ { next }
-	$(c["status"]) == "ok" && $(c["t1k"]) == "-" { n++ } END { print n + 0 }' "$TMP/r.rec")
-ok "refused: the records are ok, t1k '-' on each ($dash of $n)" test "$n" -ge 18 -a "$dash" = "$n"
-is "$(grep -c 'no AF_XDP send stamps: the kernel refused a umem with TX metadata' "$TMP/r.err")" 1 \
-	"refused: said once"
-ok "refused: the counters say tx_metadata=no" grep -q 'tx_metadata=no' "$TMP/r.err"
+test_expect_success 'refused: ntpprobe still exits 0' '
+	$X client env LD_PRELOAD="$TMP/refuse.so" ASAN_OPTIONS=verify_asan_link_order=0 \
+		ntpprobe -i 10ms -c 20 --xleave "$url" >"$TMP/r.rec" 2>"$TMP/r.err"
+'
+
+test_expect_success 'refused: #stamps has no t1k source' '
+	test_grep "^#stamps .*t1k=- " "$TMP/r.rec"
+'
+
+test_expect_success "refused: the records are ok, t1k '-' on each" '
+	n=$(count_status "$TMP/r.rec" ok) &&
+	dash=$(t1k_dashes "$TMP/r.rec") &&
+	diag "$dash of $n" &&
+	test "$n" -ge 18 -a "$dash" = "$n"
+'
+
+test_expect_success 'refused: said once' '
+	test_is "$(grep -c "no AF_XDP send stamps: the kernel refused a umem with TX metadata" "$TMP/r.err")" 1
+'
+
+test_expect_success 'refused: the counters say tx_metadata=no' '
+	test_grep "tx_metadata=no" "$TMP/r.err"
+'
 done_testing

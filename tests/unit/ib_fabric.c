@@ -11,6 +11,9 @@
  * poll_cq...) dispatch through the fake context's ops.  Completion-channel,
  * async and rdma_cm events travel through real pipes, so that the
  * epoll/poll waiting in lib/ib.c and lib/transport.c is the real one.
+ * The completion channels, the CQs and the HCA clock are the ones
+ * tests/unit/port_verbs.c uses too (support/verbs_mock.c): here the polls
+ * hold the fabric's lock and a full CQ loses completions.
  *
  * What the mock models, as rdma-core, its providers and the IB spec say
  * real verbs behave (each point is what some test relies on):
@@ -85,6 +88,7 @@
 #include "peer.h"
 #include "transport.h"
 #include "util_private.h"
+#include "support/verbs_mock.h"
 
 #define MS		1000000LL
 #define SERVER_ADDR	"10.9.0.1"
@@ -115,29 +119,6 @@ struct fdev {
 	int down[NPORT + 1];		/* port is down: nothing moves */
 	uint16_t lid;
 	struct fgid gid[NGID];		/* port 1's GID table */
-};
-
-struct fchan {
-	struct ibv_comp_channel ch;
-	int pipe[2];
-	struct ibv_cq *cq;
-};
-
-struct fcq {
-	union {
-		struct ibv_cq cq;
-		struct ibv_cq_ex cqx;	/* starts as struct ibv_cq does */
-	};
-	struct ibv_wc q[CQ_CAP];
-	int64_t truth[CQ_CAP];		/* CLOCK_REALTIME each was queued at */
-	int head, n;
-	int armed;
-	struct fchan *chan;
-	int ex;
-	uint64_t wc_flags;
-	struct ibv_wc cur;		/* the completion the ex poll is on */
-	int64_t cur_truth;
-	int64_t last_truth;		/* of the latest queued */
 };
 
 struct frecv {
@@ -235,7 +216,6 @@ static int fab_garbage = -1;		/* RoCE v2/IPv4: the 20 unwritten bytes, or -1 */
 static int fab_client_dev = 1;		/* where a client's route leaves */
 static int fab_sidr_drop;		/* SIDR replies still to lose */
 static int fab_stale;			/* sends whose AH was gone when transmitted */
-static int fab_chan_reads;		/* ibv_get_cq_event calls */
 static int fab_idle_polls;		/* empty polls of a receive CQ while an
 					   rdma_cm or async event waited */
 static int cm_pending;			/* rdma_cm events queued, all channels */
@@ -321,35 +301,16 @@ static int fab_id_alive(struct fid *f)
 	return 0;
 }
 
-static void poke(int fd)
-{
-	char c = 1;
-
-	assert_int_equal(write(fd, &c, 1), 1);
-}
-
 static int fab_stamps;		/* devices have completion stamps */
 #define FAB_HCA_MASK	((1ull << 48) - 1)
+/* The HCA clock: 1 GHz, 48 bits, CLOCK_REALTIME's nanoseconds. */
+static const struct mock_hca fab_hca = { .khz = 1000000, .mask = FAB_HCA_MASK };
 
-static int64_t rt_now(void)
+static void cq_push(struct mock_cq *c, const struct ibv_wc *wc)
 {
-	struct timespec t;
+	int64_t now = mock_rt_now();
 
-	clock_gettime(CLOCK_REALTIME, &t);
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
-static void cq_push(struct fcq *c, const struct ibv_wc *wc)
-{
-	if (c->n == CQ_CAP)
-		return;		/* overrun: lost, as on an HCA without CQ room */
-	c->last_truth = rt_now();
-	c->truth[(c->head + c->n) % CQ_CAP] = c->last_truth;
-	c->q[(c->head + c->n++) % CQ_CAP] = *wc;
-	if (c->armed && c->chan) {
-		c->armed = 0;
-		poke(c->chan->pipe[1]);
-	}
+	mock_cq_push(c, wc, now, mock_hca_cycles(&fab_hca, now));
 }
 
 /* An async event on device @d.  Called with fab held. */
@@ -357,7 +318,7 @@ static void fab_event(struct fdev *d, const struct ibv_async_event *ev)
 {
 	assert_true(d->an < 64);
 	d->aq[d->an++] = *ev;
-	poke(d->apipe[1]);
+	mock_poke(d->apipe[1]);
 }
 
 /*
@@ -385,7 +346,7 @@ static void deliver(struct fqp *dst, const struct ibv_wc *tmpl, const unsigned c
 		/* The HCA does not truncate: the receive completes in error. */
 		wc.status = IBV_WC_LOC_LEN_ERR;
 		wc.byte_len = 0;
-		cq_push((struct fcq *)dst->qp.recv_cq, &wc);
+		cq_push((struct mock_cq *)dst->qp.recv_cq, &wc);
 		return;
 	}
 	b = (unsigned char *)(uintptr_t)r.addr;
@@ -398,7 +359,7 @@ static void deliver(struct fqp *dst, const struct ibv_wc *tmpl, const unsigned c
 	}
 	memcpy(b + IB_GRH_LEN, data, len);
 	wc.byte_len = tmpl->byte_len ? tmpl->byte_len : IB_GRH_LEN + len;
-	cq_push((struct fcq *)dst->qp.recv_cq, &wc);
+	cq_push((struct mock_cq *)dst->qp.recv_cq, &wc);
 }
 
 static uint16_t csum16(const unsigned char *p, int n)
@@ -547,7 +508,7 @@ static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_
 			struct ibv_wc s = { .wr_id = wr->wr_id, .status = IBV_WC_SUCCESS,
 					    .opcode = IBV_WC_SEND, .qp_num = qp->qp_num };
 
-			cq_push((struct fcq *)qp->send_cq, &s);
+			cq_push((struct mock_cq *)qp->send_cq, &s);
 		}
 	}
 	pthread_mutex_unlock(&fab);
@@ -579,7 +540,7 @@ static void fab_release(void)
 					 s->data, s->len);
 			}
 			if (s->signaled || c.status != IBV_WC_SUCCESS)
-				cq_push((struct fcq *)q->qp.send_cq, &c);
+				cq_push((struct mock_cq *)q->qp.send_cq, &c);
 		}
 		q->sqn = 0;
 	}
@@ -602,7 +563,7 @@ static int fake_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_
 			struct ibv_wc f = { .wr_id = wr->wr_id, .status = IBV_WC_WR_FLUSH_ERR,
 					    .qp_num = qp->qp_num };
 
-			cq_push((struct fcq *)qp->recv_cq, &f);
+			cq_push((struct mock_cq *)qp->recv_cq, &f);
 			continue;
 		}
 		q->rq[(q->rhead + q->rn++) % RQ_CAP] = (struct frecv){
@@ -621,151 +582,29 @@ static int fab_events_waiting(void)
 	return n;
 }
 
-static int fake_poll_cq(struct ibv_cq *cq, int num, struct ibv_wc *wc)
+/* A receive CQ polled empty while events waited (mock_cq_config). */
+static void fab_idle(struct mock_cq *c)
 {
-	struct fcq *c = (struct fcq *)cq;
-	int n = 0;
-
-	pthread_mutex_lock(&fab);
-	while (n < num && c->n) {
-		wc[n++] = c->q[c->head];
-		c->head = (c->head + 1) % CQ_CAP;
-		c->n--;
-	}
-	if (!n && c->chan && fab_events_waiting())
+	if (fab_events_waiting())
 		fab_idle_polls++;
-	pthread_mutex_unlock(&fab);
-	return n;
 }
 
-/* The extended poll, one completion at a time (lib/verbs_stamp.c). */
-static int fake_next_poll(struct ibv_cq_ex *cq)
-{
-	struct fcq *c = (struct fcq *)cq;
-	int rc = ENOENT;
-
-	pthread_mutex_lock(&fab);
-	if (c->n) {
-		c->cur = c->q[c->head];
-		c->cur_truth = c->truth[c->head];
-		c->head = (c->head + 1) % CQ_CAP;
-		c->n--;
-		cq->wr_id = c->cur.wr_id;
-		cq->status = c->cur.status;
-		rc = 0;
-	}
-	pthread_mutex_unlock(&fab);
-	return rc;
-}
-
-static int fake_start_poll(struct ibv_cq_ex *cq, struct ibv_poll_cq_attr *attr)
-{
-	return fake_next_poll(cq);
-}
-
-static void fake_end_poll(struct ibv_cq_ex *cq)
-{
-}
-
-static const struct ibv_wc *fake_cur(struct ibv_cq_ex *cq, uint64_t flag)
-{
-	struct fcq *c = (struct fcq *)cq;
-
-	if (flag && !(c->wc_flags & flag))
-		fail_msg("read a field the CQ was not created with (0x%llx)",
-			 (unsigned long long)flag);
-	if (c->cur.status != IBV_WC_SUCCESS)
-		fail_msg("read a field of a completion in error");
-	return &c->cur;
-}
-
-static enum ibv_wc_opcode fake_read_opcode(struct ibv_cq_ex *cq)
-{
-	return fake_cur(cq, 0)->opcode;
-}
-
-static uint32_t fake_read_byte_len(struct ibv_cq_ex *cq)
-{
-	return fake_cur(cq, IBV_WC_EX_WITH_BYTE_LEN)->byte_len;
-}
-
-static __be32 fake_read_imm_data(struct ibv_cq_ex *cq)
-{
-	return fake_cur(cq, IBV_WC_EX_WITH_IMM)->imm_data;
-}
-
-static uint32_t fake_read_qp_num(struct ibv_cq_ex *cq)
-{
-	return fake_cur(cq, IBV_WC_EX_WITH_QP_NUM)->qp_num;
-}
-
-static uint32_t fake_read_src_qp(struct ibv_cq_ex *cq)
-{
-	return fake_cur(cq, IBV_WC_EX_WITH_SRC_QP)->src_qp;
-}
-
-static unsigned int fake_read_wc_flags(struct ibv_cq_ex *cq)
-{
-	return fake_cur(cq, 0)->wc_flags;
-}
-
-static uint32_t fake_read_slid(struct ibv_cq_ex *cq)
-{
-	return fake_cur(cq, IBV_WC_EX_WITH_SLID)->slid;
-}
-
-static uint8_t fake_read_sl(struct ibv_cq_ex *cq)
-{
-	return fake_cur(cq, IBV_WC_EX_WITH_SL)->sl;
-}
-
-static uint8_t fake_read_dlid_path_bits(struct ibv_cq_ex *cq)
-{
-	return fake_cur(cq, IBV_WC_EX_WITH_DLID_PATH_BITS)->dlid_path_bits;
-}
-
-static uint64_t fake_read_completion_ts(struct ibv_cq_ex *cq)
-{
-	struct fcq *c = (struct fcq *)cq;
-
-	fake_cur(cq, IBV_WC_EX_WITH_COMPLETION_TIMESTAMP);
-	return (uint64_t)c->cur_truth & FAB_HCA_MASK;
-}
+/* Threads (the server's): the polls hold fab; a full CQ loses completions. */
+const struct mock_cq_config mock_cq_config = {
+	.cap = CQ_CAP,
+	.overrun_drops = 1,
+	.lock = &fab,
+	.on_empty = fab_idle,
+};
 
 static struct ibv_cq_ex *fake_create_cq_ex(struct ibv_context *context,
 					   struct ibv_cq_init_attr_ex *a)
 {
-	struct fcq *c;
-
 	if (a->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	c = calloc(1, sizeof(*c));
-	c->ex = 1;
-	c->wc_flags = a->wc_flags;
-	c->cqx.context = context;
-	c->cqx.channel = a->channel;
-	c->cqx.cq_context = a->cq_context;
-	c->cqx.cqe = (int)a->cqe;
-	c->cqx.start_poll = fake_start_poll;
-	c->cqx.next_poll = fake_next_poll;
-	c->cqx.end_poll = fake_end_poll;
-	c->cqx.read_opcode = fake_read_opcode;
-	c->cqx.read_byte_len = fake_read_byte_len;
-	c->cqx.read_imm_data = fake_read_imm_data;
-	c->cqx.read_qp_num = fake_read_qp_num;
-	c->cqx.read_src_qp = fake_read_src_qp;
-	c->cqx.read_wc_flags = fake_read_wc_flags;
-	c->cqx.read_slid = fake_read_slid;
-	c->cqx.read_sl = fake_read_sl;
-	c->cqx.read_dlid_path_bits = fake_read_dlid_path_bits;
-	c->cqx.read_completion_ts = fake_read_completion_ts;
-	if (a->channel) {
-		c->chan = (struct fchan *)a->channel;
-		c->chan->cq = &c->cq;
-	}
-	return &c->cqx;
+	return &mock_cq_create_ex(context, a)->cqx;
 }
 
 static int fake_query_device_ex(struct ibv_context *context,
@@ -774,8 +613,8 @@ static int fake_query_device_ex(struct ibv_context *context,
 {
 	memset(attr, 0, attr_size);
 	attr->orig_attr.phys_port_cnt = NPORT;
-	attr->completion_timestamp_mask = FAB_HCA_MASK;
-	attr->hca_core_clock = 1000000;		/* kHz: 1 GHz */
+	attr->completion_timestamp_mask = fab_hca.mask;
+	attr->hca_core_clock = fab_hca.khz;
 	return 0;
 }
 
@@ -783,7 +622,7 @@ static int fake_query_rt_values(struct ibv_context *context, struct ibv_values_e
 {
 	v->comp_mask = IBV_VALUES_MASK_RAW_CLOCK;
 	v->raw_clock.tv_sec = 0;
-	v->raw_clock.tv_nsec = (long)((uint64_t)rt_now() & FAB_HCA_MASK);
+	v->raw_clock.tv_nsec = (long)mock_hca_cycles(&fab_hca, mock_rt_now());
 	return 0;
 }
 
@@ -800,14 +639,6 @@ static void fab_stamps_on(void)
 		devs[i].vctx.query_rt_values = fake_query_rt_values;
 	}
 	pthread_mutex_unlock(&fab);
-}
-
-static int fake_req_notify_cq(struct ibv_cq *cq, int solicited)
-{
-	pthread_mutex_lock(&fab);
-	((struct fcq *)cq)->armed = 1;
-	pthread_mutex_unlock(&fab);
-	return 0;
 }
 
 /* Device @d's GID table: a link-local entry, then each IPv4 address's. */
@@ -860,8 +691,8 @@ static void fab_reset(void)
 	int i;
 
 	pthread_mutex_lock(&fab);
-	fake_ops.poll_cq = fake_poll_cq;
-	fake_ops.req_notify_cq = fake_req_notify_cq;
+	fake_ops.poll_cq = mock_poll_cq;
+	fake_ops.req_notify_cq = mock_req_notify_cq;
 	fake_ops.post_send = fake_post_send;
 	fake_ops.post_recv = fake_post_recv;
 	for (i = 0; i < NDEV; i++) {
@@ -894,7 +725,7 @@ static void fab_reset(void)
 	fab_garbage = -1;
 	fab_stamps = 0;
 	fab_client_dev = 1;
-	fab_sidr_drop = fab_stale = fab_chan_reads = fab_idle_polls = 0;
+	fab_sidr_drop = fab_stale = mock_chan_reads = fab_idle_polls = 0;
 	cm_pending = 0;
 	pthread_mutex_unlock(&fab);
 	fab_link(0);
@@ -928,7 +759,7 @@ static void fab_qp_error(uint32_t qpn)
 
 		q->rhead = (q->rhead + 1) % RQ_CAP;
 		q->rn--;
-		cq_push((struct fcq *)q->qp.recv_cq, &f);
+		cq_push((struct mock_cq *)q->qp.recv_cq, &f);
 	}
 	ev.element.qp = &q->qp;
 	fab_event(q->dev, &ev);
@@ -1028,43 +859,6 @@ static void fab_set_gid(int d, int index, const char *ip6, int type)
 	pthread_mutex_unlock(&fab);
 }
 
-struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
-{
-	struct fchan *c = calloc(1, sizeof(*c));
-
-	assert_int_equal(pipe2(c->pipe, O_CLOEXEC), 0);
-	c->ch.context = context;
-	c->ch.fd = c->pipe[0];
-	return &c->ch;
-}
-
-int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
-{
-	struct fchan *c = (struct fchan *)channel;
-
-	close(c->pipe[0]);
-	close(c->pipe[1]);
-	free(c);
-	return 0;
-}
-
-int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context)
-{
-	struct fchan *c = (struct fchan *)channel;
-	char b;
-
-	__atomic_add_fetch(&fab_chan_reads, 1, __ATOMIC_SEQ_CST);
-	if (read(c->pipe[0], &b, 1) != 1)
-		return -1;	/* errno: EAGAIN on the non-blocking fd */
-	*cq = c->cq;
-	*cq_context = c->cq->cq_context;
-	return 0;
-}
-
-void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
-{
-}
-
 int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
 {
 	struct fdev *d = fab_dev(context);
@@ -1124,23 +918,7 @@ int ibv_dereg_mr(struct ibv_mr *mr)
 struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
 			     struct ibv_comp_channel *channel, int comp_vector)
 {
-	struct fcq *c = calloc(1, sizeof(*c));
-
-	c->cq.context = context;
-	c->cq.channel = channel;
-	c->cq.cq_context = cq_context;
-	c->cq.cqe = cqe;
-	if (channel) {
-		c->chan = (struct fchan *)channel;
-		c->chan->cq = &c->cq;
-	}
-	return &c->cq;
-}
-
-int ibv_destroy_cq(struct ibv_cq *cq)
-{
-	free(cq);
-	return 0;
+	return &mock_cq_create(context, cqe, cq_context, channel)->cq;
 }
 
 struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
@@ -1396,7 +1174,7 @@ static struct fevent *cm_event(struct fid *f, enum rdma_cm_event_type type, int 
 	assert_true(c->n < 64);
 	c->q[(c->head + c->n++) % 64] = &e->ev;
 	cm_pending++;
-	poke(c->pipe[1]);
+	mock_poke(c->pipe[1]);
 	return e;
 }
 
@@ -1473,7 +1251,7 @@ int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 		assert_int_equal(read(from->pipe[0], &b, 1), 1);
 		if (e->id == id) {
 			to->q[(to->head + to->n++) % 64] = e;
-			poke(to->pipe[1]);
+			mock_poke(to->pipe[1]);
 		} else {
 			keep[n++] = e;
 		}
@@ -1482,7 +1260,7 @@ int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 	from->n = n;
 	for (i = 0; i < n; i++) {
 		from->q[i] = keep[i];
-		poke(from->pipe[1]);
+		mock_poke(from->pipe[1]);
 	}
 	id->channel = channel;
 	pthread_mutex_unlock(&fab);
@@ -2599,11 +2377,11 @@ static void test_busy_polls_cq_only(void **state)
 	assert_int_equal(exchange(&c, TRANSPORT_POLL_BLOCK), 1);
 	server_halt(&s);
 	assert_int_equal(transport_send(c.t, req, sizeof(req), NULL, c.clk, 0, &t), 0);
-	reads = __atomic_load_n(&fab_chan_reads, __ATOMIC_SEQ_CST);
+	reads = __atomic_load_n(&mock_chan_reads, __ATOMIC_SEQ_CST);
 	assert_int_equal(transport_recv_wait(c.t, buf, sizeof(buf), NULL, c.clk, &t,
 					     clock_monotonic_ns() + 5 * MS,
 					     TRANSPORT_POLL_BUSY), -ETIMEDOUT);
-	assert_int_equal(__atomic_load_n(&fab_chan_reads, __ATOMIC_SEQ_CST), reads);
+	assert_int_equal(__atomic_load_n(&mock_chan_reads, __ATOMIC_SEQ_CST), reads);
 	server_resume(&s);
 	/* The reply that comes now is found spinning, and then blocking. */
 	assert_int_equal(exchange(&c, TRANSPORT_POLL_BUSY), 1);
@@ -2723,7 +2501,7 @@ static void test_hca_stamps(void **state)
 {
 	unsigned char req[NTP_HEADER_LEN] = { 0xe3 }, buf[4096];
 	struct transport_stamps tx, rx;
-	struct fcq *scq, *rcq;
+	struct mock_cq *scq, *rcq;
 	struct server s;
 	struct client c;
 	char err[256], line[512];
@@ -2761,14 +2539,14 @@ static void test_hca_stamps(void **state)
 	pthread_mutex_lock(&fab);
 	q = fab_qp(c.qpn);
 	assert_non_null(q);
-	scq = (struct fcq *)q->qp.send_cq;
-	rcq = (struct fcq *)q->qp.recv_cq;
+	scq = (struct mock_cq *)q->qp.send_cq;
+	rcq = (struct mock_cq *)q->qp.recv_cq;
 	assert_true(scq->ex && rcq->ex);
-	if (llabs(tx.at[TRANSPORT_LAYER_H] - scq->last_truth) > b - a ||
-	    llabs(rx.at[TRANSPORT_LAYER_H] - rcq->last_truth) > b - a)
+	if (llabs(tx.at[TRANSPORT_LAYER_H] - scq->last_true) > b - a ||
+	    llabs(rx.at[TRANSPORT_LAYER_H] - rcq->last_true) > b - a)
 		fail_msg("t1h %lld ns and t4h %lld ns from the truth, exchange %lld ns",
-			 (long long)(tx.at[TRANSPORT_LAYER_H] - scq->last_truth),
-			 (long long)(rx.at[TRANSPORT_LAYER_H] - rcq->last_truth),
+			 (long long)(tx.at[TRANSPORT_LAYER_H] - scq->last_true),
+			 (long long)(rx.at[TRANSPORT_LAYER_H] - rcq->last_true),
 			 (long long)(b - a));
 	pthread_mutex_unlock(&fab);
 	/* the HCA's send stamp after T1, its receive stamp before T4 */

@@ -229,6 +229,34 @@ static void kiss_codes(void **state)
 	}
 }
 
+/* --refid: 1 to 4 printable characters, left justified and zero filled. */
+static void refid_parse(void **state)
+{
+	static const struct { const char *s; uint32_t refid; } yes[] = {
+		{ "NTPX", CODE('N', 'T', 'P', 'X') }, { "GPS", CODE('G', 'P', 'S', 0) },
+		{ "X", CODE('X', 0, 0, 0) }, { "a b", CODE('a', ' ', 'b', 0) },
+		{ " ~!", CODE(' ', '~', '!', 0) },
+	};
+	static const char *const no[] = {
+		"", "TOOLONG", "ABCDE", "a\tb", "RAT\x7f", "\xc3\xa9", "\x1b",
+	};
+	uint32_t v;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(yes); i++) {
+		v = 0;
+		assert_int_equal(ntp_refid_parse(yes[i].s, &v), 0);
+		assert_int_equal(v, yes[i].refid);
+	}
+	for (i = 0; i < ARRAY_SIZE(no); i++) {
+		v = 12345;
+		if (ntp_refid_parse(no[i], &v) != -1)
+			fail_msg("'%s' taken as a refid", no[i]);
+		assert_int_equal(v, 12345);
+	}
+}
+
 static void judge_order(void **state)
 {
 	struct ntp_packet p;
@@ -296,6 +324,7 @@ int main(void)
 		cmocka_unit_test(trailer_shapes),
 		cmocka_unit_test(short_format),
 		cmocka_unit_test(kiss_codes),
+		cmocka_unit_test(refid_parse),
 		cmocka_unit_test(judge_order),
 		cmocka_unit_test(rate_backoff),
 	};

@@ -18,11 +18,13 @@
  *   - ibv_modify_qp checks the raw-packet transitions and their masks;
  *   - a QP put into the error state flushes its receives, flushes each
  *     one posted later at once, and raises IBV_EVENT_QP_FATAL;
- *   - the completion channel and async events are real pipes;
+ *   - the completion channel and async events are real pipes (the
+ *     channels, CQs and HCA clock are support/verbs_mock.c's, shared with
+ *     tests/unit/ib_fabric.c);
  *   - completion stamps (lib/verbs_stamp.h), when the test gives the
- *     device the extended verbs: an HCA clock of mdev.khz kHz and
- *     mdev.mask bits, running from CLOCK_REALTIME (mdev.base_rt is
- *     mdev.base_cyc cycles), that stamps each completion mdev.lead_ns
+ *     device the extended verbs: an HCA clock of mdev.hca (khz kHz, mask
+ *     bits, running from CLOCK_REALTIME: base_rt is base_cyc cycles,
+ *     support/verbs_mock.h) that stamps each completion mdev.lead_ns
  *     before it is queued; ibv_query_rt_values_ex reads that clock;
  *     a device in "wall-clock" mode refuses raw stamps (as mlx5 does with
  *     its clock in real-time mode) and stamps in ns.
@@ -47,10 +49,11 @@
 #include <infiniband/verbs.h>
 
 #include "port_private.h"
+#include "support/verbs_mock.h"
 
 #define NPORT		2
 #define RQ_CAP		512
-#define CQ_CAP		1024
+#define CQ_CAP		1024	/* more is an overrun: the test fails */
 #define FLUSH_LIMIT	100000	/* flushed reposts: the port spins forever */
 
 enum { TS_NONE, TS_RAW, TS_WALLCLOCK };
@@ -65,33 +68,11 @@ struct mdev {
 	/* completion stamps */
 	int has_ex;		/* the extended verbs are there */
 	int ts;			/* TS_*: what create_cq_ex accepts */
-	uint64_t khz, mask, base_cyc;
-	int64_t base_rt, lead_ns;
+	struct mock_hca hca;	/* the clock that stamps completions */
+	int64_t lead_ns;
 	int rt_fail;		/* ibv_query_rt_values_ex fails */
 	int creates_ex, creates_plain, refusals, rt_reads;
 	int64_t last_true;	/* CLOCK_REALTIME the last stamp stands for */
-};
-
-struct mchan {
-	struct ibv_comp_channel ch;
-	int pipe[2];
-	struct ibv_cq *cq;
-};
-
-struct mcq {
-	union {
-		struct ibv_cq cq;
-		struct ibv_cq_ex cqx;	/* starts as struct ibv_cq does */
-	};
-	struct ibv_wc q[CQ_CAP];
-	uint64_t ts[CQ_CAP];
-	int head, n, armed;
-	struct mchan *chan;
-	int ex;
-	uint64_t wc_flags;
-	struct ibv_wc cur;		/* the completion the ex poll is on */
-	uint64_t cur_ts;
-	int polling;		/* between start_poll and end_poll */
 };
 
 struct mqp {
@@ -110,7 +91,6 @@ struct mflow {
 static struct mdev mdev;
 static struct mqp *the_qp;		/* the one QP a port makes */
 static struct mflow *the_flow;
-static int chan_reads;
 static int open_ctx;			/* contexts not closed */
 static char sysroot[64];
 
@@ -119,162 +99,24 @@ static struct mdev *dev_of(struct ibv_context *c)
 	return (struct mdev *)((char *)c - offsetof(struct mdev, vctx.context));
 }
 
-static void poke(int fd)
-{
-	char c = 1;
-
-	assert_int_equal(write(fd, &c, 1), 1);
-}
-
-static int64_t rt_now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_REALTIME, &t);
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
+/* One thread: no lock; a full CQ or a poll out of order fails the test. */
+const struct mock_cq_config mock_cq_config = {
+	.cap = CQ_CAP,
+	.check_polling = 1,
+};
 
 /* The mock HCA's clock at CLOCK_REALTIME @rt, in cycles. */
 static uint64_t hca_cycles(int64_t rt)
 {
-	int64_t d = rt - mdev.base_rt;
-
-	return (mdev.base_cyc + (uint64_t)(d / 1000000 * (int64_t)mdev.khz +
-					    d % 1000000 * (int64_t)mdev.khz / 1000000)) & mdev.mask;
+	return mock_hca_cycles(&mdev.hca, rt);
 }
 
-static void cq_push(struct mcq *c, const struct ibv_wc *wc)
+static void cq_push(struct mock_cq *c, const struct ibv_wc *wc)
 {
-	int at = (c->head + c->n) % CQ_CAP;
-
-	assert_true(c->n < CQ_CAP);
-	mdev.last_true = rt_now() - mdev.lead_ns;
-	c->ts[at] = !c->ex ? 0 : c->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP ?
-		    hca_cycles(mdev.last_true) : (uint64_t)mdev.last_true;
-	c->q[(c->head + c->n++) % CQ_CAP] = *wc;
-	if (c->armed && c->chan) {
-		c->armed = 0;
-		poke(c->chan->pipe[1]);
-	}
-}
-
-static int m_poll_cq(struct ibv_cq *cq, int num, struct ibv_wc *wc)
-{
-	struct mcq *c = (struct mcq *)cq;
-	int n = 0;
-
-	while (n < num && c->n) {
-		wc[n++] = c->q[c->head];
-		c->head = (c->head + 1) % CQ_CAP;
-		c->n--;
-	}
-	return n;
-}
-
-/* The extended poll: one completion at a time, read field by field. */
-static int m_next(struct ibv_cq_ex *cq)
-{
-	struct mcq *c = (struct mcq *)cq;
-
-	assert_true(c->polling);
-	if (!c->n)
-		return ENOENT;
-	c->cur = c->q[c->head];
-	c->cur_ts = c->ts[c->head];
-	c->head = (c->head + 1) % CQ_CAP;
-	c->n--;
-	cq->wr_id = c->cur.wr_id;
-	cq->status = c->cur.status;
-	return 0;
-}
-
-static int m_start_poll(struct ibv_cq_ex *cq, struct ibv_poll_cq_attr *attr)
-{
-	struct mcq *c = (struct mcq *)cq;
-	int rc;
-
-	assert_false(c->polling);
-	c->polling = 1;
-	rc = m_next(cq);
-	if (rc)
-		c->polling = 0;		/* no end_poll after a failed start */
-	return rc;
-}
-
-static void m_end_poll(struct ibv_cq_ex *cq)
-{
-	struct mcq *c = (struct mcq *)cq;
-
-	assert_true(c->polling);
-	c->polling = 0;
-}
-
-static struct mcq *reading(struct ibv_cq_ex *cq, uint64_t flag)
-{
-	struct mcq *c = (struct mcq *)cq;
-
-	assert_true(c->polling);
-	if (flag && !(c->wc_flags & flag))
-		fail_msg("read a field the CQ was not created with (0x%llx)",
-			 (unsigned long long)flag);
-	if (c->cur.status != IBV_WC_SUCCESS)
-		fail_msg("read a field of a completion in error");
-	return c;
-}
-
-static enum ibv_wc_opcode m_read_opcode(struct ibv_cq_ex *cq)
-{
-	return reading(cq, 0)->cur.opcode;
-}
-
-static uint32_t m_read_byte_len(struct ibv_cq_ex *cq)
-{
-	return reading(cq, IBV_WC_EX_WITH_BYTE_LEN)->cur.byte_len;
-}
-
-static uint32_t m_read_qp_num(struct ibv_cq_ex *cq)
-{
-	return reading(cq, IBV_WC_EX_WITH_QP_NUM)->cur.qp_num;
-}
-
-static uint32_t m_read_src_qp(struct ibv_cq_ex *cq)
-{
-	return reading(cq, IBV_WC_EX_WITH_SRC_QP)->cur.src_qp;
-}
-
-static unsigned int m_read_wc_flags(struct ibv_cq_ex *cq)
-{
-	return reading(cq, 0)->cur.wc_flags;
-}
-
-static __be32 m_read_imm_data(struct ibv_cq_ex *cq)
-{
-	return reading(cq, IBV_WC_EX_WITH_IMM)->cur.imm_data;
-}
-
-static uint32_t m_read_slid(struct ibv_cq_ex *cq)
-{
-	return reading(cq, IBV_WC_EX_WITH_SLID)->cur.slid;
-}
-
-static uint8_t m_read_sl(struct ibv_cq_ex *cq)
-{
-	return reading(cq, IBV_WC_EX_WITH_SL)->cur.sl;
-}
-
-static uint8_t m_read_dlid_path_bits(struct ibv_cq_ex *cq)
-{
-	return reading(cq, IBV_WC_EX_WITH_DLID_PATH_BITS)->cur.dlid_path_bits;
-}
-
-static uint64_t m_read_ts(struct ibv_cq_ex *cq)
-{
-	return reading(cq, IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)->cur_ts;
-}
-
-static uint64_t m_read_wallclock(struct ibv_cq_ex *cq)
-{
-	return reading(cq, IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)->cur_ts;
+	mdev.last_true = mock_rt_now() - mdev.lead_ns;
+	mock_cq_push(c, wc, mdev.last_true,
+		     !c->ex ? 0 : c->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP ?
+		     hca_cycles(mdev.last_true) : (uint64_t)mdev.last_true);
 }
 
 static struct ibv_cq_ex *m_create_cq_ex(struct ibv_context *context,
@@ -282,7 +124,7 @@ static struct ibv_cq_ex *m_create_cq_ex(struct ibv_context *context,
 {
 	uint64_t want = a->wc_flags & (IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
 				       IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK);
-	struct mcq *c;
+	struct mock_cq *c;
 
 	if ((want == IBV_WC_EX_WITH_COMPLETION_TIMESTAMP && mdev.ts != TS_RAW) ||
 	    (want == IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK && mdev.ts != TS_WALLCLOCK) ||
@@ -292,30 +134,7 @@ static struct ibv_cq_ex *m_create_cq_ex(struct ibv_context *context,
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	c = calloc(1, sizeof(*c));
-	c->ex = 1;
-	c->wc_flags = a->wc_flags;
-	c->cqx.context = context;
-	c->cqx.channel = a->channel;
-	c->cqx.cqe = (int)a->cqe;
-	c->cqx.start_poll = m_start_poll;
-	c->cqx.next_poll = m_next;
-	c->cqx.end_poll = m_end_poll;
-	c->cqx.read_opcode = m_read_opcode;
-	c->cqx.read_byte_len = m_read_byte_len;
-	c->cqx.read_qp_num = m_read_qp_num;
-	c->cqx.read_src_qp = m_read_src_qp;
-	c->cqx.read_wc_flags = m_read_wc_flags;
-	c->cqx.read_imm_data = m_read_imm_data;
-	c->cqx.read_slid = m_read_slid;
-	c->cqx.read_sl = m_read_sl;
-	c->cqx.read_dlid_path_bits = m_read_dlid_path_bits;
-	c->cqx.read_completion_ts = m_read_ts;
-	c->cqx.read_completion_wallclock_ns = m_read_wallclock;
-	if (a->channel) {
-		c->chan = (struct mchan *)a->channel;
-		c->chan->cq = &c->cq;
-	}
+	c = mock_cq_create_ex(context, a);
 	mdev.creates_ex++;
 	return &c->cqx;
 }
@@ -328,8 +147,8 @@ static int m_query_device_ex(struct ibv_context *context,
 	ibv_query_device(context, &attr->orig_attr);
 	if (mdev.ts != TS_NONE) {
 		/* mlx5 reports them in real-time mode too */
-		attr->completion_timestamp_mask = mdev.mask;
-		attr->hca_core_clock = mdev.khz;
+		attr->completion_timestamp_mask = mdev.hca.mask;
+		attr->hca_core_clock = mdev.hca.khz;
 	}
 	return 0;
 }
@@ -341,13 +160,7 @@ static int m_query_rt_values(struct ibv_context *context, struct ibv_values_ex *
 		return EOPNOTSUPP;
 	v->comp_mask = IBV_VALUES_MASK_RAW_CLOCK;
 	v->raw_clock.tv_sec = 0;
-	v->raw_clock.tv_nsec = (long)hca_cycles(rt_now());
-	return 0;
-}
-
-static int m_req_notify(struct ibv_cq *cq, int solicited)
-{
-	((struct mcq *)cq)->armed = 1;
+	v->raw_clock.tv_nsec = (long)hca_cycles(mock_rt_now());
 	return 0;
 }
 
@@ -366,7 +179,7 @@ static int m_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_rec
 			if (++q->flushed > FLUSH_LIMIT)
 				fail_msg("receives reposted into a QP in the error state "
 					 "%d times", q->flushed);
-			cq_push((struct mcq *)qp->recv_cq, &f);
+			cq_push((struct mock_cq *)qp->recv_cq, &f);
 			continue;
 		}
 		q->rq[(q->rhead + q->rn) % RQ_CAP].wr_id = wr->wr_id;
@@ -385,7 +198,7 @@ static int m_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_sen
 			*bad = wr;
 			return EINVAL;
 		}
-		cq_push((struct mcq *)qp->send_cq, &s);
+		cq_push((struct mock_cq *)qp->send_cq, &s);
 	}
 	return 0;
 }
@@ -427,7 +240,7 @@ static void frame_in(uint8_t port, const void *data, uint32_t len)
 	q->rhead = (q->rhead + 1) % RQ_CAP;
 	q->rn--;
 	wc.byte_len = len;
-	cq_push((struct mcq *)q->qp.recv_cq, &wc);
+	cq_push((struct mock_cq *)q->qp.recv_cq, &wc);
 }
 
 /* The QP goes into the error state, as after a fatal error. */
@@ -443,11 +256,11 @@ static void qp_error(void)
 
 		q->rhead = (q->rhead + 1) % RQ_CAP;
 		q->rn--;
-		cq_push((struct mcq *)q->qp.recv_cq, &f);
+		cq_push((struct mock_cq *)q->qp.recv_cq, &f);
 	}
 	ev.element.qp = &q->qp;
 	mdev.aq[mdev.an++] = ev;
-	poke(mdev.apipe[1]);
+	mock_poke(mdev.apipe[1]);
 }
 
 /* ---- libibverbs, as far as lib/port_verbs.c uses it ---------------- */
@@ -487,8 +300,8 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	}
 	c->device = device;
 	c->abi_compat = __VERBS_ABI_IS_EXTENDED;
-	c->ops.poll_cq = m_poll_cq;
-	c->ops.req_notify_cq = m_req_notify;
+	c->ops.poll_cq = mock_poll_cq;
+	c->ops.req_notify_cq = mock_req_notify_cq;
 	c->ops.post_send = m_post_send;
 	c->ops.post_recv = m_post_recv;
 	c->async_fd = mdev.apipe[0];
@@ -563,64 +376,11 @@ int ibv_dereg_mr(struct ibv_mr *mr)
 	return 0;
 }
 
-struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
-{
-	struct mchan *c = calloc(1, sizeof(*c));
-
-	assert_int_equal(pipe2(c->pipe, O_CLOEXEC), 0);
-	c->ch.context = context;
-	c->ch.fd = c->pipe[0];
-	return &c->ch;
-}
-
-int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
-{
-	struct mchan *c = (struct mchan *)channel;
-
-	close(c->pipe[0]);
-	close(c->pipe[1]);
-	free(c);
-	return 0;
-}
-
-int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context)
-{
-	struct mchan *c = (struct mchan *)channel;
-	char b;
-
-	chan_reads++;
-	if (read(c->pipe[0], &b, 1) != 1)
-		return -1;
-	*cq = c->cq;
-	*cq_context = c->cq->cq_context;
-	return 0;
-}
-
-void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
-{
-}
-
 struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
 			     struct ibv_comp_channel *channel, int comp_vector)
 {
-	struct mcq *c = calloc(1, sizeof(*c));
-
 	mdev.creates_plain++;
-	c->cq.context = context;
-	c->cq.channel = channel;
-	c->cq.cq_context = cq_context;
-	c->cq.cqe = cqe;
-	if (channel) {
-		c->chan = (struct mchan *)channel;
-		c->chan->cq = &c->cq;
-	}
-	return &c->cq;
-}
-
-int ibv_destroy_cq(struct ibv_cq *cq)
-{
-	free(cq);
-	return 0;
+	return &mock_cq_create(context, cqe, cq_context, channel)->cq;
 }
 
 struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
@@ -745,7 +505,7 @@ static int setup(void **state)
 	snprintf(mdev.dev.name, sizeof(mdev.dev.name), "mlx4_0");
 	assert_int_equal(pipe2(mdev.apipe, O_CLOEXEC), 0);
 	mdev.cap_flags = IBV_DEVICE_MANAGED_FLOW_STEERING | IBV_DEVICE_RAW_IP_CSUM;
-	chan_reads = 0;
+	mock_chan_reads = 0;
 	return 0;
 }
 
@@ -883,15 +643,15 @@ static void test_spin_polls_cq_only(void **state)
 	p->spin = 1;
 	for (i = 0; i < 1000; i++)
 		assert_int_equal(port_rx_next(p, &f, &len), 0);
-	assert_int_equal(chan_reads, 0);
+	assert_int_equal(mock_chan_reads, 0);
 	frame_in(1, frame, sizeof(frame));
 	assert_int_equal(port_rx_next(p, &f, &len), 1);
 	port_rx_release(p);
-	assert_int_equal(chan_reads, 0);
+	assert_int_equal(mock_chan_reads, 0);
 	/* Blocking again: consume, re-arm; the next frame wakes the fd. */
 	p->spin = 0;
 	assert_int_equal(port_rx_next(p, &f, &len), 0);
-	assert_true(chan_reads > 0);
+	assert_true(mock_chan_reads > 0);
 	pfd = (struct pollfd){ .fd = p->fd, .events = POLLIN };
 	assert_int_equal(poll(&pfd, 1, 0), 0);
 	frame_in(1, frame, sizeof(frame));
@@ -923,10 +683,10 @@ static void raw_device(void)
 {
 	mdev.has_ex = 1;
 	mdev.ts = TS_RAW;
-	mdev.khz = 156250;
-	mdev.mask = (1ull << 63) - 1;
-	mdev.base_rt = rt_now();
-	mdev.base_cyc = 123456789;
+	mdev.hca.khz = 156250;
+	mdev.hca.mask = (1ull << 63) - 1;
+	mdev.hca.base_rt = mock_rt_now();
+	mdev.hca.base_cyc = 123456789;
 	mdev.lead_ns = 3000;
 }
 
@@ -940,9 +700,9 @@ static void rx_stamp_near_truth(struct port *p, int64_t slack_ns)
 {
 	int64_t a, b, ns = 0;
 
-	a = rt_now();
+	a = mock_rt_now();
 	assert_int_equal(port_rx_stamp(p, &ns), 1);
-	b = rt_now();
+	b = mock_rt_now();
 	if (llabs(ns - mdev.last_true) > (b - a) + slack_ns)
 		fail_msg("stamp %lld is %lld ns from the truth; the call took %lld ns",
 			 (long long)ns, (long long)(ns - mdev.last_true), (long long)(b - a));
@@ -987,9 +747,9 @@ static void test_stamps_raw(void **state)
 	buf = port_tx_buf(p, &cap);	/* reaps the first completion */
 	p->tx_tag = 8;
 	assert_int_equal(port_tx_submit(p, buf, 60, 0), 0);
-	a = rt_now();
+	a = mock_rt_now();
 	port_tx_stamps(p, note, &w);
-	b = rt_now();
+	b = mock_rt_now();
 	assert_int_equal(w.n, 1);
 	assert_int_equal(w.tag[0], 7);
 	if (llabs(w.ns[0] - truth) > (b - a) + 13)
@@ -1012,7 +772,7 @@ static void test_stamps_wrap(void **state)
 	struct port *p;
 
 	raw_device();
-	mdev.mask = 0xffffffff;		/* 27 s at 156.25 MHz */
+	mdev.hca.mask = 0xffffffff;		/* 27 s at 156.25 MHz */
 	p = open_on("eth0", err, sizeof(err));
 	if (!p)
 		fail_msg("%s", err);
@@ -1022,11 +782,11 @@ static void test_stamps_wrap(void **state)
 	 * before it is queued, so before the wrap, and read after it.
 	 */
 	mdev.lead_ns = 10000000;
-	mdev.base_rt = rt_now() - 5000000;
-	mdev.base_cyc = 0;
+	mdev.hca.base_rt = mock_rt_now() - 5000000;
+	mdev.hca.base_cyc = 0;
 	frame_in(1, frame, sizeof(frame));
-	if (hca_cycles(mdev.last_true) <= mdev.mask / 2)
-		fail_msg("no wrap: stamp at %llu cycles, truth %lld, base %lld", (unsigned long long)hca_cycles(mdev.last_true), (long long)mdev.last_true, (long long)mdev.base_rt);
+	if (hca_cycles(mdev.last_true) <= mdev.hca.mask / 2)
+		fail_msg("no wrap: stamp at %llu cycles, truth %lld, base %lld", (unsigned long long)hca_cycles(mdev.last_true), (long long)mdev.last_true, (long long)mdev.hca.base_rt);
 	assert_int_equal(port_rx_next(p, &f, &len), 1);
 	rx_stamp_near_truth(p, 13);
 	port_rx_release(p);

@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * One NTP exchange of ntpprobe: a request out, the reply that answers it
+ * in, and the stamps the layers below took of both.
+ *
+ * The request's transmit timestamp is a random nonce, not T1 (as chrony's
+ * client does): T1 is kept here, so the server's reply is matched by its
+ * origin timestamp and nothing on the wire tells an observer our clock.
+ *
+ *   T1  read immediately before the request is submitted (in the backend)
+ *   T2  the server's receive timestamp, from the reply
+ *   T3  the server's transmit timestamp, from the reply
+ *   T4  read immediately after the reply's receive returned (in the backend)
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "clock.h"
+#include "ntp.h"
+#include "opt.h"
+#include "record.h"
+#include "stamp.h"
+#include "transport.h"
+#include "xleave.h"
+#include "ntpprobe.h"
+
+#define RECV_CAP	2048
+
+static uint64_t nonce(void)
+{
+	uint64_t v = 0;
+
+	/* getrandom() of 8 bytes is never cut short (under 256 bytes);
+	   zero is refused because RFC 5905 reads it as "no timestamp". */
+	do
+		if (getrandom(&v, sizeof(v), 0) != sizeof(v))
+			ntpx_die(NTPX_EXIT_FAIL, "getrandom: %s", strerror(errno));
+	while (v == 0);
+	return v;
+}
+
+/*
+ * What a reply that answers our request says about the server: ok, or why
+ * its timestamps must not be used (RFC 5905 section 8, the client checks;
+ * lib/ntp.h ntp_judge).  A kiss code is kept in p->kiss for the schedule.
+ */
+static enum record_status judge(struct probe *p, const struct ntp_packet *r)
+{
+	switch (ntp_judge(r)) {
+	case NTP_VERDICT_KISS:
+		ntp_kiss_code(r, p->kiss);
+		p->kiss_poll = r->poll;
+		return RECORD_KOD;
+	case NTP_VERDICT_UNSYNCED:
+		return RECORD_UNSYNCED;
+	case NTP_VERDICT_BOGUS:
+		return RECORD_BOGUS;
+	default:
+		return RECORD_OK;
+	}
+}
+
+/* The stamps the layers below took of request and reply. */
+static void exchange_stamps(struct probe *p, uint32_t txid, int replied, struct probe_out *o)
+{
+	struct transport_stamps ts;
+
+	if (!p->stamping)
+		return;
+	if (replied) {
+		transport_rx_stamps(p->t, p->clk, &ts);
+		o->s.v[STAMP_T4K] = ts.at[TRANSPORT_LAYER_K];
+		o->s.v[STAMP_T4H] = ts.at[TRANSPORT_LAYER_H];
+	}
+	/* The request's send stamps came before the reply could: wait for
+	   them only briefly. */
+	transport_tx_stamps(p->t, txid, p->clk, &ts,
+			    replied ? clock_monotonic_ns() + 10000000 : 0);
+	o->s.v[STAMP_T1Q] = ts.at[TRANSPORT_LAYER_Q];
+	o->s.v[STAMP_T1K] = ts.at[TRANSPORT_LAYER_K];
+	o->s.v[STAMP_T1H] = ts.at[TRANSPORT_LAYER_H];
+}
+
+/* One exchange; fills @o, and @xr for --xleave (ntpprobe.h). */
+void probe_exchange(struct probe *p, uint64_t seq, struct probe_out *o,
+		    struct xleave_reply *xr)
+{
+	unsigned char req[NTP_HEADER_LEN + XLEAVE_EF_LEN], buf[RECV_CAP];
+	struct record_exchange *x = &o->x;
+	struct ntp_packet q = {
+		.leap = NTP_LEAP_ALARM,	/* a client is unsynchronised to its server */
+		.version = 4,
+		.mode = NTP_MODE_CLIENT,
+		.poll = 0,
+		.precision = -20,
+	};
+	int64_t deadline, stamp;
+	size_t reqlen = NTP_HEADER_LEN;
+	uint32_t txid = 0;
+	int saw_other = 0;
+	int rc;
+
+	memset(o, 0, sizeof(*o));
+	memset(xr, 0, sizeof(*xr));
+	memset(p->kiss, 0, sizeof(p->kiss));
+	stamp_row_clear(&o->s);
+	x->seq = seq;
+	q.xmt = nonce();
+	if (p->cfg->xleave) {
+		/* RFC 9769: the origin names the server's last receive
+		   stamp; the receive field is a nonce the server echoes in
+		   an interleaved reply (our own clock stays off the wire). */
+		q.org = p->srv_rec;
+		do
+			q.rec = nonce();
+		while (q.rec == q.xmt);
+	}
+	ntp_encode(&q, req);
+	if (p->cfg->xleave) {
+		struct xleave_ef none = { .have = 0 };
+
+		xleave_ef_put(req + NTP_HEADER_LEN, &none);
+		reqlen += XLEAVE_EF_LEN;
+	}
+	p->srv_rec = 0;
+
+	/* Replies that arrived after their exchange timed out are late:
+	   drain them now so that they cannot be taken for this one. */
+	while (transport_recv(p->t, buf, sizeof(buf), NULL, p->clk, &stamp) >= 0)
+		p->late++;
+
+	rc = transport_send(p->t, req, reqlen, NULL, p->clk,
+			    p->stamping ? TRANSPORT_STAMP_SEND : 0, &x->t[0]);
+	if (rc < 0) {
+		x->have = 1;
+		x->status = rc == -ECONNREFUSED ? RECORD_REFUSED : RECORD_ERROR;
+		return;
+	}
+	x->have = 1;
+	p->ref1 = clock_last_ref(p->clk);
+	if (rc == TRANSPORT_DROPPED) {	/* lossinject: never submitted */
+		x->status = RECORD_DROPPED;
+		return;
+	}
+	txid = transport_tx_id(p->t);
+	p->sent++;
+	deadline = clock_monotonic_ns() + p->cfg->timeout;
+	for (;;) {
+		struct ntp_packet r;
+		int64_t t4;
+		ssize_t n = transport_recv_wait(p->t, buf, sizeof(buf), NULL, p->clk, &t4,
+						deadline, p->cfg->poll);
+
+		if (n == -EINTR)	/* a signal: finish this exchange first */
+			continue;
+		if (n == -ETIMEDOUT) {
+			x->status = saw_other ? RECORD_BOGUS : RECORD_TIMEOUT;
+			exchange_stamps(p, txid, 0, o);
+			return;
+		}
+		if (n == -ECONNREFUSED) {
+			x->status = RECORD_REFUSED;
+			return;
+		}
+		if (n < 0) {
+			x->status = RECORD_ERROR;
+			return;
+		}
+		if (n > (ssize_t)sizeof(buf) || ntp_decode(buf, (size_t)n, &r) ||
+		    r.mode != NTP_MODE_SERVER ||
+		    !(r.org == q.xmt || (p->cfg->xleave && q.org && r.org == q.rec))) {
+			/* Not an answer to this request: keep waiting for one,
+			   but remember that something else came. */
+			saw_other = 1;
+			continue;
+		}
+		x->status = judge(p, &r);
+		x->t[3] = t4;
+		x->have |= 1u << 3;
+		exchange_stamps(p, txid, 1, o);
+		/* An unsynchronised server's timestamps are its own: kept, when
+		   it sent them; a kiss carries none. */
+		if (x->status == RECORD_OK ||
+		    (x->status == RECORD_UNSYNCED && r.rec != 0 && r.xmt != 0)) {
+			/* Era: the server's time is near ours (RFC 5905 6). */
+			xr->interleaved = p->cfg->xleave && r.org == q.rec;
+			x->t[1] = ntp_ts_to_ns(r.rec, x->t[0]);
+			x->have |= 1u << 1;
+			xr->xmt = ntp_ts_to_ns(r.xmt, x->t[0]);
+			if (!xr->interleaved) {
+				x->t[2] = xr->xmt;
+				x->have |= 1u << 2;
+			}
+			if (p->cfg->xleave) {
+				xr->has_ef = ntp_check_trailer(buf, (size_t)n) == 0 &&
+					     xleave_ef_find(buf, (size_t)n, &xr->ef);
+				p->srv_rec = r.rec;
+				/* A basic reply's field is this exchange's. */
+				if (xr->has_ef && !xr->interleaved &&
+				    xr->ef.have & 1u << XEF_T2K)
+					o->s.v[STAMP_T2K] = xr->ef.at[XEF_T2K];
+				if (xr->has_ef && !xr->interleaved &&
+				    xr->ef.have & 1u << XEF_T2H)
+					o->s.v[STAMP_T2H] = xr->ef.at[XEF_T2H];
+			}
+		}
+		return;
+	}
+}

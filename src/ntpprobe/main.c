@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * ntpprobe - NTP client: one exchange per interval, one record per
+ * exchange on stdout.
+ *
+ *   delay = (T4 - T1) - (T3 - T2)        off2 = (T2 - T1) + (T3 - T4)
+ *
+ * T1..T4 are taken as exchange.c says.  With a sim: clock (--clock),
+ * each record also carries true2, twice the true offset at the exchange's
+ * midpoint (run.c); --discipline runs OpenNTPD's filter and control loop
+ * (lib/discipline.h) on that clock.  Where the path offers them
+ * (lib/transport.h), the layers below stamp too: t1q t1k t1h, t4k t4h
+ * (lib/stamp.h); --xleave asks the server for interleaved mode
+ * (interleave.c), whose stamps fill t2k t3q t3k.
+ *
+ * This file is the wiring: the options into a config, then open the
+ * clock and the transport, run, report and exit (src/ntpprobe/ntpprobe.h).
+ */
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "discipline.h"
+#include "hist.h"
+#include "opt.h"
+#include "out.h"
+#include "priv.h"
+#include "transport.h"
+#include "ntpprobe.h"
+
+int main(int argc, char **argv)
+{
+	struct probe_config cfg;
+	struct probe p = { .cfg = &cfg };
+	struct sigaction sa = { .sa_handler = probe_on_signal };
+	char err[256];
+	int64_t e;
+	int l;
+
+	opt_init(argv[0]);
+	probe_options(argc, argv, &cfg);
+	if (cfg.cpu != UINT64_MAX) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET((int)cfg.cpu, &set);
+		if (sched_setaffinity(0, sizeof(set), &set))
+			ntpx_die(NTPX_EXIT_FAIL, "cannot pin to cpu %llu: %s",
+				 (unsigned long long)cfg.cpu, strerror(errno));
+	}
+	p.clk = clock_open(cfg.clockname, err, sizeof(err));
+	if (!p.clk)
+		ntpx_die(NTPX_EXIT_USAGE, "%s", err);
+	p.truth = clock_true_error(p.clk, 0, &e) == 0;
+	if (cfg.discipline && !(p.disc = discipline_create(p.clk, &cfg.dp, err, sizeof(err))))
+		ntpx_die(NTPX_EXIT_USAGE, "%s", err);
+	p.delays = calloc(1, sizeof(*p.delays));
+	if (!p.delays)
+		ntpx_die(NTPX_EXIT_FAIL, "out of memory");
+	p.t = transport_open(&cfg.ep, TRANSPORT_CLIENT, err, sizeof(err));
+	if (!p.t)
+		ntpx_die(NTPX_EXIT_FAIL, "%s", err);
+	if (cfg.user && priv_drop(cfg.user, priv_transport_caps(&cfg.ep, TRANSPORT_CLIENT),
+				  err, sizeof(err)))
+		ntpx_die(NTPX_EXIT_FAIL, "%s", err);
+
+	/* No SA_RESTART: a signal must wake the sleep and the wait. */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	out_init();
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
+	if (!cfg.nostamps) {
+		if (transport_stamps_enable(p.t, err, sizeof(err)))
+			ntpx_die(NTPX_EXIT_FAIL, "%s: %s", cfg.ep.url, err);
+		for (l = 0; l < TRANSPORT_NLAYERS; l++)
+			if (transport_stamp_source(p.t, 1, l) || transport_stamp_source(p.t, 0, l))
+				p.stamping = 1;
+		p.stamping |= cfg.xleave;
+	}
+	if (probe_write_header(&p) == OUT_OK)
+		probe_run(&p);
+	if (p.out != OUT_FAILED)
+		probe_summary(&p);
+	transport_close(p.t);
+	discipline_free(p.disc);
+	clock_close(p.clk);
+	free(p.delays);
+	return p.failed || p.kissed_off || p.out == OUT_FAILED ? NTPX_EXIT_FAIL : NTPX_EXIT_OK;
+}

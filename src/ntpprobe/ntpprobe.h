@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * ntpprobe.h - what the parts of ntpprobe share (src/ntpprobe/): main.c
+ * is the wiring (options, open, run, report, exit code); options.c reads
+ * the command line into a struct probe_config; exchange.c is one NTP
+ * exchange; run.c the schedule of exchanges (intervals, kiss codes,
+ * signals); interleave.c completes a record from the next exchange's
+ * reply (--xleave); output.c writes the header, the records and the
+ * summary.
+ */
+#ifndef NTPX_NTPPROBE_H
+#define NTPX_NTPPROBE_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include "discipline.h"
+#include "hist.h"
+#include "record.h"
+#include "stamp.h"
+#include "transport.h"
+#include "xleave.h"
+
+/* What the command line asks for (options.c). */
+struct probe_config {
+	int64_t interval;		/* ns between requests */
+	int64_t duration;		/* ns; -1: no limit */
+	int64_t timeout;		/* ns to wait for a reply */
+	uint64_t count;			/* exchanges; UINT64_MAX: no limit */
+	uint64_t cpu;			/* UINT64_MAX: not pinned */
+	enum transport_poll poll;
+	const char *clockname, *user;
+	int discipline;			/* --discipline */
+	struct discipline_params dp;
+	int nostamps;			/* --no-stamps */
+	int xleave;			/* --xleave */
+	struct endpoint ep;
+};
+
+/* One exchange as it will be written. */
+struct probe_out {
+	struct record_exchange x;
+	struct stamp_row s;
+	int64_t true2;
+	int has_true2;
+};
+
+/* What a reply said beyond its record, for --xleave. */
+struct xleave_reply {
+	int interleaved;		/* it answered in interleaved mode */
+	int has_ef;			/* it carried the ntpx field */
+	struct xleave_ef ef;
+	int64_t xmt;			/* its transmit timestamp, ns */
+};
+
+struct probe {
+	const struct probe_config *cfg;
+	struct transport *t;
+	struct clock *clk;
+	struct discipline *disc;	/* NULL without --discipline */
+	int truth;			/* the clock knows its error: true2 written */
+	uint64_t counts[RECORD_NSTATUS];
+	uint64_t sent, late;
+	int failed;			/* the discipline could not act on the clock */
+	int kissed_off;			/* a DENY or RSTR kiss ended the run */
+	int out;			/* stdout's state (lib/out.h) */
+	struct hist *delays;		/* of ok exchanges, for the summary's median */
+	int64_t ref1;			/* CLOCK_REALTIME behind T1 (sim: clocks) */
+	char kiss[5];			/* the last exchange's kiss code, or "" */
+	int8_t kiss_poll;		/* ... and the poll its reply asked for */
+	int stamping;			/* stamp columns written */
+	uint64_t srv_rec;		/* the receive timestamp of the last good
+					   reply, as sent (0: none) */
+	uint64_t interleaved;		/* replies in interleaved mode */
+	struct probe_out pending;	/* --xleave: the record waiting for the
+					   next reply (x.seq 0: none) */
+};
+
+/* options.c: exits with a usage error on a bad command line. */
+void probe_options(int argc, char **argv, struct probe_config *cfg);
+
+/* exchange.c: one exchange; fills @o, and @xr for --xleave. */
+void probe_exchange(struct probe *p, uint64_t seq, struct probe_out *o,
+		    struct xleave_reply *xr);
+
+/* run.c */
+extern volatile sig_atomic_t probe_stopping;	/* SIGINT/SIGTERM came */
+void probe_on_signal(int sig);
+void probe_run(struct probe *p);
+
+/* interleave.c */
+int probe_xleave_record(struct probe *p, struct probe_out *o, const struct xleave_reply *xr);
+void probe_xleave_finish(struct probe *p, uint64_t seq);
+
+/* output.c */
+int probe_write_header(struct probe *p);
+int probe_emit(struct probe *p, struct probe_out *o);
+void probe_summary(struct probe *p);
+
+#endif

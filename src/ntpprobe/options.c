@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * ntpprobe's command line into a struct probe_config (ntpprobe.h): every
+ * value checked here, with one line and exit 2 for a bad one.
+ */
+#include <getopt.h>
+#include <sched.h>
+#include <stdio.h>
+
+#include "discipline.h"
+#include "opt.h"
+#include "transport.h"
+#include "ntpprobe.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: %s [options] ENDPOINT\n"
+	       "Send NTP client requests to ENDPOINT, one per interval, and write one\n"
+	       "record per exchange (T1..T4 in ns, delay, off2, status) on stdout.\n\n"
+	       "  -i, --interval DUR   time between requests (default 1s)\n"
+	       "  -c, --count N        stop after N exchanges\n"
+	       "  -d, --duration DUR   stop after DUR\n"
+	       "  -w, --timeout DUR    wait for a reply at most DUR (default: the\n"
+	       "                       interval, at most 1s)\n"
+	       "      --poll MODE      block (sleep in the kernel, default) or busy\n"
+	       "                       (spin on a non-blocking receive)\n"
+	       "      --cpu N          pin to CPU N\n"
+	       "      --clock NAME     read T1/T4 from NAME: realtime (default) or\n"
+	       "                       sim:PATH (adds the true2 column)\n"
+	       "      --discipline     filter and correct the clock as OpenNTPD does\n"
+	       "                       (adds the filter's columns and corr adj dfreq)\n"
+	       "      --step-threshold DUR  with --discipline: step the clock at the\n"
+	       "                       first reply when its offset is above DUR\n"
+	       "      --discipline-params K=V,...  window, freq-samples, max-freq\n"
+	       "      --no-stamps      no kernel or hardware stamps (t1q t1k ... t4h)\n"
+	       "      --xleave         ask for interleaved mode: the server's own stamps\n"
+	       "                       of each exchange fill t2k t3q t3k\n"
+	       "      --user NAME      run as NAME once the endpoint is open\n"
+	       "  -h, --help           this help\n"
+	       "      --version        print the version\n\n"
+	       "ENDPOINT: udp://HOST[:PORT][?dev=IF&src=ADDR] (port 123 by default),\n"
+	       "uudp://HOST:PORT?dev=IF[&via=xdp|verbs][&mac=MAC], ib://HOST[:PORT][?dev=DEV].\n"
+	       "A summary goes to stderr at exit; SIGINT/SIGTERM end the run after\n"
+	       "the current exchange.\n", opt_prog);
+}
+
+void probe_options(int argc, char **argv, struct probe_config *cfg)
+{
+	static const struct option longopts[] = {
+		{ "interval", required_argument, NULL, 'i' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "timeout", required_argument, NULL, 'w' },
+		{ "poll", required_argument, NULL, 'P' },
+		{ "cpu", required_argument, NULL, 'C' },
+		{ "clock", required_argument, NULL, 'K' },
+		{ "discipline", no_argument, NULL, 'D' },
+		{ "step-threshold", required_argument, NULL, 'T' },
+		{ "discipline-params", required_argument, NULL, 'X' },
+		{ "no-stamps", no_argument, NULL, 'N' },
+		{ "xleave", no_argument, NULL, 'x' },
+		{ "user", required_argument, NULL, 'U' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ 0 }
+	};
+	int c, step_given = 0;
+	char err[256];
+
+	*cfg = (struct probe_config){
+		.interval = NTPX_NS_PER_SEC,
+		.duration = -1,
+		.timeout = -1,
+		.count = UINT64_MAX,
+		.cpu = UINT64_MAX,
+		.poll = TRANSPORT_POLL_BLOCK,
+		.clockname = "realtime",
+	};
+	discipline_defaults(&cfg->dp);
+	while ((c = getopt_long(argc, argv, "i:c:d:w:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			if (opt_duration(optarg, 0, &cfg->interval) || cfg->interval <= 0)
+				opt_usage_error("bad interval '%s'", optarg);
+			break;
+		case 'c':
+			if (opt_count(optarg, UINT64_MAX, &cfg->count) || cfg->count == 0)
+				opt_usage_error("bad count '%s'", optarg);
+			break;
+		case 'd':
+			if (opt_duration(optarg, 0, &cfg->duration) || cfg->duration <= 0)
+				opt_usage_error("bad duration '%s'", optarg);
+			break;
+		case 'w':
+			if (opt_duration(optarg, 0, &cfg->timeout) || cfg->timeout <= 0)
+				opt_usage_error("bad timeout '%s'", optarg);
+			break;
+		case 'U':
+			cfg->user = optarg;
+			break;
+		case 'P':
+			if (transport_poll_parse(optarg, &cfg->poll))
+				opt_usage_error("bad poll mode '%s' (block or busy)", optarg);
+			break;
+		case 'C':
+			if (opt_count(optarg, CPU_SETSIZE - 1, &cfg->cpu))
+				opt_usage_error("bad cpu '%s'", optarg);
+			break;
+		case 'K':
+			cfg->clockname = optarg;
+			break;
+		case 'D':
+			cfg->discipline = 1;
+			break;
+		case 'T':
+			if (opt_duration(optarg, 0, &cfg->dp.step_threshold) ||
+			    cfg->dp.step_threshold <= 0)
+				opt_usage_error("bad step threshold '%s'", optarg);
+			step_given = 1;
+			break;
+		case 'X':
+			if (discipline_parse(&cfg->dp, optarg, err, sizeof(err)))
+				opt_usage_error("%s", err);
+			break;
+		case 'N':
+			cfg->nostamps = 1;
+			break;
+		case 'x':
+			cfg->xleave = 1;
+			break;
+		default:
+			opt_other(c, usage);
+		}
+	}
+	endpoint_from_args(argc, argv, optind, &cfg->ep);
+	if (step_given && !cfg->discipline)
+		opt_usage_error("--step-threshold needs --discipline");
+	if (cfg->timeout < 0)
+		cfg->timeout = cfg->interval < NTPX_NS_PER_SEC ? cfg->interval : NTPX_NS_PER_SEC;
+}

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * ntpreflect.h - what the parts of ntpreflect share (src/ntpreflect/):
+ * main.c is the wiring (options, open, serve, report, exit code);
+ * options.c reads the command line into a struct reflect_config;
+ * admit.c decides which datagrams are answered (--allow, --ratelimit,
+ * the shape of a request); reply.c builds and sends the replies, basic,
+ * interleaved or a RATE kiss; serve.c is the receive loop; output.c the
+ * log (--log), whose lines wait in a queue for the replies' send stamps,
+ * and the counts at exit.
+ */
+#ifndef NTPX_NTPREFLECT_H
+#define NTPX_NTPREFLECT_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "access.h"
+#include "ntp.h"
+#include "transport.h"
+#include "xleave.h"
+
+#define RECV_CAP	2048
+#define MAX_ALLOW	64
+
+/* What the command line asks for (options.c). */
+struct reflect_config {
+	uint64_t stratum;		/* 1..15 */
+	uint32_t refid;
+	uint64_t count;			/* requests to answer; UINT64_MAX: no limit */
+	uint64_t nclients;		/* interleaved-mode slots */
+	const char *logpath, *user;	/* NULL: none */
+	enum transport_poll poll;
+	int nostamps;			/* --no-stamps */
+	struct access_net allow[MAX_ALLOW];
+	int nallow;			/* 0: every client */
+	double rl_rate, rl_burst;	/* --ratelimit; rate 0: off */
+	struct endpoint ep;
+};
+
+/* Why a datagram was not answered: counted, logged, never replied to. */
+enum verdict {
+	V_OK,
+	V_SHORT,	/* shorter than an NTP header */
+	V_TRUNCATED,	/* longer than we read: cut off */
+	V_MALFORMED,	/* extension fields or MAC of no valid shape */
+	V_VERSION,	/* version 0 or above 4 */
+	V_CONTROL,	/* mode 6 */
+	V_PRIVATE,	/* mode 7 */
+	V_MODE,		/* any other mode than client */
+	V_DENIED,	/* from outside every --allow network */
+	V_RATE,		/* over --ratelimit, not even a kiss */
+	V_KISS,		/* over --ratelimit: answered with a RATE kiss */
+	V_NVERDICT
+};
+
+extern const char *const verdict_names[V_NVERDICT];
+
+/*
+ * A datagram answered or ignored, whose log line waits for the reply's
+ * send stamps; and the client slot those stamps belong to.
+ */
+struct sent {
+	uint64_t seq;
+	struct transport_addr peer;
+	struct xleave_client *c;	/* NULL: no client state */
+	unsigned char key[124];		/* the client's key in the table */
+	size_t keylen;
+	uint32_t txid;
+	int want;			/* the reply's send stamps are awaited */
+	int version;			/* -1 for an ignored datagram */
+	const char *status;
+	const char *mode;		/* "basic", "interleaved" or "-" */
+	struct xleave_ef st;		/* t2 t2k t2h t3, then t3q t3k t3h */
+};
+
+#define SENT_QUEUE	32		/* < TRANSPORT_TX_KEEP */
+
+struct reflector {
+	const struct reflect_config *cfg;
+	struct transport *t;
+	struct clock *clk;
+	struct xleave_table *xt;	/* interleaved mode's client slots */
+	struct ratelimit *rl;		/* NULL without --ratelimit */
+	struct ntp_packet reply;	/* what every reply says the same way */
+	int stamping;			/* the path stamps sends */
+	FILE *log;			/* NULL without --log */
+	const char *logname;
+	int out;			/* the log's state (lib/out.h) */
+	struct sent q[SENT_QUEUE];
+	unsigned head, n;
+	/* Counts, for the summary. */
+	uint64_t seq;			/* datagrams received */
+	uint64_t answered, verdicts[V_NVERDICT], send_errors, dropped, interleaved;
+};
+
+/* options.c: exits with a usage error on a bad command line. */
+void reflect_options(int argc, char **argv, struct reflect_config *cfg);
+
+/* admit.c: whether the datagram @buf of @n bytes from @from is answered;
+   a request is decoded into @q on the way. */
+enum verdict reflect_admit(struct reflector *r, const struct transport_addr *from,
+			   const unsigned char *buf, ssize_t n, struct ntp_packet *q);
+
+/* reply.c */
+void reflect_reply_init(struct reflector *r);
+void reflect_ef_tx(struct xleave_ef *e, const struct transport_stamps *ts);
+void reflect_kiss(struct reflector *r, const struct transport_addr *from,
+		  const struct ntp_packet *q, int64_t t2);
+void reflect_answer(struct reflector *r, unsigned char *buf, ssize_t n,
+		    const struct transport_addr *from, const struct ntp_packet *q, int64_t t2);
+
+/* serve.c */
+extern volatile sig_atomic_t reflect_stopping;	/* SIGINT/SIGTERM came */
+void reflect_on_signal(int sig);
+void reflect_serve(struct reflector *r);
+
+/* output.c */
+void reflect_log_open(struct reflector *r);
+struct sent *sent_push(struct reflector *r);
+void sent_flush(struct reflector *r, int all);
+int reflect_log_close(struct reflector *r);
+void reflect_summary(const struct reflector *r);
+
+#endif

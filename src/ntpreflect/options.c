@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * ntpreflect's command line into a struct reflect_config (ntpreflect.h):
+ * every value checked here, with one line and exit 2 for a bad one.
+ */
+#include <getopt.h>
+#include <stdio.h>
+
+#include "access.h"
+#include "ntp.h"
+#include "opt.h"
+#include "transport.h"
+#include "ntpreflect.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: %s [options] ENDPOINT\n"
+	       "Serve NTPv4 to clients on ENDPOINT (udp://0.0.0.0:123, udp://127.0.0.1:12300,\n"
+	       "uudp://*:123?dev=IF, ib://HOST:123).\n\n"
+	       "  -s, --stratum N      stratum to announce, 1..15 (default 1)\n"
+	       "  -r, --refid ID       reference ID, up to 4 ASCII characters (default NTPX)\n"
+	       "  -n, --count N        exit after answering N requests\n"
+	       "  -l, --log FILE       write server-side records to FILE (- for stdout)\n"
+	       "      --poll MODE      block (default) or busy\n"
+	       "      --clients N      interleaved-mode state for N clients (default 16384)\n"
+	       "      --no-stamps      no kernel or hardware stamps\n"
+	       "  -u, --user NAME      run as NAME once the endpoint is open\n"
+	       "  -a, --allow CIDR     answer only clients in CIDR (repeatable; default all)\n"
+	       "      --ratelimit RATE[/BURST]  per client address: RATE requests a second,\n"
+	       "                       BURST at once (default 8); over it a RATE kiss, at\n"
+	       "                       most RATE a second, else silence (default off)\n"
+	       "  -h, --help           this help\n"
+	       "      --version        print the version\n\n"
+	       "Counts of what was answered and ignored go to stderr at exit.\n", opt_prog);
+}
+
+void reflect_options(int argc, char **argv, struct reflect_config *cfg)
+{
+	static const struct option longopts[] = {
+		{ "stratum", required_argument, NULL, 's' },
+		{ "refid", required_argument, NULL, 'r' },
+		{ "count", required_argument, NULL, 'n' },
+		{ "log", required_argument, NULL, 'l' },
+		{ "poll", required_argument, NULL, 'P' },
+		{ "clients", required_argument, NULL, 'C' },
+		{ "no-stamps", no_argument, NULL, 'N' },
+		{ "user", required_argument, NULL, 'u' },
+		{ "allow", required_argument, NULL, 'a' },
+		{ "ratelimit", required_argument, NULL, 'R' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ 0 }
+	};
+	char err[256];
+	int c;
+
+	*cfg = (struct reflect_config){
+		.stratum = 1,
+		.count = UINT64_MAX,
+		.nclients = 16384,
+		.poll = TRANSPORT_POLL_BLOCK,
+	};
+	ntp_refid_parse("NTPX", &cfg->refid);
+	while ((c = getopt_long(argc, argv, "s:r:n:l:u:a:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			if (opt_count(optarg, 15, &cfg->stratum) || cfg->stratum < 1)
+				opt_usage_error("bad stratum '%s' (1..15)", optarg);
+			break;
+		case 'r':
+			if (ntp_refid_parse(optarg, &cfg->refid))
+				opt_usage_error("bad refid '%s' (1 to 4 printable ASCII characters)",
+						optarg);
+			break;
+		case 'n':
+			if (opt_count(optarg, UINT64_MAX, &cfg->count) || cfg->count == 0)
+				opt_usage_error("bad count '%s'", optarg);
+			break;
+		case 'l':
+			cfg->logpath = optarg;
+			break;
+		case 'P':
+			if (transport_poll_parse(optarg, &cfg->poll))
+				opt_usage_error("bad poll mode '%s' (block or busy)", optarg);
+			break;
+		case 'C':
+			if (opt_count(optarg, (uint64_t)1 << 30, &cfg->nclients) ||
+			    cfg->nclients == 0)
+				opt_usage_error("bad client count '%s'", optarg);
+			break;
+		case 'N':
+			cfg->nostamps = 1;
+			break;
+		case 'u':
+			cfg->user = optarg;
+			break;
+		case 'a':
+			if (cfg->nallow == MAX_ALLOW)
+				opt_usage_error("too many --allow (%d at most)", MAX_ALLOW);
+			if (access_net_parse(optarg, &cfg->allow[cfg->nallow], err, sizeof(err)))
+				opt_usage_error("%s", err);
+			cfg->nallow++;
+			break;
+		case 'R':
+			if (ratelimit_parse(optarg, &cfg->rl_rate, &cfg->rl_burst, err, sizeof(err)))
+				opt_usage_error("%s", err);
+			break;
+		default:
+			opt_other(c, usage);
+		}
+	}
+	endpoint_from_args(argc, argv, optind, &cfg->ep);
+}

@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * ntpreflect's replies.  A reply is never larger than its request (48
+ * bytes: the header only, or the header and the ntpx stamp field when
+ * the request carried one of the same size), so the server cannot be used
+ * to amplify traffic.
+ *
+ *   T2  read immediately after the request's receive returned (backend)
+ *   T3  read immediately before the reply is submitted (backend), and
+ *       written into the reply's transmit timestamp
+ *
+ * Interleaved mode (RFC 9769, lib/xleave.h): a client whose request names
+ * our last reply to it gets the better transmit stamp of that reply (the
+ * kernel's, where the path stamps) instead of T3.  The state behind it is
+ * one slot per client address in a table of --clients slots; at the bound
+ * the least recently seen client of a bucket of four loses its slot and
+ * gets a basic reply next.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include "access.h"
+#include "clock.h"
+#include "ntp.h"
+#include "opt.h"
+#include "transport.h"
+#include "xleave.h"
+#include "ntpreflect.h"
+
+/*
+ * The precision we announce: log2 of the time one clock reading takes,
+ * rounded up (RFC 5905: "the precision of the system clock").
+ */
+static int8_t measure_precision(struct clock *clk)
+{
+	int64_t best = INT64_MAX;
+	int i;
+
+	for (i = 0; i < 64; i++) {
+		int64_t a = clock_now(clk), b = clock_now(clk);
+
+		if (b > a && b - a < best)
+			best = b - a;
+	}
+	if (best == INT64_MAX)
+		best = 1;
+	return (int8_t)ceil(log2((double)best * 1e-9));
+}
+
+/* What every reply says the same way (r->reply). */
+void reflect_reply_init(struct reflector *r)
+{
+	int8_t precision = measure_precision(r->clk);
+
+	/* A reference of our own: no delay to it, the dispersion of one
+	   clock reading. */
+	r->reply = (struct ntp_packet){
+		.leap = NTP_LEAP_NONE,
+		.mode = NTP_MODE_SERVER,
+		.stratum = (uint8_t)r->cfg->stratum,
+		.precision = precision,
+		.root_delay = 0,
+		.root_disp = ntp_short_from_ns((int64_t)ldexp(1e9, precision)),
+		.refid = r->cfg->refid,
+	};
+}
+
+/* The send stamps in @ts that came into @e: t3q t3k t3h. */
+void reflect_ef_tx(struct xleave_ef *e, const struct transport_stamps *ts)
+{
+	if (ts->at[TRANSPORT_LAYER_Q] != TRANSPORT_NO_STAMP) {
+		e->at[XEF_T3Q] = ts->at[TRANSPORT_LAYER_Q];
+		e->have |= 1u << XEF_T3Q;
+	}
+	if (ts->at[TRANSPORT_LAYER_K] != TRANSPORT_NO_STAMP) {
+		e->at[XEF_T3K] = ts->at[TRANSPORT_LAYER_K];
+		e->have |= 1u << XEF_T3K;
+	}
+	if (ts->at[TRANSPORT_LAYER_H] != TRANSPORT_NO_STAMP) {
+		e->at[XEF_T3H] = ts->at[TRANSPORT_LAYER_H];
+		e->have |= 1u << XEF_T3H;
+	}
+}
+
+/* The receive stamps in @rx that came into @e: t2k t2h. */
+static void ef_rx(struct xleave_ef *e, const struct transport_stamps *rx)
+{
+	if (rx->at[TRANSPORT_LAYER_K] != TRANSPORT_NO_STAMP) {
+		e->at[XEF_T2K] = rx->at[TRANSPORT_LAYER_K];
+		e->have |= 1u << XEF_T2K;
+	}
+	if (rx->at[TRANSPORT_LAYER_H] != TRANSPORT_NO_STAMP) {
+		e->at[XEF_T2H] = rx->at[TRANSPORT_LAYER_H];
+		e->have |= 1u << XEF_T2H;
+	}
+}
+
+/*
+ * The send stamps of the client's last reply: those that have come.  The
+ * request naming that reply was sent after the reply arrived, so they
+ * normally all have; one that never comes (a NIC that missed a hardware
+ * stamp) must not keep the client in basic mode.
+ */
+static void client_stamps(struct transport *t, struct clock *clk, struct xleave_client *c)
+{
+	struct transport_stamps ts;
+
+	transport_tx_stamps(t, c->tx_id, clk, &ts, 0);
+	reflect_ef_tx(&c->last, &ts);
+	c->tx_wanted = 0;
+}
+
+/*
+ * Over --ratelimit: RFC 5905 7.4, stratum 0, the code in refid; the poll
+ * says how often this client may ask: 1/RATE.
+ */
+void reflect_kiss(struct reflector *r, const struct transport_addr *from,
+		  const struct ntp_packet *q, int64_t t2)
+{
+	unsigned char buf[NTP_HEADER_LEN];
+	struct ntp_packet k = r->reply;
+	int64_t t3 = 0;
+
+	k.leap = NTP_LEAP_ALARM;
+	k.stratum = NTP_STRATUM_KOD;
+	k.refid = NTP_KISS_RATE;
+	k.version = q->version;
+	k.poll = ratelimit_poll(r->rl);
+	k.ref = 0;
+	k.org = q->xmt;
+	k.rec = ntp_ts_from_ns(t2);
+	ntp_encode(&k, buf);
+	if (transport_send(r->t, buf, NTP_HEADER_LEN, from, r->clk, TRANSPORT_STAMP_XMT, &t3) < 0)
+		r->send_errors++;
+}
+
+/*
+ * A request that passed reflect_admit(): answered in @buf, basic or
+ * interleaved, and queued for the log (output.c).
+ */
+void reflect_answer(struct reflector *rf, unsigned char *buf, ssize_t n,
+		    const struct transport_addr *from, const struct ntp_packet *q, int64_t t2)
+{
+	struct transport_stamps rx;
+	unsigned char key[sizeof(from->data)];
+	struct xleave_client *cl =
+		xleave_client_get(rf->xt, key, transport_addr_key(rf->t, from, key, sizeof(key)));
+	struct xleave_ef ef;
+	int64_t t2best;
+	int want_ef = xleave_ef_find(buf, (size_t)n, &ef);
+	int xl, want_tx;
+	size_t len = NTP_HEADER_LEN;
+	struct ntp_packet r;
+	struct sent *e;
+	int64_t t3 = 0;
+	int rc;
+
+	/* Between T2 and T3: only what depends on the request. */
+	transport_rx_stamps(rf->t, rf->clk, &rx);
+	t2best = rx.at[TRANSPORT_LAYER_K] != TRANSPORT_NO_STAMP ?
+		 rx.at[TRANSPORT_LAYER_K] : t2;
+	r = rf->reply;
+	r.version = q->version;
+	r.poll = q->poll;
+	/* Updated "now": the last second boundary before T2. */
+	r.ref = ntp_ts_from_ns(t2 - t2 % NTPX_NS_PER_SEC);
+	/* Interleaved when the request names our last reply to this
+	   address, the stamps of that reply are ours, and its receive
+	   field is not its transmit field. */
+	if (cl->tx_wanted && q->org == cl->rec_sent)
+		client_stamps(rf->t, rf->clk, cl);
+	xl = cl->rec_sent && q->org == cl->rec_sent && q->rec != q->xmt &&
+	     !cl->tx_wanted && (cl->last.have & 1u << XEF_T3);
+	if (xl) {
+		const struct xleave_ef *l = &cl->last;
+
+		r.org = q->rec;
+		r.rec = ntp_ts_from_ns(t2best);
+		r.xmt = ntp_ts_from_ns(l->have & 1u << XEF_T3K ? l->at[XEF_T3K] :
+				       l->at[XEF_T3]);
+		rf->interleaved++;
+	} else {
+		r.org = q->xmt;
+		r.rec = ntp_ts_from_ns(t2);
+	}
+	ntp_encode(&r, buf);
+	if (want_ef) {
+		struct xleave_ef now = { .have = 1u << XEF_T2 };
+
+		now.at[XEF_T2] = t2;
+		ef_rx(&now, &rx);
+		xleave_ef_put(buf + NTP_HEADER_LEN, xl ? &cl->last : &now);
+		len += XLEAVE_EF_LEN;
+	}
+	/* The reply's own send stamps cost the kernel and us a little:
+	   taken for the log, and for a client that looks interleaved (it
+	   names a reply, or sends a receive field of its own, or the ntpx
+	   field). */
+	want_tx = rf->stamping && (rf->log || q->org || (q->rec && q->rec != q->xmt) || want_ef);
+	rc = transport_send(rf->t, buf, len, from, rf->clk,
+			    (xl ? 0 : TRANSPORT_STAMP_XMT) |
+			    (want_tx ? TRANSPORT_STAMP_SEND : 0), &t3);
+	e = sent_push(rf);
+	e->seq = rf->seq;
+	e->peer = *from;
+	e->version = q->version;
+	e->mode = xl ? "interleaved" : "basic";
+	e->st.at[XEF_T2] = t2;
+	e->st.have = 1u << XEF_T2;
+	ef_rx(&e->st, &rx);
+	if (rc < 0) {
+		rf->send_errors++;
+		e->status = "error";
+		cl->rec_sent = 0;
+	} else if (rc == TRANSPORT_DROPPED) {	/* lossinject */
+		rf->dropped++;
+		e->status = "dropped";
+		cl->rec_sent = 0;
+	} else {
+		rf->answered++;
+		e->status = "ok";
+		e->st.at[XEF_T3] = t3;
+		e->st.have |= 1u << XEF_T3;
+		/* The client's state: this reply, its stamps to come. */
+		cl->rec_sent = r.rec;
+		cl->last = e->st;
+		cl->tx_id = transport_tx_id(rf->t);
+		cl->tx_wanted = want_tx;
+		e->c = cl;
+		e->keylen = cl->addrlen;
+		memcpy(e->key, cl->addr, cl->addrlen);
+		e->txid = cl->tx_id;
+		e->want = want_tx;
+	}
+}

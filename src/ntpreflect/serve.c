@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * ntpreflect's loop: receive a datagram, decide whether it is answered
+ * (admit.c), answer it (reply.c) and queue its log line (output.c),
+ * until --count replies, a signal or a log that cannot be written.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "clock.h"
+#include "ntp.h"
+#include "opt.h"
+#include "out.h"
+#include "transport.h"
+#include "xleave.h"
+#include "ntpreflect.h"
+
+volatile sig_atomic_t reflect_stopping;
+
+void reflect_on_signal(int sig)
+{
+	(void)sig;
+	reflect_stopping = 1;
+}
+
+/* A datagram that is not answered: its line in the log. */
+static void ignored(struct reflector *r, const struct transport_addr *from, enum verdict v,
+		    int64_t t2)
+{
+	struct sent *e = sent_push(r);
+
+	e->seq = r->seq;
+	e->peer = *from;
+	e->version = -1;
+	e->mode = "-";
+	e->status = verdict_names[v];
+	e->st.at[XEF_T2] = t2;
+	e->st.have = 1u << XEF_T2;
+}
+
+/* Serves until the end, then finishes every log line still queued. */
+void reflect_serve(struct reflector *r)
+{
+	enum transport_poll pollmode = r->cfg->poll;
+
+	/* A log that cannot be written ends the server: quietly when its
+	   reader went away, with the error otherwise (lib/out.h). */
+	while (!reflect_stopping && r->answered < r->cfg->count && r->out == OUT_OK) {
+		unsigned char buf[RECV_CAP];
+		struct transport_addr from;
+		struct ntp_packet q;
+		enum verdict v;
+		int64_t t2;
+		/* Busy polling cannot be woken by a signal: look up now and then. */
+		int64_t deadline = pollmode == TRANSPORT_POLL_BUSY ?
+			clock_monotonic_ns() + 100000000 : INT64_MAX;
+		ssize_t n = transport_recv_wait(r->t, buf, sizeof(buf), &from, r->clk, &t2,
+						deadline, pollmode);
+
+		if (n == -EINTR || n == -ETIMEDOUT || n == -EAGAIN)
+			continue;
+		if (n < 0) {
+			/* A client that went away leaves an ICMP error behind. */
+			if (n == -ECONNREFUSED || n == -EHOSTUNREACH || n == -ENETUNREACH)
+				continue;
+			ntpx_die(NTPX_EXIT_FAIL, "receive: %s", strerror((int)-n));
+		}
+		r->seq++;
+		v = reflect_admit(r, &from, buf, n, &q);
+		r->verdicts[v]++;
+		if (v == V_KISS)
+			reflect_kiss(r, &from, &q, t2);
+		else if (v == V_OK)
+			reflect_answer(r, buf, n, &from, &q, t2);
+		else
+			ignored(r, &from, v, t2);
+		sent_flush(r, 0);
+	}
+	sent_flush(r, 1);
+}

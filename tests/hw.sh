@@ -1,0 +1,33 @@
+# SPDX-License-Identifier: ISC
+# tests/hw.sh - what the hardware suites (tests/hw/*.t) share.  Source it
+# after tests/lib.sh (tests/rdma.sh sources it).
+#
+#   hw_skip_all REASON  the hardware the whole suite needs is missing:
+#                       before the first test, "1..0 # skip REASON"; with
+#                       NTPX_REQUIRE_HW=1 (a machine that should have it)
+#                       one failed test naming REASON instead, and the
+#                       suite ends.  In a (setup) test: a diag line and
+#                       status 1, as lab_up does.
+#
+# Parts of a suite that need more than the whole (a peer, a port to flap)
+# are tests with a prerequisite of the suite's own (test_lazy_prereq):
+# "ok N # skip TITLE (missing PREREQ)".
+
+# Like skip_all, but a failure when the environment says hardware must be
+# there (git's lib-httpd.sh does this with GIT_TEST_HTTPD).
+hw_skip_all() {
+	if [ -n "$_in_test" ]; then
+		diag "$*"
+		return 1
+	fi
+	if [ "${NTPX_REQUIRE_HW:-0}" = 1 ]; then
+		_hw_why=$*
+		test_expect_success "hardware required by NTPX_REQUIRE_HW=1: $*" '
+			diag "missing: $_hw_why" &&
+			false
+		'
+		done_testing
+		exit 1
+	fi
+	skip_all "$*"
+}
