@@ -106,8 +106,9 @@ int exchange_reader_init(struct exchange_reader *xr, int fd, const char *name,
 void exchange_reader_free(struct exchange_reader *xr);
 
 /*
- * Reads the next exchange.  Returns 1 with xr->x, v[] and vhave set, 0 at
- * the end of the input, -1 with the line in exchange_err(xr).
+ * Reads the next exchange.  Returns 1 with xr->x, delay, off2, v[] and
+ * vhave set, 0 at the end of the input, -1 with the line in
+ * exchange_err(xr).
  */
 int exchange_next(struct exchange_reader *xr);
 
