@@ -53,15 +53,21 @@ struct record_exchange {
 
 #define RECORD_HAVE_ALL	0xfu
 
-/* delay = (t4 - t1) - (t3 - t2); off2 = (t2 - t1) + (t3 - t4) */
+/*
+ * delay = (t4 - t1) - (t3 - t2); off2 = (t2 - t1) + (t3 - t4), modulo
+ * 2^64: a reader computes them from whatever a file holds, and a
+ * timestamp near INT64_MIN must give a mismatch line, not undefined
+ * behaviour (unsigned arithmetic wraps; the conversion back is GCC's and
+ * clang's modulo).
+ */
 static inline int64_t record_delay(const int64_t t[4])
 {
-	return (t[3] - t[0]) - (t[2] - t[1]);
+	return (int64_t)(((uint64_t)t[3] - (uint64_t)t[0]) - ((uint64_t)t[2] - (uint64_t)t[1]));
 }
 
 static inline int64_t record_off2(const int64_t t[4])
 {
-	return (t[1] - t[0]) + (t[2] - t[3]);
+	return (int64_t)(((uint64_t)t[1] - (uint64_t)t[0]) + ((uint64_t)t[2] - (uint64_t)t[3]));
 }
 
 /* Writes the header lines: version, tool, endpoint, clock (each skipped

@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * exchange.c - exchange records read and checked for a tool's columns
+ * (exchange.h has the order of the checks and their error lines).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "exchange.h"
+
+int exchange_reader_init(struct exchange_reader *xr, int fd, const char *name,
+			 const struct exchange_spec *spec)
+{
+	int i;
+
+	memset(xr, 0, sizeof(*xr));
+	if (spec->ncols > EXCHANGE_MAX_COLS)
+		return -1;
+	xr->spec = spec;
+	for (i = 0; i < EXCHANGE_INT; i++)
+		xr->role_col[i] = -1;
+	for (i = 0; i < spec->ncols; i++)
+		if (spec->cols[i].role != EXCHANGE_INT)
+			xr->role_col[spec->cols[i].role] = i;
+	for (i = EXCHANGE_SEQ; i <= EXCHANGE_T4; i++)
+		if (xr->role_col[i] < 0)
+			return -1;
+	xr->arith = xr->role_col[EXCHANGE_DELAY] >= 0 && xr->role_col[EXCHANGE_OFF2] >= 0;
+	for (i = EXCHANGE_T1; i <= EXCHANGE_T4; i++)
+		if (xr->role_col[i] >= 0)
+			xr->tmask |= 1u << xr->role_col[i];
+	return record_reader_init(&xr->r, fd, name);
+}
+
+void exchange_reader_free(struct exchange_reader *xr)
+{
+	record_reader_free(&xr->r);
+}
+
+int exchange_error(struct exchange_reader *xr, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return record_error(&xr->r, "%s", msg);
+}
+
+static int t_role(enum exchange_role role)
+{
+	return role >= EXCHANGE_T1 && role <= EXCHANGE_T4;
+}
+
+/* seq, status, delay, off2: named together when one is missing. */
+static int grouped(enum exchange_role role)
+{
+	return role != EXCHANGE_INT && !t_role(role);
+}
+
+/* "'#fields' lacks seq or status", "... lacks one of seq, delay, off2, status" */
+static int lacks(struct exchange_reader *xr)
+{
+	const struct exchange_spec *s = xr->spec;
+	char names[200] = "";
+	size_t n = 0;
+	int i, k = 0, total = 0;
+
+	for (i = 0; i < s->ncols; i++)
+		total += grouped(s->cols[i].role);
+	for (i = 0; i < s->ncols; i++) {
+		if (!grouped(s->cols[i].role))
+			continue;
+		n += (size_t)snprintf(names + n, sizeof(names) - n, "%s%s",
+				      !k ? "" : total == 2 ? " or " : ", ", s->cols[i].name);
+		if (n >= sizeof(names))
+			n = sizeof(names) - 1;
+		k++;
+	}
+	return record_error(&xr->r, "'#fields' lacks %s%s", total > 2 ? "one of " : "", names);
+}
+
+/* Where the value of spec column @i goes (exchange.h). */
+static int64_t *value_of(struct exchange_reader *xr, int i)
+{
+	enum exchange_role role = xr->spec->cols[i].role;
+
+	switch (role) {
+	case EXCHANGE_SEQ:
+		return (int64_t *)(void *)&xr->x.seq;	/* the same bits */
+	case EXCHANGE_T1:
+	case EXCHANGE_T2:
+	case EXCHANGE_T3:
+	case EXCHANGE_T4:
+		return &xr->x.t[role - EXCHANGE_T1];
+	case EXCHANGE_DELAY:
+		return &xr->delay;
+	case EXCHANGE_OFF2:
+		return &xr->off2;
+	case EXCHANGE_STATUS:
+	case EXCHANGE_INT:
+		break;
+	}
+	return &xr->v[i];
+}
+
+/*
+ * The spec's columns in the current #fields, checked in spec order; and
+ * the plan for its lines: the integer columns there, parsed at once.
+ */
+static int find_cols(struct exchange_reader *xr)
+{
+	const struct exchange_spec *s = xr->spec;
+	int i, last = -1, missing = 0;
+
+	xr->generation = xr->r.generation;
+	xr->nfast = xr->nlate = 0;
+	xr->fast_mask = 0;
+	for (i = 0; i < s->ncols; i++) {
+		const struct exchange_col *c = &s->cols[i];
+
+		xr->idx[i] = record_col(&xr->r, c->name);
+		if (c->role != EXCHANGE_STATUS)
+			*value_of(xr, i) = EXCHANGE_NONE;
+		if (grouped(c->role))
+			last = i;
+		if (xr->idx[i] < 0 || c->role == EXCHANGE_STATUS)
+			continue;
+		if (c->flags & EXCHANGE_OK_ONLY) {
+			xr->late_col[xr->nlate++] = (uint8_t)i;
+		} else {
+			xr->fast_dst[xr->nfast] = value_of(xr, i);
+			xr->fast_bit[xr->nfast] = 1u << i;
+			xr->fast_mask |= 1u << i;
+			xr->fast_field[xr->nfast++] = xr->idx[i];
+		}
+	}
+	for (i = 0; i < s->ncols; i++) {
+		const struct exchange_col *c = &s->cols[i];
+
+		if (t_role(c->role) && xr->idx[i] < 0)
+			return record_error(&xr->r, "no column '%s' in '#fields'", c->name);
+		if (grouped(c->role) && xr->idx[i] < 0)
+			missing = 1;
+		if (i == last && missing)
+			return lacks(xr);
+	}
+	return 0;
+}
+
+/* The status word of field @f, or -1. */
+static inline int status_of(const struct record_reader *r, int f)
+{
+	/* "ok" is nearly every line: spare it the table. */
+	return r->flen[f] == 2 && r->field[f][0] == 'o' && r->field[f][1] == 'k' ?
+	       RECORD_OK : record_status_parse(r->field[f]);
+}
+
+/* Spec column @i of the current line into v[i] and vhave: 0, or -1 with the error set. */
+static int read_col(struct exchange_reader *xr, int i)
+{
+	const struct exchange_col *c = &xr->spec->cols[i];
+	struct record_reader *r = &xr->r;
+	int f = xr->idx[i], k;
+
+	if (c->role == EXCHANGE_STATUS)
+		return status_of(r, f) < 0 ?
+		       record_error(r, "unknown status '%s'", r->field[f]) : 0;
+	int64_t *v = value_of(xr, i);
+
+	*v = EXCHANGE_NONE;
+	if (f < 0)
+		return 0;
+	k = record_field_i64(r, f, v);
+	if (k < 0 || (k == 0 && c->role == EXCHANGE_SEQ))
+		return record_error(r, "bad %s '%s'", c->name, r->field[f]);
+	if (k == 0)
+		*v = EXCHANGE_NONE;
+	else
+		xr->vhave |= 1u << i;
+	return 0;
+}
+
+/*
+ * A line refused by the fast pass: which of its faults the spec names
+ * first.  -1 with the error set.
+ */
+static int first_fault(struct exchange_reader *xr)
+{
+	int i;
+
+	for (i = 0; i < xr->spec->ncols; i++)
+		if (!(xr->spec->cols[i].flags & EXCHANGE_OK_ONLY) && read_col(xr, i))
+			return -1;
+	return 0;
+}
+
+int exchange_next(struct exchange_reader *xr)
+{
+	const struct exchange_spec *s = xr->spec;
+	struct record_reader *r = &xr->r;
+	const int *rc_ = xr->role_col;
+	const int *ff = xr->fast_field;
+	const uint32_t *bit = xr->fast_bit;
+	int64_t *const *dst = xr->fast_dst;
+	uint32_t vhave = 0;
+	int rc, i, j, n, st, hd, ho, acc = 0;
+
+	rc = record_next(r);
+	if (rc != 1)
+		return rc;
+	if (xr->generation != r->generation && find_cols(xr))
+		return -1;
+	xr->records++;
+	n = xr->nfast;	/* the plan, once the header is known */
+	/*
+	 * The fast pass: every integer column at once, no branch on the
+	 * result (k is -1, 0 or 1: acc goes negative on a bad field, and -k
+	 * masks in a value given); only a line that fails it is walked in
+	 * the spec's order (first_fault).  The first eight columns each have
+	 * a copy of the parser of their own, as they had when offsetfit read
+	 * them by hand: the branch predictor then learns each column apart
+	 * (19-digit stamps, short delays), where one loop would mix them up
+	 * (a tenth of offsetfit's time).
+	 */
+#define FAST(j) do {								\
+		int k = record_field_i64(r, ff[j], dst[j]);			\
+										\
+		acc |= k;							\
+		vhave |= bit[j] & -(uint32_t)k;					\
+	} while (0)
+	switch (n < 8 ? n : 8) {
+	case 8: FAST(7);	/* fall through */
+	case 7: FAST(6);	/* fall through */
+	case 6: FAST(5);	/* fall through */
+	case 5: FAST(4);	/* fall through */
+	case 4: FAST(3);	/* fall through */
+	case 3: FAST(2);	/* fall through */
+	case 2: FAST(1);	/* fall through */
+	case 1: FAST(0);	/* fall through */
+	default: break;
+	}
+	for (j = 8; j < n; j++)
+		FAST(j);
+#undef FAST
+	st = status_of(r, xr->idx[rc_[EXCHANGE_STATUS]]);
+	if (acc < 0 || st < 0 || !(vhave >> rc_[EXCHANGE_SEQ] & 1)) {
+		xr->vhave = 0;
+		if (first_fault(xr))
+			return -1;
+		vhave = xr->vhave;	/* not reached: each fault is found again */
+	}
+	xr->vhave = vhave;
+	xr->x.status = (enum record_status)st;
+	/* Nearly every line has a value in every column (t1..t4 among them). */
+	if (vhave == xr->fast_mask) {
+		xr->x.have = RECORD_HAVE_ALL;
+		hd = ho = 1;
+	} else {
+		for (j = 0; j < n; j++)		/* a '-': no value */
+			if (!(vhave & bit[j]))
+				*dst[j] = EXCHANGE_NONE;
+		xr->x.have = 0;
+		for (j = 0; j < 4; j++)
+			xr->x.have |= (vhave >> rc_[EXCHANGE_T1 + j] & 1) << j;
+		hd = xr->arith && (vhave >> rc_[EXCHANGE_DELAY] & 1);
+		ho = xr->arith && (vhave >> rc_[EXCHANGE_OFF2] & 1);
+	}
+	if (xr->arith) {
+		if (xr->x.have == RECORD_HAVE_ALL) {
+			if (!hd || !ho)
+				return record_error(r, "T1..T4 present but delay or off2 missing");
+			if (xr->delay != record_delay(xr->x.t) || xr->off2 != record_off2(xr->x.t))
+				return record_error(r, "delay/off2 %lld/%lld do not match T1..T4 "
+						    "(%lld/%lld)", (long long)xr->delay,
+						    (long long)xr->off2,
+						    (long long)record_delay(xr->x.t),
+						    (long long)record_off2(xr->x.t));
+			xr->checked++;
+		} else if (hd || ho) {
+			return record_error(r, "delay or off2 given without all of T1..T4");
+		}
+	}
+	if (st == RECORD_OK && xr->x.have != RECORD_HAVE_ALL)
+		return record_error(r, "%s", s->ok_partial);
+	for (j = 0; j < xr->nlate; j++) {
+		i = xr->late_col[j];
+		if (st != RECORD_OK)
+			xr->v[i] = EXCHANGE_NONE;
+		else if (read_col(xr, i))
+			return -1;
+	}
+	return 1;
+}

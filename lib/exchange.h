@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * exchange.h - reading exchange records for analysis (offsetfit,
+ * ntpstages): the one place that finds a tool's columns by name at each
+ * #fields, parses them and checks what doc/ntpx-record.5 asks of an
+ * exchange, with one error line "FILE:LINE: reason" for the first thing
+ * wrong.
+ *
+ * A tool lists the columns it reads (struct exchange_spec).  The list is
+ * the order of the checks, so that a line with two faults is refused for
+ * the one the tool names first:
+ *
+ *   - at each #fields, in list order, a missing t1..t4 as "no column 'tN'
+ *     in '#fields'", and the other required columns (seq, status, delay,
+ *     off2) together, where the last of them stands: "'#fields' lacks seq
+ *     or status", "... lacks one of seq, delay, off2, status";
+ *   - on each line, in list order: "bad NAME 'VALUE'" for a field that is
+ *     not an integer (seq must have one, not '-'), "unknown status";
+ *   - then, when the tool reads delay and off2, that they are there
+ *     exactly when t1..t4 are and reproduce them (record_delay,
+ *     record_off2); then that an ok record has all of t1..t4;
+ *   - last, on ok records only, the columns marked EXCHANGE_OK_ONLY.
+ *
+ * Built on lib/record.h's reader; the hot path (offsetfit, tens of
+ * millions of lines) allocates nothing and parses eight digits at a time.
+ */
+#ifndef NTPX_EXCHANGE_H
+#define NTPX_EXCHANGE_H
+
+#include <stdint.h>
+
+#include "record.h"
+
+#define EXCHANGE_MAX_COLS	32
+
+/* What a column is to the reader. */
+enum exchange_role {
+	EXCHANGE_SEQ,		/* required, an integer (never '-') */
+	EXCHANGE_STATUS,	/* required, a status word */
+	EXCHANGE_T1,		/* t1..t4: required columns, integer or '-' */
+	EXCHANGE_T2,
+	EXCHANGE_T3,
+	EXCHANGE_T4,
+	EXCHANGE_DELAY,		/* required; checked against t1..t4 with off2 */
+	EXCHANGE_OFF2,
+	EXCHANGE_INT,		/* optional column, integer or '-' */
+};
+
+/* Flags of a column. */
+#define EXCHANGE_OK_ONLY	1u	/* an EXCHANGE_INT parsed on ok records only */
+
+struct exchange_col {
+	const char *name;
+	enum exchange_role role;
+	unsigned flags;
+};
+
+/* Every spec has seq, status and t1..t4, each once. */
+struct exchange_spec {
+	const struct exchange_col *cols;	/* in the order of the checks */
+	int ncols;				/* at most EXCHANGE_MAX_COLS */
+	const char *ok_partial;	/* the reason for an ok record without all of t1..t4 */
+};
+
+/* The value of a column without one ('-', or not in #fields). */
+#define EXCHANGE_NONE	INT64_MIN
+
+/* Points into itself once initialised: not to be copied or moved. */
+struct exchange_reader {
+	struct record_reader r;
+	const struct exchange_spec *spec;
+	unsigned long generation;	/* of the #fields idx[] was found in */
+	int idx[EXCHANGE_MAX_COLS];	/* each spec column's field, -1: none */
+	int arith;			/* the spec reads delay and off2 */
+	int role_col[EXCHANGE_INT];	/* the spec column of each role, -1: none */
+	uint32_t tmask;			/* the vhave bits of t1..t4 */
+	/* the plan for the current #fields (exchange.c) */
+	int nfast, nlate;
+	int fast_field[EXCHANGE_MAX_COLS];	/* integer columns, every line */
+	int64_t *fast_dst[EXCHANGE_MAX_COLS];	/* where their values go */
+	uint32_t fast_bit[EXCHANGE_MAX_COLS];	/* their vhave bits */
+	uint32_t fast_mask;			/* all of them */
+	uint8_t late_col[EXCHANGE_MAX_COLS];	/* EXCHANGE_OK_ONLY ones there */
+
+	/*
+	 * The current exchange, after exchange_next() returned 1: seq,
+	 * status, t1..t4 (EXCHANGE_NONE without a value, and a bit in have
+	 * with one), delay and off2 (EXCHANGE_NONE without), the other
+	 * columns in v[] by their index in the spec.
+	 */
+	struct record_exchange x;
+	int64_t delay, off2;		/* ns */
+	int64_t v[EXCHANGE_MAX_COLS];	/* ns, or EXCHANGE_NONE */
+	uint32_t vhave;			/* bit i: spec column i had a value */
+
+	uint64_t records;		/* data lines read */
+	uint64_t checked;		/* of them, delay/off2 checked against t1..t4 */
+};
+
+/*
+ * Returns 0, or -1: out of memory, or a spec without seq, status and
+ * t1..t4 or with more than EXCHANGE_MAX_COLS columns.
+ */
+int exchange_reader_init(struct exchange_reader *xr, int fd, const char *name,
+			 const struct exchange_spec *spec);
+void exchange_reader_free(struct exchange_reader *xr);
+
+/*
+ * Reads the next exchange.  Returns 1 with xr->x, delay, off2, v[] and
+ * vhave set, 0 at the end of the input, -1 with the line in
+ * exchange_err(xr).
+ */
+int exchange_next(struct exchange_reader *xr);
+
+/* For a tool's own checks: sets the error "NAME:LINE: reason", returns -1. */
+int exchange_error(struct exchange_reader *xr, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static inline const char *exchange_err(const struct exchange_reader *xr)
+{
+	return xr->r.err;
+}
+
+#endif

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * ntpstages - where an exchange's time goes: per-stage figures from the
+ * per-layer stamps of ntpprobe's records (doc/ntpx-record.5), and the
+ * offset and delay computed from each stamp layer with their noise.
+ *
+ * This file is the wiring: the options, the inputs (input.c), then -e's
+ * lines or the two tables, stages (stages.c) and layers (layers.c);
+ * ntpstages.h is what they share.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "opt.h"
+#include "ntpstages.h"
+
+/* File scope: the arrays stay reachable until exit, which frees them. */
+static struct input in;
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: %s [options] [FILE...]\n"
+	       "Read ntpprobe records (stdin without FILE) with per-layer stamps and\n"
+	       "print where each exchange's time went: the client's and the server's\n"
+	       "stages, the two one-way paths, and the offset and delay from each stamp\n"
+	       "layer with their residual RMS, p99.9 and jitter.\n\n"
+	       "  -e, --each           one line per exchange: every stage in ns\n"
+	       "  -s, --same-clock     both hosts read one clock (loopback, the lab):\n"
+	       "                       the one-way paths are true one-way delays\n"
+	       "  -h, --help           this help\n"
+	       "      --version        print the version\n", opt_prog);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "each", no_argument, NULL, 'e' },
+		{ "same-clock", no_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ 0 }
+	};
+	int per_exchange = 0, same = 0, c;
+	double *v, *w, *t;
+
+	opt_init(argv[0]);
+	while ((c = getopt_long(argc, argv, "esh", longopts, NULL)) != -1) {
+		if (c == 'e')
+			per_exchange = 1;
+		else if (c == 's')
+			same = 1;
+		else
+			opt_other(c, usage);
+	}
+	if (optind == argc && input_read(0, "stdin", &in))
+		return NTPX_EXIT_FAIL;
+	for (; optind < argc; optind++) {
+		const char *path = argv[optind];
+		int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0)
+			ntpx_die(NTPX_EXIT_FAIL, "%s: %s", path, strerror(errno));
+		if (input_read(fd, fd ? path : "stdin", &in))
+			return NTPX_EXIT_FAIL;
+		if (fd)
+			close(fd);
+	}
+	if (!in.n)
+		ntpx_die(NTPX_EXIT_FAIL, "no ok records");
+
+	if (per_exchange) {
+		stages_each(&in);
+	} else {
+		v = malloc(in.n * sizeof(*v));
+		w = malloc(in.n * sizeof(*w));
+		t = malloc(in.n * sizeof(*t));
+		if (!v || !w || !t)
+			ntpx_die(NTPX_EXIT_FAIL, "out of memory");
+		printf("# ntpstages: %llu records, %zu ok; clocks: %s\n",
+		       (unsigned long long)in.records, in.n,
+		       same ? "one clock (one-way paths are true one-way delays)" :
+		       "two hosts (one-way paths offset-bearing, marked *; their sum is exact)");
+		stages_print(&in, same, v);
+		layers_print(&in, v, w, t);
+		free(v);
+		free(w);
+		free(t);
+	}
+	free(in.x);
+	free(in.seq);
+	if (fflush(stdout) == EOF || ferror(stdout))
+		ntpx_die(NTPX_EXIT_FAIL, "write error: %s", strerror(errno));
+	return NTPX_EXIT_OK;
+}

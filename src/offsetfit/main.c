@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * offsetfit - fits offset(t) = a + b t to the ok exchanges of a record
+ * stream and summarises what is left: drift, residuals, round-trip time.
+ *
+ * This file is the wiring: the options (options.c), the inputs (input.c,
+ * through lib/exchange.c), the fit, then one output: the summary
+ * (summary.c), the residuals or a CDF (output.c), --percentiles
+ * (percentiles.c) or --stability (stability.c).  offsetfit.h is what they
+ * share; doc/offsetfit.1 documents every output.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "opt.h"
+#include "out.h"
+#include "offsetfit.h"
+
+/* File scope: the arrays stay reachable until exit, which frees them. */
+static struct series in;
+
+int main(int argc, char **argv)
+{
+	struct fit_config cfg;
+	struct linfit fit;
+	int i;
+
+	opt_init(argv[0]);
+	out_init();
+	i = fit_options(argc, argv, &cfg);
+	if (i == argc && series_read(0, "stdin", &in))
+		return NTPX_EXIT_FAIL;
+	for (; i < argc; i++) {
+		const char *path = argv[i];
+		int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0)
+			ntpx_die(NTPX_EXIT_FAIL, "%s: %s", path, strerror(errno));
+		if (series_read(fd, fd ? path : "stdin", &in))
+			return NTPX_EXIT_FAIL;
+		if (fd)
+			close(fd);
+	}
+
+	switch (cfg.mode) {
+	case M_CHECK:
+		printf("checked %llu\n", (unsigned long long)in.checked);
+		return output_finish();
+	case M_CDF_RTT:
+		return output_cdf_rtt(&in);
+	case M_PERCENTILES:
+		return percentiles_print(&in, cfg.json);
+	default:
+		break;
+	}
+	if (in.n < 2)
+		ntpx_die(NTPX_EXIT_FAIL, "%zu ok records: a fit needs at least 2", in.n);
+	if (stats_linfit(in.t, in.off, in.n, &fit))
+		ntpx_die(NTPX_EXIT_FAIL, "all ok records have the same T1: nothing to fit");
+	switch (cfg.mode) {
+	case M_RESIDUALS:
+		return output_residuals(&in, &fit);
+	case M_CDF_RESID:
+		return output_cdf_residual(&in, &fit);
+	case M_STABILITY:
+		return stability_print(&in, &fit, cfg.series, cfg.tau0_s, cfg.json);
+	default:
+		return summary_print(&in, &fit, cfg.json);
+	}
+}

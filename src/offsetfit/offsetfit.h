@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * offsetfit.h - what the parts of offsetfit share (src/offsetfit/):
+ * main.c reads the inputs and starts one output; options.c reads the
+ * options; input.c reads the records (lib/exchange.h) into struct series;
+ * summary.c is the fit's summary (key-value lines or JSON, with truth
+ * when the records carry it); output.c the plain outputs (--residuals,
+ * --cdf) and the end of every output; percentiles.c --percentiles;
+ * stability.c --stability.
+ *
+ * The outputs may reorder or overwrite the series' arrays (quantiles are
+ * taken in place): each runs once, last.
+ */
+#ifndef NTPX_OFFSETFIT_H
+#define NTPX_OFFSETFIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "record.h"
+#include "stats.h"
+
+/* The ok records of every input, and counts of all of them. */
+struct series {
+	double *t;		/* s since t0 */
+	double *off;		/* ns, off2 / 2 */
+	float *delay;		/* ns */
+	double *truth;		/* ns, true2 / 2 (NAN: none); only once a true2 column shows */
+	size_t n, cap, ntruth;
+	int64_t t0;
+	int have_t0;
+	uint64_t records, checked;
+	uint64_t status[RECORD_NSTATUS];
+};
+
+/* What to print (options.c). */
+enum fit_mode { M_SUMMARY, M_RESIDUALS, M_CDF_RTT, M_CDF_RESID, M_CHECK, M_STABILITY,
+		M_PERCENTILES };
+
+struct fit_config {
+	enum fit_mode mode;
+	int json;		/* the summary, --stability or --percentiles as JSON */
+	unsigned series;	/* --stability's series (stability.c); 0: each the input has */
+	double tau0_s;		/* --tau0; 0: the median spacing */
+};
+
+/* options.c: the options into @cfg (exit 2 for a bad one); the first input's index. */
+int fit_options(int argc, char **argv, struct fit_config *cfg);
+
+/* input.c: one input into @s; 0, or -1 with the error printed. */
+int series_read(int fd, const char *name, struct series *s);
+
+/* Each output returns the exit status (lib/out.h once written). */
+
+/* output.c */
+#define STDOUT_NAME	"standard output"
+int output_finish(void);		/* flush, and the exit status */
+int output_residuals(const struct series *s, const struct linfit *fit);
+int output_cdf_rtt(struct series *s);
+int output_cdf_residual(struct series *s, const struct linfit *fit);
+
+/* summary.c */
+int summary_print(struct series *s, const struct linfit *fit, int json);
+
+/* percentiles.c */
+int percentiles_print(struct series *s, int json);
+
+/* stability.c: --series's names into a bit set (-1: not one); the output */
+int stability_series_parse(const char *list, unsigned *set);
+int stability_print(const struct series *s, const struct linfit *fit, unsigned want,
+		    double tau0_s, int json);
+
+#endif
