@@ -3,11 +3,13 @@
  * opt.c - shared option parsing and the one-line error convention.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "opt.h"
 #include "out.h"
@@ -200,5 +202,25 @@ int opt_count(const char *s, uint64_t max, uint64_t *n)
 		v = v * 10 + (uint64_t)(*s - '0');
 	}
 	*n = v;
+	return 0;
+}
+
+int opt_inputs(int argc, char **argv, int first,
+	       int (*read)(int fd, const char *name, void *arg), void *arg)
+{
+	int i, fd, rc;
+
+	if (first >= argc)
+		return read(0, "stdin", arg);
+	for (i = first; i < argc; i++) {
+		fd = strcmp(argv[i], "-") == 0 ? 0 : open(argv[i], O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			ntpx_die(NTPX_EXIT_FAIL, "%s: %s", argv[i], strerror(errno));
+		rc = read(fd, fd ? argv[i] : "stdin", arg);
+		if (fd)
+			close(fd);
+		if (rc)
+			return rc;
+	}
 	return 0;
 }

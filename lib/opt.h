@@ -69,4 +69,14 @@ void opt_version(void);
  */
 noreturn void opt_other(int c, void (*usage)(FILE *out));
 
+/*
+ * The inputs of a tool that reads record files: each of argv[first ..
+ * argc - 1], "-" being standard input, or standard input alone when there
+ * is none, handed in turn to @read(fd, name, arg) (name "stdin" for
+ * standard input).  A file that cannot be opened ends the tool: "prog:
+ * path: cause", exit 1.  Returns the first non-zero result of @read, else 0.
+ */
+int opt_inputs(int argc, char **argv, int first,
+	       int (*read)(int fd, const char *name, void *arg), void *arg);
+
 #endif

@@ -9,11 +9,7 @@
  * (percentiles.c) or --stability (stability.c).  offsetfit.h is what they
  * share; doc/offsetfit.1 documents every output.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "opt.h"
 #include "out.h"
@@ -21,6 +17,11 @@
 
 /* File scope: the arrays stay reachable until exit, which frees them. */
 static struct series in;
+
+static int read_input(int fd, const char *name, void *arg)
+{
+	return series_read(fd, name, arg);
+}
 
 int main(int argc, char **argv)
 {
@@ -31,19 +32,8 @@ int main(int argc, char **argv)
 	opt_init(argv[0]);
 	out_init();
 	i = fit_options(argc, argv, &cfg);
-	if (i == argc && series_read(0, "stdin", &in))
+	if (opt_inputs(argc, argv, i, read_input, &in))
 		return NTPX_EXIT_FAIL;
-	for (; i < argc; i++) {
-		const char *path = argv[i];
-		int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
-
-		if (fd < 0)
-			ntpx_die(NTPX_EXIT_FAIL, "%s: %s", path, strerror(errno));
-		if (series_read(fd, fd ? path : "stdin", &in))
-			return NTPX_EXIT_FAIL;
-		if (fd)
-			close(fd);
-	}
 
 	switch (cfg.mode) {
 	case M_CHECK:
