@@ -8,19 +8,21 @@
  * lines or the two tables, stages (stages.c) and layers (layers.c);
  * ntpstages.h is what they share.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "opt.h"
+#include "out.h"
 #include "ntpstages.h"
 
 /* File scope: the arrays stay reachable until exit, which frees them. */
 static struct input in;
+
+static int read_input(int fd, const char *name, void *arg)
+{
+	return input_read(fd, name, arg);
+}
 
 static void usage(FILE *out)
 {
@@ -49,6 +51,7 @@ int main(int argc, char **argv)
 	double *v, *w, *t;
 
 	opt_init(argv[0]);
+	out_init();
 	while ((c = getopt_long(argc, argv, "esh", longopts, NULL)) != -1) {
 		if (c == 'e')
 			per_exchange = 1;
@@ -57,19 +60,8 @@ int main(int argc, char **argv)
 		else
 			opt_other(c, usage);
 	}
-	if (optind == argc && input_read(0, "stdin", &in))
+	if (opt_inputs(argc, argv, optind, read_input, &in))
 		return NTPX_EXIT_FAIL;
-	for (; optind < argc; optind++) {
-		const char *path = argv[optind];
-		int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
-
-		if (fd < 0)
-			ntpx_die(NTPX_EXIT_FAIL, "%s: %s", path, strerror(errno));
-		if (input_read(fd, fd ? path : "stdin", &in))
-			return NTPX_EXIT_FAIL;
-		if (fd)
-			close(fd);
-	}
 	if (!in.n)
 		ntpx_die(NTPX_EXIT_FAIL, "no ok records");
 
@@ -93,7 +85,5 @@ int main(int argc, char **argv)
 	}
 	free(in.x);
 	free(in.seq);
-	if (fflush(stdout) == EOF || ferror(stdout))
-		ntpx_die(NTPX_EXIT_FAIL, "write error: %s", strerror(errno));
-	return NTPX_EXIT_OK;
+	return out_exit_code(out_flush(stdout, "standard output"));
 }

@@ -80,6 +80,10 @@ test_expect_success 'ntpfilter > /dev/full: exit 1, one line' '
 	full "$(full_line ntpfilter)" ntpfilter "$TMP/rec"
 '
 
+test_expect_success 'ntpstages -e > /dev/full: exit 1, one line' '
+	full "$(full_line ntpstages)" ntpstages -e "$TMP/rec"
+'
+
 # ntpprobe against a reflector: not one exchange reported as done.
 test_expect_success 'setup: a reflector, a sim clock' '
 	start_reflector --log "$TMP/reflect.log" &&
@@ -181,6 +185,15 @@ test_expect_success 'ntpfilter | head -n 3: 3 lines, exit 0' '
 
 test_expect_success 'ntpfilter | head -n 3: no error line' '
 	no_error ntpfilter
+'
+
+test_expect_success 'ntpstages -e | head -n 3: 3 lines, exit 0' '
+	pipe_run ntpstages ntpstages -e "$TMP/rec" &&
+	pipe_done ntpstages
+'
+
+test_expect_success 'ntpstages -e | head -n 3: no error line' '
+	no_error ntpstages
 '
 
 test_expect_success 'loadgen --ntp | head -n 3 ends as soon as the reader does' '
