@@ -67,12 +67,13 @@ UNIT     := $(patsubst tests/unit/%.c,build/unit/%.t,$(sort $(wildcard tests/uni
 BENCH    := $(patsubst tests/bench/%.c,build/bench/%,$(sort $(wildcard tests/bench/*.c)))
 FUZZ     := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(sort $(wildcard tests/fuzz/*.c)))
 HELPERS  := $(patsubst tests/helpers/%.c,build/helpers/%,$(sort $(wildcard tests/helpers/*.c)))
-# The tracked shell commands (bin/ntpx-*) and the shell libraries they
-# source (bin/ntpx-*.sh: not commands, installed under share/ntpx).
+# The tracked shell commands (bin/ntpx-*, made executable by make check)
+# and the libraries they
+# read (bin/ntpx-*.sh and .awk: not commands, installed under share/ntpx).
 COMMANDS := $(filter-out %.sh %.awk $(TOOLS),$(wildcard bin/ntpx-*))
 SHLIBS   := $(wildcard bin/ntpx-*.sh bin/ntpx-*.awk)
 ANALYSIS := $(wildcard analysis/ntpx-*)
-SCRIPTS  := $(COMMANDS) $(SHLIBS) $(ANALYSIS)
+SCRIPTS  := $(COMMANDS) $(ANALYSIS)
 MAN1     := $(wildcard doc/*.1)
 MAN5     := $(wildcard doc/*.5)
 MAN7     := $(wildcard doc/*.7)
