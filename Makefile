@@ -68,8 +68,8 @@ BENCH    := $(patsubst tests/bench/%.c,build/bench/%,$(sort $(wildcard tests/ben
 FUZZ     := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(sort $(wildcard tests/fuzz/*.c)))
 HELPERS  := $(patsubst tests/helpers/%.c,build/helpers/%,$(sort $(wildcard tests/helpers/*.c)))
 # The tracked shell commands (bin/ntpx-*, made executable by make check)
-# and the libraries they
-# read (bin/ntpx-*.sh and .awk: not commands, installed under share/ntpx).
+# and the libraries they read (bin/ntpx-*.sh and .awk: not commands,
+# installed under share/ntpx).
 COMMANDS := $(filter-out %.sh %.awk $(TOOLS),$(wildcard bin/ntpx-*))
 SHLIBS   := $(wildcard bin/ntpx-*.sh bin/ntpx-*.awk)
 ANALYSIS := $(wildcard analysis/ntpx-*)
