@@ -113,7 +113,6 @@ void reflect_log_open(struct reflector *r)
 	if (!r->log)
 		ntpx_die(NTPX_EXIT_FAIL, "cannot open log '%s': %s", path, strerror(errno));
 	r->logname = r->log == stdout ? "standard output" : path;
-	setvbuf(r->log, NULL, _IOLBF, 0);
 	if (record_write_header(r->log, "ntpreflect", r->cfg->ep.url, clock_name(r->clk),
 				"seq t2 t3 t2k t2h t3q t3k t3h mode peer version status"))
 		r->out = out_failed(r->logname, errno);
@@ -129,6 +128,12 @@ void reflect_log_open(struct reflector *r)
 		if (stamp_write_sources(r->log, src))
 			r->out = out_failed(r->logname, errno);
 	}
+	/* The header in one write, as each log line after it (sent_finish
+	   flushes each): a reader sees a line whole or not at all, and one
+	   that leaves after the header leaves the server running until the
+	   next line meets the closed pipe. */
+	if (r->out == OUT_OK)
+		r->out = out_flush(r->log, r->logname);
 }
 
 /* At exit: the log closed; returns r->out as it leaves it (lib/out.h). */

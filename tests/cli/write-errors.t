@@ -211,8 +211,8 @@ test_expect_success 'loadgen | head -n 3: no error line' '
 '
 
 # ntpreflect --log - | head: the server ends when its log's reader goes:
-# once head has taken 3 of the 5 header lines and left, the next request's
-# log line meets the closed pipe.
+# once head has taken 3 of the 6 header lines (written in one write) and
+# left, the next request's log line meets the closed pipe.
 test_expect_success 'setup: ntpreflect --log - | head -n 3, the reader gone' '
 	rport=$(free_udp_port) &&
 	pipe_bg ntpreflect ntpreflect --log - "udp://127.0.0.1:$rport" &&
