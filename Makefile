@@ -13,14 +13,15 @@
 #   tests/helpers/*.c -> build/helpers/NAME (programs the shell tests drive)
 #   tests/helpers/*.so.c -> build/helpers/NAME.so (LD_PRELOAD shims)
 
-# Goals that install the packages they need first: demo, check, bench, soak.
+# Goals that install the packages they need first: demo, check, bench,
+# soak, and repeat and fuzz, which build what check builds.
 # Make asks pkg-config for the libraries' flags when it reads this file,
 # before any recipe runs, so a make that installed them could not link
 # with them.  For those goals this make only runs scripts/deps, then the
 # same goals in a second make (NTPX_DEPS_DONE=1), which reads this file
 # afresh.  There is one second make for all the goals on the command line
 # and it starts after the install, whatever -j says; it builds with -j.
-DEPS_GOALS := demo check bench soak
+DEPS_GOALS := demo check bench soak repeat fuzz
 ifeq ($(if $(NTPX_DEPS_DONE),,$(filter $(DEPS_GOALS),$(MAKECMDGOALS))),)
 NTPX_BUILD := 1
 endif
