@@ -12,7 +12,8 @@
 #                          ntpreflect and ntpprobe); removed at exit
 #   daemon_run VAR CMD...  spawns CMD in $NS_D with the clock guarded twice:
 #                          CAP_SYS_TIME dropped (setpriv) and the noclock
-#                          shim preloaded (tests/helpers/noclock.so.c)
+#                          shim preloaded (tests/helpers/noclock.so.c),
+#                          after it any in $DAEMON_PRELOAD
 #   daemon_start VAR LOG CMD...
 #                          daemon_run, its output in LOG, then waits until
 #                          the daemon answers ntpprobe (20 s): status 1 and
@@ -81,7 +82,7 @@ daemon_run() {
 	shift
 	spawn "$_v" ip netns exec "$NS_D" \
 		setpriv --bounding-set=-sys_time --inh-caps=-sys_time \
-		env LD_PRELOAD="$NOCLOCK" "$@"
+		env LD_PRELOAD="$NOCLOCK${DAEMON_PRELOAD:+ $DAEMON_PRELOAD}" "$@"
 }
 
 daemon_start() {

@@ -3,11 +3,15 @@
 # query, so that ntpfilter sees what the daemon's filter saw:
 #   "reply from A: offset O delay D, next query Ns"  -> an ok record
 #   "no reply received in time, next query Ns"       -> a timeout record
-# The log prints O and D in seconds to the microsecond; the records carry
-# them exactly (T2 = T3, T4 - T1 = D, off2 = 2 O).  Times start at an
-# arbitrary second, one query per second (ntpfilter reads only delay,
-# off2 and status).  -v max=N stops after N queries.
+# O and D are in seconds, to the nanosecond when the daemon runs with
+# tests/helpers/ologns.so (to the microsecond without it).  The records
+# carry them rounded to the nanosecond: delay = D, off2 = 2 O.  The times
+# around them are made up (T2 = T3, T4 - T1 = D, T2 - T1 = O + D / 2 to
+# the nanosecond below), one query per second from an arbitrary one:
+# ntpfilter reads only delay, off2 and status.  -v max=N stops after N
+# queries.
 function ts(s, ns) { return sprintf("%d%09d", s, ns) }
+function ns(sec) { return sprintf("%.0f", sec * 1e9) + 0 }
 BEGIN {
 	print "#ntpx-record 1"
 	print "#tool ologrec 0 (OpenNTPD's debug log)"
@@ -19,12 +23,12 @@ max && n >= max { exit }
 /^reply from .*: offset [-0-9.]+ delay [-0-9.]+,/ {
 	d = $7
 	sub(/,$/, "", d)
-	o = sprintf("%.0f", $5 * 1e6) * 1000
-	d = sprintf("%.0f", d * 1e6) * 1000
+	o2 = ns(2 * $5)
+	d = ns(d)
+	t2 = half + int((o2 + d) / 2)
 	n++
 	printf "%d %s %s %s %s %d %d ok\n", n, ts(base + n, half),
-		ts(base + n, half + o + d / 2), ts(base + n, half + o + d / 2),
-		ts(base + n, half + d), d, 2 * o
+		ts(base + n, t2), ts(base + n, t2), ts(base + n, half + d), d, o2
 	next
 }
 /no reply received in time/ {
