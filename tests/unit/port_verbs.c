@@ -340,42 +340,6 @@ int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *eve
 	return 0;
 }
 
-void ibv_ack_async_event(struct ibv_async_event *event)
-{
-}
-
-struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
-{
-	struct ibv_pd *pd = calloc(1, sizeof(*pd));
-
-	pd->context = context;
-	return pd;
-}
-
-int ibv_dealloc_pd(struct ibv_pd *pd)
-{
-	free(pd);
-	return 0;
-}
-
-struct ibv_mr *(ibv_reg_mr)(struct ibv_pd *pd, void *addr, size_t length, int access)
-{
-	struct ibv_mr *mr = calloc(1, sizeof(*mr));
-
-	mr->context = pd->context;
-	mr->pd = pd;
-	mr->addr = addr;
-	mr->length = length;
-	mr->lkey = 0x77;
-	return mr;
-}
-
-int ibv_dereg_mr(struct ibv_mr *mr)
-{
-	free(mr);
-	return 0;
-}
-
 struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
 			     struct ibv_comp_channel *channel, int comp_vector)
 {

@@ -7,8 +7,9 @@
  * keeps its own devices, QPs and what its fabric does, and says how its
  * CQs behave in a struct mock_cq_config of its own.  The Makefile links
  * build/unit/support/verbs_mock.o into exactly those tests: it defines
- * ibv_* calls (the completion channel's, ibv_destroy_cq), which take
- * precedence over the shared library's.
+ * ibv_* calls (the completion channel's, ibv_destroy_cq, and protection
+ * domains, memory regions and async-event acks that do nothing), which
+ * take precedence over the shared library's.
  */
 #ifndef NTPX_VERBS_MOCK_H
 #define NTPX_VERBS_MOCK_H
