@@ -13,28 +13,7 @@
 #   tests/helpers/*.c -> build/helpers/NAME (programs the shell tests drive)
 #   tests/helpers/*.so.c -> build/helpers/NAME.so (LD_PRELOAD shims)
 
-# Goals that install the packages they need first: demo, check, bench,
-# soak, and repeat and fuzz, which build what check builds.
-# Make asks pkg-config for the libraries' flags when it reads this file,
-# before any recipe runs, so a make that installed them could not link
-# with them.  For those goals this make only runs scripts/deps, then the
-# same goals in a second make (NTPX_DEPS_DONE=1), which reads this file
-# afresh.  There is one second make for all the goals on the command line
-# and it starts after the install, whatever -j says; it builds with -j.
-DEPS_GOALS := demo check bench soak repeat fuzz
-ifeq ($(if $(NTPX_DEPS_DONE),,$(filter $(DEPS_GOALS),$(MAKECMDGOALS))),)
-NTPX_BUILD := 1
-endif
-
-ifndef NTPX_BUILD
-.NOTPARALLEL:
-.PHONY: $(MAKECMDGOALS) deps-then-make
-$(MAKECMDGOALS): deps-then-make
-	@:
-deps-then-make:
-	@scripts/deps
-	@$(MAKE) --no-print-directory NTPX_DEPS_DONE=1 $(MAKECMDGOALS)
-else
+.DEFAULT_GOAL := all
 
 VERSION  := 0.1.0
 PREFIX   ?= /usr/local
@@ -42,10 +21,26 @@ DESTDIR  ?=
 CC       ?= cc
 CLANG    ?= clang
 
-PKGS     := libibverbs librdmacm libxdp libbpf libmnl
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_OK     := $(.SHELLSTATUS)
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# The libraries' flags, PKG_CFLAGS and PKG_LIBS, are in build/pkg.mk.
+# GNU make brings an included makefile up to date before any goal and,
+# when it changed, reads everything afresh; so pkg-config is asked after
+# the install, never while this file is read.  The goals that build what
+# they need on a fresh machine (DEPS_GOALS), and `make deps GOAL`, run
+# scripts/deps first, once (MAKE_RESTARTS is set in the make that reads
+# afresh).  Any other goal only asks pkg-config, and without the packages
+# stops with one line that names them.  clean, deps and check-fresh build
+# nothing and ask nothing (doc/hacking.md, First time on a machine).
+PKGS       := libibverbs librdmacm libxdp libbpf libmnl
+DEPS_GOALS := demo check bench soak repeat fuzz
+ifneq ($(filter-out clean deps check-fresh,$(or $(MAKECMDGOALS),all)),)
+include build/pkg.mk
+endif
+build/pkg.mk: FORCE $(if $(MAKE_RESTARTS),,$(if $(filter deps $(DEPS_GOALS),$(MAKECMDGOALS)),deps))
+	@mkdir -p $(@D)
+	@pkg-config --exists $(PKGS) 2>/dev/null || { echo "make: pkg-config does not find all of $(PKGS): run 'make deps' as root (make demo, check and bench run it first)" >&2; exit 1; }
+	@{ echo "PKG_CFLAGS := $$(pkg-config --cflags $(PKGS))"; \
+	   echo "PKG_LIBS := $$(pkg-config --libs $(PKGS))"; } >$@.tmp; \
+	 cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
 
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
             -Wmissing-prototypes -Wformat=2 -Wno-unused-parameter \
@@ -89,15 +84,6 @@ all: lib/libntpx.a $(TOOLS)
 
 deps:
 	@scripts/deps
-
-# Without the packages, a plain `make` would stop at link time with
-# undefined references; say what is missing instead.
-ifneq ($(PKG_OK),0)
-$(LIB_OBJ) $(TOOLS) $(UNIT) $(HELPERS) $(BENCH) $(FUZZ): | pkgs-missing
-endif
-.PHONY: pkgs-missing
-pkgs-missing:
-	@echo "make: pkg-config does not find all of $(PKGS): run 'make deps' as root (make demo, check and bench run it first)" >&2; exit 1
 
 # The version stamp is rewritten only when it changes, so that a rebuild
 # after `git commit` recompiles only what names the version.
@@ -279,4 +265,3 @@ clean:
 
 -include $(LIB_OBJ:.o=.d) $(patsubst bin/%,build/src/%.d,$(TOOLS)) $(patsubst src/%.c,build/src/%.d,$(wildcard src/*/*.c)) $(UNIT:.t=.d) $(UNIT_SUPPORT:.o=.d) $(BENCH:=.d) $(HELPERS:=.d)
 
-endif # NTPX_BUILD

@@ -74,21 +74,25 @@ remove_pkg() {
 	$APT remove $pkg >>"$TMP/remove.log" 2>&1 &&
 	! pkg-config --exists libibverbs librdmacm libxdp libbpf libmnl
 }
-# first_make NAME GOAL...: make -j2 GOAL... in the clone, as a user would
+# user_make NAME GOAL...: make -j2 GOAL... in the clone, as a user would
 # run it: nothing of this make or of this checkout in the environment (no
 # MAKEFLAGS from a make above us, no tools on PATH) but NTPX_LEDGER, so
-# that make check-fresh sees what it leaves.  The log in $TMP/NAME.log;
-# fails unless make exits 0.
-first_make() {
+# that make check-fresh sees what it leaves.  The log in $TMP/NAME.log,
+# make's status in $_rc.
+user_make() {
 	_name=$1
 	shift
 	_start=$(date +%s)
-	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u NTPX_DEPS_DONE \
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
 		-u NTPX_TOP -u NTPX_BIN -u NTPX_HELPERS \
 		make -C "$TMP/clone" -j2 "$@" >"$TMP/$_name.log" 2>&1
 	_rc=$?
 	diag "make -j2 $*: exit $_rc in $(($(date +%s) - _start)) s"
-	[ "$_rc" = 0 ] || diag "$(tail -n 15 "$TMP/$_name.log")"
+}
+# first_make NAME GOAL...: user_make; fails unless make exits 0.
+first_make() {
+	user_make "$@"
+	[ "$_rc" = 0 ] || diag "$(tail -n 15 "$TMP/$1.log")"
 	test_is "$_rc" 0
 }
 # deps_before_cc NAME: make deps installed $pkg before the first cc line
@@ -157,6 +161,18 @@ test_expect_success FETCHED 'demo: report.html produced' '
 
 test_expect_success FETCHED "check: $pkg removed, pkg-config no longer finds the libraries" '
 	remove_pkg
+'
+
+# A plain make installs nothing (doc/hacking.md): it stops before it
+# compiles, with one line that names the packages.
+test_expect_success FETCHED "make: $pkg removed, a plain make -j2 stops with one line that names the packages" '
+	user_make plain &&
+	test "$_rc" != 0 &&
+	test_grep "^make: pkg-config does not find all of .*libmnl.*: run .make deps. as root" "$TMP/plain.log"
+'
+
+test_expect_success FETCHED 'make: ... and compiles nothing' '
+	! grep -q "^cc " "$TMP/plain.log"
 '
 
 test_expect_success FETCHED 'check: make -j2 check TESTS=build/unit/ntp.t tests/cli/refused.t succeeds the first time' '
