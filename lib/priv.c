@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "priv.h"
+#include "util_private.h"
 
 uint64_t priv_transport_caps(const struct endpoint *ep, enum transport_role role)
 {
@@ -40,7 +41,7 @@ void priv_caps_str(uint64_t caps, char *buf, size_t len)
 	size_t i, off = 0;
 
 	buf[0] = 0;
-	for (i = 0; i < sizeof(names) / sizeof(names[0]) && off < len; i++)
+	for (i = 0; i < ARRAY_SIZE(names) && off < len; i++)
 		if (caps & PRIV_CAP(names[i].cap))
 			off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? "," : "",
 						names[i].name);

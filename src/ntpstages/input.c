@@ -8,6 +8,7 @@
 
 #include "opt.h"
 #include "ntpstages.h"
+#include "util_private.h"
 
 /*
  * What ntpstages reads, in the order of the checks (lib/exchange.h): seq,
@@ -37,7 +38,7 @@ static const struct exchange_col cols[C_STAMP + S_N] = {
 };
 
 static const struct exchange_spec spec = {
-	cols, (int)(sizeof(cols) / sizeof(cols[0])), OK_PARTIAL
+	cols, ARRAY_SIZE(cols), OK_PARTIAL
 };
 
 const char *st_name(enum st s)

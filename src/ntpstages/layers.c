@@ -13,6 +13,7 @@
 #include "record.h"
 #include "stats.h"
 #include "ntpstages.h"
+#include "util_private.h"
 
 /* The layers whose four stamps give an offset and a delay. */
 static const struct layer {
@@ -24,7 +25,7 @@ static const struct layer {
 	{ "hardware", { S_T1H, S_T2H, S_T3H, S_T4H } },
 };
 
-#define NLAYERS	(sizeof(layers) / sizeof(layers[0]))
+#define NLAYERS	ARRAY_SIZE(layers)
 
 void layers_print(const struct input *in, double *v, double *w, double *t)
 {

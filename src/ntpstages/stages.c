@@ -17,6 +17,7 @@
 #include "record.h"
 #include "stats.h"
 #include "ntpstages.h"
+#include "util_private.h"
 
 static const struct stage {
 	const char *name;
@@ -43,7 +44,7 @@ static const struct stage {
 	{ "client_recv", S_T4K, S_T4, 0, 0 },
 };
 
-#define NSTAGES	(sizeof(stages) / sizeof(stages[0]))
+#define NSTAGES	ARRAY_SIZE(stages)
 
 static int64_t stage_of(const int64_t *x, const struct stage *s)
 {

@@ -20,6 +20,7 @@
 #include "exchange.h"
 #include "opt.h"
 #include "offsetfit.h"
+#include "util_private.h"
 
 static int grow(struct series *s)
 {
@@ -83,7 +84,7 @@ static const struct exchange_col cols[] = {
 };
 
 static const struct exchange_spec spec = {
-	cols, (int)(sizeof(cols) / sizeof(cols[0])), "ok record without all of T1..T4"
+	cols, ARRAY_SIZE(cols), "ok record without all of T1..T4"
 };
 
 /* Reads one input; returns 0 or -1 with the error printed. */

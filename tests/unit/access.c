@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "access.h"
+#include "util_private.h"
 
 static struct access_net net(const char *s)
 {
@@ -68,7 +69,7 @@ static void test_bad(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		char err[256] = "";
 
 		assert_int_equal(access_net_parse(bad[i], &n, err, sizeof(err)), -1);
@@ -96,7 +97,7 @@ static void test_parse_rate(void **state)
 	assert_true(r == 2.5 && b == 3);
 	assert_int_equal(ratelimit_parse("1k/100", &r, &b, err, sizeof(err)), 0);
 	assert_true(r == 1000 && b == 100);
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		assert_int_equal(ratelimit_parse(bad[i], &r, &b, err, sizeof(err)), -1);
 		assert_null(strchr(err, '\n'));
 	}
