@@ -76,7 +76,7 @@ EOF
 }
 
 # Durations: 250ms, 2s, 1m, 1h, 500us, a bare number of seconds -> ns,
-# parsed as every tool parses them (ntpx-units, lib/opt.c).
+# parsed as every tool parses them (ntpx-units, lib/opt_units.c).
 fam_dur_ns() { "$fam_bin/ntpx-units" duration "$1" 2>/dev/null; }
 fam_ns_s() { awk -v n="$1" 'BEGIN { printf "%.3f\n", n / 1e9 }'; }
 fam_now_ns() { date +%s%N; }

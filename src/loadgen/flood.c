@@ -174,7 +174,7 @@ int run_flood(struct flood *f)
 		uint64_t lost = f->sent - f->replies;
 
 		fprintf(stderr, "%s: ntp requests %" PRIu64 " replies %" PRIu64 " lost %" PRIu64
-			" loss %.4f%% rate %.0f/s", opt_prog, f->sent, f->replies, lost,
+			" loss %.4f%% rate %.0f/s", ntpx_prog, f->sent, f->replies, lost,
 			f->sent ? 100.0 * (double)lost / (double)f->sent : 0.0,
 			el > 0 ? (double)f->sent / el : 0.0);
 		if (f->dup)

@@ -69,7 +69,7 @@ static void usage(FILE *out)
 	       "      --user NAME       run as NAME once the endpoint is open\n"
 	       "  -h, --help            this text\n"
 	       "      --version         the version\n",
-	       opt_prog, opt_prog, opt_prog, opt_prog);
+	       ntpx_prog, ntpx_prog, ntpx_prog, ntpx_prog);
 }
 
 /*

@@ -152,7 +152,7 @@ void reflect_summary(const struct reflector *r)
 	char ctr[1024];
 	int i;
 
-	fprintf(stderr, "%s: answered %llu", opt_prog, (unsigned long long)r->answered);
+	fprintf(stderr, "%s: answered %llu", ntpx_prog, (unsigned long long)r->answered);
 	for (i = 1; i < V_NVERDICT; i++)
 		if (r->verdicts[i])
 			fprintf(stderr, ", %s %llu", verdict_names[i],
@@ -172,5 +172,5 @@ void reflect_summary(const struct reflector *r)
 	fputc('\n', stderr);
 	transport_counters(r->t, ctr, sizeof(ctr));
 	if (ctr[0])
-		fprintf(stderr, "%s: transport %s\n", opt_prog, ctr);
+		fprintf(stderr, "%s: transport %s\n", ntpx_prog, ctr);
 }
