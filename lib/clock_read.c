@@ -6,13 +6,14 @@
 #include <time.h>
 
 #include "clock_read.h"
+#include "opt_units.h"
 
 int64_t clock_realtime_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	return (int64_t)ts.tv_sec * NTPX_NS_PER_SEC + ts.tv_nsec;
 }
 
 int64_t clock_monotonic_ns(void)
@@ -20,5 +21,5 @@ int64_t clock_monotonic_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	return (int64_t)ts.tv_sec * NTPX_NS_PER_SEC + ts.tv_nsec;
 }

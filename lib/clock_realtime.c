@@ -22,6 +22,7 @@
 
 #include "clock_private.h"
 #include "clock_read.h"
+#include "opt_units.h"
 
 int64_t clock_realtime_now(struct clock *c)
 {
@@ -57,7 +58,7 @@ struct clock *clock_realtime_open(const char *arg, char *err, size_t errlen)
 static int sys_step(struct clock *c, int64_t ns, char *err, size_t errlen)
 {
 	int64_t t = clock_realtime_ns() + ns;
-	struct timespec ts = { .tv_sec = t / 1000000000, .tv_nsec = t % 1000000000 };
+	struct timespec ts = { .tv_sec = t / NTPX_NS_PER_SEC, .tv_nsec = t % NTPX_NS_PER_SEC };
 
 	if (clock_settime(CLOCK_REALTIME, &ts) < 0) {
 		snprintf(err, errlen, "clock 'realtime': clock_settime: %s", strerror(errno));
@@ -68,7 +69,7 @@ static int sys_step(struct clock *c, int64_t ns, char *err, size_t errlen)
 
 static int64_t tv_to_ns(const struct timeval *tv)
 {
-	return (int64_t)tv->tv_sec * 1000000000 + (int64_t)tv->tv_usec * 1000;
+	return (int64_t)tv->tv_sec * NTPX_NS_PER_SEC + (int64_t)tv->tv_usec * 1000;
 }
 
 static int sys_slew(struct clock *c, int64_t ns, int64_t *old_ns, char *err, size_t errlen)

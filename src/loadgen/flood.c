@@ -165,7 +165,7 @@ int run_flood(struct flood *f)
 	}
 	emit("%" PRId64 " %" PRIu64 " %" PRIu64 "\n", clock_realtime_ns(), line_sent, line_rep);
 	emit_flush();
-	if (out_state == OUT_FAILED) {
+	if (loadgen_out == OUT_FAILED) {
 		free(f->seen);
 		return NTPX_EXIT_FAIL;
 	}

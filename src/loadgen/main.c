@@ -171,5 +171,5 @@ int main(int argc, char **argv)
 	else
 		rc = sender_main(t, &o);
 	transport_close(t);
-	return out_state == OUT_FAILED ? NTPX_EXIT_FAIL : rc;
+	return loadgen_out == OUT_FAILED ? NTPX_EXIT_FAIL : rc;
 }

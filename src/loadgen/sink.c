@@ -181,7 +181,7 @@ int run_sink(struct transport *t, int64_t interval, int64_t duration)
 			wait_readable(t, until - clock_monotonic_ns());
 		}
 	}
-	if (out_state == OUT_FAILED)
+	if (loadgen_out == OUT_FAILED)
 		return NTPX_EXIT_FAIL;
 	{
 		int64_t el = clock_monotonic_ns() - start;
