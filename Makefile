@@ -65,9 +65,11 @@ FUZZ     := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(sort $(wildcard tests/fuzz/
 HELPERS  := $(patsubst tests/helpers/%.c,build/helpers/%,$(sort $(wildcard tests/helpers/*.c)))
 # The tracked shell commands (bin/ntpx-*, made executable by make check)
 # and the libraries they read (bin/ntpx-*.sh and .awk: not commands,
-# installed under share/ntpx).
-COMMANDS := $(filter-out %.sh %.awk $(TOOLS),$(wildcard bin/ntpx-*))
-SHLIBS   := $(wildcard bin/ntpx-*.sh bin/ntpx-*.awk)
+# installed under share/ntpx).  bin/ntpx-setup.sh, which every command
+# sources, is made from its .in with the version in it.
+SHGEN    := bin/ntpx-setup.sh
+COMMANDS := $(filter-out %.sh %.awk %.in $(TOOLS),$(wildcard bin/ntpx-*))
+SHLIBS   := $(sort $(wildcard bin/ntpx-*.sh bin/ntpx-*.awk) $(SHGEN))
 ANALYSIS := $(wildcard analysis/ntpx-*)
 SCRIPTS  := $(COMMANDS) $(ANALYSIS)
 MAN1     := $(wildcard doc/*.1)
@@ -80,7 +82,10 @@ TESTS    = $(UNIT) $(sort $(wildcard tests/cli/*.t tests/net/*.t tests/interop/*
 .PHONY: all deps check repeat check-fresh bench fuzz fuzz-merge soak demo install clean FORCE
 .DELETE_ON_ERROR:
 
-all: lib/libntpx.a $(TOOLS)
+all: lib/libntpx.a $(TOOLS) $(SHGEN)
+
+bin/ntpx-setup.sh: bin/ntpx-setup.sh.in Makefile
+	sed 's/@VERSION@/$(VERSION)/g' $< >$@.tmp && mv $@.tmp $@
 
 deps:
 	@scripts/deps
@@ -261,7 +266,7 @@ install: all
 	$(if $(MAN7),install -m 644 $(MAN7) $(DESTDIR)$(PREFIX)/share/man/man7)
 
 clean:
-	rm -rf build lib/libntpx.a $(TOOLS)
+	rm -rf build lib/libntpx.a $(TOOLS) $(SHGEN)
 
 -include $(LIB_OBJ:.o=.d) $(patsubst bin/%,build/src/%.d,$(TOOLS)) $(patsubst src/%.c,build/src/%.d,$(wildcard src/*/*.c)) $(UNIT:.t=.d) $(UNIT_SUPPORT:.o=.d) $(BENCH:=.d) $(HELPERS:=.d)
 

@@ -25,13 +25,13 @@ case ${0##*/} in
 ntpx-family.sh) echo "ntpx-family.sh: sourced by the ntpx-FAMILY scripts, not run (see ntpx-families(1))" >&2; exit 2 ;;
 esac
 
-fam_version=0.1.0
-# Columns by name (fields(), field(NAME)), ahead of every awk program
-# here that reads a record.
-ntpx_fields=$(cat "$ntpx_lib/ntpx-fields.awk") || exit 1
+# What every ntpx shell command shares (bin/ntpx-setup.sh, beside this
+# file): usage_error, say, put, ntpx_on, the version, and ntpx_fields
+# (fields(), field(NAME)), ahead of every awk program here that reads a
+# record.
+. "$ntpx_lib/ntpx-setup.sh"
 
-fam_die() { echo "$prog: $*" >&2; fam_cleanup; exit 1; }
-fam_usage_error() { echo "$prog: $*" >&2; echo "Try '$prog --help'." >&2; exit 2; }
+fam_die() { say "$*"; fam_cleanup; exit 1; }
 
 fam_usage() {
 	cat <<EOF
@@ -89,14 +89,14 @@ fam_parse() {
 	while [ $# -gt 0 ]; do
 		case $1 in
 		-h|--help) fam_usage; exit 0 ;;
-		--version) echo "$prog $fam_version"; exit 0 ;;
+		--version) echo "$prog $ntpx_version"; exit 0 ;;
 		--list-conditions) echo "$fam_conditions"; exit 0 ;;
 		--calibrate) calibrate_only=1; shift; continue ;;
 		-o|--out|-c|--condition|-t|--transport|-d|--duration|-i|--interval|\
 		-E|--events|-R|--run|--rep|--ref|--client|--ref-dev|--client-dev|\
 		--port|--load-port|--server-endpoint|--client-endpoint|--capacity|\
 		--load|--seed|--quiet|--outage)
-			[ $# -ge 2 ] || fam_usage_error "option '$1' needs a value"
+			[ $# -ge 2 ] || usage_error "option '$1' needs a value"
 			case $1 in
 			-o|--out) out=$2 ;; -c|--condition) cond=$2 ;;
 			-t|--transport) transport=$2 ;; -d|--duration) duration=$2 ;;
@@ -110,20 +110,20 @@ fam_parse() {
 			--quiet) quiet=$2 ;; --outage) outage=$2 ;;
 			esac
 			shift 2 ;;
-		*) fam_usage_error "unknown argument '$1'" ;;
+		*) usage_error "unknown argument '$1'" ;;
 		esac
 	done
-	[ -n "$out" ] || fam_usage_error "missing --out DIR"
+	[ -n "$out" ] || usage_error "missing --out DIR"
 	case " $fam_conditions " in
 	*" $cond "*) ;;
-	*) fam_usage_error "unknown condition '$cond' (one of: $fam_conditions)" ;;
+	*) usage_error "unknown condition '$cond' (one of: $fam_conditions)" ;;
 	esac
-	dur=$(fam_dur_ns "$duration") && [ "$dur" -gt 0 ] || fam_usage_error "bad duration '$duration'"
-	ivl=$(fam_dur_ns "$interval") && [ "$ivl" -gt 0 ] || fam_usage_error "bad interval '$interval'"
-	quiet_ns=$(fam_dur_ns "$quiet") || fam_usage_error "bad quiet time '$quiet'"
-	outage_ns=$(fam_dur_ns "$outage") || fam_usage_error "bad outage '$outage'"
+	dur=$(fam_dur_ns "$duration") && [ "$dur" -gt 0 ] || usage_error "bad duration '$duration'"
+	ivl=$(fam_dur_ns "$interval") && [ "$ivl" -gt 0 ] || usage_error "bad interval '$interval'"
+	quiet_ns=$(fam_dur_ns "$quiet") || usage_error "bad quiet time '$quiet'"
+	outage_ns=$(fam_dur_ns "$outage") || usage_error "bad outage '$outage'"
 	for _v in "$port" "$load_port" "$run" "$rep"; do
-		case $_v in ''|*[!0-9]*) fam_usage_error "bad number '$_v'" ;; esac
+		case $_v in ''|*[!0-9]*) usage_error "bad number '$_v'" ;; esac
 	done
 	fam_endpoints
 	[ -n "$events" ] || events=$out/events.tsv
@@ -150,11 +150,11 @@ fam_parse() {
 # address options.  Load always runs over kernel UDP on the same path.
 fam_endpoints() {
 	case $transport in
-	'') [ -n "$client_ep" ] || fam_usage_error "missing --transport (or --client-endpoint)"
+	'') [ -n "$client_ep" ] || usage_error "missing --transport (or --client-endpoint)"
 	    transport=${client_ep%%:*} ;;
 	esac
 	case $transport in
-	*[!A-Za-z0-9_]*) fam_usage_error "transport name '$transport' must be letters, digits or '_'" ;;
+	*[!A-Za-z0-9_]*) usage_error "transport name '$transport' must be letters, digits or '_'" ;;
 	esac
 	_path=
 	case $transport in
@@ -172,7 +172,7 @@ fam_endpoints() {
 	esac
 	if [ -z "$server_ep" ]; then
 		[ -n "$ref_addr" ] && [ -n "$ref_dev" ] ||
-			fam_usage_error "transport '$transport': give --ref and --ref-dev, or --server-endpoint"
+			usage_error "transport '$transport': give --ref and --ref-dev, or --server-endpoint"
 		case $scheme in
 		udp) server_ep="udp://$ref_addr:$port$q_srv" ;;
 		*) server_ep="$scheme://$ref_addr:$port$q_srv" ;;
@@ -180,7 +180,7 @@ fam_endpoints() {
 	fi
 	if [ -z "$client_ep" ]; then
 		[ -n "$ref_addr" ] && [ -n "$cli_dev" ] ||
-			fam_usage_error "transport '$transport': give --ref and --client-dev, or --client-endpoint"
+			usage_error "transport '$transport': give --ref and --client-dev, or --client-endpoint"
 		client_ep="$scheme://$ref_addr:$port$q_cli"
 	fi
 	# Background load, both ways, on the same interfaces: kernel UDP for
@@ -210,7 +210,7 @@ fam_endpoints() {
 # $NTPX_REMOTE_BIN/tether there (default: this bin/, the same path on
 # both hosts); $NTPX_TETHER_TAG, when set, notes every command there for
 # tether --list/--kill (ntpx-study checks each run with it).
-fam_bin=$(cd "$(dirname "$0")" && pwd)
+fam_bin=$ntpx_bin
 fam_tether=$fam_bin/tether
 
 # fam_prefix ref|client: that side's prefix in _x.
@@ -223,12 +223,7 @@ fam_on() {
 	_side=$1
 	shift
 	fam_prefix "$_side"
-	if [ -z "$_x" ]; then
-		"$@"
-	else
-		"$fam_tether" -s "$_side" -x "$_x" ${NTPX_REMOTE_BIN:+-b "$NTPX_REMOTE_BIN"} \
-			${NTPX_TETHER_TAG:+-t "$NTPX_TETHER_TAG"} -- "$@"
-	fi
+	ntpx_on "$_side" "$_x" "${NTPX_TETHER_TAG:-}" "$@"
 }
 
 # fam_bg VAR ref|client CMD...: start CMD on that side in the background, its
