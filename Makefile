@@ -32,7 +32,7 @@ CLANG    ?= clang
 # nothing and ask nothing (doc/hacking.md, First time on a machine).
 PKGS       := libibverbs librdmacm libxdp libbpf libmnl
 DEPS_GOALS := demo check bench soak repeat fuzz
-ifneq ($(filter-out clean deps check-fresh,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(filter-out clean deps lint check-fresh,$(or $(MAKECMDGOALS),all)),)
 include build/pkg.mk
 endif
 build/pkg.mk: FORCE $(if $(MAKE_RESTARTS),,$(if $(filter deps $(DEPS_GOALS),$(MAKECMDGOALS)),deps))
@@ -79,7 +79,7 @@ MAN7     := $(wildcard doc/*.7)
 # Tests: unit binaries first, then the shell suites (chrony's order).
 TESTS    = $(UNIT) $(sort $(wildcard tests/cli/*.t tests/net/*.t tests/interop/*.t tests/hw/*.t))
 
-.PHONY: all deps check repeat check-fresh bench fuzz fuzz-merge soak demo install clean FORCE
+.PHONY: all deps check lint repeat check-fresh bench fuzz fuzz-merge soak demo install clean FORCE
 .DELETE_ON_ERROR:
 
 all: lib/libntpx.a $(TOOLS) $(SHGEN)
@@ -179,6 +179,16 @@ check: all $(UNIT) $(HELPERS)
 	@chmod +x $(SCRIPTS) tests/*/*.t 2>/dev/null || true
 	@: > $(LEDGER)
 	$(PROVE) $(TESTS); rc=$$?; scripts/leftovers $(CURDIR) $(LEDGER) || rc=1; exit $$rc
+
+# make lint: every shell file (the commands, their libraries, analysis/,
+# scripts/, .ci/run, the tests) through shellcheck at warning level
+# (.shellcheckrc, tests/.shellcheckrc) and dash -n.  Needs no build.
+LINT_SH = $(sort $(COMMANDS) $(filter-out $(SHGEN),$(wildcard bin/ntpx-*.sh)) bin/ntpx-setup.sh.in \
+	  $(ANALYSIS) $(wildcard scripts/*) .ci/run $(wildcard tests/*.sh tests/*/*.sh tests/*/*.t))
+lint:
+	shellcheck -S warning $(LINT_SH)
+	@for f in $(LINT_SH); do dash -n "$$f" || exit 1; done
+	@echo "lint: $(words $(LINT_SH)) shell files clean"
 
 # make repeat T=TEST [N=20] [HOG=1]: TEST through prove N times, stopping
 # at the first failure; prints how many passed, and fails unless all did.

@@ -23,6 +23,11 @@
 # usage_error, put and ntpx_*), so that a family script's own names (and
 # the shell's builtins: bg) are never shadowed.
 
+# A library: it reads what the family script set before sourcing it (prog,
+# family, fam_what, ...) and sets what the script reads (fam_seed, ...),
+# some through eval (fam_bg VAR), which shellcheck cannot follow.
+# shellcheck disable=SC2034,SC2154
+
 case ${0##*/} in
 ntpx-family.sh) echo "ntpx-family.sh: sourced by the ntpx-FAMILY scripts, not run (see ntpx-families(1))" >&2; exit 2 ;;
 esac
@@ -31,6 +36,7 @@ esac
 # file): usage_error, say, put, ntpx_on, the version, and ntpx_fields
 # (fields(), field(NAME)), ahead of every awk program here that reads a
 # record.
+# shellcheck source=ntpx-setup.sh.in
 . "$ntpx_lib/ntpx-setup.sh"
 
 fam_die() { say "$*"; fam_cleanup; exit 1; }
