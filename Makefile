@@ -32,7 +32,7 @@ CLANG    ?= clang
 # nothing and ask nothing (doc/hacking.md, First time on a machine).
 PKGS       := libibverbs librdmacm libxdp libbpf libmnl
 DEPS_GOALS := demo check bench soak repeat fuzz
-ifneq ($(filter-out clean deps check-fresh,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(filter-out clean deps lint check-fresh,$(or $(MAKECMDGOALS),all)),)
 include build/pkg.mk
 endif
 build/pkg.mk: FORCE $(if $(MAKE_RESTARTS),,$(if $(filter deps $(DEPS_GOALS),$(MAKECMDGOALS)),deps))
@@ -65,9 +65,11 @@ FUZZ     := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(sort $(wildcard tests/fuzz/
 HELPERS  := $(patsubst tests/helpers/%.c,build/helpers/%,$(sort $(wildcard tests/helpers/*.c)))
 # The tracked shell commands (bin/ntpx-*, made executable by make check)
 # and the libraries they read (bin/ntpx-*.sh and .awk: not commands,
-# installed under share/ntpx).
-COMMANDS := $(filter-out %.sh %.awk $(TOOLS),$(wildcard bin/ntpx-*))
-SHLIBS   := $(wildcard bin/ntpx-*.sh bin/ntpx-*.awk)
+# installed under share/ntpx).  bin/ntpx-setup.sh, which every command
+# sources, is made from its .in with the version in it.
+SHGEN    := bin/ntpx-setup.sh
+COMMANDS := $(filter-out %.sh %.awk %.in $(TOOLS),$(wildcard bin/ntpx-*))
+SHLIBS   := $(sort $(wildcard bin/ntpx-*.sh bin/ntpx-*.awk) $(SHGEN))
 ANALYSIS := $(wildcard analysis/ntpx-*)
 SCRIPTS  := $(COMMANDS) $(ANALYSIS)
 MAN1     := $(wildcard doc/*.1)
@@ -77,10 +79,13 @@ MAN7     := $(wildcard doc/*.7)
 # Tests: unit binaries first, then the shell suites (chrony's order).
 TESTS    = $(UNIT) $(sort $(wildcard tests/cli/*.t tests/net/*.t tests/interop/*.t tests/hw/*.t))
 
-.PHONY: all deps check repeat check-fresh bench fuzz fuzz-merge soak demo install clean FORCE
+.PHONY: all deps check lint repeat check-fresh bench fuzz fuzz-merge soak demo install clean FORCE
 .DELETE_ON_ERROR:
 
-all: lib/libntpx.a $(TOOLS)
+all: lib/libntpx.a $(TOOLS) $(SHGEN)
+
+bin/ntpx-setup.sh: bin/ntpx-setup.sh.in Makefile
+	sed 's/@VERSION@/$(VERSION)/g' $< >$@.tmp && mv $@.tmp $@
 
 deps:
 	@scripts/deps
@@ -174,6 +179,16 @@ check: all $(UNIT) $(HELPERS)
 	@chmod +x $(SCRIPTS) tests/*/*.t 2>/dev/null || true
 	@: > $(LEDGER)
 	$(PROVE) $(TESTS); rc=$$?; scripts/leftovers $(CURDIR) $(LEDGER) || rc=1; exit $$rc
+
+# make lint: every shell file (the commands, their libraries, analysis/,
+# scripts/, .ci/run, the tests) through shellcheck at warning level
+# (.shellcheckrc, tests/.shellcheckrc) and dash -n.  Needs no build.
+LINT_SH = $(sort $(COMMANDS) $(filter-out $(SHGEN),$(wildcard bin/ntpx-*.sh)) bin/ntpx-setup.sh.in \
+	  $(ANALYSIS) $(wildcard scripts/*) .ci/run $(wildcard tests/*.sh tests/*/*.sh tests/*/*.t))
+lint:
+	shellcheck -S warning $(LINT_SH)
+	@for f in $(LINT_SH); do dash -n "$$f" || exit 1; done
+	@echo "lint: $(words $(LINT_SH)) shell files clean"
 
 # make repeat T=TEST [N=20] [HOG=K]: TEST through prove N times, stopping
 # at the first failure; prints how many passed, and fails unless all did.
@@ -269,7 +284,7 @@ install: all
 	$(if $(MAN7),install -m 644 $(MAN7) $(DESTDIR)$(PREFIX)/share/man/man7)
 
 clean:
-	rm -rf build lib/libntpx.a $(TOOLS)
+	rm -rf build lib/libntpx.a $(TOOLS) $(SHGEN)
 
 -include $(LIB_OBJ:.o=.d) $(patsubst bin/%,build/src/%.d,$(TOOLS)) $(patsubst src/%.c,build/src/%.d,$(wildcard src/*/*.c)) $(UNIT:.t=.d) $(UNIT_SUPPORT:.o=.d) $(BENCH:=.d) $(HELPERS:=.d)
 

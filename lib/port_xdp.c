@@ -69,7 +69,7 @@
 #include "bpf/ntpx_xdp.h"	/* build/: ntpx_xdp_bpf_obj[] */
 #include "clock.h"
 #include "missing.h"
-#include "opt.h"
+#include "log.h"
 #include "phc.h"
 #include "util_private.h"
 #include "port_private.h"

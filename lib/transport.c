@@ -15,7 +15,7 @@
 
 #include "clock_private.h"
 #include "ntp.h"
-#include "opt.h"
+#include "log.h"
 #include "transport_private.h"
 #include "util_private.h"
 

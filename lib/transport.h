@@ -214,6 +214,13 @@ uint32_t transport_tx_id(const struct transport *t);
  * keeps the stamps of its last TRANSPORT_TX_KEEP datagrams.
  */
 #define TRANSPORT_TX_KEEP	64
+
+/*
+ * How long a tool waits for a datagram's send stamps once they are due
+ * (the reply has come, or the server is stopping): they normally came
+ * long before; this only bounds the wait for one that never comes.
+ */
+#define TRANSPORT_TX_WAIT_NS	10000000LL	/* 10 ms */
 int transport_tx_stamps(struct transport *t, uint32_t id, struct clock *clk,
 			struct transport_stamps *s, int64_t deadline);
 

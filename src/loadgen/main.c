@@ -69,7 +69,7 @@ static void usage(FILE *out)
 	       "      --user NAME       run as NAME once the endpoint is open\n"
 	       "  -h, --help            this text\n"
 	       "      --version         the version\n",
-	       opt_prog, opt_prog, opt_prog, opt_prog);
+	       ntpx_prog, ntpx_prog, ntpx_prog, ntpx_prog);
 }
 
 /*
@@ -171,5 +171,5 @@ int main(int argc, char **argv)
 	else
 		rc = sender_main(t, &o);
 	transport_close(t);
-	return out_state == OUT_FAILED ? NTPX_EXIT_FAIL : rc;
+	return loadgen_out == OUT_FAILED ? NTPX_EXIT_FAIL : rc;
 }

@@ -41,7 +41,7 @@ static void usage(FILE *out)
 	       "ENDPOINT: udp://HOST[:PORT][?dev=IF&src=ADDR] (port 123 by default),\n"
 	       "uudp://HOST:PORT?dev=IF[&via=xdp|verbs][&mac=MAC], ib://HOST[:PORT][?dev=DEV].\n"
 	       "A summary goes to stderr at exit; SIGINT/SIGTERM end the run after\n"
-	       "the current exchange.\n", opt_prog);
+	       "the current exchange.\n", ntpx_prog);
 }
 
 void probe_options(int argc, char **argv, struct probe_config *cfg)

@@ -111,7 +111,7 @@ void probe_summary(struct probe *p)
 	/* From the histogram: within 0.39% (hist.h), in constant memory. */
 	if (p->delays->n)
 		snprintf(med, sizeof(med), "%.3f us", hist_median(p->delays) / 1e3);
-	fprintf(stderr, "%s: sent %llu, ok %llu, lost %llu", opt_prog,
+	fprintf(stderr, "%s: sent %llu, ok %llu, lost %llu", ntpx_prog,
 		(unsigned long long)p->sent, (unsigned long long)p->counts[RECORD_OK],
 		(unsigned long long)lost);
 	for (i = 0; i < RECORD_NSTATUS; i++)
@@ -125,5 +125,5 @@ void probe_summary(struct probe *p)
 	fprintf(stderr, ", median delay %s\n", med);
 	transport_counters(p->t, ctr, sizeof(ctr));
 	if (ctr[0])
-		fprintf(stderr, "%s: transport %s\n", opt_prog, ctr);
+		fprintf(stderr, "%s: transport %s\n", ntpx_prog, ctr);
 }

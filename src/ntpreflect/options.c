@@ -31,7 +31,7 @@ static void usage(FILE *out)
 	       "                       most RATE a second, else silence (default off)\n"
 	       "  -h, --help           this help\n"
 	       "      --version        print the version\n\n"
-	       "Counts of what was answered and ignored go to stderr at exit.\n", opt_prog);
+	       "Counts of what was answered and ignored go to stderr at exit.\n", ntpx_prog);
 }
 
 void reflect_options(int argc, char **argv, struct reflect_config *cfg)

@@ -35,7 +35,7 @@ static void usage(FILE *out)
 	       "  -s, --same-clock     both hosts read one clock (loopback, the lab):\n"
 	       "                       the one-way paths are true one-way delays\n"
 	       "  -h, --help           this help\n"
-	       "      --version        print the version\n", opt_prog);
+	       "      --version        print the version\n", ntpx_prog);
 }
 
 int main(int argc, char **argv)

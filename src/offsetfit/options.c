@@ -28,7 +28,7 @@ static void usage(FILE *out)
 	       "      --percentiles     distribution of offset and delay\n"
 	       "                        (--json: as JSON, with --stability too)\n"
 	       "  -h, --help            this help\n"
-	       "      --version         print the version\n", opt_prog);
+	       "      --version         print the version\n", ntpx_prog);
 }
 
 /* Returns the index of the first input in @argv. */
