@@ -8,6 +8,7 @@
 # says whether every server answered.
 . "$(dirname "$0")/../lib.sh"
 need_prereq HELPERS
+need python3
 
 # The row of SERVER in FILE (the first column is the tally).
 row() { awk -v s="$2" '$2 == s' "$1"; }
