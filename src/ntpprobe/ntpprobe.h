@@ -115,7 +115,8 @@ void probe_xleave_finish(struct probe *p, uint64_t seq);
 int probe_write_header(struct probe *p);
 int probe_emit(struct probe *p, struct probe_out *o);
 void probe_summary(struct probe *p);
-/* 0 when at least one exchange was ok and nothing failed, else 1. */
+/* 0 when at least one exchange was ok and nothing failed, or the reader
+   of the records went away; else 1. */
 int probe_exit_status(const struct probe *p);
 
 #endif
