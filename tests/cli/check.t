@@ -20,11 +20,13 @@ for l in open(sys.argv[1]):
 
 test_expect_success 'setup: two reflectors, a server 50 ms ahead, a closed port' '
 	p1=$(free_udp_port) && spawn s1 ntpreflect -r GPS "127.0.0.1:$p1" 2>/dev/null &&
+	wait_until 5 udp_listening "$p1" &&
 	p2=$(free_udp_port) && spawn s2 ntpreflect -s 2 "127.0.0.1:$p2" 2>/dev/null &&
+	wait_until 5 udp_listening "$p2" &&
 	p3=$(free_udp_port) && spawn s3 "$NTPX_HELPERS/ntpfake" "$p3" 0 1 FAKE offset=50000000 >/dev/null &&
-	wait_until 5 udp_listening "$p1" && wait_until 5 udp_listening "$p2" &&
 	wait_until 5 udp_listening "$p3" &&
-	p4=$(free_udp_port)
+	p4=$(free_udp_port) &&
+	test_is "$(printf "%s\n" $p1 $p2 $p3 $p4 | sort -u | wc -l)" 4
 '
 
 test_expect_success 'all at once: exit 1 (two gave no usable answer)' '
