@@ -75,6 +75,24 @@ test_expect_success '--json: one object a line, the same facts' '
 	test_is "$(jget "$TMP/json" "127.0.0.1:$p4" offset_us)" null
 '
 
+# Real NTP software as one of the servers: chronyd (-x: it never touches
+# the clock) serving at local stratum 3 on the loopback.
+test_expect_success CHRONYD 'setup: chronyd -x serving at stratum 3' '
+	pc=$(free_udp_port) &&
+	printf "port %s\nbindaddress 127.0.0.1\nlocal stratum 3\nallow 127.0.0.1\ncmdport 0\nbindcmdaddress /\npidfile %s\n" \
+		"$pc" "$TMP/chronyd.pid" >"$TMP/chrony.conf" &&
+	spawn chrony chronyd -x -d -f "$TMP/chrony.conf" -u root -L 0 2>"$TMP/chronyd.log" &&
+	wait_until 10 udp_listening "$pc"
+'
+
+test_expect_success CHRONYD 'chronyd and a reflector agree (+); chronyd at stratum 3' '
+	ntpx-check -c 3 -i 100ms -w 5s "127.0.0.1:$p1" "127.0.0.1:$pc" "127.0.0.1:$p3" >"$TMP/chrony" &&
+	cat "$TMP/chrony" >&4 &&
+	row "$TMP/chrony" "127.0.0.1:$pc" | grep -E "^\+ 127\.0\.0\.1:$pc +- +3 " &&
+	row "$TMP/chrony" "127.0.0.1:$p1" | grep "^+ " &&
+	row "$TMP/chrony" "127.0.0.1:$p3" | grep "^x "
+'
+
 test_expect_success 'usage errors: exit 2, one line each' '
 	test_exit 2 ntpx-check 2>"$TMP/u1" &&
 	test_grep "^ntpx-check: missing SERVER" "$TMP/u1" &&
