@@ -260,8 +260,9 @@ fam_bg() {
 
 # fam_reap PID: wait for it to end by itself; forget it; its status in
 # reap_rc.  A tool that ended with a status other than 0 (a write error on
-# a full disk: its records are cut short) fails the run at fam_finish:
-# fam_failed names it.  The ntpx tools end with 0 on SIGTERM; 143 is a
+# a full disk: its records are cut short; an ntpprobe none of whose
+# exchanges was ok, as ping exits 1: a segment without one answer is no
+# result) fails the run at fam_finish: fam_failed names it.  The ntpx tools end with 0 on SIGTERM; 143 is a
 # prefix's or a shell's.
 fam_failed=
 fam_reap() {

@@ -177,6 +177,12 @@ void probe_exchange(struct probe *p, uint64_t seq, struct probe_out *o,
 			continue;
 		}
 		x->status = judge(p, &r);
+		o->replied = 1;
+		o->leap = r.leap;
+		o->stratum = r.stratum;
+		o->refid = r.refid;
+		o->root_delay = r.root_delay;
+		o->root_disp = r.root_disp;
 		x->t[3] = t4;
 		x->have |= 1u << 3;
 		exchange_stamps(p, txid, 1, o);
