@@ -1547,12 +1547,6 @@ static int ib_datapath(struct ib_transport *u, struct rdma_cm_id *id, char *err,
 	}
 	/* Completion stamps where the device has them (verbs_stamp.h). */
 	verbs_clock_probe(&u->vclk, u->ctx);
-	if (verbs_cq_create(&u->vclk, &u->rcq,
-			    (int)(u->server ? u->nrecv * IB_PARTS : u->nrecv), u, u->chan) ||
-	    verbs_cq_create(&u->vclk, &u->scq, IB_SEND_DEPTH, u, NULL)) {
-		IB_FAIL("%s: completion queue: %s", u->url, strerror(errno));
-		return -1;
-	}
 
 	/*
 	 * rdma_cm knows the P_Key index of the IPoIB interface the address
@@ -1568,7 +1562,24 @@ static int ib_datapath(struct ib_transport *u, struct rdma_cm_id *id, char *err,
 		if (qa.qkey)
 			u->qkey = qa.qkey;
 	}
-	u->qp = ib_qp_up(u, pkey_index, &step);
+	/*
+	 * A QP refused for its CQs' stamp format (mlx5 in real-time mode)
+	 * costs the stamps, never the transport: CQs again, a step down.
+	 */
+	for (;;) {
+		if (verbs_cq_create(&u->vclk, &u->rcq,
+				    (int)(u->server ? u->nrecv * IB_PARTS : u->nrecv), u,
+				    u->chan) ||
+		    verbs_cq_create(&u->vclk, &u->scq, IB_SEND_DEPTH, u, NULL)) {
+			IB_FAIL("%s: completion queue: %s", u->url, strerror(errno));
+			return -1;
+		}
+		u->qp = ib_qp_up(u, pkey_index, &step);
+		if (u->qp || strcmp(step, "creating") || !verbs_qp_refused(&u->vclk, errno))
+			break;
+		verbs_cq_destroy(&u->rcq);
+		verbs_cq_destroy(&u->scq);
+	}
 	if (!u->qp) {
 		IB_FAIL("%s: UD queue pair: %s: %s", u->url, step, strerror(errno));
 		return -1;
@@ -1897,6 +1908,10 @@ static int ib_stamps_enable(struct transport *t, char *err, size_t errlen)
 		t->st.rx_layers = 1u << TRANSPORT_LAYER_H;
 		t->st.rx_src[TRANSPORT_LAYER_H] = rx;
 	}
+	else
+		t->st.rx_why[TRANSPORT_LAYER_H] = u->vclk.why;
+	if (!tx)
+		t->st.tx_why[TRANSPORT_LAYER_H] = u->vclk.why;
 	if (tx) {
 		t->st.tx_layers = 1u << TRANSPORT_LAYER_H;
 		t->st.tx_src[TRANSPORT_LAYER_H] = tx;

@@ -41,6 +41,9 @@
 struct port_stamping {
 	int rx_layer, tx_layer;		/* enum transport_layer, or -1: none */
 	const char *rx_src, *tx_src;	/* for #stamps (doc/ntpx-record.5) */
+	const char *why;		/* a side without: "-:REASON" for #stamps,
+					   layer why_layer (NULL: nothing to say) */
+	int why_layer;
 };
 
 struct port_config {

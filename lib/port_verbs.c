@@ -352,15 +352,25 @@ struct port *port_verbs_open(const struct port_config *cfg, char *err, size_t er
 	}
 	/* Completion stamps where the device has them (verbs_stamp.h). */
 	verbs_clock_probe(&v->clk, v->ctx);
-	if (verbs_cq_create(&v->clk, &v->rx_cq, PORT_VERBS_RX, NULL, v->ch) ||
-	    verbs_cq_create(&v->clk, &v->tx_cq, PORT_VERBS_TX, NULL, NULL)) {
-		snprintf(err, errlen, "%s: %s: completion queue: %s", cfg->dev, ibdev,
-			 strerror(errno));
-		goto no_port;
+	/*
+	 * A QP refused for its CQs' stamp format (mlx5 in real-time mode)
+	 * costs the stamps, never the port: CQs again, a step down.
+	 */
+	for (;;) {
+		if (verbs_cq_create(&v->clk, &v->rx_cq, PORT_VERBS_RX, NULL, v->ch) ||
+		    verbs_cq_create(&v->clk, &v->tx_cq, PORT_VERBS_TX, NULL, NULL)) {
+			snprintf(err, errlen, "%s: %s: completion queue: %s", cfg->dev, ibdev,
+				 strerror(errno));
+			goto no_port;
+		}
+		qa.send_cq = v->tx_cq.cq;
+		qa.recv_cq = v->rx_cq.cq;
+		v->qp = ibv_create_qp(v->pd, &qa);
+		if (v->qp || !verbs_qp_refused(&v->clk, errno))
+			break;
+		verbs_cq_destroy(&v->rx_cq);
+		verbs_cq_destroy(&v->tx_cq);
 	}
-	qa.send_cq = v->tx_cq.cq;
-	qa.recv_cq = v->rx_cq.cq;
-	v->qp = ibv_create_qp(v->pd, &qa);
 	if (!v->qp) {
 		snprintf(err, errlen, "%s: %s: raw-packet QP: %s%s", cfg->dev, ibdev,
 			 strerror(errno), errno == EPERM ? " (needs CAP_NET_RAW)" : "");
@@ -567,6 +577,9 @@ static int verbs_stamps_enable(struct port *p, struct port_stamping *s, char *er
 		s->rx_layer = TRANSPORT_LAYER_H;
 	if (s->tx_src)
 		s->tx_layer = TRANSPORT_LAYER_H;
+	if (!s->rx_src || !s->tx_src)
+		s->why = v->clk.why;
+	s->why_layer = TRANSPORT_LAYER_H;
 	v->stamping = s->rx_src || s->tx_src;
 	return 0;
 }

@@ -627,12 +627,17 @@ static int uudp_stamps_enable(struct transport *t, char *err, size_t errlen)
 	int rc;
 
 	u->ps.rx_layer = u->ps.tx_layer = -1;
+	u->ps.why = NULL;
 	rc = port_stamps_enable(u->port, &u->ps, err, errlen);
 	if (rc == -ENOTSUP)
 		return 0;
 	if (rc)
 		return rc;
 	u->stamping = 1;
+	if (u->ps.why && u->ps.rx_layer < 0)
+		t->st.rx_why[u->ps.why_layer] = u->ps.why;
+	if (u->ps.why && u->ps.tx_layer < 0)
+		t->st.tx_why[u->ps.why_layer] = u->ps.why;
 	if (u->ps.rx_layer >= 0) {
 		t->st.rx_layers = 1u << u->ps.rx_layer;
 		t->st.rx_src[u->ps.rx_layer] = u->ps.rx_src;

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <infiniband/mlx5dv.h>
+
 #include "verbs_stamp.h"
 
 #define XREAD_TRIES	3	/* cross-readings per conversion, narrowest wins */
@@ -16,24 +18,59 @@
 void verbs_clock_probe(struct verbs_clock *vc, struct ibv_context *ctx)
 {
 	struct ibv_device_attr_ex a;
+	struct mlx5dv_context dv;
 
 	memset(vc, 0, sizeof(*vc));
 	vc->ctx = ctx;
 	vc->mode = VERBS_STAMP_NONE;
 	/* A provider without extended CQs (or a context without the
 	   extended verbs at all) has no stamps to offer. */
-	if (!verbs_get_ctx_op(ctx, create_cq_ex))
+	if (!verbs_get_ctx_op(ctx, create_cq_ex)) {
+		vc->why = "-:no_extended_cq";
 		return;
+	}
 	memset(&a, 0, sizeof(a));
-	if (ibv_query_device_ex(ctx, NULL, &a))
+	if (ibv_query_device_ex(ctx, NULL, &a)) {
+		vc->why = "-:no_query_device_ex";
 		return;
+	}
 	vc->mask = a.completion_timestamp_mask;
 	vc->khz = a.hca_core_clock;
 	/*
-	 * Raw stamps need a mask and a clock rate to convert with; without
-	 * them the wall-clock flavour may still be there (the create says).
+	 * mlx5 with its clock in real-time mode reports a mask and a core
+	 * clock too, but the kernel refuses a QP whose CQs ask for the
+	 * free-running format: only wall-clock stamps there.  Elsewhere
+	 * raw stamps need a mask and a clock rate to convert with;
+	 * without them the wall-clock flavour may still be there (the
+	 * create says).
 	 */
+	memset(&dv, 0, sizeof(dv));
+	if (mlx5dv_query_device(ctx, &dv) == 0 && (dv.flags & MLX5DV_CONTEXT_FLAGS_REAL_TIME_TS)) {
+		vc->realtime = 1;
+		vc->mode = VERBS_STAMP_WALLCLOCK;
+		return;
+	}
 	vc->mode = vc->mask && vc->khz ? VERBS_STAMP_RAW : VERBS_STAMP_WALLCLOCK;
+}
+
+static void step_down(struct verbs_clock *vc, const char *why)
+{
+	vc->mode = vc->mode == VERBS_STAMP_RAW ? VERBS_STAMP_WALLCLOCK : VERBS_STAMP_NONE;
+	if (vc->mode == VERBS_STAMP_NONE)
+		vc->why = why;
+}
+
+static int refusal(int e)
+{
+	return e == EOPNOTSUPP || e == EINVAL || e == ENOSYS || e == EPROTONOSUPPORT;
+}
+
+int verbs_qp_refused(struct verbs_clock *vc, int e)
+{
+	if (vc->mode == VERBS_STAMP_NONE || !refusal(e))
+		return 0;
+	step_down(vc, "-:qp_refused_stamp_format");
+	return 1;
 }
 
 static uint64_t mode_flags(enum verbs_stamp_mode m)
@@ -64,10 +101,9 @@ int verbs_cq_create(struct verbs_clock *vc, struct verbs_cq *c, int cqe, void *c
 			return 0;
 		}
 		/* Only a refusal of what was asked steps down. */
-		if (errno != EOPNOTSUPP && errno != EINVAL && errno != ENOSYS &&
-		    errno != EPROTONOSUPPORT)
+		if (!refusal(errno))
 			return -1;
-		vc->mode = vc->mode == VERBS_STAMP_RAW ? VERBS_STAMP_WALLCLOCK : VERBS_STAMP_NONE;
+		step_down(vc, "-:cq_refused_stamps");
 	}
 	c->cq = ibv_create_cq(vc->ctx, cqe, cq_context, ch, 0);
 	return c->cq ? 0 : -1;

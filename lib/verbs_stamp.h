@@ -4,7 +4,11 @@
  * via=verbs in port_verbs.c, ib:// in ib.c): the 'h' layer of
  * doc/ntpx-record.5.
  *
- * A device that reports a completion timestamp mask and a core clock
+ * mlx5 with its clock in real-time mode (mlx5dv_query_device says
+ * MLX5DV_CONTEXT_FLAGS_REAL_TIME_TS) is asked for wall-clock stamps only:
+ * it reports a timestamp mask and a core clock too, but the kernel
+ * refuses the QP whose CQs ask for the free-running format.  Any other
+ * device that reports a completion timestamp mask and a core clock
  * (ibv_query_device_ex) gets its CQs from ibv_create_cq_ex with
  * IBV_WC_EX_WITH_COMPLETION_TIMESTAMP: raw HCA clock cycles, converted to
  * CLOCK_REALTIME by a cross-reading (ibv_query_rt_values_ex bracketed by
@@ -39,6 +43,8 @@ struct verbs_clock {
 	uint64_t mask;		/* completion_timestamp_mask */
 	uint64_t khz;		/* hca_core_clock */
 	uint64_t errors;	/* stamps that could not be converted */
+	int realtime;		/* mlx5 with its clock in real-time mode */
+	const char *why;	/* mode NONE: why, as #stamps says it ("-:...") */
 };
 
 struct verbs_cq {
@@ -77,6 +83,15 @@ void verbs_clock_probe(struct verbs_clock *vc, struct ibv_context *ctx);
 int verbs_cq_create(struct verbs_clock *vc, struct verbs_cq *c, int cqe, void *cq_context,
 		    struct ibv_comp_channel *ch);
 void verbs_cq_destroy(struct verbs_cq *c);
+
+/*
+ * Creating a QP on CQs made with vc->mode failed with @e.  When that is a
+ * refusal of the stamp format (mlx5 in real-time mode refuses raw stamps
+ * only here, EOPNOTSUPP), steps vc->mode down and returns 1: the caller
+ * destroys the CQs, makes them again and retries.  0: not ours to fix.
+ * Stamps are never a reason for a transport not to open.
+ */
+int verbs_qp_refused(struct verbs_clock *vc, int e);
 
 /*
  * Up to @max completions into @wc.  Returns how many (0: none waiting), or

@@ -306,11 +306,32 @@ static int fab_stamps;		/* devices have completion stamps */
 /* The HCA clock: 1 GHz, 48 bits, CLOCK_REALTIME's nanoseconds. */
 static const struct mock_hca fab_hca = { .khz = 1000000, .mask = FAB_HCA_MASK };
 
+static int fab_rt;		/* mlx5 with its clock in real-time mode */
+/* The PHC (the HCA's wall clock): TAI, as ptp4l keeps it, CLOCK_REALTIME + 37 s. */
+#define FAB_PHC_OFF	(37 * 1000000000LL)
+
+/*
+ * The stamp a completion queued at CLOCK_REALTIME @now carries, as mlx5
+ * gives it: raw cycles for IBV_WC_EX_WITH_COMPLETION_TIMESTAMP; for the
+ * wall-clock flavour the PHC's time, in real-time mode the CQE's own
+ * seconds << 32 | nanoseconds (read_completion_wallclock_ns returns the
+ * CQE value there), else in ns (mlx5dv_ts_to_ns).
+ */
+static uint64_t fab_stamp(const struct mock_cq *c, int64_t now)
+{
+	int64_t phc = now + FAB_PHC_OFF;
+
+	if (c->ex && (c->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK))
+		return fab_rt ? (uint64_t)(phc / 1000000000) << 32 | (uint64_t)(phc % 1000000000) :
+				(uint64_t)phc;
+	return mock_hca_cycles(&fab_hca, now);
+}
+
 static void cq_push(struct mock_cq *c, const struct ibv_wc *wc)
 {
 	int64_t now = mock_rt_now();
 
-	mock_cq_push(c, wc, now, mock_hca_cycles(&fab_hca, now));
+	mock_cq_push(c, wc, now, fab_stamp(c, now));
 }
 
 /* An async event on device @d.  Called with fab held. */
@@ -600,7 +621,8 @@ const struct mock_cq_config mock_cq_config = {
 static struct ibv_cq_ex *fake_create_cq_ex(struct ibv_context *context,
 					   struct ibv_cq_init_attr_ex *a)
 {
-	if (a->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK) {
+	/* Without real-time mode: no clock_info page here, so no wall clock. */
+	if ((a->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK) && !fab_rt) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -639,6 +661,26 @@ static void fab_stamps_on(void)
 		devs[i].vctx.query_rt_values = fake_query_rt_values;
 	}
 	pthread_mutex_unlock(&fab);
+}
+
+/*
+ * mlx5 with REAL_TIME_CLOCK_ENABLE: it reports the timestamp mask and
+ * core clock still, creates a CQ with raw stamps, and the kernel refuses
+ * the QP on it (EOPNOTSUPP: the free-running format is gone).
+ */
+static void fab_rt_on(void)
+{
+	fab_stamps_on();
+	pthread_mutex_lock(&fab);
+	fab_rt = mock_mlx5 = mock_mlx5_rt = 1;
+	pthread_mutex_unlock(&fab);
+}
+
+static int cq_raw(const struct ibv_cq *cq)
+{
+	const struct mock_cq *c = (const struct mock_cq *)cq;
+
+	return c && c->ex && (c->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP);
 }
 
 /* Device @d's GID table: a link-local entry, then each IPv4 address's. */
@@ -723,7 +765,7 @@ static void fab_reset(void)
 	force_qpn = 0;
 	fab_roce = fab_ah_by_ref = fab_hold = 0;
 	fab_garbage = -1;
-	fab_stamps = 0;
+	fab_stamps = fab_rt = mock_mlx5 = mock_mlx5_rt = 0;
 	fab_client_dev = 1;
 	fab_sidr_drop = fab_stale = mock_chan_reads = fab_idle_polls = 0;
 	cm_pending = 0;
@@ -887,7 +929,13 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_cont
 
 struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 {
-	struct fqp *q = calloc(1, sizeof(*q));
+	struct fqp *q;
+
+	if (fab_rt && (cq_raw(attr->send_cq) || cq_raw(attr->recv_cq))) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	q = calloc(1, sizeof(*q));
 
 	q->qp.context = pd->context;
 	q->qp.pd = pd;
@@ -2540,8 +2588,11 @@ static void test_hca_no_stamps(void **state)
 	server_start(&s);
 	client_open(&c, "ib://" SERVER_ADDR ":123");
 	assert_int_equal(transport_stamps_enable(c.t, err, sizeof(err)), 0);
-	assert_null(transport_stamp_source(c.t, 1, TRANSPORT_LAYER_H));
-	assert_null(transport_stamp_source(c.t, 0, TRANSPORT_LAYER_H));
+	/* #stamps says why there are none */
+	assert_string_equal(transport_stamp_source(c.t, 1, TRANSPORT_LAYER_H),
+			    "-:no_extended_cq");
+	assert_string_equal(transport_stamp_source(c.t, 0, TRANSPORT_LAYER_H),
+			    "-:no_extended_cq");
 	assert_int_equal(exchange_until(&c, 1), 1);
 	assert_int_equal(transport_send(c.t, req, sizeof(req), NULL, c.clk,
 					TRANSPORT_STAMP_SEND, &t1), 0);
@@ -2549,6 +2600,42 @@ static void test_hca_no_stamps(void **state)
 	assert_true(tx.at[TRANSPORT_LAYER_H] == TRANSPORT_NO_STAMP);
 	transport_counters(c.t, line, sizeof(line));
 	assert_non_null(strstr(line, " stamps=none"));
+	client_close(&c);
+	server_stop(&s);
+}
+
+/*
+ * Issue 22 (1): mlx5 in real-time mode.  The old probe asked for raw
+ * stamps, the kernel refused the QP, and neither end could open.  Now
+ * wall-clock stamps are asked for at once; and a QP refused for its
+ * stamp format costs the stamps, never the transport.
+ */
+static void test_hca_realtime_opens(void **state)
+{
+	struct server s;
+	struct client c;
+	char err[256], line[512];
+
+	fab_rt_on();
+	server_start(&s);
+	client_open(&c, "ib://" SERVER_ADDR ":123");
+	assert_int_equal(exchange_until(&c, 1), 1);
+	assert_int_equal(transport_stamps_enable(c.t, err, sizeof(err)), 0);
+	transport_counters(c.t, line, sizeof(line));
+	assert_non_null(strstr(line, " stamps=wallclock"));
+	client_close(&c);
+	server_stop(&s);
+	/*
+	 * A libmlx5 that does not say so (mlx5dv_query_device without the
+	 * flag): raw asked for, the QP refused, a step down to wall clock.
+	 */
+	mock_mlx5_rt = 0;
+	server_start(&s);
+	client_open(&c, "ib://" SERVER_ADDR ":123");
+	assert_int_equal(exchange_until(&c, 1), 1);
+	assert_int_equal(transport_stamps_enable(c.t, err, sizeof(err)), 0);
+	transport_counters(c.t, line, sizeof(line));
+	assert_non_null(strstr(line, " stamps=wallclock"));
 	client_close(&c);
 	server_stop(&s);
 }
@@ -2585,6 +2672,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_no_route, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hca_stamps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hca_no_stamps, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hca_realtime_opens, setup, teardown),
 	};
 
 	if (argc > 1)

@@ -16,11 +16,21 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include <infiniband/mlx5dv.h>
 #include <infiniband/verbs.h>
 
 #include "verbs_mock.h"
 
 int mock_chan_reads;
+int mock_mlx5, mock_mlx5_rt;
+
+int mlx5dv_query_device(struct ibv_context *ctx_in, struct mlx5dv_context *attrs_out)
+{
+	if (!mock_mlx5)
+		return EOPNOTSUPP;
+	attrs_out->flags = mock_mlx5_rt ? MLX5DV_CONTEXT_FLAGS_REAL_TIME_TS : 0;
+	return 0;
+}
 
 int64_t mock_rt_now(void)
 {

@@ -79,6 +79,14 @@ struct mock_cq_config {
 
 extern const struct mock_cq_config mock_cq_config;
 
+/*
+ * mlx5dv_query_device, as libmlx5 has it: EOPNOTSUPP on a device that
+ * is not mlx5 (mock_mlx5 0), else MLX5DV_CONTEXT_FLAGS_REAL_TIME_TS when
+ * mock_mlx5_rt says the clock is in real-time mode
+ * (REAL_TIME_CLOCK_ENABLE).  Each test's setup sets both.
+ */
+extern int mock_mlx5, mock_mlx5_rt;
+
 /* ibv_create_cq's CQ, and ibv_create_cq_ex's (its readers set). */
 struct mock_cq *mock_cq_create(struct ibv_context *context, int cqe, void *cq_context,
 			       struct ibv_comp_channel *channel);
