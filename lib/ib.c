@@ -1676,6 +1676,7 @@ static void ib_close(struct transport *t)
 		verbs_cq_destroy(&u->rcq);
 	}
 	verbs_cq_destroy(&u->scq);
+	verbs_clock_close(&u->vclk);
 	if (u->chan)
 		ibv_destroy_comp_channel(u->chan);
 	if (u->mr)

@@ -2,6 +2,7 @@
 /*
  * phc.c - PHC to CLOCK_REALTIME (phc.h).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/ptp_clock.h>
@@ -20,12 +21,14 @@ struct phc {
 	int precise;		/* -1 unknown, 0 no, 1 yes */
 };
 
+const char *phc_dev_dir = "/dev";
+
 struct phc *phc_open(int index, char *err, size_t errlen)
 {
-	char path[32];
+	char path[300];
 	struct phc *p;
 
-	snprintf(path, sizeof(path), "/dev/ptp%d", index);
+	snprintf(path, sizeof(path), "%s/ptp%d", phc_dev_dir, index);
 	p = calloc(1, sizeof(*p));
 	if (!p) {
 		snprintf(err, errlen, "out of memory");
@@ -39,6 +42,24 @@ struct phc *phc_open(int index, char *err, size_t errlen)
 	}
 	p->precise = -1;
 	return p;
+}
+
+int phc_index_of(const char *sysdir)
+{
+	char path[512];
+	struct dirent *e;
+	DIR *d;
+	int index = -1;
+
+	snprintf(path, sizeof(path), "%s/device/ptp", sysdir);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		if (sscanf(e->d_name, "ptp%d", &index) == 1)
+			break;
+	closedir(d);
+	return e ? index : -1;
 }
 
 void phc_close(struct phc *p)

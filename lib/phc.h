@@ -19,6 +19,16 @@ struct phc;
 
 /* Opens /dev/ptp@index; NULL with one line in @err. */
 struct phc *phc_open(int index, char *err, size_t errlen);
+
+/*
+ * The PHC of the device whose sysfs directory is @sysdir
+ * (/sys/class/infiniband/mlx5_0, /sys/class/net/eth0): the N of its
+ * device/ptp/ptpN, or -1 when it has none.
+ */
+int phc_index_of(const char *sysdir);
+
+/* Where phc_open() finds ptpN: "/dev" (the unit tests point it elsewhere). */
+extern const char *phc_dev_dir;
 void phc_close(struct phc *p);
 
 /* "precise" or "extended": how the offset is read (after the first call). */

@@ -246,6 +246,7 @@ static void verbs_close_all(struct verbs_port *v)
 		ibv_destroy_qp(v->qp);
 	verbs_cq_destroy(&v->rx_cq);
 	verbs_cq_destroy(&v->tx_cq);
+	verbs_clock_close(&v->clk);
 	if (v->ch)
 		ibv_destroy_comp_channel(v->ch);
 	if (v->mr)

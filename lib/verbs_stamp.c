@@ -9,6 +9,7 @@
 
 #include <infiniband/mlx5dv.h>
 
+#include "phc.h"
 #include "verbs_stamp.h"
 
 #define XREAD_TRIES	3	/* cross-readings per conversion, narrowest wins */
@@ -82,11 +83,32 @@ static uint64_t mode_flags(enum verbs_stamp_mode m)
 	}
 }
 
+/*
+ * Wall-clock stamps are PHC time (TAI under ptp4l, or wherever the PHC
+ * runs): without the device's PHC to convert them they are no use.
+ */
+static int wall_ready(struct verbs_clock *vc)
+{
+	char err[160];
+	int index;
+
+	if (vc->phc)
+		return 1;
+	index = phc_index_of(vc->ctx->device->ibdev_path);
+	if (index >= 0)
+		vc->phc = phc_open(index, err, sizeof(err));
+	return vc->phc != NULL;
+}
+
 int verbs_cq_create(struct verbs_clock *vc, struct verbs_cq *c, int cqe, void *cq_context,
 		    struct ibv_comp_channel *ch)
 {
 	memset(c, 0, sizeof(*c));
 	while (vc->mode != VERBS_STAMP_NONE) {
+		if (vc->mode == VERBS_STAMP_WALLCLOCK && !wall_ready(vc)) {
+			step_down(vc, "-:wallclock_without_phc");
+			break;
+		}
 		struct ibv_cq_init_attr_ex ia = {
 			.cqe = (uint32_t)cqe,
 			.cq_context = cq_context,
@@ -107,6 +129,12 @@ int verbs_cq_create(struct verbs_clock *vc, struct verbs_cq *c, int cqe, void *c
 	}
 	c->cq = ibv_create_cq(vc->ctx, cqe, cq_context, ch, 0);
 	return c->cq ? 0 : -1;
+}
+
+void verbs_clock_close(struct verbs_clock *vc)
+{
+	phc_close(vc->phc);
+	vc->phc = NULL;
 }
 
 void verbs_cq_destroy(struct verbs_cq *c)
@@ -176,7 +204,9 @@ int verbs_cq_poll(struct verbs_cq *c, struct verbs_wc *wc, int max)
 		return n;
 	}
 	rc = ibv_start_poll(c->cqx, &pa);
-	if (rc == ENOENT)
+	/* EBUSY: the clock information is being updated; try again later
+	   (ibv_create_cq_ex.3).  No end_poll after a failed start. */
+	if (rc == ENOENT || rc == EBUSY)
 		return 0;
 	if (rc)
 		return -rc;
@@ -263,9 +293,24 @@ int verbs_clock_realtime(struct verbs_clock *vc, enum verbs_stamp_mode mode, uin
 	if (!ts || mode == VERBS_STAMP_NONE)
 		return 0;
 	if (mode == VERBS_STAMP_WALLCLOCK) {
-		if (ts > INT64_MAX)
+		int64_t phc_ns;
+
+		/*
+		 * Real-time mode: the CQE's own value, seconds << 32 |
+		 * nanoseconds.  Otherwise libmlx5 gave ns (mlx5dv_ts_to_ns).
+		 * Either is the PHC's time, not CLOCK_REALTIME.
+		 */
+		if (vc->realtime) {
+			if ((ts & 0xffffffffu) >= 1000000000u)
+				goto bad;
+			phc_ns = (int64_t)(ts >> 32) * 1000000000 + (int64_t)(ts & 0xffffffffu);
+		} else {
+			if (ts > INT64_MAX)
+				goto bad;
+			phc_ns = (int64_t)ts;
+		}
+		if (!vc->phc || phc_to_realtime(vc->phc, phc_ns, ns))
 			goto bad;
-		*ns = (int64_t)ts;
 		return 1;
 	}
 	if (!vc->khz || !vc->mask || cross_read(vc, &hca, &rt))
@@ -296,7 +341,7 @@ const char *verbs_stamp_source(enum verbs_stamp_mode mode)
 {
 	switch (mode) {
 	case VERBS_STAMP_RAW: return "verbs:cqe_ts+rt_values";
-	case VERBS_STAMP_WALLCLOCK: return "verbs:cqe_wallclock";
+	case VERBS_STAMP_WALLCLOCK: return "verbs:cqe_wallclock+phc";
 	default: return NULL;
 	}
 }

@@ -14,10 +14,13 @@
  * CLOCK_REALTIME by a cross-reading (ibv_query_rt_values_ex bracketed by
  * two clock_gettime(CLOCK_REALTIME) calls, the narrowest of a few) taken
  * when the stamp is converted.  A device that refuses raw stamps but
- * offers IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK (mlx5 with its clock
- * in real-time mode) gets those: nanoseconds on the HCA's own real-time
- * clock, taken as CLOCK_REALTIME (whatever disciplines that clock, ptp4l
- * with phc2sys or the like, decides how true that is).  Anything else, or
+ * offers IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK gets those: the
+ * time of the HCA's PTP hardware clock, which libmlx5 gives in ns
+ * (mlx5dv_ts_to_ns) or, in real-time mode, as the CQE holds it (seconds
+ * << 32 | nanoseconds).  PHC time is TAI under ptp4l, or whatever the
+ * PHC runs at: it is converted through the PHC that sysfs shows under
+ * the device (lib/phc.h), and without one there are no stamps.  A
+ * refused QP steps down as a refused CQ does.  Anything else, or
  * a provider without the extended verbs, gets plain CQs and no stamps.
  *
  * Either way the CQ is polled through verbs_cq_poll(), which takes the
@@ -30,6 +33,8 @@
 #include <stdint.h>
 
 #include <infiniband/verbs.h>
+
+struct phc;
 
 enum verbs_stamp_mode {
 	VERBS_STAMP_NONE,	/* plain CQs, no stamps */
@@ -44,6 +49,7 @@ struct verbs_clock {
 	uint64_t khz;		/* hca_core_clock */
 	uint64_t errors;	/* stamps that could not be converted */
 	int realtime;		/* mlx5 with its clock in real-time mode */
+	struct phc *phc;	/* WALLCLOCK: the device's PHC (lib/phc.h) */
 	const char *why;	/* mode NONE: why, as #stamps says it ("-:...") */
 };
 
@@ -83,6 +89,9 @@ void verbs_clock_probe(struct verbs_clock *vc, struct ibv_context *ctx);
 int verbs_cq_create(struct verbs_clock *vc, struct verbs_cq *c, int cqe, void *cq_context,
 		    struct ibv_comp_channel *ch);
 void verbs_cq_destroy(struct verbs_cq *c);
+
+/* What verbs_clock_probe and verbs_cq_create opened (the PHC). */
+void verbs_clock_close(struct verbs_clock *vc);
 
 /*
  * Creating a QP on CQs made with vc->mode failed with @e.  When that is a

@@ -88,6 +88,7 @@
 #include "peer.h"
 #include "transport.h"
 #include "util_private.h"
+#include "support/phc_mock.h"
 #include "support/verbs_mock.h"
 
 #define MS		1000000LL
@@ -754,7 +755,13 @@ static void fab_reset(void)
 		d->vctx.context.async_fd = d->apipe[0];
 		d->vctx.context.cmd_fd = -1;
 		d->lid = (uint16_t)(i + 1);
+		/* each has a PHC (group_setup): sysfs shows ptpN under it */
+		snprintf(d->dev.ibdev_path, sizeof(d->dev.ibdev_path), "%s/ib/fake%d",
+			 mock_phc_root(), i);
 	}
+	memset(&mock_phc, 0, sizeof(mock_phc));
+	mock_phc.off = FAB_PHC_OFF;
+	mock_start_busy = 0;
 	while (ahs) {
 		struct fah *a = ahs;
 
@@ -1700,6 +1707,26 @@ static unsigned long long counter(struct transport *t, const char *name)
 
 /* ---- tests ---------------------------------------------------------- */
 
+/* Every device has a PHC, ptp0..2 (support/phc_mock.h). */
+static int group_setup(void **state)
+{
+	char d[300];
+	int i;
+
+	mock_phc_init();
+	for (i = 0; i < NDEV; i++) {
+		snprintf(d, sizeof(d), "%s/ib/fake%d", mock_phc_root(), i);
+		mock_phc_add(d, i);
+	}
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	mock_phc_cleanup();
+	return 0;
+}
+
 static int setup(void **state)
 {
 	fab_reset();
@@ -2509,7 +2536,7 @@ static void test_no_route(void **state)
  * completion.  The conversion's error is at most half a bracket of two
  * clock readings around ibv_query_rt_values_ex, all within the exchange.
  */
-static void test_hca_stamps(void **state)
+static void hca_stamps(const char *src, const char *mode)
 {
 	unsigned char req[NTP_HEADER_LEN] = { 0xe3 }, buf[4096];
 	struct transport_stamps tx, rx;
@@ -2523,14 +2550,11 @@ static void test_hca_stamps(void **state)
 	ssize_t n;
 	int l;
 
-	fab_stamps_on();
 	server_start(&s);
 	client_open(&c, "ib://" SERVER_ADDR ":123");
 	assert_int_equal(transport_stamps_enable(c.t, err, sizeof(err)), 0);
-	assert_string_equal(transport_stamp_source(c.t, 1, TRANSPORT_LAYER_H),
-			    "verbs:cqe_ts+rt_values");
-	assert_string_equal(transport_stamp_source(c.t, 0, TRANSPORT_LAYER_H),
-			    "verbs:cqe_ts+rt_values");
+	assert_string_equal(transport_stamp_source(c.t, 1, TRANSPORT_LAYER_H), src);
+	assert_string_equal(transport_stamp_source(c.t, 0, TRANSPORT_LAYER_H), src);
 	assert_null(transport_stamp_source(c.t, 1, TRANSPORT_LAYER_K));
 	assert_int_equal(exchange_until(&c, 1), 1);	/* resolved */
 
@@ -2569,8 +2593,50 @@ static void test_hca_stamps(void **state)
 		assert_true(rx.at[l] == TRANSPORT_NO_STAMP);
 	}
 	transport_counters(c.t, line, sizeof(line));
-	assert_non_null(strstr(line, " stamps=raw"));
+	assert_non_null(strstr(line, mode));
 	assert_int_equal(counter(c.t, "stamp_errors"), 0);
+	client_close(&c);
+	server_stop(&s);
+}
+
+static void test_hca_stamps(void **state)
+{
+	fab_stamps_on();
+	hca_stamps("verbs:cqe_ts+rt_values", " stamps=raw");
+}
+
+/*
+ * Issue 22 (2): mlx5 in real-time mode gives the CQE's value, seconds
+ * << 32 | ns, on its PHC: TAI under ptp4l (here CLOCK_REALTIME + 37 s).
+ * Decoded and converted through the PHC, t1h and t4h are near the truth.
+ * start_poll's EBUSY is transient: the receive goes on.
+ */
+static void test_hca_wallclock_stamps(void **state)
+{
+	fab_rt_on();
+	mock_start_busy = 3;
+	hca_stamps("verbs:cqe_wallclock+phc", " stamps=wallclock");
+	assert_int_equal(mock_start_busy, 0);
+	assert_true(mock_phc.calls_precise + mock_phc.calls_extended > 0);
+}
+
+/* A wall clock without a PHC to convert it: no stamps, and #stamps says so. */
+static void test_hca_wallclock_no_phc(void **state)
+{
+	struct server s;
+	struct client c;
+	char err[256];
+	int i;
+
+	fab_rt_on();
+	for (i = 0; i < NDEV; i++)
+		devs[i].dev.ibdev_path[0] = 0;
+	server_start(&s);
+	client_open(&c, "ib://" SERVER_ADDR ":123");
+	assert_int_equal(transport_stamps_enable(c.t, err, sizeof(err)), 0);
+	assert_string_equal(transport_stamp_source(c.t, 1, TRANSPORT_LAYER_H),
+			    "-:wallclock_without_phc");
+	assert_int_equal(exchange_until(&c, 1), 1);
 	client_close(&c);
 	server_stop(&s);
 }
@@ -2673,9 +2739,11 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_hca_stamps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hca_no_stamps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hca_realtime_opens, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hca_wallclock_stamps, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hca_wallclock_no_phc, setup, teardown),
 	};
 
 	if (argc > 1)
 		cmocka_set_test_filter(argv[1]);
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

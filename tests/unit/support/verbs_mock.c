@@ -23,6 +23,7 @@
 
 int mock_chan_reads;
 int mock_mlx5, mock_mlx5_rt;
+int mock_start_busy;
 
 int mlx5dv_query_device(struct ibv_context *ctx_in, struct mlx5dv_context *attrs_out)
 {
@@ -253,6 +254,11 @@ static int start_poll(struct ibv_cq_ex *cq, struct ibv_poll_cq_attr *attr)
 	lock();
 	if (mock_cq_config.check_polling)
 		assert_false(c->polling);
+	if (mock_start_busy > 0 && c->n) {
+		mock_start_busy--;
+		unlock();
+		return EBUSY;	/* no end_poll after it */
+	}
 	c->polling = 1;
 	rc = next_locked(c);
 	if (rc)

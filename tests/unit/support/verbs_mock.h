@@ -87,6 +87,13 @@ extern const struct mock_cq_config mock_cq_config;
  */
 extern int mock_mlx5, mock_mlx5_rt;
 
+/*
+ * ibv_start_poll fails with EBUSY this many more times, as mlx5's does
+ * while the device clock information is being updated
+ * (ibv_create_cq_ex.3): transient, nothing polled.
+ */
+extern int mock_start_busy;
+
 /* ibv_create_cq's CQ, and ibv_create_cq_ex's (its readers set). */
 struct mock_cq *mock_cq_create(struct ibv_context *context, int cqe, void *cq_context,
 			       struct ibv_comp_channel *channel);
