@@ -25,10 +25,13 @@
  * empty), a send CQ, one UD QP.  Each receive buffer has the 40-byte GRH
  * in front of the payload; a buffer is posted again as soon as its
  * datagram is consumed.  No retransmission, no RC: a lost datagram stays
- * lost, as over UDP.  A wildcard server answers each IPoIB partition it
- * is reached on from a QP in that partition: the P_Key index comes from
- * rdma_init_qp_attr() on the SIDR request's id, and a partition seen for
- * the first time gets its own QP and receive pool (IB_PARTS at most).
+ * lost, as over UDP.  A wildcard server serves every active port of its
+ * HCA (dual-port mlx4, Connect-IB; port= keeps it to one) and answers
+ * each IPoIB partition it is reached on from a QP on that port in that
+ * partition: the port and P_Key index come from the SIDR request's id
+ * (rdma_init_qp_attr()), and a port or partition seen for the first time
+ * gets its own QP and receive pool (IB_PARTS at most); replies leave by
+ * the port the request came in on (the AH is made for it).
  *
  * Address handles: the server keys its cache on what ibv_init_ah_from_wc()
  * derives the handle from (the header version as rdma-core decides it, the
@@ -105,7 +108,7 @@
 #define IB_RECV_SERVER	256		/* receive pool, server (per partition) */
 #define IB_SEND_DEPTH	64		/* send ring */
 #define IB_AH_CACHE	64		/* server: address handles kept */
-#define IB_PARTS	4		/* wildcard server: partitions answered */
+#define IB_PARTS	8		/* wildcard server: ports and partitions answered */
 #define IB_AEV_QUEUE	16		/* async events handed over, not yet seen */
 #define IB_RESOLVE_NS	(1000 * 1000000LL)	/* bound on address and route */
 #define IB_SIDR_TRIES	3		/* SIDR requests per resolution... */
@@ -194,6 +197,7 @@ struct ib_key {
 	uint32_t flow_label;	/* IPv6/GRH only */
 	uint8_t sgid[16];	/* the sender's: the handle's destination */
 	uint8_t dgid[16];	/* ours it was sent to: the handle's source GID */
+	uint8_t port;		/* the HCA port it came in on */
 };
 
 /* struct transport_addr's contents for this backend. */
@@ -210,8 +214,9 @@ struct ib_ah_slot {
 	uint64_t used;		/* LRU clock */
 };
 
-/* A wildcard server's QP in one IPoIB partition, with its receive pool. */
+/* A wildcard server's QP on one port in one IPoIB partition, with its receive pool. */
 struct ib_part {
+	uint8_t port;
 	uint16_t pkey_index;
 	struct ibv_qp *qp;	/* NULL: unused */
 	struct ibv_mr *mr;
@@ -282,6 +287,7 @@ struct ib_transport {
 	/* server */
 	uint32_t epoch;
 	int wildcard;			/* bound to no address: partitions by request */
+	int any_port;			/* ...and no port=: every active port */
 	struct ib_part part[IB_PARTS];
 	struct ib_ah_slot ahc[IB_AH_CACHE];
 	uint64_t ahc_clock;
@@ -553,10 +559,11 @@ static int ib_post_recv(struct ib_transport *u, unsigned part, unsigned i)
 }
 
 /*
- * A UD QP on u->port in P_Key index @pkey_index, in RTS: INIT takes the
+ * A UD QP on @port in P_Key index @pkey_index, in RTS: INIT takes the
  * P_Key index, port and QKey, RTR nothing, RTS the send PSN.
  */
-static struct ibv_qp *ib_qp_up(struct ib_transport *u, uint16_t pkey_index, const char **step)
+static struct ibv_qp *ib_qp_up(struct ib_transport *u, uint8_t port, uint16_t pkey_index,
+			       const char **step)
 {
 	struct ibv_qp_init_attr qia;
 	struct ibv_qp_attr qa;
@@ -586,7 +593,7 @@ static struct ibv_qp *ib_qp_up(struct ib_transport *u, uint16_t pkey_index, cons
 	memset(&qa, 0, sizeof(qa));
 	qa.qp_state = IBV_QPS_INIT;
 	qa.pkey_index = pkey_index;
-	qa.port_num = u->port;
+	qa.port_num = port;
 	qa.qkey = u->qkey;
 	*step = "moving to INIT";
 	if (ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY))
@@ -614,10 +621,10 @@ fail:
 }
 
 /*
- * Wildcard server: the partition (QP) that answers a request reached in
+ * Wildcard server: the QP that answers a request reached on @port in
  * P_Key index @pkey_index, made on first use.  -1 when none can be.
  */
-static int ib_part_get(struct ib_transport *u, uint16_t pkey_index)
+static int ib_part_get(struct ib_transport *u, uint8_t port, uint16_t pkey_index)
 {
 	struct ib_part *pt = NULL;
 	const char *step;
@@ -626,7 +633,8 @@ static int ib_part_get(struct ib_transport *u, uint16_t pkey_index)
 	int p;
 
 	for (p = 0; p < IB_PARTS; p++) {
-		if (u->part[p].qp && u->part[p].pkey_index == pkey_index)
+		if (u->part[p].qp && u->part[p].port == port &&
+		    u->part[p].pkey_index == pkey_index)
 			return p;
 		if (!u->part[p].qp && !pt)
 			pt = &u->part[p];
@@ -639,9 +647,10 @@ static int ib_part_get(struct ib_transport *u, uint16_t pkey_index)
 	memset(pt->mem, 0, len);
 	pt->mr = ibv_reg_mr(u->pd, pt->mem, len, IBV_ACCESS_LOCAL_WRITE);
 	if (pt->mr)
-		pt->qp = ib_qp_up(u, pkey_index, &step);
+		pt->qp = ib_qp_up(u, port, pkey_index, &step);
 	if (!pt->qp)
 		goto fail;
+	pt->port = port;
 	pt->pkey_index = pkey_index;
 	p = (int)(pt - u->part);
 	for (i = 0; i < u->nrecv; i++)
@@ -671,7 +680,8 @@ static void ib_cm_other(struct ib_transport *u, struct rdma_cm_event *ev, int64_
 	case RDMA_CM_EVENT_CONNECT_REQUEST:
 		/* A SIDR request: answer with our QP, QKey and epoch. */
 		req = ev->id;
-		if (!u->server || req->verbs != u->ctx || req->port_num != u->port) {
+		if (!u->server || req->verbs != u->ctx ||
+		    (!u->any_port && req->port_num != u->port)) {
 			rdma_reject(req, NULL, 0);
 			u->n.sidr_reject++;
 		} else {
@@ -684,13 +694,16 @@ static void ib_cm_other(struct ib_transport *u, struct rdma_cm_event *ev, int64_
 			int mask, part = 0;
 
 			/*
-			 * A wildcard server answers in the partition of the
-			 * interface the request came in on, as rdma_cm says.
+			 * A wildcard server answers on the port and in the
+			 * partition of the interface the request came in on,
+			 * as rdma_cm says: one QP for each.
 			 */
 			memset(&qa, 0, sizeof(qa));
 			qa.qp_state = IBV_QPS_INIT;
-			if (u->wildcard && rdma_init_qp_attr(req, &qa, &mask) == 0)
-				part = ib_part_get(u, qa.pkey_index);
+			if (u->wildcard)
+				part = ib_part_get(u, req->port_num,
+						   rdma_init_qp_attr(req, &qa, &mask) == 0 ?
+						   qa.pkey_index : 0);
 			if (part >= 0)
 				p.qp_num = u->part[part].qp->qp_num;
 			if (part >= 0 && rdma_accept(req, &p) == 0) {
@@ -1021,7 +1034,12 @@ static int ib_async_mine(const struct ib_transport *u, const struct ibv_async_ev
 	case IBV_EVENT_GID_CHANGE:
 	case IBV_EVENT_SM_CHANGE:
 	case IBV_EVENT_CLIENT_REREGISTER:
-		return ev->element.port_num == u->port;
+		if (ev->element.port_num == u->port)
+			return 1;
+		for (p = 0; p < IB_PARTS; p++)
+			if (u->part[p].qp && u->part[p].port == ev->element.port_num)
+				return 1;
+		return 0;
 	default:
 		return 0;
 	}
@@ -1172,7 +1190,7 @@ static struct ibv_ah *ib_ahc_get(struct ib_transport *u, const struct ib_key *k,
 		victim->ah = NULL;
 		u->n.ah_evict++;
 	}
-	victim->ah = ibv_create_ah_from_wc(u->pd, wc, grh, u->port);
+	victim->ah = ibv_create_ah_from_wc(u->pd, wc, grh, k->port);
 	if (!victim->ah) {
 		u->n.ah_fail++;
 		return NULL;
@@ -1263,6 +1281,7 @@ static ssize_t ib_take(struct ib_transport *u, struct ibv_wc *wc, void *buf, siz
 		u->n.ah_fail++;
 		goto drop;
 	}
+	a.key.port = u->part[part].port;
 	a.qpn = wc->src_qp;
 	a.qkey = u->qkey;
 	a.part = part;
@@ -1574,7 +1593,7 @@ static int ib_datapath(struct ib_transport *u, struct rdma_cm_id *id, char *err,
 			IB_FAIL("%s: completion queue: %s", u->url, strerror(errno));
 			return -1;
 		}
-		u->qp = ib_qp_up(u, pkey_index, &step);
+		u->qp = ib_qp_up(u, u->port, pkey_index, &step);
 		if (u->qp || strcmp(step, "creating") || !verbs_qp_refused(&u->vclk, errno))
 			break;
 		verbs_cq_destroy(&u->rcq);
@@ -1584,13 +1603,26 @@ static int ib_datapath(struct ib_transport *u, struct rdma_cm_id *id, char *err,
 		IB_FAIL("%s: UD queue pair: %s: %s", u->url, step, strerror(errno));
 		return -1;
 	}
-	u->part[0] = (struct ib_part){ .pkey_index = pkey_index, .qp = u->qp, .mr = u->mr,
-				       .mem = u->mem };
+	u->part[0] = (struct ib_part){ .port = u->port, .pkey_index = pkey_index, .qp = u->qp,
+				       .mr = u->mr, .mem = u->mem };
 	for (i = 0; i < u->nrecv; i++)
 		if (ib_post_recv(u, 0, i)) {
 			IB_FAIL("%s: posting receive buffers failed", u->url);
 			return -1;
 		}
+	/*
+	 * A wildcard server serves every active port (dual-port mlx4,
+	 * Connect-IB): a QP on each in the default partition now, others as
+	 * requests come (ib_part_get).
+	 */
+	if (u->any_port) {
+		uint8_t p;
+
+		/* ports count from 1; the first that does not exist ends it */
+		for (p = 1; p < IB_PARTS && ibv_query_port(u->ctx, p, &pa) == 0; p++)
+			if (p != u->port && pa.state == IBV_PORT_ACTIVE)
+				ib_part_get(u, p, 0);
+	}
 	if (ibv_req_notify_cq(u->rcq.cq, 0)) {
 		IB_FAIL("%s: cannot arm the completion queue", u->url);
 		return -1;
@@ -1768,6 +1800,7 @@ static struct transport *ib_open(const struct endpoint *ep, enum transport_role 
 				goto fail;
 			u->port = 1;
 			u->wildcard = 1;
+			u->any_port = !port;
 		}
 		if (port && port != u->port) {
 			if (u->id->verbs) {

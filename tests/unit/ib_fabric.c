@@ -194,9 +194,11 @@ static const struct faddr {
 	const char *ip;
 	int dev;
 	uint16_t pkey_index;		/* of the IPoIB interface it is on */
+	uint8_t port;			/* the HCA port behind it (0: port 1) */
 } addrs[] = {
-	{ "10.9.0.1", 0, 0 }, { "10.9.0.11", 0, 0 }, { "10.9.0.21", 0, 1 },
-	{ "10.9.0.2", 1, 0 }, { "10.9.0.3", 2, 0 },
+	{ "10.9.0.1", 0, 0, 0 }, { "10.9.0.11", 0, 0, 0 }, { "10.9.0.21", 0, 1, 0 },
+	{ "10.9.0.2", 1, 0, 0 }, { "10.9.0.3", 2, 0, 0 },
+	{ "10.9.0.12", 0, 0, 2 },	/* fake0's second port (IB only) */
 };
 #define NADDR	(int)ARRAY_SIZE(addrs)
 
@@ -222,6 +224,17 @@ static int fab_idle_polls;		/* empty polls of a receive CQ while an
 static int cm_pending;			/* rdma_cm events queued, all channels */
 
 static struct ibv_context_ops fake_ops;
+
+/* An IB port has a LID of its own: port 2's is port 1's + 0x10. */
+static uint16_t fab_lid(const struct fdev *d, int port)
+{
+	return (uint16_t)(port == 2 ? d->lid + 0x10 : d->lid);
+}
+
+static int addr_port(const struct faddr *a)
+{
+	return a && a->port ? a->port : 1;
+}
 
 static struct fdev *fab_dev(struct ibv_context *ctx)
 {
@@ -447,13 +460,18 @@ static void transmit(struct fqp *src, const struct ibv_ah_attr *attr, uint32_t q
 	struct fqp *dst;
 	unsigned char hdr[IB_GRH_LEN];
 	const struct fgid *sg = NULL;
-	int i, keep20 = 0;
+	int i, keep20 = 0, to_port = 1;
 
-	if (src->dev->down[src->port])
+	/* A UD send leaves by its QP's port; an AH for another is no use. */
+	if (src->dev->down[src->port] || attr->port_num != src->port)
 		return;
 	for (i = 0; i < ndevs && !to; i++) {
 		if (!fab_roce && !attr->is_global && devs[i].lid == attr->dlid)
 			to = &devs[i];
+		if (!fab_roce && !attr->is_global && fab_lid(&devs[i], 2) == attr->dlid) {
+			to = &devs[i];
+			to_port = 2;
+		}
 		if (attr->is_global && (fab_gid_find(&devs[i], &attr->grh.dgid,
 						     IBV_GID_TYPE_ROCE_V1) >= 0 ||
 					fab_gid_find(&devs[i], &attr->grh.dgid,
@@ -462,10 +480,10 @@ static void transmit(struct fqp *src, const struct ibv_ah_attr *attr, uint32_t q
 						     IBV_GID_TYPE_IB) >= 0))
 			to = &devs[i];
 	}
-	if (!to || to->down[1])
+	if (!to || to->down[to_port])
 		return;
 	for (dst = qps; dst; dst = dst->next)
-		if (dst->dev == to && dst->qp.qp_num == qpn)
+		if (dst->dev == to && dst->qp.qp_num == qpn && dst->port == to_port)
 			break;
 	if (!dst || dst->qkey != qkey || dst->pkey_index != src->pkey_index ||
 	    (dst->qp.state != IBV_QPS_RTR && dst->qp.state != IBV_QPS_RTS &&
@@ -487,7 +505,7 @@ static void transmit(struct fqp *src, const struct ibv_ah_attr *attr, uint32_t q
 		dst->rx_type = -1;
 	}
 	if (!fab_roce)
-		wc.slid = src->dev->lid;
+		wc.slid = fab_lid(src->dev, src->port);
 	dst->rx_n++;
 	deliver(dst, &wc, attr->is_global ? hdr : NULL, keep20, data, len);
 }
@@ -850,7 +868,7 @@ int (ibv_query_port)(struct ibv_context *context, uint8_t port_num,
 	pa->state = d->down[port_num] ? IBV_PORT_DOWN : IBV_PORT_ACTIVE;
 	pa->max_mtu = pa->active_mtu = IBV_MTU_2048;
 	pa->link_layer = fab_roce ? IBV_LINK_LAYER_ETHERNET : IBV_LINK_LAYER_INFINIBAND;
-	pa->lid = fab_roce ? 0 : d->lid;
+	pa->lid = fab_roce ? 0 : fab_lid(d, port_num);
 	pa->gid_tbl_len = NGID;
 	pa->pkey_tbl_len = 2;
 	return 0;
@@ -1295,7 +1313,7 @@ int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 	f->port = ntohs(sin->sin_port);
 	if (a && a->dev == 0) {
 		id->verbs = &devs[0].vctx.context;
-		id->port_num = 1;
+		id->port_num = (uint8_t)addr_port(a);
 		f->pkey_index = a->pkey_index;
 		f->dst_ip = sin->sin_addr.s_addr;
 	} else if (sin->sin_addr.s_addr != htonl(INADDR_ANY)) {
@@ -1388,7 +1406,7 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *param)
 		r->id.channel = l->id.channel;
 		r->id.context = l->id.context;
 		r->id.verbs = &devs[0].vctx.context;
-		r->id.port_num = 1;
+		r->id.port_num = (uint8_t)addr_port(fab_addr(f->dst_ip));
 		r->id.ps = RDMA_PS_UDP;
 		r->state = FID_REQ;
 		r->pkey_index = f->pkey_index;	/* the partition it came in on */
@@ -1442,7 +1460,7 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *param)
 								  IBV_GID_TYPE_ROCE_V2);
 			a->grh.hop_limit = 64;
 		} else {
-			a->dlid = devs[0].lid;
+			a->dlid = fab_lid(&devs[0], r->id.port_num);
 		}
 	}
 	pthread_mutex_unlock(&fab);
@@ -2344,6 +2362,39 @@ static void test_wildcard_partition(void **state)
 }
 
 /*
+ * Issue 22 (3): a wildcard server on a dual-port HCA (mlx4, Connect-IB)
+ * serves both ports: a QP on each, SIDR requests arriving on port 2
+ * accepted, and the replies leave by port 2.
+ */
+static void test_wildcard_dual_port(void **state)
+{
+	struct server s;
+	struct client a, b;
+
+	server_start_url(&s, "ib://*:123?dev=fake0");
+	client_open(&a, "ib://10.9.0.1:123");
+	client_open(&b, "ib://10.9.0.12:123");
+	assert_int_equal(exchange(&a, TRANSPORT_POLL_BLOCK), 1);
+	assert_int_equal(exchange_until(&b, 1), 1);
+	assert_int_equal(exchange(&a, TRANSPORT_POLL_BLOCK), 1);
+	assert_int_equal(exchange(&b, TRANSPORT_POLL_BLOCK), 1);
+	client_close(&a);
+	client_close(&b);
+	server_halt(&s);
+	assert_int_equal(counter(s.t, "sidr_reject"), 0);
+	assert_int_equal(counter(s.t, "sidr_accept"), 2);
+	server_stop(&s);
+	/* port=1 keeps it to port 1: port 2's requests are refused */
+	server_start_url(&s, "ib://*:123?dev=fake0&port=1");
+	client_open(&b, "ib://10.9.0.12:123");
+	assert_true(exchange(&b, TRANSPORT_POLL_BLOCK) <= 0);
+	client_close(&b);
+	server_halt(&s);
+	assert_true(counter(s.t, "sidr_reject") >= 1);
+	server_stop(&s);
+}
+
+/*
  * Issue 15 (8): the GID table changes with any address change on the
  * interface.  An unrelated one costs nothing; the client's own GID
  * moving is a loss, found again.
@@ -2729,6 +2780,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_ah_evict_in_flight, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ah_drop_in_flight, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wildcard_partition, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wildcard_dual_port, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gid_change, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_async_element, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_busy_polls_cq_only, setup, teardown),
