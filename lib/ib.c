@@ -246,6 +246,7 @@ struct ib_count {
 	uint64_t ah_new, ah_evict, ah_fail, ah_deferred;
 	uint64_t sidr_accept, sidr_reject, sidr_retries;
 	uint64_t async;		/* async events of ours seen */
+	uint64_t qp_rebuilds;	/* QPs brought back from the error state */
 };
 
 struct ib_transport {
@@ -280,6 +281,8 @@ struct ib_transport {
 	int armed;			/* rcq notification requested, not yet consumed */
 	int64_t ctl_ns;			/* CLOCK_MONOTONIC of the last event check */
 	int dead;			/* -errno once the device or QP is gone */
+	int rebuild;			/* a QP went to the error state: rebuild it */
+	int restarted;			/* client: a rebuild not yet told (peer_reset) */
 	int wake;			/* eventfd: an outcome or a handed-over event */
 	struct ib_aev aq[IB_AEV_QUEUE];	/* handed over by another transport (ib_reg_mu) */
 	unsigned an;
@@ -558,6 +561,9 @@ static int ib_post_recv(struct ib_transport *u, unsigned part, unsigned i)
 	return ibv_post_recv(pt->qp, &wr, &bad);
 }
 
+static int ib_qp_ready(struct ibv_qp *qp, uint8_t port, uint16_t pkey_index, uint32_t qkey,
+		       const char **step);
+
 /*
  * A UD QP on @port in P_Key index @pkey_index, in RTS: INIT takes the
  * P_Key index, port and QKey, RTR nothing, RTS the send PSN.
@@ -566,7 +572,6 @@ static struct ibv_qp *ib_qp_up(struct ib_transport *u, uint8_t port, uint16_t pk
 			       const char **step)
 {
 	struct ibv_qp_init_attr qia;
-	struct ibv_qp_attr qa;
 	struct ibv_qp *qp;
 
 	memset(&qia, 0, sizeof(qia));
@@ -590,27 +595,8 @@ static struct ibv_qp *ib_qp_up(struct ib_transport *u, uint8_t port, uint16_t pk
 		return NULL;
 	if (!u->qp)
 		u->max_inline = qia.cap.max_inline_data;
-	memset(&qa, 0, sizeof(qa));
-	qa.qp_state = IBV_QPS_INIT;
-	qa.pkey_index = pkey_index;
-	qa.port_num = port;
-	qa.qkey = u->qkey;
-	*step = "moving to INIT";
-	if (ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY))
-		goto fail;
-	memset(&qa, 0, sizeof(qa));
-	qa.qp_state = IBV_QPS_RTR;
-	*step = "moving to RTR";
-	if (ibv_modify_qp(qp, &qa, IBV_QP_STATE))
-		goto fail;
-	qa.qp_state = IBV_QPS_RTS;
-	qa.sq_psn = 0;
-	*step = "moving to RTS";
-	if (ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_SQ_PSN))
-		goto fail;
-	return qp;
-
-fail:
+	if (ib_qp_ready(qp, port, pkey_index, u->qkey, step) == 0)
+		return qp;
 	{
 		int e = errno;
 
@@ -618,6 +604,93 @@ fail:
 		errno = e;
 	}
 	return NULL;
+}
+
+/* @qp, in RESET, to RTS on @port in @pkey_index with @qkey.  0 or -1. */
+static int ib_qp_ready(struct ibv_qp *qp, uint8_t port, uint16_t pkey_index, uint32_t qkey,
+		       const char **step)
+{
+	struct ibv_qp_attr qa;
+
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_state = IBV_QPS_INIT;
+	qa.pkey_index = pkey_index;
+	qa.port_num = port;
+	qa.qkey = qkey;
+	*step = "moving to INIT";
+	if (ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY))
+		return -1;
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_state = IBV_QPS_RTR;
+	*step = "moving to RTR";
+	if (ibv_modify_qp(qp, &qa, IBV_QP_STATE))
+		return -1;
+	qa.qp_state = IBV_QPS_RTS;
+	qa.sq_psn = 0;
+	*step = "moving to RTS";
+	if (ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_SQ_PSN))
+		return -1;
+	return 0;
+}
+
+/*
+ * The QPs in the error state (a fatal QP event, flushed receives) are
+ * rebuilt in place: RESET, then INIT, RTR, RTS as at the open (the QP
+ * number stays, so a server's clients and a client's server still know
+ * it), and their receives posted again.  The flushed completions are
+ * taken first (the sends' through ib_reap_sends; a receive of a healthy
+ * QP met while draining is dropped and its buffer posted again).  Counted
+ * (qp_rebuilds=); a client tells the caller once (transport_peer_reset),
+ * so that its filters start afresh.  A QP that cannot be rebuilt leaves
+ * the transport dead (EIO).
+ */
+static void ib_rebuild(struct ib_transport *u)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+	struct verbs_wc w;
+	int bad[IB_PARTS], any = 0;
+	unsigned p, i;
+
+	u->rebuild = 0;
+	for (p = 0; p < IB_PARTS; p++) {
+		bad[p] = u->part[p].qp && ibv_query_qp(u->part[p].qp, &a, IBV_QP_STATE, &ia) == 0 &&
+			 a.qp_state == IBV_QPS_ERR;
+		any |= bad[p];
+	}
+	if (!any)
+		return;
+	ib_reap_sends(u);
+	while (verbs_cq_poll(&u->rcq, &w, 1) > 0) {
+		p = (unsigned)(w.wr_id >> 32);
+		if (p < IB_PARTS && u->part[p].qp && !bad[p] &&
+		    ib_post_recv(u, p, (unsigned)w.wr_id))
+			u->dead = -EIO;
+	}
+	for (p = 0; p < IB_PARTS; p++) {
+		const char *step;
+
+		if (!bad[p])
+			continue;
+		memset(&a, 0, sizeof(a));
+		a.qp_state = IBV_QPS_RESET;
+		if (ibv_modify_qp(u->part[p].qp, &a, IBV_QP_STATE) ||
+		    ib_qp_ready(u->part[p].qp, u->part[p].port, u->part[p].pkey_index, u->qkey,
+				&step)) {
+			u->dead = -EIO;
+			return;
+		}
+		for (i = 0; i < u->nrecv; i++)
+			if (ib_post_recv(u, p, i)) {
+				u->dead = -EIO;
+				return;
+			}
+		u->n.qp_rebuilds++;
+	}
+	if (!u->server) {
+		u->restarted = 1;
+		u->outstanding = 0;
+	}
 }
 
 /*
@@ -1068,10 +1141,12 @@ static void ib_async(struct ib_transport *u, const struct ib_aev *ev, int64_t no
 		u->dead = -ENODEV;
 		break;
 	case IBV_EVENT_CQ_ERR:
+		u->dead = -EIO;		/* an overrun CQ: nothing to rebuild */
+		break;
 	case IBV_EVENT_QP_FATAL:
 	case IBV_EVENT_QP_REQ_ERR:
 	case IBV_EVENT_QP_ACCESS_ERR:
-		u->dead = -EIO;
+		u->rebuild = 1;
 		break;
 	case IBV_EVENT_GID_CHANGE:
 		/*
@@ -1268,7 +1343,7 @@ static ssize_t ib_take(struct ib_transport *u, struct ibv_wc *wc, void *buf, siz
 	}
 	grh = u->part[part].mem + (size_t)i * u->slot;
 	if (wc->status == IBV_WC_WR_FLUSH_ERR) {
-		u->dead = -EIO;		/* the QP went to the error state */
+		u->rebuild = 1;		/* the QP went to the error state */
 		return -EAGAIN;
 	}
 	v = ib_check_recv(wc, u->server ? TRANSPORT_SERVER : TRANSPORT_CLIENT, u->rqpn);
@@ -1345,6 +1420,8 @@ static ssize_t ib_recv(struct transport *t, void *buf, size_t cap,
 	 * the fd readable, and the arming stays for the next blocking wait.
 	 */
 	for (;;) {
+		if (u->rebuild)
+			ib_rebuild(u);
 		if (u->dead)
 			return u->dead;
 		n = verbs_cq_poll(&u->rcq, &vw, 1);
@@ -1438,6 +1515,8 @@ static int ib_send(struct transport *t, void *buf, size_t len,
 	 */
 	if ((request && !u->server) || now - u->ctl_ns >= IB_CTL_NS)
 		ib_control(u, now);
+	if (u->rebuild)
+		ib_rebuild(u);
 	if (u->dead)
 		return u->dead;
 	if (len > u->mtu)
@@ -1922,8 +2001,12 @@ fail:
 static int ib_peer_reset(struct transport *t)
 {
 	struct ib_transport *u = container_of(t, struct ib_transport, t);
+	int restarted = u->restarted;
 
-	return u->server ? 0 : peer_take_reset(&u->peer);
+	if (u->server)
+		return 0;
+	u->restarted = 0;
+	return peer_take_reset(&u->peer) | restarted;
 }
 
 /*
@@ -1972,11 +2055,12 @@ static void ib_counters(struct transport *t, char *buf, size_t len)
 	if (n < len)
 		n += (size_t)snprintf(buf + n, len - n,
 				      " epoch=%llu send_err=%llu post_err=%llu async=%llu"
-				      " stamps=%s stamp_errors=%llu",
+				      " qp_rebuilds=%llu stamps=%s stamp_errors=%llu",
 				      (unsigned long long)u->n.epoch,
 				      (unsigned long long)u->n.send_err,
 				      (unsigned long long)u->n.post_err,
 				      (unsigned long long)u->n.async,
+				      (unsigned long long)u->n.qp_rebuilds,
 				      u->rcq.mode == VERBS_STAMP_RAW ? "raw" :
 				      u->rcq.mode == VERBS_STAMP_WALLCLOCK ? "wallclock" : "none",
 				      (unsigned long long)u->vclk.errors);

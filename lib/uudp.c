@@ -97,6 +97,7 @@ struct uudp_transport {
 	int epfd;			/* client: port fd + reserve_fd, for poll */
 	int64_t err_check_ns;		/* client: when reserve_fd was last read */
 	int stamping;			/* transport_stamps_enable() was called */
+	unsigned restarts_seen;		/* port.restarts already told as a reset */
 	struct port_stamping ps;	/* what the port stamps */
 	uint32_t tx_seq;		/* ids of datagrams sent with stamps */
 };
@@ -582,7 +583,15 @@ static void uudp_addr_str(const struct transport_addr *ta, char *buf, size_t len
 
 static int uudp_peer_reset(struct transport *t)
 {
-	return peer_take_reset(&container_of(t, struct uudp_transport, t)->peer);
+	struct uudp_transport *u = container_of(t, struct uudp_transport, t);
+	int reset = peer_take_reset(&u->peer);
+
+	/* A port that rebuilt its queue starts a new stream as well. */
+	if (u->port && u->port->restarts != u->restarts_seen) {
+		u->restarts_seen = u->port->restarts;
+		reset = 1;
+	}
+	return reset;
 }
 
 static void uudp_counters(struct transport *t, char *buf, size_t len)

@@ -1049,6 +1049,8 @@ int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 		q->pkey_index = attr->pkey_index;
 	if (mask & IBV_QP_PORT)
 		q->port = attr->port_num;
+	if (to == IBV_QPS_RESET)	/* a reset drops every queued request */
+		q->rn = q->rhead = q->sqn = 0;
 	qp->state = to;
 out:
 	pthread_mutex_unlock(&fab);
@@ -2444,9 +2446,42 @@ static void test_async_element(void **state)
 	assert_int_equal(exchange(&b, TRANSPORT_POLL_BLOCK), 1);	/* b reads both */
 	assert_int_equal(exchange(&b, TRANSPORT_POLL_BLOCK), 1);
 	assert_int_equal(counter(b.t, "losses"), 0);
-	assert_int_equal(exchange(&a, TRANSPORT_POLL_BLOCK), -EIO);
+	assert_int_equal(counter(b.t, "qp_rebuilds"), 0);
+	assert_int_equal(exchange(&a, TRANSPORT_POLL_BLOCK), 1);	/* a's rebuilt */
+	assert_int_equal(counter(a.t, "qp_rebuilds"), 1);
 	client_close(&a);
 	client_close(&b);
+	server_stop(&s);
+}
+
+/*
+ * Issue 22 (4): a QP in the error state is rebuilt (RESET to RTS, the
+ * receives posted again), counted, and the client's stream marked as a
+ * restart; the server's QP too, with its clients none the wiser.
+ */
+static void test_qp_rebuild(void **state)
+{
+	struct server s;
+	struct client c;
+
+	server_start(&s);
+	client_open(&c, "ib://" SERVER_ADDR ":123");
+	assert_int_equal(exchange_until(&c, 1), 1);
+	assert_int_equal(transport_peer_reset(c.t), 0);
+	fab_qp_error(c.qpn);
+	assert_int_equal(exchange(&c, TRANSPORT_POLL_BLOCK), 1);
+	assert_int_equal(qp_of(c.qpn)->qp.state, IBV_QPS_RTS);
+	assert_int_equal(counter(c.t, "qp_rebuilds"), 1);
+	assert_int_equal(transport_peer_reset(c.t), 1);
+	assert_int_equal(transport_peer_reset(c.t), 0);
+	assert_int_equal(exchange(&c, TRANSPORT_POLL_BLOCK), 1);
+	/* the server's QP: rebuilt when its thread next receives */
+	fab_qp_error(s.qpn);
+	assert_int_equal(exchange_until(&c, 1), 1);
+	assert_int_equal(exchange(&c, TRANSPORT_POLL_BLOCK), 1);
+	client_close(&c);
+	server_halt(&s);
+	assert_int_equal(counter(s.t, "qp_rebuilds"), 1);
 	server_stop(&s);
 }
 
@@ -2783,6 +2818,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_wildcard_dual_port, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gid_change, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_async_element, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_qp_rebuild, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_busy_polls_cq_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_block_takes_events, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sidr_reply_lost, setup, teardown),

@@ -417,6 +417,10 @@ int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 		return EINVAL;
 	if (mask & IBV_QP_PORT)
 		q->port = attr->port_num;
+	if (to == IBV_QPS_RESET) {	/* a reset drops every queued request */
+		q->rn = q->rhead = 0;
+		q->flushed = 0;
+	}
 	qp->state = to;
 	return 0;
 }
@@ -592,7 +596,9 @@ static void test_no_flow_steering(void **state)
 
 /*
  * Issue 15 (6): the QP goes into the error state.  rx_next must not
- * repost the flushed receives forever: the port is dead, and says why.
+ * repost the flushed receives forever.  Issue 22 (4): it rebuilds the QP
+ * (RESET to RTS, receives posted again), counts it, and uudp hears of a
+ * restart; frames flow again.
  */
 static void test_qp_error(void **state)
 {
@@ -609,13 +615,19 @@ static void test_qp_error(void **state)
 	assert_int_equal(port_rx_next(p, &f, &len), 1);
 	port_rx_release(p);
 	qp_error();
-	assert_int_equal(port_rx_next(p, &f, &len), -EIO);
-	assert_int_equal(port_rx_next(p, &f, &len), -EIO);
+	assert_int_equal(port_rx_next(p, &f, &len), 0);
+	assert_int_equal(the_qp->qp.state, IBV_QPS_RTS);
+	assert_int_equal(the_qp->rn, RQ_CAP < 256 ? RQ_CAP : 256);	/* all reposted */
 	counters_have(p, "qp_error=1");
+	counters_have(p, "qp_rebuilds=1");
 	counters_have(p, "last_async=qp_fatal");
+	assert_int_equal(p->restarts, 1);
+	frame_in(1, frame, sizeof(frame));
+	assert_int_equal(port_rx_next(p, &f, &len), 1);
+	port_rx_release(p);
 	b = port_tx_buf(p, &cap);
 	assert_non_null(b);
-	assert_int_equal(port_tx_submit(p, b, 60, 0), -EIO);
+	assert_int_equal(port_tx_submit(p, b, 60, 0), 0);
 	port_close(p);
 }
 
