@@ -129,7 +129,8 @@ build/unit/support/%.o: tests/unit/support/%.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Itests/unit -MMD -MP -c -o $@ $<
 build/unit/port_verbs.t build/unit/ib_fabric.t: build/unit/support/verbs_mock.o
-build/unit/port_verbs.t build/unit/ib_fabric.t build/unit/phc.t: build/unit/support/phc_mock.o
+build/unit/port_verbs.t build/unit/ib_fabric.t build/unit/phc.t build/unit/hwts.t \
+  build/unit/udp_hwts.t: build/unit/support/phc_mock.o
 
 build/helpers/%: tests/helpers/%.c lib/libntpx.a
 	@mkdir -p $(@D)

@@ -33,7 +33,10 @@
  * is the kernel's, CLOCK_TAI when it freed the frame's copy (veth: when
  * the frame crossed to the peer namespace; a NIC: when the driver reaped
  * the send), the 'k' layer; in zero-copy mode the driver's, on the NIC's
- * PTP hardware clock, the 'h' layer.  A kernel that refuses the umem so
+ * PTP hardware clock, the 'h' layer, which igc and stmmac give only with
+ * hardware transmit stamping on: stamps_enable switches it on (lib/hwts.h:
+ * read first, nothing ptp4l set weakened, put back at close), as the
+ * kernel's xdp_hw_metadata selftest does.  A kernel that refuses the umem so
  * registered gets the umem and socket from libxdp and no send stamps;
  * stamps_enable says so once.
  *
@@ -70,6 +73,7 @@
 #include "clock.h"
 #include "missing.h"
 #include "opt.h"
+#include "hwts.h"
 #include "phc.h"
 #include "util_private.h"
 #include "port_private.h"
@@ -127,6 +131,8 @@ struct xdp_port {
 	struct { uint32_t tag; uint64_t ts; } tx_done[PORT_XDP_TX_CHUNKS];
 	unsigned ntx_done;
 	uint64_t tx_stamps_missing;	/* completions asked for that had none */
+	struct hwts hwts;		/* zero-copy: the NIC's TX stamping, put back at close */
+	int hwts_fd;			/* its socket, or -1 */
 	uint64_t tx_free[PORT_XDP_TX_CHUNKS];
 	unsigned ntx_free;
 	uint64_t tx_cur;	/* chunk handed out by tx_buf */
@@ -441,6 +447,9 @@ static int xdp_own_bind(struct xdp_port *x, const struct port_config *cfg, __u16
 
 static void xdp_close_all(struct xdp_port *x)
 {
+	hwts_release(&x->hwts);
+	if (x->hwts_fd >= 0)
+		close(x->hwts_fd);
 	xdp_own_close(x);
 	phc_close(x->phc);
 	if (x->xsk)
@@ -488,6 +497,7 @@ struct port *port_xdp_open(const struct port_config *cfg, char *err, size_t errl
 	}
 	x->link_fd = -1;
 	x->own_fd = -1;
+	x->hwts_fd = -1;
 	x->dev = cfg->dev;
 	x->busy = cfg->busy_poll;
 	libbpf_set_print(libbpf_quiet);	/* only main() prints */
@@ -792,6 +802,19 @@ static int xdp_stamps_enable(struct port *p, struct port_stamping *s, char *err,
 		if (!x->phc) {
 			ntpx_err("%s: no AF_XDP send stamps: zero-copy stamps are on the "
 				 "NIC's clock, and it has no PTP hardware clock", x->dev);
+			return 0;
+		}
+		/*
+		 * The driver stamps in zero-copy only with hardware TX
+		 * stamping on (igc, stmmac): switched on here as the
+		 * kernel's xdp_hw_metadata selftest does, without weakening
+		 * ptp4l's setting, and put back at close (lib/hwts.h).
+		 */
+		x->hwts_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		if (x->hwts_fd < 0 || !(hwts_acquire(&x->hwts, x->hwts_fd, x->dev, HWTS_TX) &
+					HWTS_TX)) {
+			ntpx_err("%s: no AF_XDP send stamps: the NIC would not switch hardware "
+				 "transmit stamping on (SIOCSHWTSTAMP)", x->dev);
 			return 0;
 		}
 		s->tx_layer = TRANSPORT_LAYER_H;

@@ -4,7 +4,10 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/ethtool.h>
 #include <linux/ptp_clock.h>
+#include <linux/sockios.h>
+#include <net/if.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,6 +26,7 @@
 #include "phc_mock.h"
 
 struct mock_phc mock_phc;
+struct mock_nic mock_nic;
 
 static char root[128];
 static ino_t inos[8];
@@ -107,6 +111,42 @@ static int efail(int e)
 	return -1;
 }
 
+static int nic_ioctl(unsigned long req, void *data)
+{
+	struct hwtstamp_config *c = data;
+
+	if (req == SIOCETHTOOL) {
+		struct ethtool_ts_info *i = data;
+
+		if (i->cmd != ETHTOOL_GET_TS_INFO)
+			return efail(EOPNOTSUPP);
+		i->so_timestamping = SOF_TIMESTAMPING_TX_HARDWARE | SOF_TIMESTAMPING_RX_HARDWARE |
+				     SOF_TIMESTAMPING_RAW_HARDWARE | SOF_TIMESTAMPING_TX_SOFTWARE |
+				     SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE;
+		i->phc_index = mock_nic.phc_index;
+		i->tx_types = 1u << HWTSTAMP_TX_OFF | 1u << HWTSTAMP_TX_ON |
+			      1u << HWTSTAMP_TX_ONESTEP_SYNC;
+		i->rx_filters = 1u << HWTSTAMP_FILTER_NONE | 1u << HWTSTAMP_FILTER_PTP_V2_EVENT |
+				(mock_nic.no_filter_all ? 0 : 1u << HWTSTAMP_FILTER_ALL);
+		return 0;
+	}
+	if (req == SIOCGHWTSTAMP) {
+		mock_nic.gets++;
+		if (mock_nic.no_get)
+			return efail(EOPNOTSUPP);
+		*c = mock_nic.cfg;
+		return 0;
+	}
+	mock_nic.sets++;
+	if (c->tx_type > HWTSTAMP_TX_ONESTEP_SYNC || c->rx_filter >= __HWTSTAMP_FILTER_CNT)
+		return efail(ERANGE);
+	if (c->rx_filter != HWTSTAMP_FILTER_NONE &&
+	    (c->rx_filter != HWTSTAMP_FILTER_ALL || mock_nic.no_filter_all))
+		c->rx_filter = HWTSTAMP_FILTER_PTP_V2_EVENT;	/* what it can do */
+	mock_nic.cfg = *c;
+	return 0;
+}
+
 /* The executable's ioctl comes before libc's for every caller in it. */
 int ioctl(int fd, unsigned long req, ...)
 {
@@ -117,6 +157,9 @@ int ioctl(int fd, unsigned long req, ...)
 	va_start(ap, req);
 	arg = va_arg(ap, void *);
 	va_end(ap);
+	if ((req == SIOCGHWTSTAMP || req == SIOCSHWTSTAMP || req == SIOCETHTOOL) &&
+	    mock_nic.name[0] && strcmp(((struct ifreq *)arg)->ifr_name, mock_nic.name) == 0)
+		return nic_ioctl(req, ((struct ifreq *)arg)->ifr_data);
 	if (!is_phc(fd))
 		return (int)syscall(SYS_ioctl, fd, req, arg);
 	if (req == PTP_SYS_OFFSET_PRECISE) {

@@ -14,6 +14,7 @@
 #define NTPX_PHC_MOCK_H
 
 #include <stdint.h>
+#include <linux/net_tstamp.h>
 
 struct mock_phc {
 	int64_t off;		/* PHC time minus CLOCK_REALTIME, ns */
@@ -36,5 +37,24 @@ const char *mock_phc_root(void);
  * @sysdir is made; returns its path (static storage per call).
  */
 void mock_phc_add(const char *sysdir, int index);
+
+/*
+ * A NIC that stamps, as far as SIOCGHWTSTAMP, SIOCSHWTSTAMP and
+ * ETHTOOL_GET_TS_INFO see it: an ioctl naming mock_nic.name (when set)
+ * is answered here, as a driver's ndo_hwtstamp_get/set do: the set
+ * writes back what the driver did (a driver without
+ * HWTSTAMP_FILTER_ALL, no_filter_all, gives ptp4l's PTP_V2_EVENT for it,
+ * as some do).  Everything else goes to the kernel.
+ */
+struct mock_nic {
+	char name[16];
+	struct hwtstamp_config cfg;	/* as the NIC stamps now */
+	int no_get;			/* no SIOCGHWTSTAMP (EOPNOTSUPP) */
+	int no_filter_all;
+	int phc_index;			/* ETHTOOL_GET_TS_INFO's, -1: none */
+	int gets, sets;			/* calls seen */
+};
+
+extern struct mock_nic mock_nic;
 
 #endif
