@@ -13,8 +13,10 @@
 #include "verbs_stamp.h"
 
 #define XREAD_TRIES	3	/* cross-readings per conversion, narrowest wins */
-#define STALE_NS	10000000000LL	/* a stamp further than this from its
+#define STALE_NS	1000000000LL	/* a stamp further than this from its
 					   cross-reading is not trusted */
+#define RATE_PPB	5000		/* the measured rate is used once its
+					   error bound is below this (5 ppm) */
 
 void verbs_clock_probe(struct verbs_clock *vc, struct ibv_context *ctx)
 {
@@ -51,12 +53,29 @@ void verbs_clock_probe(struct verbs_clock *vc, struct ibv_context *ctx)
 		vc->mode = VERBS_STAMP_WALLCLOCK;
 		return;
 	}
-	vc->mode = vc->mask && vc->khz ? VERBS_STAMP_RAW : VERBS_STAMP_WALLCLOCK;
+	/*
+	 * Raw cycles need a mask, a clock rate and ibv_query_rt_values_ex to
+	 * convert with.  A device with a PHC is asked for wall-clock stamps
+	 * first: its offset is read with PTP_SYS_OFFSET_PRECISE or
+	 * _EXTENDED (lib/phc.h), narrower than a verbs command's bracket.
+	 */
+	vc->raw_ok = vc->mask && vc->khz && verbs_get_ctx_op(ctx, query_rt_values);
+	if (phc_index_of(ctx->device->ibdev_path) >= 0 || !vc->raw_ok)
+		vc->mode = VERBS_STAMP_WALLCLOCK;
+	else
+		vc->mode = VERBS_STAMP_RAW;
 }
 
+/* The next mode to try after vc->mode was refused: each once. */
 static void step_down(struct verbs_clock *vc, const char *why)
 {
-	vc->mode = vc->mode == VERBS_STAMP_RAW ? VERBS_STAMP_WALLCLOCK : VERBS_STAMP_NONE;
+	vc->tried |= 1u << vc->mode;
+	if (!(vc->tried & 1u << VERBS_STAMP_WALLCLOCK) && !vc->realtime)
+		vc->mode = VERBS_STAMP_WALLCLOCK;
+	else if (!(vc->tried & 1u << VERBS_STAMP_RAW) && vc->raw_ok && !vc->realtime)
+		vc->mode = VERBS_STAMP_RAW;
+	else
+		vc->mode = VERBS_STAMP_NONE;
 	if (vc->mode == VERBS_STAMP_NONE)
 		vc->why = why;
 }
@@ -243,17 +262,52 @@ static int64_t ts_ns(const struct timespec *t)
 	return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
 }
 
-/* HCA cycles @cyc as ns at vc->khz, without overflow for any 64-bit count. */
+/*
+ * HCA cycles @cyc as ns: at the rate measured between cross-readings
+ * once it is known well enough, else at the nominal vc->khz (without
+ * overflow for any 64-bit count).
+ */
 static int64_t cyc_ns(const struct verbs_clock *vc, uint64_t cyc)
 {
+	if (vc->ns_per_cyc > 0)
+		return (int64_t)((double)cyc * vc->ns_per_cyc);
 	return (int64_t)(cyc / vc->khz * 1000000 + cyc % vc->khz * 1000000 / vc->khz);
+}
+
+/*
+ * A new cross-reading (@hca at @rt, bracket @w ns wide) against the
+ * anchor, an earlier one: once they are far enough apart that the rate
+ * between them is known to RATE_PPB (the two brackets over the span),
+ * that rate is the one stamps convert at, and the reading is the next
+ * anchor.  An oscillator tens of ppm off its nominal rate then costs
+ * nothing, and the conversion follows its drift.
+ */
+static void rate_update(struct verbs_clock *vc, uint64_t hca, int64_t rt, int64_t w)
+{
+	int64_t span = rt - vc->anchor_rt;
+	uint64_t cyc = (hca - vc->anchor_hca) & vc->mask;
+
+	if (!vc->anchored || span <= 0 || cyc == 0 || span > 64 * STALE_NS) {
+		vc->anchored = 1;
+		vc->anchor_hca = hca;
+		vc->anchor_rt = rt;
+		vc->anchor_w = w;
+		return;
+	}
+	if ((vc->anchor_w + w) * 1000000000 / span > RATE_PPB)
+		return;		/* not far enough apart yet */
+	vc->ns_per_cyc = (double)span / (double)cyc;
+	vc->rate_measured++;
+	vc->anchor_hca = hca;
+	vc->anchor_rt = rt;
+	vc->anchor_w = w;
 }
 
 /*
  * The HCA clock against CLOCK_REALTIME: *hca cycles read at *rt ns, from
  * the narrowest of XREAD_TRIES brackets.  0 or -errno.
  */
-static int cross_read(struct verbs_clock *vc, uint64_t *hca, int64_t *rt)
+static int cross_read(struct verbs_clock *vc, uint64_t *hca, int64_t *rt, int64_t *w)
 {
 	int64_t best = INT64_MAX;
 	int i, rc = -EIO;
@@ -278,6 +332,7 @@ static int cross_read(struct verbs_clock *vc, uint64_t *hca, int64_t *rt)
 			/* mlx5 puts the cycle count in tv_nsec (tv_sec 0). */
 			*hca = (uint64_t)v.raw_clock.tv_sec * 1000000000u +
 			       (uint64_t)v.raw_clock.tv_nsec;
+			*w = best;
 			rc = 0;
 		}
 	}
@@ -288,7 +343,7 @@ int verbs_clock_realtime(struct verbs_clock *vc, enum verbs_stamp_mode mode, uin
 			 int64_t *ns)
 {
 	uint64_t hca = 0, back;
-	int64_t rt = 0, d;
+	int64_t rt = 0, d, w = 0;
 
 	if (!ts || mode == VERBS_STAMP_NONE)
 		return 0;
@@ -313,8 +368,9 @@ int verbs_clock_realtime(struct verbs_clock *vc, enum verbs_stamp_mode mode, uin
 			goto bad;
 		return 1;
 	}
-	if (!vc->khz || !vc->mask || cross_read(vc, &hca, &rt))
+	if (!vc->khz || !vc->mask || cross_read(vc, &hca, &rt, &w))
 		goto bad;
+	rate_update(vc, hca, rt, w);
 	/*
 	 * The stamp is (nearly always) before the reading; the counter is
 	 * mask bits wide and may have wrapped in between.

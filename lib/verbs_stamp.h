@@ -13,7 +13,10 @@
  * IBV_WC_EX_WITH_COMPLETION_TIMESTAMP: raw HCA clock cycles, converted to
  * CLOCK_REALTIME by a cross-reading (ibv_query_rt_values_ex bracketed by
  * two clock_gettime(CLOCK_REALTIME) calls, the narrowest of a few) taken
- * when the stamp is converted.  A device that refuses raw stamps but
+ * when the stamp is converted, at most a second from it, at the rate
+ * measured between cross-readings (the nominal hca_core_clock until
+ * that is known to 5 ppm).  Raw mode needs ibv_query_rt_values_ex; a
+ * device with a PHC is asked for wall-clock stamps first (below).  A device that refuses raw stamps but
  * offers IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK gets those: the
  * time of the HCA's PTP hardware clock, which libmlx5 gives in ns
  * (mlx5dv_ts_to_ns) or, in real-time mode, as the CQE holds it (seconds
@@ -49,6 +52,14 @@ struct verbs_clock {
 	uint64_t khz;		/* hca_core_clock */
 	uint64_t errors;	/* stamps that could not be converted */
 	int realtime;		/* mlx5 with its clock in real-time mode */
+	int raw_ok;		/* mask, clock rate and ibv_query_rt_values_ex */
+	unsigned tried;		/* modes refused (bit per mode) */
+	/* raw: the rate between cross-readings (verbs_stamp.c) */
+	int anchored;
+	uint64_t anchor_hca;
+	int64_t anchor_rt, anchor_w;
+	double ns_per_cyc;	/* 0: not measured yet, the nominal khz */
+	uint64_t rate_measured;	/* times it was */
 	struct phc *phc;	/* WALLCLOCK: the device's PHC (lib/phc.h) */
 	const char *why;	/* mode NONE: why, as #stamps says it ("-:...") */
 };

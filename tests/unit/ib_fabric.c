@@ -2767,6 +2767,7 @@ static void test_hca_realtime_opens(void **state)
 	struct server s;
 	struct client c;
 	char err[256], line[512];
+	int i;
 
 	fab_rt_on();
 	server_start(&s);
@@ -2782,12 +2783,17 @@ static void test_hca_realtime_opens(void **state)
 	 * flag): raw asked for, the QP refused, a step down to wall clock.
 	 */
 	mock_mlx5_rt = 0;
+	for (i = 0; i < NDEV; i++)	/* no PHC: raw asked for first */
+		devs[i].dev.ibdev_path[0] = 0;
 	server_start(&s);
 	client_open(&c, "ib://" SERVER_ADDR ":123");
 	assert_int_equal(exchange_until(&c, 1), 1);
 	assert_int_equal(transport_stamps_enable(c.t, err, sizeof(err)), 0);
 	transport_counters(c.t, line, sizeof(line));
-	assert_non_null(strstr(line, " stamps=wallclock"));
+	/* ... and wall clock without a PHC is no use: none, and why */
+	assert_non_null(strstr(line, " stamps=none"));
+	assert_string_equal(transport_stamp_source(c.t, 1, TRANSPORT_LAYER_H),
+			    "-:wallclock_without_phc");
 	client_close(&c);
 	server_stop(&s);
 }

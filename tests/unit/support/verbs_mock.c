@@ -52,8 +52,10 @@ uint64_t mock_hca_cycles(const struct mock_hca *h, int64_t rt_ns)
 {
 	int64_t d = rt_ns - h->base_rt;
 
+	int64_t off = h->ppm ? d / 1000 * (int64_t)h->khz / 1000 * h->ppm / 1000000 : 0;
+
 	return (h->base_cyc + (uint64_t)(d / 1000000 * (int64_t)h->khz +
-					 d % 1000000 * (int64_t)h->khz / 1000000)) & h->mask;
+					 d % 1000000 * (int64_t)h->khz / 1000000 + off)) & h->mask;
 }
 
 /* ------------------------------------ async events, PDs, MRs: nothing */

@@ -34,6 +34,7 @@ void mock_poke(int fd);
 struct mock_hca {
 	uint64_t khz, mask, base_cyc;
 	int64_t base_rt;
+	int64_t ppm;		/* how far it runs from khz, as an oscillator does */
 };
 
 /* The HCA clock at CLOCK_REALTIME @rt_ns, in cycles. */
