@@ -77,7 +77,7 @@ MAN7     := $(wildcard doc/*.7)
 # Tests: unit binaries first, then the shell suites (chrony's order).
 TESTS    = $(UNIT) $(sort $(wildcard tests/cli/*.t tests/net/*.t tests/interop/*.t tests/hw/*.t))
 
-.PHONY: all deps check repeat check-fresh bench fuzz fuzz-merge soak demo install clean FORCE
+.PHONY: all deps check repeat check-fresh bench fuzz fuzz-merge soak demo install clean hwcheck FORCE
 .DELETE_ON_ERROR:
 
 all: lib/libntpx.a $(TOOLS)
@@ -176,6 +176,14 @@ check: all $(UNIT) $(HELPERS)
 	@chmod +x $(SCRIPTS) tests/*/*.t 2>/dev/null || true
 	@: > $(LEDGER)
 	$(PROVE) $(TESTS); rc=$$?; scripts/leftovers $(CURDIR) $(LEDGER) || rc=1; exit $$rc
+
+# make hwcheck [HWCHECK_ARGS="--peer HOST"]: what a user with RDMA or
+# PTP-capable NICs runs once and sends back (scripts/hwcheck,
+# doc/hardware.md): inventory, every path the machine offers, a package
+# with a MANIFEST, one line per check; a skip says what was missing.
+hwcheck: all
+	@chmod +x scripts/hwcheck tests/*/*.t 2>/dev/null || true
+	scripts/hwcheck $(HWCHECK_ARGS)
 
 # make repeat T=TEST [N=20] [HOG=1]: TEST through prove N times, stopping
 # at the first failure; prints how many passed, and fails unless all did.
