@@ -9,7 +9,7 @@
 #include <sys/ioctl.h>
 
 #include "hwts.h"
-#include "opt.h"
+#include "log.h"
 
 static int tx_stamps(int tx_type)
 {

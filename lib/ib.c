@@ -391,7 +391,7 @@ static int ib_sockaddr(const char *host, uint16_t port, int passive,
 {
 	socklen_t len;
 
-	return transport_resolve(host, port, passive, ss, &len, err, errlen);
+	return transport_resolve(host, port, passive, 0, ss, &len, err, errlen);
 }
 
 static int ib_ms_left(int64_t deadline)

@@ -72,7 +72,7 @@
 #include "bpf/ntpx_xdp.h"	/* build/: ntpx_xdp_bpf_obj[] */
 #include "clock.h"
 #include "missing.h"
-#include "opt.h"
+#include "log.h"
 #include <libmnl/libmnl.h>
 #include <linux/genetlink.h>
 
@@ -973,16 +973,31 @@ static void xdp_close(struct port *p)
 	xdp_close_all(container_of(p, struct xdp_port, p));
 }
 
+/*
+ * Ours, then the kernel's count of the frames the program redirected to
+ * the socket that it could not deliver (XDP_STATISTICS): rx_dropped (no
+ * room in the RX ring or the UMEM), of which rx_ring_full with the RX
+ * ring full, and how often the fill ring was found empty.  A frame lost
+ * there never reaches rx_next, so no other counter sees it.
+ */
 static void xdp_counters(struct port *p, char *buf, size_t len)
 {
 	struct xdp_port *x = container_of(p, struct xdp_port, p);
+	struct xdp_statistics st = { 0 };
+	socklen_t stlen = sizeof(st);
+	int fd = x->xsk ? xsk_socket__fd(x->xsk) : x->own_fd;
 	size_t n = strlen(buf);
 
 	if (n < len)
-		snprintf(buf + n, len - n, "%sfill_short=%llu tx_metadata=%s tx_stamps_missing=%llu",
-			 n ? " " : "", (unsigned long long)x->fill_short,
-			 x->own_fd >= 0 ? "yes" : "no",
-			 (unsigned long long)x->tx_stamps_missing);
+		n += (size_t)snprintf(buf + n, len - n,
+				      "%sfill_short=%llu tx_metadata=%s tx_stamps_missing=%llu",
+				      n ? " " : "", (unsigned long long)x->fill_short,
+				      x->own_fd >= 0 ? "yes" : "no",
+				      (unsigned long long)x->tx_stamps_missing);
+	if (n < len && fd >= 0 && getsockopt(fd, SOL_XDP, XDP_STATISTICS, &st, &stlen) == 0)
+		snprintf(buf + n, len - n, " xsk_rx_dropped=%llu xsk_rx_ring_full=%llu xsk_fill_empty=%llu",
+			 (unsigned long long)st.rx_dropped, (unsigned long long)st.rx_ring_full,
+			 (unsigned long long)st.rx_fill_ring_empty_descs);
 }
 
 static const struct port_ops xdp_port_ops = {

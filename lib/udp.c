@@ -92,7 +92,8 @@ static struct transport *udp_open(const struct endpoint *ep, enum transport_role
 	/* A server listens on its endpoint: "*" means every address. */
 	if (role == TRANSPORT_SERVER && strcmp(host, "*") == 0)
 		host = "0.0.0.0";
-	if (transport_resolve(host, ep->port, role == TRANSPORT_SERVER, &addr, &addrlen, err, errlen))
+	if (transport_resolve(host, ep->port, role == TRANSPORT_SERVER, ep->family, &addr, &addrlen,
+			      err, errlen))
 		goto no_address;
 	fd = socket(addr.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
@@ -129,7 +130,7 @@ static struct transport *udp_open(const struct endpoint *ep, enum transport_role
 			struct sockaddr_storage sa;
 			socklen_t salen;
 
-			if (transport_resolve(src, 0, 1, &sa, &salen, err, errlen))
+			if (transport_resolve(src, 0, 1, 0, &sa, &salen, err, errlen))
 				goto no_bind;
 			if (sa.ss_family != addr.ss_family) {
 				snprintf(err, errlen, "%s: src '%s' is not of the server's address family",
@@ -148,6 +149,9 @@ static struct transport *udp_open(const struct endpoint *ep, enum transport_role
 		}
 		u->peer = addr;
 		u->peerlen = addrlen;
+		if (!transport_host_numeric(host))
+			udp_sockaddr_str((struct sockaddr *)&addr, u->t.resolved,
+					 sizeof(u->t.resolved));
 	}
 	if (dev)
 		snprintf(u->dev, sizeof(u->dev), "%s", dev);

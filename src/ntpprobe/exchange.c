@@ -77,7 +77,7 @@ static void exchange_stamps(struct probe *p, uint32_t txid, int replied, struct 
 	/* The request's send stamps came before the reply could: wait for
 	   them only briefly. */
 	transport_tx_stamps(p->t, txid, p->clk, &ts,
-			    replied ? clock_monotonic_ns() + 10000000 : 0);
+			    replied ? clock_monotonic_ns() + TRANSPORT_TX_WAIT_NS : 0);
 	o->s.v[STAMP_T1Q] = ts.at[TRANSPORT_LAYER_Q];
 	o->s.v[STAMP_T1K] = ts.at[TRANSPORT_LAYER_K];
 	o->s.v[STAMP_T1H] = ts.at[TRANSPORT_LAYER_H];
@@ -177,6 +177,12 @@ void probe_exchange(struct probe *p, uint64_t seq, struct probe_out *o,
 			continue;
 		}
 		x->status = judge(p, &r);
+		o->replied = 1;
+		o->leap = r.leap;
+		o->stratum = r.stratum;
+		o->refid = r.refid;
+		o->root_delay = r.root_delay;
+		o->root_disp = r.root_disp;
 		x->t[3] = t4;
 		x->have |= 1u << 3;
 		exchange_stamps(p, txid, 1, o);

@@ -31,15 +31,19 @@ struct series {
 	int have_t0;
 	uint64_t records, checked;
 	uint64_t status[RECORD_NSTATUS];
+	char endpoint[256];	/* the first #endpoint's URL, or "" */
 };
 
 /* What to print (options.c). */
 enum fit_mode { M_SUMMARY, M_RESIDUALS, M_CDF_RTT, M_CDF_RESID, M_CHECK, M_STABILITY,
 		M_PERCENTILES };
 
+#define SUMMARY_OPENMETRICS	2
+
 struct fit_config {
 	enum fit_mode mode;
-	int json;		/* the summary, --stability or --percentiles as JSON */
+	int json;		/* the summary, --stability or --percentiles as JSON;
+				   SUMMARY_OPENMETRICS: --openmetrics */
 	unsigned series;	/* --stability's series (stability.c); 0: each the input has */
 	double tau0_s;		/* --tau0; 0: the median spacing */
 };

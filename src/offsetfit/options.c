@@ -17,6 +17,8 @@ static void usage(FILE *out)
 	       "Fit offset(t) = a + b*t by least squares over the ok records of FILEs\n"
 	       "(standard input by default) and print a summary as 'key value' lines.\n\n"
 	       "      --json            the summary as one JSON object\n"
+	       "      --openmetrics     the summary in the Prometheus text format (for\n"
+	       "                        node_exporter's textfile collector)\n"
 	       "      --residuals       one line per ok record: t (s), residual (us), delay (us)\n"
 	       "      --cdf rtt|residual  value (us) and cumulative fraction, for gnuplot\n"
 	       "      --check           verify every record's delay/off2 arithmetic and\n"
@@ -28,7 +30,7 @@ static void usage(FILE *out)
 	       "      --percentiles     distribution of offset and delay\n"
 	       "                        (--json: as JSON, with --stability too)\n"
 	       "  -h, --help            this help\n"
-	       "      --version         print the version\n", opt_prog);
+	       "      --version         print the version\n", ntpx_prog);
 }
 
 /* Returns the index of the first input in @argv. */
@@ -36,6 +38,7 @@ int fit_options(int argc, char **argv, struct fit_config *cfg)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "openmetrics", no_argument, NULL, 'O' },
 		{ "residuals", no_argument, NULL, 'r' },
 		{ "cdf", required_argument, NULL, 'C' },
 		{ "check", no_argument, NULL, 'k' },
@@ -50,12 +53,15 @@ int fit_options(int argc, char **argv, struct fit_config *cfg)
 	enum fit_mode mode = M_SUMMARY, m;
 	unsigned series = 0;
 	int64_t tau0_ns = 0;
-	int c, json = 0;
+	int c, json = 0, om = 0;
 
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json = 1;
+			continue;
+		case 'O':
+			om = 1;
 			continue;
 		case 's':
 			if (stability_series_parse(optarg, &series))
@@ -83,10 +89,12 @@ int fit_options(int argc, char **argv, struct fit_config *cfg)
 	}
 	if (json && mode != M_SUMMARY && mode != M_STABILITY && mode != M_PERCENTILES)
 		opt_usage_error("--json goes with the summary, --stability or --percentiles");
+	if (om && (json || mode != M_SUMMARY))
+		opt_usage_error("--openmetrics goes with the summary alone");
 	if ((series || tau0_ns) && mode != M_STABILITY)
 		opt_usage_error("--series and --tau0 go with --stability");
 	cfg->mode = mode;
-	cfg->json = json;
+	cfg->json = om ? SUMMARY_OPENMETRICS : json;
 	cfg->series = series;
 	cfg->tau0_s = (double)tau0_ns * 1e-9;
 	return optind;
