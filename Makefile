@@ -30,7 +30,7 @@ CLANG    ?= clang
 # afresh).  Any other goal only asks pkg-config, and without the packages
 # stops with one line that names them.  clean, deps and check-fresh build
 # nothing and ask nothing (doc/hacking.md, First time on a machine).
-PKGS       := libibverbs librdmacm libxdp libbpf libmnl
+PKGS       := libibverbs libmlx5 librdmacm libxdp libbpf libmnl
 DEPS_GOALS := demo check bench soak repeat fuzz
 ifneq ($(filter-out clean deps lint check-fresh,$(or $(MAKECMDGOALS),all)),)
 include build/pkg.mk
@@ -79,7 +79,7 @@ MAN7     := $(wildcard doc/*.7)
 # Tests: unit binaries first, then the shell suites (chrony's order).
 TESTS    = $(UNIT) $(sort $(wildcard tests/cli/*.t tests/net/*.t tests/interop/*.t tests/hw/*.t))
 
-.PHONY: all deps check lint repeat check-timing check-fresh bench fuzz fuzz-merge soak demo install clean FORCE
+.PHONY: all deps check lint repeat check-timing check-fresh bench fuzz fuzz-merge soak demo install clean hwcheck FORCE
 .DELETE_ON_ERROR:
 
 all: lib/libntpx.a $(TOOLS) $(SHGEN)
@@ -134,6 +134,8 @@ build/unit/support/%.o: tests/unit/support/%.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Itests/unit -MMD -MP -c -o $@ $<
 build/unit/port_verbs.t build/unit/ib_fabric.t: build/unit/support/verbs_mock.o
+build/unit/port_verbs.t build/unit/ib_fabric.t build/unit/phc.t build/unit/hwts.t \
+  build/unit/udp_hwts.t: build/unit/support/phc_mock.o
 
 build/helpers/%: tests/helpers/%.c lib/libntpx.a
 	@mkdir -p $(@D)
@@ -179,6 +181,14 @@ check: all $(UNIT) $(HELPERS)
 	@chmod +x $(SCRIPTS) tests/*/*.t 2>/dev/null || true
 	@: > $(LEDGER)
 	$(PROVE) $(TESTS); rc=$$?; scripts/leftovers $(CURDIR) $(LEDGER) || rc=1; exit $$rc
+
+# make hwcheck [HWCHECK_ARGS="--peer HOST"]: what a user with RDMA or
+# PTP-capable NICs runs once and sends back (scripts/hwcheck,
+# doc/hardware.md): inventory, every path the machine offers, a package
+# with a MANIFEST, one line per check; a skip says what was missing.
+hwcheck: all
+	@chmod +x scripts/hwcheck tests/*/*.t 2>/dev/null || true
+	scripts/hwcheck $(HWCHECK_ARGS)
 
 # make lint: every shell file (the commands, their libraries, analysis/,
 # scripts/, .ci/run, the tests) through shellcheck at warning level
