@@ -72,7 +72,18 @@ struct stab_point {
 	double tdev_ns;		/* time deviation: tau / sqrt(3) mdev */
 	double mtie_ns;		/* largest peak-to-peak phase in a window of tau */
 	double tie_rms_ns;	/* RMS of the phase change over tau */
+	/* With STAB_HADAMARD (stab_octaves_ext), else 0 and NAN: */
+	uint64_t n_hdev;	/* third differences x[j+3m] - 3 x[j+2m] + 3 x[j+m] - x[j], j = 0, m, 2m.. */
+	uint64_t n_ohdev;	/* the same at every j */
+	double hdev;		/* Hadamard deviation, non-overlapping */
+	double ohdev;		/* overlapping Hadamard deviation */
+	/* Always: */
+	uint64_t n_tot;		/* second differences of the doubly reflected series */
+	double totdev;		/* total deviation (SP 1065 eq. (25)) */
 };
+
+/* What stab_octaves_ext() computes beyond ADEV, MDEV, TDEV, MTIE, TIE-RMS and TOTDEV. */
+#define STAB_HADAMARD	1u
 
 /*
  * Every statistic at m = 1, 2, 4, ... while m <= (slots - 1) / 3 (tau up
@@ -86,8 +97,20 @@ int stab_octaves(const double *x, size_t slots, double tau0_s,
 		 struct stab_point *out, size_t max);
 
 /*
- * The same statistics at one m by their definitions, O(slots m): the
- * reference the unit tests hold stab_octaves() to.
+ * The same with @what (STAB_HADAMARD: HDEV and OHDEV too, one more pass
+ * per octave).  TOTDEV comes with every call: its terms are ADEV's but
+ * for the 2 (m - 1) whose samples reach past an end, which the series
+ * reflected about that end (x*[-k] = 2 x[0] - x[k], likewise at the last
+ * slot) supplies, O(m) more per octave: O(slots) for all of them, not
+ * the O(slots m) of building the reflected series for each tau.
+ */
+int stab_octaves_ext(const double *x, size_t slots, double tau0_s, unsigned what,
+		     struct stab_point *out, size_t max);
+
+/*
+ * The same statistics at one m by their definitions, O(slots m), HDEV,
+ * OHDEV and TOTDEV included (TOTDEV from the reflected series built
+ * out): the reference the unit tests hold stab_octaves() to.
  */
 void stab_direct(const double *x, size_t slots, double tau0_s, size_t m,
 		 struct stab_point *p);

@@ -90,13 +90,59 @@ static void nbs_10point(void **state)
 	}
 }
 
+/*
+ * Table 30 again: the Hadamard (non-overlapping and overlapping) and
+ * total deviations, and the non-overlapping ADEV at tau = 2 (the
+ * overlapping ADEV of every other sample, tau0 = 2).
+ */
+static void nbs_10point_more(void **state)
+{
+	static const double hdev[2] = { 70.80608, 116.7980 };
+	static const double ohdev[2] = { 70.80608, 85.61487 };
+	static const double totdev[2] = { 91.22945, 93.90379 };
+	struct stab_point p[STAB_MAX_POINTS], d;
+	double x[10], half[5];
+	int k, n;
+
+	(void)state;
+	nbs10_phase(x);
+	n = stab_octaves_ext(x, 10, 1.0, STAB_HADAMARD, p, STAB_MAX_POINTS);
+	assert_int_equal(n, 2);
+	for (k = 0; k < 2; k++) {
+		assert_rel(p[k].hdev * 1e9, hdev[k], 1e-4);
+		assert_rel(p[k].ohdev * 1e9, ohdev[k], 1e-4);
+		assert_rel(p[k].totdev * 1e9, totdev[k], 1e-4);
+		stab_direct(x, 10, 1.0, p[k].m, &d);
+		assert_rel(d.hdev * 1e9, hdev[k], 1e-4);
+		assert_rel(d.ohdev * 1e9, ohdev[k], 1e-4);
+		assert_rel(d.totdev * 1e9, totdev[k], 1e-4);
+	}
+	assert_int_equal(p[1].n_hdev, 2);
+	assert_int_equal(p[1].n_ohdev, 4);
+	assert_int_equal(p[1].n_tot, 8);
+	/* Without STAB_HADAMARD: none. */
+	stab_octaves(x, 10, 1.0, p, STAB_MAX_POINTS);
+	assert_true(isnan(p[0].hdev) && p[0].n_ohdev == 0);
+	for (k = 0; k < 5; k++)
+		half[k] = x[2 * k];
+	stab_direct(half, 5, 2.0, 1, &d);
+	assert_rel(d.adev * 1e9, 115.8082, 1e-4);
+}
+
 static void nbs_1000point(void **state)
 {
-	/* Table 31, tau = 1, 10, 100: overlapping ADEV, MDEV, TDEV. */
+	/*
+	 * Table 31, tau = 1, 10, 100: overlapping ADEV, MDEV, TDEV; ADEV,
+	 * HDEV, OHDEV and TOTDEV (the doubly reflected TOTVAR).
+	 */
 	static const size_t m[3] = { 1, 10, 100 };
 	static const double oadev[3] = { 2.922319e-01, 9.159953e-02, 3.241343e-02 };
 	static const double mdev[3] = { 2.922319e-01, 6.172376e-02, 2.170921e-02 };
 	static const double tdev[3] = { 1.687202e-01, 3.563623e-01, 1.253382e+00 };
+	static const double adev[3] = { 2.922319e-01, 9.965736e-02, 3.897804e-02 };
+	static const double hdev[3] = { 2.943883e-01, 1.052754e-01, 3.910860e-02 };
+	static const double ohdev[3] = { 2.943883e-01, 9.581083e-02, 3.237638e-02 };
+	static const double totdev[3] = { 2.922319e-01, 9.134743e-02, 3.406530e-02 };
 	struct stab_point p, oct[STAB_MAX_POINTS];
 	double x[1001];
 	uint64_t r = 1234567890;
@@ -120,6 +166,25 @@ static void nbs_1000point(void **state)
 	assert_int_equal(n, 9);		/* m = 1 .. 256 <= 1000 / 3 */
 	assert_rel(oct[0].adev * 1e9, oadev[0], 1e-4);
 	assert_rel(oct[0].tdev_ns, tdev[0], 1e-4);
+	/* Table 31's ADEV (non-overlapping: every m-th sample), HDEV, OHDEV, TOTDEV. */
+	for (i = 0; i < 3; i++) {
+		static double dec[1001];
+		size_t j, k = 0;
+
+		stab_direct(x, 1001, 1.0, m[i], &p);
+		assert_rel(p.hdev * 1e9, hdev[i], 1e-4);
+		assert_rel(p.ohdev * 1e9, ohdev[i], 1e-4);
+		assert_rel(p.totdev * 1e9, totdev[i], 1e-4);
+		for (j = 0; j < 1001; j += m[i])
+			dec[k++] = x[j];
+		stab_direct(dec, k, (double)m[i], 1, &p);
+		assert_rel(p.adev * 1e9, adev[i], 1e-4);
+	}
+	/* The octave pass at tau = 1: the same HDEV, OHDEV and TOTDEV. */
+	stab_octaves_ext(x, 1001, 1.0, STAB_HADAMARD, oct, STAB_MAX_POINTS);
+	assert_rel(oct[0].hdev * 1e9, hdev[0], 1e-4);
+	assert_rel(oct[0].ohdev * 1e9, ohdev[0], 1e-4);
+	assert_rel(oct[0].totdev * 1e9, totdev[0], 1e-4);
 }
 
 static uint64_t rng = 88172645463325252ULL;
@@ -152,7 +217,7 @@ static void octaves_match_definitions(void **state)
 		x[i] = NAN;
 	for (i = 300; i < 340; i++)	/* and one long outage */
 		x[i] = NAN;
-	n = stab_octaves(x, N, 0.5, oct, STAB_MAX_POINTS);
+	n = stab_octaves_ext(x, N, 0.5, STAB_HADAMARD, oct, STAB_MAX_POINTS);
 	assert_int_equal(n, 9);		/* m = 1 .. 256 <= 776 / 3 */
 	for (i = 0; i < n; i++) {
 		stab_direct(x, N, 0.5, oct[i].m, &p);
@@ -167,6 +232,12 @@ static void octaves_match_definitions(void **state)
 		assert_rel(oct[i].tdev_ns, p.tdev_ns, 1e-6);
 		assert_rel(oct[i].tie_rms_ns, p.tie_rms_ns, 1e-9);
 		assert_rel(oct[i].mtie_ns, p.mtie_ns, 1e-12);
+		assert_int_equal(oct[i].n_hdev, p.n_hdev);
+		assert_int_equal(oct[i].n_ohdev, p.n_ohdev);
+		assert_int_equal(oct[i].n_tot, p.n_tot);
+		assert_rel(oct[i].hdev, p.hdev, 1e-9);
+		assert_rel(oct[i].ohdev, p.ohdev, 1e-9);
+		assert_rel(oct[i].totdev, p.totdev, 1e-9);
 	}
 	assert_true(oct[0].n_mdev > 0 && oct[3].n_mdev > 0);	/* some MDEV compared */
 }
@@ -373,6 +444,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(nbs_10point),
+		cmocka_unit_test(nbs_10point_more),
 		cmocka_unit_test(nbs_1000point),
 		cmocka_unit_test(octaves_match_definitions),
 		cmocka_unit_test(line_known_values),
