@@ -115,4 +115,57 @@ int stab_octaves_ext(const double *x, size_t slots, double tau0_s, unsigned what
 void stab_direct(const double *x, size_t slots, double tau0_s, size_t m,
 		 struct stab_point *p);
 
+/*
+ * stability_ci.c: the dominant noise, equivalent degrees of freedom and
+ * chi-squared intervals (NIST SP 1065 sec. 5.3 and 5.6).
+ */
+
+/* The deviations an EDF is known for. */
+enum stab_dev {
+	STAB_DEV_ADEV,		/* overlapping Allan */
+	STAB_DEV_MDEV,		/* modified Allan, and TDEV */
+	STAB_DEV_HDEV,		/* Hadamard, non-overlapping */
+	STAB_DEV_OHDEV,		/* Hadamard, overlapping */
+	STAB_DEV_TOTDEV,	/* total */
+};
+
+#define STAB_NO_ALPHA	99	/* no noise identified */
+#define STAB_LAG1_MIN	30	/* decimated samples the lag-1 method needs */
+enum { STAB_ID_NONE, STAB_ID_LAG1, STAB_ID_B1 };
+
+/*
+ * The dominant power-law noise at tau = m tau0, as the alpha of S_y(f) ~
+ * f^alpha: 2 white PM, 1 flicker PM, 0 white FM, -1 flicker FM, -2
+ * random-walk FM.  With at least STAB_LAG1_MIN samples x[k m] (gaps
+ * skipped): the lag-1 autocorrelation of those samples less their
+ * least-squares quadratic, differenced up to twice (Riley and Greenhall
+ * 2004); else B1, the N-sample variance of the tau averages over
+ * adev^2, against Barnes' B1(N, mu), and between white and flicker PM
+ * R(n) = (mdev / adev)^2.  *how says which (STAB_ID_*).  Returns
+ * STAB_NO_ALPHA when neither has data.  O(slots / m).
+ */
+int stab_noise_id(const double *x, size_t slots, double tau0_s, size_t m, double adev,
+		  double mdev, int *how);
+
+/*
+ * Equivalent degrees of freedom of @dev at tau = m tau0 over @n slots
+ * for the noise @alpha: Greenhall and Riley's algorithm (SP 1065 sec.
+ * 5.3), for TOTDEV SP 1065's b n / m - c (its ADEV's for PM noise).
+ * NAN when the run is too short for one (n below the estimator's span)
+ * or alpha is not one of the five.
+ */
+double stab_edf(enum stab_dev dev, int alpha, size_t m, double n);
+
+/* The chi-squared distribution with @df degrees of freedom: P(X <= x), and its inverse. */
+double stab_chi2_cdf(double x, double df);
+double stab_chi2_quantile(double p, double df);
+
+/*
+ * The two-sided interval of confidence @conf (0.683: 1 sigma) of a
+ * deviation with @edf degrees of freedom: dev sqrt(edf / chi2(1 - t))
+ * to dev sqrt(edf / chi2(t)), t = (1 - conf) / 2 (SP 1065 eq. (45)).
+ * NAN, NAN without an edf.
+ */
+void stab_interval(double dev, double edf, double conf, double *lo, double *hi);
+
 #endif

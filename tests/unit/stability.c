@@ -25,6 +25,7 @@
 
 #include "stability.h"
 #include "stats.h"
+#include "util_private.h"
 
 static void assert_rel(double got, double want, double tol)
 {
@@ -388,6 +389,180 @@ static void gaps_are_not_zeros(void **state)
 	}
 }
 
+/*
+ * The chi-squared quantiles of any table (3.247 and 20.483 bound the
+ * central 95 % at 10 degrees of freedom), and the distribution function
+ * they invert.
+ */
+static void chi2_quantiles(void **state)
+{
+	(void)state;
+	assert_rel(stab_chi2_quantile(0.025, 10), 3.24697, 1e-5);
+	assert_rel(stab_chi2_quantile(0.975, 10), 20.4832, 1e-5);
+	assert_rel(stab_chi2_quantile(0.5, 1), 0.454936, 1e-5);
+	assert_rel(stab_chi2_quantile(0.95, 2), 5.99146, 1e-5);
+	assert_rel(stab_chi2_quantile(0.05, 100), 77.9295, 1e-5);
+	assert_rel(stab_chi2_cdf(stab_chi2_quantile(0.1587, 2.5), 2.5), 0.1587, 1e-9);
+	/* a million degrees of freedom: the median is df - 2/3 */
+	assert_rel(stab_chi2_quantile(0.5, 1e6), 1e6 - 2.0 / 3, 1e-9);
+	assert_true(isnan(stab_chi2_quantile(0, 10)) && isnan(stab_chi2_quantile(0.5, 0)));
+}
+
+/*
+ * EDF and 1-sigma interval against Stable32 (Riley's implementation of
+ * the same algorithm), which printed, for a 556990-point phase record,
+ * each deviation's interval at each tau with the noise it found: the
+ * ratios lo / dev and hi / dev depend only on N, m, alpha and the
+ * estimator.  Stable32 prints five digits: agreement to 3e-4.  Cases:
+ * Greenhall's tables (J > 100), the sum with F finite and infinite
+ * (HDEV), white PM's closed form, and TOTDEV's b N / m - c.
+ */
+static void edf_stable32(void **state)
+{
+	static const struct {
+		enum stab_dev dev;
+		int alpha;
+		size_t m;
+		double lo, dev_, hi;
+	} t[] = {
+		{ STAB_DEV_ADEV, 0, 1000, 4.6228, 4.7341, 4.8538 },
+		{ STAB_DEV_ADEV, 0, 200, 1.7757, 1.7949, 1.8148 },
+		{ STAB_DEV_ADEV, 1, 100, 3.3913, 3.4040, 3.4168 },
+		{ STAB_DEV_ADEV, 2, 10, 3.2076, 3.2118, 3.2160 },
+		{ STAB_DEV_MDEV, 0, 1000, 2.3843, 2.4555, 2.5336 },
+		{ STAB_DEV_MDEV, 1, 100, 8.6993, 8.7807, 8.8645 },
+		{ STAB_DEV_OHDEV, 0, 1000, 4.7257, 4.8484, 4.9813 },
+		{ STAB_DEV_OHDEV, 1, 100, 3.5493, 3.5636, 3.5781 },
+		{ STAB_DEV_HDEV, 0, 1000, 5.6218, 5.8509, 6.1106 },
+		{ STAB_DEV_HDEV, 1, 100, 3.7319, 3.7843, 3.8390 },
+		{ STAB_DEV_HDEV, 2, 10, 3.3925, 3.4078, 3.4233 },
+		{ STAB_DEV_TOTDEV, 0, 1000, 1.2558, 1.2860, 1.3184 },
+	};
+	double lo, hi, l1, h1, e;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		e = stab_edf(t[i].dev, t[i].alpha, t[i].m, 556990);
+		stab_interval(t[i].dev_, e, erf(1 / sqrt(2)), &lo, &hi);
+		assert_rel(lo, t[i].lo, 3e-4);
+		assert_rel(hi, t[i].hi, 3e-4);
+	}
+	/* TOTDEV, white FM: SP 1065's 1.5 N / m */
+	assert_rel(stab_edf(STAB_DEV_TOTDEV, 0, 10, 1000), 150, 1e-12);
+	/* a run shorter than the estimator, or no such noise: none */
+	assert_true(isnan(stab_edf(STAB_DEV_HDEV, 0, 4, 12)));
+	assert_true(isnan(stab_edf(STAB_DEV_ADEV, STAB_NO_ALPHA, 1, 100)));
+	stab_interval(1, NAN, 0.683, &lo, &hi);
+	assert_true(isnan(lo) && isnan(hi));
+	/* 95 % is wider than 1 sigma */
+	e = stab_edf(STAB_DEV_ADEV, 0, 10, 1000);
+	stab_interval(1, e, 0.95, &lo, &hi);
+	stab_interval(1, e, 0.683, &l1, &h1);
+	assert_true(lo < l1 && l1 < 1 && 1 < h1 && h1 < hi);
+}
+
+/* Flicker noise: white noise through the 1/f filter h[k] = h[k-1] (k - 1/2) / k (Kasdin). */
+static void flicker(double *v, size_t n)
+{
+	double *w = malloc(n * sizeof(double)), *h = malloc(n * sizeof(double));
+	size_t i, k;
+
+	assert_non_null(w);
+	assert_non_null(h);
+	h[0] = 1;
+	for (k = 1; k < n; k++)
+		h[k] = h[k - 1] * ((double)k - 0.5) / (double)k;
+	for (i = 0; i < n; i++)
+		w[i] = gauss();
+	for (i = 0; i < n; i++) {
+		double s = 0;
+
+		for (k = 0; k <= i; k++)
+			s += h[k] * w[i - k];
+		v[i] = s;
+	}
+	free(w);
+	free(h);
+}
+
+static void integrate(double *v, size_t n)
+{
+	size_t i;
+
+	for (i = 1; i < n; i++)
+		v[i] += v[i - 1];
+}
+
+/* n samples of phase with the noise alpha (S_y ~ f^alpha), an offset and a drift. */
+static void power_law(double *x, size_t n, int alpha)
+{
+	size_t i;
+
+	if (alpha == 1 || alpha == -1)
+		flicker(x, n);
+	else
+		for (i = 0; i < n; i++)
+			x[i] = gauss();
+	if (alpha <= 0)		/* phase is frequency integrated */
+		integrate(x, n);
+	if (alpha == -2)
+		integrate(x, n);
+	for (i = 0; i < n; i++)
+		x[i] = 1e3 * x[i] + 5e4 + 25.0 * (double)i;
+}
+
+/*
+ * Each of the five noises, made with a fixed seed, is identified at
+ * every tau with 60 or more samples tau apart (the lag-1 method; R(n)
+ * between the PM noises from m = 4), and to within one step at the two
+ * taus beyond (32 samples: lag 1; 16: B1 and R(n)).  Flicker FM is held
+ * to one step throughout: decimated to m >= 4 it tends to the
+ * continuous process, whose twice-differenced lag-1 value (-0.28, from
+ * Greenhall's sw(t) = t^2 ln|t|) lies next to the method's step at
+ * -0.25, and the method calls it random-walk FM about as often.
+ */
+static void noise_identification(void **state)
+{
+	enum { N = 8192 };
+	static double x[N];
+	struct stab_point p[STAB_MAX_POINTS];
+	int alpha, i, n, how, lag1 = 0, b1 = 0;
+
+	(void)state;
+	rng = 20040601;
+	for (alpha = 2; alpha >= -2; alpha--) {
+		power_law(x, N, alpha);
+		n = stab_octaves(x, N, 1.0, p, STAB_MAX_POINTS);
+		assert_int_equal(n, 12);	/* m = 1 .. 2048 */
+		for (i = 0; i < n; i++) {
+			int got = stab_noise_id(x, N, 1.0, p[i].m, p[i].adev, p[i].mdev, &how);
+			size_t samples = (N - 1) / p[i].m + 1;
+
+			if (samples < 16)	/* m = 1024, 2048: 8 and 4 samples */
+				continue;
+			/*
+			 * From 32 samples (lag 1) or 16 averages (B1), the
+			 * estimates scatter by about the steps between the
+			 * noises' values (B1: 0.71 PM, 1, 2.1, 8 FM at 16): one
+			 * step off is all either promises there.
+			 */
+			if (samples >= 2 * STAB_LAG1_MIN && alpha != -1 ? got != alpha :
+			    abs(got - alpha) > 1)
+				fail_msg("alpha %d at m %zu: got %d (%s)", alpha, p[i].m, got,
+					 how == STAB_ID_LAG1 ? "lag 1" : "B1");
+			assert_int_equal(how, samples >= STAB_LAG1_MIN ? STAB_ID_LAG1 : STAB_ID_B1);
+			lag1 += how == STAB_ID_LAG1;
+			b1 += how == STAB_ID_B1;
+		}
+	}
+	assert_int_equal(lag1, 5 * 9);	/* m = 1 .. 256 */
+	assert_int_equal(b1, 5);	/* m = 512 */
+	/* Too few samples for either: none. */
+	assert_int_equal(stab_noise_id(x, 3, 1.0, 1, 1e-9, 1e-9, &how), STAB_NO_ALPHA);
+	assert_int_equal(how, STAB_ID_NONE);
+}
+
 /* The grid: nearest slot, gaps counted, collisions dropped, tau0. */
 static void grid_from_times(void **state)
 {
@@ -452,6 +627,9 @@ int main(void)
 		cmocka_unit_test(random_walk_pm_slopes),
 		cmocka_unit_test(gaps_are_not_zeros),
 		cmocka_unit_test(grid_from_times),
+		cmocka_unit_test(chi2_quantiles),
+		cmocka_unit_test(edf_stable32),
+		cmocka_unit_test(noise_identification),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
