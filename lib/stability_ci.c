@@ -435,7 +435,8 @@ int stab_noise_id(const double *x, size_t slots, double tau0_s, size_t m, double
 
 			if (isnan(r1))
 				break;
-			rho = r1 / (1 + r1);
+			/* r1 near -1 (a sawtooth): as blue as it gets */
+			rho = r1 > -0.8 ? r1 / (1 + r1) : -4;
 			if (rho < 0.25 || d == 2) {
 				a = 2 - 2 * d - (int)lround(2 * rho);
 				a = a > 2 ? 2 : a < -2 ? -2 : a;
