@@ -132,11 +132,11 @@ int mask_parse(const char *spec, struct mask out[2])
 	out->name = path;
 	f = fopen(path, "r");
 	if (!f)
-		opt_usage_error("--mask %s: %s", path, strerror(errno));
+		ntpx_die(NTPX_EXIT_USAGE, "--mask %s: %s", path, strerror(errno));
 	bad = mask_read(f, out, &why);
 	fclose(f);
 	if (bad)
-		opt_usage_error("--mask %s: line %zu: %s", path, bad, why);
+		ntpx_die(NTPX_EXIT_USAGE, "--mask %s: line %zu: %s", path, bad, why);
 	return 1;
 }
 
