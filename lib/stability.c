@@ -517,10 +517,17 @@ int stab_octaves_ext(const double *x, size_t slots, double tau0_s, unsigned what
 		for (k = 0, m = 1; k < nsmall; k++, m *= 2) {
 			size_t end = min_z(j0 + CHUNK, N - m);
 
-			terms(x, P, C, bl, N, m, j0, end, &a[k]);
-			if (what & STAB_HADAMARD)
-				hadamard(x, N, m, j0, end, &a[k]);
-			windows(lh, ll, j0, j0, end, &a[k]);
+			/*
+			 * The last chunk can start past the last window of a
+			 * larger octave (N - m < j0): nothing of that octave
+			 * here, but its extremes still double below.
+			 */
+			if (end > j0) {
+				terms(x, P, C, bl, N, m, j0, end, &a[k]);
+				if (what & STAB_HADAMARD)
+					hadamard(x, N, m, j0, end, &a[k]);
+				windows(lh, ll, j0, j0, end, &a[k]);
+			}
 			if (len >= 2 * m)
 				extremes_double(lh, ll, len - 2 * m + 1, m);
 		}

@@ -243,6 +243,35 @@ static void octaves_match_definitions(void **state)
 	assert_true(oct[0].n_mdev > 0 && oct[3].n_mdev > 0);	/* some MDEV compared */
 }
 
+/*
+ * A run whose last chunk of 16384 slots starts past the last window of
+ * the larger small octaves (N - 2048 < 16384): those octaves have no
+ * terms there, and the pass must not read past the run (it did).
+ */
+static void last_chunk_past_windows(void **state)
+{
+	enum { N = 16384 + 100 };
+	struct stab_point oct[STAB_MAX_POINTS], p;
+	static double x[N];
+	int i, n;
+
+	(void)state;
+	for (i = 0; i < N; i++)
+		x[i] = 30 * gauss() + (i % 5000 == 7 ? NAN : 0);
+	n = stab_octaves_ext(x, N, 1.0, STAB_HADAMARD, oct, STAB_MAX_POINTS);
+	assert_int_equal(n, 13);	/* m = 1 .. 4096 <= 16483 / 3 */
+	for (i = 9; i < n; i++) {	/* m = 512 .. 4096 */
+		stab_direct(x, N, 1.0, oct[i].m, &p);
+		assert_int_equal(oct[i].n_adev, p.n_adev);
+		assert_int_equal(oct[i].n_mtie, p.n_mtie);
+		assert_int_equal(oct[i].n_ohdev, p.n_ohdev);
+		assert_rel(oct[i].adev, p.adev, 1e-9);
+		assert_rel(oct[i].mtie_ns, p.mtie_ns, 1e-12);
+		assert_rel(oct[i].ohdev, p.ohdev, 1e-9);
+		assert_rel(oct[i].mdev, p.mdev, 1e-6);
+	}
+}
+
 /* A line: every deviation 0, MTIE and TIE-RMS the slope times tau. */
 static void line_known_values(void **state)
 {
@@ -623,6 +652,7 @@ int main(void)
 		cmocka_unit_test(nbs_1000point),
 		cmocka_unit_test(octaves_match_definitions),
 		cmocka_unit_test(line_known_values),
+		cmocka_unit_test(last_chunk_past_windows),
 		cmocka_unit_test(white_pm_slopes),
 		cmocka_unit_test(random_walk_pm_slopes),
 		cmocka_unit_test(gaps_are_not_zeros),
