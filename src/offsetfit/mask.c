@@ -108,6 +108,14 @@ static size_t mask_read(FILE *f, struct mask *m, const char **why)
 	return 0;
 }
 
+/* A file's points, freed at exit. */
+static double (*file_points)[2];
+
+static void free_points(void)
+{
+	free(file_points);
+}
+
 int mask_parse(const char *spec, struct mask out[2])
 {
 	const char *path = spec;
@@ -137,6 +145,8 @@ int mask_parse(const char *spec, struct mask out[2])
 	fclose(f);
 	if (bad)
 		ntpx_die(NTPX_EXIT_USAGE, "--mask %s: line %zu: %s", path, bad, why);
+	file_points = out->pt;
+	atexit(free_points);
 	return 1;
 }
 
