@@ -27,7 +27,7 @@ static const struct mask_seg prtc_b_mtie[] = {
 	{ 0.1, 54.5, 0.275, 25 }, { 54.5, INFINITY, 0, 40 },
 };
 static const struct mask_seg prtc_a_tdev[] = {
-	{ 0.1, 100, 0, 3 }, { 100, 1000, 0.03, 0 }, { 1000, 10000, 0, 30 },
+	{ 0.1, 100, 0, 3 }, { 100, 1000, 0.03, 0 }, { 1000, 100000, 0, 30 },
 };
 static const struct mask_seg prtc_b_tdev[] = {
 	{ 0.1, 100, 0, 1 }, { 100, 500, 0.01, 0 }, { 500, 100000, 0, 5 },
