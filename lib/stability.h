@@ -139,9 +139,11 @@ enum { STAB_ID_NONE, STAB_ID_LAG1, STAB_ID_B1 };
  * random-walk FM.  With at least STAB_LAG1_MIN samples x[k m] (gaps
  * skipped): the lag-1 autocorrelation of those samples less their
  * least-squares quadratic, differenced up to twice (Riley and Greenhall
- * 2004); else B1, the N-sample variance of the tau averages over
- * adev^2, against Barnes' B1(N, mu), and between white and flicker PM
- * R(n) = (mdev / adev)^2.  *how says which (STAB_ID_*).  Returns
+ * 2004), its value matched, from m = 2 on, to those Greenhall's model
+ * expects of every m-th sample of each noise; between white and flicker
+ * PM from m = 4 on R(n) = (mdev / adev)^2.  With fewer samples B1, the
+ * N-sample variance of the tau averages over adev^2, against Barnes'
+ * B1(N, mu), and R(n).  *how says which (STAB_ID_*).  Returns
  * STAB_NO_ALPHA when neither has data.  O(slots / m).
  */
 int stab_noise_id(const double *x, size_t slots, double tau0_s, size_t m, double adev,

@@ -6,7 +6,8 @@
  *
  *   - Noise identification: the lag-1 autocorrelation of the phase
  *     decimated to tau (Riley and Greenhall, 2004), differenced until it
- *     is stationary; with fewer than 30 decimated samples, Barnes' B1
+ *     is stationary, and matched to the values Greenhall's model of the
+ *     decimated noise expects; with fewer than 30 samples, Barnes' B1
  *     ratio (N-sample over Allan variance) and, between white and flicker
  *     PM, the ratio R(n) of modified to Allan variance (SP 1065 sec. 5.6).
  *   - EDF: Greenhall and Riley's algorithm ("Uncertainty of stability
@@ -381,6 +382,35 @@ static double rn_theory(double m, int a)
 	       ((1.038 + 3 * log(M_PI * m)) / (4 * M_PI * M_PI));
 }
 
+/*
+ * The noise whose lag-1 value after d differences of every m-th sample
+ * lies nearest @rho, among those stationary there (alpha + 2d > 1), the
+ * expected value from Greenhall's model of the sampled noise: sz(1) /
+ * sz(0) with F = m.  The fixed steps of the lag-1 method (rho = -alpha/2
+ * + 1 - d) hold for m = 1; decimated, the values move: flicker PM's
+ * from -0.5 toward -0.9 at d = 1 (m = 2: -0.51, 16: -0.72), flicker FM's
+ * from -0.5 to -0.28 at d = 2, next to the fixed step at -0.25.
+ */
+static int nearest_alpha(double rho, int d, size_t m)
+{
+	double best = INFINITY;
+	int a, pick = 2;
+
+	for (a = 2; d > 0 && a >= -2; a--) {
+		double r, e;
+
+		if (a + 2 * d <= 1)
+			continue;
+		r = sz(1, (double)m, a, d) / sz(0, (double)m, a, d);
+		e = r / (1 + r);
+		if (fabs(rho - e) < best) {
+			best = fabs(rho - e);
+			pick = a;
+		}
+	}
+	return pick;
+}
+
 /* White (2) or flicker (1) PM by R(n) = MVAR / AVAR against the geometric mean of their values. */
 static int pm_by_rn(size_t m, double adev, double mdev)
 {
@@ -438,16 +468,19 @@ int stab_noise_id(const double *x, size_t slots, double tau0_s, size_t m, double
 			/* r1 near -1 (a sawtooth): as blue as it gets */
 			rho = r1 > -0.8 ? r1 / (1 + r1) : -4;
 			if (rho < 0.25 || d == 2) {
-				a = 2 - 2 * d - (int)lround(2 * rho);
+				if (m == 1)
+					a = 2 - 2 * d - (int)lround(2 * rho);
+				else
+					a = nearest_alpha(rho, d, m);
 				a = a > 2 ? 2 : a < -2 ? -2 : a;
 				*how = STAB_ID_LAG1;
 				break;
 			}
 		}
 	/*
-	 * From m = 4 on, decimation folds flicker PM into a white floor that
-	 * grows with m: between the PM noises R(n) decides.  Without the
-	 * lag-1 method's samples, B1 (and R(n)).
+	 * From m = 4 on, between the PM noises R(n) decides too: their lag-1
+	 * values draw together as m grows (-0.72 and -1 at m = 16).  Without
+	 * the lag-1 method's samples, B1 (and R(n)).
 	 */
 	if (*how == STAB_ID_NONE) {
 		a = by_b1(x, q.n, tau0_s, m, adev);

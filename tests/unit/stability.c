@@ -543,13 +543,14 @@ static void power_law(double *x, size_t n, int alpha)
 
 /*
  * Each of the five noises, made with a fixed seed, is identified at
- * every tau with 60 or more samples tau apart (the lag-1 method; R(n)
+ * every tau with 60 or more samples tau apart (the lag-1 method, against
+ * the values Greenhall's model expects of every m-th sample; R(n)
  * between the PM noises from m = 4), and to within one step at the two
- * taus beyond (32 samples: lag 1; 16: B1 and R(n)).  Flicker FM is held
- * to one step throughout: decimated to m >= 4 it tends to the
- * continuous process, whose twice-differenced lag-1 value (-0.28, from
- * Greenhall's sw(t) = t^2 ln|t|) lies next to the method's step at
- * -0.25, and the method calls it random-walk FM about as often.
+ * taus beyond (32 samples: lag 1; 16: B1 and R(n)), where the estimates
+ * scatter by about the steps between the noises' values.  Over twenty
+ * seeds, the identification missed once in 700 trials with 128 or more
+ * samples, 6 in 100 with 64, 18 with 32 and 39 with B1's 16 (doc/
+ * offsetfit.1 says so).
  */
 static void noise_identification(void **state)
 {
@@ -570,14 +571,7 @@ static void noise_identification(void **state)
 
 			if (samples < 16)	/* m = 1024, 2048: 8 and 4 samples */
 				continue;
-			/*
-			 * From 32 samples (lag 1) or 16 averages (B1), the
-			 * estimates scatter by about the steps between the
-			 * noises' values (B1: 0.71 PM, 1, 2.1, 8 FM at 16): one
-			 * step off is all either promises there.
-			 */
-			if (samples >= 2 * STAB_LAG1_MIN && alpha != -1 ? got != alpha :
-			    abs(got - alpha) > 1)
+			if (samples >= 2 * STAB_LAG1_MIN ? got != alpha : abs(got - alpha) > 1)
 				fail_msg("alpha %d at m %zu: got %d (%s)", alpha, p[i].m, got,
 					 how == STAB_ID_LAG1 ? "lag 1" : "B1");
 			assert_int_equal(how, samples >= STAB_LAG1_MIN ? STAB_ID_LAG1 : STAB_ID_B1);
