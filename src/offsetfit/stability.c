@@ -188,6 +188,22 @@ static void put(int json, const char *key, int prec, int expo, double v)
 		printf("%.*f", prec, v);
 }
 
+/* @str as a JSON string: quotes, backslashes and control characters escaped. */
+static void json_string(const char *str)
+{
+	const unsigned char *c;
+
+	putchar('"');
+	for (c = (const unsigned char *)str; *c; c++)
+		if (*c == '"' || *c == '\\')
+			printf("\\%c", *c);
+		else if (*c < 0x20)
+			printf("\\u%04x", *c);
+		else
+			putchar(*c);
+	putchar('"');
+}
+
 /* The worst margin of one mask over one series' taus. */
 struct verdict {
 	double worst, tau;	/* ns (NAN: no tau within the mask), s */
@@ -409,8 +425,9 @@ int stability_print(const struct series *s, const struct linfit *fit, unsigned w
 
 			fail |= bad;
 			if (json) {
-				printf("%s{\"mask\":\"%s\",\"stat\":\"%s\",\"worst_margin_ns\":", i ? "," : "",
-				       sc->mask[i].name, stat_name[sc->mask[i].stat]);
+				printf("%s{\"mask\":", i ? "," : "");
+				json_string(sc->mask[i].name);
+				printf(",\"stat\":\"%s\",\"worst_margin_ns\":", stat_name[sc->mask[i].stat]);
 				if (isnan(vd->worst))
 					printf("null,\"tau_s\":null,\"pass\":false}");
 				else
