@@ -194,6 +194,12 @@ stab1() { for d in "$P"/runs/*-$1-*-$2-r[12]; do offsetfit --stability --series 
 	awk '{ s += $1; n++ } END { printf "%.4g", s / n }'; }
 stabtsv() { awk -F'\t' -v f=$1 -v t=$2 -v c=$3 'NR == 1 { for (i = 2; i <= NF; i++) n[$i] = i - 1; next }
 	$1 == f && $2 == t { printf "%.4g", $n[c]; exit }' "$P/figures/stability.tsv"; }
+# stab1ci FAMILY TRANSPORT COLUMN: as stab1, from offsetfit --ci
+stab1ci() { for d in "$P"/runs/*-$1-*-$2-r[12]; do offsetfit --stability --series offset --dev adev,tdev,mtie --ci "$d/probe.rec" |
+	awk -v c=$3 '/^#fields/ { for (i = 2; i <= NF; i++) n[$i] = i - 1 } !/^#/ && NF { print $n[c]; exit }'; done |
+	awk '{ s += $1; n++ } END { printf "%.4g", s / n }'; }
+# stability.tsv's rows where COLUMN has a value
+stabvals() { awk -F'\t' -v c=$1 'NR == 1 { for (i = 2; i <= NF; i++) n[$i] = i - 1; next } (c in n) && $n[c] != "-"' "$P/figures/stability.tsv" | wc -l; }
 # rows of stability.tsv for FAMILY TRANSPORT
 stabrows() { awk -F'\t' -v f="$1" -v t="$2" '$1 == f && $2 == t' "$P/figures/stability.tsv" | wc -l; }
 # the octaves of offsetfit --stability on the freerun udp run of rep 1
@@ -392,6 +398,21 @@ test_expect_success 'mtie figure: steady udp2'\''s first MTIE is the runs'\'' me
 test_expect_success 'the figure has every octave of the run, its axis from the data' '
 	test_is "$(stabrows freerun udp)" "$(octaves)"
 '
+test_expect_success 'adev figure: its 1-sigma upper limit is the runs'\'' median of offsetfit --ci'\''s' '
+	test_is "$(stabtsv freerun udp adev_hi)" "$(stab1ci freerun udp adev_hi)"
+'
+test_expect_success 'stability.tsv: the limits around each ADEV and TDEV, a noise type in -2..2' '
+	awk -F"\t" "NR == 1 { for (i = 2; i <= NF; i++) n[\$i] = i - 1; next }
+		\$n[\"adev_lo\"] != \"-\" && \$n[\"runs\"] == 2 { k++
+		if (!(\$n[\"adev_lo\"] <= \$n[\"adev\"] && \$n[\"adev\"] <= \$n[\"adev_hi\"])) bad++
+		if (\$n[\"tdev_lo_ns\"] != \"-\" && !(\$n[\"tdev_lo_ns\"] <= \$n[\"tdev_ns\"] && \$n[\"tdev_ns\"] <= \$n[\"tdev_hi_ns\"])) bad++
+		if (\$n[\"alpha\"] != \"-\" && (\$n[\"alpha\"] < -2 || \$n[\"alpha\"] > 2)) bad++ }
+		END { exit bad || k < 10 }" "$P/figures/stability.tsv"
+'
+test_expect_success 'the ADEV and TDEV figures say they draw 1-sigma bars and alpha' '
+	test_grep "1-sigma bars, noise alpha" "$P/figures/adev.svg" &&
+	test_grep "1-sigma bars, noise alpha" "$P/figures/tdev.svg"
+'
 test_expect_success 'offset-delay: c2r slope near +0.5' '
 	between "$(slope udp c2r)" 0.4 0.6
 '
@@ -419,6 +440,23 @@ test_expect_success 'report: says ib is absent and why' '
 '
 test_expect_success 'report: every figure with its caption' '
 	test_is "$(grep -c "<figcaption>" "$P/report.html")" 10
+'
+test_expect_success 'report: the stability captions read the error bars, alpha and the mask' '
+	test_grep "error bar.*1-sigma" "$P/report.html" && test_grep "dashed.*mask" "$P/report.html"
+'
+test_expect_success 'ntpx-figures --mask prtc-a: the mask on the TDEV and MTIE figures, not ADEV' '
+	"$A/ntpx-figures" --mask prtc-a "$P" 2>"$TMP/fig.err" &&
+	test_grep "mask prtc-a" "$P/figures/mtie.svg" && test_grep "mask prtc-a" "$P/figures/tdev.svg" &&
+	! grep -q "mask prtc-a" "$P/figures/adev.svg" &&
+	test "$(stabvals mtie_mask_ns)" -gt 3 && test "$(stabvals tdev_mask_ns)" -gt 3
+'
+test_expect_success 'ntpx-figures --mask with a mask that is not: exit 2, one line' '
+	test_exit 2 "$A/ntpx-figures" --mask prtc-z "$P" >/dev/null 2>"$TMP/fig.err" &&
+	test_is "$(cat "$TMP/fig.err")" "ntpx-figures: --mask prtc-z: No such file or directory"
+'
+test_expect_success 'ntpx-figures without --mask again: no mask' '
+	"$A/ntpx-figures" "$P" 2>"$TMP/fig.err" &&
+	! grep -q "mask prtc-a" "$P/figures/mtie.svg" && test "$(stabvals mtie_mask_ns)" = 0
 '
 
 # A partial package: only freerun, bursts and steady, no order.tsv (the
