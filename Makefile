@@ -87,8 +87,9 @@ all: lib/libntpx.a $(TOOLS) $(SHGEN)
 bin/ntpx-setup.sh: bin/ntpx-setup.sh.in Makefile
 	sed 's/@VERSION@/$(VERSION)/g' $< >$@.tmp && mv $@.tmp $@
 
+# The goals go along: what only the tests need is left out of make demo.
 deps:
-	@scripts/deps
+	@scripts/deps $(filter $(DEPS_GOALS),$(MAKECMDGOALS))
 
 # The version stamp is rewritten only when it changes, so that a rebuild
 # after `git commit` recompiles only what names the version.

@@ -209,9 +209,10 @@ octaves() { offsetfit --stability --series offset "$(ls -d "$P"/runs/*-freerun-*
 slope() { awk -F'\t' -v t=$1 -v g=$2 '$1 == t && $2 == g { print $4 }' "$P/figures/offset-delay.tsv"; }
 
 # report.html of DIR references only relative paths to files that
-# exist, at least 12.
+# exist, at least 12, and sections of its own (#ID) that it has.
 refs_ok() {
 	n=0; for r in $(grep -o "\(src\|href\)=\"[^\"]*\"" "$1/report.html" | sed "s/^[a-z]*=\"//; s/\"\$//"); do
+		case $r in "#"*) grep -q "id=\"${r#\#}\"" "$1/report.html" || return 1; continue ;; esac
 		case $r in /*|*:*|*..*) return 1 ;; esac; [ -s "$1/$r" ] || return 1; n=$((n + 1)); done; [ $n -ge 12 ]
 }
 # The runs' families of the partial package (runs.tsv), bursts' conditions.
@@ -459,6 +460,41 @@ test_expect_success 'ntpx-figures without --mask again: no mask' '
 	! grep -q "mask prtc-a" "$P/figures/mtie.svg" && test "$(stabvals mtie_mask_ns)" = 0
 '
 
+# The findings: from the tables, nothing measured again.
+# fcol TRANSPORT COLUMN: findings.tsv's value.
+fcol() { awk -F'\t' -v t="$1" -v k="$2" "$ntpx_fields"'NR == 1 { fields(); next } field("transport") == t { print field(k) }' "$P/results/findings.tsv"; }
+test_expect_success 'findings.tsv: a row per present transport, none for the absent' '
+	test_is "$(awk -F"\t" "!/^#/ { print \$1 }" "$P/results/findings.tsv" | tr "\n" " ")" "udp udp2 "
+'
+test_expect_success "findings: the idle RTT is freerun's median RTT" '
+	test_is "$(fcol udp idle_rtt_us)/$(fcol udp2 idle_rtt_us)" "$(col freerun udp median_rtt_us)/$(col freerun udp2 median_rtt_us)"
+'
+test_expect_success "findings: the jitter and true error are steady's, the spread directional's" '
+	test_is "$(fcol udp jitter_us) $(fcol udp true_error_us) $(fcol udp2 spread_us)" \
+		"$(col steady udp jitter_us) $(col steady udp true_error_us) $(col directional udp2 spread_us)"
+'
+test_expect_success 'findings: no stages runs, no stage' '
+	test_is "$(fcol udp jitter_stage_idle)/$(fcol udp jitter_stage_load)" "-/-"
+'
+test_expect_success '--findings: under 25 lines, a line per transport with its numbers, ib absent' '
+	"$A/ntpx-summarize" --findings "$P" >"$TMP/findings.txt" &&
+	test "$(wc -l <"$TMP/findings.txt")" -lt 25 &&
+	test_grep -E "^  udp +$(fcol udp idle_rtt_us) +$(fcol udp jitter_us) +$(fcol udp true_error_us) +$(fcol udp spread_us) " "$TMP/findings.txt" &&
+	test_grep "^  ib  *absent: no RDMA device" "$TMP/findings.txt"
+'
+test_expect_success '--findings: a package not summarized is exit 1 with one line' '
+	test_exit 1 "$A/ntpx-summarize" --findings "$TMP/nothing" 2>"$TMP/err" &&
+	test_is "$(grep -c . "$TMP/err")" 1
+'
+test_expect_success 'report: the findings open it, before the first table' '
+	awk "/id=\"findings\"/ && !t { f = 1 } /<table/ && !f { t = 1 } END { exit !(f && !t) }" "$P/report.html"
+'
+test_expect_success "report: each finding's number links to its section" '
+	test_grep "<a href=\"#freerun\">$(fcol udp idle_rtt_us)</a>" "$P/report.html" &&
+	test_grep "<a href=\"#steady\">$(fcol udp true_error_us)</a>" "$P/report.html" &&
+	test_grep "<a href=\"#directional\">$(fcol udp spread_us)</a>" "$P/report.html"
+'
+
 # A partial package: only freerun, bursts and steady, no order.tsv (the
 # directory names say what each run is; a condition may hold '-').  The other tables and
 # figures go, and the report names the families that are absent.
@@ -473,7 +509,7 @@ test_expect_success 'partial package (no order.tsv, families missing): all three
 	all_three "$Q"
 '
 test_expect_success 'partial: tables of present families only' '
-	test_is "$(cd "$Q/results" && ls *.tsv | tr "\n" " ")" "bursts.tsv freerun.tsv runs.tsv steady.tsv "
+	test_is "$(cd "$Q/results" && ls *.tsv | tr "\n" " ")" "bursts.tsv findings.tsv freerun.tsv runs.tsv steady.tsv "
 '
 test_expect_success 'partial: figures of present families only' '
 	test_is "$(cd "$Q/figures" && ls | tr "\n" " ")" "adev.png adev.svg bursts.png bursts.svg mtie.png mtie.svg offset-delay.png offset-delay.svg offset-delay.tsv residual-cdf.png residual-cdf.svg rtt-cdf.png rtt-cdf.svg stability.tsv tdev.png tdev.svg "
