@@ -389,19 +389,25 @@ chrony_one_clock() {
 			exit !(n > 0 && !bad) }' v="$_v" "$1"
 }
 
-# legs A B: "df db": the median shift, in ns, of the forward and of the
-# back leg of the ok records from record file A to record file B.  On one
-# clock each record splits exactly into its legs: forward t2 - t1 =
+# legs A B [kernel]: "df db": the median shift, in ns, of the forward and
+# of the back leg of the ok records from record file A to record file B.
+# On one clock each record splits exactly into its legs: forward t2 - t1 =
 # (delay + off2) / 2, back t4 - t3 = (delay - off2) / 2 (tests/net/bias.t).
+# With "kernel", the client's side of each leg is its kernel's stamp where
+# the record has one, t1k and t4k: forward t2 - t1k, back t4k - t3, so
+# that what the client's own scheduling adds (a late wake-up, a busy
+# poller preempted) is left out.
 legs() {
-	awk "$ntpx_fields"'
+	awk -v kern="${3:-}" "$ntpx_fields"'
 	function med(arr, n,   i, j, x) {
 		for (i = 2; i <= n; i++) { x = arr[i]; for (j = i - 1; j >= 1 && arr[j] > x; j--) arr[j + 1] = arr[j]; arr[j + 1] = x }
 		return (n % 2) ? arr[(n + 1) / 2] : (arr[n / 2] + arr[n / 2 + 1]) / 2 }
 	FNR == 1 { fi++ }
 	/^#fields/ { fields(); next }
 	/^#/ { next }
-	field("status") == "ok" { n[fi]++; F[fi, n[fi]] = (field("delay") + field("off2")) / 2; B[fi, n[fi]] = (field("delay") - field("off2")) / 2 }
+	field("status") == "ok" { n[fi]++; F[fi, n[fi]] = (field("delay") + field("off2")) / 2; B[fi, n[fi]] = (field("delay") - field("off2")) / 2
+		if (kern == "kernel" && field("t1k") != "-" && field("t1k") != "") F[fi, n[fi]] -= field("t1k") - field("t1")
+		if (kern == "kernel" && field("t4k") != "-" && field("t4k") != "") B[fi, n[fi]] -= field("t4") - field("t4k") }
 	END {
 		for (k = 1; k <= 2; k++) {
 			m = n[k]; if (!m) { print "nan nan"; exit }

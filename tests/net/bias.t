@@ -19,17 +19,21 @@
 #
 # On one clock each record splits exactly into its two legs: forward
 # t2 - t1 = (delay + off2) / 2 and back t4 - t3 = (delay - off2) / 2.
+# The client's side of each leg is its kernel's stamp, t1k and t4k (legs
+# ... kernel, tests/lib.sh): with every core busy a busy-polling probe is
+# preempted for milliseconds, and its T4 waits for it (7.3 ms on the
+# unloaded leg once), which is the scheduler, not the path.  The offset in
+# the records still moves with the queue (the signs test, from off2).
 # "The offset moves by half the added delay, with the direction's sign"
 # is "the loaded direction's leg carries the queue, the other leg does
 # not".  A leg carries the queue when its median rose by at least half the
 # queue's configured delay (the queue was more than half full, as the
 # kernel's backlog showed before the probe began): no fixed fraction of a
 # noisy number, the queue's size.  What a busy machine adds to a leg is
-# not the queue's and may be a millisecond too: with every core busy a
-# busy-polling probe is preempted for a time slice, and its T4 waits.
-# That delay lands on the other leg as well, so "the other leg does not
-# carry the queue" is: the loaded leg rose by at least half the queue
-# more than the other one did.
+# not the queue's and may be a millisecond too (the reflector's wake-up
+# on T2, the shapers' dequeues waiting for softirq time), on the other
+# leg as well, so "the other leg does not carry the queue" is: the loaded
+# leg rose by at least half the queue more than the other one did.
 . "$(dirname "$0")/../lib.sh"
 
 need_prereq LAB BUILT
@@ -108,7 +112,7 @@ unqueued() { [ "$1" -lt "$half_q" ] && [ "$1" -gt "-$half_q" ]; }
 apart() { [ $(($1 - $2)) -ge "$half_q" ]; }
 # one_leg A B fwd|back: the named leg carries the queue, the other not.
 one_leg() {
-	set -- $(legs "$1" "$2") "$3"
+	set -- $(legs "$1" "$2" kernel) "$3"
 	diag "legs: forward $1 ns, back $2 ns (half the queue: $half_q ns)"
 	if [ "$3" = fwd ]; then queued "$1" && apart "$1" "$2"; else queued "$2" && apart "$2" "$1"; fi
 }
@@ -158,18 +162,18 @@ do
 		measure bi bi $poll "$NTPX_REF_SLOW"
 	'
 	test_expect_success "$poll: load both ways: both legs carry a queue" '
-		set -- $(legs "$TMP/base.rec" "$TMP/bi.rec") &&
+		set -- $(legs "$TMP/base.rec" "$TMP/bi.rec" kernel) &&
 		diag "bi legs: forward $1 ns, back $2 ns" &&
 		[ $1 -ge $half_q ] && [ $2 -ge $half_q ]
 	'
 	# Two queues of one size: the offset moves by half their difference,
 	# less than one queue moves it (as it would were one of them empty).
 	test_expect_success "$poll: load both ways: the offset moves less than one queue moves it" '
-		c2r_f=$(first $(legs "$TMP/base.rec" "$TMP/c2r.rec")) &&
-		r2c_b=$(second $(legs "$TMP/base.rec" "$TMP/r2c.rec")) &&
+		c2r_f=$(first $(legs "$TMP/base.rec" "$TMP/c2r.rec" kernel)) &&
+		r2c_b=$(second $(legs "$TMP/base.rec" "$TMP/r2c.rec" kernel)) &&
 		one=$c2r_f &&
 		if [ "$r2c_b" -lt "$one" ]; then one=$r2c_b; fi &&
-		set -- $(legs "$TMP/base.rec" "$TMP/bi.rec") &&
+		set -- $(legs "$TMP/base.rec" "$TMP/bi.rec" kernel) &&
 		d=$(($1 - $2)) &&
 		diag "$d ns against $one" &&
 		[ ${d#-} -lt $one ]
@@ -187,7 +191,7 @@ test_expect_success 'setup: block: the fast path unloaded and loaded' '
 	measure fc2r fast block "$NTPX_REF_FAST"
 '
 test_expect_success 'block: fast under the same load: no queue on either leg' '
-	set -- $(legs "$TMP/fbase.rec" "$TMP/fc2r.rec") &&
+	set -- $(legs "$TMP/fbase.rec" "$TMP/fc2r.rec" kernel) &&
 	diag "fast legs: forward $1 ns, back $2 ns" &&
 	unqueued $1 && unqueued $2
 '
