@@ -97,6 +97,13 @@ fnoise() { awk -v f="$2" "$ntpx_fields"'
 		printf "%.3f %.3f %.3f %.3f %.3f %.3f\n", r[1], sd / sqrt(w[1]),
 			sqrt(rr / (k - 1)), sqrt(pp / (k - 1)), mean, sqrt(v / (k - 2) / (k - 1))
 	}' "$TMP/$1.rec"; }
+# nums X...: every X is a number (an empty X, from an fnoise that found
+# nothing, would make "r <= 3 * p" hold).
+nums() {
+	for _n; do
+		echo "$_n" | grep -Eqx -- '-?[0-9]+(\.[0-9]+)?' || { diag "not a number: '$_n'"; return 1; }
+	done
+}
 # noise NAME DETUNE: fnoise's numbers in r1 p1 rms prms mean se
 noise() {
 	read -r r1 p1 rms prms mean se <<EOF
@@ -187,22 +194,28 @@ test_expect_success 'the loop acts on the clock: its frequency is the detune plu
 '
 test_expect_success '+50 ppm: the first estimate leaves only what the offset noise explains (|residual| <= 6 x its predicted spread)' '
 	noise fp +50 &&
+	nums "$r1" "$p1" &&
 	awk -v r="$r1" -v p="$p1" "BEGIN { exit !(r < 6 * p && r > -6 * p) }"
 '
 test_expect_success '+50 ppm: the later ones hold the frequency within the offset noise (rms <= 3 x the predicted)' '
+	nums "$rms" "$prms" &&
 	awk -v r="$rms" -v p="$prms" "BEGIN { exit !(r <= 3 * p) }"
 '
 test_expect_success '+50 ppm: and about zero (mean within 5 standard errors)' '
+	nums "$mean" "$se" &&
 	awk -v m="$mean" -v s="$se" "BEGIN { exit !(m < 5 * s && m > -5 * s) }"
 '
 test_expect_success '-50 ppm: the first estimate leaves only what the offset noise explains (|residual| <= 6 x its predicted spread)' '
 	noise fm -50 &&
+	nums "$r1" "$p1" &&
 	awk -v r="$r1" -v p="$p1" "BEGIN { exit !(r < 6 * p && r > -6 * p) }"
 '
 test_expect_success '-50 ppm: the later ones hold the frequency within the offset noise (rms <= 3 x the predicted)' '
+	nums "$rms" "$prms" &&
 	awk -v r="$rms" -v p="$prms" "BEGIN { exit !(r <= 3 * p) }"
 '
 test_expect_success '-50 ppm: and about zero (mean within 5 standard errors)' '
+	nums "$mean" "$se" &&
 	awk -v m="$mean" -v s="$se" "BEGIN { exit !(m < 5 * s && m > -5 * s) }"
 '
 

@@ -121,7 +121,7 @@ test_expect_success 'setup: part two, the same study continued' '
 	spawn pid2 "$study" --no-analysis "$dir" 2>"$TMP/part2k.err"
 '
 test_expect_success 'one more run finishes' '
-	test_when_finished "kill -KILL $pid2; wait $pid2" &&
+	test_when_finished stop_pid "$pid2" KILL &&
 	wait_until 120 three_done
 '
 test_expect_success 'what the killed study started lets go of the directory' '

@@ -165,7 +165,7 @@ test_expect_success 'SIGKILL: no program left behind' '
 
 test_expect_success 'after SIGKILL the next run attaches and answers every exchange' '
 	spawn ur2 ip netns exec "$UB" ntpreflect "uudp://*:$port?dev=$IFB" 2>"$TMP/ur2.err" &&
-	test_when_finished "kill $ur2; wait $ur2" &&
+	test_when_finished stop_pid "$ur2" &&
 	wait_until 5 udp_listening_in "$UB" "$port" &&
 	n=$(probe_oks -i 50ms -w 5s -c 5 "udp://$IPB:$port") &&
 	{ test_is "$n" 5 || { diag "$(cat "$TMP/ur2.err")" && false; }; }
@@ -222,7 +222,7 @@ done
 test_expect_success LOADGEN 'loadgen over uudp: the sink received what was sent, less what the kernel dropped' '
 	lport=$((port + 3)) &&
 	spawn sink ip netns exec "$UB" loadgen --sink "udp://$IPB:$lport" >/dev/null 2>&1 &&
-	test_when_finished "kill $sink; wait $sink" &&
+	test_when_finished stop_pid "$sink" &&
 	wait_until 5 udp_listening_in "$UB" "$lport" &&
 	d0=$(drops) &&
 	ina loadgen -d 1s -r 20M --no-gso "uudp://$IPB:$lport?dev=$IFA" >/dev/null 2>"$TMP/lg.err" &&
