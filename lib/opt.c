@@ -42,6 +42,12 @@ void opt_other(int c, void (*usage)(FILE *out))
 	}
 }
 
+void opt_old(const char *old, const char *now)
+{
+	fprintf(stderr, "%s: %s is the old spelling of %s; it goes in the next release\n",
+		ntpx_prog, old, now);
+}
+
 int opt_inputs(int argc, char **argv, int first,
 	       int (*read)(int fd, const char *name, void *arg), void *arg)
 {

@@ -54,7 +54,7 @@ slew_progress() {
 	done <"$TMP/slew.cols"
 	diag "slew: $done_ns ns corrected in $span ns"
 }
-freq() { clockstep -c "sim:$TMP/$1" --show | awk '$1 == "freq_ppm" { print $2 }'; }
+freq() { clockstep --clock "sim:$TMP/$1" --show | awk '$1 == "freq_ppm" { print $2 }'; }
 # The clock's frequency after each correction: the detune plus the sum of
 # the corrections so far (the sim clock adds them exactly).
 fseq() { rec_cols "$TMP/$1.rec" dfreq | awk -v f="$2" '$1 != "-" { f += $1; printf "%.3f ", f }'; }
@@ -129,10 +129,10 @@ test_expect_success '... saying so' '
 '
 
 test_expect_success 'setup: four sim: clocks, 120 s and 250 ms behind, +50 and -50 ppm; a disciplined probe on each' '
-	clockstep -c "sim:$TMP/step" --create --offset -120s &&
-	clockstep -c "sim:$TMP/slew" --create --offset -250ms &&
-	clockstep -c "sim:$TMP/fp" --create --freq 50ppm &&
-	clockstep -c "sim:$TMP/fm" --create --freq -50ppm &&
+	clockstep --clock "sim:$TMP/step" --create --offset -120s &&
+	clockstep --clock "sim:$TMP/slew" --create --offset -250ms &&
+	clockstep --clock "sim:$TMP/fp" --create --freq 50ppm &&
+	clockstep --clock "sim:$TMP/fm" --create --freq -50ppm &&
 	probe fpp fp -i 50ms -c 600 &&
 	probe fmp fm -i 50ms -c 600 &&
 	probe stp step -i 100ms -c 30 --step-threshold 1s &&
@@ -177,7 +177,7 @@ test_expect_success '... at 500 ppm (+-10%)' '
 	awk -v d="$done_ns" -v s="$span" "BEGIN { r = d / s * 1e6; exit !(r > 450 && r < 550) }"
 '
 test_expect_success 'the rest is still to slew' '
-	clockstep -c "sim:$TMP/slew" --show >"$TMP/show" &&
+	clockstep --clock "sim:$TMP/slew" --show >"$TMP/show" &&
 	left=$(awk "\$1 == \"slew_left_ns\" { print \$2 }" "$TMP/show") &&
 	diag "$left ns left" &&
 	test "$left" -gt 235000000 -a "$left" -lt 247000000

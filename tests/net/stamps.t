@@ -84,8 +84,8 @@ test_expect_success "the reference's slow egress queue fills under load" '
 test_expect_success 'setup: 100 interleaved exchanges under load, the load stopped; ntpstages of the idle and the loaded run' '
 	$X client ntpprobe -i 20ms -c 100 --xleave "udp://$NTPX_REF_SLOW:$port" >"$TMP/load.rec" 2>/dev/null &&
 	kill "$LOAD" &&
-	ntpstages -s "$TMP/idle.rec" >"$TMP/idle.st" &&
-	ntpstages -s "$TMP/load.rec" >"$TMP/load.st" &&
+	ntpstages --same-clock "$TMP/idle.rec" >"$TMP/idle.st" &&
+	ntpstages --same-clock "$TMP/load.rec" >"$TMP/load.st" &&
 	diag "idle:" && sed "s/^/#   /" "$TMP/idle.st" >&2 &&
 	diag "loaded:" && sed "s/^/#   /" "$TMP/load.st" >&2 &&
 	added=$(added_delay) &&
