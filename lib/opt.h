@@ -38,6 +38,15 @@ noreturn void opt_other(int c, void (*usage)(FILE *out));
 void opt_old(const char *old, const char *now);
 
 /*
+ * The send-loss schedule in $NTPX_LOSS (lossinject's; none when unset or
+ * empty), for the tool to put in its endpoint (struct endpoint's loss):
+ * lib/ reads no environment.  Returns as loss_parse() (lib/loss.h), the
+ * error naming the variable.
+ */
+struct loss;
+int opt_loss_env(struct loss *l, char *err, size_t errlen);
+
+/*
  * The inputs of a tool that reads record files: each of argv[first ..
  * argc - 1], "-" being standard input, or standard input alone when there
  * is none, handed in turn to @read(fd, name, arg) (name "stdin" for

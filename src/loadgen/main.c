@@ -221,7 +221,8 @@ int main(int argc, char **argv)
 		default: opt_other(c, usage);
 		}
 	}
-	endpoint_from_args(argc, argv, optind, &ep);
+	if (endpoint_from_args(argc, argv, optind, &ep, err, sizeof(err)))
+		opt_usage_error("%s", err);
 	ep.family = family;
 	o.url = ep.url;
 	if (sink + o.calibrate + !!a.ntp > 1)
@@ -237,6 +238,9 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	out_init();
 
+	/* The schedule first: a bad one opens nothing. */
+	if (opt_loss_env(&ep.loss, err, sizeof(err)))
+		ntpx_die(NTPX_EXIT_FAIL, "%s", err);
 	t = transport_open(&ep, sink ? TRANSPORT_SERVER : TRANSPORT_CLIENT, err, sizeof(err));
 	if (!t)
 		ntpx_die(NTPX_EXIT_FAIL, "%s", err);

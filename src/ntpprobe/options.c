@@ -156,7 +156,8 @@ void probe_options(int argc, char **argv, struct probe_config *cfg)
 			opt_other(c, usage);
 		}
 	}
-	endpoint_from_args(argc, argv, optind, &cfg->ep);
+	if (endpoint_from_args(argc, argv, optind, &cfg->ep, err, sizeof(err)))
+		opt_usage_error("%s", err);
 	cfg->ep.family = family;
 	/* Records for a pipe or a file, exactly as ever; a person at a
 	   terminal gets lines to read. */

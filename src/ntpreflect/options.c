@@ -129,6 +129,7 @@ void reflect_options(int argc, char **argv, struct reflect_config *cfg)
 			opt_other(c, usage);
 		}
 	}
-	endpoint_from_args(argc, argv, optind, &cfg->ep);
+	if (endpoint_from_args(argc, argv, optind, &cfg->ep, err, sizeof(err)))
+		opt_usage_error("%s", err);
 	cfg->ep.family = family;
 }
