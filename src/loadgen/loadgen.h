@@ -24,9 +24,8 @@
 #define WARMUP_NS	500000000LL	/* calibration ignores the first 0.5 s,
 					   or a quarter of a shorter run */
 
-/* What the options asked for, as main.c read them (sender_main and
-   flood_main parse their own). */
-/* The options, every value checked before the endpoint is opened. */
+/* What the options asked for, every value parsed and checked by main.c
+   before the endpoint is opened. */
 struct load_opts {
 	const char *url;		/* the endpoint, for messages */
 	double rate;			/* --rate, bit/s (with --capacity: its share); 0: all it can */
