@@ -491,8 +491,10 @@ const char *transport_stamp_source(const struct transport *t, int tx, enum trans
 {
 	unsigned layers = tx ? t->st.tx_layers : t->st.rx_layers;
 
-	if ((unsigned)l >= TRANSPORT_NLAYERS || !(layers & 1u << l))
+	if ((unsigned)l >= TRANSPORT_NLAYERS)
 		return NULL;
+	if (!(layers & 1u << l))
+		return tx ? t->st.tx_why[l] : t->st.rx_why[l];
 	return tx ? t->st.tx_src[l] : t->st.rx_src[l];
 }
 

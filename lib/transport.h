@@ -214,7 +214,9 @@ int transport_stamps_enable(struct transport *t, char *err, size_t errlen);
 
 /*
  * What feeds layer @l on the send (@tx = 1) or receive (@tx = 0) side:
- * "so_timestamping:tx_sched" and the like, or NULL when nothing does.
+ * "so_timestamping:tx_sched" and the like; for a layer the backend has
+ * but cannot stamp with here, "-:" and why (#stamps says it:
+ * "-:qp_refused_stamp_format"); NULL when nothing does.
  */
 const char *transport_stamp_source(const struct transport *t, int tx, enum transport_layer l);
 

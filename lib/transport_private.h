@@ -62,6 +62,8 @@ struct transport_stamp_state {
 						   asks tx_drain() again and
 						   again until the deadline */
 	const char *tx_src[TRANSPORT_NLAYERS], *rx_src[TRANSPORT_NLAYERS];
+	/* a layer not offered: why, "-:REASON" for #stamps (NULL: nothing to say) */
+	const char *tx_why[TRANSPORT_NLAYERS], *rx_why[TRANSPORT_NLAYERS];
 	int64_t rx[TRANSPORT_NLAYERS];		/* of the latest receive */
 	uint32_t tx_id;				/* of the latest send */
 	struct {

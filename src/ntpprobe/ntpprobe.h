@@ -66,6 +66,9 @@ struct xleave_reply {
 	int64_t xmt;			/* its transmit timestamp, ns */
 };
 
+/* How many timed-out requests a reply is still counted late for. */
+#define PROBE_LATE_SLOTS	8
+
 struct probe {
 	const struct probe_config *cfg;
 	struct transport *t;
@@ -74,6 +77,9 @@ struct probe {
 	int truth;			/* the clock knows its error: true2 written */
 	uint64_t counts[RECORD_NSTATUS];
 	uint64_t sent, late;
+	uint64_t timed_out[PROBE_LATE_SLOTS];	/* the nonces of the last requests
+						   that timed out, for late replies */
+	unsigned timed_out_next;
 	int failed;			/* the discipline could not act on the clock */
 	int kissed_off;			/* a DENY or RSTR kiss ended the run */
 	int out;			/* stdout's state (lib/out.h) */
