@@ -52,8 +52,7 @@ test_expect_success 'fast path, interleaved: every stamp in order' '
 test_expect_success 'setup: the slow path, basic and interleaved; the slow server stopped, its log complete' '
 	$X client ntpprobe -i 10ms -c 100 "udp://$NTPX_REF_SLOW:$port" >"$TMP/slow.rec" 2>/dev/null &&
 	$X client ntpprobe -i 20ms -c 100 --xleave "udp://$NTPX_REF_SLOW:$port" >"$TMP/idle.rec" 2>/dev/null &&
-	kill -TERM "$RPID" &&
-	{ wait "$RPID" || :; }
+	stop_pid "$RPID"
 '
 
 test_expect_success "slow path, basic, the server's stamps from its log: every stamp in order" '

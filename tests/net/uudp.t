@@ -96,7 +96,7 @@ test_expect_success 'xdpmode=zerocopy on veth (it has none) fails with status 1 
 
 # 2. kernel UDP client -> uudp server.
 test_expect_success 'setup: the kernel-UDP ntpreflect gone, a uudp one in its place' '
-	kill "$kr" && { wait "$kr" || :; } &&
+	stop_pid "$kr" &&
 	spawn ur ip netns exec "$UB" ntpreflect "uudp://*:$port?dev=$IFB" 2>"$TMP/ur.err" &&
 	wait_until 5 udp_listening_in "$UB" "$port"
 '
@@ -187,7 +187,7 @@ test_expect_success CLANG 'a stale ntpx_xdp is replaced and the server answers e
 '
 
 test_expect_success CLANG 'and nothing is left after exit' '
-	kill "$ur3" && { wait "$ur3" || :; } &&
+	stop_pid "$ur3" &&
 	test_is "$(xdp_prog "$UB" "$IFB")" ""
 '
 
@@ -236,7 +236,7 @@ test_expect_success LOADGEN "an NTP flood against a uudp ntpreflect is answered:
 	wait_until 5 udp_listening_in "$UB" "$port" &&
 	a0=$(udp_drops "$UA") &&
 	ina loadgen -d 1s --ntp 2k "udp://$IPB:$port" >/dev/null 2>"$TMP/fl.err" &&
-	kill "$ur5" && { wait "$ur5" || :; } &&
+	stop_pid "$ur5" &&
 	diag "$(cat "$TMP/fl.err")" &&
 	diag "uudp server: $(grep -v transport "$TMP/ur5.err") $(counter "$TMP/ur5.err" rx_ok) accepted" &&
 	fq=$(flood_replies "$TMP/fl.err") &&
