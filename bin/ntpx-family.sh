@@ -47,7 +47,7 @@ usage: $prog -o DIR [options]
 $fam_what
 
   -o, --out DIR          the run directory (made; must not hold a done file)
-  -c, --condition NAME   one of: $fam_conditions (default $fam_default)
+      --condition NAME   one of: $fam_conditions (default $fam_default)
   -t, --transport NAME   label, and the scheme by its prefix: udp*, uudp*
                          (via XDP), ib*; in the lab (ntpx-lab env) the names
                          udpslow, udpfast, uudpfast, ib fill in the rest
@@ -111,7 +111,9 @@ fam_parse() {
 		--load|--seed|--quiet|--outage)
 			[ $# -ge 2 ] || usage_error "option '$1' needs a value"
 			case $1 in
-			-o|--out) fam_out=$2 ;; -c|--condition) fam_cond=$2 ;;
+			-o|--out) fam_out=$2 ;;
+			-c) old_spelling -c --condition; fam_cond=$2 ;;
+			--condition) fam_cond=$2 ;;
 			-t|--transport) fam_transport=$2 ;; -d|--duration) fam_duration=$2 ;;
 			-i|--interval) fam_interval=$2 ;; -E|--events) fam_events=$2 ;;
 			-R|--run) fam_run=$2 ;; --rep) fam_rep=$2 ;; --ref) fam_ref_addr=$2 ;;
@@ -250,8 +252,8 @@ fam_bg() {
 	if [ -z "$_x" ]; then
 		"$@" &
 	else
-		"$fam_tether" -s "$_side" -x "$_x" ${NTPX_REMOTE_BIN:+-b "$NTPX_REMOTE_BIN"} \
-			${NTPX_TETHER_TAG:+-t "$NTPX_TETHER_TAG"} ${fam_ready:+-r "$fam_ready"} -- "$@" &
+		"$fam_tether" --side "$_side" -x "$_x" ${NTPX_REMOTE_BIN:+--bin "$NTPX_REMOTE_BIN"} \
+			${NTPX_TETHER_TAG:+--tag "$NTPX_TETHER_TAG"} ${fam_ready:+--ready "$fam_ready"} -- "$@" &
 	fi
 	eval "$_var=\$!"
 	eval "fam_name_$!=\$1"

@@ -70,17 +70,6 @@ int loss_parse(const char *spec, struct loss *l, char *err, size_t errlen)
 	return 0;
 }
 
-int loss_from_env(struct loss *l, char *err, size_t errlen)
-{
-	char e[256];
-
-	if (loss_parse(getenv(LOSS_ENV), l, e, sizeof(e))) {
-		snprintf(err, errlen, "%s: %s", LOSS_ENV, e);
-		return -1;
-	}
-	return 0;
-}
-
 int loss_format(const struct loss *l, char *buf, size_t len)
 {
 	switch (l->kind) {

@@ -45,12 +45,6 @@ struct loss {
  */
 int loss_parse(const char *spec, struct loss *l, char *err, size_t errlen);
 
-/*
- * The schedule in $NTPX_LOSS (none when unset or empty).  Returns as
- * loss_parse(), the error naming the variable.
- */
-int loss_from_env(struct loss *l, char *err, size_t errlen);
-
 /* Writes @l as text loss_parse() reads back exactly.  Returns the length
    snprintf would have written. */
 int loss_format(const struct loss *l, char *buf, size_t len);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "loss.h"
 #include "opt.h"
 #include "out.h"
 #include "version.h"
@@ -40,6 +41,23 @@ void opt_other(int c, void (*usage)(FILE *out))
 		fprintf(stderr, "Try '%s --help'.\n", ntpx_prog);
 		exit(NTPX_EXIT_USAGE);
 	}
+}
+
+void opt_old(const char *old, const char *now)
+{
+	fprintf(stderr, "%s: %s is the old spelling of %s; it goes in the next release\n",
+		ntpx_prog, old, now);
+}
+
+int opt_loss_env(struct loss *l, char *err, size_t errlen)
+{
+	char e[256];
+
+	if (loss_parse(getenv(LOSS_ENV), l, e, sizeof(e))) {
+		snprintf(err, errlen, "%s: %s", LOSS_ENV, e);
+		return -1;
+	}
+	return 0;
 }
 
 int opt_inputs(int argc, char **argv, int first,

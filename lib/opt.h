@@ -30,6 +30,23 @@ void opt_version(void);
 noreturn void opt_other(int c, void (*usage)(FILE *out));
 
 /*
+ * An option given by the spelling it had before the tools shared one
+ * dialect (doc/ntpx.7, OPTIONS): one line on stderr, "prog: -n is the old
+ * spelling of -c (--count); it goes in the next release", and the tool
+ * goes on as for @now.  @old is "-n", @now "-c (--count)" or "--stratum".
+ */
+void opt_old(const char *old, const char *now);
+
+/*
+ * The send-loss schedule in $NTPX_LOSS (lossinject's; none when unset or
+ * empty), for the tool to put in its endpoint (struct endpoint's loss):
+ * lib/ reads no environment.  Returns as loss_parse() (lib/loss.h), the
+ * error naming the variable.
+ */
+struct loss;
+int opt_loss_env(struct loss *l, char *err, size_t errlen);
+
+/*
  * The inputs of a tool that reads record files: each of argv[first ..
  * argc - 1], "-" being standard input, or standard input alone when there
  * is none, handed in turn to @read(fd, name, arg) (name "stdin" for

@@ -15,9 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "clock_private.h"
 #include "ntp.h"
-#include "log.h"
 #include "transport_private.h"
 #include "util_private.h"
 
@@ -268,14 +266,14 @@ int transport_poll_parse(const char *s, enum transport_poll *mode)
 	return 0;
 }
 
-void endpoint_from_args(int argc, char **argv, int optind, struct endpoint *ep)
+int endpoint_from_args(int argc, char **argv, int optind, struct endpoint *ep,
+		       char *err, size_t errlen)
 {
-	char err[256];
-
-	if (optind != argc - 1)
-		opt_usage_error(optind == argc ? "missing ENDPOINT" : "more than one ENDPOINT");
-	if (endpoint_parse(argv[optind], ep, err, sizeof(err)))
-		opt_usage_error("%s", err);
+	if (optind != argc - 1) {
+		snprintf(err, errlen, "%s", optind == argc ? "missing ENDPOINT" : "more than one ENDPOINT");
+		return -1;
+	}
+	return endpoint_parse(argv[optind], ep, err, errlen);
 }
 
 const char *endpoint_param(const struct endpoint *ep, const char *key)
@@ -298,25 +296,30 @@ struct transport *transport_open(const struct endpoint *ep, enum transport_role 
 		snprintf(err, errlen, "unknown scheme '%s'", ep->scheme);
 		return NULL;
 	}
-	struct loss loss;
-
-	/* The schedule first: a bad one opens nothing. */
-	if (loss_from_env(&loss, err, errlen))
-		return NULL;
 	t = ops->open(ep, role, err, errlen);
-	if (t) {
-		t->ops = ops;
-		t->role = role;
-		t->loss = loss;
-		transport_rx_clear(t);
+	if (!t)
+		return NULL;
+	t->ops = ops;
+	t->role = role;
+	t->loss = ep->loss;
+	transport_rx_clear(t);
+	t->batch_clk = clock_open("realtime", err, errlen);
+	if (!t->batch_clk) {
+		ops->close(t);
+		return NULL;
 	}
 	return t;
 }
 
 void transport_close(struct transport *t)
 {
-	if (t)
-		t->ops->close(t);
+	struct clock *c;
+
+	if (!t)
+		return;
+	c = t->batch_clk;
+	t->ops->close(t);
+	clock_close(c);
 }
 
 void transport_stamp_xmt(void *buf, int64_t ns)
@@ -344,9 +347,6 @@ int transport_send(struct transport *t, void *buf, size_t len,
 	return t->ops->send(t, buf, len, to, clk, flags, stamp);
 }
 
-/* The clock a batch fallback hands to a backend's send: stamps unused. */
-static struct clock batch_clock = { .ops = &clock_realtime_ops, .name = "realtime" };
-
 static int send_batch_loop(struct transport *t, struct transport_msg *m, unsigned n)
 {
 	unsigned i;
@@ -361,7 +361,7 @@ static int send_batch_loop(struct transport *t, struct transport_msg *m, unsigne
 			size_t len = m[i].len - off < seg ? m[i].len - off : seg;
 
 			rc = t->ops->send(t, (char *)m[i].buf + off, len, m[i].addr,
-					  &batch_clock, 0, &stamp);
+					  t->batch_clk, 0, &stamp);
 			off += len;
 		} while (rc == 0 && off < m[i].len);
 		if (rc < 0)
@@ -401,7 +401,7 @@ static int recv_batch_loop(struct transport *t, struct transport_msg *m, unsigne
 
 	for (i = 0; i < n; i++) {
 		int64_t stamp;
-		ssize_t r = t->ops->recv(t, m[i].buf, m[i].cap, m[i].addr, &batch_clock, &stamp);
+		ssize_t r = t->ops->recv(t, m[i].buf, m[i].cap, m[i].addr, t->batch_clk, &stamp);
 
 		if (r < 0)
 			return i ? (int)i : (int)r;

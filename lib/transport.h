@@ -28,6 +28,7 @@
 #include <sys/types.h>
 
 #include "clock.h"
+#include "loss.h"
 
 #define ENDPOINT_MAX_PARAMS	8
 
@@ -38,6 +39,9 @@ struct endpoint {
 	uint16_t port;
 	int family;		/* 0, or AF_INET / AF_INET6 to resolve HOST to
 				   (-4 / -6); endpoint_parse() sets 0 */
+	struct loss loss;	/* sends to drop (lossinject's schedule, which
+				   the tool reads: opt_loss_env); endpoint_parse()
+				   sets none */
 	int nparams;
 	struct {
 		char key[32];
@@ -70,11 +74,12 @@ enum transport_poll {
 int transport_poll_parse(const char *s, enum transport_poll *mode);
 
 /*
- * For a tool whose one operand is ENDPOINT: parses argv[optind] into @ep,
- * or prints one line (missing, more than one, or what is wrong with it)
- * and exits with status 2.
+ * For a tool whose one operand is ENDPOINT: parses argv[optind] into @ep.
+ * Returns 0, or -1 with one line in @err (missing, more than one, or what
+ * is wrong with it), which the tool prints as a usage error.
  */
-void endpoint_from_args(int argc, char **argv, int optind, struct endpoint *ep);
+int endpoint_from_args(int argc, char **argv, int optind, struct endpoint *ep,
+		       char *err, size_t errlen);
 
 /* A peer's address as the backend knows it; opaque above transport.c. */
 struct transport_addr {

@@ -80,8 +80,11 @@ struct transport {
 	int spin;		/* set by transport_recv_wait() while the caller
 				   spins (TRANSPORT_POLL_BUSY): a backend then
 				   polls its queue only, no system call */
-	struct loss loss;	/* the deliberate loss schedule, set by
-				   transport_open() from $NTPX_LOSS */
+	struct loss loss;	/* the deliberate loss schedule, the
+				   endpoint's (the caller's) */
+	struct clock *batch_clk; /* realtime, opened with the transport: the
+				   clock the batch fallback hands a backend's
+				   send and recv, whose stamps go unused */
 	struct transport_stamp_state st;
 	char resolved[64];	/* a client's peer as ADDR:PORT when its host
 				   was a name (transport_resolved()), or "" */

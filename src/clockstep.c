@@ -23,7 +23,7 @@ static void usage(FILE *f)
 	fprintf(f,
 "usage: clockstep --clock NAME ACTION...\n"
 "\n"
-"  -c, --clock NAME     realtime or sim:PATH\n"
+"      --clock NAME     realtime or sim:PATH\n"
 "      --create         make the sim: clock (replacing one that is there)\n"
 "      --offset X       with --create: start X ahead of CLOCK_REALTIME (120s, -5ms)\n"
 "      --wander W       with --create: random walk of frequency, W ppm per second\n"
@@ -39,12 +39,12 @@ static void usage(FILE *f)
 }
 
 enum {
-	OPT_CREATE = 256, OPT_OFFSET, OPT_WANDER, OPT_SEED, OPT_STEP, OPT_SLEW,
+	OPT_CLOCK = 256, OPT_CREATE, OPT_OFFSET, OPT_WANDER, OPT_SEED, OPT_STEP, OPT_SLEW,
 	OPT_FREQ, OPT_DETUNE, OPT_SHOW, OPT_SYSTEM,
 };
 
 static const struct option longopts[] = {
-	{ "clock", required_argument, NULL, 'c' },
+	{ "clock", required_argument, NULL, OPT_CLOCK },
 	{ "create", no_argument, NULL, OPT_CREATE },
 	{ "offset", required_argument, NULL, OPT_OFFSET },
 	{ "wander", required_argument, NULL, OPT_WANDER },
@@ -76,6 +76,9 @@ static void parse(int argc, char **argv, struct args *a)
 	while ((opt = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
+			opt_old("-c", "--clock");
+			/* fall through */
+		case OPT_CLOCK:
 			a->clock = optarg;
 			break;
 		case OPT_CREATE:

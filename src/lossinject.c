@@ -25,8 +25,8 @@ static void usage(FILE *f)
 		"       %s --every N [--phase K] -- COMMAND [ARG...]\n"
 		"Runs COMMAND with the ntpx library dropping sends before submission.\n"
 		"  -r, --rate P     drop each send with probability P: 5%%, 0.05\n"
-		"  -s, --seed S     the schedule's seed (default 1): same seed, same drops\n"
-		"  -e, --every N    drop sends N, 2N, 3N... (numbered from 1)\n"
+		"      --seed S     the schedule's seed (default 1): same seed, same drops\n"
+		"      --every N    drop sends N, 2N, 3N... (numbered from 1)\n"
 		"  -p, --phase K    with --every: drop sends K, K+N, K+2N... (0 <= K < N)\n"
 		"  -h, --help       this text\n"
 		"      --version    the version\n",
@@ -37,8 +37,8 @@ int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "rate", required_argument, NULL, 'r' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "every", required_argument, NULL, 'e' },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "every", required_argument, NULL, 'E' },
 		{ "phase", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -54,8 +54,10 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+r:s:e:p:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'r': rate = optarg; break;
-		case 's': seed = optarg; break;
-		case 'e': every = optarg; break;
+		case 's': opt_old("-s", "--seed"); /* fall through */
+		case 'S': seed = optarg; break;
+		case 'e': opt_old("-e", "--every"); /* fall through */
+		case 'E': every = optarg; break;
 		case 'p': phase = optarg; break;
 		case '?': return NTPX_EXIT_USAGE;	/* getopt said why; no "Try" line */
 		default: opt_other(c, usage);

@@ -42,7 +42,7 @@ static void usage(FILE *f)
 "Reads records (FILE or standard input) and writes them with the clock\n"
 "filter's columns appended: " FILTER_FIELDS " " MEAN_FIELDS ".\n"
 "\n"
-"  -w, --window N   samples in the filter (default %d, OpenNTPD's)\n"
+"      --window N   samples in the filter (default %d, OpenNTPD's)\n"
 "  -h, --help       this text\n"
 "      --version    print the version\n", FILTER_WINDOW);
 }
@@ -173,7 +173,7 @@ static int filter_records(struct record_reader *r, struct ctx *ctx, int window)
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "window", required_argument, NULL, 'w' },
+		{ "window", required_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -188,6 +188,9 @@ int main(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "w:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'w':
+			opt_old("-w", "--window");
+			/* fall through */
+		case 'W':
 			if (opt_count(optarg, FILTER_MAX_WINDOW, &window) || window < 1)
 				opt_usage_error("bad --window '%s' (1 to %d)", optarg,
 						FILTER_MAX_WINDOW);

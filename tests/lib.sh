@@ -22,11 +22,17 @@
 #                       and the body on stderr; "ok N # skip TITLE
 #                       (missing PREREQ)" when a prerequisite does not hold
 #   test_when_finished CMD  (in a body) CMD runs when this test ends,
-#                       passed or failed, newest first
+#                       passed or failed, newest first; a CMD that fails
+#                       fails the test (git's), its stderr shown then
 #   test_atexit CMD     CMD runs when the suite ends, whatever happens
-#                       (newest first): for what several tests share
-#   done_testing        the last line: prints the plan ("1..N"); its exit
-#                       status is 1 when a test failed
+#                       (newest first): for what several tests share.
+#                       From done_testing a CMD that fails is a test of
+#                       its own, "not ok N - cleanup when the suite ends";
+#                       a CMD for what may rightly be gone by then says so
+#                       itself ("CMD || :", and a comment why)
+#   done_testing        the last line: runs test_atexit's commands,
+#                       prints the plan ("1..N"); its exit status is 1
+#                       when a test failed
 #
 # Checks for bodies (each prints what it saw on failure):
 #   test_is GOT WANT    string equality
@@ -47,9 +53,15 @@
 #
 # Helpers:
 #   spawn VAR CMD...    starts CMD in the background; its PID in VAR;
-#                       killed, by that PID, when the suite ends.  CMD must
-#                       be a program, not a shell function (whose $! is a
-#                       subshell's, not CMD's)
+#                       killed, by that PID, when the suite ends (and not
+#                       judged then: it may have ended, or a test may have
+#                       reaped it).  CMD must be a program, not a shell
+#                       function (whose $! is a subshell's, not CMD's)
+#   stop_pid PID [SIG]  sends SIG (TERM) to PID, a process of the suite's,
+#                       and reaps it: 0 when it exited 0 or died of SIG,
+#                       else 1 with its status named.  For
+#                       test_when_finished: a server that crashed during
+#                       the test fails it
 #   wait_until SECONDS CMD...   polls CMD until it succeeds (10 ms steps);
 #                       fails after SECONDS.  For synchronisation on a
 #                       condition, never a bare sleep.
@@ -89,29 +101,62 @@ ntpx_fields=$(cat "$NTPX_TOP/bin/ntpx-fields.awk") || exit 1
 
 _tap_n=0
 _tap_failed=0
-_atexit=
-_test_cleanup=
+_ae_n=0
+_tc_n=0
 _in_test=
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/ntpx-test.XXXXXX")
 LF='
 '
 
+# The EXIT trap: done_testing has run test_atexit's commands, unless the
+# suite ended before it (skip_all, a BUG line, a signal).  Then what is
+# left runs here, and a failure is said on stderr only: there is no test
+# left to fail, and the exit status is the suite's.
 _run_atexit() {
-	eval "$_atexit"
+	_cleanup_run exit || :
 	rm -rf "$TMP"
 }
 trap '_run_atexit' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+# Each command kept in a variable of its own (_ae_N, _tc_N), run by
+# _cleanup_run newest first, so that what was set up last is undone first.
 test_atexit() {
-	# Newest first, so that what was set up last is undone first.
-	_atexit="$* 2>/dev/null || true; $_atexit"
+	_ae_n=$((_ae_n + 1))
+	eval "_ae_$_ae_n=\$*"
 }
 
 test_when_finished() {
 	[ -n "$_in_test" ] || { echo "BUG: test_when_finished outside a test: $*" >&2; exit 1; }
-	_test_cleanup="$* 2>/dev/null || true; $_test_cleanup"
+	_tc_n=$((_tc_n + 1))
+	eval "_tc_$_tc_n=\$*"
+}
+
+# _cleanup_run test|exit: runs test_when_finished's (test) or test_atexit's
+# (exit) commands, newest first, each once, all of them whatever fails; 1
+# when one failed, each failure named with its stderr (which is kept out
+# of the way when it succeeds, as it was before failures counted).
+_cleanup_run() {
+	_cr_ret=0
+	while :; do
+		if [ "$1" = test ]; then
+			[ "$_tc_n" -gt 0 ] || break
+			eval "_cr_cmd=\$_tc_$_tc_n"
+			_tc_n=$((_tc_n - 1))
+		else
+			[ "$_ae_n" -gt 0 ] || break
+			eval "_cr_cmd=\$_ae_$_ae_n"
+			_ae_n=$((_ae_n - 1))
+		fi
+		_test_eval "$_cr_cmd" 2>"$TMP/.cleanup-stderr"
+		_cr_st=$?
+		[ "$_cr_st" = 0 ] && continue
+		_cr_ret=1
+		diag "cleanup failed (status $_cr_st): $_cr_cmd"
+		sed 's/^/#   /' "$TMP/.cleanup-stderr" >&4
+	done
+	return $_cr_ret
 }
 
 # Diagnostics go to the suite's own stderr, saved as fd 4 when the lib is
@@ -155,11 +200,11 @@ test_expect_success() {
 		return 0
 	fi
 	_in_test=1
-	_test_cleanup=
+	_tc_n=0
 	_test_eval "$2"
 	_te_rc=$?
-	eval "$_test_cleanup"
-	_test_cleanup=
+	# A cleanup that fails fails the test (git's test_when_finished).
+	_cleanup_run test || { [ "$_te_rc" != 0 ] || _te_rc=1; }
 	_in_test=
 	if [ "$_te_rc" = 0 ]; then
 		echo "ok $_tap_n - $1"
@@ -271,7 +316,27 @@ spawn() {
 	esac
 	"$@" &
 	eval "$_var=\$!"
-	test_atexit "kill $! 2>/dev/null; wait $!"
+	# Not judged at exit: a test may have stopped and reaped it already
+	# (wait then says 127), or killed it on purpose.  A test that cares
+	# how it ended stops it itself (stop_pid).
+	test_atexit "kill $! 2>/dev/null; wait $! 2>/dev/null || :"
+}
+
+stop_pid() {
+	_sp_sig=${2:-TERM}
+	# It may have ended already (the shell may have reaped it too): wait
+	# still has its status then.
+	kill -s "$_sp_sig" "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+	_sp_rc=$?
+	[ "$_sp_rc" = 0 ] && return 0
+	case $_sp_sig in
+	HUP) _sp_n=1 ;; INT) _sp_n=2 ;; KILL) _sp_n=9 ;; TERM) _sp_n=15 ;;
+	*) echo "BUG: stop_pid: signal $_sp_sig (HUP, INT, KILL or TERM)" >&2; exit 1 ;;
+	esac
+	[ "$_sp_rc" = $((128 + _sp_n)) ] && return 0
+	diag "process $1 ended with status $_sp_rc (sent SIG$_sp_sig)"
+	return 1
 }
 
 wait_until() {
@@ -426,6 +491,11 @@ udp_listening() {
 # the tests in advance.
 done_testing() {
 	[ -n "$_in_test" ] && { echo "BUG: done_testing inside a test" >&2; exit 1; }
+	if ! _cleanup_run exit; then
+		_tap_n=$((_tap_n + 1))
+		_tap_failed=$((_tap_failed + 1))
+		echo "not ok $_tap_n - cleanup when the suite ends"
+	fi
 	echo "1..$_tap_n"
 	[ "$_tap_failed" = 0 ]
 }

@@ -80,8 +80,8 @@ EOF
 		_a=${_r%%:*} _r=${_r#*:}
 		_b=${_r%%:*} _ns=${_r#*:}
 		_if=th${_side%"${_side#?}"}$_id
-		test_atexit ip link del "$_if"
 		ip link add "$_if" type veth peer name mgmt netns "$_ns" &&
+		test_atexit ip link del "$_if" &&
 		ip addr add "10.78.$_k.$_a/30" dev "$_if" &&
 		ip link set dev "$_if" up &&
 		ip -n "$_ns" addr add "10.78.$_k.$_b/30" dev mgmt &&

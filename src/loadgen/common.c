@@ -79,14 +79,3 @@ void print_fields(void)
 {
 	emit("#fields t bytes packets gbps drops sent_gbps\n");
 }
-
-/* An absolute rate (800M, 6G, 100k): a percentage is a usage error. */
-double parse_rate_abs(const char *arg, const char *what)
-{
-	double v;
-	int frac;
-
-	if (opt_rate(arg, &v, &frac) || frac)
-		opt_usage_error("bad %s '%s' (expected e.g. 800M, 6G, 100k)", what, arg);
-	return v;
-}

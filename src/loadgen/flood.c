@@ -197,7 +197,7 @@ int flood_main(struct transport *t, const struct load_opts *o)
 	struct flood f = { .t = t, .interval = o->interval, .timeout = o->timeout,
 			   .duration = o->duration < 0 ? 10 * NTPX_NS_PER_SEC : o->duration };
 
-	f.rate = parse_rate_abs(o->ntp, "--ntp rate");
+	f.rate = o->ntp;
 	if (getrandom(&f.nonce, sizeof(f.nonce), 0) != sizeof(f.nonce))
 		f.nonce = (uint32_t)clock_realtime_ns();
 	return run_flood(&f);

@@ -24,11 +24,16 @@
 #define WARMUP_NS	500000000LL	/* calibration ignores the first 0.5 s,
 					   or a quarter of a shorter run */
 
-/* What the options asked for, as main.c read them (sender_main and
-   flood_main parse their own). */
+/* What the options asked for, every value parsed and checked by main.c
+   before the endpoint is opened. */
 struct load_opts {
 	const char *url;		/* the endpoint, for messages */
-	const char *rate, *capacity, *size, *burst, *start, *ntp;
+	double rate;			/* --rate, bit/s (with --capacity: its share); 0: all it can */
+	double frac;			/* --rate N% without --capacity: of a calibration run */
+	double ntp;			/* --ntp, requests a second; 0: no flood */
+	size_t size;			/* --size; 0: the path MTU's */
+	int64_t on, off;		/* --burst ON/OFF; 0: no bursts */
+	int64_t start;			/* --start, realtime ns; -1: the next whole second */
 	int calibrate, gso;
 	int64_t interval, timeout;
 	int64_t duration;		/* ns; -1 when not given */
@@ -43,7 +48,6 @@ void print_fields(void);
 void sleep_ns(int64_t ns);
 void wait_readable(struct transport *t, int64_t ns);
 void wait_writable(struct transport *t);
-double parse_rate_abs(const char *arg, const char *what);
 
 /* sink.c: receives load and reports to each sender; exit code. */
 int run_sink(struct transport *t, int64_t interval, int64_t duration);

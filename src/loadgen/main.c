@@ -29,10 +29,12 @@
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "clock.h"
+#include "loadproto.h"
 #include "opt.h"
 #include "priv.h"
 #include "out.h"
@@ -46,6 +48,75 @@ static void on_signal(int sig)
 }
 
 /* ---------------------------------------------------------------- main */
+
+/* An absolute rate (800M, 6G, 100k): a percentage is a usage error. */
+static double rate_abs(const char *arg, const char *what)
+{
+	double v;
+	int frac;
+
+	if (opt_rate(arg, &v, &frac) || frac)
+		opt_usage_error("bad %s '%s' (expected e.g. 800M, 6G, 100k)", what, arg);
+	return v;
+}
+
+/*
+ * The sender's and the flood's values, checked here, before the endpoint
+ * is opened (a bad one is a usage error whatever the path).  @a holds the
+ * strings as given, NULL when not.
+ */
+struct load_args {
+	const char *rate, *capacity, *size, *burst, *start, *ntp;
+};
+
+static void load_values(const struct load_args *a, struct load_opts *o)
+{
+	if (a->size) {
+		uint64_t v;
+
+		if (opt_count(a->size, MAX_DGRAM, &v) || v < LOAD_HDR_LEN)
+			opt_usage_error("bad size '%s' (%d..%d bytes)", a->size, LOAD_HDR_LEN, MAX_DGRAM);
+		o->size = (size_t)v;
+	}
+	if (a->rate) {
+		int isfrac;
+		double v;
+
+		if (opt_rate(a->rate, &v, &isfrac))
+			opt_usage_error("bad rate '%s' (expected 90%%, 6G, 800M)", a->rate);
+		if (isfrac)
+			o->frac = v;
+		else
+			o->rate = v;
+	}
+	if (a->capacity) {
+		double cap = rate_abs(a->capacity, "capacity");
+
+		if (!o->frac)
+			opt_usage_error("--capacity goes with --rate N%%");
+		o->rate = o->frac * cap;
+		o->frac = 0;
+	}
+	if (a->burst) {
+		char on[64], *slash = strchr(a->burst, '/');
+
+		if (!slash || (size_t)(slash - a->burst) >= sizeof(on))
+			opt_usage_error("bad burst '%s' (expected ON/OFF: 2s/6s)", a->burst);
+		memcpy(on, a->burst, (size_t)(slash - a->burst));
+		on[slash - a->burst] = 0;
+		if (opt_duration(on, 0, &o->on) || opt_duration(slash + 1, 0, &o->off) ||
+		    o->on <= 0 || o->off <= 0)
+			opt_usage_error("bad burst '%s' (expected ON/OFF: 2s/6s)", a->burst);
+	}
+	if (a->start) {
+		if (!a->burst)
+			opt_usage_error("--start goes with --burst");
+		if (opt_duration(a->start, 0, &o->start))
+			opt_usage_error("bad start '%s' (Unix seconds)", a->start);
+	}
+	if (a->ntp)
+		o->ntp = rate_abs(a->ntp, "--ntp rate");
+}
 
 static void usage(FILE *out)
 {
@@ -62,12 +133,12 @@ static void usage(FILE *out)
 	       "  -S, --start TIME      realtime (Unix seconds, 1764455329.5) of the first\n"
 	       "                        burst edge (default: the next whole second)\n"
 	       "  -i, --interval DUR    report interval (default 1s)\n"
-	       "  -c, --calibrate       send flat out, print the rate the sink sustained\n"
+	       "      --calibrate       send flat out, print the rate the sink sustained\n"
 	       "  -k, --sink            receive, report to each sender, print intervals\n"
-	       "  -n, --ntp RATE        NTP requests per second (100k), count replies\n"
+	       "      --ntp RATE        NTP requests per second (100k), count replies\n"
 	       "  -w, --timeout DUR     --ntp: how long to wait for late replies (200ms)\n"
 	       "      --no-gso          one datagram per message\n"
-	       "      --user NAME       run as NAME once the endpoint is open\n"
+	       "  -u, --user NAME       run as NAME once the endpoint is open\n"
 	       "  -4, -6                resolve HOST to an IPv4 / IPv6 address only\n"
 	       "  -h, --help            this text\n"
 	       "      --version         the version\n",
@@ -90,6 +161,7 @@ static void deep_rcvbuf(struct transport *t)
 
 int main(int argc, char **argv)
 {
+	enum { OPT_CALIBRATE = 256, OPT_NTP };
 	static const struct option longopts[] = {
 		{ "rate", required_argument, NULL, 'r' },
 		{ "capacity", required_argument, NULL, 'C' },
@@ -98,18 +170,19 @@ int main(int argc, char **argv)
 		{ "burst", required_argument, NULL, 'b' },
 		{ "start", required_argument, NULL, 'S' },
 		{ "interval", required_argument, NULL, 'i' },
-		{ "calibrate", no_argument, NULL, 'c' },
+		{ "calibrate", no_argument, NULL, OPT_CALIBRATE },
 		{ "sink", no_argument, NULL, 'k' },
-		{ "ntp", required_argument, NULL, 'n' },
+		{ "ntp", required_argument, NULL, OPT_NTP },
 		{ "timeout", required_argument, NULL, 'w' },
 		{ "no-gso", no_argument, NULL, 'G' },
-		{ "user", required_argument, NULL, 'U' },
+		{ "user", required_argument, NULL, 'u' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct load_opts o = { .gso = 1, .interval = NTPX_NS_PER_SEC,
-			       .timeout = 200000000LL, .duration = -1 };
+			       .timeout = 200000000LL, .duration = -1, .start = -1 };
+	struct load_args a = { 0 };
 	const char *duration = NULL, *user = NULL;
 	int sink = 0, c, rc, family = 0;
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -118,52 +191,61 @@ int main(int argc, char **argv)
 	char err[256];
 
 	opt_init(argv[0]);
-	while ((c = getopt_long(argc, argv, "r:C:s:d:b:S:i:ckn:w:46h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "r:C:s:d:b:S:i:kw:u:46hcn:", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'r': o.rate = optarg; break;
-		case 'C': o.capacity = optarg; break;
-		case 's': o.size = optarg; break;
+		case 'r': a.rate = optarg; break;
+		case 'C': a.capacity = optarg; break;
+		case 's': a.size = optarg; break;
 		case 'd': duration = optarg; break;
-		case 'b': o.burst = optarg; break;
-		case 'S': o.start = optarg; break;
+		case 'b': a.burst = optarg; break;
+		case 'S': a.start = optarg; break;
 		case 'i':
 			if (opt_duration(optarg, 0, &o.interval) || o.interval < 10000000)
 				opt_usage_error("bad interval '%s' (at least 10ms)", optarg);
 			break;
-		case 'c': o.calibrate = 1; break;
+		/* -c and -n: the old spellings (ntpx(7), OPTIONS). */
+		case 'c': opt_old("-c", "--calibrate"); /* fall through */
+		case OPT_CALIBRATE: o.calibrate = 1; break;
 		case 'k': sink = 1; break;
-		case 'n': o.ntp = optarg; break;
+		case 'n': opt_old("-n", "--ntp"); /* fall through */
+		case OPT_NTP: a.ntp = optarg; break;
 		case 'w':
-			if (opt_duration(optarg, 0, &o.timeout))
+			/* As ntpprobe's: no wait at all is not a timeout. */
+			if (opt_duration(optarg, 0, &o.timeout) || o.timeout <= 0)
 				opt_usage_error("bad timeout '%s'", optarg);
 			break;
 		case 'G': o.gso = 0; break;
-		case 'U': user = optarg; break;
+		case 'u': user = optarg; break;
 		case '4': family = AF_INET; break;
 		case '6': family = AF_INET6; break;
 		default: opt_other(c, usage);
 		}
 	}
-	endpoint_from_args(argc, argv, optind, &ep);
+	if (endpoint_from_args(argc, argv, optind, &ep, err, sizeof(err)))
+		opt_usage_error("%s", err);
 	ep.family = family;
 	o.url = ep.url;
-	if (sink + o.calibrate + !!o.ntp > 1)
+	if (sink + o.calibrate + !!a.ntp > 1)
 		opt_usage_error("--sink, --calibrate and --ntp go alone");
-	if ((sink || o.ntp) && (o.rate || o.capacity || o.size || o.burst || o.start))
+	if ((sink || a.ntp) && (a.rate || a.capacity || a.size || a.burst || a.start))
 		opt_usage_error("--rate, --capacity, --size, --burst, --start are for the sender");
-	if (o.calibrate && (o.rate || o.burst))
+	if (o.calibrate && (a.rate || a.burst))
 		opt_usage_error("--calibrate sends flat out: no --rate or --burst");
 	if (duration && (opt_duration(duration, 0, &o.duration)))
 		opt_usage_error("bad duration '%s'", duration);
+	load_values(&a, &o);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	out_init();
 
+	/* The schedule first: a bad one opens nothing. */
+	if (opt_loss_env(&ep.loss, err, sizeof(err)))
+		ntpx_die(NTPX_EXIT_FAIL, "%s", err);
 	t = transport_open(&ep, sink ? TRANSPORT_SERVER : TRANSPORT_CLIENT, err, sizeof(err));
 	if (!t)
 		ntpx_die(NTPX_EXIT_FAIL, "%s", err);
 
-	if (sink || o.ntp)
+	if (sink || a.ntp)
 		deep_rcvbuf(t);
 	/* The socket is bound and its buffer forced: root is no longer needed. */
 	if (user && priv_drop(user, priv_transport_caps(&ep, sink ? TRANSPORT_SERVER :
@@ -171,7 +253,7 @@ int main(int argc, char **argv)
 		ntpx_die(NTPX_EXIT_FAIL, "%s", err);
 	if (sink)
 		rc = run_sink(t, o.interval, o.duration < 0 ? 0 : o.duration);
-	else if (o.ntp)
+	else if (a.ntp)
 		rc = flood_main(t, &o);
 	else
 		rc = sender_main(t, &o);

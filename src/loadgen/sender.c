@@ -307,20 +307,14 @@ static size_t default_size(struct transport *t)
  */
 int sender_main(struct transport *t, const struct load_opts *o)
 {
-	struct sender s = { .t = t, .interval = o->interval };
-	double frac = 0;
+	struct sender s = { .t = t, .interval = o->interval, .rate = o->rate,
+			    .on = o->on, .off = o->off };
+	double frac = o->frac;
 	int64_t dur = o->duration;
 
 	if (getrandom(&s.run, sizeof(s.run), 0) != sizeof(s.run))
 		s.run = (uint32_t)clock_realtime_ns() ^ (uint32_t)getpid();
-	s.size = default_size(t);
-	if (o->size) {
-		uint64_t v;
-
-		if (opt_count(o->size, MAX_DGRAM, &v) || v < LOAD_HDR_LEN)
-			opt_usage_error("bad size '%s' (%d..%d bytes)", o->size, LOAD_HDR_LEN, MAX_DGRAM);
-		s.size = (size_t)v;
-	}
+	s.size = o->size ? o->size : default_size(t);
 	/* GSO packs datagrams that fit the path MTU, 64 KiB at most. */
 	s.per_msg = 1;
 	if (o->gso && s.size <= default_size(t)) {
@@ -328,46 +322,9 @@ int sender_main(struct transport *t, const struct load_opts *o)
 		if (s.per_msg > TRANSPORT_MAX_SEGMENTS)
 			s.per_msg = TRANSPORT_MAX_SEGMENTS;
 	}
-	if (o->rate) {
-		int isfrac;
-		double v;
-
-		if (opt_rate(o->rate, &v, &isfrac))
-			opt_usage_error("bad rate '%s' (expected 90%%, 6G, 800M)", o->rate);
-		if (isfrac)
-			frac = v;
-		else
-			s.rate = v;
-	}
-	if (o->capacity) {
-		double cap = parse_rate_abs(o->capacity, "capacity");
-
-		if (!frac)
-			opt_usage_error("--capacity goes with --rate N%%");
-		s.rate = frac * cap;
-		frac = 0;
-	}
-	if (o->burst) {
-		char on[64], *slash = strchr(o->burst, '/');
-
-		if (!slash || (size_t)(slash - o->burst) >= sizeof(on))
-			opt_usage_error("bad burst '%s' (expected ON/OFF: 2s/6s)", o->burst);
-		memcpy(on, o->burst, (size_t)(slash - o->burst));
-		on[slash - o->burst] = 0;
-		if (opt_duration(on, 0, &s.on) || opt_duration(slash + 1, 0, &s.off) ||
-		    s.on <= 0 || s.off <= 0)
-			opt_usage_error("bad burst '%s' (expected ON/OFF: 2s/6s)", o->burst);
-		s.start_rt = (clock_realtime_ns() / NTPX_NS_PER_SEC + 1) * NTPX_NS_PER_SEC;
-	}
-	if (o->start) {
-		int64_t v;
-
-		if (!o->burst)
-			opt_usage_error("--start goes with --burst");
-		if (opt_duration(o->start, 0, &v))
-			opt_usage_error("bad start '%s' (Unix seconds)", o->start);
-		s.start_rt = v;
-	}
+	if (s.on)
+		s.start_rt = o->start >= 0 ? o->start :
+			(clock_realtime_ns() / NTPX_NS_PER_SEC + 1) * NTPX_NS_PER_SEC;
 	if (frac || o->calibrate) {
 		int64_t cd = o->calibrate && dur > 0 ? dur : 3 * NTPX_NS_PER_SEC;
 		double cap = calibrate_path(&s, cd);

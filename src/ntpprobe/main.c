@@ -62,6 +62,9 @@ int main(int argc, char **argv)
 	p.offsets = calloc(1, sizeof(*p.offsets));
 	if (!p.delays || !p.offsets)
 		ntpx_die(NTPX_EXIT_FAIL, "out of memory");
+	/* The schedule first: a bad one opens nothing. */
+	if (opt_loss_env(&cfg.ep.loss, err, sizeof(err)))
+		ntpx_die(NTPX_EXIT_FAIL, "%s", err);
 	p.t = transport_open(&cfg.ep, TRANSPORT_CLIENT, err, sizeof(err));
 	if (!p.t)
 		ntpx_die(NTPX_EXIT_FAIL, "%s", err);

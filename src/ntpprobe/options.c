@@ -38,7 +38,7 @@ static void usage(FILE *out)
 	       "      --no-stamps      no kernel or hardware stamps (t1q t1k ... t4h)\n"
 	       "      --xleave         ask for interleaved mode: the server's own stamps\n"
 	       "                       of each exchange fill t2k t3q t3k\n"
-	       "      --user NAME      run as NAME once the endpoint is open\n"
+	       "  -u, --user NAME      run as NAME once the endpoint is open\n"
 	       "  -4, -6               resolve HOST to an IPv4 / IPv6 address only\n"
 	       "      --human          lines for a person (offset, delay, stratum...),\n"
 	       "                       even when stdout is not a terminal\n"
@@ -69,7 +69,7 @@ void probe_options(int argc, char **argv, struct probe_config *cfg)
 		{ "discipline-params", required_argument, NULL, 'X' },
 		{ "no-stamps", no_argument, NULL, 'N' },
 		{ "xleave", no_argument, NULL, 'x' },
-		{ "user", required_argument, NULL, 'U' },
+		{ "user", required_argument, NULL, 'u' },
 		{ "human", no_argument, NULL, 'H' },
 		{ "records", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
@@ -89,7 +89,7 @@ void probe_options(int argc, char **argv, struct probe_config *cfg)
 		.clockname = "realtime",
 	};
 	discipline_defaults(&cfg->dp);
-	while ((c = getopt_long(argc, argv, "i:c:d:w:46h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:c:d:w:u:46h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			if (opt_duration(optarg, 0, &cfg->interval) || cfg->interval <= 0)
@@ -107,7 +107,7 @@ void probe_options(int argc, char **argv, struct probe_config *cfg)
 			if (opt_duration(optarg, 0, &cfg->timeout) || cfg->timeout <= 0)
 				opt_usage_error("bad timeout '%s'", optarg);
 			break;
-		case 'U':
+		case 'u':
 			cfg->user = optarg;
 			break;
 		case 'P':
@@ -156,7 +156,8 @@ void probe_options(int argc, char **argv, struct probe_config *cfg)
 			opt_other(c, usage);
 		}
 	}
-	endpoint_from_args(argc, argv, optind, &cfg->ep);
+	if (endpoint_from_args(argc, argv, optind, &cfg->ep, err, sizeof(err)))
+		opt_usage_error("%s", err);
 	cfg->ep.family = family;
 	/* Records for a pipe or a file, exactly as ever; a person at a
 	   terminal gets lines to read. */

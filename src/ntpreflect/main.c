@@ -40,6 +40,9 @@ int main(int argc, char **argv)
 	rf.clk = clock_open("realtime", err, sizeof(err));
 	if (!rf.clk)
 		ntpx_die(NTPX_EXIT_FAIL, "%s", err);
+	/* The schedule first: a bad one opens nothing. */
+	if (opt_loss_env(&cfg.ep.loss, err, sizeof(err)))
+		ntpx_die(NTPX_EXIT_FAIL, "%s", err);
 	rf.t = transport_open(&cfg.ep, TRANSPORT_SERVER, err, sizeof(err));
 	if (!rf.t)
 		ntpx_die(NTPX_EXIT_FAIL, "%s", err);

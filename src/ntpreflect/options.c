@@ -18,9 +18,9 @@ static void usage(FILE *out)
 	fprintf(out, "usage: %s [options] ENDPOINT\n"
 	       "Serve NTPv4 to clients on ENDPOINT (udp://0.0.0.0:123, udp://127.0.0.1:12300,\n"
 	       "uudp://*:123?dev=IF, ib://HOST:123).\n\n"
-	       "  -s, --stratum N      stratum to announce, 1..15 (default 1)\n"
-	       "  -r, --refid ID       reference ID, up to 4 ASCII characters (default NTPX)\n"
-	       "  -n, --count N        exit after answering N requests\n"
+	       "      --stratum N      stratum to announce, 1..15 (default 1)\n"
+	       "      --refid ID       reference ID, up to 4 ASCII characters (default NTPX)\n"
+	       "  -c, --count N        exit after answering N requests\n"
 	       "  -l, --log FILE       write server-side records to FILE (- for stdout)\n"
 	       "      --poll MODE      block (default) or busy\n"
 	       "      --clients N      interleaved-mode state for N clients (default 16384)\n"
@@ -36,12 +36,15 @@ static void usage(FILE *out)
 	       "Counts of what was answered and ignored go to stderr at exit.\n", ntpx_prog);
 }
 
+/* Options with no letter of their own (ntpx(7), OPTIONS). */
+enum { OPT_STRATUM = 256, OPT_REFID };
+
 void reflect_options(int argc, char **argv, struct reflect_config *cfg)
 {
 	static const struct option longopts[] = {
-		{ "stratum", required_argument, NULL, 's' },
-		{ "refid", required_argument, NULL, 'r' },
-		{ "count", required_argument, NULL, 'n' },
+		{ "stratum", required_argument, NULL, OPT_STRATUM },
+		{ "refid", required_argument, NULL, OPT_REFID },
+		{ "count", required_argument, NULL, 'c' },
 		{ "log", required_argument, NULL, 'l' },
 		{ "poll", required_argument, NULL, 'P' },
 		{ "clients", required_argument, NULL, 'C' },
@@ -63,7 +66,7 @@ void reflect_options(int argc, char **argv, struct reflect_config *cfg)
 		.poll = TRANSPORT_POLL_BLOCK,
 	};
 	ntp_refid_parse("NTPX", &cfg->refid);
-	while ((c = getopt_long(argc, argv, "s:r:n:l:u:a:46h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:l:u:a:46hs:r:n:", longopts, NULL)) != -1) {
 		switch (c) {
 		case '4':
 			family = AF_INET;
@@ -72,15 +75,24 @@ void reflect_options(int argc, char **argv, struct reflect_config *cfg)
 			family = AF_INET6;
 			break;
 		case 's':
+			opt_old("-s", "--stratum");
+			/* fall through */
+		case OPT_STRATUM:
 			if (opt_count(optarg, 15, &cfg->stratum) || cfg->stratum < 1)
 				opt_usage_error("bad stratum '%s' (1..15)", optarg);
 			break;
 		case 'r':
+			opt_old("-r", "--refid");
+			/* fall through */
+		case OPT_REFID:
 			if (ntp_refid_parse(optarg, &cfg->refid))
 				opt_usage_error("bad refid '%s' (1 to 4 printable ASCII characters)",
 						optarg);
 			break;
 		case 'n':
+			opt_old("-n", "-c (--count)");
+			/* fall through */
+		case 'c':
 			if (opt_count(optarg, UINT64_MAX, &cfg->count) || cfg->count == 0)
 				opt_usage_error("bad count '%s'", optarg);
 			break;
@@ -117,6 +129,7 @@ void reflect_options(int argc, char **argv, struct reflect_config *cfg)
 			opt_other(c, usage);
 		}
 	}
-	endpoint_from_args(argc, argv, optind, &cfg->ep);
+	if (endpoint_from_args(argc, argv, optind, &cfg->ep, err, sizeof(err)))
+		opt_usage_error("%s", err);
 	cfg->ep.family = family;
 }

@@ -32,7 +32,7 @@ static void usage(FILE *out)
 	       "stages, the two one-way paths, and the offset and delay from each stamp\n"
 	       "layer with their residual RMS, p99.9 and jitter.\n\n"
 	       "  -e, --each           one line per exchange: every stage in ns\n"
-	       "  -s, --same-clock     both hosts read one clock (loopback, the lab):\n"
+	       "      --same-clock     both hosts read one clock (loopback, the lab):\n"
 	       "                       the one-way paths are true one-way delays\n"
 	       "      --openmetrics    both tables in the Prometheus text format (for\n"
 	       "                       node_exporter's textfile collector)\n"
@@ -44,7 +44,7 @@ int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "each", no_argument, NULL, 'e' },
-		{ "same-clock", no_argument, NULL, 's' },
+		{ "same-clock", no_argument, NULL, 'S' },
 		{ "openmetrics", no_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -58,8 +58,11 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "esh", longopts, NULL)) != -1) {
 		if (c == 'e')
 			per_exchange = 1;
-		else if (c == 's')
+		else if (c == 's' || c == 'S') {
+			if (c == 's')
+				opt_old("-s", "--same-clock");
 			same = 1;
+		}
 		else if (c == 'O')
 			om = 1;
 		else

@@ -134,7 +134,7 @@ int connect_run(const char *side, const char *prefix, const char *bin,
 		*slash = '\0';
 		bin = self;
 	}
-	/* sh -c 'exec PREFIX "$@"' tether BIN/tether --serve [-t TAG] ENC... */
+	/* sh -c 'exec PREFIX "$@"' tether BIN/tether --serve [--tag TAG] ENC... */
 	snprintf(script, sizeof(script), "exec %s \"$@\"", prefix);
 	av = calloc((size_t)argc + 10, sizeof(*av));
 	if (!av)
@@ -148,7 +148,7 @@ int connect_run(const char *side, const char *prefix, const char *bin,
 		ntpx_die(TETHER_EXIT_FAIL, "out of memory");
 	av[n++] = "--serve";
 	if (tag) {
-		av[n++] = "-t";
+		av[n++] = "--tag";
 		av[n++] = (char *)tag;
 	}
 	for (i = 0; i < argc; i++)

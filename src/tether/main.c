@@ -21,7 +21,7 @@
  *
  * The remote command's lifetime hangs on the remote tether's stdin
  * (serve.c): nothing outlives the connection.  Arguments travel encoded
- * (frame.c); with -t TAG the remote side keeps notes of its commands for
+ * (frame.c); with --tag TAG the remote side keeps notes of its commands for
  * --list and --kill (notes.c).
  *
  * This file is the wiring: the options, then one of connect.c (the local
@@ -37,17 +37,17 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: %s -x PREFIX [-s SIDE] [-b BIN] [-t TAG] [-r FILE] -- COMMAND [ARG...]\n"
+		"usage: %s -x PREFIX [--side SIDE] [--bin BIN] [--tag TAG] [--ready FILE] -- COMMAND [ARG...]\n"
 		"       %s --list TAG | --kill TAG\n"
-		"       %s --serve [-t TAG] ENCODED...   (what -x starts on the other side)\n"
+		"       %s --serve [--tag TAG] ENCODED...   (what -x starts on the other side)\n"
 		"Runs COMMAND through PREFIX (ssh HOST, ntpx-lab exec ref) under a remote\n"
 		"tether: its stdout and stderr come back apart, and it ends when asked or\n"
 		"when the connection goes.\n"
 		"  -x, --prefix PREFIX  the command prefix that reaches the other host\n"
-		"  -s, --side NAME      what to call that host in error lines (default remote)\n"
-		"  -b, --bin DIR        tether's directory there (default: this one's)\n"
-		"  -t, --tag TAG        note the command under TAG there, for --list/--kill\n"
-		"  -r, --ready FILE     make FILE once the command has started there\n"
+		"      --side NAME      what to call that host in error lines (default remote)\n"
+		"      --bin DIR        tether's directory there (default: this one's)\n"
+		"      --tag TAG        note the command under TAG there, for --list/--kill\n"
+		"      --ready FILE     make FILE once the command has started there\n"
 		"      --list TAG       the commands of TAG alive on this host\n"
 		"      --kill TAG       end them (SIGTERM, then SIGKILL)\n"
 		"  -h, --help           this text\n"
@@ -58,13 +58,13 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_LIST = 256, OPT_KILL, OPT_SERVE };
+	enum { OPT_LIST = 256, OPT_KILL, OPT_SERVE, OPT_SIDE, OPT_BIN, OPT_TAG, OPT_READY };
 	static const struct option longopts[] = {
 		{ "prefix", required_argument, NULL, 'x' },
-		{ "side", required_argument, NULL, 's' },
-		{ "bin", required_argument, NULL, 'b' },
-		{ "tag", required_argument, NULL, 't' },
-		{ "ready", required_argument, NULL, 'r' },
+		{ "side", required_argument, NULL, OPT_SIDE },
+		{ "bin", required_argument, NULL, OPT_BIN },
+		{ "tag", required_argument, NULL, OPT_TAG },
+		{ "ready", required_argument, NULL, OPT_READY },
 		{ "list", required_argument, NULL, OPT_LIST },
 		{ "kill", required_argument, NULL, OPT_KILL },
 		{ "serve", no_argument, NULL, OPT_SERVE },
@@ -80,10 +80,15 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+x:s:b:t:r:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'x': prefix = optarg; break;
-		case 's': side = optarg; break;
-		case 'b': bin = optarg; break;
-		case 't': tag = optarg; break;
-		case 'r': ready = optarg; break;
+		/* The old spellings (ntpx(7), OPTIONS). */
+		case 's': opt_old("-s", "--side"); /* fall through */
+		case OPT_SIDE: side = optarg; break;
+		case 'b': opt_old("-b", "--bin"); /* fall through */
+		case OPT_BIN: bin = optarg; break;
+		case 't': opt_old("-t", "--tag"); /* fall through */
+		case OPT_TAG: tag = optarg; break;
+		case 'r': opt_old("-r", "--ready"); /* fall through */
+		case OPT_READY: ready = optarg; break;
 		case OPT_LIST: walk = optarg; kill_them = 0; break;
 		case OPT_KILL: walk = optarg; kill_them = 1; break;
 		case OPT_SERVE: serving = 1; break;

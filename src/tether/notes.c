@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * notes.c - with -t TAG the remote side keeps a note per command in
+ * notes.c - with --tag TAG the remote side keeps a note per command in
  * $TMPDIR/tether-UID (its process group, network namespace, command), so
  * that --list TAG and --kill TAG find what is left of a runner's commands
  * on that host, even after a tether itself was killed.

@@ -29,7 +29,7 @@ spawn srv $X ref ntpreflect "$ep"
 wait_until 5 listening
 $X client ntpprobe -i 1ms -w 100ms -c "$N" --xleave "$ep" >"$TMP/xl.rec" 2>/dev/null
 kill "$srv"; wait "$srv" 2>/dev/null
-ntpstages -s "$TMP/xl.rec" >"$TMP/xl.st"
+ntpstages --same-clock "$TMP/xl.rec" >"$TMP/xl.st"
 u=$(awk '$1 == "user" { print $5 }' "$TMP/xl.st")
 k=$(awk '$1 == "kernel" { print $5 }' "$TMP/xl.st")
 echo "stamps: lab fast path, idle, $N exchanges at 1 ms, --xleave"

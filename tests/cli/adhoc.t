@@ -166,7 +166,7 @@ test_expect_success '--human to a pipe: the lines for a person' '
 
 test_expect_success 'loadgen and ntpreflect take the same forms' '
 	port=$(free_udp_port) &&
-	spawn srv2 ntpreflect -4 -n 2 "localhost:$port" 2>/dev/null &&
+	spawn srv2 ntpreflect -4 -c 2 "localhost:$port" 2>/dev/null &&
 	wait_until 5 udp_listening "$port" &&
 	ntpprobe -c 2 -i 20ms -w 5s "127.0.0.1:$port" >"$TMP/srv2.rec" 2>/dev/null &&
 	test_is "$(count_status "$TMP/srv2.rec" ok)" 2 &&

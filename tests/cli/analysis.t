@@ -36,7 +36,7 @@ idx=0
 newrun() {
 	idx=$((idx + 1))
 	RUN=$P/runs/$(printf %03d $idx)-$1-$2-$3-r$4
-	mkdir -p "$RUN"
+	mkdir -p "$RUN" &&
 	printf '%d\t%s\t%s\t%s\t%d\n' $idx "$1" "$2" "$3" "$4" >>"$P/order.tsv"
 }
 ev() { printf '%s\t%d\t%s\t%s\n' "$(date +%s%N)" $idx "$1" "${2:-}" >>"$P/events.tsv"; }
@@ -47,33 +47,32 @@ probe() {	# transport ntpprobe-args...
 synth() {	# kind n ms awk-assignments...
 	k=$1 n=$2 ms=$3; shift 3
 	awk -f "$SYNTH" -v kind="$k" -v n="$n" -v ms="$ms" -v idx=$idx \
-		-v start="$(date +%s)" -v seed=$idx -v ev="$P/events.tsv" "$@" >"$RUN/probe.rec"
+		-v start="$(date +%s)" -v seed=$idx -v ev="$P/events.tsv" "$@" >"$RUN/probe.rec" &&
 	touch "$RUN/done"
 }
-# stop PID: kill PID and reap it, whatever its exit status.
-stop() { kill "$1" || return 1; wait "$1" 2>/dev/null; return 0; }
 
 # Real runs: freerun on udp and udp2, loss through lossinject, a client
-# restart; two repetitions.
+# restart; two repetitions.  Every step in the && chain, each loop ending
+# with "|| return 1": a probe that fails fails the setup.
 real_runs() {
 	for rep in 1 2; do
 		for t in udp udp2; do
-			newrun freerun idle $t $rep; ev run_start
-			probe $t -i 5ms -c 80 >"$RUN/probe.rec"; ev run_end; touch "$RUN/done"
+			newrun freerun idle $t $rep && ev run_start &&
+			probe $t -i 5ms -c 80 >"$RUN/probe.rec" && ev run_end && touch "$RUN/done" || return 1
 		done
 		for c in 1pct 5pct; do
-			newrun loss $c udp $rep; ev run_start
-			eval "lossinject --rate ${c%pct}% --seed $rep -- ntpprobe -i 5ms -c 80 udp://127.0.0.1:$PORT_udp" \
-				>"$RUN/probe.rec" 2>>"$TMP/probe.err"
+			newrun loss $c udp $rep && ev run_start &&
+			lossinject --rate "${c%pct}%" --seed $rep -- ntpprobe -i 5ms -c 80 "udp://127.0.0.1:$PORT_udp" \
+				>"$RUN/probe.rec" 2>>"$TMP/probe.err" &&
 			# The runner's keys win over what analysis/ derives: jitter_us
 			# here has no record column to come from.
-			{ offsetfit "$RUN/probe.rec"; echo "jitter_us 7.000"; } >"$RUN/summary.txt"
-			ev run_end; touch "$RUN/done"
+			{ offsetfit "$RUN/probe.rec" && echo "jitter_us 7.000"; } >"$RUN/summary.txt" &&
+			ev run_end && touch "$RUN/done" || return 1
 		done
-		newrun recovery restart_client udp $rep; ev run_start
-		probe udp -i 5ms -c 20 >"$RUN/probe.rec"
-		ev restart_client
-		probe udp -i 5ms -c 20 >>"$RUN/probe.rec"; ev run_end; touch "$RUN/done"
+		newrun recovery restart_client udp $rep && ev run_start &&
+		probe udp -i 5ms -c 20 >"$RUN/probe.rec" &&
+		ev restart_client &&
+		probe udp -i 5ms -c 20 >>"$RUN/probe.rec" && ev run_end && touch "$RUN/done" || return 1
 	done
 }
 oks() { [ "$(grep -Ec ' ok( |$)' "$RUN/probe.rec")" -ge "$1" ]; }
@@ -89,37 +88,37 @@ again() { oks 15 && tail -n 1 "$RUN/probe.rec" | grep -Eq ' ok( |$)'; }
 mixed_runs() {
 	for rep in 1 2; do
 		for t in udp udp2; do
-			q=2000; [ $t = udp2 ] && q=150
-			newrun bursts 2s-6s $t $rep; synth bursts 200 100 -v bursts=5-7,13-15 -v q=$q
+			q=2000 && if [ $t = udp2 ]; then q=150; fi &&
+			newrun bursts 2s-6s $t $rep && synth bursts 200 100 -v bursts=5-7,13-15 -v q=$q &&
 			# udp as ntpx-directional and ntpx-loaded run it: an unloaded
 			# phase, then load between load_on and load_off events; udp2 as
 			# separate conditions (load all the run; an idle baseline).
-			win=; [ $t = udp ] && win="-v bursts=3-9 -v onoff=load"
+			win= && if [ $t = udp ]; then win="-v bursts=3-9 -v onoff=load"; fi || return 1
 			for c in c2r r2c both; do
-				case $c in c2r) a="-v qreq=$q" ;; r2c) a="-v qresp=$q" ;; both) a="-v qreq=$q -v qresp=$q" ;; esac
-				newrun directional $c $t $rep; synth directional 90 100 $a $win
+				case $c in c2r) a="-v qreq=$q" ;; r2c) a="-v qresp=$q" ;; both) a="-v qreq=$q -v qresp=$q" ;; esac &&
+				newrun directional $c $t $rep && synth directional 90 100 $a $win || return 1
 			done
-			[ $t = udp2 ] && { newrun loaded idle $t $rep; synth plain 100 100; }
-			newrun loaded 90pct $t $rep; synth directional 100 100 -v qreq=$((q / 2)) -v qresp=$((q / 2)) -v loss=0.05 $win
-			printf '#ntpx-load 1\n#tool loadgen\n#fields t dir bytes packets gbps drops sent_gbps\n' >"$RUN/load.tsv"
-			printf '1764455330000000000 %s 1 1 %s 0 9.9\n' c2r 6.0 r2c 3.0 c2r 6.2 r2c 3.2 c2r 5.9 r2c 2.9 >>"$RUN/load.tsv"
+			if [ $t = udp2 ]; then newrun loaded idle $t $rep && synth plain 100 100 || return 1; fi
+			newrun loaded 90pct $t $rep && synth directional 100 100 -v qreq=$((q / 2)) -v qresp=$((q / 2)) -v loss=0.05 $win &&
+			printf '#ntpx-load 1\n#tool loadgen\n#fields t dir bytes packets gbps drops sent_gbps\n' >"$RUN/load.tsv" &&
+			printf '1764455330000000000 %s 1 1 %s 0 9.9\n' c2r 6.0 r2c 3.0 c2r 6.2 r2c 3.2 c2r 5.9 r2c 2.9 >>"$RUN/load.tsv" &&
 			# The sim-clock runs as ntpx-recovery and ntpx-steady make them,
 			# only shorter.
-			clk=$TMP/clock-$t-$rep
-			newrun recovery step_120s $t $rep; ev run_start
-			clockstep --clock "sim:$clk" --create >/dev/null
-			ev step -120s; clockstep --clock "sim:$clk" --step -120s >/dev/null
-			probe $t -i 50ms -c 40 --clock "sim:$clk" --discipline --step-threshold 128ms >"$RUN/probe.rec"
-			ev run_end; touch "$RUN/done"
-			newrun recovery slew_250ms $t $rep; ev run_start
-			clockstep --clock "sim:$clk" --create >/dev/null
-			ev slew -250ms; clockstep --clock "sim:$clk" --step -250ms >/dev/null
-			probe $t -i 50ms -c 30 --clock "sim:$clk" --discipline >"$RUN/probe.rec"
-			ev run_end; touch "$RUN/done"
-			newrun steady disciplined $t $rep; ev run_start
-			clockstep --clock "sim:$clk" --create --offset 500us --freq +12ppm >/dev/null
-			probe $t -i 50ms -c 60 --clock "sim:$clk" --discipline >"$RUN/probe.rec"
-			ev run_end; touch "$RUN/done"
+			clk=$TMP/clock-$t-$rep &&
+			newrun recovery step_120s $t $rep && ev run_start &&
+			clockstep --clock "sim:$clk" --create >/dev/null &&
+			ev step -120s && clockstep --clock "sim:$clk" --step -120s >/dev/null &&
+			probe $t -i 50ms -c 40 --clock "sim:$clk" --discipline --step-threshold 128ms >"$RUN/probe.rec" &&
+			ev run_end && touch "$RUN/done" &&
+			newrun recovery slew_250ms $t $rep && ev run_start &&
+			clockstep --clock "sim:$clk" --create >/dev/null &&
+			ev slew -250ms && clockstep --clock "sim:$clk" --step -250ms >/dev/null &&
+			probe $t -i 50ms -c 30 --clock "sim:$clk" --discipline >"$RUN/probe.rec" &&
+			ev run_end && touch "$RUN/done" &&
+			newrun steady disciplined $t $rep && ev run_start &&
+			clockstep --clock "sim:$clk" --create --offset 500us --freq +12ppm >/dev/null &&
+			probe $t -i 50ms -c 60 --clock "sim:$clk" --discipline >"$RUN/probe.rec" &&
+			ev run_end && touch "$RUN/done" || return 1
 		done
 	done
 }
@@ -151,13 +150,23 @@ md_ok() {
 	done
 }
 
-# col FAMILY TRANSPORT COLUMN [CONDITION]
+# col FAMILY TRANSPORT COLUMN [CONDITION]: the column of the matching
+# rows; "no column COLUMN" when the table lacks it ($n[k] of a name never
+# seen would be $0, the whole row) and "no table" when there is none, so
+# that neither passes for an empty or a numeric value.
 col() {
-	awk -F'\t' -v t="$2" -v k="$3" -v c="${4:-}" 'NR == 1 { for (i = 2; i <= NF; i++) n[$i] = i - 1; next }
+	[ -f "$P/results/$1.tsv" ] || { echo "no table $1.tsv"; return; }
+	awk -F'\t' -v t="$2" -v k="$3" -v c="${4:-}" 'NR == 1 { for (i = 2; i <= NF; i++) n[$i] = i - 1
+			if (!(k in n)) { print "no column " k; exit } next }
 		$1 == t && (c == "" || $n["condition"] == c || $n["loss"] == c) { print $n[k] }' "$P/results/$1.tsv"
 }
+# is_num X: X is a number (not empty, not "-", nothing after it).
+is_num() { echo "$1" | grep -Eqx '[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?'; }
 # between X LO HI: X is a number in LO..HI (X shown)
-between() { diag "$1 (want $2..$3)"; awk -v x="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(x != "-" && x + 0 >= lo && x + 0 <= hi) }'; }
+between() {
+	diag "'$1' (want $2..$3)"
+	is_num "$1" && awk -v x="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(x + 0 >= lo && x + 0 <= hi) }'
+}
 # The median over repetitions of offsetfit's rtt_median_us on the udp
 # freerun runs.
 freerun_median() {
@@ -167,8 +176,10 @@ freerun_median() {
 # above_baseline FAMILY-TRANSPORT MARGIN: the loaded median RTT is above
 # the baseline's by more than MARGIN us, the baseline positive.
 above_baseline() {
-	diag "baseline $(col loaded $1 base_median_rtt_us) us, loaded $(col loaded $1 loaded_median_rtt_us) us"
-	awk -v a="$(col loaded $1 base_median_rtt_us)" -v b="$(col loaded $1 loaded_median_rtt_us)" -v m="$2" 'BEGIN { exit !(a > 0 && b > a + m) }'
+	_ab_a=$(col loaded $1 base_median_rtt_us) && _ab_b=$(col loaded $1 loaded_median_rtt_us) &&
+	diag "baseline '$_ab_a' us, loaded '$_ab_b' us" &&
+	is_num "$_ab_a" && is_num "$_ab_b" &&
+	awk -v a="$_ab_a" -v b="$_ab_b" -v m="$2" 'BEGIN { exit !(a + 0 > 0 && b + 0 > a + m) }'
 }
 
 png_ok() {
@@ -191,13 +202,17 @@ every_figure() { all "$1" $(for f in $figs; do echo "$P/figures/$f.$2"; done); }
 # median over the repetitions (two: their mean) at each octave.
 stab1() { for d in "$P"/runs/*-$1-*-$2-r[12]; do offsetfit --stability --series offset "$d/probe.rec" |
 	awk -v c=$3 '/^#fields/ { for (i = 2; i <= NF; i++) n[$i] = i - 1 } !/^#/ && NF { print $n[c]; exit }'; done |
-	awk '{ s += $1; n++ } END { printf "%.4g", s / n }'; }
-stabtsv() { awk -F'\t' -v f=$1 -v t=$2 -v c=$3 'NR == 1 { for (i = 2; i <= NF; i++) n[$i] = i - 1; next }
-	$1 == f && $2 == t { printf "%.4g", $n[c]; exit }' "$P/figures/stability.tsv"; }
+	awk '{ s += $1; n++ } END { if (n) printf "%.4g", s / n; else print "no runs" }'; }
+# (what stab1 is compared with: "no row" or "no column C" rather than an
+# empty string that would equal stab1's on a broken run)
+stabtsv() { awk -F'\t' -v f=$1 -v t=$2 -v c=$3 'NR == 1 { for (i = 2; i <= NF; i++) n[$i] = i - 1
+		if (!(c in n)) { print "no column " c; done = 1; exit } next }
+	$1 == f && $2 == t { printf "%.4g", $n[c]; done = 1; exit }
+	END { if (!done) print "no row" }' "$P/figures/stability.tsv"; }
 # stab1ci FAMILY TRANSPORT COLUMN: as stab1, from offsetfit --ci
 stab1ci() { for d in "$P"/runs/*-$1-*-$2-r[12]; do offsetfit --stability --series offset --dev adev,tdev,mtie --ci "$d/probe.rec" |
 	awk -v c=$3 '/^#fields/ { for (i = 2; i <= NF; i++) n[$i] = i - 1 } !/^#/ && NF { print $n[c]; exit }'; done |
-	awk '{ s += $1; n++ } END { printf "%.4g", s / n }'; }
+	awk '{ s += $1; n++ } END { if (n) printf "%.4g", s / n; else print "no runs" }'; }
 # stability.tsv's rows where COLUMN has a value
 stabvals() { awk -F'\t' -v c=$1 'NR == 1 { for (i = 2; i <= NF; i++) n[$i] = i - 1; next } (c in n) && $n[c] != "-"' "$P/figures/stability.tsv" | wc -l; }
 # rows of stability.tsv for FAMILY TRANSPORT
@@ -245,12 +260,12 @@ test_expect_success 'setup: a server restart under a running probe' '
 	newrun recovery restart_server udp 1 && ev run_start &&
 	spawn probe_pid ntpprobe -i 10ms -w 10ms "udp://127.0.0.1:$PORT_udp" >"$RUN/probe.rec" 2>>"$TMP/probe.err" &&
 	wait_until 10 oks 10 &&
-	stop "$PID_udp" &&
+	stop_pid "$PID_udp" &&
 	wait_until 10 unanswered &&
 	ev restart_server &&
 	spawn REFLECT_PID ntpreflect "udp://127.0.0.1:$PORT_udp" 2>>"$TMP/reflect.err" &&
 	wait_until 10 again &&
-	stop "$probe_pid" && ev run_end && touch "$RUN/done"
+	stop_pid "$probe_pid" && ev run_end && touch "$RUN/done"
 '
 test_expect_success 'setup: synthesized bursts, directional and loaded runs; sim: clock step, slew and steady runs' '
 	mixed_runs
@@ -397,7 +412,8 @@ test_expect_success 'mtie figure: steady udp2'\''s first MTIE is the runs'\'' me
 	test_is "$(stabtsv steady udp2 mtie_ns)" "$(stab1 steady udp2 mtie_ns)"
 '
 test_expect_success 'the figure has every octave of the run, its axis from the data' '
-	test_is "$(stabrows freerun udp)" "$(octaves)"
+	test_is "$(stabrows freerun udp)" "$(octaves)" &&
+	test "$(octaves)" -gt 0
 '
 test_expect_success 'adev figure: its 1-sigma upper limit is the runs'\'' median of offsetfit --ci'\''s' '
 	test_is "$(stabtsv freerun udp adev_hi)" "$(stab1ci freerun udp adev_hi)"

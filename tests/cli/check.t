@@ -19,9 +19,9 @@ for l in open(sys.argv[1]):
 	if o["server"] == sys.argv[2]: print(json.dumps(o[sys.argv[3]]))' "$@"; }
 
 test_expect_success 'setup: two reflectors, a server 50 ms ahead, a closed port' '
-	p1=$(free_udp_port) && spawn s1 ntpreflect -r GPS "127.0.0.1:$p1" 2>/dev/null &&
+	p1=$(free_udp_port) && spawn s1 ntpreflect --refid GPS "127.0.0.1:$p1" 2>/dev/null &&
 	wait_until 5 udp_listening "$p1" &&
-	p2=$(free_udp_port) && spawn s2 ntpreflect -s 2 "127.0.0.1:$p2" 2>/dev/null &&
+	p2=$(free_udp_port) && spawn s2 ntpreflect --stratum 2 "127.0.0.1:$p2" 2>/dev/null &&
 	wait_until 5 udp_listening "$p2" &&
 	p3=$(free_udp_port) && spawn s3 "$NTPX_HELPERS/ntpfake" "$p3" 0 1 FAKE offset=50000000 >/dev/null &&
 	wait_until 5 udp_listening "$p3" &&

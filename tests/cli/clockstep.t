@@ -28,41 +28,41 @@ test_expect_success 'create: no slew' '
 
 test_expect_success 'step +1500ms moves the offset by 1.5 s' '
 	before=$(v offset_ns) &&
-	clockstep -c "$clk" --step +1500ms --show >"$TMP/show" &&
+	clockstep --clock "$clk" --step +1500ms --show >"$TMP/show" &&
 	near "$(v offset_ns)" $((before + 1500000000)) 1000000
 '
 test_expect_success 'step -2s moves it back' '
-	clockstep -c "$clk" --step -2s --show >"$TMP/show" &&
+	clockstep --clock "$clk" --step -2s --show >"$TMP/show" &&
 	near "$(v offset_ns)" $((before - 500000000)) 1000000
 '
 
 test_expect_success 'slew 250ms: 250 ms still to come, less what 500 ppm did since' '
-	clockstep -c "$clk" --slew 250ms --show >"$TMP/show" &&
+	clockstep --clock "$clk" --slew 250ms --show >"$TMP/show" &&
 	left=$(v slew_left_ns) &&
 	test "$left" -le 250000000 -a "$left" -gt 249000000
 '
 test_expect_success 'a new slew replaces the old one' '
-	clockstep -c "$clk" --slew -1ms --show >"$TMP/show" &&
+	clockstep --clock "$clk" --slew -1ms --show >"$TMP/show" &&
 	near "$(v slew_left_ns)" -1000000 1000
 '
 
 test_expect_success 'detune -5ppm: 25 - 5' '
-	clockstep -c "$clk" --detune -5ppm --show >"$TMP/show" &&
+	clockstep --clock "$clk" --detune -5ppm --show >"$TMP/show" &&
 	test_is "$(v freq_ppm)" 20.000000
 '
 test_expect_success 'freq sets, not adds' '
-	clockstep -c "$clk" --freq -3.5ppm --show >"$TMP/show" &&
+	clockstep --clock "$clk" --freq -3.5ppm --show >"$TMP/show" &&
 	test_is "$(v freq_ppm)" -3.500000
 '
 
 test_expect_success 'create with wander and seed' '
-	clockstep -c "sim:$TMP/w" --create --wander 0.02 --seed 9 --show >"$TMP/show" &&
+	clockstep --clock "sim:$TMP/w" --create --wander 0.02 --seed 9 --show >"$TMP/show" &&
 	test_is "$(v wander_ppm) $(v seed)" "0.020000 9"
 '
 
 # Refusals.
 test_expect_success 'realtime without --system: exit 2' '
-	test_exit 2 clockstep -c realtime --step 1s 2>"$TMP/err"
+	test_exit 2 clockstep --clock realtime --step 1s 2>"$TMP/err"
 '
 test_expect_success '... one line saying why' '
 	grep -q "^clockstep: clock '\''realtime'\'': refusing to change the system clock without --system\$" "$TMP/err"
@@ -73,23 +73,23 @@ test_expect_success '... and the usage hint, nothing else' '
 
 test_expect_success SETPRIV 'realtime --system without CAP_SYS_TIME is refused' '
 	test_exit 1 setpriv --inh-caps -sys_time --bounding-set -sys_time -- 2>"$TMP/err" \
-		"$NTPX_BIN/clockstep" -c realtime --system --show >/dev/null &&
+		"$NTPX_BIN/clockstep" --clock realtime --system --show >/dev/null &&
 	test_is "$(cat "$TMP/err")" \
 		"clockstep: clock '\''realtime'\'': changing the system clock needs CAP_SYS_TIME"
 '
 
 test_expect_success 'a missing sim: file: exit 1' '
-	test_exit 1 clockstep -c "sim:$TMP/none" --show 2>"$TMP/err"
+	test_exit 1 clockstep --clock "sim:$TMP/none" --show 2>"$TMP/err"
 '
 test_expect_success '... naming the file and the fix' '
 	grep -q "sim:$TMP/none'\'': No such file or directory (make it with clockstep --create)" "$TMP/err"
 '
 
 test_expect_success 'a duration without a known unit: exit 2' '
-	test_exit 2 clockstep -c "$clk" --step 1q 2>/dev/null
+	test_exit 2 clockstep --clock "$clk" --step 1q 2>/dev/null
 '
 test_expect_success 'no action: exit 2' '
-	test_exit 2 clockstep -c "$clk" 2>/dev/null
+	test_exit 2 clockstep --clock "$clk" 2>/dev/null
 '
 test_expect_success '--help lists the options' '
 	clockstep --help | grep -q -- --detune

@@ -54,7 +54,7 @@ slew_progress() {
 	done <"$TMP/slew.cols"
 	diag "slew: $done_ns ns corrected in $span ns"
 }
-freq() { clockstep -c "sim:$TMP/$1" --show | awk '$1 == "freq_ppm" { print $2 }'; }
+freq() { clockstep --clock "sim:$TMP/$1" --show | awk '$1 == "freq_ppm" { print $2 }'; }
 # The clock's frequency after each correction: the detune plus the sum of
 # the corrections so far (the sim clock adds them exactly).
 fseq() { rec_cols "$TMP/$1.rec" dfreq | awk -v f="$2" '$1 != "-" { f += $1; printf "%.3f ", f }'; }
@@ -103,6 +103,13 @@ fnoise() { awk -v f="$2" "$ntpx_fields"'
 		printf "%.3f %.3f %.3f %.3f %.3f %.3f\n", r[1], sd / sqrt(w[1]),
 			mad / 0.6745, sqrt(pp / (k - 1)), mean, sqrt(v / (k - 2) / (k - 1))
 	}' "$TMP/$1.rec"; }
+# nums X...: every X is a number (an empty X, from an fnoise that found
+# nothing, would make "r <= 3 * p" hold).
+nums() {
+	for _n; do
+		echo "$_n" | grep -Eqx -- '-?[0-9]+(\.[0-9]+)?' || { diag "not a number: '$_n'"; return 1; }
+	done
+}
 # noise NAME DETUNE: fnoise's numbers in r1 p1 rms prms mean se
 noise() {
 	read -r r1 p1 rms prms mean se <<EOF
@@ -126,10 +133,10 @@ test_expect_success '... saying so' '
 '
 
 test_expect_success 'setup: four sim: clocks, 120 s and 250 ms behind, +50 and -50 ppm; a disciplined probe on each' '
-	clockstep -c "sim:$TMP/step" --create --offset -120s &&
-	clockstep -c "sim:$TMP/slew" --create --offset -250ms &&
-	clockstep -c "sim:$TMP/fp" --create --freq 50ppm &&
-	clockstep -c "sim:$TMP/fm" --create --freq -50ppm &&
+	clockstep --clock "sim:$TMP/step" --create --offset -120s &&
+	clockstep --clock "sim:$TMP/slew" --create --offset -250ms &&
+	clockstep --clock "sim:$TMP/fp" --create --freq 50ppm &&
+	clockstep --clock "sim:$TMP/fm" --create --freq -50ppm &&
 	probe fpp fp -i 50ms -c 600 &&
 	probe fmp fm -i 50ms -c 600 &&
 	probe stp step -i 100ms -c 30 --step-threshold 1s &&
@@ -174,7 +181,7 @@ test_expect_success '... at 500 ppm (+-10%)' '
 	awk -v d="$done_ns" -v s="$span" "BEGIN { r = d / s * 1e6; exit !(r > 450 && r < 550) }"
 '
 test_expect_success 'the rest is still to slew' '
-	clockstep -c "sim:$TMP/slew" --show >"$TMP/show" &&
+	clockstep --clock "sim:$TMP/slew" --show >"$TMP/show" &&
 	left=$(awk "\$1 == \"slew_left_ns\" { print \$2 }" "$TMP/show") &&
 	diag "$left ns left" &&
 	test "$left" -gt 235000000 -a "$left" -lt 247000000
@@ -191,22 +198,28 @@ test_expect_success 'the loop acts on the clock: its frequency is the detune plu
 '
 test_expect_success '+50 ppm: the first estimate leaves only what the offset noise explains (|residual| <= 6 x its predicted spread)' '
 	noise fp +50 &&
+	nums "$r1" "$p1" &&
 	awk -v r="$r1" -v p="$p1" "BEGIN { exit !(r < 6 * p && r > -6 * p) }"
 '
 test_expect_success '+50 ppm: the later ones hold the frequency within the offset noise (their spread <= 3 x the predicted)' '
+	nums "$rms" "$prms" &&
 	awk -v r="$rms" -v p="$prms" "BEGIN { exit !(r <= 3 * p) }"
 '
 test_expect_success '+50 ppm: and about zero (mean within 5 standard errors)' '
+	nums "$mean" "$se" &&
 	awk -v m="$mean" -v s="$se" "BEGIN { exit !(m < 5 * s && m > -5 * s) }"
 '
 test_expect_success '-50 ppm: the first estimate leaves only what the offset noise explains (|residual| <= 6 x its predicted spread)' '
 	noise fm -50 &&
+	nums "$r1" "$p1" &&
 	awk -v r="$r1" -v p="$p1" "BEGIN { exit !(r < 6 * p && r > -6 * p) }"
 '
 test_expect_success '-50 ppm: the later ones hold the frequency within the offset noise (their spread <= 3 x the predicted)' '
+	nums "$rms" "$prms" &&
 	awk -v r="$rms" -v p="$prms" "BEGIN { exit !(r <= 3 * p) }"
 '
 test_expect_success '-50 ppm: and about zero (mean within 5 standard errors)' '
+	nums "$mean" "$se" &&
 	awk -v m="$mean" -v s="$se" "BEGIN { exit !(m < 5 * s && m > -5 * s) }"
 '
 

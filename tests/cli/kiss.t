@@ -30,7 +30,7 @@ missing() { rec_cols "$1" t2 t3 delay off2 | awk '$1 == "-" || $2 == "-" || $3 =
 # OpenNTPD 6.2 while unsynchronised.
 test_expect_success 'leap 3, stratum 0, refid 0: exit 1 (none ok)' '
 	serve openntpd 3 0 0x00000000 &&
-	test_when_finished "kill $SERVER_PID; wait $SERVER_PID" &&
+	test_when_finished stop_pid "$SERVER_PID" &&
 	test_exit 1 ntpprobe -c 3 -i 20ms -w 1s "udp://127.0.0.1:$PORT" >"$TMP/openntpd.rec" 2>"$TMP/openntpd.err"
 '
 test_expect_success 'leap 3, stratum 0, refid 0: unsynced, not kod' '
@@ -51,7 +51,7 @@ test_expect_success 'the summary counts them as unsynced' '
 
 test_expect_success 'setup: ntpprobe -c 2 on a server at leap 3, stratum 3' '
 	serve leap3 3 3 0xc0000201 &&
-	test_when_finished "kill $SERVER_PID; wait $SERVER_PID" &&
+	test_when_finished stop_pid "$SERVER_PID" &&
 	test_exit 1 ntpprobe -c 2 -i 20ms -w 1s "udp://127.0.0.1:$PORT" >"$TMP/leap3.rec" 2>/dev/null
 '
 test_expect_success 'leap 3 at stratum 3: unsynced' '
@@ -63,7 +63,7 @@ test_expect_success 'leap 3 at stratum 3: T2 and T3 kept' '
 
 test_expect_success 'setup: ntpprobe -c 2 on a server at stratum 16, leap 0' '
 	serve s16 0 16 0x00000000 &&
-	test_when_finished "kill $SERVER_PID; wait $SERVER_PID" &&
+	test_when_finished stop_pid "$SERVER_PID" &&
 	test_exit 1 ntpprobe -c 2 -i 20ms -w 1s "udp://127.0.0.1:$PORT" >"$TMP/s16.rec" 2>/dev/null
 '
 test_expect_success 'stratum 16, leap 0: unsynced' '
@@ -72,7 +72,7 @@ test_expect_success 'stratum 16, leap 0: unsynced' '
 
 test_expect_success 'setup: ntpprobe -c 2 on an unsynchronised server sending zero timestamps' '
 	serve zero 3 0 0x00000000 zero &&
-	test_when_finished "kill $SERVER_PID; wait $SERVER_PID" &&
+	test_when_finished stop_pid "$SERVER_PID" &&
 	test_exit 1 ntpprobe -c 2 -i 20ms -w 1s "udp://127.0.0.1:$PORT" >"$TMP/zero.rec" 2>/dev/null
 '
 test_expect_success 'unsynchronised with zero timestamps: unsynced' '
@@ -85,7 +85,7 @@ test_expect_success '...without T2 and T3 (it sent none)' '
 # A kiss code that only informs: kod, and probing goes on.
 test_expect_success 'INIT: exit 1 (none ok)' '
 	serve init 0 0 INIT &&
-	test_when_finished "kill $SERVER_PID; wait $SERVER_PID" &&
+	test_when_finished stop_pid "$SERVER_PID" &&
 	test_exit 1 ntpprobe -c 3 -i 20ms -w 1s "udp://127.0.0.1:$PORT" >"$TMP/init.rec" 2>"$TMP/init.err"
 '
 test_expect_success 'INIT: kod, and the probe goes on' '
@@ -101,7 +101,7 @@ test_expect_success 'INIT: three requests' '
 # (ntpsec before its first sync): unsynced, its timestamps kept.
 test_expect_success 'setup: ntpprobe -c 2 on a server sending INIT under leap 3' '
 	serve init3 3 0 INIT &&
-	test_when_finished "kill $SERVER_PID; wait $SERVER_PID" &&
+	test_when_finished stop_pid "$SERVER_PID" &&
 	test_exit 1 ntpprobe -c 2 -i 20ms -w 1s "udp://127.0.0.1:$PORT" >"$TMP/init3.rec" 2>/dev/null
 '
 test_expect_success 'INIT under leap 3: unsynced, not kod' '
@@ -116,7 +116,7 @@ test_expect_success 'INIT under leap 3: T2 and T3 kept' '
 # without the back-off).  -w 1s: a late reply is a timeout, not a kiss.
 test_expect_success 'RATE: exit 1 (none ok)' '
 	serve rate 3 0 RATE &&
-	test_when_finished "kill $SERVER_PID; wait $SERVER_PID" &&
+	test_when_finished stop_pid "$SERVER_PID" &&
 	test_exit 1 ntpprobe -d 1.6s -i 50ms -w 1s "udp://127.0.0.1:$PORT" >"$TMP/rate.rec" 2>"$TMP/rate.err"
 '
 test_expect_success 'RATE: five kod records in 1.6 s at -i 50ms' '
@@ -132,7 +132,7 @@ test_expect_success 'RATE: the interval doubles each time' '
 
 test_expect_success 'DENY: exit 1' '
 	serve DENY 3 0 DENY &&
-	test_when_finished "kill $SERVER_PID; wait $SERVER_PID" &&
+	test_when_finished stop_pid "$SERVER_PID" &&
 	test_exit 1 ntpprobe -c 5 -i 20ms -w 1s "udp://127.0.0.1:$PORT" >"$TMP/DENY.rec" 2>"$TMP/DENY.err"
 '
 test_expect_success 'DENY: one kod record' '
@@ -143,7 +143,7 @@ test_expect_success 'DENY: no request after the kiss' '
 '
 test_expect_success 'RSTR: exit 1' '
 	serve RSTR 3 0 RSTR &&
-	test_when_finished "kill $SERVER_PID; wait $SERVER_PID" &&
+	test_when_finished stop_pid "$SERVER_PID" &&
 	test_exit 1 ntpprobe -c 5 -i 20ms -w 1s "udp://127.0.0.1:$PORT" >"$TMP/RSTR.rec" 2>"$TMP/RSTR.err"
 '
 test_expect_success 'RSTR: one kod record' '

@@ -54,7 +54,7 @@ test_expect_success 'the header says the one-way paths carry the clocks'\'' offs
 	grep -q "^# ntpstages: 6 records, 5 ok; clocks: two hosts (one-way paths offset-bearing" "$TMP/out"
 '
 test_expect_success '--same-clock: c2r unmarked' '
-	ntpstages -s "$TMP/rec" >"$TMP/same" &&
+	ntpstages --same-clock "$TMP/rec" >"$TMP/same" &&
 	test_is "$(med c2r "$TMP/same")" 10.000
 '
 test_expect_success 'the user and kernel layers, over the 5 ok exchanges' '

@@ -109,7 +109,7 @@ test_expect_success 'setup: synthesized directional runs (a mock of one-way load
 test_expect_success 'setup: the stages family on loopback, a 20 Mbit/s load on lo' '
 	port=$(three_free) &&
 	newrun stages block-any udp &&
-	ntpx-stages -o "$RUN" -t udp -c block-any -d 2s -i 20ms --ref 127.0.0.1 --client 127.0.0.1 \
+	ntpx-stages -o "$RUN" -t udp --condition block-any -d 2s -i 20ms --ref 127.0.0.1 --client 127.0.0.1 \
 		--ref-dev lo --client-dev lo --port "$port" --load-port $((port + 1)) \
 		--capacity 1000000000 --load 20M -E "$P/events.tsv" -R $idx 2>"$TMP/stages.err"
 '

@@ -91,7 +91,7 @@ test_expect_success 'interleaved mode, the server'\''s stamps from the replies: 
 # A sim: clock 1.5 s ahead and 40 ppm fast: the kernel's stamps move to it.
 test_expect_success 'setup: a reflector, a sim clock 1.5 s ahead and 40 ppm fast' '
 	start_reflector &&
-	clockstep -c "sim:$TMP/off" --create --offset 1.5s --freq 40ppm
+	clockstep --clock "sim:$TMP/off" --create --offset 1.5s --freq 40ppm
 '
 
 test_expect_success 'ntpprobe --xleave on a sim clock: exit 0' '

@@ -98,7 +98,7 @@ test_expect_success 'setup: a reflector on loopback' '
 '
 
 test_expect_success 'ntpprobe on a sim clock: exit 0' '
-	clockstep -c "sim:$TMP/off" --create --offset 1.5s &&
+	clockstep --clock "sim:$TMP/off" --create --offset 1.5s &&
 	ntpprobe -i 20ms -w 1s -c 20 --clock "sim:$TMP/off" "$ep" >"$TMP/off.rec" 2>/dev/null
 '
 
@@ -119,7 +119,7 @@ test_expect_success 'a clock 1.5 s ahead: true2 is -3 s on every record, to the 
 # nothing about the others.  So every record is ok or a timeout, and the
 # fit has ok records to work on.
 test_expect_success '600 exchanges: each ok or a timeout, most of them ok' '
-	clockstep -c "sim:$TMP/drift" --create --freq 25ppm &&
+	clockstep --clock "sim:$TMP/drift" --create --freq 25ppm &&
 	ntpprobe -i 50ms -w 1s -c 600 --clock "sim:$TMP/drift" "$ep" >"$TMP/drift.rec" 2>"$TMP/drift.err" &&
 	n=$(count_status "$TMP/drift.rec" ok) &&
 	to=$(count_status "$TMP/drift.rec" timeout) &&
@@ -138,7 +138,7 @@ test_expect_success 'offsetfit reads records with true2' '
 '
 
 test_expect_success 'true_b_ppm is the slope the clock and the records imply' '
-	f=$(clockstep -c "sim:$TMP/drift" --show | awk "\$1 == \"freq_ppm\" { print \$2 }") &&
+	f=$(clockstep --clock "sim:$TMP/drift" --show | awk "\$1 == \"freq_ppm\" { print \$2 }") &&
 	truth_slope "$TMP/err.raw" "$f" >"$TMP/tslope" &&
 	read -r tslope ttol <"$TMP/tslope" &&
 	diag "true_b_ppm $(v true_b_ppm), implied $tslope +-$ttol (clock +$f ppm)" &&

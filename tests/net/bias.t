@@ -131,7 +131,7 @@ first() { echo "$1"; }
 second() { echo "$2"; }
 
 test_expect_success "setup: a lab of the test's own, its slow path at 50 Mbit/s with 10 ms of queue" '
-	lab_up b -r 50M -q 10ms &&
+	lab_up b -r 50M --queue 10ms &&
 	load_rate=$((NTPX_SLOW_RATE / 1000000 * 12 / 10))M &&
 	half_q=$((NTPX_SLOW_QUEUE_NS / 2))
 '

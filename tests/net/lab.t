@@ -104,14 +104,14 @@ test_expect_success 'the new rate is in the shaper' '
 	test_is "$(tc -n "ntpx-ref-$a" class show dev slow | grep -o "rate [^ ]*")" "rate 800Mbit"
 '
 
-test_expect_success '-s egress moves the client->ref shaper to the client' '
-	$lab -n "$a" -s egress up
+test_expect_success '--shape egress moves the client->ref shaper to the client' '
+	$lab -n "$a" --shape egress up
 '
 test_expect_success "the client's slow egress is shaped and the ifb is gone" '
 	test_is "$(root_qdisc "ntpx-cli-$a" slow):$(ip -n "ntpx-ref-$a" -br link show dev ifbslow 2>/dev/null | wc -l)" "htb:0"
 '
-test_expect_success '-s ingress puts it back on an ifb' '
-	$lab -n "$a" -s ingress up &&
+test_expect_success '--shape ingress puts it back on an ifb' '
+	$lab -n "$a" --shape ingress up &&
 	tc -n "ntpx-ref-$a" qdisc show dev ifbslow root | grep -q htb &&
 	! tc -n "ntpx-cli-$a" qdisc show dev slow root | grep -q htb
 '

@@ -30,7 +30,7 @@ stage_rows() { awk -F'\t' '!/^#/ { print $1, $2, $3 }' "$dir/results/stages.tsv"
 
 test_expect_success 'a quick study of the stages family: exit 0' '
 	test_atexit study_lab_down &&
-	"$study" --quick -s 3 -f stages -c block-any,busy-irq -t udpfast "$dir" >/dev/null 2>"$TMP/study.err"
+	"$study" --quick --seed 3 -f stages --conditions block-any,busy-irq -t udpfast "$dir" >/dev/null 2>"$TMP/study.err"
 '
 
 test_expect_success "block-any: every stage's median and p99, idle and loaded, and the noise by layer" '

@@ -52,8 +52,7 @@ test_expect_success 'fast path, interleaved: every stamp in order' '
 test_expect_success 'setup: the slow path, basic and interleaved; the slow server stopped, its log complete' '
 	$X client ntpprobe -i 10ms -c 100 "udp://$NTPX_REF_SLOW:$port" >"$TMP/slow.rec" 2>/dev/null &&
 	$X client ntpprobe -i 20ms -c 100 --xleave "udp://$NTPX_REF_SLOW:$port" >"$TMP/idle.rec" 2>/dev/null &&
-	kill -TERM "$RPID" &&
-	{ wait "$RPID" || :; }
+	stop_pid "$RPID"
 '
 
 test_expect_success "slow path, basic, the server's stamps from its log: every stamp in order" '
@@ -84,8 +83,8 @@ test_expect_success "the reference's slow egress queue fills under load" '
 test_expect_success 'setup: 100 interleaved exchanges under load, the load stopped; ntpstages of the idle and the loaded run' '
 	$X client ntpprobe -i 20ms -c 100 --xleave "udp://$NTPX_REF_SLOW:$port" >"$TMP/load.rec" 2>/dev/null &&
 	kill "$LOAD" &&
-	ntpstages -s "$TMP/idle.rec" >"$TMP/idle.st" &&
-	ntpstages -s "$TMP/load.rec" >"$TMP/load.st" &&
+	ntpstages --same-clock "$TMP/idle.rec" >"$TMP/idle.st" &&
+	ntpstages --same-clock "$TMP/load.rec" >"$TMP/load.st" &&
 	diag "idle:" && sed "s/^/#   /" "$TMP/idle.st" >&2 &&
 	diag "loaded:" && sed "s/^/#   /" "$TMP/load.st" >&2 &&
 	added=$(added_delay) &&

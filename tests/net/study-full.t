@@ -59,7 +59,7 @@ test_expect_success 'setup: a 4 MiB tmpfs for the package' '
 	dir=$mp/pkg
 '
 test_expect_success 'setup: the study starts' '
-	spawn pid "$study" --quick -r 2 -s "$seed" -f freerun -t udpslow --no-analysis "$dir" \
+	spawn pid "$study" --quick --reps 2 --seed "$seed" -f freerun -t udpslow --no-analysis "$dir" \
 		2>"$TMP/part1.err"
 '
 test_expect_success 'the first run starts' '

@@ -82,7 +82,7 @@ orphan_freerun() {
 }
 # NAME: a recovery server_restart study into $TMP/NAME, stderr in NAME.err.
 restart_study() {
-	"$study" --quick -f recovery -c server_restart -T "$def" --no-analysis "$TMP/$1" > /dev/null 2> "$TMP/$1.err"
+	"$study" --quick -f recovery --conditions server_restart -T "$def" --no-analysis "$TMP/$1" > /dev/null 2> "$TMP/$1.err"
 }
 missing_study() {
 	NTPX_REMOTE_BIN=$TMP/rbin "$study" --quick -f "$fams" -T "$def" --no-analysis "$TMP/missing" \
@@ -101,7 +101,7 @@ test_expect_success 'setup: two hosts over ssh, the slow path shaped at 200 Mbit
 # The same conditions through ntpx-lab exec, on the same links.
 test_expect_success 'the lab run of the conditions finishes' '
 	NTPX_REF_EXEC="ntpx-lab -n $LAB exec ref" NTPX_CLIENT_EXEC="ntpx-lab -n $LAB exec client" \
-		"$study" --quick -s 7 -f "$fams" -c "$conds" -T "$def" --no-analysis "$TMP/lab" \
+		"$study" --quick --seed 7 -f "$fams" --conditions "$conds" -T "$def" --no-analysis "$TMP/lab" \
 		>/dev/null 2>"$TMP/lab.err"
 '
 test_expect_success 'the lab run: each directional load queues its direction' '
@@ -118,7 +118,7 @@ do
 	test_expect_success "ssh $how: the study finishes" '
 		d=$TMP/ssh$pty &&
 		export NTPX_REF_EXEC="$TWOHOST_SSH $pty ref" NTPX_CLIENT_EXEC="$TWOHOST_SSH $pty client" &&
-		"$study" --quick -s 7 -f "$fams" -c "$conds" -T "$def" --no-analysis "$d" >/dev/null 2>"$d.err"
+		"$study" --quick --seed 7 -f "$fams" --conditions "$conds" -T "$def" --no-analysis "$d" >/dev/null 2>"$d.err"
 	'
 	test_expect_success "ssh $how: every run done" '
 		all_done "$d"
@@ -158,9 +158,10 @@ test_expect_success "tools.txt has both hosts' tool versions" '
 test_expect_success 'setup: a study over ssh, in a process group of its own' '
 	export NTPX_REF_EXEC="$TWOHOST_SSH ref" NTPX_CLIENT_EXEC="$TWOHOST_SSH client" &&
 	d=$TMP/int &&
-	spawn ipid setsid env --default-signal=INT "$study" --quick -s 9 -f "$fams" -c c2r,server_restart -T "$def" \
+	spawn ipid setsid env --default-signal=INT "$study" --quick --seed 9 -f "$fams" --conditions c2r,server_restart -T "$def" \
 		--no-analysis "$d" >/dev/null 2>"$TMP/int.err" &&
-	test_atexit "kill -TERM -$ipid"
+	# (may find nothing: a later test interrupts the study)
+	test_atexit "kill -TERM -$ipid 2>/dev/null || :"
 '
 test_expect_success 'the interrupted study gets to a loaded run' '
 	wait_until 120 loading
@@ -202,7 +203,7 @@ test_expect_success "another server on the port: the family's run fails, no done
 	grep -Eq "ntpreflect on .* ended with status|server.rec is empty" "$TMP/orph.err"
 '
 test_expect_success 'another server on the port: the transport is absent, the reason given' '
-	test_when_finished "kill $orphan; wait $orphan" &&
+	test_when_finished stop_pid "$orphan" &&
 	test_exit 1 restart_study orphst &&
 	grep -q "^udp1	absent	.*ntpreflect on .* ended with status 1: .*12300" "$TMP/orphst/transports.tsv"
 '
@@ -212,7 +213,7 @@ test_expect_success "setup: someone else's sink on the client, on the load port"
 	wait_until 10 sink_up
 '
 test_expect_success "a port of the run's taken: the run fails before it starts, the host and port named" '
-	test_when_finished "kill $sink; wait $sink" &&
+	test_when_finished stop_pid "$sink" &&
 	test_exit 1 restart_study orphst2 &&
 	! ls "$TMP"/orphst2/runs/*/done >/dev/null 2>&1 &&
 	grep -q "client host: the run.s ports are taken: .*:9000" "$TMP/orphst2.err"
@@ -239,7 +240,7 @@ test_expect_success 'a missing tool: no directory left behind' '
 	test ! -e "$TMP/missing"
 '
 test_expect_success 'a refused invocation leaves no directory' '
-	test_must_fail "$study" -r x -T "$def" "$TMP/refused" 2>/dev/null &&
+	test_must_fail "$study" --reps x -T "$def" "$TMP/refused" 2>/dev/null &&
 	test ! -e "$TMP/refused"
 '
 done_testing

@@ -94,7 +94,7 @@ png_ok() {	# FILE: non-empty, with PNG's signature
 test_expect_success 'setup: part one, a quick study in a lab of its own' '
 	unset NTPX_REF_EXEC NTPX_CLIENT_EXEC &&
 	test_atexit "for l in \$(labs_of); do \"\$NTPX_BIN/ntpx-lab\" -n \"\$l\" down; done" &&
-	spawn pid "$study" --quick -s "$seed" -f "$fams" -c "$conds" -t udpslow,uudpfast,ib \
+	spawn pid "$study" --quick --seed "$seed" -f "$fams" --conditions "$conds" -t udpslow,uudpfast,ib \
 		--no-analysis "$dir" 2>"$TMP/part1.err"
 '
 test_expect_success 'two runs finish' '
@@ -121,7 +121,7 @@ test_expect_success 'setup: part two, the same study continued' '
 	spawn pid2 "$study" --no-analysis "$dir" 2>"$TMP/part2k.err"
 '
 test_expect_success 'one more run finishes' '
-	test_when_finished "kill -KILL $pid2; wait $pid2" &&
+	test_when_finished stop_pid "$pid2" KILL &&
 	wait_until 120 three_done
 '
 test_expect_success 'what the killed study started lets go of the directory' '
@@ -190,7 +190,7 @@ test_expect_success '--verify fails with 1 on a file not in the manifest' '
 # The order: a permutation of cells x repetitions that the seed gives again.
 test_expect_success 'the seed reproduces order.tsv' '
 	present=$(present_transports) &&
-	"$study" --plan -s "$seed" -r 1 -f "$fams" -c "$conds" -t "$present" >"$TMP/order.again" &&
+	"$study" --plan --seed "$seed" --reps 1 -f "$fams" --conditions "$conds" -t "$present" >"$TMP/order.again" &&
 	cmp -s "$TMP/order.again" "$dir/order.tsv"
 '
 test_expect_success 'order.tsv numbers its runs 1..N' '

@@ -70,7 +70,7 @@ test_expect_success 'setup: a package of sweep runs, unloaded, 50% both ways, 12
 		d=$P/runs/$idx-sweep-$c-udpslow-r1 &&
 		printf "%d\tsweep\t%s\tudpslow\t1\n" $idx "$c" >>"$P/order.tsv" &&
 		{
-			ntpx-sweep -o "$d" -t udpslow -c "$c" -d 3s -i 20ms --capacity "$cap" \
+			ntpx-sweep -o "$d" -t udpslow --condition "$c" -d 3s -i 20ms --capacity "$cap" \
 				-E "$P/events.tsv" -R $idx 2>"$TMP/err-$c" ||
 			diag "$c: $(tail -n 1 "$TMP/err-$c")"
 		} || return 1
@@ -142,14 +142,14 @@ test_expect_success 'the report has the sweep section with its figure' '
 # Two repetitions of the unloaded condition, in a lab of the study's own.
 test_expect_success 'ntpx-study -f sweep finishes' '
 	test_atexit study_labs_down &&
-	env -u NTPX_REF_EXEC -u NTPX_CLIENT_EXEC "$NTPX_TOP/bin/ntpx-study" --quick -r 2 -s 9 -f sweep -c 0pct -t udpfast \
+	env -u NTPX_REF_EXEC -u NTPX_CLIENT_EXEC "$NTPX_TOP/bin/ntpx-study" --quick --reps 2 --seed 9 -f sweep --conditions 0pct -t udpfast \
 		--scale 0.5 --no-analysis "$S" 2>"$TMP/study.err"
 '
 # 1 s of measurement (2 s quick, scaled by 0.5) and 1 s of overhead,
 # twice; once, the set-up (2 s), the transport's check (1.5 s) and
 # calibration (3.5 s), and the analysis (5 s and 0.1 s a run).
 test_expect_success '--plan: 2 runs, 0:00:16 expected, 4 s of them the runs' '
-	"$NTPX_TOP/bin/ntpx-study" --plan --quick -r 2 -s 9 -f sweep -c 0pct -t udpfast --scale 0.5 2>"$TMP/plan.err" >/dev/null &&
+	"$NTPX_TOP/bin/ntpx-study" --plan --quick --reps 2 --seed 9 -f sweep --conditions 0pct -t udpfast --scale 0.5 2>"$TMP/plan.err" >/dev/null &&
 	test_grep "^ntpx-study: plan: 2 runs, expected duration 0:00:16 (4.0 s of runs, each its duration + 1 s; 12.2 s of set-up and analysis)" "$TMP/plan.err"
 '
 test_expect_success "a progress line per run: elapsed, and the plan's time left in runs counting down" '

@@ -55,7 +55,7 @@ test_expect_success 'setup: a lab of our own, its fast path between two namespac
 
 test_expect_success 'setup: a uudp client against a kernel ntpreflect, captured at the server' '
 	spawn kr ip netns exec "$UB" ntpreflect "udp://$IPB:$port" 2>/dev/null &&
-	test_when_finished "kill $kr; wait $kr" &&
+	test_when_finished stop_pid "$kr" &&
 	wait_until 5 udp_listening_in "$UB" "$port" &&
 	capture "$UB" "$IFB" "$TMP/c1.pcap" ntpprobe -i 50ms -c 10 "uudp://$IPB:$port?dev=$IFA"
 '

@@ -127,8 +127,7 @@ test_expect_success 'setup: a kernel client against a uudp ntpreflect on the slo
 	wait_until 5 udp_listening_in "$NTPX_NS_REF" 123 &&
 	ip netns exec "$NTPX_NS_CLIENT" ntpprobe -i 50ms -w 5s -c "$n" "udp://$NTPX_REF_SLOW:123" \
 		>"$TMP/us" 2>/dev/null &&
-	kill -TERM "$ur" &&
-	{ wait "$ur" || :; } &&
+	stop_pid "$ur" &&
 	diag "uudp server: $(tail -1 "$TMP/ur.err")"
 '
 

@@ -45,8 +45,11 @@ cat_mac() { ip -n "$1" -br link show dev "$2" | awk '{ print $3 }'; }
 ina() { ip netns exec "$UA" "$@"; }
 inb() { ip netns exec "$UB" "$@"; }
 
+# xdp_prog NS DEV: the name of DEV's XDP program, nothing when it has
+# none; "no device DEV" (never nothing) when ip cannot show it.
 xdp_prog() {
-	ip -n "$1" -d link show dev "$2" | sed -n 's/.*prog\/xdp id [0-9]* name \([^ ]*\).*/\1/p'
+	_xp=$(ip -n "$1" -d link show dev "$2") || { echo "no device $2"; return 1; }
+	printf '%s\n' "$_xp" | sed -n 's/.*prog\/xdp id [0-9]* name \([^ ]*\).*/\1/p'
 }
 
 udp_listening_in() {

@@ -80,12 +80,13 @@ test_expect_success "a server behind a gateway is reached through the gateway's 
 '
 
 test_expect_success 'no neighbour entry was sought for the far address' '
-	test_is "$(ip -n "$UA" neigh show "$far")" ""
+	ip -n "$UA" neigh show "$far" >"$TMP/neigh" &&
+	test_is "$(cat "$TMP/neigh")" ""
 '
 
 # Without mac=, the open resolves through the kernel (which sends ARP).
 test_expect_success 'setup: the far server gone; a probe without mac=, from an empty neighbour table' '
-	kill "$fr" && { wait "$fr" || :; } &&
+	stop_pid "$fr" &&
 	wait_until 5 far_gone &&
 	ina ip neigh flush dev "$IFA" &&
 	spawn pr ip netns exec "$UA" ntpprobe -i 100ms -c 60 "uudp://$IPB:$port?dev=$IFA" \

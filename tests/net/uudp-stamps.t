@@ -113,7 +113,7 @@ test_expect_success 'no completion came without its stamp' '
 # On a sim: clock 1.5 s ahead and 40 ppm fast the stamp moves to it, as
 # the kernel's others do (a stamp left on CLOCK_REALTIME is 1.5 s early).
 test_expect_success 'setup: a sim: clock 1.5 s ahead and 40 ppm fast' '
-	clockstep -c "sim:$TMP/off" --create --offset 1.5s --freq 40ppm
+	clockstep --clock "sim:$TMP/off" --create --offset 1.5s --freq 40ppm
 '
 
 test_expect_success 'sim clock: ntpprobe exits 0' '

@@ -96,7 +96,7 @@ test_expect_success 'xdpmode=zerocopy on veth (it has none) fails with status 1 
 
 # 2. kernel UDP client -> uudp server.
 test_expect_success 'setup: the kernel-UDP ntpreflect gone, a uudp one in its place' '
-	kill "$kr" && { wait "$kr" || :; } &&
+	stop_pid "$kr" &&
 	spawn ur ip netns exec "$UB" ntpreflect "uudp://*:$port?dev=$IFB" 2>"$TMP/ur.err" &&
 	wait_until 5 udp_listening_in "$UB" "$port"
 '
@@ -165,7 +165,7 @@ test_expect_success 'SIGKILL: no program left behind' '
 
 test_expect_success 'after SIGKILL the next run attaches and answers every exchange' '
 	spawn ur2 ip netns exec "$UB" ntpreflect "uudp://*:$port?dev=$IFB" 2>"$TMP/ur2.err" &&
-	test_when_finished "kill $ur2; wait $ur2" &&
+	test_when_finished stop_pid "$ur2" &&
 	wait_until 5 udp_listening_in "$UB" "$port" &&
 	n=$(probe_oks -i 50ms -w 5s -c 5 "udp://$IPB:$port") &&
 	{ test_is "$n" 5 || { diag "$(cat "$TMP/ur2.err")" && false; }; }
@@ -187,7 +187,7 @@ test_expect_success CLANG 'a stale ntpx_xdp is replaced and the server answers e
 '
 
 test_expect_success CLANG 'and nothing is left after exit' '
-	kill "$ur3" && { wait "$ur3" || :; } &&
+	stop_pid "$ur3" &&
 	test_is "$(xdp_prog "$UB" "$IFB")" ""
 '
 
@@ -222,7 +222,7 @@ done
 test_expect_success LOADGEN 'loadgen over uudp: the sink received what was sent, less what the kernel dropped' '
 	lport=$((port + 3)) &&
 	spawn sink ip netns exec "$UB" loadgen --sink "udp://$IPB:$lport" >/dev/null 2>&1 &&
-	test_when_finished "kill $sink; wait $sink" &&
+	test_when_finished stop_pid "$sink" &&
 	wait_until 5 udp_listening_in "$UB" "$lport" &&
 	d0=$(drops) &&
 	ina loadgen -d 1s -r 20M --no-gso "uudp://$IPB:$lport?dev=$IFA" >/dev/null 2>"$TMP/lg.err" &&
@@ -236,7 +236,7 @@ test_expect_success LOADGEN "an NTP flood against a uudp ntpreflect is answered:
 	wait_until 5 udp_listening_in "$UB" "$port" &&
 	a0=$(udp_drops "$UA") &&
 	ina loadgen -d 1s --ntp 2k "udp://$IPB:$port" >/dev/null 2>"$TMP/fl.err" &&
-	kill "$ur5" && { wait "$ur5" || :; } &&
+	stop_pid "$ur5" &&
 	diag "$(cat "$TMP/fl.err")" &&
 	diag "uudp server: $(grep -v transport "$TMP/ur5.err") $(counter "$TMP/ur5.err" rx_ok) accepted" &&
 	fq=$(flood_replies "$TMP/fl.err") &&

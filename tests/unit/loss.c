@@ -18,6 +18,7 @@
 #include <sys/socket.h>
 
 #include "loss.h"
+#include "opt.h"
 #include "transport.h"
 #include "util_private.h"
 
@@ -191,13 +192,13 @@ static void test_env(void **state)
 	char err[256] = "";
 
 	setenv(LOSS_ENV, "every:3:1", 1);
-	assert_int_equal(loss_from_env(&l, err, sizeof(err)), 0);
+	assert_int_equal(opt_loss_env(&l, err, sizeof(err)), 0);
 	assert_int_equal(l.every, 3);
 	setenv(LOSS_ENV, "every:3:3", 1);
-	assert_int_equal(loss_from_env(&l, err, sizeof(err)), -1);
+	assert_int_equal(opt_loss_env(&l, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, LOSS_ENV));
 	unsetenv(LOSS_ENV);
-	assert_int_equal(loss_from_env(&l, err, sizeof(err)), 0);
+	assert_int_equal(opt_loss_env(&l, err, sizeof(err)), 0);
 	assert_int_equal(l.kind, LOSS_NONE);
 }
 
@@ -228,9 +229,14 @@ static void test_transport_hook(void **state)
 		snprintf(url, sizeof(url), "udp://127.0.0.1:%u", ntohs(sin->sin_port));
 	}
 	assert_int_equal(endpoint_parse(url, &cep, err, sizeof(err)), 0);
+	assert_int_equal(cep.loss.kind, LOSS_NONE);
 
-	setenv(LOSS_ENV, "every:2:0", 1);
+	/* The caller's schedule, in the endpoint; the environment is the
+	   tool's to read (opt_loss_env), never transport_open's. */
+	setenv(LOSS_ENV, "every:1:0", 1);
+	assert_int_equal(loss_parse("every:2:0", &cep.loss, err, sizeof(err)), 0);
 	cli = transport_open(&cep, TRANSPORT_CLIENT, err, sizeof(err));
+	unsetenv(LOSS_ENV);
 	assert_non_null(cli);
 	for (i = 1; i <= 6; i++) {
 		int rc = transport_send(cli, buf, sizeof(buf), NULL, clk, TRANSPORT_STAMP_XMT, &stamp);
@@ -260,12 +266,6 @@ static void test_transport_hook(void **state)
 	}
 	assert_int_equal(dropped, 3);
 	assert_int_equal(got, 4);
-
-	/* a bad schedule opens nothing and names the variable */
-	setenv(LOSS_ENV, "every:0:0", 1);
-	assert_null(transport_open(&cep, TRANSPORT_CLIENT, err, sizeof(err)));
-	assert_non_null(strstr(err, LOSS_ENV));
-	unsetenv(LOSS_ENV);
 
 	transport_close(cli);
 	transport_close(srv);
