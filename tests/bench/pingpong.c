@@ -13,12 +13,14 @@
  * client prints "median_ns p99_ns n" of delay = (T4 - T1) - (T3 - T2).
  *
  * With "stamp" both ends ask the kernel for what ntpprobe and ntpreflect
- * ask of it (lib/udp.c): SO_TIMESTAMPING with software receive stamps,
- * OPT_ID and OPT_TSONLY on the socket; per datagram sent, a control
- * message for TX_SCHED and TX_SOFTWARE stamps, collected from the error
- * queue right after the send; receive stamps read from recvmsg()'s
- * control data.  That is the stamped floor: the kernel's price for the
- * stamps, without ntpx.  "stamp-nosched" asks for TX_SOFTWARE alone.
+ * ask of it (lib/udp.c) in basic mode: SO_TIMESTAMPING with software
+ * receive stamps, OPT_ID and OPT_TSONLY on the socket, receive stamps
+ * read from recvmsg()'s control data; the client, per request, a
+ * control message for TX_SCHED and TX_SOFTWARE stamps, collected from
+ * the error queue right after the send.  The server asks no send stamps,
+ * as ntpreflect for a basic client without --log.  That is the stamped
+ * floor: the kernel's price for the stamps, without ntpx.
+ * "stamp-nosched" asks for TX_SOFTWARE alone.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -46,6 +48,7 @@ static int64_t now(void)
 
 /* 0: no stamps; else the send stamps asked per datagram. */
 static uint32_t tx_stamps;
+static int tx_ask;		/* ask for them (the client only) */
 static int64_t stamp_sink;	/* the stamps go somewhere, as in ntpx */
 
 static int64_t ts_ns(const struct timespec *ts)
@@ -116,7 +119,7 @@ static ssize_t transmit(int fd, const void *buf, size_t len, const struct sockad
 	struct cmsghdr *c;
 	ssize_t n;
 
-	if (!tx_stamps)
+	if (!tx_ask)
 		return to ? sendto(fd, buf, len, 0, (const struct sockaddr *)to, sizeof(*to))
 			  : send(fd, buf, len, 0);
 	memset(&ctl, 0, sizeof(ctl));
@@ -174,6 +177,7 @@ static int client(const char *host, int port, long interval_us, long count, int 
 	double q[2];
 	static const double ps[2] = { 0.5, 0.99 };
 
+	tx_ask = tx_stamps != 0;
 	if (fd < 0 || !d || inet_pton(AF_INET, host, &a.sin_addr) != 1 ||
 	    connect(fd, (struct sockaddr *)&a, sizeof(a)) || stamps_on(fd)) {
 		perror("pingpong: client");
