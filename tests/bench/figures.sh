@@ -11,8 +11,9 @@
 #                                            on loopback, both with OPTION...
 #   fig_lab_up                               a lab of its own (tests/net/uudp-lib.sh)
 #   fig_lab BIN SERVER CLIENT MODE [OPTION...]  in the lab, SERVER and CLIENT
-#                                            each kudp (kernel UDP) or uudp
-#                                            (AF_XDP, copy mode), poll MODE
+#                                            each kudp (kernel UDP), uudp
+#                                            (AF_XDP, generic XDP) or uudpn
+#                                            (native XDP on veth), poll MODE
 #   fig_stat FILE...                         the median over lines of "V ..."
 #                                            and their range: "MED MIN MAX"
 #
@@ -65,6 +66,7 @@ fig_ep() {	# kudp|uudp DEV -> the endpoint of the lab's reference
 	case $1 in
 	kudp) echo "udp://$IPB:12300" ;;
 	uudp) echo "uudp://$IPB:12300?dev=$2&via=xdp" ;;
+	uudpn) echo "uudp://$IPB:12300?dev=$2&xdpmode=native" ;;
 	esac
 }
 
