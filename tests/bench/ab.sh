@@ -40,7 +40,7 @@ ns=; has_no_stamps "$new" && has_no_stamps "$old" && ns=1
 # The figures: NAME and what runs it with tree $T (its top directory).
 figures="floor-block ntpx-block ntpx-busy"
 [ -n "$ns" ] && figures="$figures ntpx-nostamps-block"
-[ -n "$lab" ] && figures="$figures kudp-busy uudp-busy uudp-kudp-busy uudp-block"
+[ -n "$lab" ] && figures="$figures kudp-busy uudp-busy uudp-kudp-busy uudp-block uudpn-busy"
 [ -n "${AB_FIGURES:-}" ] && figures=$AB_FIGURES
 run_fig() {	# NAME TREE
 	case $1 in
@@ -55,6 +55,10 @@ run_fig() {	# NAME TREE
 	uudp-busy)	fig_lab "$2/bin" uudp uudp busy ;;
 	uudp-kudp-busy)	fig_lab "$2/bin" kudp uudp busy ;;
 	uudp-block)	fig_lab "$2/bin" uudp uudp block ;;
+	uudpn-busy)	fig_lab "$2/bin" uudpn uudpn busy ;;
+	# --no-stamps where the tree has it (a tree without takes none).
+	uudp-busy-nostamps) fig_lab "$2/bin" uudp uudp busy $(has_no_stamps "$2" && echo --no-stamps) ;;
+	ntpx-block-nostamps) fig_ntpx "$2/bin" block $(has_no_stamps "$2" && echo --no-stamps) ;;
 	*)		echo "- - 0" ;;
 	esac
 }
