@@ -57,9 +57,19 @@ fig_ntpx() {	# BIN MODE [OPTION...]
 	fig_quant "$TMP/fig.rec"
 }
 
+# 0 with a lab up (removed at exit); 1 without one (not root, no ip or
+# ethtool, ntpx-lab failed), never the suite's skip_all: the caller
+# says what it leaves out.
 fig_lab_up() {
 	. "$NTPX_TOP/tests/net/uudp-lib.sh"
+	test_have_prereq ROOT && command -v ip >/dev/null 2>&1 && command -v ethtool >/dev/null 2>&1 ||
+		return 1
+	_fig_it=$_in_test
+	_in_test=1
 	uudp_lab
+	_fig_rc=$?
+	_in_test=$_fig_it
+	return $_fig_rc
 }
 
 fig_ep() {	# kudp|uudp DEV -> the endpoint of the lab's reference
