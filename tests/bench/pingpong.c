@@ -49,7 +49,7 @@ static int64_t now(void)
 /* 0: no stamps; else the send stamps asked per datagram. */
 static uint32_t tx_stamps;
 static int tx_ask;		/* ask for them (the client only) */
-static int64_t stamp_sink;	/* the stamps go somewhere, as in ntpx */
+static uint64_t stamp_sink;	/* the stamps go somewhere, as in ntpx (mod 2^64) */
 
 static int64_t ts_ns(const struct timespec *ts)
 {
@@ -75,7 +75,7 @@ static void stamps_read(struct msghdr *h)
 
 		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPING) {
 			memcpy(&tss, CMSG_DATA(c), sizeof(tss));
-			stamp_sink += ts_ns(&tss.ts[0]);
+			stamp_sink += (uint64_t)ts_ns(&tss.ts[0]);
 		}
 	}
 }
