@@ -181,6 +181,7 @@ static int client(const char *host, int port, long interval_us, long count, int 
 	if (fd < 0 || !d || inet_pton(AF_INET, host, &a.sin_addr) != 1 ||
 	    connect(fd, (struct sockaddr *)&a, sizeof(a)) || stamps_on(fd)) {
 		perror("pingpong: client");
+		free(d);
 		return 1;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &next);
@@ -204,9 +205,12 @@ static int client(const char *host, int port, long interval_us, long count, int 
 		t4 = now();
 		d[n++] = (double)((t4 - t1) - (buf[2] - buf[1]));
 	}
+	if (n)
+		stats_quantiles(d, (size_t)n, ps, q, 2);
+	free(d);
+	close(fd);
 	if (!n)
 		return 1;
-	stats_quantiles(d, (size_t)n, ps, q, 2);
 	printf("%.0f %.0f %ld\n", q[0], q[1], n);
 	return 0;
 }
