@@ -49,7 +49,8 @@ echo "noise floor, block: ntpx / stamped floor: median $(verdict "$TMP/fb.m" "<=
 echo "noise floor, busy: ntpx / stamped floor: median $(verdict "$TMP/fu.m" "<=1.10"), p99 $(verdict "$TMP/fu.p" "<=1.25")"
 echo "noise floor, unstamped, block: ntpx --no-stamps / floor: median $(verdict "$TMP/fn.m" "<=1.10"), p99 $(verdict "$TMP/fn.p" "<=1.25")"
 set -- $(fig_stat "$TMP/sp.f")
-echo "stamping's price, block: ntpx stamps on / off: median $(verdict "$TMP/sp.m" "<=1.05"); the kernel's own (stamped / plain floor): $1 [$2-$3]"
+echo "stamping's price, block: ntpx stamps on / off: median $(verdict "$TMP/sp.m" "<=1.05");" \
+	"the kernel's own (stamped / plain floor): $(printf '%.2f [%.2f-%.2f]' "$1" "$2" "$3")"
 if [ -n "$lab" ]; then
 	echo "uudp / kernel UDP, busy, lab fast path (uudp and kernel servers): median $(verdict "$TMP/uk.m" "<=0.60")"
 else
