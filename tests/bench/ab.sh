@@ -35,12 +35,12 @@ new=$NTPX_TOP
 lab=
 fig_lab_up >/dev/null 2>&1 && lab=1
 has_no_stamps() { "$1/bin/ntpprobe" --help 2>&1 | grep -q -- --no-stamps; }
-ns=; has_no_stamps "$new" && has_no_stamps "$old" && ns=1
 
 # The figures: NAME and what runs it with tree $T (its top directory).
-figures="floor-block ntpx-block ntpx-busy"
-[ -n "$ns" ] && figures="$figures ntpx-nostamps-block"
-[ -n "$lab" ] && figures="$figures kudp-busy uudp-busy uudp-kudp-busy uudp-block uudpn-busy"
+# NAME-nostamps: with --no-stamps where the tree has it, and as it is
+# where it has none (no stamps to turn off): the unstamped path of both.
+figures="floor-block ntpx-block ntpx-busy ntpx-block-nostamps"
+[ -n "$lab" ] && figures="$figures kudp-busy uudp-busy uudp-busy-nostamps uudp-kudp-busy uudp-block uudpn-busy"
 [ -n "${AB_FIGURES:-}" ] && figures=$AB_FIGURES
 run_fig() {	# NAME TREE
 	case $1 in
@@ -48,17 +48,15 @@ run_fig() {	# NAME TREE
 	floor-busy)	FIG_PP=$2/build/bench/pingpong fig_floor busy ;;
 	ntpx-block)	fig_ntpx "$2/bin" block ;;
 	ntpx-busy)	fig_ntpx "$2/bin" busy ;;
-	ntpx-nostamps-block) fig_ntpx "$2/bin" block --no-stamps ;;
-	ntpx-nostamps-busy) fig_ntpx "$2/bin" busy --no-stamps ;;
 	kudp-busy)	fig_lab "$2/bin" kudp kudp busy ;;
 	kudp-block)	fig_lab "$2/bin" kudp kudp block ;;
 	uudp-busy)	fig_lab "$2/bin" uudp uudp busy ;;
 	uudp-kudp-busy)	fig_lab "$2/bin" kudp uudp busy ;;
 	uudp-block)	fig_lab "$2/bin" uudp uudp block ;;
 	uudpn-busy)	fig_lab "$2/bin" uudpn uudpn busy ;;
-	# --no-stamps where the tree has it (a tree without takes none).
 	uudp-busy-nostamps) fig_lab "$2/bin" uudp uudp busy $(has_no_stamps "$2" && echo --no-stamps) ;;
 	ntpx-block-nostamps) fig_ntpx "$2/bin" block $(has_no_stamps "$2" && echo --no-stamps) ;;
+	ntpx-busy-nostamps) fig_ntpx "$2/bin" busy $(has_no_stamps "$2" && echo --no-stamps) ;;
 	*)		echo "- - 0" ;;
 	esac
 }
@@ -86,7 +84,6 @@ for f in $figures; do
 	printf '%-22s %9s %9s   %-22s %-22s\n' "$f" "$(us "$TMP/$f.nm")" "$(us "$TMP/$f.om")" \
 		"$(rng "$TMP/$f.rm")" "$(rng "$TMP/$f.rp")"
 done
-[ -n "$ns" ] || echo "(ntpx-nostamps: left out, one of the trees has no --no-stamps)"
 [ -n "$lab" ] || echo "(kudp and uudp figures: left out, no lab: needs root, ip and ethtool)"
 echo "floor: each tree's build/bench/pingpong; ntpx: each tree's ntpprobe against its ntpreflect on loopback;" \
 	"kudp/uudp: in a lab's fast path, server then client transport (uudp-kudp: a uudp client, a kernel server)"
