@@ -412,10 +412,7 @@ int stab_octaves(const double *x, size_t slots, double tau0_s,
 			size_t end = min_z(j0 + CHUNK, N - m);
 
 			terms(x, P, C, bl, N, m, j0, end, &a[k]);
-			/* A last chunk shorter than m holds no window of it
-			   (end < j0: the loop's bound would wrap around). */
-			if (end > j0)
-				windows(lh, ll, j0, j0, end, &a[k]);
+			windows(lh, ll, j0, j0, end, &a[k]);
 			if (len >= 2 * m)
 				extremes_double(lh, ll, len - 2 * m + 1, m);
 		}

@@ -171,37 +171,6 @@ static void octaves_match_definitions(void **state)
 	assert_true(oct[0].n_mdev > 0 && oct[3].n_mdev > 0);	/* some MDEV compared */
 }
 
-/*
- * Past the end of lib/stability.c's chunks of 16384 slots: a last chunk
- * shorter than an octave's m (here 100 slots, octaves up to m = 2048 in
- * the chunked pass) has no window of that octave in it.  Its MTIE loop
- * once ran from the chunk's start to an end before it, and read past
- * the chunk's buffers (offsetfit --stability crashed on 3 million
- * records).
- */
-static void octaves_across_chunks(void **state)
-{
-	enum { N = 16384 + 100 };
-	struct stab_point oct[STAB_MAX_POINTS], p;
-	static double x[N];
-	int i, n;
-
-	(void)state;
-	for (i = 0; i < N; i++)
-		x[i] = 2e5 - 40.0 * i + 25 * gauss();
-	for (i = 0; i < N; i += 1 + (int)(uniform() * 200))
-		x[i] = NAN;
-	n = stab_octaves(x, N, 1.0, oct, STAB_MAX_POINTS);
-	assert_int_equal(n, 13);	/* m = 1 .. 4096 <= 16483 / 3 */
-	for (i = 0; i < n; i++) {
-		stab_direct(x, N, 1.0, oct[i].m, &p);
-		assert_int_equal(oct[i].n_mtie, p.n_mtie);
-		assert_int_equal(oct[i].n_adev, p.n_adev);
-		assert_rel(oct[i].mtie_ns, p.mtie_ns, 1e-12);
-		assert_rel(oct[i].adev, p.adev, 1e-9);
-	}
-}
-
 /* A line: every deviation 0, MTIE and TIE-RMS the slope times tau. */
 static void line_known_values(void **state)
 {
@@ -406,7 +375,6 @@ int main(void)
 		cmocka_unit_test(nbs_10point),
 		cmocka_unit_test(nbs_1000point),
 		cmocka_unit_test(octaves_match_definitions),
-		cmocka_unit_test(octaves_across_chunks),
 		cmocka_unit_test(line_known_values),
 		cmocka_unit_test(white_pm_slopes),
 		cmocka_unit_test(random_walk_pm_slopes),
