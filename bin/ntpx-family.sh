@@ -18,20 +18,28 @@
 # lifetime and an output that do not depend on the prefix.
 # See doc/ntpx-families.1.
 #
-# Every function here starts with fam_, so that a family
-# script's own names (and the shell's builtins: bg) are never shadowed.
+# Every function here starts with fam_, and so does every option that
+# fam_parse sets (bin/ntpx-setup.sh, which it sources, adds die, say,
+# usage_error, put and ntpx_*), so that a family script's own names (and
+# the shell's builtins: bg) are never shadowed.
+
+# A library: it reads what the family script set before sourcing it (prog,
+# family, fam_what, ...) and sets what the script reads (fam_seed, ...),
+# some through eval (fam_bg VAR), which shellcheck cannot follow.
+# shellcheck disable=SC2034,SC2154
 
 case ${0##*/} in
 ntpx-family.sh) echo "ntpx-family.sh: sourced by the ntpx-FAMILY scripts, not run (see ntpx-families(1))" >&2; exit 2 ;;
 esac
 
-fam_version=0.1.0
-# Columns by name (fields(), field(NAME)), ahead of every awk program
-# here that reads a record.
-ntpx_fields=$(cat "$ntpx_lib/ntpx-fields.awk") || exit 1
+# What every ntpx shell command shares (bin/ntpx-setup.sh, beside this
+# file): usage_error, say, put, ntpx_on, the version, and ntpx_fields
+# (fields(), field(NAME)), ahead of every awk program here that reads a
+# record.
+# shellcheck source=ntpx-setup.sh.in
+. "$ntpx_lib/ntpx-setup.sh"
 
-fam_die() { echo "$prog: $*" >&2; fam_cleanup; exit 1; }
-fam_usage_error() { echo "$prog: $*" >&2; echo "Try '$prog --help'." >&2; exit 2; }
+fam_die() { say "$*"; fam_cleanup; exit 1; }
 
 fam_usage() {
 	cat <<EOF
@@ -76,72 +84,77 @@ EOF
 }
 
 # Durations: 250ms, 2s, 1m, 1h, 500us, a bare number of seconds -> ns,
-# parsed as every tool parses them (ntpx-units, lib/opt.c).
+# parsed as every tool parses them (ntpx-units, lib/opt_units.c).
 fam_dur_ns() { "$fam_bin/ntpx-units" duration "$1" 2>/dev/null; }
 fam_ns_s() { awk -v n="$1" 'BEGIN { printf "%.3f\n", n / 1e9 }'; }
 fam_now_ns() { date +%s%N; }
 
+# fam_parse "$@": the options into fam_* variables (fam_out, the run
+# directory; fam_cond, fam_transport, fam_seed; fam_duration as given and
+# fam_dur in ns; ...), which the family script reads: like the functions,
+# every name set here starts with fam_.
 fam_parse() {
-	out= cond=$fam_default transport= duration=$fam_default_duration interval=1s
-	events= run=0 rep=1 ref_addr= cli_addr= ref_dev= cli_dev= port=12300
-	load_port=9000 server_ep= client_ep= capacity= load_rate=${fam_default_load:-90%} seed=1
-	quiet=6s outage=3s calibrate_only=
+	fam_out= fam_cond=$fam_default fam_transport= fam_duration=$fam_default_duration
+	fam_interval=1s fam_events= fam_run=0 fam_rep=1 fam_ref_addr= fam_cli_addr=
+	fam_ref_dev= fam_cli_dev= fam_port=12300 fam_load_port=9000 fam_server_ep=
+	fam_client_ep= fam_capacity= fam_load_rate=${fam_default_load:-90%} fam_seed=1
+	fam_quiet=6s fam_outage=3s fam_calibrate_only=
 	while [ $# -gt 0 ]; do
 		case $1 in
 		-h|--help) fam_usage; exit 0 ;;
-		--version) echo "$prog $fam_version"; exit 0 ;;
+		--version) echo "$prog $ntpx_version"; exit 0 ;;
 		--list-conditions) echo "$fam_conditions"; exit 0 ;;
-		--calibrate) calibrate_only=1; shift; continue ;;
+		--calibrate) fam_calibrate_only=1; shift; continue ;;
 		-o|--out|-c|--condition|-t|--transport|-d|--duration|-i|--interval|\
 		-E|--events|-R|--run|--rep|--ref|--client|--ref-dev|--client-dev|\
 		--port|--load-port|--server-endpoint|--client-endpoint|--capacity|\
 		--load|--seed|--quiet|--outage)
-			[ $# -ge 2 ] || fam_usage_error "option '$1' needs a value"
+			[ $# -ge 2 ] || usage_error "option '$1' needs a value"
 			case $1 in
-			-o|--out) out=$2 ;; -c|--condition) cond=$2 ;;
-			-t|--transport) transport=$2 ;; -d|--duration) duration=$2 ;;
-			-i|--interval) interval=$2 ;; -E|--events) events=$2 ;;
-			-R|--run) run=$2 ;; --rep) rep=$2 ;; --ref) ref_addr=$2 ;;
-			--client) cli_addr=$2 ;; --ref-dev) ref_dev=$2 ;;
-			--client-dev) cli_dev=$2 ;; --port) port=$2 ;;
-			--load-port) load_port=$2 ;; --server-endpoint) server_ep=$2 ;;
-			--client-endpoint) client_ep=$2 ;; --capacity) capacity=$2 ;;
-			--load) load_rate=$2 ;; --seed) seed=$2 ;;
-			--quiet) quiet=$2 ;; --outage) outage=$2 ;;
+			-o|--out) fam_out=$2 ;; -c|--condition) fam_cond=$2 ;;
+			-t|--transport) fam_transport=$2 ;; -d|--duration) fam_duration=$2 ;;
+			-i|--interval) fam_interval=$2 ;; -E|--events) fam_events=$2 ;;
+			-R|--run) fam_run=$2 ;; --rep) fam_rep=$2 ;; --ref) fam_ref_addr=$2 ;;
+			--client) fam_cli_addr=$2 ;; --ref-dev) fam_ref_dev=$2 ;;
+			--client-dev) fam_cli_dev=$2 ;; --port) fam_port=$2 ;;
+			--load-port) fam_load_port=$2 ;; --server-endpoint) fam_server_ep=$2 ;;
+			--client-endpoint) fam_client_ep=$2 ;; --capacity) fam_capacity=$2 ;;
+			--load) fam_load_rate=$2 ;; --seed) fam_seed=$2 ;;
+			--quiet) fam_quiet=$2 ;; --outage) fam_outage=$2 ;;
 			esac
 			shift 2 ;;
-		*) fam_usage_error "unknown argument '$1'" ;;
+		*) usage_error "unknown argument '$1'" ;;
 		esac
 	done
-	[ -n "$out" ] || fam_usage_error "missing --out DIR"
+	[ -n "$fam_out" ] || usage_error "missing --out DIR"
 	case " $fam_conditions " in
-	*" $cond "*) ;;
-	*) fam_usage_error "unknown condition '$cond' (one of: $fam_conditions)" ;;
+	*" $fam_cond "*) ;;
+	*) usage_error "unknown condition '$fam_cond' (one of: $fam_conditions)" ;;
 	esac
-	dur=$(fam_dur_ns "$duration") && [ "$dur" -gt 0 ] || fam_usage_error "bad duration '$duration'"
-	ivl=$(fam_dur_ns "$interval") && [ "$ivl" -gt 0 ] || fam_usage_error "bad interval '$interval'"
-	quiet_ns=$(fam_dur_ns "$quiet") || fam_usage_error "bad quiet time '$quiet'"
-	outage_ns=$(fam_dur_ns "$outage") || fam_usage_error "bad outage '$outage'"
-	for _v in "$port" "$load_port" "$run" "$rep"; do
-		case $_v in ''|*[!0-9]*) fam_usage_error "bad number '$_v'" ;; esac
+	fam_dur=$(fam_dur_ns "$fam_duration") && [ "$fam_dur" -gt 0 ] || usage_error "bad duration '$fam_duration'"
+	fam_ivl=$(fam_dur_ns "$fam_interval") && [ "$fam_ivl" -gt 0 ] || usage_error "bad interval '$fam_interval'"
+	fam_quiet_ns=$(fam_dur_ns "$fam_quiet") || usage_error "bad quiet time '$fam_quiet'"
+	fam_outage_ns=$(fam_dur_ns "$fam_outage") || usage_error "bad outage '$fam_outage'"
+	for _v in "$fam_port" "$fam_load_port" "$fam_run" "$fam_rep"; do
+		case $_v in ''|*[!0-9]*) usage_error "bad number '$_v'" ;; esac
 	done
 	fam_endpoints
-	[ -n "$events" ] || events=$out/events.tsv
-	ref_x=${NTPX_REF_EXEC:-}
-	cli_x=${NTPX_CLIENT_EXEC:-}
-	[ ! -e "$out/done" ] || fam_die "$out is a finished run (it has a done file)"
-	mkdir -p "$out" || fam_die "cannot make $out"
-	rm -f "$out"/probe.rec "$out"/load.tsv "$out"/server.rec "$out"/summary.txt
-	pids=
+	[ -n "$fam_events" ] || fam_events=$fam_out/events.tsv
+	fam_ref_x=${NTPX_REF_EXEC:-}
+	fam_cli_x=${NTPX_CLIENT_EXEC:-}
+	[ ! -e "$fam_out/done" ] || fam_die "$fam_out is a finished run (it has a done file)"
+	mkdir -p "$fam_out" || fam_die "cannot make $fam_out"
+	rm -f "$fam_out"/probe.rec "$fam_out"/load.tsv "$fam_out"/server.rec "$fam_out"/summary.txt
+	fam_pids=
 	trap 'fam_cleanup; exit 143' TERM
 	trap 'fam_cleanup; exit 130' INT
 	trap 'fam_cleanup; exit 129' HUP
-	if [ -n "$calibrate_only" ]; then
-		capacity=
+	if [ -n "$fam_calibrate_only" ]; then
+		fam_capacity=
 		fam_load_setup
 		fam_load_teardown
-		rm -f "$out/load.tsv" "$out/load.err"
-		echo "capacity_bps $capacity"
+		rm -f "$fam_out/load.tsv" "$fam_out/load.err"
+		echo "capacity_bps $fam_capacity"
 		exit 0
 	fi
 }
@@ -149,56 +162,56 @@ fam_parse() {
 # The endpoints from the transport's name, the lab (ntpx-lab env) and the
 # address options.  Load always runs over kernel UDP on the same path.
 fam_endpoints() {
-	case $transport in
-	'') [ -n "$client_ep" ] || fam_usage_error "missing --transport (or --client-endpoint)"
-	    transport=${client_ep%%:*} ;;
+	case $fam_transport in
+	'') [ -n "$fam_client_ep" ] || usage_error "missing --transport (or --client-endpoint)"
+	    fam_transport=${fam_client_ep%%:*} ;;
 	esac
-	case $transport in
-	*[!A-Za-z0-9_]*) fam_usage_error "transport name '$transport' must be letters, digits or '_'" ;;
+	case $fam_transport in
+	*[!A-Za-z0-9_]*) usage_error "transport name '$fam_transport' must be letters, digits or '_'" ;;
 	esac
 	_path=
-	case $transport in
+	case $fam_transport in
 	*slow) _path=SLOW ;; *fast) _path=FAST ;;
 	esac
 	if [ -n "$_path" ] && [ -n "${NTPX_LAB:-}" ]; then
-		eval ": \${ref_addr:=\$NTPX_REF_$_path} \${cli_addr:=\$NTPX_CLIENT_$_path}"
-		eval ": \${ref_dev:=\$NTPX_DEV_$_path} \${cli_dev:=\$NTPX_DEV_$_path}"
+		eval ": \${fam_ref_addr:=\$NTPX_REF_$_path} \${fam_cli_addr:=\$NTPX_CLIENT_$_path}"
+		eval ": \${fam_ref_dev:=\$NTPX_DEV_$_path} \${fam_cli_dev:=\$NTPX_DEV_$_path}"
 	fi
-	case $transport in
-	uudp*) scheme=uudp q_srv="?dev=$ref_dev&via=xdp" q_cli="?dev=$cli_dev&via=xdp" ;;
-	udp*) scheme=udp q_srv="?dev=$ref_dev" q_cli="?dev=$cli_dev" ;;
-	ib*) scheme=ib q_srv="?dev=$ref_dev" q_cli="?dev=$cli_dev" ;;
-	*) scheme=${transport%%[0-9]*} q_srv= q_cli= ;;
+	case $fam_transport in
+	uudp*) scheme=uudp q_srv="?dev=$fam_ref_dev&via=xdp" q_cli="?dev=$fam_cli_dev&via=xdp" ;;
+	udp*) scheme=udp q_srv="?dev=$fam_ref_dev" q_cli="?dev=$fam_cli_dev" ;;
+	ib*) scheme=ib q_srv="?dev=$fam_ref_dev" q_cli="?dev=$fam_cli_dev" ;;
+	*) scheme=${fam_transport%%[0-9]*} q_srv= q_cli= ;;
 	esac
-	if [ -z "$server_ep" ]; then
-		[ -n "$ref_addr" ] && [ -n "$ref_dev" ] ||
-			fam_usage_error "transport '$transport': give --ref and --ref-dev, or --server-endpoint"
+	if [ -z "$fam_server_ep" ]; then
+		[ -n "$fam_ref_addr" ] && [ -n "$fam_ref_dev" ] ||
+			usage_error "transport '$fam_transport': give --ref and --ref-dev, or --server-endpoint"
 		case $scheme in
-		udp) server_ep="udp://$ref_addr:$port$q_srv" ;;
-		*) server_ep="$scheme://$ref_addr:$port$q_srv" ;;
+		udp) fam_server_ep="udp://$fam_ref_addr:$fam_port$q_srv" ;;
+		*) fam_server_ep="$scheme://$fam_ref_addr:$fam_port$q_srv" ;;
 		esac
 	fi
-	if [ -z "$client_ep" ]; then
-		[ -n "$ref_addr" ] && [ -n "$cli_dev" ] ||
-			fam_usage_error "transport '$transport': give --ref and --client-dev, or --client-endpoint"
-		client_ep="$scheme://$ref_addr:$port$q_cli"
+	if [ -z "$fam_client_ep" ]; then
+		[ -n "$fam_ref_addr" ] && [ -n "$fam_cli_dev" ] ||
+			usage_error "transport '$fam_transport': give --ref and --client-dev, or --client-endpoint"
+		fam_client_ep="$scheme://$fam_ref_addr:$fam_port$q_cli"
 	fi
 	# Background load, both ways, on the same interfaces: kernel UDP for
 	# udp and uudp (one uudp endpoint per interface is the probe's), UD
 	# sends of 4 KiB without GSO for ib (doc/hardware.md, "loadgen over
 	# ib"; not tried on hardware).
-	lp_back=$((load_port + 1))
+	lp_back=$((fam_load_port + 1))
 	if [ "$scheme" = ib ]; then
-		sink_ref="ib://$ref_addr:$load_port?dev=$ref_dev"
-		sink_cli="ib://$cli_addr:$lp_back?dev=$cli_dev"
-		load_c2r="ib://$ref_addr:$load_port?dev=$cli_dev"
-		load_r2c="ib://$cli_addr:$lp_back?dev=$ref_dev"
+		sink_ref="ib://$fam_ref_addr:$fam_load_port?dev=$fam_ref_dev"
+		sink_cli="ib://$fam_cli_addr:$lp_back?dev=$fam_cli_dev"
+		load_c2r="ib://$fam_ref_addr:$fam_load_port?dev=$fam_cli_dev"
+		load_r2c="ib://$fam_cli_addr:$lp_back?dev=$fam_ref_dev"
 		load_opts="--no-gso --size 4096"
 	else
-		sink_ref="udp://0.0.0.0:$load_port"
+		sink_ref="udp://0.0.0.0:$fam_load_port"
 		sink_cli="udp://0.0.0.0:$lp_back"
-		load_c2r="udp://$ref_addr:$load_port${cli_dev:+?dev=$cli_dev}"
-		load_r2c="udp://$cli_addr:$lp_back${ref_dev:+?dev=$ref_dev}"
+		load_c2r="udp://$fam_ref_addr:$fam_load_port${fam_cli_dev:+?dev=$fam_cli_dev}"
+		load_r2c="udp://$fam_cli_addr:$lp_back${fam_ref_dev:+?dev=$fam_ref_dev}"
 		load_opts=
 	fi
 }
@@ -210,12 +223,12 @@ fam_endpoints() {
 # $NTPX_REMOTE_BIN/tether there (default: this bin/, the same path on
 # both hosts); $NTPX_TETHER_TAG, when set, notes every command there for
 # tether --list/--kill (ntpx-study checks each run with it).
-fam_bin=$(cd "$(dirname "$0")" && pwd)
+fam_bin=$ntpx_bin
 fam_tether=$fam_bin/tether
 
 # fam_prefix ref|client: that side's prefix in _x.
 fam_prefix() {
-	if [ "$1" = ref ]; then _x=$ref_x; else _x=$cli_x; fi
+	if [ "$1" = ref ]; then _x=$fam_ref_x; else _x=$fam_cli_x; fi
 }
 
 # fam_on ref|client CMD...: run CMD on that side (through its prefix).
@@ -223,12 +236,7 @@ fam_on() {
 	_side=$1
 	shift
 	fam_prefix "$_side"
-	if [ -z "$_x" ]; then
-		"$@"
-	else
-		"$fam_tether" -s "$_side" -x "$_x" ${NTPX_REMOTE_BIN:+-b "$NTPX_REMOTE_BIN"} \
-			${NTPX_TETHER_TAG:+-t "$NTPX_TETHER_TAG"} -- "$@"
-	fi
+	ntpx_on "$_side" "$_x" "${NTPX_TETHER_TAG:-}" "$@"
 }
 
 # fam_bg VAR ref|client CMD...: start CMD on that side in the background, its
@@ -247,25 +255,26 @@ fam_bg() {
 	fi
 	eval "$_var=\$!"
 	eval "fam_name_$!=\$1"
-	pids="$pids $!"
+	fam_pids="$fam_pids $!"
 }
 
 # fam_reap PID: wait for it to end by itself; forget it; its status in
 # reap_rc.  A tool that ended with a status other than 0 (a write error on
-# a full disk: its records are cut short) fails the run at fam_finish:
-# fam_failed names it.  The ntpx tools end with 0 on SIGTERM; 143 is a
+# a full disk: its records are cut short; an ntpprobe none of whose
+# exchanges was ok, as ping exits 1: a segment without one answer is no
+# result) fails the run at fam_finish: fam_failed names it.  The ntpx tools end with 0 on SIGTERM; 143 is a
 # prefix's or a shell's.
 fam_failed=
 fam_reap() {
 	reap_rc=0
 	[ -n "$1" ] || return 0
 	# Once waited for, a PID is no longer ours (nor its status).
-	case " $pids " in *" $1 "*) ;; *) return 0 ;; esac
+	case " $fam_pids " in *" $1 "*) ;; *) return 0 ;; esac
 	wait "$1" 2>/dev/null
 	reap_rc=$?
 	_np=
-	for _p in $pids; do [ "$_p" = "$1" ] || _np="$_np $_p"; done
-	pids=$_np
+	for _p in $fam_pids; do [ "$_p" = "$1" ] || _np="$_np $_p"; done
+	fam_pids=$_np
 	if [ $reap_rc != 0 ] && [ $reap_rc != 143 ]; then
 		eval "_name=\${fam_name_$1:-pid $1}"
 		fam_failed="${fam_failed:+$fam_failed, }$_name exited $reap_rc"
@@ -278,42 +287,42 @@ fam_reap() {
 # someone else's.
 fam_stop() {
 	[ -n "$1" ] || return 0
-	case " $pids " in *" $1 "*) kill -TERM "$1" 2>/dev/null ;; esac
+	case " $fam_pids " in *" $1 "*) kill -TERM "$1" 2>/dev/null ;; esac
 	fam_reap "$1"
 	# The server ends with 0 on SIGTERM: any other status is a server
 	# that did not run (a port taken, say), and the run is not a result.
 	if [ "$1" = "${server:-}" ] && [ "$reap_rc" != 0 ]; then
 		server=
-		fam_die "ntpreflect on $server_ep ended with status $reap_rc: $(tail -n 1 "$out/server.err" 2>/dev/null)"
+		fam_die "ntpreflect on $fam_server_ep ended with status $reap_rc: $(tail -n 1 "$fam_out/server.err" 2>/dev/null)"
 	fi
 }
 
 fam_cleanup() {
-	for _p in $pids; do kill -TERM "$_p" 2>/dev/null; done
-	for _p in $pids; do wait "$_p" 2>/dev/null; done
-	pids=
+	for _p in $fam_pids; do kill -TERM "$_p" 2>/dev/null; done
+	for _p in $fam_pids; do wait "$_p" 2>/dev/null; done
+	fam_pids=
 	if [ -n "${simclock:-}" ]; then
 		fam_on client rm -f "$simclock" 2>/dev/null
 		simclock=
 	fi
-	[ -z "${linkdown:-}" ] || fam_on client ip link set dev "$cli_dev" up 2>/dev/null
+	[ -z "${linkdown:-}" ] || fam_on client ip link set dev "$fam_cli_dev" up 2>/dev/null
 	linkdown=
 	return 0
 }
 
 fam_event() {	# NAME [DETAIL] [T_NS]
-	printf '%s\t%s\t%s\t%s\n' "${3:-$(fam_now_ns)}" "$run" "$1" "${2:--}" >> "$events" ||
-		fam_die "cannot write $events"
+	printf '%s\t%s\t%s\t%s\n' "${3:-$(fam_now_ns)}" "$fam_run" "$1" "${2:--}" >> "$fam_events" ||
+		fam_die "cannot write $fam_events"
 }
 
 fam_events_header() {
-	[ -s "$events" ] || printf '#fields t_ns run event detail\n' > "$events" ||
-		fam_die "cannot write $events"
+	[ -s "$fam_events" ] || printf '#fields t_ns run event detail\n' > "$fam_events" ||
+		fam_die "cannot write $fam_events"
 }
 
 # The server on the reference, logging its side of every exchange.
 fam_server_start() {
-	fam_bg server ref ntpreflect -l - "$server_ep" >> "$out/server.rec" 2>> "$out/server.err"
+	fam_bg server ref ntpreflect -l - "$fam_server_ep" >> "$fam_out/server.rec" 2>> "$fam_out/server.err"
 }
 
 # Wait until the server answers (at most 10 s): a one-shot probe over the
@@ -321,16 +330,16 @@ fam_server_start() {
 fam_server_wait() {
 	_i=0
 	while [ $_i -lt 40 ]; do
-		if fam_on client ntpprobe -c 1 -w 250ms "$client_ep" 2>/dev/null |
+		if fam_on client ntpprobe -c 1 -w 250ms "$fam_client_ep" 2>/dev/null |
 			awk "$ntpx_fields"'/^#fields/ { fields(); next }
 			     /^#/ { next } field("status") == "ok" { f = 1 } END { exit !f }'; then
 			return 0
 		fi
 		kill -0 "$server" 2>/dev/null ||
-			fam_die "ntpreflect on $server_ep ended: $(tail -n 1 "$out/server.err" 2>/dev/null)"
+			fam_die "ntpreflect on $fam_server_ep ended: $(tail -n 1 "$fam_out/server.err" 2>/dev/null)"
 		_i=$((_i + 1))
 	done
-	fam_die "no answer from $client_ep within 10 s"
+	fam_die "no answer from $fam_client_ep within 10 s"
 }
 
 # fam_probe_start [DUR] [extra ntpprobe options...]: the client, into probe.rec
@@ -340,8 +349,8 @@ fam_probe_start() {
 	_d=$1
 	shift
 	probe_seg=$((probe_seg + 1))
-	fam_bg probe client ${probe_wrap:-} ntpprobe -i "$interval" ${_d:+-d "$_d"} "$@" "$client_ep" \
-		> "$out/probe.$probe_seg" 2>> "$out/probe.err"
+	fam_bg probe client ${probe_wrap:-} ntpprobe -i "$fam_interval" ${_d:+-d "$_d"} "$@" "$fam_client_ep" \
+		> "$fam_out/probe.$probe_seg" 2>> "$fam_out/probe.err"
 }
 
 # fam_probe_end: wait for (or, with "kill", stop) the client; append its records.
@@ -351,13 +360,13 @@ fam_probe_end() {
 	else
 		fam_reap "$probe"
 	fi
-	[ -z "$fam_failed" ] || fam_die "$fam_failed (see $out/probe.err)"
+	[ -z "$fam_failed" ] || fam_die "$fam_failed (see $fam_out/probe.err)"
 	if [ $probe_seg = 1 ]; then
-		cat "$out/probe.1" > "$out/probe.rec"
+		cat "$fam_out/probe.1" > "$fam_out/probe.rec"
 	else
-		awk '!/^#/' "$out/probe.$probe_seg" >> "$out/probe.rec"
-	fi || fam_die "cannot write $out/probe.rec"
-	rm -f "$out/probe.$probe_seg"
+		awk '!/^#/' "$fam_out/probe.$probe_seg" >> "$fam_out/probe.rec"
+	fi || fam_die "cannot write $fam_out/probe.rec"
+	rm -f "$fam_out/probe.$probe_seg"
 }
 
 fam_wait_udp() {	# SIDE PORT: until something listens on UDP PORT (10 s)
@@ -370,21 +379,21 @@ fam_wait_udp() {	# SIDE PORT: until something listens on UDP PORT (10 s)
 
 # The load sinks on both sides; the capacity (calibrated when not given).
 fam_load_setup() {
-	fam_bg sink_r ref loadgen --sink -d 0 "$sink_ref" > /dev/null 2>> "$out/load.err"
-	fam_bg sink_c client loadgen --sink -d 0 "$sink_cli" > /dev/null 2>> "$out/load.err"
+	fam_bg sink_r ref loadgen --sink -d 0 "$sink_ref" > /dev/null 2>> "$fam_out/load.err"
+	fam_bg sink_c client loadgen --sink -d 0 "$sink_cli" > /dev/null 2>> "$fam_out/load.err"
 	# (An ib sink has no socket that ss shows: the senders' first reports
 	# may come late there.)
 	if [ "$scheme" != ib ]; then
-		fam_wait_udp ref "$load_port"
+		fam_wait_udp ref "$fam_load_port"
 		fam_wait_udp client "$lp_back"
 	fi
-	if [ -z "$capacity" ]; then
-		capacity=$(fam_on client loadgen --calibrate $load_opts "$load_c2r" 2>> "$out/load.err" |
+	if [ -z "$fam_capacity" ]; then
+		fam_capacity=$(fam_on client loadgen --calibrate $load_opts "$load_c2r" 2>> "$fam_out/load.err" |
 			awk '$1 == "capacity_bps" { print $2 }')
-		[ -n "$capacity" ] || fam_die "calibration of $load_c2r failed: $(tail -n 1 "$out/load.err")"
+		[ -n "$fam_capacity" ] || fam_die "calibration of $load_c2r failed: $(tail -n 1 "$fam_out/load.err")"
 	fi
-	printf '#fields t dir bytes packets gbps drops sent_gbps\n' > "$out/load.tsv" ||
-		fam_die "cannot write $out/load.tsv"
+	printf '#fields t dir bytes packets gbps drops sent_gbps\n' > "$fam_out/load.tsv" ||
+		fam_die "cannot write $fam_out/load.tsv"
 }
 
 # fam_load_start DIRS DUR [loadgen options]: c2r, r2c or both, for DUR;
@@ -396,22 +405,22 @@ fam_load_start() {
 	lc2r= lr2c=
 	# A percentage is of the calibrated capacity, and may exceed 100 (a
 	# path offered more than it carries builds its queue to the full).
-	case $load_rate in
-	*%) _rate=$(awk -v c="$capacity" -v p="${load_rate%\%}" 'BEGIN { printf "%.0f", c * p / 100 }') ;;
-	*) _rate=$load_rate ;;
+	case $fam_load_rate in
+	*%) _rate=$(awk -v c="$fam_capacity" -v p="${fam_load_rate%\%}" 'BEGIN { printf "%.0f", c * p / 100 }') ;;
+	*) _rate=$fam_load_rate ;;
 	esac
-	rm -f "$out/load.c2r.started" "$out/load.r2c.started"
+	rm -f "$fam_out/load.c2r.started" "$fam_out/load.r2c.started"
 	case $_dirs in c2r|both)
 		fam_prefix client
-		fam_ready=${_x:+$out/load.c2r.started}
+		fam_ready=${_x:+$fam_out/load.c2r.started}
 		fam_bg lc2r client loadgen -r "$_rate" -d "$_ld" $load_opts "$@" "$load_c2r" \
-			> "$out/load.c2r" 2>> "$out/load.err" ;;
+			> "$fam_out/load.c2r" 2>> "$fam_out/load.err" ;;
 	esac
 	case $_dirs in r2c|both)
 		fam_prefix ref
-		fam_ready=${_x:+$out/load.r2c.started}
+		fam_ready=${_x:+$fam_out/load.r2c.started}
 		fam_bg lr2c ref loadgen -r "$_rate" -d "$_ld" $load_opts "$@" "$load_r2c" \
-			> "$out/load.r2c" 2>> "$out/load.err" ;;
+			> "$fam_out/load.r2c" 2>> "$fam_out/load.err" ;;
 	esac
 	fam_ready=
 	_end=$(($(fam_now_ns) + 10000000000))
@@ -420,12 +429,12 @@ fam_load_start() {
 		[ -n "$_p" ] || continue
 		fam_prefix "$([ $_d = c2r ] && echo client || echo ref)"
 		[ -n "$_x" ] || continue
-		until [ -e "$out/load.$_d.started" ]; do
+		until [ -e "$fam_out/load.$_d.started" ]; do
 			kill -0 "$_p" 2>/dev/null && [ "$(fam_now_ns)" -lt "$_end" ] ||
-				fam_die "the $_d load did not start within 10 s: $(tail -n 1 "$out/load.err" 2>/dev/null)"
+				fam_die "the $_d load did not start within 10 s: $(tail -n 1 "$fam_out/load.err" 2>/dev/null)"
 			sleep 0.01
 		done
-		rm -f "$out/load.$_d.started"
+		rm -f "$fam_out/load.$_d.started"
 	done
 }
 
@@ -435,8 +444,8 @@ fam_load_end() {
 		[ -n "$_p" ] || continue
 		fam_reap "$_p"
 		awk -v d="$_d" '!/^#/ && NF >= 6 { $1 = $1 "\t" d; print }' OFS="\t" \
-			"$out/load.$_d" >> "$out/load.tsv" || fam_die "cannot write $out/load.tsv"
-		rm -f "$out/load.$_d"
+			"$fam_out/load.$_d" >> "$fam_out/load.tsv" || fam_die "cannot write $fam_out/load.tsv"
+		rm -f "$fam_out/load.$_d"
 	done
 }
 
@@ -458,7 +467,7 @@ fam_load_gbps() {
 			s += (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
 		}
 		printf "%.3f\n", s
-	}' "$out/load.tsv"
+	}' "$fam_out/load.tsv"
 }
 
 # fam_cols FILE NAME...: the named columns of FILE's records, one line per
@@ -476,7 +485,7 @@ fam_cols() {
 # valid" per record, time = t2 (the reference's clock) when there is one,
 # else t1; only records with FROM <= time < TO.  - for missing columns.
 fam_recs() {
-	fam_cols "$out/probe.rec" t2 t1 status delay off2 true2 foff2 jitter djitter valid |
+	fam_cols "$fam_out/probe.rec" t2 t1 status delay off2 true2 foff2 jitter djitter valid |
 	awk -v from="${1:-0}" -v to="${2:-9e30}" '{
 		t = $1; if (t == "-") t = $2
 		if (t + 0 < from + 0 || t + 0 >= to + 0) next
@@ -505,39 +514,39 @@ fam_reject_rate() {
 # The run's summary: offsetfit's, then the family's keys (stdin).
 fam_summary_write() {
 	{
-		printf 'family %s\ncondition %s\ntransport %s\nrep %s\n' "$family" "$cond" "$transport" "$rep"
+		printf 'family %s\ncondition %s\ntransport %s\nrep %s\n' "$family" "$fam_cond" "$fam_transport" "$fam_rep"
 		printf 'client_endpoint %s\nserver_endpoint %s\nduration_s %s\ninterval_s %s\n' \
-			"$client_ep" "$server_ep" "$(fam_ns_s "$dur")" "$(fam_ns_s "$ivl")"
-		offsetfit "$out/probe.rec" 2>/dev/null
+			"$fam_client_ep" "$fam_server_ep" "$(fam_ns_s "$fam_dur")" "$(fam_ns_s "$fam_ivl")"
+		offsetfit "$fam_out/probe.rec" 2>/dev/null
 		cat
-	} > "$out/summary.txt.tmp" && mv "$out/summary.txt.tmp" "$out/summary.txt" ||
-		fam_die "cannot write $out/summary.txt"
+	} > "$fam_out/summary.txt.tmp" && mv "$fam_out/summary.txt.tmp" "$fam_out/summary.txt" ||
+		fam_die "cannot write $fam_out/summary.txt"
 }
 
 # A probe answered while the run's own server logged nothing was answered
 # by someone else (a server left by an earlier run, say): not a result.
 fam_server_check() {
-	[ -f "$out/probe.rec" ] && [ -f "$out/server.rec" ] || return 0
-	_ok=$(fam_cols "$out/probe.rec" status | awk '$1 == "ok" { n++ } END { print n + 0 }')
-	_srv=$(grep -vc '^#' "$out/server.rec")
+	[ -f "$fam_out/probe.rec" ] && [ -f "$fam_out/server.rec" ] || return 0
+	_ok=$(fam_cols "$fam_out/probe.rec" status | awk '$1 == "ok" { n++ } END { print n + 0 }')
+	_srv=$(grep -vc '^#' "$fam_out/server.rec")
 	[ "$_ok" = 0 ] || [ "$_srv" -gt 0 ] ||
-		fam_die "server.rec is empty while the probe had $_ok answers: another server answered on $server_ep"
+		fam_die "server.rec is empty while the probe had $_ok answers: another server answered on $fam_server_ep"
 }
 
 fam_finish() {
 	fam_cleanup
 	# A tool that failed (its output cut short) leaves no done file.
-	[ -z "$fam_failed" ] || fam_die "$fam_failed (see $out/*.err)"
+	[ -z "$fam_failed" ] || fam_die "$fam_failed (see $fam_out/*.err)"
 	fam_server_check
-	for _f in "$out"/*.err; do [ -s "$_f" ] || rm -f "$_f"; done
-	fam_event run_end "$family $cond $transport"
-	date +%s%N > "$out/done.tmp" && mv "$out/done.tmp" "$out/done" ||
-		fam_die "cannot write $out/done"
+	for _f in "$fam_out"/*.err; do [ -s "$_f" ] || rm -f "$_f"; done
+	fam_event run_end "$family $fam_cond $fam_transport"
+	date +%s%N > "$fam_out/done.tmp" && mv "$fam_out/done.tmp" "$fam_out/done" ||
+		fam_die "cannot write $fam_out/done"
 }
 
 fam_start() {
 	fam_events_header
-	fam_event run_start "$family $cond $transport"
+	fam_event run_start "$family $fam_cond $fam_transport"
 	fam_server_start
 	fam_server_wait
 }

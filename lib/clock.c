@@ -1,68 +1,26 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * clock.c - clock selection and the realtime driver.
+ * clock.c - clock selection and the wrappers every caller uses.
  *
  * New drivers (sim:PATH) add a prefix to the table in clock_open() and a
  * file of their own; nothing above this file knows which driver runs.
+ * The wrappers dispatch to the driver; a driver without an adjusting
+ * operation gets -ENOTSUP here (-EPERM for realtime, whose adjusting
+ * operations exist only after clock_allow_system(), clock_realtime.c).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "clock_private.h"
 #include "util_private.h"
-
-int64_t clock_realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-int64_t clock_monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-int64_t clock_realtime_now(struct clock *c)
-{
-	(void)c;
-	return clock_realtime_ns();
-}
-
-void clock_realtime_close(struct clock *c)
-{
-	free(c);
-}
-
-const struct clock_ops clock_realtime_ops = {
-	.now = clock_realtime_now,
-	.close = clock_realtime_close,
-};
-
-static struct clock *realtime_open(const char *arg, char *err, size_t errlen)
-{
-	struct clock *c = calloc(1, sizeof(*c));
-
-	(void)arg;
-	if (!c) {
-		snprintf(err, errlen, "out of memory");
-		return NULL;
-	}
-	c->ops = &clock_realtime_ops;
-	return c;
-}
 
 static const struct {
 	const char *prefix;	/* exact name, or a prefix ending in ':' */
 	struct clock *(*open)(const char *arg, char *err, size_t errlen);
 } drivers[] = {
-	{ "realtime", realtime_open },
+	{ "realtime", clock_realtime_open },
 	{ "sim:", clock_sim_open },
 };
 
@@ -136,4 +94,69 @@ int64_t clock_from_realtime(struct clock *c, int64_t ref_ns)
 	if (clock_true_error(c, ref_ns, &e))
 		return ref_ns;
 	return ref_ns + e;
+}
+
+static int unsupported(const struct clock *c, const char *what, char *err, size_t errlen)
+{
+	if (strcmp(c->name, "realtime") == 0) {
+		snprintf(err, errlen, "clock 'realtime': refusing to %s the system clock "
+			 "(not asked for explicitly)", what);
+		return -EPERM;
+	}
+	snprintf(err, errlen, "clock '%s' cannot %s", c->name, what);
+	return -ENOTSUP;
+}
+
+int clock_step(struct clock *c, int64_t ns, char *err, size_t errlen)
+{
+	if (!c->ops->step)
+		return unsupported(c, "step", err, errlen);
+	return c->ops->step(c, ns, err, errlen);
+}
+
+int clock_slew(struct clock *c, int64_t ns, int64_t *old_ns, char *err, size_t errlen)
+{
+	if (!c->ops->slew)
+		return unsupported(c, "slew", err, errlen);
+	return c->ops->slew(c, ns, old_ns, err, errlen);
+}
+
+int clock_slew_left(struct clock *c, int64_t *ns, char *err, size_t errlen)
+{
+	if (!c->ops->slew_left)
+		return unsupported(c, "report the slew of", err, errlen);
+	return c->ops->slew_left(c, ns, err, errlen);
+}
+
+int clock_freq_get(struct clock *c, double *ppm, char *err, size_t errlen)
+{
+	if (!c->ops->freq_get)
+		return unsupported(c, "report the frequency of", err, errlen);
+	return c->ops->freq_get(c, ppm, err, errlen);
+}
+
+int clock_freq_set(struct clock *c, double ppm, char *err, size_t errlen)
+{
+	if (!c->ops->freq_set)
+		return unsupported(c, "set the frequency of", err, errlen);
+	return c->ops->freq_set(c, ppm, 0, err, errlen);
+}
+
+int clock_freq_add(struct clock *c, double ppm, char *err, size_t errlen)
+{
+	if (!c->ops->freq_set)
+		return unsupported(c, "set the frequency of", err, errlen);
+	return c->ops->freq_set(c, ppm, 1, err, errlen);
+}
+
+int clock_true_error(struct clock *c, int64_t ref_ns, int64_t *e_ns)
+{
+	if (!c->ops->true_error)
+		return -ENOTSUP;
+	return c->ops->true_error(c, ref_ns, e_ns);
+}
+
+int64_t clock_last_ref(const struct clock *c)
+{
+	return c->last_ref;
 }

@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "clock_read.h"
+
 struct clock;
 
 /*
@@ -37,15 +39,9 @@ int64_t clock_now(struct clock *c);
  */
 int64_t clock_from_realtime(struct clock *c, int64_t ref_ns);
 
-/* CLOCK_REALTIME in nanoseconds: the reference time scale. */
-int64_t clock_realtime_ns(void);
-
-/* CLOCK_MONOTONIC in nanoseconds: for schedules and timeouts. */
-int64_t clock_monotonic_ns(void);
-
 
 /*
- * Adjusting a clock (clock_adjust.c).  Signs: "error" and "offset of the
+ * Adjusting a clock (the wrappers in clock.c).  Signs: "error" and "offset of the
  * clock" are clock minus CLOCK_REALTIME, +ve => the clock is ahead; a
  * frequency is +ve => the clock runs fast.  Each returns 0, or -errno with
  * one line in @err: -ENOTSUP when the driver cannot do it, -EPERM for
@@ -76,7 +72,7 @@ int clock_freq_set(struct clock *c, double ppm, char *err, size_t errlen);
 int clock_freq_add(struct clock *c, double ppm, char *err, size_t errlen);
 
 /*
- * realtime only: lets the calls above change the host clock.  Refused
+ * realtime only (clock_realtime.c): lets the calls above change the host clock.  Refused
  * (-EPERM) without CAP_SYS_TIME.  A no-op for other clocks.
  */
 int clock_allow_system(struct clock *c, char *err, size_t errlen);

@@ -8,7 +8,7 @@
  *
  * The adjusting operations are optional: a NULL pointer means the clock
  * cannot be adjusted (or, for realtime, that nobody asked for it with
- * clock_allow_system()); the wrappers in clock_adjust.c then refuse.
+ * clock_allow_system()); the wrappers in clock.c then refuse.
  */
 #ifndef NTPX_CLOCK_PRIVATE_H
 #define NTPX_CLOCK_PRIVATE_H
@@ -36,10 +36,11 @@ struct clock {
 };
 
 /*
- * The realtime driver (clock.c).  Its ops cannot adjust the host clock;
- * clock_allow_system() (clock_adjust.c) swaps them for
- * clock_system_ops, which can, once the caller has asked by name.
+ * The realtime driver (clock_realtime.c).  Its ops cannot adjust the host
+ * clock; clock_allow_system() swaps them for clock_system_ops, which can,
+ * once the caller has asked by name.
  */
+struct clock *clock_realtime_open(const char *arg, char *err, size_t errlen);
 int64_t clock_realtime_now(struct clock *c);
 void clock_realtime_close(struct clock *c);
 extern const struct clock_ops clock_realtime_ops, clock_system_ops;

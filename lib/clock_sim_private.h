@@ -11,12 +11,13 @@
 #include <stdint.h>
 
 #include "clock.h"
+#include "opt_units.h"
 
 #define SIM_MAGIC	0x316d69737870746eULL	/* "ntpxsim1", little-endian */
 #define SIM_VERSION	1
 #define SIM_FRAC_BITS	48
 #define SIM_FRAC_MASK	((1LL << SIM_FRAC_BITS) - 1)
-#define SIM_STEP_NS	1000000000LL	/* the wander's step */
+#define SIM_STEP_NS	NTPX_NS_PER_SEC	/* the wander's step */
 #define SIM_NS_PER_SLEW	(1000000 / CLOCK_SLEW_PPM)	/* ns of time per ns slewed */
 
 /*

@@ -42,7 +42,7 @@
 #include <string.h>
 
 #include "discipline.h"
-#include "opt.h"
+#include "opt_units.h"
 
 struct discipline {
 	struct clock *c;

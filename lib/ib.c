@@ -25,10 +25,13 @@
  * empty), a send CQ, one UD QP.  Each receive buffer has the 40-byte GRH
  * in front of the payload; a buffer is posted again as soon as its
  * datagram is consumed.  No retransmission, no RC: a lost datagram stays
- * lost, as over UDP.  A wildcard server answers each IPoIB partition it
- * is reached on from a QP in that partition: the P_Key index comes from
- * rdma_init_qp_attr() on the SIDR request's id, and a partition seen for
- * the first time gets its own QP and receive pool (IB_PARTS at most).
+ * lost, as over UDP.  A wildcard server serves every active port of its
+ * HCA (dual-port mlx4, Connect-IB; port= keeps it to one) and answers
+ * each IPoIB partition it is reached on from a QP on that port in that
+ * partition: the port and P_Key index come from the SIDR request's id
+ * (rdma_init_qp_attr()), and a port or partition seen for the first time
+ * gets its own QP and receive pool (IB_PARTS at most); replies leave by
+ * the port the request came in on (the AH is made for it).
  *
  * Address handles: the server keys its cache on what ibv_init_ah_from_wc()
  * derives the handle from (the header version as rdma-core decides it, the
@@ -105,7 +108,7 @@
 #define IB_RECV_SERVER	256		/* receive pool, server (per partition) */
 #define IB_SEND_DEPTH	64		/* send ring */
 #define IB_AH_CACHE	64		/* server: address handles kept */
-#define IB_PARTS	4		/* wildcard server: partitions answered */
+#define IB_PARTS	8		/* wildcard server: ports and partitions answered */
 #define IB_AEV_QUEUE	16		/* async events handed over, not yet seen */
 #define IB_RESOLVE_NS	(1000 * 1000000LL)	/* bound on address and route */
 #define IB_SIDR_TRIES	3		/* SIDR requests per resolution... */
@@ -194,6 +197,7 @@ struct ib_key {
 	uint32_t flow_label;	/* IPv6/GRH only */
 	uint8_t sgid[16];	/* the sender's: the handle's destination */
 	uint8_t dgid[16];	/* ours it was sent to: the handle's source GID */
+	uint8_t port;		/* the HCA port it came in on */
 };
 
 /* struct transport_addr's contents for this backend. */
@@ -210,8 +214,9 @@ struct ib_ah_slot {
 	uint64_t used;		/* LRU clock */
 };
 
-/* A wildcard server's QP in one IPoIB partition, with its receive pool. */
+/* A wildcard server's QP on one port in one IPoIB partition, with its receive pool. */
 struct ib_part {
+	uint8_t port;
 	uint16_t pkey_index;
 	struct ibv_qp *qp;	/* NULL: unused */
 	struct ibv_mr *mr;
@@ -241,6 +246,7 @@ struct ib_count {
 	uint64_t ah_new, ah_evict, ah_fail, ah_deferred;
 	uint64_t sidr_accept, sidr_reject, sidr_retries;
 	uint64_t async;		/* async events of ours seen */
+	uint64_t qp_rebuilds;	/* QPs brought back from the error state */
 };
 
 struct ib_transport {
@@ -275,6 +281,8 @@ struct ib_transport {
 	int armed;			/* rcq notification requested, not yet consumed */
 	int64_t ctl_ns;			/* CLOCK_MONOTONIC of the last event check */
 	int dead;			/* -errno once the device or QP is gone */
+	int rebuild;			/* a QP went to the error state: rebuild it */
+	int restarted;			/* client: a rebuild not yet told (peer_reset) */
 	int wake;			/* eventfd: an outcome or a handed-over event */
 	struct ib_aev aq[IB_AEV_QUEUE];	/* handed over by another transport (ib_reg_mu) */
 	unsigned an;
@@ -282,6 +290,7 @@ struct ib_transport {
 	/* server */
 	uint32_t epoch;
 	int wildcard;			/* bound to no address: partitions by request */
+	int any_port;			/* ...and no port=: every active port */
 	struct ib_part part[IB_PARTS];
 	struct ib_ah_slot ahc[IB_AH_CACHE];
 	uint64_t ahc_clock;
@@ -382,7 +391,7 @@ static int ib_sockaddr(const char *host, uint16_t port, int passive,
 {
 	socklen_t len;
 
-	return transport_resolve(host, port, passive, ss, &len, err, errlen);
+	return transport_resolve(host, port, passive, 0, ss, &len, err, errlen);
 }
 
 static int ib_ms_left(int64_t deadline)
@@ -552,14 +561,17 @@ static int ib_post_recv(struct ib_transport *u, unsigned part, unsigned i)
 	return ibv_post_recv(pt->qp, &wr, &bad);
 }
 
+static int ib_qp_ready(struct ibv_qp *qp, uint8_t port, uint16_t pkey_index, uint32_t qkey,
+		       const char **step);
+
 /*
- * A UD QP on u->port in P_Key index @pkey_index, in RTS: INIT takes the
+ * A UD QP on @port in P_Key index @pkey_index, in RTS: INIT takes the
  * P_Key index, port and QKey, RTR nothing, RTS the send PSN.
  */
-static struct ibv_qp *ib_qp_up(struct ib_transport *u, uint16_t pkey_index, const char **step)
+static struct ibv_qp *ib_qp_up(struct ib_transport *u, uint8_t port, uint16_t pkey_index,
+			       const char **step)
 {
 	struct ibv_qp_init_attr qia;
-	struct ibv_qp_attr qa;
 	struct ibv_qp *qp;
 
 	memset(&qia, 0, sizeof(qia));
@@ -583,27 +595,8 @@ static struct ibv_qp *ib_qp_up(struct ib_transport *u, uint16_t pkey_index, cons
 		return NULL;
 	if (!u->qp)
 		u->max_inline = qia.cap.max_inline_data;
-	memset(&qa, 0, sizeof(qa));
-	qa.qp_state = IBV_QPS_INIT;
-	qa.pkey_index = pkey_index;
-	qa.port_num = u->port;
-	qa.qkey = u->qkey;
-	*step = "moving to INIT";
-	if (ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY))
-		goto fail;
-	memset(&qa, 0, sizeof(qa));
-	qa.qp_state = IBV_QPS_RTR;
-	*step = "moving to RTR";
-	if (ibv_modify_qp(qp, &qa, IBV_QP_STATE))
-		goto fail;
-	qa.qp_state = IBV_QPS_RTS;
-	qa.sq_psn = 0;
-	*step = "moving to RTS";
-	if (ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_SQ_PSN))
-		goto fail;
-	return qp;
-
-fail:
+	if (ib_qp_ready(qp, port, pkey_index, u->qkey, step) == 0)
+		return qp;
 	{
 		int e = errno;
 
@@ -613,11 +606,98 @@ fail:
 	return NULL;
 }
 
+/* @qp, in RESET, to RTS on @port in @pkey_index with @qkey.  0 or -1. */
+static int ib_qp_ready(struct ibv_qp *qp, uint8_t port, uint16_t pkey_index, uint32_t qkey,
+		       const char **step)
+{
+	struct ibv_qp_attr qa;
+
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_state = IBV_QPS_INIT;
+	qa.pkey_index = pkey_index;
+	qa.port_num = port;
+	qa.qkey = qkey;
+	*step = "moving to INIT";
+	if (ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY))
+		return -1;
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_state = IBV_QPS_RTR;
+	*step = "moving to RTR";
+	if (ibv_modify_qp(qp, &qa, IBV_QP_STATE))
+		return -1;
+	qa.qp_state = IBV_QPS_RTS;
+	qa.sq_psn = 0;
+	*step = "moving to RTS";
+	if (ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_SQ_PSN))
+		return -1;
+	return 0;
+}
+
 /*
- * Wildcard server: the partition (QP) that answers a request reached in
+ * The QPs in the error state (a fatal QP event, flushed receives) are
+ * rebuilt in place: RESET, then INIT, RTR, RTS as at the open (the QP
+ * number stays, so a server's clients and a client's server still know
+ * it), and their receives posted again.  The flushed completions are
+ * taken first (the sends' through ib_reap_sends; a receive of a healthy
+ * QP met while draining is dropped and its buffer posted again).  Counted
+ * (qp_rebuilds=); a client tells the caller once (transport_peer_reset),
+ * so that its filters start afresh.  A QP that cannot be rebuilt leaves
+ * the transport dead (EIO).
+ */
+static void ib_rebuild(struct ib_transport *u)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+	struct verbs_wc w;
+	int bad[IB_PARTS], any = 0;
+	unsigned p, i;
+
+	u->rebuild = 0;
+	for (p = 0; p < IB_PARTS; p++) {
+		bad[p] = u->part[p].qp && ibv_query_qp(u->part[p].qp, &a, IBV_QP_STATE, &ia) == 0 &&
+			 a.qp_state == IBV_QPS_ERR;
+		any |= bad[p];
+	}
+	if (!any)
+		return;
+	ib_reap_sends(u);
+	while (verbs_cq_poll(&u->rcq, &w, 1) > 0) {
+		p = (unsigned)(w.wr_id >> 32);
+		if (p < IB_PARTS && u->part[p].qp && !bad[p] &&
+		    ib_post_recv(u, p, (unsigned)w.wr_id))
+			u->dead = -EIO;
+	}
+	for (p = 0; p < IB_PARTS; p++) {
+		const char *step;
+
+		if (!bad[p])
+			continue;
+		memset(&a, 0, sizeof(a));
+		a.qp_state = IBV_QPS_RESET;
+		if (ibv_modify_qp(u->part[p].qp, &a, IBV_QP_STATE) ||
+		    ib_qp_ready(u->part[p].qp, u->part[p].port, u->part[p].pkey_index, u->qkey,
+				&step)) {
+			u->dead = -EIO;
+			return;
+		}
+		for (i = 0; i < u->nrecv; i++)
+			if (ib_post_recv(u, p, i)) {
+				u->dead = -EIO;
+				return;
+			}
+		u->n.qp_rebuilds++;
+	}
+	if (!u->server) {
+		u->restarted = 1;
+		u->outstanding = 0;
+	}
+}
+
+/*
+ * Wildcard server: the QP that answers a request reached on @port in
  * P_Key index @pkey_index, made on first use.  -1 when none can be.
  */
-static int ib_part_get(struct ib_transport *u, uint16_t pkey_index)
+static int ib_part_get(struct ib_transport *u, uint8_t port, uint16_t pkey_index)
 {
 	struct ib_part *pt = NULL;
 	const char *step;
@@ -626,7 +706,8 @@ static int ib_part_get(struct ib_transport *u, uint16_t pkey_index)
 	int p;
 
 	for (p = 0; p < IB_PARTS; p++) {
-		if (u->part[p].qp && u->part[p].pkey_index == pkey_index)
+		if (u->part[p].qp && u->part[p].port == port &&
+		    u->part[p].pkey_index == pkey_index)
 			return p;
 		if (!u->part[p].qp && !pt)
 			pt = &u->part[p];
@@ -639,9 +720,10 @@ static int ib_part_get(struct ib_transport *u, uint16_t pkey_index)
 	memset(pt->mem, 0, len);
 	pt->mr = ibv_reg_mr(u->pd, pt->mem, len, IBV_ACCESS_LOCAL_WRITE);
 	if (pt->mr)
-		pt->qp = ib_qp_up(u, pkey_index, &step);
+		pt->qp = ib_qp_up(u, port, pkey_index, &step);
 	if (!pt->qp)
 		goto fail;
+	pt->port = port;
 	pt->pkey_index = pkey_index;
 	p = (int)(pt - u->part);
 	for (i = 0; i < u->nrecv; i++)
@@ -671,7 +753,8 @@ static void ib_cm_other(struct ib_transport *u, struct rdma_cm_event *ev, int64_
 	case RDMA_CM_EVENT_CONNECT_REQUEST:
 		/* A SIDR request: answer with our QP, QKey and epoch. */
 		req = ev->id;
-		if (!u->server || req->verbs != u->ctx || req->port_num != u->port) {
+		if (!u->server || req->verbs != u->ctx ||
+		    (!u->any_port && req->port_num != u->port)) {
 			rdma_reject(req, NULL, 0);
 			u->n.sidr_reject++;
 		} else {
@@ -684,13 +767,16 @@ static void ib_cm_other(struct ib_transport *u, struct rdma_cm_event *ev, int64_
 			int mask, part = 0;
 
 			/*
-			 * A wildcard server answers in the partition of the
-			 * interface the request came in on, as rdma_cm says.
+			 * A wildcard server answers on the port and in the
+			 * partition of the interface the request came in on,
+			 * as rdma_cm says: one QP for each.
 			 */
 			memset(&qa, 0, sizeof(qa));
 			qa.qp_state = IBV_QPS_INIT;
-			if (u->wildcard && rdma_init_qp_attr(req, &qa, &mask) == 0)
-				part = ib_part_get(u, qa.pkey_index);
+			if (u->wildcard)
+				part = ib_part_get(u, req->port_num,
+						   rdma_init_qp_attr(req, &qa, &mask) == 0 ?
+						   qa.pkey_index : 0);
 			if (part >= 0)
 				p.qp_num = u->part[part].qp->qp_num;
 			if (part >= 0 && rdma_accept(req, &p) == 0) {
@@ -1021,7 +1107,12 @@ static int ib_async_mine(const struct ib_transport *u, const struct ibv_async_ev
 	case IBV_EVENT_GID_CHANGE:
 	case IBV_EVENT_SM_CHANGE:
 	case IBV_EVENT_CLIENT_REREGISTER:
-		return ev->element.port_num == u->port;
+		if (ev->element.port_num == u->port)
+			return 1;
+		for (p = 0; p < IB_PARTS; p++)
+			if (u->part[p].qp && u->part[p].port == ev->element.port_num)
+				return 1;
+		return 0;
 	default:
 		return 0;
 	}
@@ -1050,10 +1141,12 @@ static void ib_async(struct ib_transport *u, const struct ib_aev *ev, int64_t no
 		u->dead = -ENODEV;
 		break;
 	case IBV_EVENT_CQ_ERR:
+		u->dead = -EIO;		/* an overrun CQ: nothing to rebuild */
+		break;
 	case IBV_EVENT_QP_FATAL:
 	case IBV_EVENT_QP_REQ_ERR:
 	case IBV_EVENT_QP_ACCESS_ERR:
-		u->dead = -EIO;
+		u->rebuild = 1;
 		break;
 	case IBV_EVENT_GID_CHANGE:
 		/*
@@ -1172,7 +1265,7 @@ static struct ibv_ah *ib_ahc_get(struct ib_transport *u, const struct ib_key *k,
 		victim->ah = NULL;
 		u->n.ah_evict++;
 	}
-	victim->ah = ibv_create_ah_from_wc(u->pd, wc, grh, u->port);
+	victim->ah = ibv_create_ah_from_wc(u->pd, wc, grh, k->port);
 	if (!victim->ah) {
 		u->n.ah_fail++;
 		return NULL;
@@ -1250,7 +1343,7 @@ static ssize_t ib_take(struct ib_transport *u, struct ibv_wc *wc, void *buf, siz
 	}
 	grh = u->part[part].mem + (size_t)i * u->slot;
 	if (wc->status == IBV_WC_WR_FLUSH_ERR) {
-		u->dead = -EIO;		/* the QP went to the error state */
+		u->rebuild = 1;		/* the QP went to the error state */
 		return -EAGAIN;
 	}
 	v = ib_check_recv(wc, u->server ? TRANSPORT_SERVER : TRANSPORT_CLIENT, u->rqpn);
@@ -1263,6 +1356,7 @@ static ssize_t ib_take(struct ib_transport *u, struct ibv_wc *wc, void *buf, siz
 		u->n.ah_fail++;
 		goto drop;
 	}
+	a.key.port = u->part[part].port;
 	a.qpn = wc->src_qp;
 	a.qkey = u->qkey;
 	a.part = part;
@@ -1326,6 +1420,8 @@ static ssize_t ib_recv(struct transport *t, void *buf, size_t cap,
 	 * the fd readable, and the arming stays for the next blocking wait.
 	 */
 	for (;;) {
+		if (u->rebuild)
+			ib_rebuild(u);
 		if (u->dead)
 			return u->dead;
 		n = verbs_cq_poll(&u->rcq, &vw, 1);
@@ -1419,6 +1515,8 @@ static int ib_send(struct transport *t, void *buf, size_t len,
 	 */
 	if ((request && !u->server) || now - u->ctl_ns >= IB_CTL_NS)
 		ib_control(u, now);
+	if (u->rebuild)
+		ib_rebuild(u);
 	if (u->dead)
 		return u->dead;
 	if (len > u->mtu)
@@ -1547,12 +1645,6 @@ static int ib_datapath(struct ib_transport *u, struct rdma_cm_id *id, char *err,
 	}
 	/* Completion stamps where the device has them (verbs_stamp.h). */
 	verbs_clock_probe(&u->vclk, u->ctx);
-	if (verbs_cq_create(&u->vclk, &u->rcq,
-			    (int)(u->server ? u->nrecv * IB_PARTS : u->nrecv), u, u->chan) ||
-	    verbs_cq_create(&u->vclk, &u->scq, IB_SEND_DEPTH, u, NULL)) {
-		IB_FAIL("%s: completion queue: %s", u->url, strerror(errno));
-		return -1;
-	}
 
 	/*
 	 * rdma_cm knows the P_Key index of the IPoIB interface the address
@@ -1568,18 +1660,48 @@ static int ib_datapath(struct ib_transport *u, struct rdma_cm_id *id, char *err,
 		if (qa.qkey)
 			u->qkey = qa.qkey;
 	}
-	u->qp = ib_qp_up(u, pkey_index, &step);
+	/*
+	 * A QP refused for its CQs' stamp format (mlx5 in real-time mode)
+	 * costs the stamps, never the transport: CQs again, a step down.
+	 */
+	for (;;) {
+		if (verbs_cq_create(&u->vclk, &u->rcq,
+				    (int)(u->server ? u->nrecv * IB_PARTS : u->nrecv), u,
+				    u->chan) ||
+		    verbs_cq_create(&u->vclk, &u->scq, IB_SEND_DEPTH, u, NULL)) {
+			IB_FAIL("%s: completion queue: %s", u->url, strerror(errno));
+			return -1;
+		}
+		u->qp = ib_qp_up(u, u->port, pkey_index, &step);
+		if (u->qp || strcmp(step, "creating") || !verbs_qp_refused(&u->vclk, errno))
+			break;
+		verbs_cq_destroy(&u->rcq);
+		verbs_cq_destroy(&u->scq);
+	}
 	if (!u->qp) {
 		IB_FAIL("%s: UD queue pair: %s: %s", u->url, step, strerror(errno));
 		return -1;
 	}
-	u->part[0] = (struct ib_part){ .pkey_index = pkey_index, .qp = u->qp, .mr = u->mr,
-				       .mem = u->mem };
+	u->part[0] = (struct ib_part){ .port = u->port, .pkey_index = pkey_index, .qp = u->qp,
+				       .mr = u->mr, .mem = u->mem };
 	for (i = 0; i < u->nrecv; i++)
 		if (ib_post_recv(u, 0, i)) {
 			IB_FAIL("%s: posting receive buffers failed", u->url);
 			return -1;
 		}
+	/*
+	 * A wildcard server serves every active port (dual-port mlx4,
+	 * Connect-IB): a QP on each in the default partition now, others as
+	 * requests come (ib_part_get).
+	 */
+	if (u->any_port) {
+		uint8_t p;
+
+		/* ports count from 1; the first that does not exist ends it */
+		for (p = 1; p < IB_PARTS && ibv_query_port(u->ctx, p, &pa) == 0; p++)
+			if (p != u->port && pa.state == IBV_PORT_ACTIVE)
+				ib_part_get(u, p, 0);
+	}
 	if (ibv_req_notify_cq(u->rcq.cq, 0)) {
 		IB_FAIL("%s: cannot arm the completion queue", u->url);
 		return -1;
@@ -1665,6 +1787,7 @@ static void ib_close(struct transport *t)
 		verbs_cq_destroy(&u->rcq);
 	}
 	verbs_cq_destroy(&u->scq);
+	verbs_clock_close(&u->vclk);
 	if (u->chan)
 		ibv_destroy_comp_channel(u->chan);
 	if (u->mr)
@@ -1756,6 +1879,7 @@ static struct transport *ib_open(const struct endpoint *ep, enum transport_role 
 				goto fail;
 			u->port = 1;
 			u->wildcard = 1;
+			u->any_port = !port;
 		}
 		if (port && port != u->port) {
 			if (u->id->verbs) {
@@ -1877,8 +2001,12 @@ fail:
 static int ib_peer_reset(struct transport *t)
 {
 	struct ib_transport *u = container_of(t, struct ib_transport, t);
+	int restarted = u->restarted;
 
-	return u->server ? 0 : peer_take_reset(&u->peer);
+	if (u->server)
+		return 0;
+	u->restarted = 0;
+	return peer_take_reset(&u->peer) | restarted;
 }
 
 /*
@@ -1897,6 +2025,10 @@ static int ib_stamps_enable(struct transport *t, char *err, size_t errlen)
 		t->st.rx_layers = 1u << TRANSPORT_LAYER_H;
 		t->st.rx_src[TRANSPORT_LAYER_H] = rx;
 	}
+	else
+		t->st.rx_why[TRANSPORT_LAYER_H] = u->vclk.why;
+	if (!tx)
+		t->st.tx_why[TRANSPORT_LAYER_H] = u->vclk.why;
 	if (tx) {
 		t->st.tx_layers = 1u << TRANSPORT_LAYER_H;
 		t->st.tx_src[TRANSPORT_LAYER_H] = tx;
@@ -1923,11 +2055,12 @@ static void ib_counters(struct transport *t, char *buf, size_t len)
 	if (n < len)
 		n += (size_t)snprintf(buf + n, len - n,
 				      " epoch=%llu send_err=%llu post_err=%llu async=%llu"
-				      " stamps=%s stamp_errors=%llu",
+				      " qp_rebuilds=%llu stamps=%s stamp_errors=%llu",
 				      (unsigned long long)u->n.epoch,
 				      (unsigned long long)u->n.send_err,
 				      (unsigned long long)u->n.post_err,
 				      (unsigned long long)u->n.async,
+				      (unsigned long long)u->n.qp_rebuilds,
 				      u->rcq.mode == VERBS_STAMP_RAW ? "raw" :
 				      u->rcq.mode == VERBS_STAMP_WALLCLOCK ? "wallclock" : "none",
 				      (unsigned long long)u->vclk.errors);

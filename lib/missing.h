@@ -67,4 +67,15 @@ struct xsk_tx_metadata {
 #define XDP_TXMD_FLAGS_LAUNCH_TIME	(1 << 2)
 #endif
 
+/* The netdev generic-netlink family (linux/netdev.h, Linux 6.8: xsk-features). */
+#ifndef NETDEV_FAMILY_NAME
+#define NETDEV_FAMILY_NAME		"netdev"
+#define NETDEV_CMD_DEV_GET		1
+#define NETDEV_A_DEV_IFINDEX		1
+#endif
+#ifndef NETDEV_A_DEV_XSK_FEATURES
+#define NETDEV_A_DEV_XSK_FEATURES	6
+#define NETDEV_XSK_FLAGS_TX_TIMESTAMP	1
+#endif
+
 #endif

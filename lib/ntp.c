@@ -6,6 +6,7 @@
 
 #include "ntp.h"
 #include "util_private.h"
+#include "opt_units.h"
 
 int ntp_decode(const void *buf, size_t len, struct ntp_packet *p)
 {
@@ -139,8 +140,8 @@ int64_t ntp_backoff_ns(int64_t interval_ns, int8_t poll)
 	/* 2^poll s, poll clamped to what a 64-bit count of ns can hold */
 	if (poll >= 17)
 		return NTP_MAXPOLL_NS;
-	asked = poll >= 0 ? ((int64_t)1 << poll) * 1000000000 :
-			    poll > -30 ? 1000000000 >> -poll : 0;
+	asked = poll >= 0 ? ((int64_t)1 << poll) * NTPX_NS_PER_SEC :
+			    poll > -30 ? NTPX_NS_PER_SEC >> -poll : 0;
 	return asked > v ? asked : v;
 }
 
@@ -154,14 +155,14 @@ static int64_t floordiv(int64_t a, int64_t b)
 
 uint64_t ntp_ts_from_ns(int64_t unix_ns)
 {
-	int64_t sec = floordiv(unix_ns, 1000000000);
-	uint64_t ns = (uint64_t)(unix_ns - sec * 1000000000);	/* 0 .. 1e9-1 */
+	int64_t sec = floordiv(unix_ns, NTPX_NS_PER_SEC);
+	uint64_t ns = (uint64_t)(unix_ns - sec * NTPX_NS_PER_SEC);	/* 0 .. 1e9-1 */
 	/*
 	 * ceil(ns * 2^32 / 1e9).  One nanosecond spans 4.29 fraction units,
 	 * so the ceiling still lies inside [ns, ns+1) and truncating back
 	 * gives ns exactly.  ns * 2^32 < 2^62: no overflow.
 	 */
-	uint64_t frac = ((ns << 32) + 999999999) / 1000000000;
+	uint64_t frac = ((ns << 32) + 999999999) / NTPX_NS_PER_SEC;
 
 	/* The era is dropped here: the packet has no room for it. */
 	return (uint64_t)(uint32_t)(sec + NTP_UNIX_EPOCH) << 32 | frac;
@@ -169,7 +170,7 @@ uint64_t ntp_ts_from_ns(int64_t unix_ns)
 
 int64_t ntp_ts_to_ns(uint64_t ts, int64_t pivot_ns)
 {
-	int64_t pivot_sec = floordiv(pivot_ns, 1000000000) + NTP_UNIX_EPOCH;
+	int64_t pivot_sec = floordiv(pivot_ns, NTPX_NS_PER_SEC) + NTP_UNIX_EPOCH;
 	uint32_t sec = ts >> 32;
 	uint64_t frac = (uint32_t)ts;
 	/*
@@ -180,8 +181,8 @@ int64_t ntp_ts_to_ns(uint64_t ts, int64_t pivot_ns)
 	int32_t diff = (int32_t)(sec - (uint32_t)pivot_sec);
 	int64_t ntp_sec = pivot_sec + diff;
 
-	return (ntp_sec - NTP_UNIX_EPOCH) * 1000000000 +
-	       (int64_t)((frac * 1000000000) >> 32);
+	return (ntp_sec - NTP_UNIX_EPOCH) * NTPX_NS_PER_SEC +
+	       (int64_t)((frac * NTPX_NS_PER_SEC) >> 32);
 }
 
 uint32_t ntp_short_from_ns(int64_t ns)
@@ -191,8 +192,8 @@ uint32_t ntp_short_from_ns(int64_t ns)
 
 	if (ns < 0)
 		ns = 0;
-	if (ns >= 65536LL * 1000000000)
+	if (ns >= 65536LL * NTPX_NS_PER_SEC)
 		return 0xffffffffu;
-	units = (ns * 65536 + 999999999) / 1000000000;
+	units = (ns * 65536 + 999999999) / NTPX_NS_PER_SEC;
 	return (uint32_t)units;
 }

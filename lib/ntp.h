@@ -29,6 +29,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "opt_units.h"
+
 #define NTP_HEADER_LEN		48
 #define NTP_UNIX_EPOCH		2208988800LL	/* 1970 - 1900, in seconds */
 
@@ -54,7 +56,7 @@ enum ntp_leap {
 #define NTP_STRATUM_UNSYNC	16
 
 /* RFC 5905 MAXPOLL: 2^17 s, the longest poll interval, in ns. */
-#define NTP_MAXPOLL_NS		(131072LL * 1000000000)
+#define NTP_MAXPOLL_NS		(131072LL * NTPX_NS_PER_SEC)
 
 struct ntp_packet {
 	uint8_t leap;		/* 0..3 */

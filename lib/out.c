@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "opt.h"
+#include "log.h"
 #include "out.h"
 
 /* Set once an output error has been dealt with: said, or a closed pipe. */

@@ -41,6 +41,9 @@
 struct port_stamping {
 	int rx_layer, tx_layer;		/* enum transport_layer, or -1: none */
 	const char *rx_src, *tx_src;	/* for #stamps (doc/ntpx-record.5) */
+	const char *why;		/* a side without: "-:REASON" for #stamps,
+					   layer why_layer (NULL: nothing to say) */
+	int why_layer;
 };
 
 struct port_config {
@@ -117,6 +120,8 @@ struct port {
 				   spins: look at the queue only, no system call */
 	char mode[32];		/* how it runs, one word: "skb-copy", "drv-zerocopy" */
 	uint32_t tx_tag;	/* set by the caller before a PORT_TX_STAMP submit */
+	unsigned restarts;	/* the port rebuilt its queue (a QP in the error
+				   state): frames may have been lost, a new stream */
 };
 
 /* The wrappers: what struct port_ops says, for the port @p. */

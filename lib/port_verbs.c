@@ -20,9 +20,10 @@
  * (IBV_DEVICE_MANAGED_FLOW_STEERING), which mlx4 has only when its module
  * is loaded with log_num_mgm_entry_size=-1; the open says so when it is
  * missing.  A receive completing in error because the QP went to the
- * error state kills the port: rx_next and tx_submit fail with EIO from
- * then on, the device's async events are read, and the counters say
- * what happened (qp_error=1, last_async=).  While the caller spins
+ * error state has the QP rebuilt (RESET to RTS, receives posted again),
+ * counted (qp_error=, qp_rebuilds=, last_async= from the async events)
+ * and told to uudp as a restart; only a QP that cannot be rebuilt kills
+ * the port (EIO from then on).  While the caller spins
  * (port.spin) rx_next only polls the CQ; blocking callers have it
  * consume the completion channel's event and re-arm.
  *
@@ -76,6 +77,7 @@ struct verbs_port {
 	uint64_t rx_cur;		/* wr_id of the frame handed out */
 	int rx_held;
 	uint64_t rx_errors, tx_errors, repost_errors;
+	uint64_t qp_errors, rebuilds;	/* QP found in the error state; rebuilt */
 };
 
 static const struct port_ops verbs_port_ops;
@@ -151,15 +153,11 @@ static const char *verbs_event_name(enum ibv_event_type t)
 	}
 }
 
-/*
- * The QP is in the error state: every receive posted again would flush
- * at once.  The port is dead from now on; the async events tell why.
- */
-static void verbs_die(struct verbs_port *v)
+/* Reads the async events, for the counters (they tell why). */
+static void verbs_async_read(struct verbs_port *v)
 {
 	struct ibv_async_event ev;
 
-	v->dead = -EIO;
 	while (ibv_get_async_event(v->ctx, &ev) == 0) {
 		v->async++;
 		v->last_async = ev.event_type;
@@ -195,6 +193,47 @@ static int verbs_qp_up(struct verbs_port *v)
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	return ibv_modify_qp(v->qp, &a, IBV_QP_STATE) ? -1 : 0;
+}
+
+static void verbs_reap(struct verbs_port *v);
+
+/*
+ * The QP is in the error state: every receive posted again would flush
+ * at once.  Rebuilt in place (RESET, INIT, RTR, RTS: same QP number, so
+ * the flow rule still steers to it): the flushed completions are taken
+ * first, the send buffers are all free again (a reset drops what was
+ * queued), and every receive buffer but the one handed out is posted
+ * again.  uudp hears of it as a restart (port.restarts), so that the
+ * stream's filters start afresh.  A QP that cannot be rebuilt leaves the
+ * port dead (EIO from then on).
+ */
+static void verbs_rebuild(struct verbs_port *v)
+{
+	struct ibv_qp_attr a;
+	struct verbs_wc wc;
+	unsigned i;
+
+	v->qp_errors++;
+	verbs_async_read(v);
+	verbs_reap(v);
+	while (verbs_cq_poll(&v->rx_cq, &wc, 1) > 0)
+		;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RESET;
+	if (ibv_modify_qp(v->qp, &a, IBV_QP_STATE) || verbs_qp_up(v)) {
+		v->dead = -EIO;
+		return;
+	}
+	v->ntx_free = 0;
+	for (i = 0; i < PORT_VERBS_TX; i++)
+		v->tx_free[v->ntx_free++] = PORT_VERBS_RX + i;
+	for (i = 0; i < PORT_VERBS_RX; i++)
+		if ((!v->rx_held || v->rx_cur != i) && verbs_post_rx(v, i)) {
+			v->dead = -EIO;
+			return;
+		}
+	v->rebuilds++;
+	v->p.restarts++;
 }
 
 /*
@@ -246,6 +285,7 @@ static void verbs_close_all(struct verbs_port *v)
 		ibv_destroy_qp(v->qp);
 	verbs_cq_destroy(&v->rx_cq);
 	verbs_cq_destroy(&v->tx_cq);
+	verbs_clock_close(&v->clk);
 	if (v->ch)
 		ibv_destroy_comp_channel(v->ch);
 	if (v->mr)
@@ -352,15 +392,25 @@ struct port *port_verbs_open(const struct port_config *cfg, char *err, size_t er
 	}
 	/* Completion stamps where the device has them (verbs_stamp.h). */
 	verbs_clock_probe(&v->clk, v->ctx);
-	if (verbs_cq_create(&v->clk, &v->rx_cq, PORT_VERBS_RX, NULL, v->ch) ||
-	    verbs_cq_create(&v->clk, &v->tx_cq, PORT_VERBS_TX, NULL, NULL)) {
-		snprintf(err, errlen, "%s: %s: completion queue: %s", cfg->dev, ibdev,
-			 strerror(errno));
-		goto no_port;
+	/*
+	 * A QP refused for its CQs' stamp format (mlx5 in real-time mode)
+	 * costs the stamps, never the port: CQs again, a step down.
+	 */
+	for (;;) {
+		if (verbs_cq_create(&v->clk, &v->rx_cq, PORT_VERBS_RX, NULL, v->ch) ||
+		    verbs_cq_create(&v->clk, &v->tx_cq, PORT_VERBS_TX, NULL, NULL)) {
+			snprintf(err, errlen, "%s: %s: completion queue: %s", cfg->dev, ibdev,
+				 strerror(errno));
+			goto no_port;
+		}
+		qa.send_cq = v->tx_cq.cq;
+		qa.recv_cq = v->rx_cq.cq;
+		v->qp = ibv_create_qp(v->pd, &qa);
+		if (v->qp || !verbs_qp_refused(&v->clk, errno))
+			break;
+		verbs_cq_destroy(&v->rx_cq);
+		verbs_cq_destroy(&v->tx_cq);
 	}
-	qa.send_cq = v->tx_cq.cq;
-	qa.recv_cq = v->rx_cq.cq;
-	v->qp = ibv_create_qp(v->pd, &qa);
 	if (!v->qp) {
 		snprintf(err, errlen, "%s: %s: raw-packet QP: %s%s", cfg->dev, ibdev,
 			 strerror(errno), errno == EPERM ? " (needs CAP_NET_RAW)" : "");
@@ -513,8 +563,10 @@ static int verbs_rx_next(struct port *p, const void **frame, size_t *len)
 			if (wc.status == IBV_WC_WR_FLUSH_ERR ||
 			    (ibv_query_qp(v->qp, &a, IBV_QP_STATE, &ia) == 0 &&
 			     a.qp_state == IBV_QPS_ERR)) {
-				verbs_die(v);
-				return v->dead;
+				verbs_rebuild(v);
+				if (v->dead)
+					return v->dead;
+				continue;
 			}
 			if (verbs_post_rx(v, wc.wr_id))
 				v->repost_errors++;
@@ -567,6 +619,9 @@ static int verbs_stamps_enable(struct port *p, struct port_stamping *s, char *er
 		s->rx_layer = TRANSPORT_LAYER_H;
 	if (s->tx_src)
 		s->tx_layer = TRANSPORT_LAYER_H;
+	if (!s->rx_src || !s->tx_src)
+		s->why = v->clk.why;
+	s->why_layer = TRANSPORT_LAYER_H;
 	v->stamping = s->rx_src || s->tx_src;
 	return 0;
 }
@@ -597,14 +652,17 @@ static void verbs_counters(struct port *p, char *buf, size_t len)
 {
 	struct verbs_port *v = container_of(p, struct verbs_port, p);
 
-	snprintf(buf, len, "rx_errors=%llu tx_errors=%llu repost_errors=%llu qp_error=%d"
-		 " async=%llu last_async=%s stamps=%s stamp_errors=%llu",
+	snprintf(buf, len, "rx_errors=%llu tx_errors=%llu repost_errors=%llu qp_error=%llu"
+		 " qp_rebuilds=%llu async=%llu last_async=%s stamps=%s stamp_errors=%llu"
+		 " hca_rate=%s",
 		 (unsigned long long)v->rx_errors, (unsigned long long)v->tx_errors,
-		 (unsigned long long)v->repost_errors, v->dead != 0,
+		 (unsigned long long)v->repost_errors, (unsigned long long)v->qp_errors,
+		 (unsigned long long)v->rebuilds,
 		 (unsigned long long)v->async, v->async ? verbs_event_name(v->last_async) : "none",
 		 v->rx_cq.mode == VERBS_STAMP_RAW ? "raw" :
 		 v->rx_cq.mode == VERBS_STAMP_WALLCLOCK ? "wallclock" : "none",
-		 (unsigned long long)v->clk.errors);
+		 (unsigned long long)v->clk.errors,
+		 v->clk.rate_measured ? "measured" : "nominal");
 }
 
 static const struct port_ops verbs_port_ops = {

@@ -33,7 +33,10 @@
  * is the kernel's, CLOCK_TAI when it freed the frame's copy (veth: when
  * the frame crossed to the peer namespace; a NIC: when the driver reaped
  * the send), the 'k' layer; in zero-copy mode the driver's, on the NIC's
- * PTP hardware clock, the 'h' layer.  A kernel that refuses the umem so
+ * PTP hardware clock, the 'h' layer, which igc and stmmac give only with
+ * hardware transmit stamping on: stamps_enable switches it on (lib/hwts.h:
+ * read first, nothing ptp4l set weakened, put back at close), as the
+ * kernel's xdp_hw_metadata selftest does.  A kernel that refuses the umem so
  * registered gets the umem and socket from libxdp and no send stamps;
  * stamps_enable says so once.
  *
@@ -69,7 +72,11 @@
 #include "bpf/ntpx_xdp.h"	/* build/: ntpx_xdp_bpf_obj[] */
 #include "clock.h"
 #include "missing.h"
-#include "opt.h"
+#include "log.h"
+#include <libmnl/libmnl.h>
+#include <linux/genetlink.h>
+
+#include "hwts.h"
 #include "phc.h"
 #include "util_private.h"
 #include "port_private.h"
@@ -120,6 +127,8 @@ struct xdp_port {
 	void *ring_map[4];		/* fill, completion, rx, tx */
 	size_t ring_len[4];
 	char txmd_why[128];		/* why there is no TX metadata, or "" */
+	int txmd_noflag;		/* the umem took tx_metadata_len without
+					   XDP_UMEM_TX_METADATA_LEN (Linux 6.8-6.10) */
 	int stamping;
 	struct phc *phc;		/* zero-copy: the NIC's clock */
 	uint32_t tx_tag[PORT_XDP_FRAMES];	/* by chunk */
@@ -127,6 +136,9 @@ struct xdp_port {
 	struct { uint32_t tag; uint64_t ts; } tx_done[PORT_XDP_TX_CHUNKS];
 	unsigned ntx_done;
 	uint64_t tx_stamps_missing;	/* completions asked for that had none */
+	struct hwts hwts;		/* zero-copy: the NIC's TX stamping, put back at close */
+	int hwts_fd;			/* its socket, or -1 */
+	int ifindex;
 	uint64_t tx_free[PORT_XDP_TX_CHUNKS];
 	unsigned ntx_free;
 	uint64_t tx_cur;	/* chunk handed out by tx_buf */
@@ -381,9 +393,20 @@ static int xdp_own_create(struct xdp_port *x, const struct port_config *cfg, cha
 		snprintf(err, errlen, "%s: AF_XDP socket: %s", cfg->dev, strerror(errno));
 		return -1;
 	}
-	if (setsockopt(x->own_fd, SOL_XDP, XDP_UMEM_REG, &mr, sizeof(mr))) {
+	/*
+	 * Linux 6.8-6.10 know no XDP_UMEM_TX_METADATA_LEN (EINVAL) and take
+	 * tx_metadata_len without it: tried again so, as xsk-tx-metadata.rst
+	 * recommends (a kernel before 6.8 takes it too and ignores the field:
+	 * stamps_enable asks the netdev family what the device does).
+	 */
+	x->txmd_noflag = 0;
+	if (setsockopt(x->own_fd, SOL_XDP, XDP_UMEM_REG, &mr, sizeof(mr)) && errno == EINVAL) {
+		mr.flags = 0;
+		x->txmd_noflag = 1;
+	}
+	if (x->txmd_noflag && setsockopt(x->own_fd, SOL_XDP, XDP_UMEM_REG, &mr, sizeof(mr))) {
 		snprintf(x->txmd_why, sizeof(x->txmd_why),
-			 "the kernel refused a umem with TX metadata (%s; needs Linux 6.11)",
+			 "the kernel refused a umem with TX metadata (%s; needs Linux 6.8)",
 			 strerror(errno));
 		xdp_own_close(x);
 		return 1;
@@ -441,6 +464,9 @@ static int xdp_own_bind(struct xdp_port *x, const struct port_config *cfg, __u16
 
 static void xdp_close_all(struct xdp_port *x)
 {
+	hwts_release(&x->hwts);
+	if (x->hwts_fd >= 0)
+		close(x->hwts_fd);
 	xdp_own_close(x);
 	phc_close(x->phc);
 	if (x->xsk)
@@ -488,7 +514,9 @@ struct port *port_xdp_open(const struct port_config *cfg, char *err, size_t errl
 	}
 	x->link_fd = -1;
 	x->own_fd = -1;
+	x->hwts_fd = -1;
 	x->dev = cfg->dev;
+	x->ifindex = cfg->ifindex;
 	x->busy = cfg->busy_poll;
 	libbpf_set_print(libbpf_quiet);	/* only main() prints */
 	libbpf_last[0] = 0;
@@ -783,6 +811,72 @@ static int xdp_rx_stamps_on(struct xdp_port *x)
 }
 
 /*
+ * Does the driver behind @ifindex fill AF_XDP TX-metadata stamps?  The
+ * netdev generic-netlink family says (xsk-features, Linux 6.8): 1 yes,
+ * 0 no (or no such family: an older kernel).
+ */
+static int xdp_xsk_tx_timestamp(int ifindex)
+{
+	char buf[8192];	/* MNL_SOCKET_BUFFER_SIZE, which is not constant */
+	struct mnl_socket *nl;
+	struct nlmsghdr *nlh;
+	struct genlmsghdr *g;
+	struct nlattr *a;
+	unsigned portid, seq = 1;
+	uint16_t family = 0;
+	uint64_t features = 0;
+	int found = 0, pass;
+	ssize_t n;
+
+	nl = mnl_socket_open2(NETLINK_GENERIC, SOCK_CLOEXEC);
+	if (!nl || mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID)) {
+		if (nl)
+			mnl_socket_close(nl);
+		return 0;
+	}
+	portid = mnl_socket_get_portid(nl);
+	for (pass = 0; pass < 2; pass++) {
+		nlh = mnl_nlmsg_put_header(buf);
+		nlh->nlmsg_flags = NLM_F_REQUEST;
+		nlh->nlmsg_seq = ++seq;
+		g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
+		if (pass == 0) {
+			nlh->nlmsg_type = GENL_ID_CTRL;
+			g->cmd = CTRL_CMD_GETFAMILY;
+			g->version = 1;
+			mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, NETDEV_FAMILY_NAME);
+		} else {
+			nlh->nlmsg_type = family;
+			g->cmd = NETDEV_CMD_DEV_GET;
+			g->version = 1;
+			mnl_attr_put_u32(nlh, NETDEV_A_DEV_IFINDEX, (uint32_t)ifindex);
+		}
+		if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
+			break;
+		n = mnl_socket_recvfrom(nl, buf, sizeof(buf));
+		if (n <= 0)
+			break;
+		nlh = (struct nlmsghdr *)buf;
+		if (!mnl_nlmsg_ok(nlh, (int)n) || nlh->nlmsg_type == NLMSG_ERROR ||
+		    nlh->nlmsg_pid != portid)
+			break;
+		mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr)) {
+			if (pass == 0 && mnl_attr_get_type(a) == CTRL_ATTR_FAMILY_ID)
+				family = mnl_attr_get_u16(a);
+			if (pass == 1 && mnl_attr_get_type(a) == NETDEV_A_DEV_XSK_FEATURES &&
+			    mnl_attr_get_payload_len(a) == sizeof(uint64_t)) {
+				features = mnl_attr_get_u64(a);
+				found = 1;
+			}
+		}
+		if (pass == 0 && !family)
+			break;
+	}
+	mnl_socket_close(nl);
+	return found && (features & NETDEV_XSK_FLAGS_TX_TIMESTAMP);
+}
+
+/*
  * Receive: the program's stamp, the 'k' layer.  Send: the TX metadata
  * completion stamp, 'k' in copy mode, 'h' (with a PHC) in zero-copy;
  * none, said once, where the kernel refused TX metadata.
@@ -806,14 +900,38 @@ static int xdp_stamps_enable(struct port *p, struct port_stamping *s, char *err,
 		return 0;
 	}
 	if (strstr(p->mode, "zerocopy")) {
+		if (!xdp_xsk_tx_timestamp(x->ifindex)) {
+			ntpx_err("%s: no AF_XDP send stamps: the driver fills no TX-metadata "
+				 "stamp in zero-copy mode (netdev xsk-features has no tx-timestamp)",
+				 x->dev);
+			return 0;
+		}
 		x->phc = xdp_phc(x->dev);
 		if (!x->phc) {
 			ntpx_err("%s: no AF_XDP send stamps: zero-copy stamps are on the "
 				 "NIC's clock, and it has no PTP hardware clock", x->dev);
 			return 0;
 		}
+		/*
+		 * The driver stamps in zero-copy only with hardware TX
+		 * stamping on (igc, stmmac): switched on here as the
+		 * kernel's xdp_hw_metadata selftest does, without weakening
+		 * ptp4l's setting, and put back at close (lib/hwts.h).
+		 */
+		x->hwts_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		if (x->hwts_fd < 0 || !(hwts_acquire(&x->hwts, x->hwts_fd, x->dev, HWTS_TX) &
+					HWTS_TX)) {
+			ntpx_err("%s: no AF_XDP send stamps: the NIC would not switch hardware "
+				 "transmit stamping on (SIOCSHWTSTAMP)", x->dev);
+			return 0;
+		}
 		s->tx_layer = TRANSPORT_LAYER_H;
 		s->tx_src = "xdp:tx_metadata+phc";
+	} else if (x->txmd_noflag) {
+		ntpx_err("%s: no AF_XDP send stamps: copy-mode TX-metadata stamps need Linux "
+			 "6.11 (this kernel took tx_metadata_len without XDP_UMEM_TX_METADATA_LEN)",
+			 x->dev);
+		return 0;
 	} else {
 		s->tx_layer = TRANSPORT_LAYER_K;
 		s->tx_src = "xdp:tx_metadata_sw";
@@ -873,16 +991,31 @@ static void xdp_close(struct port *p)
 	xdp_close_all(container_of(p, struct xdp_port, p));
 }
 
+/*
+ * Ours, then the kernel's count of the frames the program redirected to
+ * the socket that it could not deliver (XDP_STATISTICS): rx_dropped (no
+ * room in the RX ring or the UMEM), of which rx_ring_full with the RX
+ * ring full, and how often the fill ring was found empty.  A frame lost
+ * there never reaches rx_next, so no other counter sees it.
+ */
 static void xdp_counters(struct port *p, char *buf, size_t len)
 {
 	struct xdp_port *x = container_of(p, struct xdp_port, p);
+	struct xdp_statistics st = { 0 };
+	socklen_t stlen = sizeof(st);
+	int fd = x->xsk ? xsk_socket__fd(x->xsk) : x->own_fd;
 	size_t n = strlen(buf);
 
 	if (n < len)
-		snprintf(buf + n, len - n, "%sfill_short=%llu tx_metadata=%s tx_stamps_missing=%llu",
-			 n ? " " : "", (unsigned long long)x->fill_short,
-			 x->own_fd >= 0 ? "yes" : "no",
-			 (unsigned long long)x->tx_stamps_missing);
+		n += (size_t)snprintf(buf + n, len - n,
+				      "%sfill_short=%llu tx_metadata=%s tx_stamps_missing=%llu",
+				      n ? " " : "", (unsigned long long)x->fill_short,
+				      x->own_fd >= 0 ? "yes" : "no",
+				      (unsigned long long)x->tx_stamps_missing);
+	if (n < len && fd >= 0 && getsockopt(fd, SOL_XDP, XDP_STATISTICS, &st, &stlen) == 0)
+		snprintf(buf + n, len - n, " xsk_rx_dropped=%llu xsk_rx_ring_full=%llu xsk_fill_empty=%llu",
+			 (unsigned long long)st.rx_dropped, (unsigned long long)st.rx_ring_full,
+			 (unsigned long long)st.rx_fill_ring_empty_descs);
 }
 
 static const struct port_ops xdp_port_ops = {

@@ -25,7 +25,13 @@
  *     (a sparse table kept one level at a time): after octave k, hi[j]
  *     is the largest sample in [j, j + 2^k), so the window of m + 1
  *     slots [j, j + m] has max(hi[j], hi[j+1]).
- * SP 1065 eqs. (10), (14), (15); G.810 for MTIE and TIE-RMS.
+ *   - with STAB_HADAMARD, the Hadamard variances from the third
+ *     differences x[j+3m] - 3 x[j+2m] + 3 x[j+m] - x[j]: every j for
+ *     OHDEV, j a multiple of m for HDEV, hvar = sum d^2 / (6 tau^2 n);
+ *   - TOTDEV from the ADEV sum and the 2 (m - 1) terms centred within m
+ *     of an end, whose outer sample the reflected series gives.
+ * SP 1065 eqs. (10), (14), (15), (18), (19), (25); G.810 for MTIE and
+ * TIE-RMS.
  */
 #include <errno.h>
 #include <math.h>
@@ -120,10 +126,28 @@ void stab_grid_free(struct stab_grid *g)
 	g->x = NULL;
 }
 
+/* The sums of one octave. */
+struct acc {
+	double sa, sm, st, mtie, sh, so, stot;
+	uint64_t na, nm, nt, nw, nh, no, ntot;
+};
+
 /* Deviations from sums of squares; NAN without a term. */
-static void finish(struct stab_point *p, double sa, double sm, double st, double mtie)
+static void finish(struct stab_point *p, const struct acc *a)
 {
 	double tau = p->tau_s, m = (double)p->m;
+	double sa = a->sa, sm = a->sm, st = a->st, mtie = a->mtie;
+
+	p->n_adev = a->na;
+	p->n_mdev = a->nm;
+	p->n_tie = a->nt;
+	p->n_mtie = a->nw;
+	p->n_hdev = a->nh;
+	p->n_ohdev = a->no;
+	p->n_tot = a->ntot;
+	p->hdev = a->nh ? sqrt(a->sh / (6 * tau * tau * (double)a->nh)) * 1e-9 : NAN;
+	p->ohdev = a->no ? sqrt(a->so / (6 * tau * tau * (double)a->no)) * 1e-9 : NAN;
+	p->totdev = a->ntot ? sqrt(a->stot / (2 * tau * tau * (double)a->ntot)) * 1e-9 : NAN;
 
 	p->adev = p->n_adev ? sqrt(sa / (2 * tau * tau * (double)p->n_adev)) * 1e-9 : NAN;
 	p->mdev = p->n_mdev ? sqrt(sm / (2 * m * m * tau * tau * (double)p->n_mdev)) * 1e-9 : NAN;
@@ -151,12 +175,6 @@ static size_t line_of(const double *x, size_t N, double *base, double *slope)
 		*slope = (x[last] - x[first]) / (double)(last - first);
 	return first;
 }
-
-/* The sums of one octave. */
-struct acc {
-	double sa, sm, st, mtie;
-	uint64_t na, nm, nt, nw;
-};
 
 static inline size_t min_z(size_t a, size_t b)
 {
@@ -242,6 +260,88 @@ static double sumsq(const double *p, size_t m, size_t n, int first, uint64_t *cn
 	}
 	*cnt += c0 + c1 + c2 + c3;
 	return (s0 + s1) + (s2 + s3);
+}
+
+/*
+ * Sums of squares of the third differences
+ * p[j+3m] - 3 p[j+2m] + 3 p[j+m] - p[j], j in [0, n): as sumsq().
+ */
+static double sumsq3(const double *p, size_t m, size_t n, uint64_t *cnt)
+{
+	const double *q = p + m, *r = p + 2 * m, *u = p + 3 * m;
+	double s0 = 0, s1 = 0;
+	uint64_t c0 = 0, c1 = 0;
+	size_t j = 0;
+
+#if defined(__SSE2__) && defined(__x86_64__)
+	{
+		__m128d a0 = _mm_setzero_pd(), a1 = _mm_setzero_pd();
+		const __m128d three = _mm_set1_pd(3);
+		__m128i k = _mm_setzero_si128();
+
+		for (; j + 4 <= n; j += 4) {
+			__m128d d0, d1, o0, o1;
+
+			d0 = _mm_add_pd(_mm_sub_pd(_mm_loadu_pd(u + j), _mm_loadu_pd(p + j)),
+					_mm_mul_pd(three, _mm_sub_pd(_mm_loadu_pd(q + j),
+								     _mm_loadu_pd(r + j))));
+			d1 = _mm_add_pd(_mm_sub_pd(_mm_loadu_pd(u + j + 2), _mm_loadu_pd(p + j + 2)),
+					_mm_mul_pd(three, _mm_sub_pd(_mm_loadu_pd(q + j + 2),
+								     _mm_loadu_pd(r + j + 2))));
+			o0 = _mm_cmpord_pd(d0, d0);
+			o1 = _mm_cmpord_pd(d1, d1);
+			a0 = _mm_add_pd(a0, _mm_and_pd(o0, _mm_mul_pd(d0, d0)));
+			a1 = _mm_add_pd(a1, _mm_and_pd(o1, _mm_mul_pd(d1, d1)));
+			k = _mm_sub_epi64(k, _mm_add_epi64(_mm_castpd_si128(o0), _mm_castpd_si128(o1)));
+		}
+		a0 = _mm_add_pd(a0, a1);
+		s0 = _mm_cvtsd_f64(a0);
+		s1 = _mm_cvtsd_f64(_mm_unpackhi_pd(a0, a0));
+		c0 = lanes_sum(k);
+	}
+#endif
+	for (; j + 2 <= n; j += 2) {
+		add_sq(u[j] - p[j] + 3 * (q[j] - r[j]), &s0, &c0);
+		add_sq(u[j + 1] - p[j + 1] + 3 * (q[j + 1] - r[j + 1]), &s1, &c1);
+	}
+	for (; j < n; j++)
+		add_sq(u[j] - p[j] + 3 * (q[j] - r[j]), &s0, &c0);
+	*cnt += c0 + c1;
+	return s0 + s1;
+}
+
+/* The Hadamard terms for j in [jb, je): OHDEV at every j, HDEV at multiples of m. */
+static void hadamard(const double *x, size_t N, size_t m, size_t jb, size_t je, struct acc *a)
+{
+	size_t j, e = N > 3 * m ? min_z(je, N - 3 * m) : jb;
+
+	if (e <= jb)
+		return;
+	a->so += sumsq3(x + jb, m, e - jb, &a->no);
+	for (j = (jb + m - 1) / m * m; j < e; j += m) {
+		double d = x[j + 3 * m] - 3 * x[j + 2 * m] + 3 * x[j + m] - x[j];
+
+		add_sq(d, &a->sh, &a->nh);
+	}
+}
+
+/*
+ * TOTDEV's terms centred at i in [1, m) and [N - m, N - 1), whose outer
+ * sample lies past an end: x*[-k] = 2 x[0] - x[k] and
+ * x*[N-1+k] = 2 x[N-1] - x[N-1-k] (SP 1065 eq. (25)); the others are
+ * ADEV's.  N > 3 m.
+ */
+static void total_edges(const double *x, size_t N, size_t m, struct acc *a)
+{
+	size_t i;
+
+	for (i = 1; i < m; i++)
+		add_sq(2 * x[0] - x[m - i] - 2 * x[i] + x[i + m], &a->stot, &a->ntot);
+	for (i = N - m; i + 1 < N; i++)
+		add_sq(x[i - m] - 2 * x[i] + 2 * x[N - 1] - x[2 * (N - 1) - i - m], &a->stot,
+		       &a->ntot);
+	a->stot += a->sa;
+	a->ntot += a->na;
 }
 
 /*
@@ -353,6 +453,12 @@ static void extremes_double(double *hi, double *lo, size_t n, size_t m)
 int stab_octaves(const double *x, size_t slots, double tau0_s,
 		 struct stab_point *out, size_t max)
 {
+	return stab_octaves_ext(x, slots, tau0_s, 0, out, max);
+}
+
+int stab_octaves_ext(const double *x, size_t slots, double tau0_s, unsigned what,
+		     struct stab_point *out, size_t max)
+{
 	const size_t N = slots;
 	double *P = NULL, *hi = NULL, *lo = NULL, *lh = NULL, *ll = NULL, *B = NULL, *bl = NULL;
 	double base = 0, slope = 0;
@@ -411,8 +517,17 @@ int stab_octaves(const double *x, size_t slots, double tau0_s,
 		for (k = 0, m = 1; k < nsmall; k++, m *= 2) {
 			size_t end = min_z(j0 + CHUNK, N - m);
 
-			terms(x, P, C, bl, N, m, j0, end, &a[k]);
-			windows(lh, ll, j0, j0, end, &a[k]);
+			/*
+			 * The last chunk can start past the last window of a
+			 * larger octave (N - m < j0): nothing of that octave
+			 * here, but its extremes still double below.
+			 */
+			if (end > j0) {
+				terms(x, P, C, bl, N, m, j0, end, &a[k]);
+				if (what & STAB_HADAMARD)
+					hadamard(x, N, m, j0, end, &a[k]);
+				windows(lh, ll, j0, j0, end, &a[k]);
+			}
 			if (len >= 2 * m)
 				extremes_double(lh, ll, len - 2 * m + 1, m);
 		}
@@ -425,6 +540,8 @@ int stab_octaves(const double *x, size_t slots, double tau0_s,
 	}
 	for (k = nsmall, m = (size_t)1 << nsmall; k < nk; k++, m *= 2) {
 		terms(x, P, C, B, N, m, 0, N - m, &a[k]);
+		if (what & STAB_HADAMARD)
+			hadamard(x, N, m, 0, N - m, &a[k]);
 		windows(hi, lo, 0, 0, N - m, &a[k]);
 		/* the next octave's extremes: [j, j + 2m) */
 		if (N >= 2 * m)
@@ -436,11 +553,8 @@ int stab_octaves(const double *x, size_t slots, double tau0_s,
 		memset(p, 0, sizeof(*p));
 		p->m = m;
 		p->tau_s = (double)m * tau0_s;
-		p->n_adev = a[k].na;
-		p->n_mdev = a[k].nm;
-		p->n_tie = a[k].nt;
-		p->n_mtie = a[k].nw;
-		finish(p, a[k].sa, a[k].sm, a[k].st, a[k].mtie);
+		total_edges(x, N, m, &a[k]);
+		finish(p, &a[k]);
 	}
 	rc = (int)nk;
 out:
@@ -457,63 +571,78 @@ out:
 	return rc;
 }
 
+/* The reflected series of TOTDEV at any index in (-N, 2N - 1). */
+static double reflected(const double *x, size_t N, long k)
+{
+	if (k < 0)
+		return 2 * x[0] - x[-k];
+	if ((size_t)k >= N)
+		return 2 * x[N - 1] - x[2 * (N - 1) - (size_t)k];
+	return x[k];
+}
+
 void stab_direct(const double *x, size_t slots, double tau0_s, size_t m,
 		 struct stab_point *p)
 {
 	const size_t N = slots;
-	double sa = 0, sm = 0, st = 0, mtie = 0, base, slope;
+	double base, slope;
 	size_t i, j, first = line_of(x, N, &base, &slope);
+	struct acc a;
 
 	memset(p, 0, sizeof(*p));
+	memset(&a, 0, sizeof(a));
 	p->m = m;
 	p->tau_s = (double)m * tau0_s;
-	for (j = 0; j + 2 * m < N; j++) {
-		double d = x[j + 2 * m] - 2 * x[j + m] + x[j];
+	for (j = 0; j + 2 * m < N; j++)
+		add_sq(x[j + 2 * m] - 2 * x[j + m] + x[j], &a.sa, &a.na);
+	for (j = 0; j + 3 * m < N; j++) {
+		double d = x[j + 3 * m] - 3 * x[j + 2 * m] + 3 * x[j + m] - x[j];
 
-		if (!isnan(d)) {
-			sa += d * d;
-			p->n_adev++;
-		}
+		add_sq(d, &a.so, &a.no);
+		if (j % m == 0)
+			add_sq(d, &a.sh, &a.nh);
+	}
+	for (i = 1; i + 1 < N && m < N; i++) {
+		long c = (long)i, w = (long)m;
+
+		add_sq(reflected(x, N, c - w) - 2 * x[i] + reflected(x, N, c + w), &a.stot, &a.ntot);
 	}
 	for (j = 0; j + 3 * m <= N; j++) {
 		double s = 0;
 		int b, keep = 1;
 
 		for (b = 0; b < 3; b++) {
-			double a = 0;
+			double sum = 0;
 			size_t c = 0;
 
 			for (i = j + (size_t)b * m; i < j + (size_t)(b + 1) * m; i++)
 				if (!isnan(x[i])) {
-					a += x[i] - (base + slope * ((double)i - (double)first));
+					sum += x[i] - (base + slope * ((double)i - (double)first));
 					c++;
 				}
 			if (2 * c < m || c == 0)
 				keep = 0;
 			else
-				s += (b == 1 ? -2.0 : 1.0) * a / (double)c * (double)m;
+				s += (b == 1 ? -2.0 : 1.0) * sum / (double)c * (double)m;
 		}
 		if (keep) {
-			sm += s * s;
-			p->n_mdev++;
+			a.sm += s * s;
+			a.nm++;
 		}
 	}
 	for (j = 0; j + m < N; j++) {
 		double e = x[j + m] - x[j], h = -INFINITY, l = INFINITY;
 
-		if (!isnan(e)) {
-			st += e * e;
-			p->n_tie++;
-		}
+		add_sq(e, &a.st, &a.nt);
 		for (i = j; i <= j + m; i++)
 			if (!isnan(x[i])) {
 				h = fmax(h, x[i]);
 				l = fmin(l, x[i]);
 			}
 		if (h >= l) {
-			mtie = fmax(mtie, h - l);
-			p->n_mtie++;
+			a.mtie = fmax(a.mtie, h - l);
+			a.nw++;
 		}
 	}
-	finish(p, sa, sm, st, mtie);
+	finish(p, &a);
 }

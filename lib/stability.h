@@ -72,7 +72,18 @@ struct stab_point {
 	double tdev_ns;		/* time deviation: tau / sqrt(3) mdev */
 	double mtie_ns;		/* largest peak-to-peak phase in a window of tau */
 	double tie_rms_ns;	/* RMS of the phase change over tau */
+	/* With STAB_HADAMARD (stab_octaves_ext), else 0 and NAN: */
+	uint64_t n_hdev;	/* third differences x[j+3m] - 3 x[j+2m] + 3 x[j+m] - x[j], j = 0, m, 2m.. */
+	uint64_t n_ohdev;	/* the same at every j */
+	double hdev;		/* Hadamard deviation, non-overlapping */
+	double ohdev;		/* overlapping Hadamard deviation */
+	/* Always: */
+	uint64_t n_tot;		/* second differences of the doubly reflected series */
+	double totdev;		/* total deviation (SP 1065 eq. (25)) */
 };
+
+/* What stab_octaves_ext() computes beyond ADEV, MDEV, TDEV, MTIE, TIE-RMS and TOTDEV. */
+#define STAB_HADAMARD	1u
 
 /*
  * Every statistic at m = 1, 2, 4, ... while m <= (slots - 1) / 3 (tau up
@@ -86,10 +97,77 @@ int stab_octaves(const double *x, size_t slots, double tau0_s,
 		 struct stab_point *out, size_t max);
 
 /*
- * The same statistics at one m by their definitions, O(slots m): the
- * reference the unit tests hold stab_octaves() to.
+ * The same with @what (STAB_HADAMARD: HDEV and OHDEV too, one more pass
+ * per octave).  TOTDEV comes with every call: its terms are ADEV's but
+ * for the 2 (m - 1) whose samples reach past an end, which the series
+ * reflected about that end (x*[-k] = 2 x[0] - x[k], likewise at the last
+ * slot) supplies, O(m) more per octave: O(slots) for all of them, not
+ * the O(slots m) of building the reflected series for each tau.
+ */
+int stab_octaves_ext(const double *x, size_t slots, double tau0_s, unsigned what,
+		     struct stab_point *out, size_t max);
+
+/*
+ * The same statistics at one m by their definitions, O(slots m), HDEV,
+ * OHDEV and TOTDEV included (TOTDEV from the reflected series built
+ * out): the reference the unit tests hold stab_octaves() to.
  */
 void stab_direct(const double *x, size_t slots, double tau0_s, size_t m,
 		 struct stab_point *p);
+
+/*
+ * stability_ci.c: the dominant noise, equivalent degrees of freedom and
+ * chi-squared intervals (NIST SP 1065 sec. 5.3 and 5.6).
+ */
+
+/* The deviations an EDF is known for. */
+enum stab_dev {
+	STAB_DEV_ADEV,		/* overlapping Allan */
+	STAB_DEV_MDEV,		/* modified Allan, and TDEV */
+	STAB_DEV_HDEV,		/* Hadamard, non-overlapping */
+	STAB_DEV_OHDEV,		/* Hadamard, overlapping */
+	STAB_DEV_TOTDEV,	/* total */
+};
+
+#define STAB_NO_ALPHA	99	/* no noise identified */
+#define STAB_LAG1_MIN	30	/* decimated samples the lag-1 method needs */
+enum { STAB_ID_NONE, STAB_ID_LAG1, STAB_ID_B1 };
+
+/*
+ * The dominant power-law noise at tau = m tau0, as the alpha of S_y(f) ~
+ * f^alpha: 2 white PM, 1 flicker PM, 0 white FM, -1 flicker FM, -2
+ * random-walk FM.  With at least STAB_LAG1_MIN samples x[k m] (gaps
+ * skipped): the lag-1 autocorrelation of those samples less their
+ * least-squares quadratic, differenced up to twice (Riley and Greenhall
+ * 2004), its value matched, from m = 2 on, to those Greenhall's model
+ * expects of every m-th sample of each noise; between white and flicker
+ * PM from m = 4 on R(n) = (mdev / adev)^2.  With fewer samples B1, the
+ * N-sample variance of the tau averages over adev^2, against Barnes'
+ * B1(N, mu), and R(n).  *how says which (STAB_ID_*).  Returns
+ * STAB_NO_ALPHA when neither has data.  O(slots / m).
+ */
+int stab_noise_id(const double *x, size_t slots, double tau0_s, size_t m, double adev,
+		  double mdev, int *how);
+
+/*
+ * Equivalent degrees of freedom of @dev at tau = m tau0 over @n slots
+ * for the noise @alpha: Greenhall and Riley's algorithm (SP 1065 sec.
+ * 5.3), for TOTDEV SP 1065's b n / m - c (its ADEV's for PM noise).
+ * NAN when the run is too short for one (n below the estimator's span)
+ * or alpha is not one of the five.
+ */
+double stab_edf(enum stab_dev dev, int alpha, size_t m, double n);
+
+/* The chi-squared distribution with @df degrees of freedom: P(X <= x), and its inverse. */
+double stab_chi2_cdf(double x, double df);
+double stab_chi2_quantile(double p, double df);
+
+/*
+ * The two-sided interval of confidence @conf (0.683: 1 sigma) of a
+ * deviation with @edf degrees of freedom: dev sqrt(edf / chi2(1 - t))
+ * to dev sqrt(edf / chi2(t)), t = (1 - conf) / 2 (SP 1065 eq. (45)).
+ * NAN, NAN without an edf.
+ */
+void stab_interval(double dev, double edf, double conf, double *lo, double *hi);
 
 #endif

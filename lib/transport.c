@@ -5,6 +5,7 @@
  *
  * Optional backends join the table here and nowhere else.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
 #include <poll.h>
@@ -12,10 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "clock_private.h"
 #include "ntp.h"
-#include "opt.h"
+#include "log.h"
 #include "transport_private.h"
 #include "util_private.h"
 
@@ -95,7 +97,12 @@ static int parse_params(const char *q, struct endpoint *ep, const struct transpo
 	return 0;
 }
 
-int endpoint_parse(const char *url, struct endpoint *ep, char *err, size_t errlen)
+/*
+ * Parses the full URL @url (a scheme in front); errors quote @shown, what
+ * the user typed.
+ */
+static int parse_url(const char *url, const char *shown, struct endpoint *ep,
+		     char *err, size_t errlen)
 {
 	const struct transport_ops *ops;
 	const char *p, *hs, *he, *q;
@@ -104,15 +111,9 @@ int endpoint_parse(const char *url, struct endpoint *ep, char *err, size_t errle
 	memset(ep, 0, sizeof(*ep));
 	if (copy_span(ep->url, sizeof(ep->url), url, url + strlen(url)))
 		FAIL("endpoint too long");
-	/* Errors quote the URL: keep them one printable line. */
-	for (p = url; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			FAIL("endpoint has a control character at position %zu", (size_t)(p - url));
 	p = strstr(url, "://");
-	if (!p)
-		FAIL("endpoint '%s' has no scheme (expected SCHEME://HOST:PORT)", url);
 	if (p == url || copy_span(ep->scheme, sizeof(ep->scheme), url, p))
-		FAIL("endpoint '%s' has a bad scheme", url);
+		FAIL("endpoint '%s' has a bad scheme", shown);
 	ops = backend_find(ep->scheme);
 	if (!ops) {
 		schemes_list(list, sizeof(list));
@@ -122,16 +123,16 @@ int endpoint_parse(const char *url, struct endpoint *ep, char *err, size_t errle
 	if (*hs == '[') {
 		he = strchr(hs, ']');
 		if (!he)
-			FAIL("endpoint '%s': '[' without ']'", url);
+			FAIL("endpoint '%s': '[' without ']'", shown);
 		if (copy_span(ep->host, sizeof(ep->host), hs + 1, he) || he == hs + 1)
-			FAIL("endpoint '%s': bad address in brackets", url);
+			FAIL("endpoint '%s': bad address in brackets", shown);
 		p = he + 1;
 	} else {
 		he = hs + strcspn(hs, ":?/");
 		if (he == hs)
-			FAIL("endpoint '%s' has no host", url);
+			FAIL("endpoint '%s' has no host", shown);
 		if (copy_span(ep->host, sizeof(ep->host), hs, he))
-			FAIL("endpoint '%s': host name too long", url);
+			FAIL("endpoint '%s': host name too long", shown);
 		p = he;
 	}
 	ep->port = 123;
@@ -142,26 +143,88 @@ int endpoint_parse(const char *url, struct endpoint *ep, char *err, size_t errle
 		for (; *p >= '0' && *p <= '9'; p++) {
 			port = port * 10 + (unsigned long)(*p - '0');
 			if (port > 65535)
-				FAIL("endpoint '%s': port out of range", url);
+				FAIL("endpoint '%s': port out of range", shown);
 		}
 		if (p == d)
-			FAIL("endpoint '%s': missing port after ':'", url);
+			FAIL("endpoint '%s': missing port after ':'", shown);
 		ep->port = (uint16_t)port;
 	}
 	if (*p == '/')
 		p++;
 	if (*p && *p != '?')
-		FAIL("endpoint '%s': unexpected '%s' after the port", url, p);
+		FAIL("endpoint '%s': unexpected '%s' after the port", shown, p);
 	q = *p == '?' ? p + 1 : p;
 	if (parse_params(q, ep, ops, err, errlen))
 		return -1;
 	return ops->check ? ops->check(ep, err, errlen) : 0;
 }
 
-int transport_resolve(const char *host, uint16_t port, int passive,
-		       struct sockaddr_storage *ss, socklen_t *sslen, char *err, size_t errlen)
+/* IPv6 address literals hold two colons or more; names and IPv4 none. */
+static int bare_ipv6(const char *s, size_t n)
 {
-	struct addrinfo hints = { .ai_socktype = SOCK_DGRAM, .ai_flags = AI_NUMERICSERV };
+	size_t i, colons = 0;
+
+	for (i = 0; i < n; i++)
+		colons += s[i] == ':';
+	return colons >= 2;
+}
+
+int endpoint_parse(const char *url, struct endpoint *ep, char *err, size_t errlen)
+{
+	char full[sizeof(ep->url)];
+	const char *p;
+	size_t hostlen;
+	int n;
+
+	memset(ep, 0, sizeof(*ep));
+	/* Errors quote the endpoint: keep them one printable line. */
+	for (p = url; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			FAIL("endpoint has a control character at position %zu", (size_t)(p - url));
+	if (strstr(url, "://"))
+		return parse_url(url, url, ep, err, errlen);
+	/*
+	 * No scheme: HOST[:PORT][?KEY=VALUE...] is udp://, as every NTP
+	 * client takes a bare host.  A bare IPv6 literal ("::1", "fe80::1")
+	 * is the whole host, put in brackets; "[::1]:123" as in a URL.
+	 */
+	if (!*url)
+		FAIL("empty endpoint");
+	hostlen = strcspn(url, "?");
+	if (url[0] != '[' && bare_ipv6(url, hostlen))
+		n = snprintf(full, sizeof(full), "udp://[%.*s]%s", (int)hostlen, url, url + hostlen);
+	else
+		n = snprintf(full, sizeof(full), "udp://%s", url);
+	if (n < 0 || (size_t)n >= sizeof(full))
+		FAIL("endpoint too long");
+	if (parse_url(full, url, ep, err, errlen))
+		return -1;
+	/* The URL it stands for, port included: what a record's header says. */
+	n = snprintf(full, sizeof(full), strchr(ep->host, ':') ? "udp://[%s]:%u%s" : "udp://%s:%u%s",
+		     ep->host, ep->port, strchr(url, '?') ? strchr(url, '?') : "");
+	if (n < 0 || (size_t)n >= sizeof(ep->url))
+		FAIL("endpoint too long");
+	memcpy(ep->url, full, (size_t)n + 1);
+	return 0;
+}
+
+/* RFC 6761 6.4: a name under .invalid never resolves, and is not asked. */
+static int reserved_invalid(const char *host)
+{
+	size_t n = strlen(host);
+
+	if (n && host[n - 1] == '.')
+		n--;
+	return (n == 7 && strncasecmp(host, "invalid", 7) == 0) ||
+	       (n > 7 && strncasecmp(host + n - 8, ".invalid", 8) == 0);
+}
+
+int transport_resolve(const char *host, uint16_t port, int passive, int family,
+		      struct sockaddr_storage *ss, socklen_t *sslen, char *err, size_t errlen)
+{
+	struct addrinfo hints = {
+		.ai_family = family, .ai_socktype = SOCK_DGRAM, .ai_flags = AI_NUMERICSERV,
+	};
 	struct addrinfo *ai;
 	char sport[8];
 	int rc;
@@ -169,15 +232,29 @@ int transport_resolve(const char *host, uint16_t port, int passive,
 	if (passive)
 		hints.ai_flags |= AI_PASSIVE;
 	snprintf(sport, sizeof(sport), "%u", port);
-	rc = getaddrinfo(host, sport, &hints, &ai);
+	rc = reserved_invalid(host) ? EAI_NONAME : getaddrinfo(host, sport, &hints, &ai);
 	if (rc) {
-		snprintf(err, errlen, "cannot resolve '%s': %s", host, gai_strerror(rc));
+		snprintf(err, errlen, "cannot resolve '%s'%s: %s", host,
+			 family == AF_INET ? " (IPv4)" : family == AF_INET6 ? " (IPv6)" : "",
+			 gai_strerror(rc));
 		return -1;
 	}
 	memcpy(ss, ai->ai_addr, ai->ai_addrlen);
 	*sslen = ai->ai_addrlen;
 	freeaddrinfo(ai);
 	return 0;
+}
+
+int transport_host_numeric(const char *host)
+{
+	unsigned char buf[sizeof(struct in6_addr)];
+
+	return inet_pton(AF_INET, host, buf) == 1 || inet_pton(AF_INET6, host, buf) == 1;
+}
+
+const char *transport_resolved(const struct transport *t)
+{
+	return t->resolved[0] ? t->resolved : NULL;
 }
 
 int transport_poll_parse(const char *s, enum transport_poll *mode)
@@ -414,8 +491,10 @@ const char *transport_stamp_source(const struct transport *t, int tx, enum trans
 {
 	unsigned layers = tx ? t->st.tx_layers : t->st.rx_layers;
 
-	if ((unsigned)l >= TRANSPORT_NLAYERS || !(layers & 1u << l))
+	if ((unsigned)l >= TRANSPORT_NLAYERS)
 		return NULL;
+	if (!(layers & 1u << l))
+		return tx ? t->st.tx_why[l] : t->st.rx_why[l];
 	return tx ? t->st.tx_src[l] : t->st.rx_src[l];
 }
 

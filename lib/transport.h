@@ -10,6 +10,9 @@
  * udp://10.0.0.2:123?dev=eth1&src=10.0.0.1, udp://[::1]:12300.  HOST is an
  * address or a name; an IPv6 address goes in brackets; PORT defaults to
  * 123.  Each scheme names the keys it accepts; anything else is refused.
+ * Without a scheme, HOST[:PORT][?KEY=VALUE...] means udp:// (as every NTP
+ * client takes a bare host): time.example, 127.0.0.1, localhost:12300,
+ * [::1]:12300; and a bare IPv6 literal (::1) is the host alone.
  *
  * A transport is chosen by the endpoint's scheme from a table in
  * transport.c; nothing above this interface knows which backend runs.
@@ -33,6 +36,8 @@ struct endpoint {
 	char scheme[16];
 	char host[256];		/* without brackets */
 	uint16_t port;
+	int family;		/* 0, or AF_INET / AF_INET6 to resolve HOST to
+				   (-4 / -6); endpoint_parse() sets 0 */
 	int nparams;
 	struct {
 		char key[32];
@@ -43,7 +48,8 @@ struct endpoint {
 /*
  * Parses @url.  Returns 0, or -1 with one line in @err naming what is
  * wrong (unknown scheme, bad port, unknown key...).  Names are not
- * resolved here.
+ * resolved here.  ep->url is @url, or for a form without a scheme the URL
+ * it stands for (udp://HOST:PORT...).
  */
 int endpoint_parse(const char *url, struct endpoint *ep, char *err, size_t errlen);
 
@@ -99,6 +105,13 @@ struct transport;
 struct transport *transport_open(const struct endpoint *ep, enum transport_role role,
 				 char *err, size_t errlen);
 void transport_close(struct transport *t);
+
+/*
+ * What a client's endpoint resolved to, "127.0.0.1:123" or "[::1]:123",
+ * when its host was a name; NULL when it was an address (the URL says it
+ * all) or the backend does not say.
+ */
+const char *transport_resolved(const struct transport *t);
 
 /*
  * Sends @len bytes to @to (NULL for a client: its endpoint).  *stamp is
@@ -196,7 +209,9 @@ int transport_stamps_enable(struct transport *t, char *err, size_t errlen);
 
 /*
  * What feeds layer @l on the send (@tx = 1) or receive (@tx = 0) side:
- * "so_timestamping:tx_sched" and the like, or NULL when nothing does.
+ * "so_timestamping:tx_sched" and the like; for a layer the backend has
+ * but cannot stamp with here, "-:" and why (#stamps says it:
+ * "-:qp_refused_stamp_format"); NULL when nothing does.
  */
 const char *transport_stamp_source(const struct transport *t, int tx, enum transport_layer l);
 
@@ -214,6 +229,13 @@ uint32_t transport_tx_id(const struct transport *t);
  * keeps the stamps of its last TRANSPORT_TX_KEEP datagrams.
  */
 #define TRANSPORT_TX_KEEP	64
+
+/*
+ * How long a tool waits for a datagram's send stamps once they are due
+ * (the reply has come, or the server is stopping): they normally came
+ * long before; this only bounds the wait for one that never comes.
+ */
+#define TRANSPORT_TX_WAIT_NS	10000000LL	/* 10 ms */
 int transport_tx_stamps(struct transport *t, uint32_t id, struct clock *clk,
 			struct transport_stamps *s, int64_t deadline);
 

@@ -62,6 +62,8 @@ struct transport_stamp_state {
 						   asks tx_drain() again and
 						   again until the deadline */
 	const char *tx_src[TRANSPORT_NLAYERS], *rx_src[TRANSPORT_NLAYERS];
+	/* a layer not offered: why, "-:REASON" for #stamps (NULL: nothing to say) */
+	const char *tx_why[TRANSPORT_NLAYERS], *rx_why[TRANSPORT_NLAYERS];
 	int64_t rx[TRANSPORT_NLAYERS];		/* of the latest receive */
 	uint32_t tx_id;				/* of the latest send */
 	struct {
@@ -81,6 +83,8 @@ struct transport {
 	struct loss loss;	/* the deliberate loss schedule, set by
 				   transport_open() from $NTPX_LOSS */
 	struct transport_stamp_state st;
+	char resolved[64];	/* a client's peer as ADDR:PORT when its host
+				   was a name (transport_resolved()), or "" */
 };
 
 /* Clears the receive stamps (a backend calls it before each receive). */
@@ -97,11 +101,16 @@ void transport_tx_note(struct transport *t, uint32_t id, enum transport_layer l,
 void transport_tx_begin(struct transport *t, uint32_t id);
 
 /*
- * Resolves host:port (a name or an address; @passive for a local bind)
- * into @ss and @sslen.  Returns 0, or -1 with one line in @err.
+ * Resolves host:port (a name or an address; @passive for a local bind;
+ * @family AF_INET or AF_INET6 to choose, 0 for either) into @ss and
+ * @sslen: the first address getaddrinfo() gives.  A name under .invalid
+ * fails at once (RFC 6761).  Returns 0, or -1 with one line in @err.
  */
-int transport_resolve(const char *host, uint16_t port, int passive,
+int transport_resolve(const char *host, uint16_t port, int passive, int family,
 		      struct sockaddr_storage *ss, socklen_t *sslen, char *err, size_t errlen);
+
+/* Nonzero when @host is an IPv4 or IPv6 address, not a name. */
+int transport_host_numeric(const char *host);
 
 /* Writes @ns as the transmit timestamp of the NTP header at @buf. */
 void transport_stamp_xmt(void *buf, int64_t ns);

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hwts.h"
 #include "phc.h"
 #include "transport_private.h"
 #include "util_private.h"
@@ -41,6 +42,8 @@ struct udp_transport {
 	uint32_t next_id;	/* the id of the next send */
 	char dev[IFNAMSIZ];	/* dev=, or "" */
 	struct phc *phc;	/* hardware stamping: the NIC's clock */
+	struct hwts hwts;	/* ...as found on dev=, put back at close */
+	const char *hw_why;	/* dev= without hardware stamps: why, for #stamps */
 };
 
 #ifndef SCM_TS_OPT_ID
@@ -89,7 +92,8 @@ static struct transport *udp_open(const struct endpoint *ep, enum transport_role
 	/* A server listens on its endpoint: "*" means every address. */
 	if (role == TRANSPORT_SERVER && strcmp(host, "*") == 0)
 		host = "0.0.0.0";
-	if (transport_resolve(host, ep->port, role == TRANSPORT_SERVER, &addr, &addrlen, err, errlen))
+	if (transport_resolve(host, ep->port, role == TRANSPORT_SERVER, ep->family, &addr, &addrlen,
+			      err, errlen))
 		goto no_address;
 	fd = socket(addr.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
@@ -126,7 +130,7 @@ static struct transport *udp_open(const struct endpoint *ep, enum transport_role
 			struct sockaddr_storage sa;
 			socklen_t salen;
 
-			if (transport_resolve(src, 0, 1, &sa, &salen, err, errlen))
+			if (transport_resolve(src, 0, 1, 0, &sa, &salen, err, errlen))
 				goto no_bind;
 			if (sa.ss_family != addr.ss_family) {
 				snprintf(err, errlen, "%s: src '%s' is not of the server's address family",
@@ -145,6 +149,9 @@ static struct transport *udp_open(const struct endpoint *ep, enum transport_role
 		}
 		u->peer = addr;
 		u->peerlen = addrlen;
+		if (!transport_host_numeric(host))
+			udp_sockaddr_str((struct sockaddr *)&addr, u->t.resolved,
+					 sizeof(u->t.resolved));
 	}
 	if (dev)
 		snprintf(u->dev, sizeof(u->dev), "%s", dev);
@@ -523,18 +530,20 @@ static void udp_tx_drain(struct transport *t)
 
 /*
  * Hardware stamping on dev=, where the NIC has it: returns 1 with u->phc
- * open and the NIC stamping every packet, 0 when it has none (or we may
- * not switch it on).
+ * open and the NIC stamping every packet, 0 when it has none (u->hw_why
+ * says why).  The setting is read first and only what is missing is
+ * switched on, never weakening another program's (ptp4l's) setting, the
+ * driver's answer checked, the change said, and put back at close
+ * (lib/hwts.h, after linuxptp's hwts_init).
  */
 static int udp_hw_enable(struct udp_transport *u)
 {
 	const unsigned need = SOF_TIMESTAMPING_TX_HARDWARE | SOF_TIMESTAMPING_RX_HARDWARE |
 			      SOF_TIMESTAMPING_RAW_HARDWARE;
 	struct ethtool_ts_info info = { .cmd = ETHTOOL_GET_TS_INFO };
-	struct hwtstamp_config cfg = { .tx_type = HWTSTAMP_TX_ON,
-				       .rx_filter = HWTSTAMP_FILTER_ALL };
 	struct ifreq ifr;
 	char err[128];
+	int got;
 
 	if (!u->dev[0])
 		return 0;
@@ -542,12 +551,22 @@ static int udp_hw_enable(struct udp_transport *u)
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", u->dev);
 	ifr.ifr_data = (void *)&info;
 	if (ioctl(u->t.fd, SIOCETHTOOL, &ifr) || (info.so_timestamping & need) != need ||
-	    info.phc_index < 0)
+	    info.phc_index < 0) {
+		u->hw_why = "-:nic_has_no_hw_stamps";
 		return 0;
-	ifr.ifr_data = (void *)&cfg;
-	if (ioctl(u->t.fd, SIOCSHWTSTAMP, &ifr))
+	}
+	got = hwts_acquire(&u->hwts, u->t.fd, u->dev, HWTS_TX | HWTS_RX);
+	if (got != (HWTS_TX | HWTS_RX)) {
+		hwts_release(&u->hwts);
+		u->hw_why = got < 0 ? "-:driver_refused_hw_stamping" :
+				      "-:driver_cannot_stamp_all_rx";
 		return 0;
+	}
 	u->phc = phc_open(info.phc_index, err, sizeof(err));
+	if (!u->phc) {
+		hwts_release(&u->hwts);
+		u->hw_why = "-:no_phc";
+	}
 	return u->phc != NULL;
 }
 
@@ -580,13 +599,18 @@ static int udp_stamps_enable(struct transport *t, char *err, size_t errlen)
 		t->st.rx_layers |= 1u << TRANSPORT_LAYER_H;
 		t->st.tx_src[TRANSPORT_LAYER_H] = "so_timestamping:tx_hardware+phc";
 		t->st.rx_src[TRANSPORT_LAYER_H] = "so_timestamping:rx_hardware+phc";
+	} else {
+		t->st.tx_why[TRANSPORT_LAYER_H] = t->st.rx_why[TRANSPORT_LAYER_H] = u->hw_why;
 	}
 	return 0;
 }
 
 static void udp_close(struct transport *t)
 {
-	phc_close((container_of(t, struct udp_transport, t))->phc);
+	struct udp_transport *u = container_of(t, struct udp_transport, t);
+
+	phc_close(u->phc);
+	hwts_release(&u->hwts);
 	close(t->fd);
 	free(t);
 }

@@ -97,6 +97,7 @@ struct uudp_transport {
 	int epfd;			/* client: port fd + reserve_fd, for poll */
 	int64_t err_check_ns;		/* client: when reserve_fd was last read */
 	int stamping;			/* transport_stamps_enable() was called */
+	unsigned restarts_seen;		/* port.restarts already told as a reset */
 	struct port_stamping ps;	/* what the port stamps */
 	uint32_t tx_seq;		/* ids of datagrams sent with stamps */
 };
@@ -582,7 +583,15 @@ static void uudp_addr_str(const struct transport_addr *ta, char *buf, size_t len
 
 static int uudp_peer_reset(struct transport *t)
 {
-	return peer_take_reset(&container_of(t, struct uudp_transport, t)->peer);
+	struct uudp_transport *u = container_of(t, struct uudp_transport, t);
+	int reset = peer_take_reset(&u->peer);
+
+	/* A port that rebuilt its queue starts a new stream as well. */
+	if (u->port && u->port->restarts != u->restarts_seen) {
+		u->restarts_seen = u->port->restarts;
+		reset = 1;
+	}
+	return reset;
 }
 
 static void uudp_counters(struct transport *t, char *buf, size_t len)
@@ -627,12 +636,17 @@ static int uudp_stamps_enable(struct transport *t, char *err, size_t errlen)
 	int rc;
 
 	u->ps.rx_layer = u->ps.tx_layer = -1;
+	u->ps.why = NULL;
 	rc = port_stamps_enable(u->port, &u->ps, err, errlen);
 	if (rc == -ENOTSUP)
 		return 0;
 	if (rc)
 		return rc;
 	u->stamping = 1;
+	if (u->ps.why && u->ps.rx_layer < 0)
+		t->st.rx_why[u->ps.why_layer] = u->ps.why;
+	if (u->ps.why && u->ps.tx_layer < 0)
+		t->st.tx_why[u->ps.why_layer] = u->ps.why;
 	if (u->ps.rx_layer >= 0) {
 		t->st.rx_layers = 1u << u->ps.rx_layer;
 		t->st.rx_src[u->ps.rx_layer] = u->ps.rx_src;

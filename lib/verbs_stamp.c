@@ -7,33 +7,90 @@
 #include <string.h>
 #include <time.h>
 
+#include <infiniband/mlx5dv.h>
+
+#include "phc.h"
 #include "verbs_stamp.h"
 
 #define XREAD_TRIES	3	/* cross-readings per conversion, narrowest wins */
-#define STALE_NS	10000000000LL	/* a stamp further than this from its
+#define STALE_NS	1000000000LL	/* a stamp further than this from its
 					   cross-reading is not trusted */
+#define RATE_PPB	5000		/* the measured rate is used once its
+					   error bound is below this (5 ppm) */
 
 void verbs_clock_probe(struct verbs_clock *vc, struct ibv_context *ctx)
 {
 	struct ibv_device_attr_ex a;
+	struct mlx5dv_context dv;
 
 	memset(vc, 0, sizeof(*vc));
 	vc->ctx = ctx;
 	vc->mode = VERBS_STAMP_NONE;
 	/* A provider without extended CQs (or a context without the
 	   extended verbs at all) has no stamps to offer. */
-	if (!verbs_get_ctx_op(ctx, create_cq_ex))
+	if (!verbs_get_ctx_op(ctx, create_cq_ex)) {
+		vc->why = "-:no_extended_cq";
 		return;
+	}
 	memset(&a, 0, sizeof(a));
-	if (ibv_query_device_ex(ctx, NULL, &a))
+	if (ibv_query_device_ex(ctx, NULL, &a)) {
+		vc->why = "-:no_query_device_ex";
 		return;
+	}
 	vc->mask = a.completion_timestamp_mask;
 	vc->khz = a.hca_core_clock;
 	/*
-	 * Raw stamps need a mask and a clock rate to convert with; without
-	 * them the wall-clock flavour may still be there (the create says).
+	 * mlx5 with its clock in real-time mode reports a mask and a core
+	 * clock too, but the kernel refuses a QP whose CQs ask for the
+	 * free-running format: only wall-clock stamps there.  Elsewhere
+	 * raw stamps need a mask and a clock rate to convert with;
+	 * without them the wall-clock flavour may still be there (the
+	 * create says).
 	 */
-	vc->mode = vc->mask && vc->khz ? VERBS_STAMP_RAW : VERBS_STAMP_WALLCLOCK;
+	memset(&dv, 0, sizeof(dv));
+	if (mlx5dv_query_device(ctx, &dv) == 0 && (dv.flags & MLX5DV_CONTEXT_FLAGS_REAL_TIME_TS)) {
+		vc->realtime = 1;
+		vc->mode = VERBS_STAMP_WALLCLOCK;
+		return;
+	}
+	/*
+	 * Raw cycles need a mask, a clock rate and ibv_query_rt_values_ex to
+	 * convert with.  A device with a PHC is asked for wall-clock stamps
+	 * first: its offset is read with PTP_SYS_OFFSET_PRECISE or
+	 * _EXTENDED (lib/phc.h), narrower than a verbs command's bracket.
+	 */
+	vc->raw_ok = vc->mask && vc->khz && verbs_get_ctx_op(ctx, query_rt_values);
+	if (phc_index_of(ctx->device->ibdev_path) >= 0 || !vc->raw_ok)
+		vc->mode = VERBS_STAMP_WALLCLOCK;
+	else
+		vc->mode = VERBS_STAMP_RAW;
+}
+
+/* The next mode to try after vc->mode was refused: each once. */
+static void step_down(struct verbs_clock *vc, const char *why)
+{
+	vc->tried |= 1u << vc->mode;
+	if (!(vc->tried & 1u << VERBS_STAMP_WALLCLOCK) && !vc->realtime)
+		vc->mode = VERBS_STAMP_WALLCLOCK;
+	else if (!(vc->tried & 1u << VERBS_STAMP_RAW) && vc->raw_ok && !vc->realtime)
+		vc->mode = VERBS_STAMP_RAW;
+	else
+		vc->mode = VERBS_STAMP_NONE;
+	if (vc->mode == VERBS_STAMP_NONE)
+		vc->why = why;
+}
+
+static int refusal(int e)
+{
+	return e == EOPNOTSUPP || e == EINVAL || e == ENOSYS || e == EPROTONOSUPPORT;
+}
+
+int verbs_qp_refused(struct verbs_clock *vc, int e)
+{
+	if (vc->mode == VERBS_STAMP_NONE || !refusal(e))
+		return 0;
+	step_down(vc, "-:qp_refused_stamp_format");
+	return 1;
 }
 
 static uint64_t mode_flags(enum verbs_stamp_mode m)
@@ -45,11 +102,32 @@ static uint64_t mode_flags(enum verbs_stamp_mode m)
 	}
 }
 
+/*
+ * Wall-clock stamps are PHC time (TAI under ptp4l, or wherever the PHC
+ * runs): without the device's PHC to convert them they are no use.
+ */
+static int wall_ready(struct verbs_clock *vc)
+{
+	char err[160];
+	int index;
+
+	if (vc->phc)
+		return 1;
+	index = phc_index_of(vc->ctx->device->ibdev_path);
+	if (index >= 0)
+		vc->phc = phc_open(index, err, sizeof(err));
+	return vc->phc != NULL;
+}
+
 int verbs_cq_create(struct verbs_clock *vc, struct verbs_cq *c, int cqe, void *cq_context,
 		    struct ibv_comp_channel *ch)
 {
 	memset(c, 0, sizeof(*c));
 	while (vc->mode != VERBS_STAMP_NONE) {
+		if (vc->mode == VERBS_STAMP_WALLCLOCK && !wall_ready(vc)) {
+			step_down(vc, "-:wallclock_without_phc");
+			break;
+		}
 		struct ibv_cq_init_attr_ex ia = {
 			.cqe = (uint32_t)cqe,
 			.cq_context = cq_context,
@@ -64,13 +142,18 @@ int verbs_cq_create(struct verbs_clock *vc, struct verbs_cq *c, int cqe, void *c
 			return 0;
 		}
 		/* Only a refusal of what was asked steps down. */
-		if (errno != EOPNOTSUPP && errno != EINVAL && errno != ENOSYS &&
-		    errno != EPROTONOSUPPORT)
+		if (!refusal(errno))
 			return -1;
-		vc->mode = vc->mode == VERBS_STAMP_RAW ? VERBS_STAMP_WALLCLOCK : VERBS_STAMP_NONE;
+		step_down(vc, "-:cq_refused_stamps");
 	}
 	c->cq = ibv_create_cq(vc->ctx, cqe, cq_context, ch, 0);
 	return c->cq ? 0 : -1;
+}
+
+void verbs_clock_close(struct verbs_clock *vc)
+{
+	phc_close(vc->phc);
+	vc->phc = NULL;
 }
 
 void verbs_cq_destroy(struct verbs_cq *c)
@@ -140,7 +223,9 @@ int verbs_cq_poll(struct verbs_cq *c, struct verbs_wc *wc, int max)
 		return n;
 	}
 	rc = ibv_start_poll(c->cqx, &pa);
-	if (rc == ENOENT)
+	/* EBUSY: the clock information is being updated; try again later
+	   (ibv_create_cq_ex.3).  No end_poll after a failed start. */
+	if (rc == ENOENT || rc == EBUSY)
 		return 0;
 	if (rc)
 		return -rc;
@@ -177,17 +262,52 @@ static int64_t ts_ns(const struct timespec *t)
 	return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
 }
 
-/* HCA cycles @cyc as ns at vc->khz, without overflow for any 64-bit count. */
+/*
+ * HCA cycles @cyc as ns: at the rate measured between cross-readings
+ * once it is known well enough, else at the nominal vc->khz (without
+ * overflow for any 64-bit count).
+ */
 static int64_t cyc_ns(const struct verbs_clock *vc, uint64_t cyc)
 {
+	if (vc->ns_per_cyc > 0)
+		return (int64_t)((double)cyc * vc->ns_per_cyc);
 	return (int64_t)(cyc / vc->khz * 1000000 + cyc % vc->khz * 1000000 / vc->khz);
+}
+
+/*
+ * A new cross-reading (@hca at @rt, bracket @w ns wide) against the
+ * anchor, an earlier one: once they are far enough apart that the rate
+ * between them is known to RATE_PPB (the two brackets over the span),
+ * that rate is the one stamps convert at, and the reading is the next
+ * anchor.  An oscillator tens of ppm off its nominal rate then costs
+ * nothing, and the conversion follows its drift.
+ */
+static void rate_update(struct verbs_clock *vc, uint64_t hca, int64_t rt, int64_t w)
+{
+	int64_t span = rt - vc->anchor_rt;
+	uint64_t cyc = (hca - vc->anchor_hca) & vc->mask;
+
+	if (!vc->anchored || span <= 0 || cyc == 0 || span > 64 * STALE_NS) {
+		vc->anchored = 1;
+		vc->anchor_hca = hca;
+		vc->anchor_rt = rt;
+		vc->anchor_w = w;
+		return;
+	}
+	if ((vc->anchor_w + w) * 1000000000 / span > RATE_PPB)
+		return;		/* not far enough apart yet */
+	vc->ns_per_cyc = (double)span / (double)cyc;
+	vc->rate_measured++;
+	vc->anchor_hca = hca;
+	vc->anchor_rt = rt;
+	vc->anchor_w = w;
 }
 
 /*
  * The HCA clock against CLOCK_REALTIME: *hca cycles read at *rt ns, from
  * the narrowest of XREAD_TRIES brackets.  0 or -errno.
  */
-static int cross_read(struct verbs_clock *vc, uint64_t *hca, int64_t *rt)
+static int cross_read(struct verbs_clock *vc, uint64_t *hca, int64_t *rt, int64_t *w)
 {
 	int64_t best = INT64_MAX;
 	int i, rc = -EIO;
@@ -212,6 +332,7 @@ static int cross_read(struct verbs_clock *vc, uint64_t *hca, int64_t *rt)
 			/* mlx5 puts the cycle count in tv_nsec (tv_sec 0). */
 			*hca = (uint64_t)v.raw_clock.tv_sec * 1000000000u +
 			       (uint64_t)v.raw_clock.tv_nsec;
+			*w = best;
 			rc = 0;
 		}
 	}
@@ -222,18 +343,34 @@ int verbs_clock_realtime(struct verbs_clock *vc, enum verbs_stamp_mode mode, uin
 			 int64_t *ns)
 {
 	uint64_t hca = 0, back;
-	int64_t rt = 0, d;
+	int64_t rt = 0, d, w = 0;
 
 	if (!ts || mode == VERBS_STAMP_NONE)
 		return 0;
 	if (mode == VERBS_STAMP_WALLCLOCK) {
-		if (ts > INT64_MAX)
+		int64_t phc_ns;
+
+		/*
+		 * Real-time mode: the CQE's own value, seconds << 32 |
+		 * nanoseconds.  Otherwise libmlx5 gave ns (mlx5dv_ts_to_ns).
+		 * Either is the PHC's time, not CLOCK_REALTIME.
+		 */
+		if (vc->realtime) {
+			if ((ts & 0xffffffffu) >= 1000000000u)
+				goto bad;
+			phc_ns = (int64_t)(ts >> 32) * 1000000000 + (int64_t)(ts & 0xffffffffu);
+		} else {
+			if (ts > INT64_MAX)
+				goto bad;
+			phc_ns = (int64_t)ts;
+		}
+		if (!vc->phc || phc_to_realtime(vc->phc, phc_ns, ns))
 			goto bad;
-		*ns = (int64_t)ts;
 		return 1;
 	}
-	if (!vc->khz || !vc->mask || cross_read(vc, &hca, &rt))
+	if (!vc->khz || !vc->mask || cross_read(vc, &hca, &rt, &w))
 		goto bad;
+	rate_update(vc, hca, rt, w);
 	/*
 	 * The stamp is (nearly always) before the reading; the counter is
 	 * mask bits wide and may have wrapped in between.
@@ -260,7 +397,7 @@ const char *verbs_stamp_source(enum verbs_stamp_mode mode)
 {
 	switch (mode) {
 	case VERBS_STAMP_RAW: return "verbs:cqe_ts+rt_values";
-	case VERBS_STAMP_WALLCLOCK: return "verbs:cqe_wallclock";
+	case VERBS_STAMP_WALLCLOCK: return "verbs:cqe_wallclock+phc";
 	default: return NULL;
 	}
 }

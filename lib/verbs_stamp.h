@@ -4,16 +4,26 @@
  * via=verbs in port_verbs.c, ib:// in ib.c): the 'h' layer of
  * doc/ntpx-record.5.
  *
- * A device that reports a completion timestamp mask and a core clock
+ * mlx5 with its clock in real-time mode (mlx5dv_query_device says
+ * MLX5DV_CONTEXT_FLAGS_REAL_TIME_TS) is asked for wall-clock stamps only:
+ * it reports a timestamp mask and a core clock too, but the kernel
+ * refuses the QP whose CQs ask for the free-running format.  Any other
+ * device that reports a completion timestamp mask and a core clock
  * (ibv_query_device_ex) gets its CQs from ibv_create_cq_ex with
  * IBV_WC_EX_WITH_COMPLETION_TIMESTAMP: raw HCA clock cycles, converted to
  * CLOCK_REALTIME by a cross-reading (ibv_query_rt_values_ex bracketed by
  * two clock_gettime(CLOCK_REALTIME) calls, the narrowest of a few) taken
- * when the stamp is converted.  A device that refuses raw stamps but
- * offers IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK (mlx5 with its clock
- * in real-time mode) gets those: nanoseconds on the HCA's own real-time
- * clock, taken as CLOCK_REALTIME (whatever disciplines that clock, ptp4l
- * with phc2sys or the like, decides how true that is).  Anything else, or
+ * when the stamp is converted, at most a second from it, at the rate
+ * measured between cross-readings (the nominal hca_core_clock until
+ * that is known to 5 ppm).  Raw mode needs ibv_query_rt_values_ex; a
+ * device with a PHC is asked for wall-clock stamps first (below).  A device that refuses raw stamps but
+ * offers IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK gets those: the
+ * time of the HCA's PTP hardware clock, which libmlx5 gives in ns
+ * (mlx5dv_ts_to_ns) or, in real-time mode, as the CQE holds it (seconds
+ * << 32 | nanoseconds).  PHC time is TAI under ptp4l, or whatever the
+ * PHC runs at: it is converted through the PHC that sysfs shows under
+ * the device (lib/phc.h), and without one there are no stamps.  A
+ * refused QP steps down as a refused CQ does.  Anything else, or
  * a provider without the extended verbs, gets plain CQs and no stamps.
  *
  * Either way the CQ is polled through verbs_cq_poll(), which takes the
@@ -27,6 +37,8 @@
 
 #include <infiniband/verbs.h>
 
+struct phc;
+
 enum verbs_stamp_mode {
 	VERBS_STAMP_NONE,	/* plain CQs, no stamps */
 	VERBS_STAMP_RAW,	/* HCA cycles, converted by cross-reading */
@@ -39,6 +51,17 @@ struct verbs_clock {
 	uint64_t mask;		/* completion_timestamp_mask */
 	uint64_t khz;		/* hca_core_clock */
 	uint64_t errors;	/* stamps that could not be converted */
+	int realtime;		/* mlx5 with its clock in real-time mode */
+	int raw_ok;		/* mask, clock rate and ibv_query_rt_values_ex */
+	unsigned tried;		/* modes refused (bit per mode) */
+	/* raw: the rate between cross-readings (verbs_stamp.c) */
+	int anchored;
+	uint64_t anchor_hca;
+	int64_t anchor_rt, anchor_w;
+	double ns_per_cyc;	/* 0: not measured yet, the nominal khz */
+	uint64_t rate_measured;	/* times it was */
+	struct phc *phc;	/* WALLCLOCK: the device's PHC (lib/phc.h) */
+	const char *why;	/* mode NONE: why, as #stamps says it ("-:...") */
 };
 
 struct verbs_cq {
@@ -77,6 +100,18 @@ void verbs_clock_probe(struct verbs_clock *vc, struct ibv_context *ctx);
 int verbs_cq_create(struct verbs_clock *vc, struct verbs_cq *c, int cqe, void *cq_context,
 		    struct ibv_comp_channel *ch);
 void verbs_cq_destroy(struct verbs_cq *c);
+
+/* What verbs_clock_probe and verbs_cq_create opened (the PHC). */
+void verbs_clock_close(struct verbs_clock *vc);
+
+/*
+ * Creating a QP on CQs made with vc->mode failed with @e.  When that is a
+ * refusal of the stamp format (mlx5 in real-time mode refuses raw stamps
+ * only here, EOPNOTSUPP), steps vc->mode down and returns 1: the caller
+ * destroys the CQs, makes them again and retries.  0: not ours to fix.
+ * Stamps are never a reason for a transport not to open.
+ */
+int verbs_qp_refused(struct verbs_clock *vc, int e);
 
 /*
  * Up to @max completions into @wc.  Returns how many (0: none waiting), or

@@ -30,7 +30,7 @@ static void usage(FILE *f)
 		"  -p, --phase K    with --every: drop sends K, K+N, K+2N... (0 <= K < N)\n"
 		"  -h, --help       this text\n"
 		"      --version    the version\n",
-		opt_prog, opt_prog);
+		ntpx_prog, ntpx_prog);
 }
 
 int main(int argc, char **argv)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * ntpx-units - the option values of lib/opt.c for shell scripts, so that a
+ * ntpx-units - the option values of lib/opt_units.c for shell scripts, so that a
  * duration or a rate means the same in bin/ntpx-* as in every C tool.
  *
  *   ntpx-units duration VALUE     250ms, 2s, 1.5m, 3 (s)  -> ns
@@ -22,7 +22,7 @@ static void usage(FILE *out)
 		"Prints VALUE parsed as every ntpx tool parses it: a duration in ns,\n"
 		"a rate in bit/s.\n"
 		"  -h, --help     this text\n"
-		"      --version  the version\n", opt_prog);
+		"      --version  the version\n", ntpx_prog);
 }
 
 int main(int argc, char **argv)

@@ -20,7 +20,7 @@ volatile sig_atomic_t stopping;
  * the run as a signal would, quietly when the reader went away (EPIPE),
  * with one error line and exit 1 otherwise, and then no summary.
  */
-int out_state = OUT_OK;
+int loadgen_out = OUT_OK;
 static int out_errno;		/* the first failed write's */
 
 void __attribute__((format(printf, 1, 2))) emit(const char *fmt, ...)
@@ -38,11 +38,11 @@ void __attribute__((format(printf, 1, 2))) emit(const char *fmt, ...)
 /* Ends a line or a header: flushes it and stops the run if it failed. */
 void emit_flush(void)
 {
-	if (out_state != OUT_OK)
+	if (loadgen_out != OUT_OK)
 		return;
-	out_state = out_errno ? out_failed("standard output", out_errno) :
+	loadgen_out = out_errno ? out_failed("standard output", out_errno) :
 				out_flush(stdout, "standard output");
-	if (out_state != OUT_OK)
+	if (loadgen_out != OUT_OK)
 		stopping = 1;
 }
 

@@ -184,7 +184,7 @@ int run_flood(struct flood *f)
 	}
 	emit("%" PRId64 " %" PRIu64 " %" PRIu64 "\n", clock_realtime_ns(), line_sent, line_rep);
 	emit_flush();
-	if (out_state == OUT_FAILED) {
+	if (loadgen_out == OUT_FAILED) {
 		free(f->seen);
 		return NTPX_EXIT_FAIL;
 	}
@@ -193,7 +193,7 @@ int run_flood(struct flood *f)
 		uint64_t lost = f->sent - f->replies;
 
 		fprintf(stderr, "%s: ntp requests %" PRIu64 " replies %" PRIu64 " lost %" PRIu64
-			" loss %.4f%% rate %.0f/s", opt_prog, f->sent, f->replies, lost,
+			" loss %.4f%% rate %.0f/s", ntpx_prog, f->sent, f->replies, lost,
 			f->sent ? 100.0 * (double)lost / (double)f->sent : 0.0,
 			el > 0 ? (double)f->sent / el : 0.0);
 		if (f->dup)

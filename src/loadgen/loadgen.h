@@ -36,7 +36,7 @@ struct load_opts {
 
 /* common.c */
 extern volatile sig_atomic_t stopping;	/* set by SIGINT/SIGTERM or a failed write */
-extern int out_state;			/* OUT_OK, or how stdout failed (lib/out.h) */
+extern int loadgen_out;			/* OUT_OK, or how stdout failed (lib/out.h) */
 void emit(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void emit_flush(void);
 void print_fields(void);

@@ -29,6 +29,7 @@
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -67,9 +68,10 @@ static void usage(FILE *out)
 	       "  -w, --timeout DUR     --ntp: how long to wait for late replies (200ms)\n"
 	       "      --no-gso          one datagram per message\n"
 	       "      --user NAME       run as NAME once the endpoint is open\n"
+	       "  -4, -6                resolve HOST to an IPv4 / IPv6 address only\n"
 	       "  -h, --help            this text\n"
 	       "      --version         the version\n",
-	       opt_prog, opt_prog, opt_prog, opt_prog);
+	       ntpx_prog, ntpx_prog, ntpx_prog, ntpx_prog);
 }
 
 /*
@@ -109,14 +111,14 @@ int main(int argc, char **argv)
 	struct load_opts o = { .gso = 1, .interval = NTPX_NS_PER_SEC,
 			       .timeout = 200000000LL, .duration = -1 };
 	const char *duration = NULL, *user = NULL;
-	int sink = 0, c, rc;
+	int sink = 0, c, rc, family = 0;
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct transport *t;
 	struct endpoint ep;
 	char err[256];
 
 	opt_init(argv[0]);
-	while ((c = getopt_long(argc, argv, "r:C:s:d:b:S:i:ckn:w:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "r:C:s:d:b:S:i:ckn:w:46h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'r': o.rate = optarg; break;
 		case 'C': o.capacity = optarg; break;
@@ -137,10 +139,13 @@ int main(int argc, char **argv)
 			break;
 		case 'G': o.gso = 0; break;
 		case 'U': user = optarg; break;
+		case '4': family = AF_INET; break;
+		case '6': family = AF_INET6; break;
 		default: opt_other(c, usage);
 		}
 	}
 	endpoint_from_args(argc, argv, optind, &ep);
+	ep.family = family;
 	o.url = ep.url;
 	if (sink + o.calibrate + !!o.ntp > 1)
 		opt_usage_error("--sink, --calibrate and --ntp go alone");
@@ -171,5 +176,5 @@ int main(int argc, char **argv)
 	else
 		rc = sender_main(t, &o);
 	transport_close(t);
-	return out_state == OUT_FAILED ? NTPX_EXIT_FAIL : rc;
+	return loadgen_out == OUT_FAILED ? NTPX_EXIT_FAIL : rc;
 }

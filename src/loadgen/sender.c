@@ -221,10 +221,10 @@ int run_sender(struct sender *s)
 			s->last = sending;
 			return NTPX_EXIT_OK;
 		}
-		if (out_state == OUT_FAILED)
+		if (loadgen_out == OUT_FAILED)
 			return NTPX_EXIT_FAIL;
 		fprintf(stderr, "%s: sent %" PRIu64 " datagrams of %zu bytes, %" PRIu64
-			" bytes in %.3f s (%.6f Gbit/s)", opt_prog, s->sent_packets, s->size,
+			" bytes in %.3f s (%.6f Gbit/s)", ntpx_prog, s->sent_packets, s->size,
 			s->sent_bytes, (double)el / 1e9, (double)s->sent_bytes * 8 / (double)el);
 		if (s->got_report)
 			fprintf(stderr, "; sink received %" PRIu64 " (%.6f Gbit/s), lost %" PRIu64
@@ -384,14 +384,14 @@ int sender_main(struct transport *t, const struct load_opts *o)
 			emit("capacity_bps %.0f\ncapacity_gbps %.6f\ncapacity_l2_bps %.0f\n",
 			     cap, cap / 1e9, cap * (double)(s.size + 42) / (double)s.size);
 			emit_flush();
-			if (out_state == OUT_OK)
+			if (loadgen_out == OUT_OK)
 				fprintf(stderr, "%s: %s sustained %.6f Gbit/s of %zu-byte datagrams\n",
-					opt_prog, o->url, cap / 1e9, s.size);
-			return out_exit_code(out_state);
+					ntpx_prog, o->url, cap / 1e9, s.size);
+			return out_exit_code(loadgen_out);
 		}
 		s.rate = frac * cap;
 		fprintf(stderr, "%s: calibrated %.6f Gbit/s, sending at %.6f Gbit/s\n",
-			opt_prog, cap / 1e9, s.rate / 1e9);
+			ntpx_prog, cap / 1e9, s.rate / 1e9);
 		s.run += 2;	/* a new run for the sink */
 	}
 	s.duration = dur < 0 ? 10 * NTPX_NS_PER_SEC : dur;

@@ -181,14 +181,14 @@ int run_sink(struct transport *t, int64_t interval, int64_t duration)
 			wait_readable(t, until - clock_monotonic_ns());
 		}
 	}
-	if (out_state == OUT_FAILED)
+	if (loadgen_out == OUT_FAILED)
 		return NTPX_EXIT_FAIL;
 	{
 		int64_t el = clock_monotonic_ns() - start;
 
 		fprintf(stderr, "%s: sink received %" PRIu64 " datagrams, %" PRIu64
 			" bytes in %.3f s (%.6f Gbit/s), lost %" PRIu64 ", from %d senders",
-			opt_prog, s.packets, s.bytes, (double)el / 1e9,
+			ntpx_prog, s.packets, s.bytes, (double)el / 1e9,
 			(double)s.bytes * 8 / (double)el, s.lost + sink_lost(&s), s.nruns);
 		if (s.foreign)
 			fprintf(stderr, ", not ours %" PRIu64, s.foreign);

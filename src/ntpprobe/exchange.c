@@ -62,6 +62,23 @@ static enum record_status judge(struct probe *p, const struct ntp_packet *r)
 	}
 }
 
+/*
+ * A reply whose origin names one of the last requests that timed out (its
+ * nonce): late, and counted once.  A slow reply can come in the middle of
+ * a later exchange; it is no answer to that one, and no stranger either.
+ */
+static int late_reply(struct probe *p, uint64_t org)
+{
+	unsigned i;
+
+	for (i = 0; i < PROBE_LATE_SLOTS; i++)
+		if (org && p->timed_out[i] == org) {
+			p->timed_out[i] = 0;
+			return 1;
+		}
+	return 0;
+}
+
 /* The stamps the layers below took of request and reply. */
 static void exchange_stamps(struct probe *p, uint32_t txid, int replied, struct probe_out *o)
 {
@@ -77,7 +94,7 @@ static void exchange_stamps(struct probe *p, uint32_t txid, int replied, struct 
 	/* The request's send stamps came before the reply could: wait for
 	   them only briefly. */
 	transport_tx_stamps(p->t, txid, p->clk, &ts,
-			    replied ? clock_monotonic_ns() + 10000000 : 0);
+			    replied ? clock_monotonic_ns() + TRANSPORT_TX_WAIT_NS : 0);
 	o->s.v[STAMP_T1Q] = ts.at[TRANSPORT_LAYER_Q];
 	o->s.v[STAMP_T1K] = ts.at[TRANSPORT_LAYER_K];
 	o->s.v[STAMP_T1H] = ts.at[TRANSPORT_LAYER_H];
@@ -99,7 +116,7 @@ void probe_exchange(struct probe *p, uint64_t seq, struct probe_out *o,
 	int64_t deadline, stamp;
 	size_t reqlen = NTP_HEADER_LEN;
 	uint32_t txid = 0;
-	int saw_other = 0;
+	int saw_other = 0, decoded;
 	int rc;
 
 	memset(o, 0, sizeof(*o));
@@ -157,6 +174,7 @@ void probe_exchange(struct probe *p, uint64_t seq, struct probe_out *o,
 			continue;
 		if (n == -ETIMEDOUT) {
 			x->status = saw_other ? RECORD_BOGUS : RECORD_TIMEOUT;
+			p->timed_out[p->timed_out_next++ % PROBE_LATE_SLOTS] = q.xmt;
 			exchange_stamps(p, txid, 0, o);
 			return;
 		}
@@ -168,15 +186,25 @@ void probe_exchange(struct probe *p, uint64_t seq, struct probe_out *o,
 			x->status = RECORD_ERROR;
 			return;
 		}
-		if (n > (ssize_t)sizeof(buf) || ntp_decode(buf, (size_t)n, &r) ||
-		    r.mode != NTP_MODE_SERVER ||
+		decoded = n <= (ssize_t)sizeof(buf) && ntp_decode(buf, (size_t)n, &r) == 0;
+		if (!decoded || r.mode != NTP_MODE_SERVER ||
 		    !(r.org == q.xmt || (p->cfg->xleave && q.org && r.org == q.rec))) {
-			/* Not an answer to this request: keep waiting for one,
-			   but remember that something else came. */
-			saw_other = 1;
+			/* Not an answer to this request: keep waiting for one.
+			   The answer to a request that timed out is late;
+			   anything else, remember. */
+			if (decoded && r.mode == NTP_MODE_SERVER && late_reply(p, r.org))
+				p->late++;
+			else
+				saw_other = 1;
 			continue;
 		}
 		x->status = judge(p, &r);
+		o->replied = 1;
+		o->leap = r.leap;
+		o->stratum = r.stratum;
+		o->refid = r.refid;
+		o->root_delay = r.root_delay;
+		o->root_disp = r.root_disp;
 		x->t[3] = t4;
 		x->have |= 1u << 3;
 		exchange_stamps(p, txid, 1, o);

@@ -59,7 +59,8 @@ int main(int argc, char **argv)
 	if (cfg.discipline && !(p.disc = discipline_create(p.clk, &cfg.dp, err, sizeof(err))))
 		ntpx_die(NTPX_EXIT_USAGE, "%s", err);
 	p.delays = calloc(1, sizeof(*p.delays));
-	if (!p.delays)
+	p.offsets = calloc(1, sizeof(*p.offsets));
+	if (!p.delays || !p.offsets)
 		ntpx_die(NTPX_EXIT_FAIL, "out of memory");
 	p.t = transport_open(&cfg.ep, TRANSPORT_CLIENT, err, sizeof(err));
 	if (!p.t)
@@ -90,5 +91,6 @@ int main(int argc, char **argv)
 	discipline_free(p.disc);
 	clock_close(p.clk);
 	free(p.delays);
-	return p.failed || p.kissed_off || p.out == OUT_FAILED ? NTPX_EXIT_FAIL : NTPX_EXIT_OK;
+	free(p.offsets);
+	return probe_exit_status(&p);
 }

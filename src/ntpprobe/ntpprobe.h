@@ -34,6 +34,8 @@ struct probe_config {
 	struct discipline_params dp;
 	int nostamps;			/* --no-stamps */
 	int xleave;			/* --xleave */
+	int human;			/* lines for a person, not records: --human,
+					   or stdout a terminal without --records */
 	struct endpoint ep;
 };
 
@@ -43,6 +45,17 @@ struct probe_out {
 	struct stamp_row s;
 	int64_t true2;
 	int has_true2;
+	int replied;			/* a reply answered: the fields below */
+	uint8_t leap, stratum;
+	uint32_t refid;			/* host order */
+	uint32_t root_delay, root_disp;	/* NTP short format */
+};
+
+/* What the last reply said of its server, for the summary. */
+struct probe_server {
+	int known;
+	uint8_t leap, stratum;
+	uint32_t refid, root_delay, root_disp;
 };
 
 /* What a reply said beyond its record, for --xleave. */
@@ -53,6 +66,9 @@ struct xleave_reply {
 	int64_t xmt;			/* its transmit timestamp, ns */
 };
 
+/* How many timed-out requests a reply is still counted late for. */
+#define PROBE_LATE_SLOTS	8
+
 struct probe {
 	const struct probe_config *cfg;
 	struct transport *t;
@@ -61,10 +77,19 @@ struct probe {
 	int truth;			/* the clock knows its error: true2 written */
 	uint64_t counts[RECORD_NSTATUS];
 	uint64_t sent, late;
+	uint64_t timed_out[PROBE_LATE_SLOTS];	/* the nonces of the last requests
+						   that timed out, for late replies */
+	unsigned timed_out_next;
 	int failed;			/* the discipline could not act on the clock */
 	int kissed_off;			/* a DENY or RSTR kiss ended the run */
 	int out;			/* stdout's state (lib/out.h) */
 	struct hist *delays;		/* of ok exchanges, for the summary's median */
+	struct hist *offsets;		/* ... and their offsets (off2 / 2) */
+	int64_t off_min, off_max;	/* of ok exchanges: off2, ns */
+	int64_t delay_min;
+	double off_mean, off_m2;	/* Welford: the offsets' mean and the sum
+					   of squared deviations, ns */
+	struct probe_server server;
 	int64_t ref1;			/* CLOCK_REALTIME behind T1 (sim: clocks) */
 	char kiss[5];			/* the last exchange's kiss code, or "" */
 	int8_t kiss_poll;		/* ... and the poll its reply asked for */
@@ -96,5 +121,8 @@ void probe_xleave_finish(struct probe *p, uint64_t seq);
 int probe_write_header(struct probe *p);
 int probe_emit(struct probe *p, struct probe_out *o);
 void probe_summary(struct probe *p);
+/* 0 when at least one exchange was ok and nothing failed, or the reader
+   of the records went away; else 1. */
+int probe_exit_status(const struct probe *p);
 
 #endif

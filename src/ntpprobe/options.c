@@ -6,6 +6,8 @@
 #include <getopt.h>
 #include <sched.h>
 #include <stdio.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "discipline.h"
 #include "opt.h"
@@ -16,7 +18,8 @@ static void usage(FILE *out)
 {
 	fprintf(out, "usage: %s [options] ENDPOINT\n"
 	       "Send NTP client requests to ENDPOINT, one per interval, and write one\n"
-	       "record per exchange (T1..T4 in ns, delay, off2, status) on stdout.\n\n"
+	       "record per exchange (T1..T4 in ns, delay, off2, status) on stdout; on a\n"
+	       "terminal, one line per exchange for a person instead.\n\n"
 	       "  -i, --interval DUR   time between requests (default 1s)\n"
 	       "  -c, --count N        stop after N exchanges\n"
 	       "  -d, --duration DUR   stop after DUR\n"
@@ -36,12 +39,19 @@ static void usage(FILE *out)
 	       "      --xleave         ask for interleaved mode: the server's own stamps\n"
 	       "                       of each exchange fill t2k t3q t3k\n"
 	       "      --user NAME      run as NAME once the endpoint is open\n"
+	       "  -4, -6               resolve HOST to an IPv4 / IPv6 address only\n"
+	       "      --human          lines for a person (offset, delay, stratum...),\n"
+	       "                       even when stdout is not a terminal\n"
+	       "      --records        records, even on a terminal\n"
 	       "  -h, --help           this help\n"
 	       "      --version        print the version\n\n"
-	       "ENDPOINT: udp://HOST[:PORT][?dev=IF&src=ADDR] (port 123 by default),\n"
+	       "ENDPOINT: HOST[:PORT] (a name, an address, [IPv6]:PORT or a bare IPv6\n"
+	       "address: udp:// to port 123), udp://HOST[:PORT][?dev=IF&src=ADDR],\n"
 	       "uudp://HOST:PORT?dev=IF[&via=xdp|verbs][&mac=MAC], ib://HOST[:PORT][?dev=DEV].\n"
-	       "A summary goes to stderr at exit; SIGINT/SIGTERM end the run after\n"
-	       "the current exchange.\n", opt_prog);
+	       "A summary goes to stderr at exit (to stdout with the lines for a person);\n"
+	       "SIGINT/SIGTERM end the run after the current exchange.  Exit status: 0\n"
+	       "when at least one exchange was ok, 1 when none was (or a write failed),\n"
+	       "2 for a usage error.\n", ntpx_prog);
 }
 
 void probe_options(int argc, char **argv, struct probe_config *cfg)
@@ -60,11 +70,13 @@ void probe_options(int argc, char **argv, struct probe_config *cfg)
 		{ "no-stamps", no_argument, NULL, 'N' },
 		{ "xleave", no_argument, NULL, 'x' },
 		{ "user", required_argument, NULL, 'U' },
+		{ "human", no_argument, NULL, 'H' },
+		{ "records", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
 	};
-	int c, step_given = 0;
+	int c, step_given = 0, family = 0, human = -1;
 	char err[256];
 
 	*cfg = (struct probe_config){
@@ -77,7 +89,7 @@ void probe_options(int argc, char **argv, struct probe_config *cfg)
 		.clockname = "realtime",
 	};
 	discipline_defaults(&cfg->dp);
-	while ((c = getopt_long(argc, argv, "i:c:d:w:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:c:d:w:46h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			if (opt_duration(optarg, 0, &cfg->interval) || cfg->interval <= 0)
@@ -128,11 +140,27 @@ void probe_options(int argc, char **argv, struct probe_config *cfg)
 		case 'x':
 			cfg->xleave = 1;
 			break;
+		case '4':
+			family = AF_INET;
+			break;
+		case '6':
+			family = AF_INET6;
+			break;
+		case 'H':
+			human = 1;
+			break;
+		case 'R':
+			human = 0;
+			break;
 		default:
 			opt_other(c, usage);
 		}
 	}
 	endpoint_from_args(argc, argv, optind, &cfg->ep);
+	cfg->ep.family = family;
+	/* Records for a pipe or a file, exactly as ever; a person at a
+	   terminal gets lines to read. */
+	cfg->human = human >= 0 ? human : isatty(STDOUT_FILENO);
 	if (step_given && !cfg->discipline)
 		opt_usage_error("--step-threshold needs --discipline");
 	if (cfg->timeout < 0)

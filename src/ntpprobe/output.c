@@ -5,9 +5,17 @@
  * discipline's columns and the stamp columns; and the summary on stderr.
  * Every write is checked (lib/out.h): a closed pipe ends the run as its
  * end would, a full disk with the error instead of the summary.
+ *
+ * On a terminal (or with --human) the same exchanges are written for a
+ * person instead, as ping writes its lines: seq, offset and delay in
+ * microseconds, the server's stratum, refid and leap, the status; and the
+ * summary in the same terms on stdout.  The records' bytes are never
+ * touched by that path: a pipe or a file gets exactly what it always got.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "clock.h"
 #include "discipline.h"
@@ -19,16 +27,67 @@
 #include "transport.h"
 #include "ntpprobe.h"
 
+/* The reference ID as ntpq shows it: four characters at stratum 0 and 1
+   (a kiss code, a reference clock), an IPv4 address above. */
+static void refid_str(uint8_t stratum, uint32_t refid, char *buf, size_t len)
+{
+	int i, n = 0;
+
+	if (stratum > 1) {
+		snprintf(buf, len, "%u.%u.%u.%u", refid >> 24, refid >> 16 & 0xff,
+			 refid >> 8 & 0xff, refid & 0xff);
+		return;
+	}
+	for (i = 3; i >= 0 && n + 1 < (int)len; i--) {
+		unsigned char c = (unsigned char)(refid >> (8 * i));
+
+		if (c)
+			buf[n++] = c >= 0x20 && c < 0x7f ? (char)c : '.';
+	}
+	buf[n] = 0;
+	if (!n)
+		snprintf(buf, len, "-");
+}
+
+/* The endpoint, and the address its name resolved to: "URL ADDR" in the
+   header of the records, "URL (ADDR)" for a person. */
+static void endpoint_str(const struct probe *p, char *buf, size_t len)
+{
+	const char *res = transport_resolved(p->t);
+
+	if (!res)
+		snprintf(buf, len, "%s", p->cfg->ep.url);
+	else
+		snprintf(buf, len, p->cfg->human ? "%s (%s)" : "%s %s", p->cfg->ep.url, res);
+}
+
+static int human_header(struct probe *p)
+{
+	char ep[640];
+
+	endpoint_str(p, ep, sizeof(ep));
+	if (printf("ntpprobe %s: one request every %.3f s, timeout %.3f s\n", ep,
+		   (double)p->cfg->interval / 1e9, (double)p->cfg->timeout / 1e9) < 0)
+		return p->out = out_failed("standard output", errno);
+	return p->out = out_flush(stdout, "standard output");
+}
+
 /* The header; returns p->out, as the first write left it. */
 int probe_write_header(struct probe *p)
 {
-	char fields[512];
+	char fields[512], ep[640];
 
+	p->off_min = INT64_MAX;
+	p->off_max = INT64_MIN;
+	p->delay_min = INT64_MAX;
+	if (p->cfg->human)
+		return human_header(p);
+	endpoint_str(p, ep, sizeof(ep));
 	snprintf(fields, sizeof(fields), "%s%s%s%s", RECORD_BASE_FIELDS,
 		 p->truth ? " true2" : "", p->disc ? " " DISCIPLINE_FIELDS : "",
 		 p->stamping ? " " STAMP_FIELDS : "");
 	p->out = OUT_OK;
-	if (record_write_header(stdout, "ntpprobe", p->cfg->ep.url, clock_name(p->clk), fields))
+	if (record_write_header(stdout, "ntpprobe", ep, clock_name(p->clk), fields))
 		p->out = out_failed("standard output", errno);
 	if (p->out == OUT_OK && p->stamping) {
 		const char *src[STAMP_NCOLS] = {
@@ -52,6 +111,49 @@ int probe_write_header(struct probe *p)
 	return p->out;
 }
 
+/* The ok exchanges' offsets and delays, for the summary. */
+static void tally(struct probe *p, const struct record_exchange *x)
+{
+	int64_t d = record_delay(x->t), off2 = record_off2(x->t);
+	double off = (double)off2 / 2, dev;
+	uint64_t n = p->counts[RECORD_OK];
+
+	hist_add(p->delays, d);
+	hist_add(p->offsets, off2);
+	if (d < p->delay_min)
+		p->delay_min = d;
+	if (off2 < p->off_min)
+		p->off_min = off2;
+	if (off2 > p->off_max)
+		p->off_max = off2;
+	dev = off - p->off_mean;
+	p->off_mean += dev / (double)n;
+	p->off_m2 += dev * (off - p->off_mean);
+}
+
+/* One exchange for a person: seq, offset and delay (us), the server. */
+static int human_line(struct probe *p, const struct probe_out *o)
+{
+	const struct record_exchange *x = &o->x;
+	char line[256], refid[16];
+	int len;
+
+	len = snprintf(line, sizeof(line), "seq=%llu", (unsigned long long)x->seq);
+	if (x->have == RECORD_HAVE_ALL)
+		len += snprintf(line + len, sizeof(line) - (size_t)len,
+				" offset=%+.3f us delay=%.3f us",
+				(double)record_off2(x->t) / 2e3, (double)record_delay(x->t) / 1e3);
+	if (o->replied) {
+		refid_str(o->stratum, o->refid, refid, sizeof(refid));
+		len += snprintf(line + len, sizeof(line) - (size_t)len,
+				" stratum=%u refid=%s leap=%u", o->stratum, refid, o->leap);
+	}
+	snprintf(line + len, sizeof(line) - (size_t)len, " %s", record_status_name(x->status));
+	if (printf("%s\n", line) < 0)
+		return p->out = out_failed("standard output", errno);
+	return p->out = out_flush(stdout, "standard output");
+}
+
 /*
  * Counts and writes one record.  Returns -1 when the run must end: the
  * discipline failed (p->failed), or the output did (p->out, lib/out.h).
@@ -68,7 +170,13 @@ int probe_emit(struct probe *p, struct probe_out *o)
 		x->status = RECORD_TIMEOUT;
 	p->counts[x->status]++;
 	if (x->status == RECORD_OK)
-		hist_add(p->delays, record_delay(x->t));
+		tally(p, x);
+	if (o->replied) {
+		p->server = (struct probe_server){
+			.known = 1, .leap = o->leap, .stratum = o->stratum, .refid = o->refid,
+			.root_delay = o->root_delay, .root_disp = o->root_disp,
+		};
+	}
 	len = record_format(line, sizeof(line), x);
 	if (p->truth && o->has_true2 && x->have == RECORD_HAVE_ALL)
 		len += snprintf(line + len, sizeof(line) - (size_t)len, " %lld",
@@ -93,6 +201,8 @@ int probe_emit(struct probe *p, struct probe_out *o)
 	}
 	if (p->stamping)
 		stamp_format(line + len, sizeof(line) - (size_t)len, &o->s);
+	if (p->cfg->human)
+		return human_line(p, o) == OUT_OK ? 0 : -1;
 	/* A closed pipe stops the run as its end would; a full disk ends it
 	   with the error instead of the summary (lib/out.h). */
 	if (printf("%s\n", line) < 0)
@@ -102,28 +212,100 @@ int probe_emit(struct probe *p, struct probe_out *o)
 	return p->out == OUT_OK ? 0 : -1;
 }
 
+/* NTP short format (16.16 s) in us. */
+static double short_us(uint32_t v)
+{
+	return (double)v * 1e6 / 65536.0;
+}
+
+/* The ok exchanges' offsets: median, min, max, jitter (their standard
+   deviation), in us. */
+static void offsets_str(const struct probe *p, char *buf, size_t len)
+{
+	uint64_t n = p->counts[RECORD_OK];
+
+	snprintf(buf, len, "offset median %+.3f us, min %+.3f us, max %+.3f us, jitter %.3f us",
+		 hist_median(p->offsets) / 2e3, (double)p->off_min / 2e3,
+		 (double)p->off_max / 2e3,
+		 n > 1 ? sqrt(p->off_m2 / (double)(n - 1)) / 1e3 : 0.0);
+}
+
+static void human_summary(struct probe *p, const char *counts)
+{
+	char ep[640], offs[160], refid[16];
+	uint64_t n = p->counts[RECORD_OK];
+	int bad = 0;
+
+	endpoint_str(p, ep, sizeof(ep));
+	bad |= printf("--- %s ---\n%s\n", ep, counts) < 0;
+	if (n) {
+		offsets_str(p, offs, sizeof(offs));
+		bad |= printf("%s\ndelay min %.3f us, median %.3f us, p99 %.3f us\n", offs,
+			      (double)p->delay_min / 1e3, hist_median(p->delays) / 1e3,
+			      (double)hist_rank(p->delays, n - n / 100) / 1e3) < 0;
+	}
+	if (p->server.known) {
+		refid_str(p->server.stratum, p->server.refid, refid, sizeof(refid));
+		bad |= printf("server stratum %u, refid %s, leap %u, root delay %.3f us, "
+			      "root dispersion %.3f us\n", p->server.stratum, refid,
+			      p->server.leap, short_us(p->server.root_delay),
+			      short_us(p->server.root_disp)) < 0;
+	}
+	if (bad)
+		p->out = out_failed("standard output", errno);
+	else
+		p->out = out_flush(stdout, "standard output");
+}
+
 void probe_summary(struct probe *p)
 {
 	uint64_t lost = p->counts[RECORD_TIMEOUT] + p->counts[RECORD_DROPPED];
-	char med[32] = "-", ctr[1024];
-	int i;
+	char med[32] = "-", ctr[1024], counts[512], offs[160] = "", refid[16];
+	int i, n;
 
 	/* From the histogram: within 0.39% (hist.h), in constant memory. */
 	if (p->delays->n)
 		snprintf(med, sizeof(med), "%.3f us", hist_median(p->delays) / 1e3);
-	fprintf(stderr, "%s: sent %llu, ok %llu, lost %llu", opt_prog,
-		(unsigned long long)p->sent, (unsigned long long)p->counts[RECORD_OK],
-		(unsigned long long)lost);
+	n = snprintf(counts, sizeof(counts), "sent %llu, ok %llu, lost %llu",
+		     (unsigned long long)p->sent, (unsigned long long)p->counts[RECORD_OK],
+		     (unsigned long long)lost);
 	for (i = 0; i < RECORD_NSTATUS; i++)
 		if (i != RECORD_OK && i != RECORD_TIMEOUT && i != RECORD_DROPPED && p->counts[i])
-			fprintf(stderr, ", %s %llu", record_status_name(i),
-				(unsigned long long)p->counts[i]);
+			n += snprintf(counts + n, sizeof(counts) - (size_t)n, ", %s %llu",
+				      record_status_name(i), (unsigned long long)p->counts[i]);
 	if (p->late)
-		fprintf(stderr, ", late %llu", (unsigned long long)p->late);
+		n += snprintf(counts + n, sizeof(counts) - (size_t)n, ", late %llu",
+			      (unsigned long long)p->late);
 	if (p->cfg->xleave)
-		fprintf(stderr, ", interleaved %llu", (unsigned long long)p->interleaved);
-	fprintf(stderr, ", median delay %s\n", med);
+		snprintf(counts + n, sizeof(counts) - (size_t)n, ", interleaved %llu",
+			 (unsigned long long)p->interleaved);
+	if (p->cfg->human && p->out == OUT_OK) {
+		human_summary(p, counts);
+	} else if (!p->cfg->human) {
+		if (p->delays->n)
+			snprintf(offs, sizeof(offs), ", median offset %+.3f us",
+				 hist_median(p->offsets) / 2e3);
+		fprintf(stderr, "%s: %s, median delay %s%s\n", ntpx_prog, counts, med, offs);
+		if (p->server.known) {
+			refid_str(p->server.stratum, p->server.refid, refid, sizeof(refid));
+			fprintf(stderr, "%s: server stratum %u, refid %s, leap %u, root delay %.3f us, "
+				"root dispersion %.3f us\n", ntpx_prog, p->server.stratum, refid,
+				p->server.leap, short_us(p->server.root_delay),
+				short_us(p->server.root_disp));
+		}
+	}
 	transport_counters(p->t, ctr, sizeof(ctr));
 	if (ctr[0])
-		fprintf(stderr, "%s: transport %s\n", opt_prog, ctr);
+		fprintf(stderr, "%s: transport %s\n", ntpx_prog, ctr);
+}
+
+int probe_exit_status(const struct probe *p)
+{
+	if (p->failed || p->kissed_off || p->out == OUT_FAILED)
+		return NTPX_EXIT_FAIL;
+	/* The reader went away (EPIPE): it stopped the run, as `| head`
+	   does, which is no verdict on the server (lib/out.h). */
+	if (p->out == OUT_CLOSED)
+		return NTPX_EXIT_OK;
+	return p->counts[RECORD_OK] ? NTPX_EXIT_OK : NTPX_EXIT_FAIL;
 }

@@ -16,7 +16,7 @@
 #include "transport.h"
 #include "ntpreflect.h"
 
-const char *const verdict_names[V_NVERDICT] = {
+const char *const reflect_verdict_names[V_NVERDICT] = {
 	"ok", "short", "truncated", "malformed", "version", "control", "private", "mode",
 	"denied", "rate", "kiss",
 };

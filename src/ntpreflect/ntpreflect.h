@@ -5,9 +5,9 @@
  * options.c reads the command line into a struct reflect_config;
  * admit.c decides which datagrams are answered (--allow, --ratelimit,
  * the shape of a request); reply.c builds and sends the replies, basic,
- * interleaved or a RATE kiss; serve.c is the receive loop; output.c the
- * log (--log), whose lines wait in a queue for the replies' send stamps,
- * and the counts at exit.
+ * interleaved or a RATE kiss; serve.c is the receive loop; sent.c the
+ * queue of datagrams whose log lines wait for the replies' send stamps;
+ * output.c the log (--log) and the counts at exit.
  */
 #ifndef NTPX_NTPREFLECT_H
 #define NTPX_NTPREFLECT_H
@@ -56,13 +56,13 @@ enum verdict {
 	V_NVERDICT
 };
 
-extern const char *const verdict_names[V_NVERDICT];
+extern const char *const reflect_verdict_names[V_NVERDICT];
 
 /*
  * A datagram answered or ignored, whose log line waits for the reply's
  * send stamps; and the client slot those stamps belong to.
  */
-struct sent {
+struct reflect_sent {
 	uint64_t seq;
 	struct transport_addr peer;
 	struct xleave_client *c;	/* NULL: no client state */
@@ -76,7 +76,7 @@ struct sent {
 	struct xleave_ef st;		/* t2 t2k t2h t3, then t3q t3k t3h */
 };
 
-#define SENT_QUEUE	32		/* < TRANSPORT_TX_KEEP */
+#define REFLECT_SENT_QUEUE	32		/* < TRANSPORT_TX_KEEP */
 
 struct reflector {
 	const struct reflect_config *cfg;
@@ -89,7 +89,7 @@ struct reflector {
 	FILE *log;			/* NULL without --log */
 	const char *logname;
 	int out;			/* the log's state (lib/out.h) */
-	struct sent q[SENT_QUEUE];
+	struct reflect_sent q[REFLECT_SENT_QUEUE];
 	unsigned head, n;
 	/* Counts, for the summary. */
 	uint64_t seq;			/* datagrams received */
@@ -106,7 +106,6 @@ enum verdict reflect_admit(struct reflector *r, const struct transport_addr *fro
 
 /* reply.c */
 void reflect_reply_init(struct reflector *r);
-void reflect_ef_tx(struct xleave_ef *e, const struct transport_stamps *ts);
 void reflect_kiss(struct reflector *r, const struct transport_addr *from,
 		  const struct ntp_packet *q, int64_t t2);
 void reflect_answer(struct reflector *r, unsigned char *buf, ssize_t n,
@@ -117,10 +116,14 @@ extern volatile sig_atomic_t reflect_stopping;	/* SIGINT/SIGTERM came */
 void reflect_on_signal(int sig);
 void reflect_serve(struct reflector *r);
 
+/* sent.c: the queue of datagrams whose log lines wait for send stamps */
+void reflect_sent_ef_tx(struct xleave_ef *e, const struct transport_stamps *ts);
+struct reflect_sent *reflect_sent_push(struct reflector *r);
+void reflect_sent_flush(struct reflector *r, int all);
+
 /* output.c */
 void reflect_log_open(struct reflector *r);
-struct sent *sent_push(struct reflector *r);
-void sent_flush(struct reflector *r, int all);
+void reflect_log_line(struct reflector *r, const struct reflect_sent *e);
 int reflect_log_close(struct reflector *r);
 void reflect_summary(const struct reflector *r);
 

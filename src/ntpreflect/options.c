@@ -5,6 +5,7 @@
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <sys/socket.h>
 
 #include "access.h"
 #include "ntp.h"
@@ -29,9 +30,10 @@ static void usage(FILE *out)
 	       "      --ratelimit RATE[/BURST]  per client address: RATE requests a second,\n"
 	       "                       BURST at once (default 8); over it a RATE kiss, at\n"
 	       "                       most RATE a second, else silence (default off)\n"
+	       "  -4, -6               resolve HOST to an IPv4 / IPv6 address only\n"
 	       "  -h, --help           this help\n"
 	       "      --version        print the version\n\n"
-	       "Counts of what was answered and ignored go to stderr at exit.\n", opt_prog);
+	       "Counts of what was answered and ignored go to stderr at exit.\n", ntpx_prog);
 }
 
 void reflect_options(int argc, char **argv, struct reflect_config *cfg)
@@ -52,7 +54,7 @@ void reflect_options(int argc, char **argv, struct reflect_config *cfg)
 		{ 0 }
 	};
 	char err[256];
-	int c;
+	int c, family = 0;
 
 	*cfg = (struct reflect_config){
 		.stratum = 1,
@@ -61,8 +63,14 @@ void reflect_options(int argc, char **argv, struct reflect_config *cfg)
 		.poll = TRANSPORT_POLL_BLOCK,
 	};
 	ntp_refid_parse("NTPX", &cfg->refid);
-	while ((c = getopt_long(argc, argv, "s:r:n:l:u:a:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:r:n:l:u:a:46h", longopts, NULL)) != -1) {
 		switch (c) {
+		case '4':
+			family = AF_INET;
+			break;
+		case '6':
+			family = AF_INET6;
+			break;
 		case 's':
 			if (opt_count(optarg, 15, &cfg->stratum) || cfg->stratum < 1)
 				opt_usage_error("bad stratum '%s' (1..15)", optarg);
@@ -110,4 +118,5 @@ void reflect_options(int argc, char **argv, struct reflect_config *cfg)
 		}
 	}
 	endpoint_from_args(argc, argv, optind, &cfg->ep);
+	cfg->ep.family = family;
 }

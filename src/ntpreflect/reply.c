@@ -67,23 +67,6 @@ void reflect_reply_init(struct reflector *r)
 	};
 }
 
-/* The send stamps in @ts that came into @e: t3q t3k t3h. */
-void reflect_ef_tx(struct xleave_ef *e, const struct transport_stamps *ts)
-{
-	if (ts->at[TRANSPORT_LAYER_Q] != TRANSPORT_NO_STAMP) {
-		e->at[XEF_T3Q] = ts->at[TRANSPORT_LAYER_Q];
-		e->have |= 1u << XEF_T3Q;
-	}
-	if (ts->at[TRANSPORT_LAYER_K] != TRANSPORT_NO_STAMP) {
-		e->at[XEF_T3K] = ts->at[TRANSPORT_LAYER_K];
-		e->have |= 1u << XEF_T3K;
-	}
-	if (ts->at[TRANSPORT_LAYER_H] != TRANSPORT_NO_STAMP) {
-		e->at[XEF_T3H] = ts->at[TRANSPORT_LAYER_H];
-		e->have |= 1u << XEF_T3H;
-	}
-}
-
 /* The receive stamps in @rx that came into @e: t2k t2h. */
 static void ef_rx(struct xleave_ef *e, const struct transport_stamps *rx)
 {
@@ -108,7 +91,7 @@ static void client_stamps(struct transport *t, struct clock *clk, struct xleave_
 	struct transport_stamps ts;
 
 	transport_tx_stamps(t, c->tx_id, clk, &ts, 0);
-	reflect_ef_tx(&c->last, &ts);
+	reflect_sent_ef_tx(&c->last, &ts);
 	c->tx_wanted = 0;
 }
 
@@ -153,7 +136,7 @@ void reflect_answer(struct reflector *rf, unsigned char *buf, ssize_t n,
 	int xl, want_tx;
 	size_t len = NTP_HEADER_LEN;
 	struct ntp_packet r;
-	struct sent *e;
+	struct reflect_sent *e;
 	int64_t t3 = 0;
 	int rc;
 
@@ -202,7 +185,7 @@ void reflect_answer(struct reflector *rf, unsigned char *buf, ssize_t n,
 	rc = transport_send(rf->t, buf, len, from, rf->clk,
 			    (xl ? 0 : TRANSPORT_STAMP_XMT) |
 			    (want_tx ? TRANSPORT_STAMP_SEND : 0), &t3);
-	e = sent_push(rf);
+	e = reflect_sent_push(rf);
 	e->seq = rf->seq;
 	e->peer = *from;
 	e->version = q->version;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * ntpreflect's loop: receive a datagram, decide whether it is answered
- * (admit.c), answer it (reply.c) and queue its log line (output.c),
+ * (admit.c), answer it (reply.c) and queue its log line (sent.c),
  * until --count replies, a signal or a log that cannot be written.
  */
 #include <errno.h>
@@ -29,13 +29,13 @@ void reflect_on_signal(int sig)
 static void ignored(struct reflector *r, const struct transport_addr *from, enum verdict v,
 		    int64_t t2)
 {
-	struct sent *e = sent_push(r);
+	struct reflect_sent *e = reflect_sent_push(r);
 
 	e->seq = r->seq;
 	e->peer = *from;
 	e->version = -1;
 	e->mode = "-";
-	e->status = verdict_names[v];
+	e->status = reflect_verdict_names[v];
 	e->st.at[XEF_T2] = t2;
 	e->st.have = 1u << XEF_T2;
 }
@@ -76,7 +76,7 @@ void reflect_serve(struct reflector *r)
 			reflect_answer(r, buf, n, &from, &q, t2);
 		else
 			ignored(r, &from, v, t2);
-		sent_flush(r, 0);
+		reflect_sent_flush(r, 0);
 	}
-	sent_flush(r, 1);
+	reflect_sent_flush(r, 1);
 }

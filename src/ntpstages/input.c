@@ -3,6 +3,7 @@
  * input.c - ntpstages' records: the ok exchanges' stamps, each present or
  * NONE, kept in the order they came.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,6 +68,16 @@ static int keep(struct input *in, uint64_t seq, const int64_t *x)
 	return 0;
 }
 
+/* The first "#endpoint URL [ADDRESS]" names the run (--openmetrics). */
+static void on_comment(void *ctx, const char *line)
+{
+	struct input *in = ctx;
+
+	if (!in->endpoint[0] && strncmp(line, "#endpoint ", 10) == 0)
+		snprintf(in->endpoint, sizeof(in->endpoint), "%.*s", (int)strcspn(line + 10, " "),
+			 line + 10);
+}
+
 /* Reads one input; returns 0 or -1 with the error printed. */
 int input_read(int fd, const char *name, struct input *in)
 {
@@ -77,6 +88,8 @@ int input_read(int fd, const char *name, struct input *in)
 		ntpx_err("out of memory");
 		return -1;
 	}
+	xr.r.on_comment = on_comment;
+	xr.r.ctx = in;
 	while ((rc = exchange_next(&xr)) == 1) {
 		/* A stamp without a value is EXCHANGE_NONE, which is NONE. */
 		int64_t *x = xr.v + C_STAMP;

@@ -27,61 +27,92 @@ static const struct layer {
 
 #define NLAYERS	ARRAY_SIZE(layers)
 
+size_t layer_count(void)
+{
+	return NLAYERS;
+}
+
+const char *layer_name(size_t k)
+{
+	return layers[k].name;
+}
+
+/* Layer @k's offset and delay medians and its residuals; -1 with fewer
+   than three exchanges that have its four stamps. */
+int layer_stats(const struct input *in, size_t k, double *v, double *w, double *t,
+		struct layer_figures *f)
+{
+	const struct layer *l = &layers[k];
+	struct linfit fit;
+	size_t i, n;
+
+	for (i = n = 0; i < in->n; i++) {
+		const int64_t *x = in->x[i];
+		int64_t tt[4];
+		int m;
+
+		for (m = 0; m < 4; m++)
+			tt[m] = x[l->t[m]];
+		if (tt[0] == NONE || tt[1] == NONE || tt[2] == NONE || tt[3] == NONE)
+			continue;
+		t[n] = (double)(int64_t)((uint64_t)x[S_T1] - (uint64_t)in->x[0][S_T1]) / 1e9;
+		v[n] = (double)record_off2(tt) / 2;
+		w[n] = (double)record_delay(tt);
+		n++;
+	}
+	f->n = n;
+	if (n < 3)
+		return -1;
+	f->jitter = jitter(v, n);
+	if (stats_linfit(t, v, n, &fit))
+		return -1;
+	for (i = 0; i < n; i++)
+		t[i] = v[i] - (fit.a + fit.b * t[i]);
+	f->rms = stats_rms(t, n);
+	for (i = 0; i < n; i++)
+		t[i] = fabs(t[i]);
+	f->p999 = stats_quantile(t, n, 0.999);
+	f->offset = stats_quantile(v, n, 0.5);
+	f->delay = stats_quantile(w, n, 0.5);
+	return 0;
+}
+
+/* The user layer's residual variance less layer @k's, as a share of it;
+   NAN where either is missing. */
+double layer_host_share(const struct layer_figures *user, const struct layer_figures *f)
+{
+	double vu = user->rms * user->rms;
+
+	if (vu <= 0)
+		return NAN;
+	return (vu - f->rms * f->rms) / vu;
+}
+
 void layers_print(const struct input *in, double *v, double *w, double *t)
 {
-	double var[NLAYERS];
+	struct layer_figures f[NLAYERS];
 	int have_layer[NLAYERS] = { 0 };
-	size_t i, k, n;
+	size_t k;
 
 	printf("%-16s %7s %10s %10s %10s %10s %10s\n", "#layer", "n", "offset_us", "delay_us",
 	       "rms_us", "p99.9_us", "jitter_us");
 	for (k = 0; k < NLAYERS; k++) {
-		const struct layer *l = &layers[k];
-		struct linfit fit;
-		double off_med, del_med, rms, p999, j;
-
-		for (i = n = 0; i < in->n; i++) {
-			const int64_t *x = in->x[i];
-			int64_t tt[4];
-			int m;
-
-			for (m = 0; m < 4; m++)
-				tt[m] = x[l->t[m]];
-			if (tt[0] == NONE || tt[1] == NONE || tt[2] == NONE || tt[3] == NONE)
-				continue;
-			t[n] = (double)(int64_t)((uint64_t)x[S_T1] - (uint64_t)in->x[0][S_T1]) / 1e9;
-			v[n] = (double)record_off2(tt) / 2;
-			w[n] = (double)record_delay(tt);
-			n++;
-		}
-		if (n < 3)
+		if (layer_stats(in, k, v, w, t, &f[k]))
 			continue;
-		j = jitter(v, n);
-		if (stats_linfit(t, v, n, &fit))
-			continue;
-		for (i = 0; i < n; i++)
-			t[i] = v[i] - (fit.a + fit.b * t[i]);
-		rms = stats_rms(t, n);
-		for (i = 0; i < n; i++)
-			t[i] = fabs(t[i]);
-		p999 = stats_quantile(t, n, 0.999);
-		off_med = stats_quantile(v, n, 0.5);
-		del_med = stats_quantile(w, n, 0.5);
-		printf("%-16s %7zu", l->name, n);
-		print_us(off_med);
-		print_us(del_med);
-		print_us(rms);
-		print_us(p999);
-		print_us(j);
+		printf("%-16s %7zu", layers[k].name, f[k].n);
+		print_us(f[k].offset);
+		print_us(f[k].delay);
+		print_us(f[k].rms);
+		print_us(f[k].p999);
+		print_us(f[k].jitter);
 		printf("\n");
 		have_layer[k] = 1;
-		var[k] = rms * rms;
 	}
 	/* The answer: how much of the user layer's offset noise the stacks add. */
 	for (k = 1; k < NLAYERS; k++) {
-		if (!have_layer[0] || !have_layer[k] || var[0] <= 0)
+		if (!have_layer[0] || !have_layer[k] || !isfinite(layer_host_share(&f[0], &f[k])))
 			continue;
 		printf("host_share_%s_pct %.1f\n", layers[k].name,
-		       100 * (var[0] - var[k]) / var[0]);
+		       100 * layer_host_share(&f[0], &f[k]));
 	}
 }

@@ -34,8 +34,10 @@ static void usage(FILE *out)
 	       "  -e, --each           one line per exchange: every stage in ns\n"
 	       "  -s, --same-clock     both hosts read one clock (loopback, the lab):\n"
 	       "                       the one-way paths are true one-way delays\n"
+	       "      --openmetrics    both tables in the Prometheus text format (for\n"
+	       "                       node_exporter's textfile collector)\n"
 	       "  -h, --help           this help\n"
-	       "      --version        print the version\n", opt_prog);
+	       "      --version        print the version\n", ntpx_prog);
 }
 
 int main(int argc, char **argv)
@@ -43,11 +45,12 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "each", no_argument, NULL, 'e' },
 		{ "same-clock", no_argument, NULL, 's' },
+		{ "openmetrics", no_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
 	};
-	int per_exchange = 0, same = 0, c;
+	int per_exchange = 0, same = 0, om = 0, c;
 	double *v, *w, *t;
 
 	opt_init(argv[0]);
@@ -57,9 +60,13 @@ int main(int argc, char **argv)
 			per_exchange = 1;
 		else if (c == 's')
 			same = 1;
+		else if (c == 'O')
+			om = 1;
 		else
 			opt_other(c, usage);
 	}
+	if (om && per_exchange)
+		opt_usage_error("--openmetrics and --each exclude each other");
 	if (opt_inputs(argc, argv, optind, read_input, &in))
 		return NTPX_EXIT_FAIL;
 	if (!in.n)
@@ -73,6 +80,16 @@ int main(int argc, char **argv)
 		t = malloc(in.n * sizeof(*t));
 		if (!v || !w || !t)
 			ntpx_die(NTPX_EXIT_FAIL, "out of memory");
+		if (om) {
+			int rc = out_exit_code(metrics_print(&in, same, v, w, t));
+
+			free(v);
+			free(w);
+			free(t);
+			free(in.x);
+			free(in.seq);
+			return rc;
+		}
 		printf("# ntpstages: %llu records, %zu ok; clocks: %s\n",
 		       (unsigned long long)in.records, in.n,
 		       same ? "one clock (one-way paths are true one-way delays)" :

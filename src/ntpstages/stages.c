@@ -99,35 +99,63 @@ void stages_each(const struct input *in)
 	}
 }
 
+size_t stage_count(void)
+{
+	return NSTAGES;
+}
+
+const char *stage_name(size_t k)
+{
+	return stages[k].name;
+}
+
+/* Stage @k's median, p99, jitter and sum over the exchanges that have it. */
+int stage_stats(const struct input *in, size_t k, double *v, struct stage_figures *f)
+{
+	const struct stage *s = &stages[k];
+	double q[2], ps[2] = { 0.5, 0.99 };
+	size_t i, n;
+
+	f->sum = 0;
+	for (i = n = 0; i < in->n; i++) {
+		int64_t d = stage_of(in->x[i], s);
+
+		if (d != NONE) {
+			v[n++] = (double)d;
+			f->sum += (double)d;
+		}
+	}
+	f->n = n;
+	if (!n)
+		return -1;
+	f->jitter = jitter(v, n);
+	stats_quantiles(v, n, ps, q, 2);
+	f->median = q[0];
+	f->p99 = q[1];
+	return 0;
+}
+
 /* The table: each stage's median, p99 and jitter over the exchanges that have it. */
 void stages_print(const struct input *in, int same, double *v)
 {
-	size_t i, k, n;
+	size_t k;
 
 	printf("%-16s %-10s %7s %10s %10s %10s\n", "#stage", "from-to", "n", "median_us",
 	       "p99_us", "jitter_us");
 	for (k = 0; k < NSTAGES; k++) {
 		const struct stage *s = &stages[k];
-		double q[2], ps[2] = { 0.5, 0.99 }, j;
+		struct stage_figures f;
 		char name[40], span[16];
 
-		for (i = n = 0; i < in->n; i++) {
-			int64_t d = stage_of(in->x[i], s);
-
-			if (d != NONE)
-				v[n++] = (double)d;
-		}
-		if (!n)
+		if (stage_stats(in, k, v, &f))
 			continue;
-		j = jitter(v, n);
-		stats_quantiles(v, n, ps, q, 2);
 		snprintf(name, sizeof(name), "%s%s%s", s->part ? "  " : "", s->name,
 			 s->oneway && !same ? "*" : "");
 		snprintf(span, sizeof(span), "%s-%s", st_name(s->from), st_name(s->to));
-		printf("%-16s %-10s %7zu", name, span, n);
-		print_us(q[0]);
-		print_us(q[1]);
-		print_us(j);
+		printf("%-16s %-10s %7zu", name, span, f.n);
+		print_us(f.median);
+		print_us(f.p99);
+		print_us(f.jitter);
 		printf("\n");
 	}
 }

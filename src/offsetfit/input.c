@@ -87,6 +87,16 @@ static const struct exchange_spec spec = {
 	cols, ARRAY_SIZE(cols), "ok record without all of T1..T4"
 };
 
+/* The first "#endpoint URL [ADDRESS]" names the series (--openmetrics). */
+static void on_comment(void *ctx, const char *line)
+{
+	struct series *s = ctx;
+
+	if (!s->endpoint[0] && strncmp(line, "#endpoint ", 10) == 0)
+		snprintf(s->endpoint, sizeof(s->endpoint), "%.*s", (int)strcspn(line + 10, " "),
+			 line + 10);
+}
+
 /* Reads one input; returns 0 or -1 with the error printed. */
 int series_read(int fd, const char *name, struct series *s)
 {
@@ -97,6 +107,8 @@ int series_read(int fd, const char *name, struct series *s)
 		ntpx_err("out of memory");
 		return -1;
 	}
+	xr.r.on_comment = on_comment;
+	xr.r.ctx = s;
 	while ((rc = exchange_next(&xr)) == 1) {
 		const struct record_exchange *x = &xr.x;
 

@@ -56,7 +56,7 @@ int main(int argc, char **argv)
 	case M_CDF_RESID:
 		return output_cdf_residual(&in, &fit);
 	case M_STABILITY:
-		return stability_print(&in, &fit, cfg.series, cfg.tau0_s, cfg.json);
+		return stability_print(&in, &fit, cfg.series, cfg.tau0_s, cfg.json, &cfg.stab);
 	default:
 		return summary_print(&in, &fit, cfg.json);
 	}

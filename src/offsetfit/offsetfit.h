@@ -31,17 +31,55 @@ struct series {
 	int have_t0;
 	uint64_t records, checked;
 	uint64_t status[RECORD_NSTATUS];
+	char endpoint[256];	/* the first #endpoint's URL, or "" */
 };
 
 /* What to print (options.c). */
 enum fit_mode { M_SUMMARY, M_RESIDUALS, M_CDF_RTT, M_CDF_RESID, M_CHECK, M_STABILITY,
 		M_PERCENTILES };
 
+#define SUMMARY_OPENMETRICS	2
+
+/* mask.c: --mask, a limit on MTIE or TDEV over tau. */
+enum mask_stat { MASK_MTIE, MASK_TDEV };
+
+struct mask_seg {
+	double lo, hi;		/* tau in (lo, hi] s */
+	double a, b;		/* limit = a tau + b ns */
+};
+
+struct mask {
+	const char *name;	/* the built-in name or the file */
+	enum mask_stat stat;
+	const struct mask_seg *seg;	/* built in: segments, */
+	size_t nseg;
+	double (*pt)[2];	/* from a file: (tau s, limit ns), ascending */
+	size_t npt;
+};
+
+/* A name or [mtie:|tdev:]FILE into out[] (exit 2 if bad); how many masks (1 or 2). */
+int mask_parse(const char *spec, struct mask out[2]);
+/* The limit at @tau (ns); NAN where the mask says nothing. */
+double mask_limit(const struct mask *m, double tau);
+
+/* --stability's choices beyond the series (stability.c). */
+#define STAB_MAX_COLS	16
+struct stab_config {
+	int cols[STAB_MAX_COLS];	/* --dev: column ids in order; ncols 0: the default five */
+	int ncols;
+	double conf;		/* --ci: the confidence (0: no intervals) */
+	double max_tau_s;	/* --max-tau; 0: a third of the run */
+	struct mask mask[2];	/* --mask */
+	int nmask;
+};
+
 struct fit_config {
 	enum fit_mode mode;
-	int json;		/* the summary, --stability or --percentiles as JSON */
+	int json;		/* the summary, --stability or --percentiles as JSON;
+				   SUMMARY_OPENMETRICS: --openmetrics */
 	unsigned series;	/* --stability's series (stability.c); 0: each the input has */
 	double tau0_s;		/* --tau0; 0: the median spacing */
+	struct stab_config stab;	/* --dev, --ci, --max-tau, --mask */
 };
 
 /* options.c: the options into @cfg (exit 2 for a bad one); the first input's index. */
@@ -67,7 +105,9 @@ int percentiles_print(struct series *s, int json);
 
 /* stability.c: --series's names into a bit set (-1: not one); the output */
 int stability_series_parse(const char *list, unsigned *set);
+/* --dev's names into sc->cols (-1: a name not known) */
+int stability_dev_parse(const char *list, struct stab_config *sc);
 int stability_print(const struct series *s, const struct linfit *fit, unsigned want,
-		    double tau0_s, int json);
+		    double tau0_s, int json, const struct stab_config *sc);
 
 #endif

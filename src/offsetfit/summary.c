@@ -15,13 +15,60 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
+#include "openmetrics.h"
 #include "offsetfit.h"
+
+/*
+ * --openmetrics: the summary in the Prometheus text exposition format, for
+ * node_exporter's textfile collector; base units (seconds, a ratio), the
+ * endpoint and its transport as labels.
+ */
+static int openmetrics_print(const struct series *s, const struct linfit *fit, double t_end,
+			     const double rq[3], const double dq[3], double dmin, uint64_t lost,
+			     int truth, double bias, double erms, double rsum, double dsum)
+{
+	struct om m;
+
+	om_init(&m, s->endpoint);
+	om_gauge(&m, "ntpx_records", "Exchanges read.", (double)s->records);
+	om_gauge(&m, "ntpx_ok_records", "Exchanges with status ok, those fitted.", (double)s->n);
+	om_gauge(&m, "ntpx_lost_records", "Exchanges lost (timeout or dropped).", (double)lost);
+	om_gauge(&m, "ntpx_offset_seconds",
+		 "Offset (server minus client) of the fitted line at the last exchange.",
+		 (fit->a + fit->b * t_end) * 1e-9);
+	om_gauge(&m, "ntpx_drift_ratio", "Slope of the fitted offset: the frequency error (1e-6 is 1 ppm).",
+		 fit->b * 1e-9);
+	om_gauge(&m, "ntpx_residual_rms_seconds", "RMS of the residuals about the fitted line.",
+		 fit->rms * 1e-9);
+	om_family("ntpx_residual_abs_seconds", "summary", "The absolute residuals about the fitted line.");
+	om_sample(&m, "ntpx_residual_abs_seconds", "quantile=\"0.5\"", rq[0] * 1e-9);
+	om_sample(&m, "ntpx_residual_abs_seconds", "quantile=\"0.99\"", rq[1] * 1e-9);
+	om_sample(&m, "ntpx_residual_abs_seconds", "quantile=\"0.999\"", rq[2] * 1e-9);
+	om_sample(&m, "ntpx_residual_abs_seconds_sum", NULL, rsum * 1e-9);
+	om_sample(&m, "ntpx_residual_abs_seconds_count", NULL, (double)s->n);
+	om_family("ntpx_delay_seconds", "summary", "The round-trip delay of the ok exchanges.");
+	om_sample(&m, "ntpx_delay_seconds", "quantile=\"0\"", dmin * 1e-9);
+	om_sample(&m, "ntpx_delay_seconds", "quantile=\"0.5\"", dq[0] * 1e-9);
+	om_sample(&m, "ntpx_delay_seconds", "quantile=\"0.99\"", dq[1] * 1e-9);
+	om_sample(&m, "ntpx_delay_seconds_sum", NULL, dsum * 1e-9);
+	om_sample(&m, "ntpx_delay_seconds_count", NULL, (double)s->n);
+
+	if (truth) {
+		om_gauge(&m, "ntpx_error_bias_seconds", "Mean of measured minus true offset (sim clock).",
+			 bias * 1e-9);
+		om_gauge(&m, "ntpx_error_rms_seconds", "RMS of measured minus true offset (sim clock).",
+			 erms * 1e-9);
+	}
+	return output_finish();
+}
 
 int summary_print(struct series *s, const struct linfit *fit, int json)
 {
 	static const double ps[] = { 0.5, 0.99, 0.999 };
-	double rq[3], dq[3], dmin, reject, bias = 0, erms = 0, ep99 = 0;
+	double rq[3], dq[3], dmin, reject, bias = 0, erms = 0, ep99 = 0, t_end = 0;
+	double rsum = 0, dsum = 0;
 	char se[32] = "-", se_json[32];
 	struct linfit tfit;
 	uint64_t lost, rejected;
@@ -44,13 +91,19 @@ int summary_print(struct series *s, const struct linfit *fit, int json)
 			s->truth[i] = fabs(s->truth[i]);
 		ep99 = stats_quantile(s->truth, s->n, 0.99);
 	}
-	/* |residual| replaces t: nothing needs t after this. */
+	/* |residual| replaces t: nothing needs t after this but its end. */
+	for (i = 0; i < s->n; i++)
+		t_end = s->t[i] > t_end ? s->t[i] : t_end;
 	for (i = 0; i < s->n; i++)
 		s->t[i] = fabs(s->off[i] - (fit->a + fit->b * s->t[i]));
+	for (i = 0; i < s->n; i++)
+		rsum += s->t[i];
 	stats_quantiles(s->t, s->n, ps, rq, 3);
 	/* The offsets are spent: their array takes the delays as doubles. */
 	for (i = 0; i < s->n; i++)
 		s->off[i] = s->delay[i];
+	for (i = 0; i < s->n; i++)
+		dsum += s->off[i];
 	dmin = stats_min(s->off, s->n);
 	stats_quantiles(s->off, s->n, ps, dq, 3);
 	lost = s->status[RECORD_TIMEOUT] + s->status[RECORD_DROPPED];
@@ -61,6 +114,9 @@ int summary_print(struct series *s, const struct linfit *fit, int json)
 	if (isfinite(fit->b_se))
 		snprintf(se, sizeof(se), "%.6f", fit->b_se / 1e3);
 	snprintf(se_json, sizeof(se_json), "%s", isfinite(fit->b_se) ? se : "null");
+	if (json == SUMMARY_OPENMETRICS)
+		return openmetrics_print(s, fit, t_end, rq, dq, dmin, lost, truth, bias, erms,
+					 rsum, dsum);
 	if (json) {
 		printf("{\"records\":%llu,\"n\":%zu,\"lost\":%llu,\"rejected\":%llu,"
 		       "\"reject_rate\":%.6f,\"a_us\":%.3f,\"b_ppm\":%.6f,\"b_se_ppm\":%s,\"rms_us\":%.3f,"

@@ -53,7 +53,7 @@ static void usage(FILE *f)
 		"  -h, --help           this text\n"
 		"      --version        the version\n"
 		"Exit: the command's status; %d for tether's own failures.\n",
-		opt_prog, opt_prog, opt_prog, TETHER_EXIT_FAIL);
+		ntpx_prog, ntpx_prog, ntpx_prog, TETHER_EXIT_FAIL);
 }
 
 int main(int argc, char **argv)

@@ -85,7 +85,7 @@ int serve_run(const char *tag, char **argv)
 		if (nul < 0 || dup2(nul, 0) < 0 || dup2(po[1], 1) < 0 || dup2(pe[1], 2) < 0)
 			_exit(TETHER_EXIT_FAIL);
 		execvp(argv[0], argv);
-		dprintf(2, "%s: %s: %s (PATH=%s)\n", opt_prog, argv[0], strerror(errno),
+		dprintf(2, "%s: %s: %s (PATH=%s)\n", ntpx_prog, argv[0], strerror(errno),
 				getenv("PATH"));
 		_exit(errno == ENOENT ? 127 : 126);
 	}

@@ -194,6 +194,12 @@ stab1() { for d in "$P"/runs/*-$1-*-$2-r[12]; do offsetfit --stability --series 
 	awk '{ s += $1; n++ } END { printf "%.4g", s / n }'; }
 stabtsv() { awk -F'\t' -v f=$1 -v t=$2 -v c=$3 'NR == 1 { for (i = 2; i <= NF; i++) n[$i] = i - 1; next }
 	$1 == f && $2 == t { printf "%.4g", $n[c]; exit }' "$P/figures/stability.tsv"; }
+# stab1ci FAMILY TRANSPORT COLUMN: as stab1, from offsetfit --ci
+stab1ci() { for d in "$P"/runs/*-$1-*-$2-r[12]; do offsetfit --stability --series offset --dev adev,tdev,mtie --ci "$d/probe.rec" |
+	awk -v c=$3 '/^#fields/ { for (i = 2; i <= NF; i++) n[$i] = i - 1 } !/^#/ && NF { print $n[c]; exit }'; done |
+	awk '{ s += $1; n++ } END { printf "%.4g", s / n }'; }
+# stability.tsv's rows where COLUMN has a value
+stabvals() { awk -F'\t' -v c=$1 'NR == 1 { for (i = 2; i <= NF; i++) n[$i] = i - 1; next } (c in n) && $n[c] != "-"' "$P/figures/stability.tsv" | wc -l; }
 # rows of stability.tsv for FAMILY TRANSPORT
 stabrows() { awk -F'\t' -v f="$1" -v t="$2" '$1 == f && $2 == t' "$P/figures/stability.tsv" | wc -l; }
 # the octaves of offsetfit --stability on the freerun udp run of rep 1
@@ -203,9 +209,10 @@ octaves() { offsetfit --stability --series offset "$(ls -d "$P"/runs/*-freerun-*
 slope() { awk -F'\t' -v t=$1 -v g=$2 '$1 == t && $2 == g { print $4 }' "$P/figures/offset-delay.tsv"; }
 
 # report.html of DIR references only relative paths to files that
-# exist, at least 12.
+# exist, at least 12, and sections of its own (#ID) that it has.
 refs_ok() {
 	n=0; for r in $(grep -o "\(src\|href\)=\"[^\"]*\"" "$1/report.html" | sed "s/^[a-z]*=\"//; s/\"\$//"); do
+		case $r in "#"*) grep -q "id=\"${r#\#}\"" "$1/report.html" || return 1; continue ;; esac
 		case $r in /*|*:*|*..*) return 1 ;; esac; [ -s "$1/$r" ] || return 1; n=$((n + 1)); done; [ $n -ge 12 ]
 }
 # The runs' families of the partial package (runs.tsv), bursts' conditions.
@@ -392,6 +399,21 @@ test_expect_success 'mtie figure: steady udp2'\''s first MTIE is the runs'\'' me
 test_expect_success 'the figure has every octave of the run, its axis from the data' '
 	test_is "$(stabrows freerun udp)" "$(octaves)"
 '
+test_expect_success 'adev figure: its 1-sigma upper limit is the runs'\'' median of offsetfit --ci'\''s' '
+	test_is "$(stabtsv freerun udp adev_hi)" "$(stab1ci freerun udp adev_hi)"
+'
+test_expect_success 'stability.tsv: the limits around each ADEV and TDEV, a noise type in -2..2' '
+	awk -F"\t" "NR == 1 { for (i = 2; i <= NF; i++) n[\$i] = i - 1; next }
+		\$n[\"adev_lo\"] != \"-\" && \$n[\"runs\"] == 2 { k++
+		if (!(\$n[\"adev_lo\"] <= \$n[\"adev\"] && \$n[\"adev\"] <= \$n[\"adev_hi\"])) bad++
+		if (\$n[\"tdev_lo_ns\"] != \"-\" && !(\$n[\"tdev_lo_ns\"] <= \$n[\"tdev_ns\"] && \$n[\"tdev_ns\"] <= \$n[\"tdev_hi_ns\"])) bad++
+		if (\$n[\"alpha\"] != \"-\" && (\$n[\"alpha\"] < -2 || \$n[\"alpha\"] > 2)) bad++ }
+		END { exit bad || k < 10 }" "$P/figures/stability.tsv"
+'
+test_expect_success 'the ADEV and TDEV figures say they draw 1-sigma bars and alpha' '
+	test_grep "1-sigma bars, noise alpha" "$P/figures/adev.svg" &&
+	test_grep "1-sigma bars, noise alpha" "$P/figures/tdev.svg"
+'
 test_expect_success 'offset-delay: c2r slope near +0.5' '
 	between "$(slope udp c2r)" 0.4 0.6
 '
@@ -420,6 +442,58 @@ test_expect_success 'report: says ib is absent and why' '
 test_expect_success 'report: every figure with its caption' '
 	test_is "$(grep -c "<figcaption>" "$P/report.html")" 10
 '
+test_expect_success 'report: the stability captions read the error bars, alpha and the mask' '
+	test_grep "error bar.*1-sigma" "$P/report.html" && test_grep "dashed.*mask" "$P/report.html"
+'
+test_expect_success 'ntpx-figures --mask prtc-a: the mask on the TDEV and MTIE figures, not ADEV' '
+	"$A/ntpx-figures" --mask prtc-a "$P" 2>"$TMP/fig.err" &&
+	test_grep "mask prtc-a" "$P/figures/mtie.svg" && test_grep "mask prtc-a" "$P/figures/tdev.svg" &&
+	! grep -q "mask prtc-a" "$P/figures/adev.svg" &&
+	test "$(stabvals mtie_mask_ns)" -gt 3 && test "$(stabvals tdev_mask_ns)" -gt 3
+'
+test_expect_success 'ntpx-figures --mask with a mask that is not: exit 2, one line' '
+	test_exit 2 "$A/ntpx-figures" --mask prtc-z "$P" >/dev/null 2>"$TMP/fig.err" &&
+	test_is "$(cat "$TMP/fig.err")" "ntpx-figures: --mask prtc-z: No such file or directory"
+'
+test_expect_success 'ntpx-figures without --mask again: no mask' '
+	"$A/ntpx-figures" "$P" 2>"$TMP/fig.err" &&
+	! grep -q "mask prtc-a" "$P/figures/mtie.svg" && test "$(stabvals mtie_mask_ns)" = 0
+'
+
+# The findings: from the tables, nothing measured again.
+# fcol TRANSPORT COLUMN: findings.tsv's value.
+fcol() { awk -F'\t' -v t="$1" -v k="$2" "$ntpx_fields"'NR == 1 { fields(); next } field("transport") == t { print field(k) }' "$P/results/findings.tsv"; }
+test_expect_success 'findings.tsv: a row per present transport, none for the absent' '
+	test_is "$(awk -F"\t" "!/^#/ { print \$1 }" "$P/results/findings.tsv" | tr "\n" " ")" "udp udp2 "
+'
+test_expect_success "findings: the idle RTT is freerun's median RTT" '
+	test_is "$(fcol udp idle_rtt_us)/$(fcol udp2 idle_rtt_us)" "$(col freerun udp median_rtt_us)/$(col freerun udp2 median_rtt_us)"
+'
+test_expect_success "findings: the jitter and true error are steady's, the spread directional's" '
+	test_is "$(fcol udp jitter_us) $(fcol udp true_error_us) $(fcol udp2 spread_us)" \
+		"$(col steady udp jitter_us) $(col steady udp true_error_us) $(col directional udp2 spread_us)"
+'
+test_expect_success 'findings: no stages runs, no stage' '
+	test_is "$(fcol udp jitter_stage_idle)/$(fcol udp jitter_stage_load)" "-/-"
+'
+test_expect_success '--findings: under 25 lines, a line per transport with its numbers, ib absent' '
+	"$A/ntpx-summarize" --findings "$P" >"$TMP/findings.txt" &&
+	test "$(wc -l <"$TMP/findings.txt")" -lt 25 &&
+	test_grep -E "^  udp +$(fcol udp idle_rtt_us) +$(fcol udp jitter_us) +$(fcol udp true_error_us) +$(fcol udp spread_us) " "$TMP/findings.txt" &&
+	test_grep "^  ib  *absent: no RDMA device" "$TMP/findings.txt"
+'
+test_expect_success '--findings: a package not summarized is exit 1 with one line' '
+	test_exit 1 "$A/ntpx-summarize" --findings "$TMP/nothing" 2>"$TMP/err" &&
+	test_is "$(grep -c . "$TMP/err")" 1
+'
+test_expect_success 'report: the findings open it, before the first table' '
+	awk "/id=\"findings\"/ && !t { f = 1 } /<table/ && !f { t = 1 } END { exit !(f && !t) }" "$P/report.html"
+'
+test_expect_success "report: each finding's number links to its section" '
+	test_grep "<a href=\"#freerun\">$(fcol udp idle_rtt_us)</a>" "$P/report.html" &&
+	test_grep "<a href=\"#steady\">$(fcol udp true_error_us)</a>" "$P/report.html" &&
+	test_grep "<a href=\"#directional\">$(fcol udp spread_us)</a>" "$P/report.html"
+'
 
 # A partial package: only freerun, bursts and steady, no order.tsv (the
 # directory names say what each run is; a condition may hold '-').  The other tables and
@@ -435,7 +509,7 @@ test_expect_success 'partial package (no order.tsv, families missing): all three
 	all_three "$Q"
 '
 test_expect_success 'partial: tables of present families only' '
-	test_is "$(cd "$Q/results" && ls *.tsv | tr "\n" " ")" "bursts.tsv freerun.tsv runs.tsv steady.tsv "
+	test_is "$(cd "$Q/results" && ls *.tsv | tr "\n" " ")" "bursts.tsv findings.tsv freerun.tsv runs.tsv steady.tsv "
 '
 test_expect_success 'partial: figures of present families only' '
 	test_is "$(cd "$Q/figures" && ls | tr "\n" " ")" "adev.png adev.svg bursts.png bursts.svg mtie.png mtie.svg offset-delay.png offset-delay.svg offset-delay.tsv residual-cdf.png residual-cdf.svg rtt-cdf.png rtt-cdf.svg stability.tsv tdev.png tdev.svg "

@@ -13,9 +13,9 @@
 # noise-free 1 ppm property is in tests/unit/discipline.c.
 . "$(dirname "$0")/../lib.sh"
 
-# RT: real-time scheduling is there to be had (chrt), for the reflector
-# and the probes.
-test_lazy_prereq RT 'chrt -f 10 true'
+# No real-time priority: on a slow machine of this kind it made the
+# loopback round trip slower, and every bound here comes from the run's
+# own truth, whatever the noise (doc/hacking.md, Timing bounds).
 
 # probe VAR NAME ARGS...: ntpprobe on sim:$TMP/NAME in the background, its
 # own PID in VAR (spawn backgrounds ntpprobe itself; sending this function
@@ -23,7 +23,7 @@ test_lazy_prereq RT 'chrt -f 10 true'
 probe() {
 	_v=$1 name=$2
 	shift 2
-	spawn "$_v" $RT ntpprobe --clock "sim:$TMP/$name" --discipline "$@" "$ep" >"$TMP/$name.rec" 2>"$TMP/$name.err"
+	spawn "$_v" ntpprobe --clock "sim:$TMP/$name" --discipline "$@" "$ep" >"$TMP/$name.rec" 2>"$TMP/$name.err"
 }
 # The records' columns by name (--discipline adds foff2 .. update corr adj
 # dfreq after true2).
@@ -106,10 +106,8 @@ EOF
 }
 
 test_expect_success 'setup: a reflector on loopback' '
-	RT= &&
-	if test_have_prereq RT; then RT="chrt -f 10"; fi &&
 	port=$(free_udp_port) &&
-	spawn RPID $RT ntpreflect "udp://127.0.0.1:$port" 2>"$TMP/reflect.err" &&
+	spawn RPID ntpreflect "udp://127.0.0.1:$port" 2>"$TMP/reflect.err" &&
 	wait_until 5 udp_listening "$port" &&
 	ep=udp://127.0.0.1:$port
 '

@@ -5,7 +5,8 @@
 # unsynchronised replies (leap 3, stratum 0, reference ID 0) and the other
 # unsynchronised shapes are `unsynced` with the server's T2 and T3; a kiss
 # code is `kod` without them; RATE doubles the interval, DENY and RSTR stop
-# the probe with exit 1 after one request.
+# the probe after one request.  No exchange is ok in any of these runs, so
+# every one exits 1, as ping does when nothing answered (ntpprobe(1)).
 . "$(dirname "$0")/../lib.sh"
 fake=$NTPX_HELPERS/ntpfake
 need_prereq HELPERS
@@ -27,10 +28,10 @@ col() { rec_cols "$1" "$2" | tr '\n' ' ' | sed 's/ $//'; }
 missing() { rec_cols "$1" t2 t3 delay off2 | awk '$1 == "-" || $2 == "-" || $3 == "-" || $4 == "-"' | wc -l; }
 
 # OpenNTPD 6.2 while unsynchronised.
-test_expect_success 'leap 3, stratum 0, refid 0: exit 0' '
+test_expect_success 'leap 3, stratum 0, refid 0: exit 1 (none ok)' '
 	serve openntpd 3 0 0x00000000 &&
 	test_when_finished "kill $SERVER_PID; wait $SERVER_PID" &&
-	ntpprobe -c 3 -i 20ms -w 1s "udp://127.0.0.1:$PORT" >"$TMP/openntpd.rec" 2>"$TMP/openntpd.err"
+	test_exit 1 ntpprobe -c 3 -i 20ms -w 1s "udp://127.0.0.1:$PORT" >"$TMP/openntpd.rec" 2>"$TMP/openntpd.err"
 '
 test_expect_success 'leap 3, stratum 0, refid 0: unsynced, not kod' '
 	test_is "$(col "$TMP/openntpd.rec" status)" "unsynced unsynced unsynced"
@@ -51,7 +52,7 @@ test_expect_success 'the summary counts them as unsynced' '
 test_expect_success 'setup: ntpprobe -c 2 on a server at leap 3, stratum 3' '
 	serve leap3 3 3 0xc0000201 &&
 	test_when_finished "kill $SERVER_PID; wait $SERVER_PID" &&
-	ntpprobe -c 2 -i 20ms -w 1s "udp://127.0.0.1:$PORT" >"$TMP/leap3.rec" 2>/dev/null
+	test_exit 1 ntpprobe -c 2 -i 20ms -w 1s "udp://127.0.0.1:$PORT" >"$TMP/leap3.rec" 2>/dev/null
 '
 test_expect_success 'leap 3 at stratum 3: unsynced' '
 	test_is "$(col "$TMP/leap3.rec" status)" "unsynced unsynced"
@@ -63,7 +64,7 @@ test_expect_success 'leap 3 at stratum 3: T2 and T3 kept' '
 test_expect_success 'setup: ntpprobe -c 2 on a server at stratum 16, leap 0' '
 	serve s16 0 16 0x00000000 &&
 	test_when_finished "kill $SERVER_PID; wait $SERVER_PID" &&
-	ntpprobe -c 2 -i 20ms -w 1s "udp://127.0.0.1:$PORT" >"$TMP/s16.rec" 2>/dev/null
+	test_exit 1 ntpprobe -c 2 -i 20ms -w 1s "udp://127.0.0.1:$PORT" >"$TMP/s16.rec" 2>/dev/null
 '
 test_expect_success 'stratum 16, leap 0: unsynced' '
 	test_is "$(col "$TMP/s16.rec" status)" "unsynced unsynced"
@@ -72,7 +73,7 @@ test_expect_success 'stratum 16, leap 0: unsynced' '
 test_expect_success 'setup: ntpprobe -c 2 on an unsynchronised server sending zero timestamps' '
 	serve zero 3 0 0x00000000 zero &&
 	test_when_finished "kill $SERVER_PID; wait $SERVER_PID" &&
-	ntpprobe -c 2 -i 20ms -w 1s "udp://127.0.0.1:$PORT" >"$TMP/zero.rec" 2>/dev/null
+	test_exit 1 ntpprobe -c 2 -i 20ms -w 1s "udp://127.0.0.1:$PORT" >"$TMP/zero.rec" 2>/dev/null
 '
 test_expect_success 'unsynchronised with zero timestamps: unsynced' '
 	test_is "$(col "$TMP/zero.rec" status)" "unsynced unsynced"
@@ -82,10 +83,10 @@ test_expect_success '...without T2 and T3 (it sent none)' '
 '
 
 # A kiss code that only informs: kod, and probing goes on.
-test_expect_success 'INIT: exit 0' '
+test_expect_success 'INIT: exit 1 (none ok)' '
 	serve init 0 0 INIT &&
 	test_when_finished "kill $SERVER_PID; wait $SERVER_PID" &&
-	ntpprobe -c 3 -i 20ms -w 1s "udp://127.0.0.1:$PORT" >"$TMP/init.rec" 2>"$TMP/init.err"
+	test_exit 1 ntpprobe -c 3 -i 20ms -w 1s "udp://127.0.0.1:$PORT" >"$TMP/init.rec" 2>"$TMP/init.err"
 '
 test_expect_success 'INIT: kod, and the probe goes on' '
 	test_is "$(col "$TMP/init.rec" status)" "kod kod kod"
@@ -101,7 +102,7 @@ test_expect_success 'INIT: three requests' '
 test_expect_success 'setup: ntpprobe -c 2 on a server sending INIT under leap 3' '
 	serve init3 3 0 INIT &&
 	test_when_finished "kill $SERVER_PID; wait $SERVER_PID" &&
-	ntpprobe -c 2 -i 20ms -w 1s "udp://127.0.0.1:$PORT" >"$TMP/init3.rec" 2>/dev/null
+	test_exit 1 ntpprobe -c 2 -i 20ms -w 1s "udp://127.0.0.1:$PORT" >"$TMP/init3.rec" 2>/dev/null
 '
 test_expect_success 'INIT under leap 3: unsynced, not kod' '
 	test_is "$(col "$TMP/init3.rec" status)" "unsynced unsynced"
@@ -113,10 +114,10 @@ test_expect_success 'INIT under leap 3: T2 and T3 kept' '
 # RATE: each kiss doubles the interval.  The schedule is 0, 100, 300,
 # 700, 1500 ms, then 3100 ms, past the 1.6 s run: five requests (32
 # without the back-off).  -w 1s: a late reply is a timeout, not a kiss.
-test_expect_success 'RATE: exit 0' '
+test_expect_success 'RATE: exit 1 (none ok)' '
 	serve rate 3 0 RATE &&
 	test_when_finished "kill $SERVER_PID; wait $SERVER_PID" &&
-	ntpprobe -d 1.6s -i 50ms -w 1s "udp://127.0.0.1:$PORT" >"$TMP/rate.rec" 2>"$TMP/rate.err"
+	test_exit 1 ntpprobe -d 1.6s -i 50ms -w 1s "udp://127.0.0.1:$PORT" >"$TMP/rate.rec" 2>"$TMP/rate.err"
 '
 test_expect_success 'RATE: five kod records in 1.6 s at -i 50ms' '
 	test_is "$(col "$TMP/rate.rec" status)" "kod kod kod kod kod"

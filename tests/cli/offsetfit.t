@@ -198,6 +198,120 @@ test_expect_success 'an unknown series: exit 2' '
 	test_exit 2 offsetfit --stability --series drift "$TMP/good" >/dev/null 2>/dev/null
 '
 
+# The NBS 10-point set of NIST SP 1065 (Table 29) as offsets: the
+# frequencies 892, 809 .. 677 summed into a phase in ns, 1 s apart.
+nbs10() {
+	echo "#ntpx-record 1"
+	echo "#fields seq t1 t2 t3 t4 delay off2 status"
+	k=0 x=0
+	for f in 0 892 809 823 798 671 644 883 903 677; do
+		x=$((x + f)) t1=$((base + k * 1000000000))
+		echo "$((k + 1)) $t1 $((t1 + 50000 + x)) $((t1 + 51000 + x)) $((t1 + 101000)) 100000 $((2 * x)) ok"
+		k=$((k + 1))
+	done
+}
+# f COLUMN: COLUMN's place in $TMP/stab's #fields line
+fields() { sed -n 's/^#fields //p' "$TMP/stab" | head -1; }
+
+test_expect_success 'setup: the NBS 10-point set' '
+	nbs10 >"$TMP/nbs10"
+'
+test_expect_success '--dev: the columns asked for, in that order' '
+	offsetfit --stability --series offset --dev totdev,adev,ohdev,hdev "$TMP/nbs10" >"$TMP/stab" &&
+	test_is "$(fields)" "tau_s n totdev adev ohdev hdev"
+'
+test_expect_success '--dev: SP 1065'\''s published HDEV, OHDEV and TOTDEV of the NBS set' '
+	test_is "$(sv offset 1 hdev) $(sv offset 2 hdev) $(sv offset 2 ohdev) $(sv offset 2 totdev) $(sv offset 2 adev)" \
+		"7.0806e-08 1.1680e-07 8.5615e-08 9.3904e-08 8.5953e-08"
+'
+test_expect_success '--dev takes tdev, mtie and tie_rms for their _ns columns' '
+	offsetfit --stability --series offset --dev tdev,mtie,tie_rms,alpha "$TMP/nbs10" >"$TMP/stab" &&
+	test_is "$(fields)" "tau_s n tdev_ns mtie_ns tie_rms_ns alpha"
+'
+test_expect_success '--dev with a name not known: exit 2, and why' '
+	test_exit 2 offsetfit --stability --dev adev,allan "$TMP/nbs10" >"$TMP/out" 2>"$TMP/err" &&
+	test_grep "bad --dev .adev,allan." "$TMP/err"
+'
+test_expect_success '--ci: each deviation with its interval and EDF, and alpha' '
+	offsetfit --stability --series offset --dev adev,mdev --ci "$TMP/nbs10" >"$TMP/stab" &&
+	test_is "$(fields)" "tau_s n adev adev_lo adev_hi adev_edf mdev mdev_lo mdev_hi mdev_edf alpha"
+'
+test_expect_success '--ci: lo < adev < hi, and an EDF' '
+	awk "!/^#/ { if (!(\$4 < \$3 && \$3 < \$5 && \$6 > 0)) bad = 1; n++ } END { exit bad || n != 2 }" "$TMP/stab"
+'
+test_expect_success '--ci 0.95 is wider than 1 sigma, with the same EDF' '
+	offsetfit --stability --series offset --dev adev --ci 0.95 "$TMP/nbs10" >"$TMP/stab95" &&
+	test_is "$(awk "!/^#/ && \$1 == 1 { print (\$5 > $(sv offset 1 adev_hi)) \$6 }" "$TMP/stab95")" "1$(sv offset 1 adev_edf)"
+'
+test_expect_success '--ci: a tau with too few samples says so instead of an interval' '
+	head -9 "$TMP/nbs10" >"$TMP/nbs7" &&
+	offsetfit --stability --series offset --dev adev,totdev --ci "$TMP/nbs7" >"$TMP/stab" &&
+	test_is "$(sv offset 2 adev_lo) $(sv offset 2 adev_edf)" "- -" &&
+	test_grep "^#too few samples for an interval: tau_s 2 adev\$" "$TMP/stab"
+'
+test_expect_success '--ci with a confidence not in (0, 1): exit 2' '
+	test_exit 2 offsetfit --stability --ci=1.5 "$TMP/nbs10" >/dev/null 2>&1
+'
+test_expect_success '--max-tau: the octaves up to it' '
+	offsetfit --stability --series offset --max-tau 4s "$TMP/line" >"$TMP/stab" &&
+	test_is "$(taus)" "1 2 4 "
+'
+test_expect_success '--dev, --ci, --max-tau and --mask go with --stability' '
+	test_exit 2 offsetfit --ci "$TMP/nbs10" >/dev/null 2>&1 &&
+	test_exit 2 offsetfit --mask prtc-a "$TMP/nbs10" >/dev/null 2>&1
+'
+
+# Masks.  The offset of $TMP/line wanders 10 ns/s: MTIE 10 tau ns.
+# A mask through (1 s, 11 ns) and (100 s, 1100 ns) is 11 tau on a
+# log-log line: every MTIE passes with the margin tau; 900 ns at 100 s
+# bends it under the MTIE from 16 s on (11 x 8^0.956 = 80.38 ns at 8 s,
+# where a straight line on a linear plot would give 73.8: a fail).
+test_expect_success 'setup: masks' '
+	printf "# tau limit\n1 11\n\n100 1100\n" >"$TMP/mask-on" &&
+	printf "1 11\n100 900\n" >"$TMP/mask-under"
+'
+test_expect_success '--mask FILE: MTIE, interpolated log-log; under the mask passes, exit 0' '
+	offsetfit --stability --series offset --mask "$TMP/mask-on" "$TMP/line" >"$TMP/stab" &&
+	test_is "$(sv offset 8 mtie_mask_ns) $(sv offset 8 mtie_margin_ns) $(sv offset 8 mtie_pass)" "88.0000 8.0000 pass" &&
+	test_grep "^#mask $TMP/mask-on mtie worst_margin_ns 1.0000 tau_s 1: pass\$" "$TMP/stab"
+'
+test_expect_success '--mask FILE: a tau over the mask fails: exit 1, the worst margin' '
+	test_exit 1 offsetfit --stability --series offset --mask "$TMP/mask-under" "$TMP/line" >"$TMP/stab" &&
+	test_is "$(sv offset 8 mtie_mask_ns) $(sv offset 8 mtie_pass) $(sv offset 16 mtie_pass)" "80.3768 pass fail" &&
+	test_grep "^#mask $TMP/mask-under mtie worst_margin_ns -[0-9.]* tau_s 32: fail\$" "$TMP/stab"
+'
+test_expect_success '--mask tdev:FILE: the TDEV against it' '
+	offsetfit --stability --series offset --mask "tdev:$TMP/mask-on" "$TMP/line" >"$TMP/stab" &&
+	test_grep "^#fields tau_s n adev mdev tdev_ns mtie_ns tie_rms_ns tdev_mask_ns tdev_margin_ns tdev_pass\$" "$TMP/stab"
+'
+test_expect_success '--mask prtc-a: G.8272 PRTC-A MTIE (25 ns + 0.275 ns/s) and TDEV (3 ns)' '
+	test_exit 1 offsetfit --stability --series offset --mask prtc-a "$TMP/line" >"$TMP/stab" &&
+	test_is "$(sv offset 4 mtie_mask_ns) $(sv offset 4 tdev_mask_ns) $(sv offset 4 mtie_pass)" "26.1000 3.0000 fail"
+'
+test_expect_success '--mask prtc-b: the residual, without wander, passes both' '
+	offsetfit --stability --series residual --mask prtc-b "$TMP/line" >"$TMP/stab" &&
+	test_is "$(sv residual 32 mtie_mask_ns) $(grep -c "^#mask prtc-b .*: pass\$" "$TMP/stab")" "33.8000 2"
+'
+test_expect_success '--mask: a run no tau of which the mask covers is no pass' '
+	printf "1000 10\n2000 20\n" >"$TMP/mask-far" &&
+	test_exit 1 offsetfit --stability --series residual --mask "$TMP/mask-far" "$TMP/line" >"$TMP/stab" &&
+	test_grep "no tau within the mask: fail" "$TMP/stab"
+'
+test_expect_success '--mask: a malformed file is one line naming the line, exit 2' '
+	printf "1 10\n2 -5\n" >"$TMP/mask-bad" &&
+	test_exit 2 offsetfit --stability --mask "$TMP/mask-bad" "$TMP/line" >"$TMP/out" 2>"$TMP/err" &&
+	test_is "$(cat "$TMP/err")" "offsetfit: --mask $TMP/mask-bad: line 2: the limit is not a positive number (ns)" &&
+	printf "2 10\n1 20\n" >"$TMP/mask-bad" &&
+	test_exit 2 offsetfit --stability --mask "$TMP/mask-bad" "$TMP/line" >/dev/null 2>"$TMP/err" &&
+	test_grep "line 2: tau does not ascend" "$TMP/err" &&
+	test_exit 2 offsetfit --stability --mask "$TMP/nonexistent" "$TMP/line" >/dev/null 2>&1
+'
+test_expect_success '--mask with --json: verdicts per tau and per mask' '
+	test_exit 1 offsetfit --stability --series offset --json --mask "$TMP/mask-under" "$TMP/line" >"$TMP/out" &&
+	test_grep "\"mtie_pass\":false" "$TMP/out" &&
+	test_grep "\"masks\":\[{\"mask\":\"$TMP/mask-under\",\"stat\":\"mtie\",\"worst_margin_ns\":-[0-9.]*,\"tau_s\":32,\"pass\":false}\]" "$TMP/out"
+'
+
 # --percentiles: offsets 0, 10 .. 90 ns, delays all 100 us.
 test_expect_success 'offset: min, percentiles, max, ranges, mean, sd, skewness' '
 	offsetfit --percentiles "$TMP/good" >"$TMP/pct" &&

@@ -68,9 +68,9 @@ note_uncommitted() {
 # build/, no bin/), with the package removed again:
 # remove_pkg: the clone cleaned, $pkg removed; pkg-config must no longer
 # find the libraries.
+# shellcheck disable=SC2086
 remove_pkg() {
 	git -C "$TMP/clone" clean -qfdx &&
-	# shellcheck disable=SC2086
 	$APT remove $pkg >>"$TMP/remove.log" 2>&1 &&
 	! pkg-config --exists libibverbs librdmacm libxdp libbpf libmnl
 }

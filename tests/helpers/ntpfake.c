@@ -5,12 +5,17 @@
  * given, as a server that is not synchronised or that sends a kiss code
  * would (tests/cli/kiss.t).
  *
- *     ntpfake PORT LEAP STRATUM REFID [ZERO]
+ *     ntpfake PORT LEAP STRATUM REFID [zero | offset=NS | late]
  *
  * REFID is up to four ASCII characters ("RATE"), or 0x followed by eight
- * hex digits ("0x00000000").  With ZERO set to "zero" the receive and
- * transmit timestamps are 0; otherwise they are the time of the request's
- * arrival and of the reply (CLOCK_REALTIME), as a real server's.  Before
+ * hex digits ("0x00000000").  With "zero" the receive and transmit
+ * timestamps are 0; otherwise they are the time of the request's arrival
+ * and of the reply (CLOCK_REALTIME), as a real server's, plus NS with
+ * "offset=NS": a server whose clock is NS ahead (tests/cli/check.t's
+ * falseticker).  With "late" each reply is held until the next request
+ * comes, and goes out once that request is read: always late, and
+ * always while its client waits for the next one (the last is never
+ * sent).  Before
  * each reply goes out, "request N" is written and flushed on stdout, so
  * once a client has its reply the line is there: how many requests came
  * is then a fact, not a guess after a sleep.  The poll field of every
@@ -63,16 +68,23 @@ int main(int argc, char **argv)
 	struct sockaddr_in a = { .sin_family = AF_INET };
 	unsigned long port, leap, stratum, count = 0;
 	uint32_t refid;
-	int fd, zero;
+	long long offset = 0;
+	unsigned char held[NTP_HEADER_LEN];
+	struct sockaddr_in held_to;
+	int fd, zero = 0, late = 0, holding = 0;
+	char *end = NULL;
 
 	if (argc < 5 || argc > 6 || (port = strtoul(argv[1], NULL, 10)) == 0 || port > 65535 ||
 	    (leap = strtoul(argv[2], NULL, 10)) > 3 ||
 	    (stratum = strtoul(argv[3], NULL, 10)) > 255 || parse_refid(argv[4], &refid) ||
-	    (argc == 6 && strcmp(argv[5], "zero") != 0)) {
-		fprintf(stderr, "usage: ntpfake PORT LEAP STRATUM REFID [zero]\n");
+	    (argc == 6 && strcmp(argv[5], "zero") != 0 && strcmp(argv[5], "late") != 0 &&
+	     (strncmp(argv[5], "offset=", 7) != 0 ||
+	      (offset = strtoll(argv[5] + 7, &end, 10), !end || end == argv[5] + 7 || *end)))) {
+		fprintf(stderr, "usage: ntpfake PORT LEAP STRATUM REFID [zero | offset=NS | late]\n");
 		return 2;
 	}
-	zero = argc == 6;
+	zero = argc == 6 && strcmp(argv[5], "zero") == 0;
+	late = argc == 6 && strcmp(argv[5], "late") == 0;
 	a.sin_port = htons((uint16_t)port);
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	fd = socket(AF_INET, SOCK_DGRAM, 0);
@@ -94,17 +106,26 @@ int main(int argc, char **argv)
 		}
 		if (ntp_decode(buf, (size_t)n, &q) || q.mode != NTP_MODE_CLIENT)
 			continue;
+		if (holding && sendto(fd, held, sizeof(held), 0, (struct sockaddr *)&held_to,
+				      sizeof(held_to)) < 0)
+			perror("ntpfake: sendto");
+		holding = 0;
 		r = (struct ntp_packet){
 			.leap = (uint8_t)leap, .version = q.version, .mode = NTP_MODE_SERVER,
 			.stratum = (uint8_t)stratum, .poll = -10, .precision = -20,
 			.refid = refid, .org = q.xmt,
-			.rec = zero ? 0 : ntp_ts_from_ns(t2),
+			.rec = zero ? 0 : ntp_ts_from_ns(t2 + offset),
 		};
 		printf("request %lu\n", ++count);
 		fflush(stdout);
-		r.xmt = zero ? 0 : ntp_ts_from_ns(now_ns());
+		r.xmt = zero ? 0 : ntp_ts_from_ns(now_ns() + offset);
 		ntp_encode(&r, buf);
-		if (sendto(fd, buf, NTP_HEADER_LEN, 0, (struct sockaddr *)&from, flen) < 0)
+		if (late) {
+			memcpy(held, buf, sizeof(held));
+			held_to = from;
+			holding = 1;
+		} else if (sendto(fd, buf, NTP_HEADER_LEN, 0, (struct sockaddr *)&from, flen) < 0) {
 			perror("ntpfake: sendto");
+		}
 	}
 }

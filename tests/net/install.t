@@ -17,12 +17,12 @@ usr=$root/usr
 dir=$TMP/pkg
 
 # What bin must hold, from the tree: src/TOOL.c and src/TOOL/, bin/ntpx-*
-# but the .sh and .awk libraries, analysis/ntpx-*.
+# but the .sh and .awk libraries (and ntpx-setup.sh's .in), analysis/ntpx-*.
 want_bin() {
 	( cd "$NTPX_TOP" &&
 	  { for f in src/*.c; do f=${f#src/}; echo "${f%.c}"; done
 	    for d in src/*/; do ls "$d"*.c >/dev/null 2>&1 && { d=${d#src/}; echo "${d%/}"; }; done
-	    for f in bin/ntpx-* analysis/ntpx-*; do case $f in *.sh|*.awk) ;; *) echo "${f##*/}" ;; esac; done
+	    for f in bin/ntpx-* analysis/ntpx-*; do case $f in *.sh|*.awk|*.in) ;; *) echo "${f##*/}" ;; esac; done
 	  } | sort -u )
 }
 # The man pages: every one installed (their count in nman), each clean
@@ -63,6 +63,10 @@ test_expect_success 'ntpx-family.sh is under share/ntpx' '
 '
 test_expect_success 'and not in bin' '
 	test ! -e "$usr/bin/ntpx-family.sh"
+'
+test_expect_success 'ntpx-setup.sh is under share/ntpx, with the version make wrote in' '
+	test_grep "^ntpx_version=$(sed -n "s/^VERSION *:= *//p" "$NTPX_TOP/Makefile")\$" "$usr/share/ntpx/ntpx-setup.sh" &&
+	test ! -e "$usr/bin/ntpx-setup.sh" && test ! -e "$usr/bin/ntpx-setup.sh.in"
 '
 test_expect_success 'every man page of doc/ is installed' '
 	man_check &&

@@ -19,7 +19,7 @@ seed=$((1 + $$ % 100000))
 export NTPX_STUDY_SCALE=0.5
 runs() { find "$dir/runs" -mindepth 1 -maxdepth 1 -type d 2>/dev/null | wc -l; }
 started() { [ "$(runs)" -ge 1 ]; }
-done_count() { find "$dir/runs" -name done 2>/dev/null | wc -l; }
+done_count() { find "$dir/runs" -name "done" 2>/dev/null | wc -l; }
 verify_to() { "$study" --verify "$dir" >/dev/null 2>"$1"; }
 checked() {
 	for r in "$dir"/runs/*/probe.rec; do

@@ -26,7 +26,7 @@ conds=c2r,r2c,server_restart
 key() { awk -v k="$2" '$1 == k { print $2 }' "$1"/runs/*-"$3"-udp1-r1/summary.txt; }
 nothing_left() { [ -z "$(twohost_left ref)$(twohost_left client)" ]; }
 all_done() {	# DIR: every run of the order has its done file
-	[ "$(find "$1/runs" -name done | wc -l)" = "$(grep -vc '^#' "$1/order.tsv")" ]
+	[ "$(find "$1/runs" -name "done" | wc -l)" = "$(grep -vc '^#' "$1/order.tsv")" ]
 }
 servers_logged() {	# DIR: every run's server.rec has records
 	for r in "$1"/runs/*/; do
@@ -176,7 +176,7 @@ test_expect_success 'the resumed study finishes' '
 	"$study" --no-analysis "$d" >/dev/null 2>"$TMP/resume.err"
 '
 test_expect_success 'after the resume: every run done, every server.rec has records' '
-	test "$(find "$d/runs" -name done | wc -l)" = "$(grep -vc "^#" "$d/order.tsv")" &&
+	test "$(find "$d/runs" -name "done" | wc -l)" = "$(grep -vc "^#" "$d/order.tsv")" &&
 	for r in "$d"/runs/*/
 	do
 		test "$(grep -vc "^#" "$r/server.rec")" -gt 0 || return 1

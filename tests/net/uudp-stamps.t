@@ -8,10 +8,13 @@
 # namespace that is after the peer's XDP program took the frame (t2k) and
 # before the peer's socket can have answered, so the record's order is
 #   t1 <= t1k, t2k <= t1k on the shared clock, t1k <= t4, and t3 <= t3k
-# (doc/uudp.md), on a sim: clock too.  Then, with the kernel's refusal of a umem with TX
-# metadata simulated at the system call (a preloaded setsockopt() that
-# answers EINVAL, as a kernel before 6.11 does): no send stamps, '-' in
-# the columns, the records still ok, and the reason said once.
+# (doc/uudp.md), on a sim: clock too.  Then, with Linux 6.8-6.10
+# simulated at the system call (a preloaded setsockopt() that answers
+# EINVAL to XDP_UMEM_TX_METADATA_LEN, a flag they do not know): the umem
+# registered again without it, as xsk-tx-metadata.rst recommends
+# (tx_metadata=yes), but no copy-mode send stamps (they need 6.11), '-'
+# in the columns, the records still ok, and the reason said once.  And
+# with any TX metadata refused: libxdp's umem, tx_metadata=no.
 . "$(dirname "$0")/../lib.sh"
 need_prereq LAB
 need cc clockstep
@@ -41,20 +44,26 @@ t1k_dashes() {
 	field("status") == "ok" && field("t1k") == "-" { n++ } END { print n + 0 }' "$1"
 }
 # A kernel that refuses TX metadata, at the system call.
+# write_refuse_c FILE [all]: without "all", Linux 6.8-6.10 (the flag
+# refused); with it, any umem with a tx_metadata_len refused.
 write_refuse_c() {
-	cat >"$1" <<'C'
+	cat >"$1" <<C
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdint.h>
 #include <sys/socket.h>
 #include <linux/if_xdp.h>
-/* SOL_XDP XDP_UMEM_REG with the TX-metadata flag (1 << 2): EINVAL. */
+#define ALL ${2:+1}+0
+/* SOL_XDP XDP_UMEM_REG with the TX-metadata flag (1 << 2): EINVAL;
+   with ALL, a nonzero tx_metadata_len (the u32 at byte 28) too. */
 int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 {
 	static int (*real)(int, int, int, const void *, socklen_t);
 
 	if (level == SOL_XDP && name == XDP_UMEM_REG && len >= 24 &&
-	    (((const struct xdp_umem_reg *)val)->flags & (1 << 2))) {
+	    ((((const struct xdp_umem_reg *)val)->flags & (1 << 2)) ||
+	     (ALL && len >= 32 && ((const uint32_t *)val)[7]))) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -140,10 +149,23 @@ test_expect_success "refused: the records are ok, t1k '-' on each" '
 '
 
 test_expect_success 'refused: said once' '
-	test_is "$(grep -c "no AF_XDP send stamps: the kernel refused a umem with TX metadata" "$TMP/r.err")" 1
+	test_is "$(grep -c "no AF_XDP send stamps: copy-mode TX-metadata stamps need Linux 6.11" "$TMP/r.err")" 1
 '
 
-test_expect_success 'refused: the counters say tx_metadata=no' '
-	test_grep "tx_metadata=no" "$TMP/r.err"
+test_expect_success 'refused flag: registered again without it (tx_metadata=yes)' '
+	test_grep "tx_metadata=yes" "$TMP/r.err"
+'
+
+test_expect_success 'setup: a preload that refuses any umem with TX metadata' '
+	write_refuse_c "$TMP/refall.c" all &&
+	cc -shared -fPIC -o "$TMP/refall.so" "$TMP/refall.c" -ldl
+'
+
+test_expect_success 'refused all: ntpprobe still exits 0, libxdp umem, said once' '
+	$X client env LD_PRELOAD="$TMP/refall.so" ASAN_OPTIONS=verify_asan_link_order=0 \
+		ntpprobe -i 10ms -c 20 "$url" >"$TMP/ra.rec" 2>"$TMP/ra.err" &&
+	test_grep "^#stamps .*t1k=- " "$TMP/ra.rec" &&
+	test_grep "tx_metadata=no" "$TMP/ra.err" &&
+	test_is "$(grep -c "no AF_XDP send stamps: the kernel refused a umem with TX metadata" "$TMP/ra.err")" 1
 '
 done_testing

@@ -212,7 +212,7 @@ test_expect_success CLANG 'and it is left in place' '
 #    sleeping and spinning.
 for mode in block busy; do
 	test_expect_success "no server, --poll $mode: refused records" '
-		ina ntpprobe --poll $mode -i 50ms -c 3 "uudp://$IPB:$((port + 1))?dev=$IFA" >"$TMP/r.$mode" 2>/dev/null &&
+		test_exit 1 ina ntpprobe --poll $mode -i 50ms -c 3 "uudp://$IPB:$((port + 1))?dev=$IFA" >"$TMP/r.$mode" 2>/dev/null &&
 		test_is "$(count_status "$TMP/r.$mode" refused)" 3
 	'
 done

@@ -7,8 +7,10 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <sys/socket.h>
+
 #include "opt.h"
-#include "transport.h"
+#include "transport_private.h"
 #include "util_private.h"
 
 static void endpoints_good(void **state)
@@ -39,6 +41,82 @@ static void endpoints_good(void **state)
 	assert_int_equal(ep.port, 0);
 	assert_int_equal(endpoint_parse("udp://h:65535?dev=lo", &ep, err, sizeof(err)), 0);
 	assert_int_equal(ep.port, 65535);
+	assert_int_equal(ep.family, 0);
+}
+
+/* Without a scheme: what people type to every NTP client is udp:// to
+   port 123, and ep->url is the URL it stands for. */
+static void endpoints_bare(void **state)
+{
+	static const struct {
+		const char *in, *host, *url;
+		uint16_t port;
+	} cases[] = {
+		{ "time.example.com", "time.example.com", "udp://time.example.com:123", 123 },
+		{ "localhost", "localhost", "udp://localhost:123", 123 },
+		{ "127.0.0.1", "127.0.0.1", "udp://127.0.0.1:123", 123 },
+		{ "127.0.0.1:12300", "127.0.0.1", "udp://127.0.0.1:12300", 12300 },
+		{ "localhost:9", "localhost", "udp://localhost:9", 9 },
+		{ "::1", "::1", "udp://[::1]:123", 123 },
+		{ "fe80::1%lo", "fe80::1%lo", "udp://[fe80::1%lo]:123", 123 },
+		{ "2001:db8::7", "2001:db8::7", "udp://[2001:db8::7]:123", 123 },
+		{ "[::1]", "::1", "udp://[::1]:123", 123 },
+		{ "[::1]:12300", "::1", "udp://[::1]:12300", 12300 },
+		{ "::1?dev=lo", "::1", "udp://[::1]:123?dev=lo", 123 },
+		{ "10.0.0.2?dev=eth1&src=10.0.0.1", "10.0.0.2",
+		  "udp://10.0.0.2:123?dev=eth1&src=10.0.0.1", 123 },
+		{ "*:12300", "*", "udp://*:12300", 12300 },
+	};
+	struct endpoint ep;
+	char err[256];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		if (endpoint_parse(cases[i].in, &ep, err, sizeof(err)))
+			fail_msg("'%s': %s", cases[i].in, err);
+		assert_string_equal(ep.scheme, "udp");
+		assert_string_equal(ep.host, cases[i].host);
+		assert_int_equal(ep.port, cases[i].port);
+		assert_string_equal(ep.url, cases[i].url);
+	}
+	/* A URL stays as it was given, for the records' header. */
+	assert_int_equal(endpoint_parse("udp://127.0.0.1", &ep, err, sizeof(err)), 0);
+	assert_string_equal(ep.url, "udp://127.0.0.1");
+	assert_int_equal(endpoint_parse("udp://localhost:123", &ep, err, sizeof(err)), 0);
+	assert_string_equal(ep.url, "udp://localhost:123");
+}
+
+/* Names resolve through getaddrinfo: loopback only, and .invalid fails
+   without a question on the network (RFC 6761). */
+static void resolve(void **state)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(transport_resolve("127.0.0.1", 123, 0, 0, &ss, &len, err, sizeof(err)), 0);
+	assert_int_equal(ss.ss_family, AF_INET);
+	assert_int_equal(transport_resolve("::1", 123, 0, AF_INET6, &ss, &len, err, sizeof(err)), 0);
+	assert_int_equal(ss.ss_family, AF_INET6);
+	assert_int_equal(transport_resolve("localhost", 123, 0, AF_INET, &ss, &len, err,
+					   sizeof(err)), 0);
+	assert_int_equal(ss.ss_family, AF_INET);
+	assert_int_equal(transport_resolve("127.0.0.1", 123, 0, AF_INET6, &ss, &len, err,
+					   sizeof(err)), -1);
+	assert_non_null(strstr(err, "cannot resolve '127.0.0.1' (IPv6): "));
+	assert_int_equal(transport_resolve("::1", 123, 0, AF_INET, &ss, &len, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "cannot resolve '::1' (IPv4): "));
+	assert_int_equal(transport_resolve("ntp.invalid", 123, 0, 0, &ss, &len, err, sizeof(err)), -1);
+	assert_string_equal(err, "cannot resolve 'ntp.invalid': Name or service not known");
+	assert_int_equal(transport_resolve("A.B.INVALID.", 123, 0, 0, &ss, &len, err, sizeof(err)), -1);
+	assert_null(strchr(err, '\n'));
+	/* Not under .invalid: "invalidx" would be asked as any name is. */
+	assert_int_equal(transport_host_numeric("127.0.0.1"), 1);
+	assert_int_equal(transport_host_numeric("::1"), 1);
+	assert_int_equal(transport_host_numeric("localhost"), 0);
+	assert_int_equal(transport_host_numeric("127.1.x"), 0);
 }
 
 struct bad {
@@ -49,7 +127,15 @@ struct bad {
 static void endpoints_bad(void **state)
 {
 	static const struct bad cases[] = {
-		{ "10.0.0.2:123", "endpoint '10.0.0.2:123' has no scheme (expected SCHEME://HOST:PORT)" },
+		{ "", "empty endpoint" },
+		{ "10.0.0.2:12x", "endpoint '10.0.0.2:12x': unexpected 'x' after the port" },
+		{ ":123", "endpoint ':123' has no host" },
+		{ "[::1", "endpoint '[::1': '[' without ']'" },
+		{ "[]:1", "endpoint '[]:1': bad address in brackets" },
+		{ "h:", "endpoint 'h:': missing port after ':'" },
+		{ "h:65536", "endpoint 'h:65536': port out of range" },
+		{ "h?via=xdp", "unknown parameter 'via' for udp" },
+		{ "h\tx", "endpoint has a control character at position 1" },
 		{ "://x", "endpoint '://x' has a bad scheme" },
 		{ "tcp://x:1", "unknown scheme 'tcp' (this build has: udp" },
 		{ "udp://", "endpoint 'udp://' has no host" },
@@ -163,6 +249,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(endpoints_good),
 		cmocka_unit_test(endpoints_bad),
+		cmocka_unit_test(endpoints_bare),
+		cmocka_unit_test(resolve),
 		cmocka_unit_test(durations),
 		cmocka_unit_test(ppm_rates_counts),
 	};

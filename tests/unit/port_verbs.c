@@ -26,8 +26,10 @@
  *     bits, running from CLOCK_REALTIME: base_rt is base_cyc cycles,
  *     support/verbs_mock.h) that stamps each completion mdev.lead_ns
  *     before it is queued; ibv_query_rt_values_ex reads that clock;
- *     a device in "wall-clock" mode refuses raw stamps (as mlx5 does with
- *     its clock in real-time mode) and stamps in ns.
+ *     a device in "wall-clock" mode is mlx5 with its clock in real-time
+ *     mode: it makes a CQ with raw stamps, and the kernel refuses the QP
+ *     on it (EOPNOTSUPP); mlx5dv_query_device says real-time mode when
+ *     mock_mlx5_rt is set (support/verbs_mock.h).
  * What it cannot prove: anything about a NIC (tests/hw/uudp-verbs.t,
  * doc/hardware.md).
  */
@@ -49,6 +51,7 @@
 #include <infiniband/verbs.h>
 
 #include "port_private.h"
+#include "support/phc_mock.h"
 #include "support/verbs_mock.h"
 
 #define NPORT		2
@@ -71,7 +74,8 @@ struct mdev {
 	struct mock_hca hca;	/* the clock that stamps completions */
 	int64_t lead_ns;
 	int rt_fail;		/* ibv_query_rt_values_ex fails */
-	int creates_ex, creates_plain, refusals, rt_reads;
+	int no_rt_values;	/* the provider has no ibv_query_rt_values_ex */
+	int creates_ex, creates_plain, refusals, rt_reads, qp_refusals;
 	int64_t last_true;	/* CLOCK_REALTIME the last stamp stands for */
 };
 
@@ -111,12 +115,18 @@ static uint64_t hca_cycles(int64_t rt)
 	return mock_hca_cycles(&mdev.hca, rt);
 }
 
+/* The CQE's value in real-time mode: the PHC's seconds << 32 | ns. */
+static uint64_t rtc_stamp(int64_t phc_ns)
+{
+	return (uint64_t)(phc_ns / 1000000000) << 32 | (uint64_t)(phc_ns % 1000000000);
+}
+
 static void cq_push(struct mock_cq *c, const struct ibv_wc *wc)
 {
 	mdev.last_true = mock_rt_now() - mdev.lead_ns;
 	mock_cq_push(c, wc, mdev.last_true,
 		     !c->ex ? 0 : c->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP ?
-		     hca_cycles(mdev.last_true) : (uint64_t)mdev.last_true);
+		     hca_cycles(mdev.last_true) : rtc_stamp(mdev.last_true + mock_phc.off));
 }
 
 static struct ibv_cq_ex *m_create_cq_ex(struct ibv_context *context,
@@ -126,7 +136,8 @@ static struct ibv_cq_ex *m_create_cq_ex(struct ibv_context *context,
 				       IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK);
 	struct mock_cq *c;
 
-	if ((want == IBV_WC_EX_WITH_COMPLETION_TIMESTAMP && mdev.ts != TS_RAW) ||
+	/* mlx5 in real-time mode makes a raw CQ; the QP on it is refused */
+	if ((want == IBV_WC_EX_WITH_COMPLETION_TIMESTAMP && mdev.ts == TS_NONE) ||
 	    (want == IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK && mdev.ts != TS_WALLCLOCK) ||
 	    want == (IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
 		     IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)) {
@@ -296,7 +307,8 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	if (mdev.has_ex) {
 		mdev.vctx.query_device_ex = m_query_device_ex;
 		mdev.vctx.create_cq_ex = m_create_cq_ex;
-		mdev.vctx.query_rt_values = m_query_rt_values;
+		if (!mdev.no_rt_values)
+			mdev.vctx.query_rt_values = m_query_rt_values;
 	}
 	c->device = device;
 	c->abi_compat = __VERBS_ABI_IS_EXTENDED;
@@ -347,12 +359,25 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_cont
 	return &mock_cq_create(context, cqe, cq_context, channel)->cq;
 }
 
+static int cq_raw(const struct ibv_cq *cq)
+{
+	const struct mock_cq *c = (const struct mock_cq *)cq;
+
+	return c->ex && (c->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP);
+}
+
 struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 {
 	struct mqp *q;
 
 	if (attr->qp_type != IBV_QPT_RAW_PACKET) {
 		errno = EINVAL;
+		return NULL;
+	}
+	/* The kernel refuses the free-running format in real-time mode. */
+	if (mdev.ts == TS_WALLCLOCK && (cq_raw(attr->send_cq) || cq_raw(attr->recv_cq))) {
+		mdev.qp_refusals++;
+		errno = EOPNOTSUPP;
 		return NULL;
 	}
 	q = calloc(1, sizeof(*q));
@@ -394,6 +419,10 @@ int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 		return EINVAL;
 	if (mask & IBV_QP_PORT)
 		q->port = attr->port_num;
+	if (to == IBV_QPS_RESET) {	/* a reset drops every queued request */
+		q->rn = q->rhead = 0;
+		q->flushed = 0;
+	}
 	qp->state = to;
 	return 0;
 }
@@ -452,6 +481,10 @@ static int group_setup(void **state)
 	put("class/net/eth0/dev_port", "0\n");
 	put("class/net/eth1/dev_port", "1\n");
 	put("class/net/eth2/dev_port", "port two\n");
+	/* mlx4_0's PHC: TAI, as ptp4l keeps it (support/phc_mock.h) */
+	mock_phc_init();
+	snprintf(rel, sizeof(rel), "%s/ib/mlx4_0", sysroot);
+	mock_phc_add(rel, 3);
 	return 0;
 }
 
@@ -459,6 +492,7 @@ static int group_teardown(void **state)
 {
 	char cmd[128];
 
+	mock_phc_cleanup();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", sysroot);
 	return system(cmd);
 }
@@ -467,9 +501,12 @@ static int setup(void **state)
 {
 	memset(&mdev, 0, sizeof(mdev));
 	snprintf(mdev.dev.name, sizeof(mdev.dev.name), "mlx4_0");
+	snprintf(mdev.dev.ibdev_path, sizeof(mdev.dev.ibdev_path), "%s/ib/mlx4_0", sysroot);
+	memset(&mock_phc, 0, sizeof(mock_phc));
+	mock_phc.off = 37000000000LL;
 	assert_int_equal(pipe2(mdev.apipe, O_CLOEXEC), 0);
 	mdev.cap_flags = IBV_DEVICE_MANAGED_FLOW_STEERING | IBV_DEVICE_RAW_IP_CSUM;
-	mock_chan_reads = 0;
+	mock_chan_reads = mock_mlx5 = mock_mlx5_rt = mock_start_busy = 0;
 	return 0;
 }
 
@@ -561,7 +598,9 @@ static void test_no_flow_steering(void **state)
 
 /*
  * Issue 15 (6): the QP goes into the error state.  rx_next must not
- * repost the flushed receives forever: the port is dead, and says why.
+ * repost the flushed receives forever.  Issue 22 (4): it rebuilds the QP
+ * (RESET to RTS, receives posted again), counts it, and uudp hears of a
+ * restart; frames flow again.
  */
 static void test_qp_error(void **state)
 {
@@ -578,13 +617,19 @@ static void test_qp_error(void **state)
 	assert_int_equal(port_rx_next(p, &f, &len), 1);
 	port_rx_release(p);
 	qp_error();
-	assert_int_equal(port_rx_next(p, &f, &len), -EIO);
-	assert_int_equal(port_rx_next(p, &f, &len), -EIO);
+	assert_int_equal(port_rx_next(p, &f, &len), 0);
+	assert_int_equal(the_qp->qp.state, IBV_QPS_RTS);
+	assert_int_equal(the_qp->rn, RQ_CAP < 256 ? RQ_CAP : 256);	/* all reposted */
 	counters_have(p, "qp_error=1");
+	counters_have(p, "qp_rebuilds=1");
 	counters_have(p, "last_async=qp_fatal");
+	assert_int_equal(p->restarts, 1);
+	frame_in(1, frame, sizeof(frame));
+	assert_int_equal(port_rx_next(p, &f, &len), 1);
+	port_rx_release(p);
 	b = port_tx_buf(p, &cap);
 	assert_non_null(b);
-	assert_int_equal(port_tx_submit(p, b, 60, 0), -EIO);
+	assert_int_equal(port_tx_submit(p, b, 60, 0), 0);
 	port_close(p);
 }
 
@@ -757,35 +802,126 @@ static void test_stamps_wrap(void **state)
 	port_close(p);
 }
 
+/*
+ * Issue 22 (8): an oscillator 100 ppm off the hca_core_clock it reports.
+ * A stamp 200 ms older than its cross-reading, converted at the nominal
+ * rate, was 20 us off; at the rate measured between cross-readings it is
+ * within what those readings allow: the lib uses the measured rate once
+ * it is known to 5 ppm, so 5 ppm of the stamp's age, plus the call.
+ */
+static void test_stamps_rate(void **state)
+{
+	unsigned char frame[64] = { 2, 0, 0, 0, 0, 1 };
+	struct port_stamping ps;
+	const void *f;
+	int64_t a, b, ns = 0, end;
+	size_t len;
+	char err[256], line[256];
+	struct port *p;
+
+	raw_device();
+	mdev.hca.ppm = 100;
+	mdev.dev.ibdev_path[0] = 0;	/* no PHC: raw */
+	p = open_on("eth0", err, sizeof(err));
+	if (!p)
+		fail_msg("%s", err);
+	assert_int_equal(port_stamps_enable(p, &ps, err, sizeof(err)), 0);
+	counters_have(p, "stamps=raw");
+	/* fresh stamps until the rate is measured (the counters say) */
+	end = mock_rt_now() + 5000000000LL;
+	do {
+		frame_in(1, frame, sizeof(frame));
+		assert_int_equal(port_rx_next(p, &f, &len), 1);
+		assert_int_equal(port_rx_stamp(p, &ns), 1);
+		port_rx_release(p);
+		port_counters(p, line, sizeof(line));
+		if (mock_rt_now() > end)
+			fail_msg("the rate was never measured: %s", line);
+	} while (!strstr(line, "hca_rate=measured"));
+	mdev.lead_ns = 200000000;
+	frame_in(1, frame, sizeof(frame));
+	assert_int_equal(port_rx_next(p, &f, &len), 1);
+	a = mock_rt_now();
+	assert_int_equal(port_rx_stamp(p, &ns), 1);
+	b = mock_rt_now();
+	if (llabs(ns - mdev.last_true) > (b - a) + mdev.lead_ns / 200000 + 13)
+		fail_msg("a stamp %lld ns old is %lld ns from the truth; the call took %lld ns",
+			 (long long)mdev.lead_ns, (long long)(ns - mdev.last_true),
+			 (long long)(b - a));
+	port_rx_release(p);
+	/* older than a second: not trusted, counted */
+	mdev.lead_ns = 1500000000;
+	frame_in(1, frame, sizeof(frame));
+	assert_int_equal(port_rx_next(p, &f, &len), 1);
+	assert_int_equal(port_rx_stamp(p, &ns), 0);
+	port_rx_release(p);
+	port_close(p);
+}
+
+/* No ibv_query_rt_values_ex: raw cycles could not be converted; not chosen. */
+static void test_stamps_no_rt_values(void **state)
+{
+	char err[256];
+	struct port *p;
+
+	raw_device();
+	mdev.dev.ibdev_path[0] = 0;
+	mdev.no_rt_values = 1;
+	p = open_on("eth0", err, sizeof(err));
+	if (!p)
+		fail_msg("%s", err);
+	counters_have(p, "stamps=none");
+	port_close(p);
+}
+
 /* Raw stamps refused (mlx5 in real-time mode): the wall-clock flavour. */
 static void test_stamps_wallclock(void **state)
 {
 	unsigned char frame[64] = { 2, 0, 0, 0, 0, 1 };
 	struct port_stamping ps;
 	const void *f;
-	int64_t ns = 0;
 	size_t len;
 	char err[256];
 	struct port *p;
 
 	raw_device();
 	mdev.ts = TS_WALLCLOCK;
+	mock_mlx5 = mock_mlx5_rt = 1;
 	p = open_on("eth0", err, sizeof(err));
 	if (!p)
 		fail_msg("%s", err);
-	/* one refusal, then both CQs wall-clock: the second not asked raw */
-	assert_int_equal(mdev.refusals, 1);
+	/* asked for wall-clock stamps at once: no refusal */
+	assert_int_equal(mdev.refusals + mdev.qp_refusals, 0);
 	assert_int_equal(mdev.creates_ex, 2);
 	assert_int_equal(port_stamps_enable(p, &ps, err, sizeof(err)), 0);
-	assert_string_equal(ps.rx_src, "verbs:cqe_wallclock");
+	assert_string_equal(ps.rx_src, "verbs:cqe_wallclock+phc");
 	assert_int_equal(ps.tx_layer, TRANSPORT_LAYER_H);
 	counters_have(p, "stamps=wallclock");
+	/*
+	 * Issue 22 (2): seconds << 32 | ns on the PHC (TAI here), decoded
+	 * and converted through the PHC; start_poll's EBUSY is transient.
+	 */
 	frame_in(1, frame, sizeof(frame));
+	mock_start_busy = 1;
 	assert_int_equal(port_rx_next(p, &f, &len), 1);
-	assert_int_equal(port_rx_stamp(p, &ns), 1);
-	assert_int_equal(ns, mdev.last_true);
-	assert_int_equal(mdev.rt_reads, 0);	/* nothing to convert */
+	assert_int_equal(mock_start_busy, 0);
+	rx_stamp_near_truth(p, 0);
+	assert_int_equal(mdev.rt_reads, 0);	/* the PHC converts, not rt_values */
 	port_rx_release(p);
+	port_close(p);
+	/*
+	 * Issue 22 (1): a libmlx5 that does not say real-time mode, and no
+	 * PHC: raw asked for, the QP refused, a step down (to wall clock,
+	 * no use without a PHC, so none); the port opens all the same.
+	 */
+	mdev.creates_ex = mdev.refusals = mdev.qp_refusals = 0;
+	mock_mlx5_rt = 0;
+	mdev.dev.ibdev_path[0] = 0;
+	p = open_on("eth0", err, sizeof(err));
+	if (!p)
+		fail_msg("%s", err);
+	assert_int_equal(mdev.qp_refusals, 1);
+	counters_have(p, "stamps=none");
 	port_close(p);
 }
 
@@ -885,6 +1021,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_spin_polls_cq_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stamps_raw, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stamps_wrap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stamps_rate, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stamps_no_rt_values, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stamps_wallclock, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stamps_none_legacy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stamps_none_ex, setup, teardown),

@@ -16,11 +16,22 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include <infiniband/mlx5dv.h>
 #include <infiniband/verbs.h>
 
 #include "verbs_mock.h"
 
 int mock_chan_reads;
+int mock_mlx5, mock_mlx5_rt;
+int mock_start_busy;
+
+int mlx5dv_query_device(struct ibv_context *ctx_in, struct mlx5dv_context *attrs_out)
+{
+	if (!mock_mlx5)
+		return EOPNOTSUPP;
+	attrs_out->flags = mock_mlx5_rt ? MLX5DV_CONTEXT_FLAGS_REAL_TIME_TS : 0;
+	return 0;
+}
 
 int64_t mock_rt_now(void)
 {
@@ -41,8 +52,10 @@ uint64_t mock_hca_cycles(const struct mock_hca *h, int64_t rt_ns)
 {
 	int64_t d = rt_ns - h->base_rt;
 
+	int64_t off = h->ppm ? d / 1000 * (int64_t)h->khz / 1000 * h->ppm / 1000000 : 0;
+
 	return (h->base_cyc + (uint64_t)(d / 1000000 * (int64_t)h->khz +
-					 d % 1000000 * (int64_t)h->khz / 1000000)) & h->mask;
+					 d % 1000000 * (int64_t)h->khz / 1000000 + off)) & h->mask;
 }
 
 /* ------------------------------------ async events, PDs, MRs: nothing */
@@ -243,6 +256,11 @@ static int start_poll(struct ibv_cq_ex *cq, struct ibv_poll_cq_attr *attr)
 	lock();
 	if (mock_cq_config.check_polling)
 		assert_false(c->polling);
+	if (mock_start_busy > 0 && c->n) {
+		mock_start_busy--;
+		unlock();
+		return EBUSY;	/* no end_poll after it */
+	}
 	c->polling = 1;
 	rc = next_locked(c);
 	if (rc)

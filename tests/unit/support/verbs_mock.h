@@ -34,6 +34,7 @@ void mock_poke(int fd);
 struct mock_hca {
 	uint64_t khz, mask, base_cyc;
 	int64_t base_rt;
+	int64_t ppm;		/* how far it runs from khz, as an oscillator does */
 };
 
 /* The HCA clock at CLOCK_REALTIME @rt_ns, in cycles. */
@@ -78,6 +79,21 @@ struct mock_cq_config {
 };
 
 extern const struct mock_cq_config mock_cq_config;
+
+/*
+ * mlx5dv_query_device, as libmlx5 has it: EOPNOTSUPP on a device that
+ * is not mlx5 (mock_mlx5 0), else MLX5DV_CONTEXT_FLAGS_REAL_TIME_TS when
+ * mock_mlx5_rt says the clock is in real-time mode
+ * (REAL_TIME_CLOCK_ENABLE).  Each test's setup sets both.
+ */
+extern int mock_mlx5, mock_mlx5_rt;
+
+/*
+ * ibv_start_poll fails with EBUSY this many more times, as mlx5's does
+ * while the device clock information is being updated
+ * (ibv_create_cq_ex.3): transient, nothing polled.
+ */
+extern int mock_start_busy;
 
 /* ibv_create_cq's CQ, and ibv_create_cq_ex's (its readers set). */
 struct mock_cq *mock_cq_create(struct ibv_context *context, int cqe, void *cq_context,

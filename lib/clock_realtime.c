@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * clock_adjust.c - stepping, slewing and tuning a clock, and the ground
- * truth a simulated clock knows.
+ * clock_realtime.c - the realtime driver: CLOCK_REALTIME, read and, only
+ * when asked, adjusted.
  *
- * The wrappers dispatch to the driver; a driver without the operation
- * gets -ENOTSUP.  The realtime driver has no adjusting operations until
- * clock_allow_system() installs the ones below, after checking
+ * Its ops read the host clock and cannot change it until
+ * clock_allow_system() installs the adjusting ones below, after checking
  * CAP_SYS_TIME: changing the host clock is something a user asks for by
  * name (clockstep --clock realtime --system), never a default, and no test
  * does it.  This file is the only place in ntpx that can change it.
@@ -13,6 +12,7 @@
 #include <errno.h>
 #include <linux/capability.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
@@ -21,70 +21,36 @@
 #include <unistd.h>
 
 #include "clock_private.h"
+#include "clock_read.h"
+#include "opt_units.h"
 
-static int unsupported(const struct clock *c, const char *what, char *err, size_t errlen)
+int64_t clock_realtime_now(struct clock *c)
 {
-	if (strcmp(c->name, "realtime") == 0) {
-		snprintf(err, errlen, "clock 'realtime': refusing to %s the system clock "
-			 "(not asked for explicitly)", what);
-		return -EPERM;
+	(void)c;
+	return clock_realtime_ns();
+}
+
+void clock_realtime_close(struct clock *c)
+{
+	free(c);
+}
+
+const struct clock_ops clock_realtime_ops = {
+	.now = clock_realtime_now,
+	.close = clock_realtime_close,
+};
+
+struct clock *clock_realtime_open(const char *arg, char *err, size_t errlen)
+{
+	struct clock *c = calloc(1, sizeof(*c));
+
+	(void)arg;
+	if (!c) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
 	}
-	snprintf(err, errlen, "clock '%s' cannot %s", c->name, what);
-	return -ENOTSUP;
-}
-
-int clock_step(struct clock *c, int64_t ns, char *err, size_t errlen)
-{
-	if (!c->ops->step)
-		return unsupported(c, "step", err, errlen);
-	return c->ops->step(c, ns, err, errlen);
-}
-
-int clock_slew(struct clock *c, int64_t ns, int64_t *old_ns, char *err, size_t errlen)
-{
-	if (!c->ops->slew)
-		return unsupported(c, "slew", err, errlen);
-	return c->ops->slew(c, ns, old_ns, err, errlen);
-}
-
-int clock_slew_left(struct clock *c, int64_t *ns, char *err, size_t errlen)
-{
-	if (!c->ops->slew_left)
-		return unsupported(c, "report the slew of", err, errlen);
-	return c->ops->slew_left(c, ns, err, errlen);
-}
-
-int clock_freq_get(struct clock *c, double *ppm, char *err, size_t errlen)
-{
-	if (!c->ops->freq_get)
-		return unsupported(c, "report the frequency of", err, errlen);
-	return c->ops->freq_get(c, ppm, err, errlen);
-}
-
-int clock_freq_set(struct clock *c, double ppm, char *err, size_t errlen)
-{
-	if (!c->ops->freq_set)
-		return unsupported(c, "set the frequency of", err, errlen);
-	return c->ops->freq_set(c, ppm, 0, err, errlen);
-}
-
-int clock_freq_add(struct clock *c, double ppm, char *err, size_t errlen)
-{
-	if (!c->ops->freq_set)
-		return unsupported(c, "set the frequency of", err, errlen);
-	return c->ops->freq_set(c, ppm, 1, err, errlen);
-}
-
-int clock_true_error(struct clock *c, int64_t ref_ns, int64_t *e_ns)
-{
-	if (!c->ops->true_error)
-		return -ENOTSUP;
-	return c->ops->true_error(c, ref_ns, e_ns);
-}
-
-int64_t clock_last_ref(const struct clock *c)
-{
-	return c->last_ref;
+	c->ops = &clock_realtime_ops;
+	return c;
 }
 
 /* The realtime driver's adjusting operations: the kernel's own. */
@@ -92,7 +58,7 @@ int64_t clock_last_ref(const struct clock *c)
 static int sys_step(struct clock *c, int64_t ns, char *err, size_t errlen)
 {
 	int64_t t = clock_realtime_ns() + ns;
-	struct timespec ts = { .tv_sec = t / 1000000000, .tv_nsec = t % 1000000000 };
+	struct timespec ts = { .tv_sec = t / NTPX_NS_PER_SEC, .tv_nsec = t % NTPX_NS_PER_SEC };
 
 	if (clock_settime(CLOCK_REALTIME, &ts) < 0) {
 		snprintf(err, errlen, "clock 'realtime': clock_settime: %s", strerror(errno));
@@ -103,7 +69,7 @@ static int sys_step(struct clock *c, int64_t ns, char *err, size_t errlen)
 
 static int64_t tv_to_ns(const struct timeval *tv)
 {
-	return (int64_t)tv->tv_sec * 1000000000 + (int64_t)tv->tv_usec * 1000;
+	return (int64_t)tv->tv_sec * NTPX_NS_PER_SEC + (int64_t)tv->tv_usec * 1000;
 }
 
 static int sys_slew(struct clock *c, int64_t ns, int64_t *old_ns, char *err, size_t errlen)

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * hwts.h - a NIC's hardware time stamping (SIOCGHWTSTAMP,
+ * SIOCSHWTSTAMP), shared politely with whoever else uses it (ptp4l).
+ *
+ * hwts_acquire reads the interface's setting first and changes it only
+ * where it lacks what ntpx needs, never weakening it: a transmit type
+ * that already stamps (ON, or a one-step type, which stamps as ON does)
+ * stays; a receive filter that already covers NTP (ALL, NTP_ALL) stays,
+ * and one that does not (NONE, or ptp4l's PTP filters) becomes ALL, a
+ * superset of each.  The driver's answer is what counts: what it
+ * accepted is checked, not assumed.  A change is said on stderr, once,
+ * and hwts_release puts the setting back as it was found.  A driver that
+ * cannot be read (no SIOCGHWTSTAMP, before Linux 4.14 or in some drivers)
+ * is set as if it had nothing on, and that is said too.
+ */
+#ifndef NTPX_HWTS_H
+#define NTPX_HWTS_H
+
+#include <linux/net_tstamp.h>
+#include <net/if.h>
+
+struct hwts {
+	char dev[IFNAMSIZ];
+	int fd;				/* a socket for the ioctls */
+	struct hwtstamp_config found;	/* as it was (valid when readable) */
+	int readable;			/* SIOCGHWTSTAMP answered */
+	int changed;			/* we set it: hwts_release puts it back */
+	int tx, rx;			/* what it stamps now, for us */
+};
+
+#define HWTS_TX	1	/* send stamps wanted */
+#define HWTS_RX	2	/* receive stamps of every packet wanted */
+
+/*
+ * Makes @dev stamp what @want (HWTS_*) asks, as above, through socket
+ * @fd (kept until release).  Returns what it got (HWTS_* bits), 0 when
+ * nothing; -errno when the driver refused (the setting is then as found).
+ */
+int hwts_acquire(struct hwts *h, int fd, const char *dev, int want);
+
+/* Puts back what hwts_acquire changed.  Safe on a zeroed struct. */
+void hwts_release(struct hwts *h);
+
+#endif

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * log.c - the one-line error convention (lib/log.h): a leaf, as OpenBSD
+ * ntpd's log.c, that every tool and the rest of lib/ may call and that
+ * calls nothing of ours.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+const char *ntpx_prog = "ntpx";
+
+void ntpx_prog_set(const char *argv0)
+{
+	const char *slash = argv0 ? strrchr(argv0, '/') : NULL;
+
+	if (argv0)
+		ntpx_prog = slash ? slash + 1 : argv0;
+}
+
+static void verr(const char *fmt, va_list ap)
+{
+	char line[1024];
+
+	vsnprintf(line, sizeof(line), fmt, ap);
+	fprintf(stderr, "%s: %s\n", ntpx_prog, line);
+}
+
+void ntpx_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	verr(fmt, ap);
+	va_end(ap);
+}
+
+void ntpx_die(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	verr(fmt, ap);
+	va_end(ap);
+	exit(code);
+}
+
+void opt_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	verr(fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "Try '%s --help'.\n", ntpx_prog);
+	exit(NTPX_EXIT_USAGE);
+}

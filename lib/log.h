@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * log.h - the exit codes and error lines all tools share, and the
+ * program's name they carry (log.c, a leaf, as OpenBSD ntpd's log.c).
+ * These print and exit: they are for the tools, and lib/ returns its
+ * errors to them instead (doc/hacking.md, Errors).
+ */
+#ifndef NTPX_LOG_H
+#define NTPX_LOG_H
+
+#include <stdnoreturn.h>
+
+enum {
+	NTPX_EXIT_OK = 0,	/* success, also after SIGINT/SIGTERM */
+	NTPX_EXIT_FAIL = 1,	/* the work failed: I/O, bad input data, no device */
+	NTPX_EXIT_USAGE = 2,	/* bad options or endpoint */
+};
+
+/* The tool's name, for error lines: "ntpx" until ntpx_prog_set(argv[0])
+   (opt_init does it) keeps the part after the last '/'. */
+extern const char *ntpx_prog;
+void ntpx_prog_set(const char *argv0);
+
+/* One line on stderr: "prog: message".  ntpx_die exits with @code. */
+void ntpx_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+noreturn void ntpx_die(int code, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* "prog: error text\nTry 'prog --help'." then exit 2.  (Named for the
+   options it is about; every tool calls it.) */
+noreturn void opt_usage_error(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+#endif

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * opt_units.h - the values every tool parses the same way: durations,
+ * rates, ppm, counts (opt_units.c, a leaf that lib/ may use as well).
+ *
+ * Parsers take the whole string or nothing: trailing junk, an empty string,
+ * a missing number or an overflow is an error (-1), and the output is left
+ * untouched.
+ */
+#ifndef NTPX_OPT_UNITS_H
+#define NTPX_OPT_UNITS_H
+
+#include <stdint.h>
+
+#define NTPX_NS_PER_SEC 1000000000LL
+
+/*
+ * A duration: a decimal number with an optional unit ns, us, ms, s, m, h;
+ * a bare number is seconds ("250ms", "2s", "1.5m", "3").  Negative values
+ * are refused unless @signed_ok, then "+" or "-" may lead.  In nanoseconds,
+ * rounded to the nearest.
+ */
+int opt_duration(const char *s, int signed_ok, int64_t *ns);
+
+/* A frequency in parts per million: "+50ppm", "-3.5ppm", "12" (ppm). */
+int opt_ppm(const char *s, double *ppm);
+
+/*
+ * A rate in bit/s: "800M", "6G", "1.5k", "1000" (SI prefixes, decimal), or a
+ * percentage "90%" of something the caller knows.  On success *bps is the
+ * rate (or the fraction 0..1 when *is_fraction is set).
+ */
+int opt_rate(const char *s, double *bps, int *is_fraction);
+
+/* An unsigned decimal count, 0 .. max. */
+int opt_count(const char *s, uint64_t max, uint64_t *n);
+
+#endif

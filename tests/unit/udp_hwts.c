@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * lib/udp.c's hardware stamping (dev=) against a mock NIC and PHC
+ * (support/phc_mock.h; THIS IS A MOCK: no NIC here stamps).  The real
+ * socket is bound to lo; the mock answers the interface's ETHTOOL and
+ * HWTSTAMP ioctls as a NIC with a PHC would, with ptp4l's setting on it
+ * (one-step sync, a PTP receive filter).  What linuxptp's hwts_init does,
+ * ntpx must too: read first, never weaken another program's setting,
+ * check what the driver accepted, put it back at close.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "transport.h"
+#include "support/phc_mock.h"
+
+static int group_setup(void **state)
+{
+	char d[300];
+
+	mock_phc_init();
+	snprintf(d, sizeof(d), "%s/net/lo", mock_phc_root());
+	mock_phc_add(d, 5);
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	mock_phc_cleanup();
+	memset(&mock_nic, 0, sizeof(mock_nic));
+	return 0;
+}
+
+static int setup(void **state)
+{
+	memset(&mock_nic, 0, sizeof(mock_nic));
+	snprintf(mock_nic.name, sizeof(mock_nic.name), "lo");
+	mock_nic.phc_index = 5;
+	mock_nic.cfg.tx_type = HWTSTAMP_TX_ONESTEP_SYNC;	/* ptp4l's */
+	mock_nic.cfg.rx_filter = HWTSTAMP_FILTER_PTP_V2_EVENT;
+	memset(&mock_phc, 0, sizeof(mock_phc));
+	return 0;
+}
+
+static struct transport *open_lo(void)
+{
+	struct endpoint ep;
+	struct transport *t;
+	char err[256];
+
+	assert_int_equal(endpoint_parse("udp://127.0.0.1:9?dev=lo", &ep, err, sizeof(err)), 0);
+	t = transport_open(&ep, TRANSPORT_CLIENT, err, sizeof(err));
+	if (!t)
+		fail_msg("%s", err);
+	assert_int_equal(transport_stamps_enable(t, err, sizeof(err)), 0);
+	return t;
+}
+
+/* ptp4l's one-step sync stays; its PTP filter widens to ALL; both come back. */
+static void test_ptp4l_setting_kept(void **state)
+{
+	struct transport *t = open_lo();
+
+	assert_true(mock_nic.gets >= 1);	/* read before it was set */
+	assert_int_equal(mock_nic.cfg.tx_type, HWTSTAMP_TX_ONESTEP_SYNC);
+	assert_int_equal(mock_nic.cfg.rx_filter, HWTSTAMP_FILTER_ALL);
+	assert_string_equal(transport_stamp_source(t, 0, TRANSPORT_LAYER_H),
+			    "so_timestamping:rx_hardware+phc");
+	transport_close(t);
+	assert_int_equal(mock_nic.cfg.tx_type, HWTSTAMP_TX_ONESTEP_SYNC);
+	assert_int_equal(mock_nic.cfg.rx_filter, HWTSTAMP_FILTER_PTP_V2_EVENT);
+}
+
+/*
+ * A driver that cannot stamp every packet answers with a PTP filter: no
+ * 'h' layer is claimed, #stamps says why, and the setting is put back.
+ */
+static void test_driver_answer_checked(void **state)
+{
+	struct transport *t;
+
+	mock_nic.no_filter_all = 1;
+	mock_nic.cfg.tx_type = HWTSTAMP_TX_OFF;
+	mock_nic.cfg.rx_filter = HWTSTAMP_FILTER_NONE;
+	t = open_lo();
+	assert_string_equal(transport_stamp_source(t, 0, TRANSPORT_LAYER_H),
+			    "-:driver_cannot_stamp_all_rx");
+	assert_int_equal(mock_nic.cfg.tx_type, HWTSTAMP_TX_OFF);
+	assert_int_equal(mock_nic.cfg.rx_filter, HWTSTAMP_FILTER_NONE);
+	transport_close(t);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_ptp4l_setting_kept, setup),
+		cmocka_unit_test_setup(test_driver_answer_checked, setup),
+	};
+
+	if (argc > 1)
+		cmocka_set_test_filter(argv[1]);
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
