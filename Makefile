@@ -257,7 +257,7 @@ bench: all $(BENCH)
 	@for b in $(filter-out tests/bench/quick.sh tests/bench/ab.sh tests/bench/figures.sh tests/bench/ntp-capacity-loopback.sh,$(wildcard tests/bench/*.sh)); do \
 	  echo "== $$b"; sh $$b || exit 1; done
 
-# What a change to the hot path costs, in under 40 s, before committing
+# What a change to the hot path costs, in under 40 s (about 25), before committing
 # it (doc/hacking.md): same-run ratios with their targets; fails nothing.
 bench-quick: all build/bench/pingpong
 	@sh tests/bench/quick.sh
