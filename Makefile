@@ -264,7 +264,7 @@ bench-quick: all build/bench/pingpong
 
 # The figures of this tree against those of commit REF, built in a
 # worktree under build/ab/, in alternating blocks of one run.
-bench-ab: all build/bench/pingpong
+bench-ab: all build/bench/pingpong build/bench/genrec
 	@test -n "$(REF)" || { echo "make: bench-ab needs REF=<commit>" >&2; exit 2; }
 	@sh tests/bench/ab.sh "$(REF)"
 

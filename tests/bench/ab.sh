@@ -41,6 +41,19 @@ has_no_stamps() { "$1/bin/ntpprobe" --help 2>&1 | grep -q -- --no-stamps; }
 # where it has none (no stamps to turn off): the unstamped path of both.
 figures="floor-block ntpx-block ntpx-busy ntpx-block-nostamps"
 [ -n "$lab" ] && figures="$figures kudp-busy uudp-busy uudp-busy-nostamps uudp-kudp-busy uudp-block uudpn-busy"
+figures="$figures offsetfit offsetfit-stability"
+
+# offsetfit's figures: the CPU time (user + system) of one run on the
+# same file of AB_RECORDS records (build/bench/genrec), in ns (printed in us).
+fig_cpu() {	# CMD...
+	/usr/bin/time -f '%U %S' -o "$TMP/cpu" "$@" >/dev/null 2>&1 || { echo "- - 0"; return; }
+	awk '{ printf "%.0f - 1\n", ($1 + $2) * 1e9 }' "$TMP/cpu"
+}
+case " ${AB_FIGURES:-$figures} " in
+*" offsetfit"*)
+	"$NTPX_TOP/build/bench/genrec" "${AB_RECORDS:-3000000}" 7 >"$TMP/ab.rec"
+	cat "$TMP/ab.rec" >/dev/null ;;
+esac
 [ -n "${AB_FIGURES:-}" ] && figures=$AB_FIGURES
 run_fig() {	# NAME TREE
 	case $1 in
@@ -57,6 +70,8 @@ run_fig() {	# NAME TREE
 	uudp-busy-nostamps) fig_lab "$2/bin" uudp uudp busy $(has_no_stamps "$2" && echo --no-stamps) ;;
 	ntpx-block-nostamps) fig_ntpx "$2/bin" block $(has_no_stamps "$2" && echo --no-stamps) ;;
 	ntpx-busy-nostamps) fig_ntpx "$2/bin" busy $(has_no_stamps "$2" && echo --no-stamps) ;;
+	offsetfit)	fig_cpu "$2/bin/offsetfit" "$TMP/ab.rec" ;;
+	offsetfit-stability) fig_cpu "$2/bin/offsetfit" --stability --series offset "$TMP/ab.rec" ;;
 	*)		echo "- - 0" ;;
 	esac
 }
@@ -77,14 +92,15 @@ done
 
 echo "bench-ab: new $(git -C "$NTPX_TOP" describe --always --dirty) against old $(echo "$sha" | cut -c1-12);" \
 	"$BLOCKS blocks of $FIG_COUNT exchanges at $FIG_IV_US us; medians in us; new/old: median over the blocks [range]"
-printf '%-22s %9s %9s   %-22s %-22s\n' figure new old "new/old median" "new/old p99"
+printf '%-22s %11s %11s   %-22s %-22s\n' figure new old "new/old median" "new/old p99"
 rng() { set -- $(fig_stat "$1"); [ "$1" = - ] && echo - || printf '%.2f [%.2f-%.2f]' "$1" "$2" "$3"; }
 us() { set -- $(fig_stat "$1"); [ "$1" = - ] && echo - || awk -v v="$1" 'BEGIN { printf "%.3f", v / 1000 }'; }
 for f in $figures; do
-	printf '%-22s %9s %9s   %-22s %-22s\n' "$f" "$(us "$TMP/$f.nm")" "$(us "$TMP/$f.om")" \
+	printf '%-22s %11s %11s   %-22s %-22s\n' "$f" "$(us "$TMP/$f.nm")" "$(us "$TMP/$f.om")" \
 		"$(rng "$TMP/$f.rm")" "$(rng "$TMP/$f.rp")"
 done
 [ -n "$lab" ] || echo "(kudp and uudp figures: left out, no lab: needs root, ip and ethtool)"
 echo "floor: each tree's build/bench/pingpong; ntpx: each tree's ntpprobe against its ntpreflect on loopback;" \
-	"kudp/uudp: in a lab's fast path, server then client transport (uudp-kudp: a uudp client, a kernel server)"
+	"kudp/uudp: in a lab's fast path, server then client transport (uudp-kudp: a uudp client, a kernel server);" \
+	"offsetfit: CPU time (us) of each tree's offsetfit on the same ${AB_RECORDS:-3000000} records (genrec)"
 exit 0
