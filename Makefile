@@ -79,7 +79,7 @@ MAN7     := $(wildcard doc/*.7)
 # Tests: unit binaries first, then the shell suites (chrony's order).
 TESTS    = $(UNIT) $(sort $(wildcard tests/cli/*.t tests/net/*.t tests/interop/*.t tests/hw/*.t))
 
-.PHONY: all deps check lint repeat check-timing check-fresh bench fuzz fuzz-merge soak demo install clean hwcheck FORCE
+.PHONY: all deps check lint repeat check-timing check-fresh bench bench-quick bench-ab fuzz fuzz-merge soak demo install clean hwcheck FORCE
 .DELETE_ON_ERROR:
 
 all: lib/libntpx.a $(TOOLS) $(SHGEN)
@@ -254,7 +254,19 @@ check-fresh: deps
 	$(PROVE) tests/fresh/*.t; rc=$$?; scripts/leftovers $(CURDIR) $(LEDGER) || rc=1; exit $$rc
 
 bench: all $(BENCH)
-	@for b in tests/bench/*.sh; do echo "== $$b"; sh $$b || exit 1; done
+	@for b in $(filter-out tests/bench/quick.sh tests/bench/ab.sh tests/bench/figures.sh tests/bench/ntp-capacity-loopback.sh,$(wildcard tests/bench/*.sh)); do \
+	  echo "== $$b"; sh $$b || exit 1; done
+
+# What a change to the hot path costs, in under 40 s (about 25), before committing
+# it (doc/hacking.md): same-run ratios with their targets; fails nothing.
+bench-quick: all build/bench/pingpong
+	@sh tests/bench/quick.sh
+
+# The figures of this tree against those of commit REF, built in a
+# worktree under build/ab/, in alternating blocks of one run.
+bench-ab: all build/bench/pingpong build/bench/genrec
+	@test -n "$(REF)" || { echo "make: bench-ab needs REF=<commit>" >&2; exit 2; }
+	@sh tests/bench/ab.sh "$(REF)"
 
 # Each target runs FUZZ_SECONDS from its committed corpus
 # (tests/fuzz/corpus/NAME, read) into build/corpus/NAME (written).  A

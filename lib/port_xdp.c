@@ -797,6 +797,19 @@ static struct phc *xdp_phc(const char *dev)
 	return phc;
 }
 
+/* The XDP program's receive stamps on: its ntpx_stamp (.bss) set to 1. */
+static int xdp_rx_stamps_on(struct xdp_port *x)
+{
+	struct bpf_map *map;
+	__u32 key = 0, on = 1;
+
+	bpf_object__for_each_map(map, x->obj)
+		if (bpf_map__is_internal(map) && strstr(bpf_map__name(map), ".bss") &&
+		    bpf_map__value_size(map) == sizeof(on))
+			return bpf_map_update_elem(bpf_map__fd(map), &key, &on, 0) ? -errno : 0;
+	return -ENOENT;
+}
+
 /*
  * Does the driver behind @ifindex fill AF_XDP TX-metadata stamps?  The
  * netdev generic-netlink family says (xsk-features, Linux 6.8): 1 yes,
@@ -875,6 +888,11 @@ static int xdp_stamps_enable(struct port *p, struct port_stamping *s, char *err,
 
 	s->rx_layer = TRANSPORT_LAYER_K;
 	s->rx_src = "xdp:bpf_ktime_get_ns";
+	if (xdp_rx_stamps_on(x)) {
+		s->rx_layer = -1;
+		s->rx_src = NULL;
+		ntpx_err("%s: no XDP receive stamps: the program's switch cannot be set", x->dev);
+	}
 	s->tx_layer = -1;
 	s->tx_src = NULL;
 	if (x->own_fd < 0) {

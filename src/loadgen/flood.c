@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,24 @@ static int flood_mark(struct flood *f, uint64_t seq)
 	return 0;
 }
 
+/* The server's time from receive to transmit stamp of reply @r, kept. */
+static void flood_response(struct flood *f, const struct ntp_packet *r)
+{
+	/* 32.32 fixed point to ns, the difference only: no era needed. */
+	int64_t d = (int64_t)(r->xmt - r->rec), ns;
+
+	if (!r->rec || !r->xmt)
+		return;
+	ns = (int64_t)((double)d * 1e9 / 4294967296.0);
+	if (!f->rt_n || ns < f->rt_min)
+		f->rt_min = ns;
+	if (!f->rt_n || ns > f->rt_max)
+		f->rt_max = ns;
+	f->rt_sum += (double)ns;
+	f->rt_sq += (double)ns * (double)ns;
+	f->rt_n++;
+}
+
 static uint64_t flood_take(struct flood *f)
 {
 	static unsigned char bufs[RBATCH][RBUF];
@@ -80,7 +99,7 @@ static uint64_t flood_take(struct flood *f)
 					continue;
 				}
 				switch (flood_mark(f, r.org & 0xffffffffu)) {
-				case 0: f->replies++; got++; break;
+				case 0: f->replies++; got++; flood_response(f, &r); break;
 				case 1: f->dup++; break;
 				case 2: f->late++; break;
 				default: ntpx_die(NTPX_EXIT_FAIL, "out of memory");
@@ -185,6 +204,14 @@ int run_flood(struct flood *f)
 			fprintf(stderr, " late %" PRIu64, f->late);
 		if (f->unsent)
 			fprintf(stderr, " unsent %" PRIu64, f->unsent);
+		if (f->rt_n) {
+			double mean = f->rt_sum / (double)f->rt_n;
+			double var = f->rt_sq / (double)f->rt_n - mean * mean;
+
+			fprintf(stderr, " response_us min %.3f mean %.3f max %.3f sd %.3f",
+				(double)f->rt_min / 1e3, mean / 1e3, (double)f->rt_max / 1e3,
+				var > 0 ? sqrt(var) / 1e3 : 0.0);
+		}
 		fputc('\n', stderr);
 	}
 	free(f->seen);

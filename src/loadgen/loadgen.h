@@ -95,6 +95,11 @@ struct flood {
 	uint64_t sent, replies, dup, other, late, unsent;
 	unsigned char *seen;	/* bit per request, a ring of SEEN_BITS (flood.c) */
 	uint64_t cleared;	/* requests below this have their bit fresh */
+	/* The server's response time, transmit less receive timestamp of
+	   each counted reply, in ns (as ntpperf reports it). */
+	uint64_t rt_n;
+	int64_t rt_min, rt_max;
+	double rt_sum, rt_sq;
 };
 
 int run_flood(struct flood *f);

@@ -60,5 +60,5 @@ awk -v n="$N" -v w="$wc_s" -v o="$of_s" -v a="$aw_s" -v okb="$of_kb" -v akb="$aw
 	printf "  offsetfit / gawk speed: %.1fx (target >= 10x)\n", a / o
 	printf "  offsetfit rate: %.2f M records/s (target >= 5)\n", n / o / 1e6
 	printf "  offsetfit memory: %.1f bytes/record (target <= 24)\n", okb * 1024 / n
-	printf "  offsetfit / wc -l time: %.1fx\n", o / w
+	printf "  offsetfit / wc -l time: %.1fx (target <= 8): %s\n", o / w, o <= 8 * w ? "met" : "NOT met"
 }'

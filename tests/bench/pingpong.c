@@ -3,17 +3,29 @@
  * pingpong - the noise floor of a kernel UDP path: the least a program can
  * do between the same four boundaries ntpprobe and ntpreflect stamp.
  *
- *     pingpong server PORT [busy]
- *     pingpong client HOST PORT INTERVAL_US COUNT [busy]
+ *     pingpong server PORT [busy] [stamp|stamp-nosched]
+ *     pingpong client HOST PORT INTERVAL_US COUNT [busy] [stamp|stamp-nosched]
  *
  * The client reads CLOCK_REALTIME immediately before send() (T1) and after
  * recv() returns (T4); the server after recvfrom() returns (T2) and before
  * sendto() (T3), and sends T2 and T3 back in a 48-byte datagram.  No NTP
  * encoding, no validation, no records: what is left is the path.  The
  * client prints "median_ns p99_ns n" of delay = (T4 - T1) - (T3 - T2).
+ *
+ * With "stamp" both ends ask the kernel for what ntpprobe and ntpreflect
+ * ask of it (lib/udp.c) in basic mode: SO_TIMESTAMPING with software
+ * receive stamps, OPT_ID and OPT_TSONLY on the socket, receive stamps
+ * read from recvmsg()'s control data; the client, per request, a
+ * control message for TX_SCHED and TX_SOFTWARE stamps, collected from
+ * the error queue right after the send.  The server asks no send stamps,
+ * as ntpreflect for a basic client without --log.  That is the stamped
+ * floor: the kernel's price for the stamps, without ntpx.
+ * "stamp-nosched" asks for TX_SOFTWARE alone.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/errqueue.h>
+#include <linux/net_tstamp.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdint.h>
@@ -34,17 +46,101 @@ static int64_t now(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* 0: no stamps; else the send stamps asked per datagram. */
+static uint32_t tx_stamps;
+static int tx_ask;		/* ask for them (the client only) */
+static uint64_t stamp_sink;	/* the stamps go somewhere, as in ntpx (mod 2^64) */
+
+static int64_t ts_ns(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
+}
+
+/* The socket's stamping, as lib/udp.c's udp_stamps_enable(). */
+static int stamps_on(int fd)
+{
+	int flags = SOF_TIMESTAMPING_SOFTWARE | SOF_TIMESTAMPING_RX_SOFTWARE |
+		    SOF_TIMESTAMPING_OPT_ID | SOF_TIMESTAMPING_OPT_TSONLY;
+
+	return tx_stamps ? setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof(flags)) : 0;
+}
+
+/* The stamp of each message in @h's control data. */
+static void stamps_read(struct msghdr *h)
+{
+	struct cmsghdr *c;
+
+	for (c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR(h, c)) {
+		struct scm_timestamping tss;
+
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPING) {
+			memcpy(&tss, CMSG_DATA(c), sizeof(tss));
+			stamp_sink += (uint64_t)ts_ns(&tss.ts[0]);
+		}
+	}
+}
+
 static ssize_t receive(int fd, void *buf, size_t len, struct sockaddr_in *from, int busy)
 {
-	socklen_t fl = sizeof(*from);
+	union {
+		char buf[CMSG_SPACE(sizeof(struct scm_timestamping))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct msghdr h = { .msg_iov = &iov, .msg_iovlen = 1 };
 
 	for (;;) {
-		ssize_t n = recvfrom(fd, buf, len, busy ? MSG_DONTWAIT : 0,
-				     (struct sockaddr *)from, from ? &fl : NULL);
+		ssize_t n;
 
+		h.msg_name = from;
+		h.msg_namelen = from ? sizeof(*from) : 0;
+		h.msg_control = tx_stamps ? ctl.buf : NULL;
+		h.msg_controllen = tx_stamps ? sizeof(ctl.buf) : 0;
+		n = recvmsg(fd, &h, busy ? MSG_DONTWAIT : 0);
+		if (n >= 0 && tx_stamps)
+			stamps_read(&h);
 		if (n >= 0 || (errno != EAGAIN && errno != EINTR))
 			return n;
 	}
+}
+
+/* sendto(), or with stamps what lib/udp.c does: ask, send, collect. */
+static ssize_t transmit(int fd, const void *buf, size_t len, const struct sockaddr_in *to)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(uint32_t))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr h = {
+		.msg_name = (void *)to, .msg_namelen = to ? sizeof(*to) : 0,
+		.msg_iov = &iov, .msg_iovlen = 1,
+	};
+	struct cmsghdr *c;
+	ssize_t n;
+
+	if (!tx_ask)
+		return to ? sendto(fd, buf, len, 0, (const struct sockaddr *)to, sizeof(*to))
+			  : send(fd, buf, len, 0);
+	memset(&ctl, 0, sizeof(ctl));
+	h.msg_control = ctl.buf;
+	h.msg_controllen = sizeof(ctl.buf);
+	c = CMSG_FIRSTHDR(&h);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SO_TIMESTAMPING;
+	c->cmsg_len = CMSG_LEN(sizeof(tx_stamps));
+	memcpy(CMSG_DATA(c), &tx_stamps, sizeof(tx_stamps));
+	n = sendmsg(fd, &h, 0);
+	for (;;) {	/* the error queue, as udp_tx_drain() */
+		char eb[CMSG_SPACE(sizeof(struct scm_timestamping)) +
+			CMSG_SPACE(sizeof(struct sock_extended_err) + sizeof(struct sockaddr_in6)) + 64];
+		struct msghdr e = { .msg_control = eb, .msg_controllen = sizeof(eb) };
+
+		if (recvmsg(fd, &e, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
+			break;
+		stamps_read(&e);
+	}
+	return n;
 }
 
 static int server(int port, int busy)
@@ -54,7 +150,7 @@ static int server(int port, int busy)
 	int fd = socket(AF_INET, SOCK_DGRAM, 0);
 	int64_t buf[6];
 
-	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a))) {
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) || stamps_on(fd)) {
 		perror("pingpong: server");
 		return 1;
 	}
@@ -66,7 +162,7 @@ static int server(int port, int busy)
 		if (n < 0)
 			return 1;
 		buf[2] = now();		/* T3 */
-		sendto(fd, buf, sizeof(buf), 0, (struct sockaddr *)&from, sizeof(from));
+		transmit(fd, buf, sizeof(buf), &from);
 	}
 }
 
@@ -81,9 +177,11 @@ static int client(const char *host, int port, long interval_us, long count, int 
 	double q[2];
 	static const double ps[2] = { 0.5, 0.99 };
 
+	tx_ask = tx_stamps != 0;
 	if (fd < 0 || !d || inet_pton(AF_INET, host, &a.sin_addr) != 1 ||
-	    connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+	    connect(fd, (struct sockaddr *)&a, sizeof(a)) || stamps_on(fd)) {
 		perror("pingpong: client");
+		free(d);
 		return 1;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &next);
@@ -98,7 +196,7 @@ static int client(const char *host, int port, long interval_us, long count, int 
 		}
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
 		t1 = now();
-		if (send(fd, buf, sizeof(buf), 0) < 0)
+		if (transmit(fd, buf, sizeof(buf), NULL) < 0)
 			continue;
 		if (!busy && poll(&p, 1, 1000) <= 0)
 			continue;
@@ -107,20 +205,43 @@ static int client(const char *host, int port, long interval_us, long count, int 
 		t4 = now();
 		d[n++] = (double)((t4 - t1) - (buf[2] - buf[1]));
 	}
+	if (n)
+		stats_quantiles(d, (size_t)n, ps, q, 2);
+	free(d);
+	close(fd);
 	if (!n)
 		return 1;
-	stats_quantiles(d, (size_t)n, ps, q, 2);
 	printf("%.0f %.0f %ld\n", q[0], q[1], n);
+	return 0;
+}
+
+/* The words after the positional arguments: busy, stamp, stamp-nosched. */
+static int words(int argc, char **argv, int from, int *busy)
+{
+	int i;
+
+	for (i = from; i < argc; i++) {
+		if (strcmp(argv[i], "busy") == 0)
+			*busy = 1;
+		else if (strcmp(argv[i], "stamp") == 0)
+			tx_stamps = SOF_TIMESTAMPING_TX_SCHED | SOF_TIMESTAMPING_TX_SOFTWARE;
+		else if (strcmp(argv[i], "stamp-nosched") == 0)
+			tx_stamps = SOF_TIMESTAMPING_TX_SOFTWARE;
+		else
+			return -1;
+	}
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	if (argc >= 3 && strcmp(argv[1], "server") == 0)
-		return server(atoi(argv[2]), argc > 3 && strcmp(argv[3], "busy") == 0);
-	if (argc >= 6 && strcmp(argv[1], "client") == 0)
-		return client(argv[2], atoi(argv[3]), atol(argv[4]), atol(argv[5]),
-			      argc > 6 && strcmp(argv[6], "busy") == 0);
-	fprintf(stderr, "usage: pingpong server PORT [busy] | client HOST PORT INTERVAL_US COUNT [busy]\n");
+	int busy = 0;
+
+	if (argc >= 3 && strcmp(argv[1], "server") == 0 && !words(argc, argv, 3, &busy))
+		return server(atoi(argv[2]), busy);
+	if (argc >= 6 && strcmp(argv[1], "client") == 0 && !words(argc, argv, 6, &busy))
+		return client(argv[2], atoi(argv[3]), atol(argv[4]), atol(argv[5]), busy);
+	fprintf(stderr, "usage: pingpong server PORT [busy] [stamp|stamp-nosched] | "
+		"client HOST PORT INTERVAL_US COUNT [busy] [stamp|stamp-nosched]\n");
 	return 2;
 }

@@ -2,50 +2,66 @@
 # SPDX-License-Identifier: ISC
 # Benchmark: userspace UDP (uudp over AF_XDP) against the kernel UDP path
 # it bypasses, on the fast path of a lab of its own (bin/ntpx-lab: a veth
-# between two namespaces), side by side in one run: kernel UDP blocking,
-# kernel UDP busy polling, uudp busy polling (and uudp blocking, and uudp
-# with native driver-mode XDP on veth, busy).  The server runs the same transport and poll mode as the
-# client.  Delay = (T4-T1)-(T3-T2), in us; ratios are against kernel UDP
-# with the same poll mode, and the last line against kernel blocking.
-# One run, on a shared 2-core machine: read the ratios, not the third
-# digit.  doc/uudp.md says why uudp on veth is not always faster.
+# between two namespaces), in UUDP_BLOCKS alternating blocks of one run.
+# Each row names the client's transport and the server's separately:
+#   kernel -> kernel     ntpprobe over kernel UDP, ntpreflect over kernel UDP
+#   uudp -> kernel       ntpprobe over uudp, ntpreflect over kernel UDP:
+#                        what a uudp client gains against a real server
+#   uudp -> uudp         both over uudp (the figure of 9a2ce97 and before,
+#                        when the server always ran the client's transport)
+# with the client's and the server's poll mode the same (block or busy),
+# generic XDP on veth (and native XDP, busy).  Ratios are against kernel
+# -> kernel with the same poll mode; each the median of the blocks'
+# ratios [range].  Target: uudp -> uudp busy <= 0.6 x kernel busy,
+# median.  Delay = (T4-T1)-(T3-T2); doc/uudp.md says why uudp on veth is
+# not always faster.
 . "$(dirname "$0")/../lib.sh"
-. "$(dirname "$0")/../net/uudp-lib.sh"
-N=${NTPX_BENCH_COUNT:-2000}
-IV_US=500
-port=12300
+. "$(dirname "$0")/figures.sh"
+FIG_COUNT=${NTPX_BENCH_COUNT:-1000}
+BLOCKS=${UUDP_BLOCKS:-5}
+B=$NTPX_BIN
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
+need_prereq ROOT
+fig_lab_up || { echo "uudp: no lab"; exit 0; }
 
-uudp_lab
-run() {	# NAME SERVER-ENDPOINT CLIENT-ENDPOINT MODE
-	spawn srv ip netns exec "$UB" ntpreflect --poll "$4" "$2" 2>/dev/null
-	wait_until 5 udp_listening_in "$UB" "$port"
-	ina ntpprobe --poll "$4" -i ${IV_US}us -w 100ms -c "$N" "$3" 2>/dev/null >"$TMP/$1.rec"
-	kill "$srv"
-	wait "$srv" 2>/dev/null
-	offsetfit "$TMP/$1.rec" >"$TMP/$1.sum"
-	eval "${1}_med=\$(awk '\$1 == \"rtt_median_us\" { print \$2 }' \"\$TMP/\$1.sum\")"
-	eval "${1}_p99=\$(awk '\$1 == \"rtt_p99_us\" { print \$2 }' \"\$TMP/\$1.sum\")"
-	eval "${1}_ok=\$(count_status \"\$TMP/\$1.rec\" ok)"
-}
+rows="kudp:kudp:block kudp:kudp:busy uudp:kudp:busy uudp:uudp:busy uudp:uudp:block uudpn:uudpn:busy"
+for b in $(seq 1 "$BLOCKS"); do
+	for r in $rows; do
+		IFS=: read -r cli srv mode <<-EOF
+		$r
+		EOF
+		v=$(fig_lab "$B" "$srv" "$cli" "$mode")
+		k=$(echo "$r" | tr : _)
+		set -- $v
+		echo "$1" >>"$TMP/$k.m"; echo "$2" >>"$TMP/$k.p"; echo "$3" >>"$TMP/$k.n"
+		echo "$v" >"$TMP/$k.last"
+	done
+	for r in $rows; do
+		k=$(echo "$r" | tr : _)
+		ref=kudp_kudp_${r##*:}
+		fig_ratio "$(cat "$TMP/$k.last")" "$(cat "$TMP/$ref.last")" 1 >>"$TMP/$k.rm"
+		fig_ratio "$(cat "$TMP/$k.last")" "$(cat "$TMP/$ref.last")" 2 >>"$TMP/$k.rp"
+	done
+	fig_ratio "$(cat "$TMP/uudp_uudp_busy.last")" "$(cat "$TMP/kudp_kudp_block.last")" 1 >>"$TMP/old.rm"
+done
 
-run kblock "udp://$IPB:$port" "udp://$IPB:$port" block
-run kbusy "udp://$IPB:$port" "udp://$IPB:$port" busy
-run ubusy "uudp://$IPB:$port?dev=$IFB&via=xdp" "uudp://$IPB:$port?dev=$IFA&via=xdp" busy
-run ublock "uudp://$IPB:$port?dev=$IFB&via=xdp" "uudp://$IPB:$port?dev=$IFA&via=xdp" block
-run unative "uudp://$IPB:$port?dev=$IFB&xdpmode=native" "uudp://$IPB:$port?dev=$IFA&xdpmode=native" busy
+rng() { set -- $(fig_stat "$1"); [ "$1" = - ] && echo - || printf '%.2f [%.2f-%.2f]' "$1" "$2" "$3"; }
+us() { set -- $(fig_stat "$1"); [ "$1" = - ] && echo - || awk -v v="$1" 'BEGIN { printf "%.3f", v / 1000 }'; }
+name() { case $1 in kudp) echo kernel ;; uudp) echo uudp ;; uudpn) echo "uudp native" ;; esac; }
 
-echo "uudp vs kernel UDP: ntpx-lab fast path (veth), $N exchanges at $IV_US us, delay in us"
-printf '%-22s %6s %10s %10s %14s %14s\n' path ok median p99 "med/kernel" "p99/kernel"
-row() {	# LABEL NAME REF
-	eval "m=\$${2}_med p=\$${2}_p99 o=\$${2}_ok rm=\$${3}_med rp=\$${3}_p99"
-	printf '%-22s %6s %10.3f %10.3f %14s %14s\n' "$1" "$o" "$m" "$p" \
-		"$(ratio "$m" "$rm")" "$(ratio "$p" "$rp")"
-}
-row "kernel udp, block" kblock kblock
-row "kernel udp, busy" kbusy kbusy
-row "uudp xdp skb, busy" ubusy kbusy
-row "uudp xdp skb, block" ublock kblock
-row "uudp xdp native, busy" unative kbusy
-echo "uudp busy vs kernel block: median $(ratio "$ubusy_med" "$kblock_med"), p99 $(ratio "$ubusy_p99" "$kblock_p99")"
+echo "uudp vs kernel UDP: ntpx-lab fast path (veth), $BLOCKS blocks of $FIG_COUNT exchanges at $FIG_IV_US us;" \
+	"delay medians in us (median of the blocks'); client -> server"
+printf '%-32s %6s %9s %9s   %-20s %-20s\n' "client -> server, poll" ok median p99 "med/kernel" "p99/kernel"
+for r in $rows; do
+	IFS=: read -r cli srv mode <<-EOF
+	$r
+	EOF
+	k=$(echo "$r" | tr : _)
+	printf '%-32s %6s %9s %9s   %-20s %-20s\n' "$(name "$cli") -> $(name "$srv"), $mode" \
+		"$(fig_stat "$TMP/$k.n" | awk '{ print $1 }')" "$(us "$TMP/$k.m")" "$(us "$TMP/$k.p")" \
+		"$(rng "$TMP/$k.rm")" "$(rng "$TMP/$k.rp")"
+done
+set -- $(fig_stat "$TMP/uudp_uudp_busy.rm")
+awk -v m="$1" 'BEGIN { printf "uudp -> uudp, busy / kernel -> kernel, busy: median %.2f (target <= 0.60: %s)\n",
+	m, (m != "-" && m <= 0.60) ? "met" : "NOT met" }'
+echo "uudp -> uudp busy / kernel -> kernel block (the old last line): median $(rng "$TMP/old.rm")"

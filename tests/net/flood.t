@@ -98,6 +98,16 @@ test_expect_success 'ntpreflect answered in every interval of the flood' '
 	answered_throughout "$TMP/flood.out"
 '
 
+# The server's response time (transmit less receive timestamp of each
+# counted reply): on one clock never negative, the mean between the
+# extremes, and no spread wider than half the range allows.
+test_expect_success 'loadgen reports the server'\''s response time, consistently' '
+	set -- $(sed -n "s/.* response_us min \([0-9.-]*\) mean \([0-9.-]*\) max \([0-9.-]*\) sd \([0-9.-]*\).*/\1 \2 \3 \4/p" "$TMP/flood.err") &&
+	test $# = 4 &&
+	awk -v lo="$1" -v m="$2" -v hi="$3" -v sd="$4" "BEGIN {
+		exit !(lo >= 0 && lo <= m && m <= hi && sd >= 0 && sd <= (hi - lo) / 2 + 0.001) }"
+'
+
 test_expect_success 'the probe sent its 100 requests during the flood' '
 	test_is "$psent" 100
 '

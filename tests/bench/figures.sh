@@ -1,0 +1,106 @@
+# SPDX-License-Identifier: ISC
+# tests/bench/figures.sh - one block of each figure that bench-quick
+# (tests/bench/quick.sh) and bench-ab (tests/bench/ab.sh) measure, sourced
+# after tests/lib.sh.  Each function runs one short block and prints
+# "MEDIAN_NS P99_NS N" of the delay (T4-T1)-(T3-T2); the callers alternate
+# blocks so that a change in the machine's load falls on every figure,
+# and quote ratios from the same run (this machine is shared and noisy).
+#
+#   fig_floor MODE [stamp|stamp-nosched]     build/bench/pingpong on loopback
+#   fig_ntpx BIN MODE [OPTION...]            BIN/ntpprobe against BIN/ntpreflect
+#                                            on loopback, both with OPTION...
+#   fig_lab_up                               a lab of its own (tests/net/uudp-lib.sh)
+#   fig_lab BIN SERVER CLIENT MODE [OPTION...]  in the lab, SERVER and CLIENT
+#                                            each kudp (kernel UDP), uudp
+#                                            (AF_XDP, generic XDP) or uudpn
+#                                            (native XDP on veth), poll MODE
+#   fig_stat FILE...                         the median over lines of "V ..."
+#                                            and their range: "MED MIN MAX"
+#
+# FIG_COUNT exchanges per block (default 400) at FIG_IV_US us (500).
+# MODE is block or busy.  BIN is a tree's bin/ (this tree's or the other
+# one's in bench-ab); the records are read by column name, so the tools
+# of any commit that writes a #fields header will do.
+
+FIG_COUNT=${FIG_COUNT:-400}
+FIG_IV_US=${FIG_IV_US:-500}
+FIG_PP=${FIG_PP:-$NTPX_TOP/build/bench/pingpong}
+
+# "MEDIAN P99 N" of the ok records' delay in FILE.
+fig_quant() {
+	awk "$ntpx_fields"'/^#fields/ { fields(); next } /^#/ { next }
+		field("status") == "ok" { print field("delay") }' "$1" | sort -n |
+		awk '{ v[NR] = $1 } END {
+			if (!NR) { print "- - 0"; exit }
+			p = int(0.99 * NR + 0.5); if (p < 1) p = 1
+			print v[int((NR + 1) / 2)], v[p], NR }'
+}
+
+fig_floor() {	# MODE [stamp|stamp-nosched]
+	_fp=$(free_udp_port)
+	_fb=; [ "$1" = busy ] && _fb=busy
+	spawn _fs "$FIG_PP" server "$_fp" $_fb ${2:-}
+	wait_until 5 udp_listening "$_fp" || { echo "- - 0"; return; }
+	"$FIG_PP" client 127.0.0.1 "$_fp" "$FIG_IV_US" "$FIG_COUNT" $_fb ${2:-} || echo "- - 0"
+	kill "$_fs"; wait "$_fs" 2>/dev/null
+}
+
+fig_ntpx() {	# BIN MODE [OPTION...]
+	_fbin=$1 _fm=$2
+	shift 2
+	_fp=$(free_udp_port)
+	spawn _fs "$_fbin/ntpreflect" --poll "$_fm" "$@" "udp://127.0.0.1:$_fp" 2>/dev/null
+	wait_until 5 udp_listening "$_fp" || { echo "- - 0"; return; }
+	"$_fbin/ntpprobe" --poll "$_fm" -i "${FIG_IV_US}us" -w 100ms -c "$FIG_COUNT" "$@" \
+		"udp://127.0.0.1:$_fp" >"$TMP/fig.rec" 2>/dev/null
+	kill "$_fs"; wait "$_fs" 2>/dev/null
+	fig_quant "$TMP/fig.rec"
+}
+
+# 0 with a lab up (removed at exit); 1 without one (not root, no ip or
+# ethtool, ntpx-lab failed), never the suite's skip_all: the caller
+# says what it leaves out.
+fig_lab_up() {
+	. "$NTPX_TOP/tests/net/uudp-lib.sh"
+	test_have_prereq ROOT && command -v ip >/dev/null 2>&1 && command -v ethtool >/dev/null 2>&1 ||
+		return 1
+	_fig_it=$_in_test
+	_in_test=1
+	uudp_lab
+	_fig_rc=$?
+	_in_test=$_fig_it
+	return $_fig_rc
+}
+
+fig_ep() {	# kudp|uudp DEV -> the endpoint of the lab's reference
+	case $1 in
+	kudp) echo "udp://$IPB:12300" ;;
+	uudp) echo "uudp://$IPB:12300?dev=$2&via=xdp" ;;
+	uudpn) echo "uudp://$IPB:12300?dev=$2&xdpmode=native" ;;
+	esac
+}
+
+fig_lab() {	# BIN SERVER CLIENT MODE [OPTION...]
+	_fbin=$1 _fsrv=$2 _fcli=$3 _fm=$4
+	shift 4
+	spawn _fs ip netns exec "$UB" "$_fbin/ntpreflect" --poll "$_fm" "$@" \
+		"$(fig_ep "$_fsrv" "$IFB")" 2>/dev/null
+	wait_until 5 udp_listening_in "$UB" 12300 || { echo "- - 0"; return; }
+	ip netns exec "$UA" "$_fbin/ntpprobe" --poll "$_fm" -i "${FIG_IV_US}us" -w 100ms \
+		-c "$FIG_COUNT" "$@" "$(fig_ep "$_fcli" "$IFA")" >"$TMP/fig.rec" 2>/dev/null
+	kill "$_fs"; wait "$_fs" 2>/dev/null
+	fig_quant "$TMP/fig.rec"
+}
+
+fig_stat() {	# FILE: one value a line -> "MEDIAN MIN MAX" ("- - -" if none)
+	grep -v '^-' "$1" | sort -g | awk '{ v[NR] = $1 } END {
+		if (!NR) { print "- - -"; exit }
+		m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+		print m, v[1], v[NR] }'
+}
+
+# A / B of two "MEDIAN P99 N" lines' column COL (1 median, 2 p99), or "-".
+fig_ratio() {	# A-LINE B-LINE COL
+	echo "$1 $2" | awk -v c="$3" '{ a = $c; b = $(c + 3)
+		if (a == "-" || b == "-" || b <= 0) print "-"; else printf "%.3f\n", a / b }'
+}
