@@ -202,9 +202,12 @@ every_figure() { all "$1" $(for f in $figs; do echo "$P/figures/$f.$2"; done); }
 # median over the repetitions (two: their mean) at each octave.
 stab1() { for d in "$P"/runs/*-$1-*-$2-r[12]; do offsetfit --stability --series offset "$d/probe.rec" |
 	awk -v c=$3 '/^#fields/ { for (i = 2; i <= NF; i++) n[$i] = i - 1 } !/^#/ && NF { print $n[c]; exit }'; done |
-	awk '{ s += $1; n++ } END { if (n) printf "%.4g", s / n; else print "no runs" }'; }
+	awk '{ s += $1; n++ } END { if (n) printf "%.4g", sprintf("%.6g", s / n) + 0; else print "no runs" }'; }
 # (what stab1 is compared with: "no row" or "no column C" rather than an
-# empty string that would equal stab1's on a broken run)
+# empty string that would equal stab1's on a broken run).  stab1 rounds
+# its mean as ntpx-figures writes a median, to 6 digits, before both are
+# printed to 4: rounded once only, 2047.5 and 2047.4996 kilo-ns print
+# apart (2.048e+06 against 2.047e+06).
 stabtsv() { awk -F'\t' -v f=$1 -v t=$2 -v c=$3 'NR == 1 { for (i = 2; i <= NF; i++) n[$i] = i - 1
 		if (!(c in n)) { print "no column " c; done = 1; exit } next }
 	$1 == f && $2 == t { printf "%.4g", $n[c]; done = 1; exit }
@@ -212,7 +215,7 @@ stabtsv() { awk -F'\t' -v f=$1 -v t=$2 -v c=$3 'NR == 1 { for (i = 2; i <= NF; i
 # stab1ci FAMILY TRANSPORT COLUMN: as stab1, from offsetfit --ci
 stab1ci() { for d in "$P"/runs/*-$1-*-$2-r[12]; do offsetfit --stability --series offset --dev adev,tdev,mtie --ci "$d/probe.rec" |
 	awk -v c=$3 '/^#fields/ { for (i = 2; i <= NF; i++) n[$i] = i - 1 } !/^#/ && NF { print $n[c]; exit }'; done |
-	awk '{ s += $1; n++ } END { if (n) printf "%.4g", s / n; else print "no runs" }'; }
+	awk '{ s += $1; n++ } END { if (n) printf "%.4g", sprintf("%.6g", s / n) + 0; else print "no runs" }'; }
 # stability.tsv's rows where COLUMN has a value
 stabvals() { awk -F'\t' -v c=$1 'NR == 1 { for (i = 2; i <= NF; i++) n[$i] = i - 1; next } (c in n) && $n[c] != "-"' "$P/figures/stability.tsv" | wc -l; }
 # rows of stability.tsv for FAMILY TRANSPORT

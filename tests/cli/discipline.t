@@ -192,8 +192,8 @@ test_expect_success 'setup: the +50 and -50 ppm runs end' '
 	wait $fmp
 '
 test_expect_success 'the loop acts on the clock: its frequency is the detune plus the corrections' '
-	diag "+50 ppm: frequency after each correction: $(fseq fp 50)" &&
-	diag "-50 ppm: frequency after each correction: $(fseq fm -50)" &&
+	diag "+50 ppm: frequency after each correction: $(fseq fp 50); the clock: $(freq fp)" &&
+	diag "-50 ppm: frequency after each correction: $(fseq fm -50); the clock: $(freq fm)" &&
 	loop_acts
 '
 test_expect_success '+50 ppm: the first estimate leaves only what the offset noise explains (|residual| <= 6 x its predicted spread)' '
