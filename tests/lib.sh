@@ -454,6 +454,29 @@ chrony_one_clock() {
 			exit !(n > 0 && !bad) }' v="$_v" "$1"
 }
 
+# Exact accounting of a namespace's UDP datagrams (tests/net/attack.t,
+# flood.t), from the kernel's own counters, which start at 0 with the
+# namespace:
+#   udp_mib NS          "in=N noports=N inerr=N": datagrams read by a
+#                       socket (InDatagrams counts at recvmsg), sent to no
+#                       socket, and not delivered (InErrors: a full receive
+#                       buffer, RcvbufErrors, with the rest)
+#   reflector_reads FILE  every datagram an ntpreflect's summary FILE
+#                       accounts for: answered, or ignored for one of its
+#                       reasons, or dropped, or failed
+#   drained NS PORT     nothing waits in the socket on PORT in NS
+udp_mib() {
+	ip netns exec "$1" awk '$1 == "Udp:" && $2 ~ /^[0-9]/ {
+		printf "in=%s noports=%s inerr=%s\n", $2, $3, $4 }' /proc/net/snmp
+}
+reflector_reads() {
+	sed -n 1p "$1" | tr ',' '\n' | awk '
+		{ n = $NF; $NF = ""; sub(/^ntpreflect: /, ""); sub(/ +$/, "") }
+		$0 ~ /^(answered|short|truncated|malformed|version|control|private|mode|denied|rate|kiss|dropped|send errors)$/ { s += n }
+		END { print s + 0 }'
+}
+drained() { [ "$(ip netns exec "$1" ss -Hlun "sport = :$2" | awk '{ print $2 }')" = 0 ]; }
+
 # legs A B [kernel]: "df db": the median shift, in ns, of the forward and
 # of the back leg of the ok records from record file A to record file B.
 # On one clock each record splits exactly into its legs: forward t2 - t1 =

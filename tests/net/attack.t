@@ -40,26 +40,8 @@ kind_count() { sed -n "s/.*[ ,]$2 \([0-9]*\).*/\1/p" "$1"; }
 probe_count() { sed -n "s/.*[ :]$2 \([0-9]*\).*/\1/p" "$1" | head -n 1 | grep . || echo 0; }
 reap() { wait "$1" 2>/dev/null; return 0; }
 stop() { kill "$1"; wait "$1" 2>/dev/null; return 0; }
-# The UDP counters of namespace NS, as shell assignments: in (datagrams
-# read by a socket: InDatagrams counts at recvmsg), noports, inerr
-# (datagrams not delivered: a full receive buffer, RcvbufErrors, counted
-# with the rest).  A namespace's counters start at 0 with it.
-udp_mib() {
-	ip netns exec "$1" awk '$1 == "Udp:" && $2 ~ /^[0-9]/ {
-		printf "in=%s noports=%s inerr=%s\n", $2, $3, $4 }' /proc/net/snmp
-}
 # Datagrams the kernel of namespace NS could not deliver to a socket.
 kdrops() { eval "$(udp_mib "$1")" && echo "$inerr"; }
-# Every datagram a reflector's summary FILE accounts for: answered, or
-# ignored for one of its reasons, or dropped, or failed.
-reflector_reads() {
-	sed -n 1p "$1" | tr ',' '\n' | awk '
-		{ n = $NF; $NF = ""; sub(/^ntpreflect: /, ""); sub(/ +$/, "") }
-		$0 ~ /^(answered|short|truncated|malformed|version|control|private|mode|denied|rate|kiss|dropped|send errors)$/ { s += n }
-		END { print s + 0 }'
-}
-# Nothing waits in NS's socket on PORT: the reflector has read it all.
-drained() { [ "$(ip netns exec "$1" ss -Hlun "sport = :$2" | awk '{ print $2 }')" = 0 ]; }
 # Every second of FILE's run (from its first T1) has an ok record.
 answered_throughout() {
 	rec_cols "$1" t1 status | awk '
