@@ -11,7 +11,10 @@
 # loadgen offers 1.2 times the shaper's rate (10 ms of queue).  The
 # shaper runs at 50 Mbit/s, which a busy 2-core machine can exceed: the
 # queue must fill for the physics to show, and how fast the machine can
-# send is not what this test is about.  The queue is long against what
+# send is not what this test is about.  The load is sent in frames, not
+# in 64 KiB GSO packets, so that the queue holds many of them and stays
+# full (one GSO packet at a time left it half full on average, both ways
+# loaded).  The queue is long against what
 # the host adds: with every core busy the shapers' dequeues wait for
 # softirq time, a few milliseconds, on either leg (with 2 ms of queue at
 # 200 Mbit/s that put 3.6 ms more on the way back than on the way out,
@@ -64,15 +67,15 @@ load() {
 	load_pids=
 	case $1 in
 	c2r|bi)
-		spawn p $NTPX_CLIENT_EXEC loadgen -r "$load_rate" -d 0 "udp://$NTPX_REF_SLOW:9000" >/dev/null 2>&1
+		spawn p $NTPX_CLIENT_EXEC loadgen --no-gso -r "$load_rate" -d 0 "udp://$NTPX_REF_SLOW:9000" >/dev/null 2>&1
 		load_pids="$load_pids $p" ;;
 	esac
 	case $1 in
 	r2c|bi)
-		spawn p $NTPX_REF_EXEC loadgen -r "$load_rate" -d 0 "udp://$NTPX_CLIENT_SLOW:9000" >/dev/null 2>&1
+		spawn p $NTPX_REF_EXEC loadgen --no-gso -r "$load_rate" -d 0 "udp://$NTPX_CLIENT_SLOW:9000" >/dev/null 2>&1
 		load_pids="$load_pids $p" ;;
 	fast)
-		spawn p $NTPX_CLIENT_EXEC loadgen -r "$load_rate" -d 0 "udp://$NTPX_REF_FAST:9000" >/dev/null 2>&1
+		spawn p $NTPX_CLIENT_EXEC loadgen --no-gso -r "$load_rate" -d 0 "udp://$NTPX_REF_FAST:9000" >/dev/null 2>&1
 		load_pids="$load_pids $p" ;;
 	esac
 	case $1 in
