@@ -30,7 +30,7 @@ CLANG    ?= clang
 # afresh).  Any other goal only asks pkg-config, and without the packages
 # stops with one line that names them.  clean, deps and check-fresh build
 # nothing and ask nothing (doc/hacking.md, First time on a machine).
-PKGS       := libibverbs libmlx5 librdmacm libxdp libbpf libmnl
+PKGS       := libibverbs libmlx5 librdmacm libxdp libbpf libmnl gnutls
 DEPS_GOALS := demo check bench soak repeat fuzz
 ifneq ($(filter-out clean deps lint check-fresh,$(or $(MAKECMDGOALS),all)),)
 include build/pkg.mk

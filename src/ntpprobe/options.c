@@ -6,10 +6,12 @@
 #include <getopt.h>
 #include <sched.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "discipline.h"
+#include "nts_ke.h"
 #include "opt.h"
 #include "transport.h"
 #include "ntpprobe.h"
@@ -38,6 +40,12 @@ static void usage(FILE *out)
 	       "      --no-stamps      no kernel or hardware stamps (t1q t1k ... t4h)\n"
 	       "      --xleave         ask for interleaved mode: the server's own stamps\n"
 	       "                       of each exchange fill t2k t3q t3k\n"
+	       "      --nts[=HOST[:PORT]]  Network Time Security (RFC 8915): keys and\n"
+	       "                       cookies from NTS-KE at HOST (default: the\n"
+	       "                       endpoint's host) port PORT (default 4460), every\n"
+	       "                       exchange authenticated (adds nts_seal nts_open)\n"
+	       "      --ca FILE        with --nts: trust the certificates in FILE (PEM)\n"
+	       "                       instead of the system's\n"
 	       "      --user NAME      run as NAME once the endpoint is open\n"
 	       "  -4, -6               resolve HOST to an IPv4 / IPv6 address only\n"
 	       "      --human          lines for a person (offset, delay, stratum...),\n"
@@ -52,6 +60,37 @@ static void usage(FILE *out)
 	       "SIGINT/SIGTERM end the run after the current exchange.  Exit status: 0\n"
 	       "when at least one exchange was ok, 1 when none was (or a write failed),\n"
 	       "2 for a usage error.\n", ntpx_prog);
+}
+
+/* --nts's HOST[:PORT] ([IPv6]:PORT, or a bare IPv6 address) into the
+   config; HOST defaults to the endpoint's, PORT to 4460. */
+static void nts_ke_host(const char *arg, const struct endpoint *ep, struct probe_config *cfg)
+{
+	const char *host = arg && *arg ? arg : ep->host, *port = NULL, *colon;
+	size_t hlen;
+	uint64_t n;
+
+	if (host[0] == '[') {
+		const char *close = strchr(host, ']');
+
+		if (!close || (close[1] && close[1] != ':'))
+			opt_usage_error("bad NTS-KE server '%s'", arg);
+		hlen = (size_t)(close - host - 1);
+		host++;
+		port = close[1] ? close + 2 : NULL;
+	} else if ((colon = strchr(host, ':')) && !strchr(colon + 1, ':') && host != ep->host) {
+		hlen = (size_t)(colon - host);
+		port = colon + 1;
+	} else {
+		hlen = strlen(host);
+	}
+	if (hlen == 0 || hlen >= sizeof(cfg->nts_host))
+		opt_usage_error("bad NTS-KE server '%s'", arg ? arg : host);
+	memcpy(cfg->nts_host, host, hlen);
+	cfg->nts_host[hlen] = '\0';
+	if (port && (opt_count(port, 65535, &n) || n == 0))
+		opt_usage_error("bad NTS-KE port '%s'", port);
+	snprintf(cfg->nts_port, sizeof(cfg->nts_port), "%u", port ? (unsigned)n : NTS_KE_PORT);
 }
 
 void probe_options(int argc, char **argv, struct probe_config *cfg)
@@ -70,6 +109,8 @@ void probe_options(int argc, char **argv, struct probe_config *cfg)
 		{ "no-stamps", no_argument, NULL, 'N' },
 		{ "xleave", no_argument, NULL, 'x' },
 		{ "user", required_argument, NULL, 'U' },
+		{ "nts", optional_argument, NULL, 'n' },
+		{ "ca", required_argument, NULL, 'A' },
 		{ "human", no_argument, NULL, 'H' },
 		{ "records", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
@@ -77,6 +118,7 @@ void probe_options(int argc, char **argv, struct probe_config *cfg)
 		{ 0 }
 	};
 	int c, step_given = 0, family = 0, human = -1;
+	const char *nts_arg = NULL;
 	char err[256];
 
 	*cfg = (struct probe_config){
@@ -140,6 +182,13 @@ void probe_options(int argc, char **argv, struct probe_config *cfg)
 		case 'x':
 			cfg->xleave = 1;
 			break;
+		case 'n':
+			cfg->nts = 1;
+			nts_arg = optarg;
+			break;
+		case 'A':
+			cfg->ca = optarg;
+			break;
 		case '4':
 			family = AF_INET;
 			break;
@@ -161,6 +210,10 @@ void probe_options(int argc, char **argv, struct probe_config *cfg)
 	/* Records for a pipe or a file, exactly as ever; a person at a
 	   terminal gets lines to read. */
 	cfg->human = human >= 0 ? human : isatty(STDOUT_FILENO);
+	if (cfg->ca && !cfg->nts)
+		opt_usage_error("--ca needs --nts");
+	if (cfg->nts)
+		nts_ke_host(nts_arg, &cfg->ep, cfg);
 	if (step_given && !cfg->discipline)
 		opt_usage_error("--step-threshold needs --discipline");
 	if (cfg->timeout < 0)
