@@ -80,6 +80,11 @@ static void tls_err(gnutls_session_t s, int rc, const char *what, char *err, siz
 	}
 	if (rc == GNUTLS_E_AGAIN || rc == GNUTLS_E_TIMEDOUT)
 		snprintf(err, errlen, "%s: timed out", what);
+	else if (rc == GNUTLS_E_FATAL_ALERT_RECEIVED)
+		snprintf(err, errlen, "%s: the peer sent alert '%s'", what,
+			 gnutls_alert_get_name(gnutls_alert_get(s)));
+	else if (rc == GNUTLS_E_PULL_ERROR || rc == GNUTLS_E_PREMATURE_TERMINATION)
+		snprintf(err, errlen, "%s: the peer closed the connection", what);
 	else
 		snprintf(err, errlen, "%s: %s", what, gnutls_strerror(rc));
 }
@@ -101,6 +106,9 @@ static int handshake(gnutls_session_t s, char *err, size_t errlen)
 	while (rc < 0 && !gnutls_error_is_fatal(rc) && rc != GNUTLS_E_AGAIN);
 	if (rc < 0) {
 		tls_err(s, rc, "handshake", err, errlen);
+		/* Tell the peer why (a certificate we refuse, say). */
+		if (rc != GNUTLS_E_PULL_ERROR && rc != GNUTLS_E_PREMATURE_TERMINATION)
+			(void)gnutls_alert_send_appropriate(s, rc);
 		return -1;
 	}
 	if (gnutls_alpn_get_selected_protocol(s, &got) < 0 || got.size != alpn.size ||

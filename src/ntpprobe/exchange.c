@@ -105,7 +105,7 @@ void probe_exchange(struct probe *p, uint64_t seq, struct probe_out *o,
 	int64_t deadline, stamp;
 	size_t reqlen = NTP_HEADER_LEN;
 	uint32_t txid = 0;
-	int saw_other = 0;
+	int saw_other = 0, nak = 0;
 	int rc;
 
 	memset(o, 0, sizeof(*o));
@@ -210,13 +210,21 @@ void probe_exchange(struct probe *p, uint64_t seq, struct probe_out *o,
 			case NTS_REPLY_NAK:
 				p->nts_naks++;
 				nts_client_forget(p->nts);
+				nak = 1;
 				break;
 			default:
 				o->nts_open = nts_client_open_ns(p->nts);
 				break;
 			}
 		}
-		x->status = judge(p, &r);
+		/* A NAK is a kiss whatever its leap field says (ntp_judge
+		   would take NTSN under leap 3 for an unsynchronised server). */
+		if (nak) {
+			x->status = RECORD_KOD;
+			memcpy(p->kiss, "NTSN", 5);
+		} else {
+			x->status = judge(p, &r);
+		}
 		o->replied = 1;
 		o->leap = r.leap;
 		o->stratum = r.stratum;

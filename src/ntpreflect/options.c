@@ -9,6 +9,7 @@
 
 #include "access.h"
 #include "ntp.h"
+#include "nts_ke.h"
 #include "opt.h"
 #include "transport.h"
 #include "ntpreflect.h"
@@ -30,6 +31,13 @@ static void usage(FILE *out)
 	       "      --ratelimit RATE[/BURST]  per client address: RATE requests a second,\n"
 	       "                       BURST at once (default 8); over it a RATE kiss, at\n"
 	       "                       most RATE a second, else silence (default off)\n"
+	       "      --nts-cert FILE  serve Network Time Security (RFC 8915): NTS-KE on\n"
+	       "                       TCP with this certificate chain (PEM), NTS-protected\n"
+	       "                       requests answered authenticated, plain ones as ever\n"
+	       "      --nts-key FILE   the certificate's private key (PEM)\n"
+	       "      --nts-port PORT  NTS-KE's TCP port (default 4460)\n"
+	       "      --nts-rotate DUR the cookie key's period (default 1h); cookies under\n"
+	       "                       it and the 2 keys before it are accepted\n"
 	       "  -4, -6               resolve HOST to an IPv4 / IPv6 address only\n"
 	       "  -h, --help           this help\n"
 	       "      --version        print the version\n\n"
@@ -49,6 +57,10 @@ void reflect_options(int argc, char **argv, struct reflect_config *cfg)
 		{ "user", required_argument, NULL, 'u' },
 		{ "allow", required_argument, NULL, 'a' },
 		{ "ratelimit", required_argument, NULL, 'R' },
+		{ "nts-cert", required_argument, NULL, 'c' },
+		{ "nts-key", required_argument, NULL, 'k' },
+		{ "nts-port", required_argument, NULL, 'p' },
+		{ "nts-rotate", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
@@ -61,6 +73,8 @@ void reflect_options(int argc, char **argv, struct reflect_config *cfg)
 		.count = UINT64_MAX,
 		.nclients = 16384,
 		.poll = TRANSPORT_POLL_BLOCK,
+		.nts_port = NTS_KE_PORT,
+		.nts_rotate = 3600 * NTPX_NS_PER_SEC,
 	};
 	ntp_refid_parse("NTPX", &cfg->refid);
 	while ((c = getopt_long(argc, argv, "s:r:n:l:u:a:46h", longopts, NULL)) != -1) {
@@ -113,10 +127,26 @@ void reflect_options(int argc, char **argv, struct reflect_config *cfg)
 			if (ratelimit_parse(optarg, &cfg->rl_rate, &cfg->rl_burst, err, sizeof(err)))
 				opt_usage_error("%s", err);
 			break;
+		case 'c':
+			cfg->nts_cert = optarg;
+			break;
+		case 'k':
+			cfg->nts_key = optarg;
+			break;
+		case 'p':
+			if (opt_count(optarg, 65535, &cfg->nts_port) || cfg->nts_port == 0)
+				opt_usage_error("bad NTS-KE port '%s'", optarg);
+			break;
+		case 't':
+			if (opt_duration(optarg, 0, &cfg->nts_rotate) || cfg->nts_rotate <= 0)
+				opt_usage_error("bad key rotation period '%s'", optarg);
+			break;
 		default:
 			opt_other(c, usage);
 		}
 	}
 	endpoint_from_args(argc, argv, optind, &cfg->ep);
 	cfg->ep.family = family;
+	if (!cfg->nts_cert != !cfg->nts_key)
+		opt_usage_error("--nts-cert and --nts-key go together");
 }
