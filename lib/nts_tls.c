@@ -16,11 +16,24 @@
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
 
+#include "clock_read.h"
 #include "nts_ke.h"
 #include "nts_tls.h"
 
 /* TLS 1.3 only (section 3: NTS-KE MUST NOT be run over older TLS). */
 #define PRIORITY "NORMAL:-VERS-ALL:+VERS-TLS1.3"
+
+/*
+ * Whether a call that failed with @rc may be made again before
+ * @deadline (CLOCK_MONOTONIC ns): a signal, or GNUTLS_E_AGAIN that came
+ * before the socket's timeout did.  GnuTLS returns it on a blocking
+ * socket too, after a record that carried no data for us (a TLS 1.3
+ * NewSessionTicket, as OpenSSL servers send after the handshake).
+ */
+static int again(int rc, int64_t deadline)
+{
+	return (rc == GNUTLS_E_INTERRUPTED || rc == GNUTLS_E_AGAIN) && clock_monotonic_ns() < deadline;
+}
 
 static void set_timeouts(int fd, int64_t ns)
 {
@@ -89,7 +102,7 @@ static void tls_err(gnutls_session_t s, int rc, const char *what, char *err, siz
 		snprintf(err, errlen, "%s: %s", what, gnutls_strerror(rc));
 }
 
-static int handshake(gnutls_session_t s, char *err, size_t errlen)
+static int handshake(gnutls_session_t s, int64_t deadline, char *err, size_t errlen)
 {
 	static const gnutls_datum_t alpn = { .data = (unsigned char *)NTS_KE_ALPN,
 					     .size = sizeof(NTS_KE_ALPN) - 1 };
@@ -103,7 +116,7 @@ static int handshake(gnutls_session_t s, char *err, size_t errlen)
 	}
 	do
 		rc = gnutls_handshake(s);
-	while (rc < 0 && !gnutls_error_is_fatal(rc) && rc != GNUTLS_E_AGAIN);
+	while (rc < 0 && (again(rc, deadline) || (!gnutls_error_is_fatal(rc) && rc != GNUTLS_E_AGAIN)));
 	if (rc < 0) {
 		tls_err(s, rc, "handshake", err, errlen);
 		/* Tell the peer why (a certificate we refuse, say). */
@@ -119,14 +132,15 @@ static int handshake(gnutls_session_t s, char *err, size_t errlen)
 	return 0;
 }
 
-static int send_all(gnutls_session_t s, const void *buf, size_t len, char *err, size_t errlen)
+static int send_all(gnutls_session_t s, const void *buf, size_t len, int64_t deadline, char *err,
+		    size_t errlen)
 {
 	const unsigned char *b = buf;
 
 	while (len) {
 		ssize_t n = gnutls_record_send(s, b, len);
 
-		if (n == GNUTLS_E_INTERRUPTED)
+		if (n < 0 && again((int)n, deadline))
 			continue;
 		if (n < 0) {
 			tls_err(s, (int)n, "send", err, errlen);
@@ -139,7 +153,8 @@ static int send_all(gnutls_session_t s, const void *buf, size_t len, char *err, 
 }
 
 /* One message from the peer into @m: 0, or -1 with @err. */
-static int recv_msg(gnutls_session_t s, struct nts_ke_msg *m, char *err, size_t errlen)
+static int recv_msg(gnutls_session_t s, struct nts_ke_msg *m, int64_t deadline, char *err,
+		    size_t errlen)
 {
 	static __thread unsigned char buf[NTS_KE_MSG_MAX];
 	size_t len = 0;
@@ -159,7 +174,7 @@ static int recv_msg(gnutls_session_t s, struct nts_ke_msg *m, char *err, size_t 
 			return -1;
 		}
 		n = gnutls_record_recv(s, buf + len, sizeof(buf) - len);
-		if (n == GNUTLS_E_INTERRUPTED)
+		if (n < 0 && again((int)n, deadline))
 			continue;
 		if (n == 0 || n == GNUTLS_E_PREMATURE_TERMINATION) {
 			snprintf(err, errlen, "malformed message: truncated after %zu bytes%s", len,
@@ -205,6 +220,7 @@ int nts_tls_client(const char *host, const char *port, const char *cafile, int f
 	const char *why;
 	char msg[400];
 	int fd = -1, rc = -1, r;
+	int64_t deadline = clock_monotonic_ns() + timeout_ns;
 	ssize_t n;
 
 	msg[0] = 0;
@@ -240,8 +256,9 @@ int nts_tls_client(const char *host, const char *port, const char *cafile, int f
 		gnutls_server_name_set(s, GNUTLS_NAME_DNS, host, strlen(host));
 	gnutls_session_set_verify_cert(s, host, 0);
 	gnutls_transport_set_int(s, fd);
-	if (handshake(s, msg, sizeof(msg)) < 0 || send_all(s, req, (size_t)n, msg, sizeof(msg)) < 0 ||
-	    recv_msg(s, resp, msg, sizeof(msg)) < 0)
+	if (handshake(s, deadline, msg, sizeof(msg)) < 0 ||
+	    send_all(s, req, (size_t)n, deadline, msg, sizeof(msg)) < 0 ||
+	    recv_msg(s, resp, deadline, msg, sizeof(msg)) < 0)
 		goto out;
 	if (nts_ke_check_response(resp, &why) < 0) {
 		snprintf(msg, sizeof(msg), "%s", why);
@@ -317,6 +334,7 @@ int nts_tls_serve(struct nts_tls_server *srv, int fd, int64_t timeout_ns, nts_tl
 	struct nts_keys keys;
 	char msg[400];
 	int rc = -1, r, ok;
+	int64_t deadline = clock_monotonic_ns() + timeout_ns;
 	ssize_t n;
 
 	msg[0] = 0;
@@ -328,9 +346,9 @@ int nts_tls_serve(struct nts_tls_server *srv, int fd, int64_t timeout_ns, nts_tl
 	}
 	gnutls_certificate_server_set_request(s, GNUTLS_CERT_IGNORE);
 	gnutls_transport_set_int(s, fd);
-	if (handshake(s, msg, sizeof(msg)) < 0)
+	if (handshake(s, deadline, msg, sizeof(msg)) < 0)
 		goto out;
-	if (recv_msg(s, &req, msg, sizeof(msg)) < 0) {
+	if (recv_msg(s, &req, deadline, msg, sizeof(msg)) < 0) {
 		/* Section 4.1.3: tell the client, then close. */
 		nts_ke_msg_init(&resp);
 		resp.error = strstr(msg, "critical and unknown") ? NTS_KE_ERR_UNRECOGNIZED
@@ -347,7 +365,7 @@ int nts_tls_serve(struct nts_tls_server *srv, int fd, int64_t timeout_ns, nts_tl
 		ok = 0;
 	}
 	n = nts_ke_build(out, sizeof(out), &resp);
-	if (n < 0 || send_all(s, out, (size_t)n, msg, sizeof(msg)) < 0)
+	if (n < 0 || send_all(s, out, (size_t)n, deadline, msg, sizeof(msg)) < 0)
 		goto out;
 	gnutls_bye(s, GNUTLS_SHUT_WR);
 	if (!ok) {

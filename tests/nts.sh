@@ -8,12 +8,12 @@ nts_ca() {
 	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
 		-keyout "$TMP/$1.key" -out "$TMP/$1.pem" -subj "/CN=ntpx test $1" 2>/dev/null
 }
-# nts_cert NAME CA: a server certificate for 127.0.0.1 (an IP address in
-# subjectAltName, as NTS clients check it) signed by CA.
+# nts_cert NAME CA [IP]: a server certificate for IP (default 127.0.0.1;
+# an IP address in subjectAltName, as NTS clients check it) signed by CA.
 nts_cert() {
 	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
-		-keyout "$TMP/$1.key" -out "$TMP/$1.csr" -subj "/CN=127.0.0.1" 2>/dev/null &&
-	printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n' >"$TMP/$1.ext" &&
+		-keyout "$TMP/$1.key" -out "$TMP/$1.csr" -subj "/CN=${3:-127.0.0.1}" 2>/dev/null &&
+	printf 'subjectAltName=IP:%s\nbasicConstraints=CA:FALSE\n' "${3:-127.0.0.1}" >"$TMP/$1.ext" &&
 	openssl x509 -req -in "$TMP/$1.csr" -CA "$TMP/$2.pem" -CAkey "$TMP/$2.key" \
 		-CAcreateserial -days 2 -extfile "$TMP/$1.ext" -out "$TMP/$1.pem" 2>/dev/null
 }

@@ -70,8 +70,9 @@ int main(int argc, char **argv)
 		p.nts = nts_client_new();
 		if (!p.nts)
 			ntpx_die(NTPX_EXIT_FAIL, "out of memory");
+		/* Its line is out; exit as ntpx_die() does. */
 		if (probe_nts_ke(&p) < 0)
-			return NTPX_EXIT_FAIL;
+			exit(NTPX_EXIT_FAIL);
 	}
 	if (cfg.user && priv_drop(cfg.user, priv_transport_caps(&cfg.ep, TRANSPORT_CLIENT),
 				  err, sizeof(err)))
