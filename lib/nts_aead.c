@@ -44,6 +44,13 @@ void nts_aead_free(struct nts_aead *a)
 	free(a);
 }
 
+int nts_aead_set_key(struct nts_aead *a, const unsigned char *key, size_t len)
+{
+	gnutls_datum_t k = { .data = (unsigned char *)key, .size = (unsigned)len };
+
+	return gnutls_aead_cipher_set_key(a->h, &k) < 0 ? -1 : 0;
+}
+
 long nts_aead_seal(struct nts_aead *a, const void *nonce, size_t nlen, const void *aad, size_t alen,
 		   const void *plain, size_t plen, void *ct)
 {

@@ -21,6 +21,10 @@ struct nts_aead;
 struct nts_aead *nts_aead_new(const unsigned char *key, size_t len, char *err, size_t errlen);
 void nts_aead_free(struct nts_aead *a);
 
+/* Another key for @a (a server's per-request keys without a new
+   handle each time: GnuTLS's key schedule, no allocation); 0 or -1. */
+int nts_aead_set_key(struct nts_aead *a, const unsigned char *key, size_t len);
+
 /*
  * Seals @plen bytes of @plain (may be 0) under @nonce (@nlen bytes) with
  * @alen bytes of associated data @aad into @ct, which has room for

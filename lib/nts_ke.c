@@ -6,6 +6,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "nts_ke.h"
@@ -241,6 +242,44 @@ ssize_t nts_ke_parse(const void *buf, size_t len, struct nts_ke_msg *m, const ch
 			break;
 		}
 	}
+}
+
+int nts_ke_server_parse(const char *arg, const char *dflt_host, char *host, size_t hostlen,
+			char port[8])
+{
+	const char *h = arg && *arg ? arg : dflt_host, *p = NULL, *colon;
+	unsigned long n = NTS_KE_PORT;
+	size_t hlen;
+
+	if (h[0] == '[') {
+		const char *close = strchr(h, ']');
+
+		if (!close || (close[1] && close[1] != ':'))
+			return -1;
+		hlen = (size_t)(close - h - 1);
+		h++;
+		p = close[1] ? close + 2 : NULL;
+	} else if (h == arg && (colon = strchr(h, ':')) && !strchr(colon + 1, ':')) {
+		hlen = (size_t)(colon - h);
+		p = colon + 1;
+	} else {
+		hlen = strlen(h);	/* a bare IPv6 address, or the default */
+	}
+	if (hlen == 0 || hlen >= hostlen)
+		return -1;
+	if (p) {
+		char *end;
+
+		if (!*p || strspn(p, "0123456789") != strlen(p))
+			return -1;
+		n = strtoul(p, &end, 10);
+		if (n == 0 || n > 65535)
+			return -1;
+	}
+	memcpy(host, h, hlen);
+	host[hlen] = '\0';
+	snprintf(port, 8, "%lu", n);
+	return 0;
 }
 
 int nts_ke_check_response(const struct nts_ke_msg *m, const char **why)

@@ -127,6 +127,15 @@ int nts_ke_check_response(const struct nts_ke_msg *m, const char **why);
  */
 int nts_ke_answer(const struct nts_ke_msg *req, struct nts_ke_msg *resp);
 
+/*
+ * An NTS-KE server as a tool's option gives it, HOST[:PORT], [IPv6]:PORT
+ * or a bare IPv6 address, into @host and @port (a decimal string);
+ * @arg NULL or "" is @dflt_host, and PORT defaults to NTS_KE_PORT.
+ * Returns 0, or -1 for an empty or too long host or a port not 1..65535.
+ */
+int nts_ke_server_parse(const char *arg, const char *dflt_host, char *host, size_t hostlen,
+			char port[8]);
+
 /* Record type names, for messages: "AEAD", "record 9" for unknown ones. */
 const char *nts_ke_type_name(unsigned type, char buf[16]);
 

@@ -30,6 +30,8 @@ struct nts_server {
 	uint32_t next_id;
 	unsigned cur;			/* keys[cur] is the current one */
 	struct server_key keys[NKEYS];
+	struct nts_aead *req_aead;	/* a request's C2S, then its S2C key: one
+					   handle, keyed anew (the NTP thread's) */
 };
 
 static int new_key(struct nts_server *s, struct server_key *k)
@@ -83,7 +85,9 @@ struct nts_server *nts_server_new(int64_t period_ns, char *err, size_t errlen)
 	s->started = clock_monotonic_ns();
 	/* Key IDs start at random: cookies from an earlier run of the
 	   server find no key, and get a NAK. */
-	if (getrandom(&id, sizeof(id), 0) != sizeof(id) || (s->next_id = id, new_key(s, &s->keys[0])) < 0) {
+	if (getrandom(&id, sizeof(id), 0) != sizeof(id) || (s->next_id = id, new_key(s, &s->keys[0])) < 0 ||
+	    !(s->req_aead = nts_aead_new((const unsigned char *)"0123456789abcdef0123456789abcdef",
+					 NTS_KEY_LEN, err, errlen))) {
 		snprintf(err, errlen, "cannot make a server key");
 		nts_server_free(s);
 		return NULL;
@@ -99,6 +103,7 @@ void nts_server_free(struct nts_server *s)
 		return;
 	for (i = 0; i < NKEYS; i++)
 		nts_aead_free(s->keys[i].aead);
+	nts_aead_free(s->req_aead);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
@@ -153,9 +158,7 @@ enum nts_server_verdict nts_server_check(struct nts_server *s, const void *pkt, 
 {
 	int64_t t0 = clock_monotonic_ns();
 	struct nts_ef_view v;
-	struct nts_aead *c2s;
 	unsigned char plain[1024];
-	char err[128];
 	long n;
 	int rc;
 
@@ -194,14 +197,13 @@ enum nts_server_verdict nts_server_check(struct nts_server *s, const void *pkt, 
 		*why = "cookie does not open";
 		return NTS_SERVER_NAK;
 	}
-	c2s = nts_aead_new(req->keys.c2s, sizeof(req->keys.c2s), err, sizeof(err));
-	if (!c2s) {
+	if (nts_aead_set_key(s->req_aead, req->keys.c2s, sizeof(req->keys.c2s)) < 0) {
 		*why = "cannot use the cookie's key";
 		return NTS_SERVER_DROP;
 	}
 	n = v.ct.len - NTS_TAG_LEN <= sizeof(plain) ?
-	    nts_aead_open(c2s, v.nonce.p, v.nonce.len, pkt, v.aad_len, v.ct.p, v.ct.len, plain) : -1;
-	nts_aead_free(c2s);
+	    nts_aead_open(s->req_aead, v.nonce.p, v.nonce.len, pkt, v.aad_len, v.ct.p, v.ct.len, plain) :
+	    -1;
 	*open_ns = clock_monotonic_ns() - t0;
 	if (n < 0) {
 		*why = "authenticator does not verify";
@@ -219,8 +221,6 @@ int nts_server_reply(struct nts_server *s, const struct nts_server_req *req, voi
 	unsigned char inner[NTS_EF_COOKIES_MAX * (4 + NTS_SERVER_COOKIE_LEN)], *nonce, *ct;
 	unsigned char cookie[NTS_SERVER_COOKIE_LEN];
 	size_t off = *len, ilen = 0, fixed;
-	struct nts_aead *s2c;
-	char err[128];
 	unsigned i, n = req->cookies;
 	long sealed;
 
@@ -237,12 +237,10 @@ int nts_server_reply(struct nts_server *s, const struct nts_server_req *req, voi
 	if (nts_ef_put_auth(pkt, cap, &off, NTS_NONCE_LEN, ilen + NTS_TAG_LEN, &nonce, &ct) < 0 ||
 	    getrandom(nonce, NTS_NONCE_LEN, 0) != NTS_NONCE_LEN)
 		return -1;
-	s2c = nts_aead_new(req->keys.s2c, sizeof(req->keys.s2c), err, sizeof(err));
-	if (!s2c)
+	if (nts_aead_set_key(s->req_aead, req->keys.s2c, sizeof(req->keys.s2c)) < 0)
 		return -1;
-	sealed = nts_aead_seal(s2c, nonce, NTS_NONCE_LEN, pkt, (size_t)(nonce - 8 - (unsigned char *)pkt),
-			       inner, ilen, ct);
-	nts_aead_free(s2c);
+	sealed = nts_aead_seal(s->req_aead, nonce, NTS_NONCE_LEN, pkt,
+			       (size_t)(nonce - 8 - (unsigned char *)pkt), inner, ilen, ct);
 	if (sealed != (long)(ilen + NTS_TAG_LEN))
 		return -1;
 	*len = off;

@@ -12,8 +12,11 @@
  * at most one more; an older one gets an NTS NAK (the kiss NTSN), after
  * which the client runs NTS-KE again.
  *
- * Safe to share between a thread that runs NTS-KE and one that answers
- * NTP: the keys are behind a lock, held only to pick a key.
+ * Safe to share between a thread that runs NTS-KE (nts_server_cookie)
+ * and one that answers NTP (nts_server_check, nts_server_reply,
+ * nts_server_nak; one thread only, for their AEAD handle is keyed anew
+ * for each request): the server keys are behind a lock, held only to
+ * use a key.
  */
 #ifndef NTPX_NTS_SERVER_H
 #define NTPX_NTS_SERVER_H

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "nts_ke.h"
 #include "opt.h"
 #include "priv.h"
 #include "out.h"
@@ -66,6 +67,10 @@ static void usage(FILE *out)
 	       "  -k, --sink            receive, report to each sender, print intervals\n"
 	       "  -n, --ntp RATE        NTP requests per second (100k), count replies\n"
 	       "  -w, --timeout DUR     --ntp: how long to wait for late replies (200ms)\n"
+	       "      --nts[=HOST[:PORT]]  --ntp: NTS-KE at HOST (default: the endpoint's)\n"
+	       "                       port PORT (4460) first, then every request with\n"
+	       "                       NTS fields, sealed (RFC 8915)\n"
+	       "      --ca FILE        with --nts: the CA certificates to trust (PEM)\n"
 	       "      --no-gso          one datagram per message\n"
 	       "      --user NAME       run as NAME once the endpoint is open\n"
 	       "  -4, -6                resolve HOST to an IPv4 / IPv6 address only\n"
@@ -101,6 +106,8 @@ int main(int argc, char **argv)
 		{ "calibrate", no_argument, NULL, 'c' },
 		{ "sink", no_argument, NULL, 'k' },
 		{ "ntp", required_argument, NULL, 'n' },
+		{ "nts", optional_argument, NULL, 'T' },
+		{ "ca", required_argument, NULL, 'A' },
 		{ "timeout", required_argument, NULL, 'w' },
 		{ "no-gso", no_argument, NULL, 'G' },
 		{ "user", required_argument, NULL, 'U' },
@@ -110,7 +117,7 @@ int main(int argc, char **argv)
 	};
 	struct load_opts o = { .gso = 1, .interval = NTPX_NS_PER_SEC,
 			       .timeout = 200000000LL, .duration = -1 };
-	const char *duration = NULL, *user = NULL;
+	const char *duration = NULL, *user = NULL, *nts_arg = NULL;
 	int sink = 0, c, rc, family = 0;
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct transport *t;
@@ -133,6 +140,8 @@ int main(int argc, char **argv)
 		case 'c': o.calibrate = 1; break;
 		case 'k': sink = 1; break;
 		case 'n': o.ntp = optarg; break;
+		case 'T': o.nts = 1; nts_arg = optarg; break;
+		case 'A': o.ca = optarg; break;
 		case 'w':
 			if (opt_duration(optarg, 0, &o.timeout))
 				opt_usage_error("bad timeout '%s'", optarg);
@@ -153,6 +162,13 @@ int main(int argc, char **argv)
 		opt_usage_error("--rate, --capacity, --size, --burst, --start are for the sender");
 	if (o.calibrate && (o.rate || o.burst))
 		opt_usage_error("--calibrate sends flat out: no --rate or --burst");
+	if ((o.nts || o.ca) && !o.ntp)
+		opt_usage_error("--nts and --ca are for --ntp");
+	if (o.ca && !o.nts)
+		opt_usage_error("--ca needs --nts");
+	o.family = family;
+	if (o.nts && nts_ke_server_parse(nts_arg, ep.host, o.nts_host, sizeof(o.nts_host), o.nts_port) < 0)
+		opt_usage_error("bad NTS-KE server '%s'", nts_arg ? nts_arg : ep.host);
 	if (duration && (opt_duration(duration, 0, &o.duration)))
 		opt_usage_error("bad duration '%s'", duration);
 	sigaction(SIGINT, &sa, NULL);

@@ -62,37 +62,6 @@ static void usage(FILE *out)
 	       "2 for a usage error.\n", ntpx_prog);
 }
 
-/* --nts's HOST[:PORT] ([IPv6]:PORT, or a bare IPv6 address) into the
-   config; HOST defaults to the endpoint's, PORT to 4460. */
-static void nts_ke_host(const char *arg, const struct endpoint *ep, struct probe_config *cfg)
-{
-	const char *host = arg && *arg ? arg : ep->host, *port = NULL, *colon;
-	size_t hlen;
-	uint64_t n;
-
-	if (host[0] == '[') {
-		const char *close = strchr(host, ']');
-
-		if (!close || (close[1] && close[1] != ':'))
-			opt_usage_error("bad NTS-KE server '%s'", arg);
-		hlen = (size_t)(close - host - 1);
-		host++;
-		port = close[1] ? close + 2 : NULL;
-	} else if ((colon = strchr(host, ':')) && !strchr(colon + 1, ':') && host != ep->host) {
-		hlen = (size_t)(colon - host);
-		port = colon + 1;
-	} else {
-		hlen = strlen(host);
-	}
-	if (hlen == 0 || hlen >= sizeof(cfg->nts_host))
-		opt_usage_error("bad NTS-KE server '%s'", arg ? arg : host);
-	memcpy(cfg->nts_host, host, hlen);
-	cfg->nts_host[hlen] = '\0';
-	if (port && (opt_count(port, 65535, &n) || n == 0))
-		opt_usage_error("bad NTS-KE port '%s'", port);
-	snprintf(cfg->nts_port, sizeof(cfg->nts_port), "%u", port ? (unsigned)n : NTS_KE_PORT);
-}
-
 void probe_options(int argc, char **argv, struct probe_config *cfg)
 {
 	static const struct option longopts[] = {
@@ -212,8 +181,9 @@ void probe_options(int argc, char **argv, struct probe_config *cfg)
 	cfg->human = human >= 0 ? human : isatty(STDOUT_FILENO);
 	if (cfg->ca && !cfg->nts)
 		opt_usage_error("--ca needs --nts");
-	if (cfg->nts)
-		nts_ke_host(nts_arg, &cfg->ep, cfg);
+	if (cfg->nts && nts_ke_server_parse(nts_arg, cfg->ep.host, cfg->nts_host,
+					    sizeof(cfg->nts_host), cfg->nts_port) < 0)
+		opt_usage_error("bad NTS-KE server '%s'", nts_arg ? nts_arg : cfg->ep.host);
 	if (step_given && !cfg->discipline)
 		opt_usage_error("--step-threshold needs --discipline");
 	if (cfg->timeout < 0)

@@ -60,6 +60,14 @@ test_expect_success 'ntpprobe --nts --xleave: interleaved replies, authenticated
 	one_clock "$TMP/xrec"
 '
 
+test_expect_success 'loadgen --ntp --nts: every sealed request of a flood answered' '
+	test_exit 0 loadgen --ntp 2k -d 1s -w 2s --nts="127.0.0.1:$keport" --ca "$TMP/ca.pem" \
+		"udp://127.0.0.1:$port" >/dev/null 2>"$TMP/lg" &&
+	test_grep "ntp requests [0-9]* replies [0-9]* lost 0 loss 0.0000%" "$TMP/lg" &&
+	test_must_fail loadgen --nts "udp://127.0.0.1:$port" 2>"$TMP/lgu" &&
+	test_grep "^loadgen: --nts and --ca are for --ntp\$" "$TMP/lgu"
+'
+
 test_expect_success 'plain NTP is still answered beside NTS' '
 	test_exit 0 ntpprobe --records -c 3 -i 50ms -w 5s "udp://127.0.0.1:$port" >"$TMP/plain" 2>/dev/null &&
 	test_is "$(count_status "$TMP/plain" ok)" 3

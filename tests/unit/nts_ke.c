@@ -212,6 +212,39 @@ static void server_answers(void **state)
 	assert_int_equal(resp.error, NTS_KE_ERR_BAD_REQUEST);
 }
 
+static void server_option(void **state)
+{
+	static const struct {
+		const char *arg, *host, *port;
+	} ok[] = {
+		{ NULL, "ep.example", "4460" },
+		{ "", "ep.example", "4460" },
+		{ "ke.example", "ke.example", "4460" },
+		{ "ke.example:14460", "ke.example", "14460" },
+		{ "127.0.0.1:1", "127.0.0.1", "1" },
+		{ "[::1]:4461", "::1", "4461" },
+		{ "[::1]", "::1", "4460" },
+		{ "2001:db8::1", "2001:db8::1", "4460" },
+	};
+	static const char *const bad[] = { "ke:0", "ke:65536", "ke:", "ke:x1", ":4460", "[::1", "[::1]x", "[]:1" };
+	char host[64], port[8];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(ok); i++) {
+		if (nts_ke_server_parse(ok[i].arg, "ep.example", host, sizeof(host), port) != 0)
+			fail_msg("'%s' refused", ok[i].arg ? ok[i].arg : "(null)");
+		assert_string_equal(host, ok[i].host);
+		assert_string_equal(port, ok[i].port);
+	}
+	for (i = 0; i < ARRAY_SIZE(bad); i++)
+		if (nts_ke_server_parse(bad[i], "ep.example", host, sizeof(host), port) != -1)
+			fail_msg("'%s' taken", bad[i]);
+	/* A default host that is an IPv6 address keeps its colons. */
+	assert_int_equal(nts_ke_server_parse(NULL, "fe80::1", host, sizeof(host), port), 0);
+	assert_string_equal(host, "fe80::1");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -223,6 +256,7 @@ int main(void)
 		cmocka_unit_test(endless_refused),
 		cmocka_unit_test(response_judged),
 		cmocka_unit_test(server_answers),
+		cmocka_unit_test(server_option),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
