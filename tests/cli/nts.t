@@ -25,6 +25,29 @@ ntsq() { "$NTPX_HELPERS/ntsq" 127.0.0.1 "$keport" "$TMP/ca.pem" 127.0.0.1 "$port
 # The lines ntpreflect wrote on stderr since the mark.
 mark() { wc -l <"$TMP/reflect.err" >"$TMP/mark"; }
 since_mark() { tail -n +"$(($(cat "$TMP/mark") + 1))" "$TMP/reflect.err"; }
+# nts_t3 REC MODE: each ok record of REC (ntpprobe --nts) against
+# ntpreflect's log line of the same exchange (the same t2), on one clock,
+# exact in integers (the last 12 digits: a double cannot hold ns since
+# 1970).  basic: T3 was read before sealing, so the reply left (the log's
+# t3, the stamp before its submit) at least nts_seal after it, and
+# t3 - t2 covers at least the check, nts_open; xleave: the transmit stamp
+# came after sealing, so t3 - t2 covers the check and the seal.  Prints
+# "N BAD": records matched, and how many broke the rule.
+nts_t3() {
+	awk -v mode="$2" "$ntpx_fields"'
+	function lo(x) { return substr(x, 8) + 0 }
+	function d(a, b,   v) { v = lo(a) - lo(b); if (v < -5e11) v += 1e12; return v }
+	FNR == NR { if (/^#fields/) { fields(); next } if (/^#/) next
+		if (field("status") == "ok" && field("nts_open") != "-") {
+			t3[field("t2")] = field("t3"); op[field("t2")] = field("nts_open"); se[field("t2")] = field("nts_seal") }
+		next }
+	/^#fields/ { fields(); next } /^#/ { next }
+	field("status") != "ok" || !(field("t2") in t3) { next }
+	{ n++; k = field("t2")
+	  if (mode == "basic" && (d(t3[k], field("t3")) < se[k] || d(field("t3"), k) < op[k])) bad++
+	  if (mode == "xleave" && d(field("t3"), k) < op[k] + se[k]) bad++ }
+	END { print n + 0, bad + 0 }' "$TMP/log" "$1"
+}
 # The KE thread's line for a failed session comes when the session ends.
 ke_failed_line() { since_mark | grep -q "nts-ke: handshake: "; }
 # It still answers an authenticated probe.
@@ -178,6 +201,18 @@ test_expect_success 'its summary counts the refused requests and KE sessions' '
 	test_grep "malformed 1," "$TMP/reflect.err" &&
 	test_grep "nts-nak [1-9]" "$TMP/reflect.err" &&
 	test_grep "nts-ke failed [1-9]" "$TMP/reflect.err"
+'
+
+test_expect_success 'basic mode: every reply left after its T3 by at least the seal time (the early T3)' '
+	set -- $(nts_t3 "$TMP/rec" basic) &&
+	diag "$1 records matched, $2 broke the rule" &&
+	test "$1" -ge 20 && test_is "$2" 0
+'
+
+test_expect_success 'interleaved mode: T3 taken after sealing, t3 - t2 covers the check and the seal' '
+	set -- $(nts_t3 "$TMP/xrec" xleave) &&
+	diag "$1 records matched, $2 broke the rule" &&
+	test "$1" -ge 5 && test_is "$2" 0
 '
 
 test_expect_success 'its log: nts_open and nts_seal for each NTS reply, - for plain ones' '
