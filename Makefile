@@ -236,10 +236,10 @@ repeat: all $(UNIT) $(HELPERS)
 
 # The suites whose bounds depend on timing (doc/hacking.md, Timing
 # bounds): make check-timing runs them once more with a CPU hog on each
-# core, harder than a slower machine at rest.  tests/cli/nts.t depends on how
-# long a cookie lives (its server key rotates every 500 ms).  CI runs it after make
+# core, harder than a slower machine at rest.  CI runs it after make
 # check, so that a bound that holds only some of the time shows before it
-# lands.
+# lands.  (tests/cli/nts.t is here for how long its cookies live: its
+# server key rotates every 500 ms.)
 TIMING_TESTS := tests/cli/truth.t tests/cli/discipline.t tests/cli/nts.t tests/net/attack.t \
                 tests/net/flood.t tests/net/bias.t
 check-timing:
