@@ -98,16 +98,17 @@ int nts_client_set(struct nts_client *c, const struct nts_keys *keys, const stru
 
 int nts_client_request(struct nts_client *c, void *pkt, size_t cap, size_t *len)
 {
-	unsigned char nonce_in[NTS_NONCE_LEN], *nonce, *ct;
+	unsigned char rnd[NTS_UID_LEN + NTS_NONCE_LEN], *nonce, *ct;
 	int64_t t0 = clock_monotonic_ns();
 	size_t off = *len, clen;
 	unsigned want, i;
 
 	if (!c->ncookies || !c->c2s)
 		return -1;
-	if (getrandom(c->uid, sizeof(c->uid), 0) != sizeof(c->uid) ||
-	    getrandom(nonce_in, sizeof(nonce_in), 0) != sizeof(nonce_in))
+	/* One call for both (under 256 bytes: never cut short). */
+	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
 		return -1;
+	memcpy(c->uid, rnd, NTS_UID_LEN);
 	clen = c->cookie_len[c->ncookies - 1];
 	/* After this one is spent, enough placeholders to fill the jar. */
 	want = NTS_COOKIES_MAX - (c->ncookies - 1) - 1;
@@ -119,7 +120,7 @@ int nts_client_request(struct nts_client *c, void *pkt, size_t cap, size_t *len)
 			return -1;
 	if (nts_ef_put_auth(pkt, cap, &off, NTS_NONCE_LEN, NTS_TAG_LEN, &nonce, &ct) < 0)
 		return -1;
-	memcpy(nonce, nonce_in, NTS_NONCE_LEN);
+	memcpy(nonce, rnd + NTS_UID_LEN, NTS_NONCE_LEN);
 	/* The associated data: everything before the authenticator. */
 	if (nts_aead_seal(c->c2s, nonce, NTS_NONCE_LEN, pkt,
 			  (size_t)(nonce - 8 - (unsigned char *)pkt), NULL, 0, ct) != NTS_TAG_LEN)
