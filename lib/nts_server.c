@@ -32,7 +32,21 @@ struct nts_server {
 	struct server_key keys[NKEYS];
 	struct nts_aead *req_aead;	/* a request's C2S, then its S2C key: one
 					   handle, keyed anew (the NTP thread's) */
+	uint64_t nonce_salt;		/* random, once */
+	uint64_t nonce_ctr;		/* the nonces made so far (atomic) */
 };
+
+/*
+ * A nonce for a cookie or a reply: a random salt drawn once and a counter,
+ * never the same twice in a run, without a system call per reply.  (SIV
+ * needs no unpredictable nonce: it stays secure when one repeats, and
+ * only shows that two plaintexts were equal.)
+ */
+static void make_nonce(struct nts_server *s, unsigned char *n)
+{
+	put64(n, s->nonce_salt);
+	put64(n + 8, __atomic_add_fetch(&s->nonce_ctr, 1, __ATOMIC_RELAXED));
+}
 
 static int new_key(struct nts_server *s, struct server_key *k)
 {
@@ -85,7 +99,9 @@ struct nts_server *nts_server_new(int64_t period_ns, char *err, size_t errlen)
 	s->started = clock_monotonic_ns();
 	/* Key IDs start at random: cookies from an earlier run of the
 	   server find no key, and get a NAK. */
-	if (getrandom(&id, sizeof(id), 0) != sizeof(id) || (s->next_id = id, new_key(s, &s->keys[0])) < 0 ||
+	if (getrandom(&id, sizeof(id), 0) != sizeof(id) ||
+	    getrandom(&s->nonce_salt, sizeof(s->nonce_salt), 0) != sizeof(s->nonce_salt) ||
+	    (s->next_id = id, new_key(s, &s->keys[0])) < 0 ||
 	    !(s->req_aead = nts_aead_new((const unsigned char *)"0123456789abcdef0123456789abcdef",
 					 NTS_KEY_LEN, err, errlen))) {
 		snprintf(err, errlen, "cannot make a server key");
@@ -113,8 +129,7 @@ int nts_server_cookie(struct nts_server *s, const struct nts_keys *keys, unsigne
 	struct server_key *k;
 	long n;
 
-	if (getrandom(out + 4, NTS_NONCE_LEN, 0) != NTS_NONCE_LEN)
-		return -1;
+	make_nonce(s, out + 4);
 	pthread_mutex_lock(&s->lock);
 	rotate(s);
 	k = &s->keys[s->cur];
@@ -234,9 +249,9 @@ int nts_server_reply(struct nts_server *s, const struct nts_server_req *req, voi
 		if (nts_server_cookie(s, &req->keys, cookie) < 0 ||
 		    nts_ef_put(inner, sizeof(inner), &ilen, NTS_EF_COOKIE, cookie, sizeof(cookie)) < 0)
 			return -1;
-	if (nts_ef_put_auth(pkt, cap, &off, NTS_NONCE_LEN, ilen + NTS_TAG_LEN, &nonce, &ct) < 0 ||
-	    getrandom(nonce, NTS_NONCE_LEN, 0) != NTS_NONCE_LEN)
+	if (nts_ef_put_auth(pkt, cap, &off, NTS_NONCE_LEN, ilen + NTS_TAG_LEN, &nonce, &ct) < 0)
 		return -1;
+	make_nonce(s, nonce);
 	if (nts_aead_set_key(s->req_aead, req->keys.s2c, sizeof(req->keys.s2c)) < 0)
 		return -1;
 	sealed = nts_aead_seal(s->req_aead, nonce, NTS_NONCE_LEN, pkt,
