@@ -307,6 +307,12 @@ fam_cleanup() {
 		fam_on client rm -f "$simclock" 2>/dev/null
 		simclock=
 	fi
+	# ntpx-nts's certificates, on both sides.
+	if [ -n "${nts_dir:-}" ]; then
+		fam_on ref rm -rf "$nts_dir" 2>/dev/null
+		fam_on client rm -rf "$nts_dir" 2>/dev/null
+		nts_dir=
+	fi
 	[ -z "${linkdown:-}" ] || fam_on client ip link set dev "$fam_cli_dev" up 2>/dev/null
 	linkdown=
 	return 0
@@ -322,9 +328,13 @@ fam_events_header() {
 		fam_die "cannot write $fam_events"
 }
 
-# The server on the reference, logging its side of every exchange.
+# The server on the reference, logging its side of every exchange, with
+# the family's own options ($fam_server_opts, split on blanks: ntpx-nts's
+# certificate and key).
 fam_server_start() {
-	fam_bg server ref ntpreflect -l - "$fam_server_ep" >> "$fam_out/server.rec" 2>> "$fam_out/server.err"
+	# shellcheck disable=SC2086
+	fam_bg server ref ntpreflect -l - ${fam_server_opts:-} "$fam_server_ep" >> "$fam_out/server.rec" \
+		2>> "$fam_out/server.err"
 }
 
 # Wait until the server answers (at most 10 s): a one-shot probe over the

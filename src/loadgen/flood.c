@@ -3,6 +3,7 @@
  * flood.c - loadgen --ntp: NTP client requests at a fixed rate, counting
  * the replies that answer them (org == our xmt), as ntpperf does, to
  * measure a server's capacity.  Nothing here shares the load protocol.
+ * With --nts each request carries NTS fields (nts.c).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -111,7 +112,7 @@ static uint64_t flood_take(struct flood *f)
 
 int run_flood(struct flood *f)
 {
-	static unsigned char reqs[BATCH][NTP_HEADER_LEN];
+	static unsigned char reqs[BATCH][NTS_FLOOD_REQ_MAX];
 	struct transport_msg m[BATCH];
 	struct ntp_packet q = {
 		.leap = NTP_LEAP_ALARM, .version = 4, .mode = NTP_MODE_CLIENT, .precision = -20,
@@ -148,9 +149,14 @@ int run_flood(struct flood *f)
 		}
 		want = due - f->sent > BATCH ? BATCH : (unsigned)(due - f->sent);
 		for (i = 0; i < (int)want; i++) {
+			size_t len = NTP_HEADER_LEN;
+
 			q.xmt = (uint64_t)f->nonce << 32 | (f->sent + (uint64_t)i);
 			ntp_encode(&q, reqs[i]);
-			m[i] = (struct transport_msg){ .buf = reqs[i], .len = NTP_HEADER_LEN };
+			if (f->nts && !(len = nts_flood_request(f->nts, reqs[i], sizeof(reqs[i]),
+								 f->sent + (uint64_t)i)))
+				ntpx_die(NTPX_EXIT_FAIL, "cannot build an NTS request");
+			m[i] = (struct transport_msg){ .buf = reqs[i], .len = len };
 		}
 		n = transport_send_batch(f->t, m, want);
 		if (n == -EAGAIN || n == -ENOBUFS) {
@@ -225,7 +231,19 @@ int flood_main(struct transport *t, const struct load_opts *o)
 			   .duration = o->duration < 0 ? 10 * NTPX_NS_PER_SEC : o->duration };
 
 	f.rate = o->ntp;
+	if (o->nts) {
+		char err[512];
+
+		f.nts = nts_flood_new(o->nts_host, o->nts_port, o->ca, o->family, err, sizeof(err));
+		if (!f.nts)
+			ntpx_die(NTPX_EXIT_FAIL, "%s", err);
+	}
 	if (getrandom(&f.nonce, sizeof(f.nonce), 0) != sizeof(f.nonce))
 		f.nonce = (uint32_t)clock_realtime_ns();
-	return run_flood(&f);
+	{
+		int rc = run_flood(&f);
+
+		nts_flood_free(f.nts);
+		return rc;
+	}
 }

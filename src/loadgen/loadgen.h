@@ -20,6 +20,9 @@
 #define BATCH		16		/* messages per send_batch */
 #define RBATCH		32		/* messages per recv_batch */
 #define RBUF		(65536 + 4096)	/* a GRO message: up to 64 KiB */
+/* A --nts request: header, identifier, a cookie of up to 256 bytes, the
+   authenticator. */
+#define NTS_FLOOD_REQ_MAX	(48 + 36 + 4 + 256 + 40)
 #define MAX_RUNS	32		/* senders a sink keeps apart */
 #define WARMUP_NS	500000000LL	/* calibration ignores the first 0.5 s,
 					   or a quarter of a shorter run */
@@ -34,6 +37,10 @@ struct load_opts {
 	size_t size;			/* --size; 0: the path MTU's */
 	int64_t on, off;		/* --burst ON/OFF; 0: no bursts */
 	int64_t start;			/* --start, realtime ns; -1: the next whole second */
+	int nts;			/* --nts: NTS fields in --ntp's requests */
+	char nts_host[256], nts_port[8];	/* the NTS-KE server */
+	const char *ca;			/* --ca, NULL: the system's */
+	int family;			/* -4, -6: for the NTS-KE server's name */
 	int calibrate, gso;
 	int64_t interval, timeout;
 	int64_t duration;		/* ns; -1 when not given */
@@ -100,9 +107,18 @@ struct flood {
 	uint64_t rt_n;
 	int64_t rt_min, rt_max;
 	double rt_sum, rt_sq;
+	struct nts_flood *nts;	/* --nts, else NULL (nts.c) */
 };
 
 int run_flood(struct flood *f);
+
+/* nts.c: NTS-KE with HOST PORT (NULL with @err), and each request's NTS
+   fields after its 48-byte header, sealed: its length, 0 if it did not fit. */
+struct nts_flood;
+struct nts_flood *nts_flood_new(const char *host, const char *port, const char *ca, int family,
+				char *err, size_t errlen);
+void nts_flood_free(struct nts_flood *n);
+size_t nts_flood_request(struct nts_flood *n, unsigned char *pkt, size_t cap, uint64_t seq);
 /* --ntp as @o asks, on @t; exit code. */
 int flood_main(struct transport *t, const struct load_opts *o);
 

@@ -35,6 +35,7 @@
 
 #include "clock.h"
 #include "loadproto.h"
+#include "nts_ke.h"
 #include "opt.h"
 #include "priv.h"
 #include "out.h"
@@ -137,6 +138,10 @@ static void usage(FILE *out)
 	       "  -k, --sink            receive, report to each sender, print intervals\n"
 	       "      --ntp RATE        NTP requests per second (100k), count replies\n"
 	       "  -w, --timeout DUR     --ntp: how long to wait for late replies (200ms)\n"
+	       "      --nts[=HOST[:PORT]]  --ntp: NTS-KE at HOST (default: the endpoint's)\n"
+	       "                       port PORT (4460) first, then every request with\n"
+	       "                       NTS fields, sealed (RFC 8915)\n"
+	       "      --ca FILE        with --nts: the CA certificates to trust (PEM)\n"
 	       "      --no-gso          one datagram per message\n"
 	       "  -u, --user NAME       run as NAME once the endpoint is open\n"
 	       "  -4, -6                resolve HOST to an IPv4 / IPv6 address only\n"
@@ -161,7 +166,7 @@ static void deep_rcvbuf(struct transport *t)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_CALIBRATE = 256, OPT_NTP };
+	enum { OPT_CALIBRATE = 256, OPT_NTP, OPT_NTS, OPT_CA };
 	static const struct option longopts[] = {
 		{ "rate", required_argument, NULL, 'r' },
 		{ "capacity", required_argument, NULL, 'C' },
@@ -173,6 +178,8 @@ int main(int argc, char **argv)
 		{ "calibrate", no_argument, NULL, OPT_CALIBRATE },
 		{ "sink", no_argument, NULL, 'k' },
 		{ "ntp", required_argument, NULL, OPT_NTP },
+		{ "nts", optional_argument, NULL, OPT_NTS },
+		{ "ca", required_argument, NULL, OPT_CA },
 		{ "timeout", required_argument, NULL, 'w' },
 		{ "no-gso", no_argument, NULL, 'G' },
 		{ "user", required_argument, NULL, 'u' },
@@ -183,7 +190,7 @@ int main(int argc, char **argv)
 	struct load_opts o = { .gso = 1, .interval = NTPX_NS_PER_SEC,
 			       .timeout = 200000000LL, .duration = -1, .start = -1 };
 	struct load_args a = { 0 };
-	const char *duration = NULL, *user = NULL;
+	const char *duration = NULL, *user = NULL, *nts_arg = NULL;
 	int sink = 0, c, rc, family = 0;
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct transport *t;
@@ -209,6 +216,8 @@ int main(int argc, char **argv)
 		case 'k': sink = 1; break;
 		case 'n': opt_old("-n", "--ntp"); /* fall through */
 		case OPT_NTP: a.ntp = optarg; break;
+		case OPT_NTS: o.nts = 1; nts_arg = optarg; break;
+		case OPT_CA: o.ca = optarg; break;
 		case 'w':
 			/* As ntpprobe's: no wait at all is not a timeout. */
 			if (opt_duration(optarg, 0, &o.timeout) || o.timeout <= 0)
@@ -231,6 +240,13 @@ int main(int argc, char **argv)
 		opt_usage_error("--rate, --capacity, --size, --burst, --start are for the sender");
 	if (o.calibrate && (a.rate || a.burst))
 		opt_usage_error("--calibrate sends flat out: no --rate or --burst");
+	if ((o.nts || o.ca) && !a.ntp)
+		opt_usage_error("--nts and --ca are for --ntp");
+	if (o.ca && !o.nts)
+		opt_usage_error("--ca needs --nts");
+	o.family = family;
+	if (o.nts && nts_ke_server_parse(nts_arg, ep.host, o.nts_host, sizeof(o.nts_host), o.nts_port) < 0)
+		opt_usage_error("bad NTS-KE server '%s'", nts_arg ? nts_arg : ep.host);
 	if (duration && (opt_duration(duration, 0, &o.duration)))
 		opt_usage_error("bad duration '%s'", duration);
 	load_values(&a, &o);

@@ -18,6 +18,8 @@
 #include <sys/random.h>
 
 #include "clock.h"
+#include "log.h"
+#include "nts_client.h"
 #include "ntp.h"
 #include "opt.h"
 #include "record.h"
@@ -27,6 +29,10 @@
 #include "ntpprobe.h"
 
 #define RECV_CAP	2048
+/* A request with NTS: the header, the ntpx field, an identifier, a
+   cookie, seven placeholders and the authenticator, cookies of up to
+   NTS_COOKIE_MAX bytes. */
+#define SEND_CAP	(NTP_HEADER_LEN + XLEAVE_EF_LEN + 36 + 8 * (4 + NTS_COOKIE_MAX) + 40)
 
 static uint64_t nonce(void)
 {
@@ -104,7 +110,7 @@ static void exchange_stamps(struct probe *p, uint32_t txid, int replied, struct 
 void probe_exchange(struct probe *p, uint64_t seq, struct probe_out *o,
 		    struct xleave_reply *xr)
 {
-	unsigned char req[NTP_HEADER_LEN + XLEAVE_EF_LEN], buf[RECV_CAP];
+	unsigned char req[SEND_CAP], buf[RECV_CAP];
 	struct record_exchange *x = &o->x;
 	struct ntp_packet q = {
 		.leap = NTP_LEAP_ALARM,	/* a client is unsynchronised to its server */
@@ -116,14 +122,20 @@ void probe_exchange(struct probe *p, uint64_t seq, struct probe_out *o,
 	int64_t deadline, stamp;
 	size_t reqlen = NTP_HEADER_LEN;
 	uint32_t txid = 0;
-	int saw_other = 0, decoded;
+	int saw_other = 0, decoded, nak = 0;
 	int rc;
 
 	memset(o, 0, sizeof(*o));
 	memset(xr, 0, sizeof(*xr));
 	memset(p->kiss, 0, sizeof(p->kiss));
 	stamp_row_clear(&o->s);
+	o->nts_seal = o->nts_open = -1;
 	x->seq = seq;
+	/* Out of cookies (or told so by a NAK): NTS-KE again first. */
+	if (p->nts && !nts_client_cookies(p->nts) && probe_nts_ke(p) < 0) {
+		x->status = RECORD_ERROR;
+		return;
+	}
 	q.xmt = nonce();
 	if (p->cfg->xleave) {
 		/* RFC 9769: the origin names the server's last receive
@@ -140,6 +152,14 @@ void probe_exchange(struct probe *p, uint64_t seq, struct probe_out *o,
 
 		xleave_ef_put(req + NTP_HEADER_LEN, &none);
 		reqlen += XLEAVE_EF_LEN;
+	}
+	if (p->nts) {
+		if (nts_client_request(p->nts, req, sizeof(req), &reqlen) < 0) {
+			ntpx_err("%s: cannot build an NTS request", p->cfg->ep.url);
+			x->status = RECORD_ERROR;
+			return;
+		}
+		o->nts_seal = nts_client_seal_ns(p->nts);
 	}
 	p->srv_rec = 0;
 
@@ -198,7 +218,35 @@ void probe_exchange(struct probe *p, uint64_t seq, struct probe_out *o,
 				saw_other = 1;
 			continue;
 		}
-		x->status = judge(p, &r);
+		if (p->nts) {
+			const char *why;
+
+			switch (nts_client_reply(p->nts, buf, (size_t)n, &why)) {
+			case NTS_REPLY_BOGUS:
+				/* Never used: counted, and the wait goes on
+				   for the authentic reply. */
+				p->nts_bogus++;
+				ntpx_err("%s: bogus reply: %s", p->cfg->ep.url, why);
+				saw_other = 1;
+				continue;
+			case NTS_REPLY_NAK:
+				p->nts_naks++;
+				nts_client_forget(p->nts);
+				nak = 1;
+				break;
+			default:
+				o->nts_open = nts_client_open_ns(p->nts);
+				break;
+			}
+		}
+		/* A NAK is a kiss whatever its leap field says (ntp_judge
+		   would take NTSN under leap 3 for an unsynchronised server). */
+		if (nak) {
+			x->status = RECORD_KOD;
+			memcpy(p->kiss, "NTSN", 5);
+		} else {
+			x->status = judge(p, &r);
+		}
 		o->replied = 1;
 		o->leap = r.leap;
 		o->stratum = r.stratum;

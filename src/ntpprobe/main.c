@@ -11,7 +11,8 @@
  * (lib/discipline.h) on that clock.  Where the path offers them
  * (lib/transport.h), the layers below stamp too: t1q t1k t1h, t4k t4h
  * (lib/stamp.h); --xleave asks the server for interleaved mode
- * (interleave.c), whose stamps fill t2k t3q t3k.
+ * (interleave.c), whose stamps fill t2k t3q t3k; --nts authenticates every
+ * exchange (RFC 8915; nts.c), and the records carry its AEAD times.
  *
  * This file is the wiring: the options into a config, then open the
  * clock and the transport, run, report and exit (src/ntpprobe/ntpprobe.h).
@@ -68,6 +69,14 @@ int main(int argc, char **argv)
 	p.t = transport_open(&cfg.ep, TRANSPORT_CLIENT, err, sizeof(err));
 	if (!p.t)
 		ntpx_die(NTPX_EXIT_FAIL, "%s", err);
+	if (cfg.nts) {
+		p.nts = nts_client_new();
+		if (!p.nts)
+			ntpx_die(NTPX_EXIT_FAIL, "out of memory");
+		/* Its line is out; exit as ntpx_die() does. */
+		if (probe_nts_ke(&p) < 0)
+			exit(NTPX_EXIT_FAIL);
+	}
 	if (cfg.user && priv_drop(cfg.user, priv_transport_caps(&cfg.ep, TRANSPORT_CLIENT),
 				  err, sizeof(err)))
 		ntpx_die(NTPX_EXIT_FAIL, "%s", err);
@@ -91,6 +100,7 @@ int main(int argc, char **argv)
 	if (p.out != OUT_FAILED)
 		probe_summary(&p);
 	transport_close(p.t);
+	nts_client_free(p.nts);
 	discipline_free(p.disc);
 	clock_close(p.clk);
 	free(p.delays);

@@ -16,10 +16,14 @@
 
 #include "discipline.h"
 #include "hist.h"
+#include "nts_client.h"
 #include "record.h"
 #include "stamp.h"
 #include "transport.h"
 #include "xleave.h"
+
+/* The least time an NTS-KE session may take before it fails, ns. */
+#define NTPX_KE_TIMEOUT_NS	(5 * NTPX_NS_PER_SEC)
 
 /* What the command line asks for (options.c). */
 struct probe_config {
@@ -36,6 +40,10 @@ struct probe_config {
 	int xleave;			/* --xleave */
 	int human;			/* lines for a person, not records: --human,
 					   or stdout a terminal without --records */
+	int nts;			/* --nts: NTS-KE, then authenticated exchanges */
+	char nts_host[256];		/* the NTS-KE server (default: the endpoint's host) */
+	char nts_port[8];		/* ... and its port (default 4460) */
+	const char *ca;			/* --ca: the certificates to trust (NULL: the system's) */
 	struct endpoint ep;
 };
 
@@ -45,6 +53,7 @@ struct probe_out {
 	struct stamp_row s;
 	int64_t true2;
 	int has_true2;
+	int64_t nts_seal, nts_open;	/* --nts: this exchange's AEAD times, ns (-1: none) */
 	int replied;			/* a reply answered: the fields below */
 	uint8_t leap, stratum;
 	uint32_t refid;			/* host order */
@@ -99,6 +108,10 @@ struct probe {
 	uint64_t interleaved;		/* replies in interleaved mode */
 	struct probe_out pending;	/* --xleave: the record waiting for the
 					   next reply (x.seq 0: none) */
+	struct nts_client *nts;		/* --nts, else NULL */
+	char nts_server[272];		/* what the last NTS-KE response named, or "" */
+	uint64_t nts_bogus;		/* replies whose identifier or authenticator failed */
+	uint64_t nts_naks, nts_ke_runs;
 };
 
 /* options.c: exits with a usage error on a bad command line. */
@@ -107,6 +120,10 @@ void probe_options(int argc, char **argv, struct probe_config *cfg);
 /* exchange.c: one exchange; fills @o, and @xr for --xleave. */
 void probe_exchange(struct probe *p, uint64_t seq, struct probe_out *o,
 		    struct xleave_reply *xr);
+
+/* nts.c: runs NTS-KE and takes its keys and cookies; 0, or -1 after one
+   line on stderr. */
+int probe_nts_ke(struct probe *p);
 
 /* run.c */
 extern volatile sig_atomic_t probe_stopping;	/* SIGINT/SIGTERM came */

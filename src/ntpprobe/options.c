@@ -6,10 +6,12 @@
 #include <getopt.h>
 #include <sched.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "discipline.h"
+#include "nts_ke.h"
 #include "opt.h"
 #include "transport.h"
 #include "ntpprobe.h"
@@ -38,6 +40,12 @@ static void usage(FILE *out)
 	       "      --no-stamps      no kernel or hardware stamps (t1q t1k ... t4h)\n"
 	       "      --xleave         ask for interleaved mode: the server's own stamps\n"
 	       "                       of each exchange fill t2k t3q t3k\n"
+	       "      --nts[=HOST[:PORT]]  Network Time Security (RFC 8915): keys and\n"
+	       "                       cookies from NTS-KE at HOST (default: the\n"
+	       "                       endpoint's host) port PORT (default 4460), every\n"
+	       "                       exchange authenticated (adds nts_seal nts_open)\n"
+	       "      --ca FILE        with --nts: trust the certificates in FILE (PEM)\n"
+	       "                       instead of the system's\n"
 	       "  -u, --user NAME      run as NAME once the endpoint is open\n"
 	       "  -4, -6               resolve HOST to an IPv4 / IPv6 address only\n"
 	       "      --human          lines for a person (offset, delay, stratum...),\n"
@@ -70,6 +78,8 @@ void probe_options(int argc, char **argv, struct probe_config *cfg)
 		{ "no-stamps", no_argument, NULL, 'N' },
 		{ "xleave", no_argument, NULL, 'x' },
 		{ "user", required_argument, NULL, 'u' },
+		{ "nts", optional_argument, NULL, 'n' },
+		{ "ca", required_argument, NULL, 'A' },
 		{ "human", no_argument, NULL, 'H' },
 		{ "records", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
@@ -77,6 +87,7 @@ void probe_options(int argc, char **argv, struct probe_config *cfg)
 		{ 0 }
 	};
 	int c, step_given = 0, family = 0, human = -1;
+	const char *nts_arg = NULL;
 	char err[256];
 
 	*cfg = (struct probe_config){
@@ -140,6 +151,13 @@ void probe_options(int argc, char **argv, struct probe_config *cfg)
 		case 'x':
 			cfg->xleave = 1;
 			break;
+		case 'n':
+			cfg->nts = 1;
+			nts_arg = optarg;
+			break;
+		case 'A':
+			cfg->ca = optarg;
+			break;
 		case '4':
 			family = AF_INET;
 			break;
@@ -162,6 +180,11 @@ void probe_options(int argc, char **argv, struct probe_config *cfg)
 	/* Records for a pipe or a file, exactly as ever; a person at a
 	   terminal gets lines to read. */
 	cfg->human = human >= 0 ? human : isatty(STDOUT_FILENO);
+	if (cfg->ca && !cfg->nts)
+		opt_usage_error("--ca needs --nts");
+	if (cfg->nts && nts_ke_server_parse(nts_arg, cfg->ep.host, cfg->nts_host,
+					    sizeof(cfg->nts_host), cfg->nts_port) < 0)
+		opt_usage_error("bad NTS-KE server '%s'", nts_arg ? nts_arg : cfg->ep.host);
 	if (step_given && !cfg->discipline)
 		opt_usage_error("--step-threshold needs --discipline");
 	if (cfg->timeout < 0)

@@ -83,11 +83,19 @@ int probe_write_header(struct probe *p)
 	if (p->cfg->human)
 		return human_header(p);
 	endpoint_str(p, ep, sizeof(ep));
-	snprintf(fields, sizeof(fields), "%s%s%s%s", RECORD_BASE_FIELDS,
+	snprintf(fields, sizeof(fields), "%s%s%s%s%s", RECORD_BASE_FIELDS,
 		 p->truth ? " true2" : "", p->disc ? " " DISCIPLINE_FIELDS : "",
-		 p->stamping ? " " STAMP_FIELDS : "");
+		 p->stamping ? " " STAMP_FIELDS : "", p->nts ? " nts_seal nts_open" : "");
 	p->out = OUT_OK;
 	if (record_write_header(stdout, "ntpprobe", ep, clock_name(p->clk), fields))
+		p->out = out_failed("standard output", errno);
+	/* doc/ntpx-record.5: the AEAD, the cookies NTS-KE gave, its server,
+	   and the NTP server it named, if any. */
+	if (p->out == OUT_OK && p->nts &&
+	    printf("#nts aead AEAD_AES_SIV_CMAC_256 cookies %u ke %s%s%s:%s%s%s\n",
+		   nts_client_cookies(p->nts), strchr(p->cfg->nts_host, ':') ? "[" : "",
+		   p->cfg->nts_host, strchr(p->cfg->nts_host, ':') ? "]" : "", p->cfg->nts_port,
+		   p->nts_server[0] ? " server " : "", p->nts_server) < 0)
 		p->out = out_failed("standard output", errno);
 	if (p->out == OUT_OK && p->stamping) {
 		const char *src[STAMP_NCOLS] = {
@@ -200,7 +208,16 @@ int probe_emit(struct probe *p, struct probe_out *o)
 		len += discipline_format(line + len, sizeof(line) - (size_t)len, &d);
 	}
 	if (p->stamping)
-		stamp_format(line + len, sizeof(line) - (size_t)len, &o->s);
+		len += stamp_format(line + len, sizeof(line) - (size_t)len, &o->s);
+	if (p->nts) {
+		char a[24] = "-", b[24] = "-";
+
+		if (o->nts_seal >= 0)
+			snprintf(a, sizeof(a), "%lld", (long long)o->nts_seal);
+		if (o->nts_open >= 0)
+			snprintf(b, sizeof(b), "%lld", (long long)o->nts_open);
+		snprintf(line + len, sizeof(line) - (size_t)len, " %s %s", a, b);
+	}
 	if (p->cfg->human)
 		return human_line(p, o) == OUT_OK ? 0 : -1;
 	/* A closed pipe stops the run as its end would; a full disk ends it
@@ -277,8 +294,12 @@ void probe_summary(struct probe *p)
 		n += snprintf(counts + n, sizeof(counts) - (size_t)n, ", late %llu",
 			      (unsigned long long)p->late);
 	if (p->cfg->xleave)
-		snprintf(counts + n, sizeof(counts) - (size_t)n, ", interleaved %llu",
-			 (unsigned long long)p->interleaved);
+		n += snprintf(counts + n, sizeof(counts) - (size_t)n, ", interleaved %llu",
+			      (unsigned long long)p->interleaved);
+	if (p->nts)
+		snprintf(counts + n, sizeof(counts) - (size_t)n, ", nts-bogus %llu, nts-nak %llu, nts-ke %llu",
+			 (unsigned long long)p->nts_bogus, (unsigned long long)p->nts_naks,
+			 (unsigned long long)p->nts_ke_runs);
 	if (p->cfg->human && p->out == OUT_OK) {
 		human_summary(p, counts);
 	} else if (!p->cfg->human) {

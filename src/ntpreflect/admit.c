@@ -18,7 +18,7 @@
 
 const char *const reflect_verdict_names[V_NVERDICT] = {
 	"ok", "short", "truncated", "malformed", "version", "control", "private", "mode",
-	"denied", "rate", "kiss",
+	"denied", "rate", "kiss", "nts-bad", "nts-nak",
 };
 
 /* --allow: the sender is in one of the networks (all when none given). */
@@ -87,5 +87,8 @@ enum verdict reflect_admit(struct reflector *r, const struct transport_addr *fro
 		v = check(buf, n, q);
 	if (v == V_OK && r->rl)
 		v = limit(r->rl, r->t, from);
+	r->nts_req = 0;
+	if ((v == V_OK || v == V_MALFORMED) && r->nts)
+		v = reflect_nts_check(r, from, buf, n, v);
 	return v;
 }

@@ -57,6 +57,8 @@ int main(int argc, char **argv)
 	if (!rf.xt)
 		ntpx_die(NTPX_EXIT_FAIL, "out of memory for %llu clients",
 			 (unsigned long long)cfg.nclients);
+	if (cfg.nts_cert)
+		reflect_nts_start(&rf);
 	if (cfg.logpath)
 		reflect_log_open(&rf);
 	/* Everything that needs root is open: the socket bound, for uudp the
@@ -69,6 +71,7 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 
 	reflect_serve(&rf);
+	reflect_nts_stop(&rf);
 	if (reflect_log_close(&rf) != OUT_FAILED)
 		reflect_summary(&rf);
 	xleave_table_free(rf.xt);

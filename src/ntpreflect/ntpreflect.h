@@ -7,11 +7,13 @@
  * the shape of a request); reply.c builds and sends the replies, basic,
  * interleaved or a RATE kiss; serve.c is the receive loop; sent.c the
  * queue of datagrams whose log lines wait for the replies' send stamps;
- * output.c the log (--log) and the counts at exit.
+ * output.c the log (--log) and the counts at exit; nts.c Network Time
+ * Security (--nts-cert): its NTS-KE listener and the check of requests.
  */
 #ifndef NTPX_NTPREFLECT_H
 #define NTPX_NTPREFLECT_H
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,6 +21,8 @@
 
 #include "access.h"
 #include "ntp.h"
+#include "nts_server.h"
+#include "nts_tls.h"
 #include "transport.h"
 #include "xleave.h"
 
@@ -37,6 +41,9 @@ struct reflect_config {
 	struct access_net allow[MAX_ALLOW];
 	int nallow;			/* 0: every client */
 	double rl_rate, rl_burst;	/* --ratelimit; rate 0: off */
+	const char *nts_cert, *nts_key;	/* --nts-cert, --nts-key; NULL: no NTS */
+	uint64_t nts_port;		/* --nts-port: NTS-KE's TCP port (4460) */
+	int64_t nts_rotate;		/* --nts-rotate: the server key's period, ns */
 	struct endpoint ep;
 };
 
@@ -53,6 +60,8 @@ enum verdict {
 	V_DENIED,	/* from outside every --allow network */
 	V_RATE,		/* over --ratelimit, not even a kiss */
 	V_KISS,		/* over --ratelimit: answered with a RATE kiss */
+	V_NTS_BAD,	/* NTS fields malformed or not authentic: dropped */
+	V_NTS_NAK,	/* a cookie we cannot open: answered with an NTS NAK */
 	V_NVERDICT
 };
 
@@ -74,6 +83,7 @@ struct reflect_sent {
 	const char *status;
 	const char *mode;		/* "basic", "interleaved" or "-" */
 	struct xleave_ef st;		/* t2 t2k t2h t3, then t3q t3k t3h */
+	int64_t nts_open, nts_seal;	/* --nts: ns; -1: none */
 };
 
 #define REFLECT_SENT_QUEUE	32		/* < TRANSPORT_TX_KEEP */
@@ -91,6 +101,16 @@ struct reflector {
 	int out;			/* the log's state (lib/out.h) */
 	struct reflect_sent q[REFLECT_SENT_QUEUE];
 	unsigned head, n;
+	/* --nts-cert: the cookie keys, TLS, the NTS-KE thread and its
+	   listening socket; the request being answered (nts.c). */
+	struct nts_server *nts;
+	struct nts_tls_server *tls;
+	pthread_t ke_thread;
+	int ke_fd;
+	int nts_req;			/* the request being answered is NTS */
+	struct nts_server_req nreq;
+	int64_t nts_open;
+	uint64_t ke_ok, ke_failed, nts_lines;
 	/* Counts, for the summary. */
 	uint64_t seq;			/* datagrams received */
 	uint64_t answered, verdicts[V_NVERDICT], send_errors, dropped, interleaved;
@@ -120,6 +140,14 @@ void reflect_serve(struct reflector *r);
 void reflect_sent_ef_tx(struct xleave_ef *e, const struct transport_stamps *ts);
 struct reflect_sent *reflect_sent_push(struct reflector *r);
 void reflect_sent_flush(struct reflector *r, int all);
+
+/* nts.c */
+void reflect_nts_start(struct reflector *r);
+void reflect_nts_stop(struct reflector *r);
+enum verdict reflect_nts_check(struct reflector *r, const struct transport_addr *from,
+			       const unsigned char *buf, ssize_t n, enum verdict v);
+void reflect_nts_nak(struct reflector *r, const struct transport_addr *from,
+		     const struct ntp_packet *q, int64_t t2);
 
 /* output.c */
 void reflect_log_open(struct reflector *r);

@@ -9,6 +9,7 @@
 
 #include "access.h"
 #include "ntp.h"
+#include "nts_ke.h"
 #include "opt.h"
 #include "transport.h"
 #include "ntpreflect.h"
@@ -30,6 +31,13 @@ static void usage(FILE *out)
 	       "      --ratelimit RATE[/BURST]  per client address: RATE requests a second,\n"
 	       "                       BURST at once (default 8); over it a RATE kiss, at\n"
 	       "                       most RATE a second, else silence (default off)\n"
+	       "      --nts-cert FILE  serve Network Time Security (RFC 8915): NTS-KE on\n"
+	       "                       TCP with this certificate chain (PEM), NTS-protected\n"
+	       "                       requests answered authenticated, plain ones as ever\n"
+	       "      --nts-key FILE   the certificate's private key (PEM)\n"
+	       "      --nts-port PORT  NTS-KE's TCP port (default 4460)\n"
+	       "      --nts-rotate DUR the cookie key's period (default 1h); cookies under\n"
+	       "                       it and the 2 keys before it are accepted\n"
 	       "  -4, -6               resolve HOST to an IPv4 / IPv6 address only\n"
 	       "  -h, --help           this help\n"
 	       "      --version        print the version\n\n"
@@ -37,7 +45,7 @@ static void usage(FILE *out)
 }
 
 /* Options with no letter of their own (ntpx(7), OPTIONS). */
-enum { OPT_STRATUM = 256, OPT_REFID };
+enum { OPT_STRATUM = 256, OPT_REFID, OPT_NTS_CERT, OPT_NTS_KEY, OPT_NTS_PORT, OPT_NTS_ROTATE };
 
 void reflect_options(int argc, char **argv, struct reflect_config *cfg)
 {
@@ -52,6 +60,10 @@ void reflect_options(int argc, char **argv, struct reflect_config *cfg)
 		{ "user", required_argument, NULL, 'u' },
 		{ "allow", required_argument, NULL, 'a' },
 		{ "ratelimit", required_argument, NULL, 'R' },
+		{ "nts-cert", required_argument, NULL, OPT_NTS_CERT },
+		{ "nts-key", required_argument, NULL, OPT_NTS_KEY },
+		{ "nts-port", required_argument, NULL, OPT_NTS_PORT },
+		{ "nts-rotate", required_argument, NULL, OPT_NTS_ROTATE },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
@@ -64,6 +76,8 @@ void reflect_options(int argc, char **argv, struct reflect_config *cfg)
 		.count = UINT64_MAX,
 		.nclients = 16384,
 		.poll = TRANSPORT_POLL_BLOCK,
+		.nts_port = NTS_KE_PORT,
+		.nts_rotate = 3600 * NTPX_NS_PER_SEC,
 	};
 	ntp_refid_parse("NTPX", &cfg->refid);
 	while ((c = getopt_long(argc, argv, "c:l:u:a:46hs:r:n:", longopts, NULL)) != -1) {
@@ -125,6 +139,20 @@ void reflect_options(int argc, char **argv, struct reflect_config *cfg)
 			if (ratelimit_parse(optarg, &cfg->rl_rate, &cfg->rl_burst, err, sizeof(err)))
 				opt_usage_error("%s", err);
 			break;
+		case OPT_NTS_CERT:
+			cfg->nts_cert = optarg;
+			break;
+		case OPT_NTS_KEY:
+			cfg->nts_key = optarg;
+			break;
+		case OPT_NTS_PORT:
+			if (opt_count(optarg, 65535, &cfg->nts_port) || cfg->nts_port == 0)
+				opt_usage_error("bad NTS-KE port '%s'", optarg);
+			break;
+		case OPT_NTS_ROTATE:
+			if (opt_duration(optarg, 0, &cfg->nts_rotate) || cfg->nts_rotate <= 0)
+				opt_usage_error("bad key rotation period '%s'", optarg);
+			break;
 		default:
 			opt_other(c, usage);
 		}
@@ -132,4 +160,6 @@ void reflect_options(int argc, char **argv, struct reflect_config *cfg)
 	if (endpoint_from_args(argc, argv, optind, &cfg->ep, err, sizeof(err)))
 		opt_usage_error("%s", err);
 	cfg->ep.family = family;
+	if (!cfg->nts_cert != !cfg->nts_key)
+		opt_usage_error("--nts-cert and --nts-key go together");
 }

@@ -49,9 +49,16 @@ void reflect_log_line(struct reflector *r, const struct reflect_sent *e)
 	put_stamp(r->log, x, XEF_T3K);
 	put_stamp(r->log, x, XEF_T3H);
 	if (e->version >= 0)
-		fprintf(r->log, " %s %s %d %s\n", e->mode, peer, e->version, e->status);
+		fprintf(r->log, " %s %s %d %s", e->mode, peer, e->version, e->status);
 	else
-		fprintf(r->log, " - %s - %s\n", peer, e->status);
+		fprintf(r->log, " - %s - %s", peer, e->status);
+	if (r->nts) {
+		if (e->nts_open >= 0)
+			fprintf(r->log, " %lld %lld", (long long)e->nts_open, (long long)e->nts_seal);
+		else
+			fputs(" - -", r->log);
+	}
+	fputc('\n', r->log);
 	/* A log that cannot be written ends the server: quietly
 	   when its reader went away, with the error otherwise. */
 	r->out = out_flush(r->log, r->logname);
@@ -67,7 +74,8 @@ void reflect_log_open(struct reflector *r)
 		ntpx_die(NTPX_EXIT_FAIL, "cannot open log '%s': %s", path, strerror(errno));
 	r->logname = r->log == stdout ? "standard output" : path;
 	if (record_write_header(r->log, "ntpreflect", r->cfg->ep.url, clock_name(r->clk),
-				"seq t2 t3 t2k t2h t3q t3k t3h mode peer version status"))
+				r->nts ? "seq t2 t3 t2k t2h t3q t3k t3h mode peer version status nts_open nts_seal"
+					: "seq t2 t3 t2k t2h t3q t3k t3h mode peer version status"))
 		r->out = out_failed(r->logname, errno);
 	if (r->out == OUT_OK) {
 		const char *src[STAMP_NCOLS] = {
@@ -119,6 +127,10 @@ void reflect_summary(const struct reflector *r)
 		fprintf(stderr, ", send errors %llu", (unsigned long long)r->send_errors);
 	if (r->interleaved)
 		fprintf(stderr, ", interleaved %llu", (unsigned long long)r->interleaved);
+	if (r->nts)
+		fprintf(stderr, ", nts-ke %llu, nts-ke failed %llu",
+			(unsigned long long)__atomic_load_n(&r->ke_ok, __ATOMIC_RELAXED),
+			(unsigned long long)__atomic_load_n(&r->ke_failed, __ATOMIC_RELAXED));
 	if (xleave_table_evictions(r->xt))
 		fprintf(stderr, ", client slots taken %llu",
 			(unsigned long long)xleave_table_evictions(r->xt));

@@ -15,6 +15,14 @@
  * one slot per client address in a table of --clients slots; at the bound
  * the least recently seen client of a bucket of four loses its slot and
  * gets a basic reply next.
+ *
+ * NTS (nts.c): the authenticator covers the transmit timestamp, so in
+ * basic mode T3 is read before the reply is sealed and goes out early by
+ * the sealing time (the log's t3 is still the stamp just before the
+ * submit, and nts_seal the time between); in interleaved mode the
+ * transmit stamp is the previous reply's, taken after its sealing.  A
+ * reply with NTS is no longer than its request either: it carries as
+ * many new cookies as the request made room for.
  */
 #include <math.h>
 #include <stdint.h>
@@ -137,8 +145,8 @@ void reflect_answer(struct reflector *rf, unsigned char *buf, ssize_t n,
 	size_t len = NTP_HEADER_LEN;
 	struct ntp_packet r;
 	struct reflect_sent *e;
-	int64_t t3 = 0;
-	int rc;
+	int64_t t3 = 0, seal = -1;
+	int rc, nts = rf->nts_req;
 
 	/* Between T2 and T3: only what depends on the request. */
 	transport_rx_stamps(rf->t, rf->clk, &rx);
@@ -167,6 +175,9 @@ void reflect_answer(struct reflector *rf, unsigned char *buf, ssize_t n,
 	} else {
 		r.org = q->xmt;
 		r.rec = ntp_ts_from_ns(t2);
+		/* NTS: T3 now, before sealing; the backend cannot write it. */
+		if (nts)
+			r.xmt = ntp_ts_from_ns(clock_now(rf->clk));
 	}
 	ntp_encode(&r, buf);
 	if (want_ef) {
@@ -181,15 +192,24 @@ void reflect_answer(struct reflector *rf, unsigned char *buf, ssize_t n,
 	   taken for the log, and for a client that looks interleaved (it
 	   names a reply, or sends a receive field of its own, or the ntpx
 	   field). */
+	/* No longer than the request: the cookies it made room for. */
+	if (nts && nts_server_reply(rf->nts, &rf->nreq, buf, (size_t)n, &len, &seal) < 0) {
+		rf->send_errors++;
+		return;
+	}
 	want_tx = rf->stamping && (rf->log || q->org || (q->rec && q->rec != q->xmt) || want_ef);
 	rc = transport_send(rf->t, buf, len, from, rf->clk,
-			    (xl ? 0 : TRANSPORT_STAMP_XMT) |
+			    (xl || nts ? 0 : TRANSPORT_STAMP_XMT) |
 			    (want_tx ? TRANSPORT_STAMP_SEND : 0), &t3);
 	e = reflect_sent_push(rf);
 	e->seq = rf->seq;
 	e->peer = *from;
 	e->version = q->version;
 	e->mode = xl ? "interleaved" : "basic";
+	if (nts) {
+		e->nts_open = rf->nts_open;
+		e->nts_seal = seal;
+	}
 	e->st.at[XEF_T2] = t2;
 	e->st.have = 1u << XEF_T2;
 	ef_rx(&e->st, &rx);

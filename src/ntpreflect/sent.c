@@ -81,5 +81,6 @@ struct reflect_sent *reflect_sent_push(struct reflector *r)
 		sent_finish(r, 0);
 	e = &r->q[(r->head + r->n++) % REFLECT_SENT_QUEUE];
 	memset(e, 0, sizeof(*e));
+	e->nts_open = e->nts_seal = -1;
 	return e;
 }

@@ -72,6 +72,8 @@ void reflect_serve(struct reflector *r)
 		r->verdicts[v]++;
 		if (v == V_KISS)
 			reflect_kiss(r, &from, &q, t2);
+		else if (v == V_NTS_NAK)
+			reflect_nts_nak(r, &from, &q, t2);
 		else if (v == V_OK)
 			reflect_answer(r, buf, n, &from, &q, t2);
 		else

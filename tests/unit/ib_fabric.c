@@ -85,6 +85,8 @@
 #include "clock.h"
 #include "ib.h"
 #include "ntp.h"
+#include "nts_client.h"
+#include "nts_server.h"
 #include "peer.h"
 #include "transport.h"
 #include "util_private.h"
@@ -1525,6 +1527,8 @@ struct server {
 	int received;			/* requests taken in */
 	uint32_t qpn;
 	unsigned char last_req[NTP_HEADER_LEN];
+	struct nts_server *nts;		/* NULL: plain NTP; else NTS, as ntpreflect */
+	int nts_dropped;		/* requests whose NTS fields did not check */
 };
 
 static void *server_main(void *arg)
@@ -1543,6 +1547,27 @@ static void *server_main(void *arg)
 			continue;
 		__atomic_add_fetch(&s->received, 1, __ATOMIC_SEQ_CST);
 		memcpy(s->last_req, buf, NTP_HEADER_LEN);
+		if (s->nts) {
+			struct nts_server_req req;
+			const char *why;
+			int64_t ns;
+			size_t len = NTP_HEADER_LEN;
+
+			if (nts_server_check(s->nts, buf, (size_t)n, &req, &why, &ns) != NTS_SERVER_OK) {
+				__atomic_add_fetch(&s->nts_dropped, 1, __ATOMIC_SEQ_CST);
+				continue;
+			}
+			/* As ntpreflect in basic mode: T3 before sealing. */
+			buf[0] = 0x24;
+			buf[1] = 1;
+			memcpy(buf + 24, s->last_req + 40, 8);
+			memset(buf + 32, 0x11, 8);
+			memset(buf + 40, 0x22, 8);
+			if (nts_server_reply(s->nts, &req, buf, (size_t)n, &len, &ns) == 0 &&
+			    transport_send(s->t, buf, len, &from, s->clk, 0, &t3) == 0)
+				__atomic_add_fetch(&s->answered, 1, __ATOMIC_SEQ_CST);
+			continue;
+		}
 		buf[0] = 0x24;				/* LI 0, VN 4, mode 4 */
 		buf[1] = 1;				/* stratum */
 		memcpy(buf + 24, s->last_req + 40, 8);	/* origin = their xmt */
@@ -1780,6 +1805,81 @@ static void test_exchange(void **state)
 	server_halt(&s);
 	assert_int_equal(counter(s.t, "sidr_accept"), 1);
 	assert_int_equal(counter(s.t, "ah_new"), 1);	/* one client, one AH */
+	server_stop(&s);
+}
+
+/*
+ * NTS over ib: NTS protects the payload, whatever the path.  The client's
+ * cookies come from the server's own keys (NTS-KE is TCP through the
+ * kernel, tested in tests/cli/nts.t); each request carries its NTS fields
+ * over the fabric, the server checks them and answers sealed, and the
+ * client accepts only the authentic reply; a tampered request is dropped.
+ */
+static void test_nts(void **state)
+{
+	static const struct nts_keys keys = {
+		.c2s = "0123456789abcdef0123456789abcde",
+		.s2c = "fedcba9876543210fedcba987654321",
+	};
+	static struct nts_ke_msg m;
+	unsigned char req[2048], buf[4096];
+	struct nts_client *nc = nts_client_new();
+	struct server s;
+	struct client c;
+	char err[256];
+	int i, ok = 0;
+
+	server_start(&s);
+	s.nts = nts_server_new(3600 * 1000000000LL, err, sizeof(err));
+	assert_non_null(s.nts);
+	nts_ke_msg_init(&m);
+	/* A full jar: no placeholders, so that a request (228 bytes) fits
+	   the mock's 256-byte send slots. */
+	for (i = 0; i < NTS_COOKIES_MAX; i++) {
+		assert_int_equal(nts_server_cookie(s.nts, &keys, m.cookie[i]), 0);
+		m.cookie_len[i] = NTS_SERVER_COOKIE_LEN;
+	}
+	m.ncookies = NTS_COOKIES_MAX;
+	assert_int_equal(nts_client_set(nc, &keys, &m, err, sizeof(err)), 0);
+	client_open(&c, "ib://" SERVER_ADDR ":123");
+	for (i = 0; i < 3; i++) {
+		size_t len = NTP_HEADER_LEN;
+		uint64_t nonce = htobe64(++c.seq);
+		int64_t deadline;
+
+		memset(req, 0, NTP_HEADER_LEN);
+		req[0] = 0xe3;
+		memcpy(req + 40, &nonce, 8);
+		assert_int_equal(nts_client_request(nc, req, sizeof(req), &len), 0);
+		if (i == 2)
+			req[len - 1] ^= 1;	/* the last one tampered with */
+		assert_int_equal(transport_send(c.t, req, len, NULL, c.clk, 0, &c.t1), 0);
+		deadline = clock_monotonic_ns() + (i == 2 ? 200 : 5000) * MS;
+		for (;;) {
+			const char *why;
+			ssize_t n = transport_recv_wait(c.t, buf, sizeof(buf), NULL, c.clk, &c.t4,
+							deadline, TRANSPORT_POLL_BLOCK);
+
+			if (n == -ETIMEDOUT)
+				break;
+			if (n >= NTP_HEADER_LEN && memcmp(buf + 24, &nonce, 8) == 0) {
+				assert_int_equal(nts_client_reply(nc, buf, (size_t)n, &why), NTS_REPLY_OK);
+				ok++;
+				break;
+			}
+		}
+	}
+	/* Two authentic replies, each with the cookie that replaces the one
+	   spent; the tampered request spent one for nothing. */
+	assert_int_equal(ok, 2);
+	assert_int_equal(nts_client_cookies(nc), NTS_COOKIES_MAX - 1);
+	wait_received(&s, 3);
+	client_close(&c);
+	server_halt(&s);
+	assert_int_equal(s.answered, 2);
+	assert_int_equal(s.nts_dropped, 1);
+	nts_server_free(s.nts);
+	nts_client_free(nc);
 	server_stop(&s);
 }
 
@@ -2802,6 +2902,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_exchange, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_nts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stamp_xmt, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_server_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_epoch_change, setup, teardown),

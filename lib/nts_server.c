@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * nts_server.c - NTS for an NTP server: rotating cookie keys, request
+ * checks, reply fields (RFC 8915 sections 5 and 6); see nts_server.h.
+ * The AEAD is GnuTLS's (lib/nts_aead.c).
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "clock_read.h"
+#include "nts_aead.h"
+#include "nts_ef.h"
+#include "nts_server.h"
+#include "ntp.h"
+#include "util_private.h"
+
+#define NKEYS (1 + NTS_SERVER_OLD_KEYS)
+
+struct server_key {
+	uint32_t id;
+	struct nts_aead *aead;		/* NULL: none yet */
+};
+
+struct nts_server {
+	pthread_mutex_t lock;
+	int64_t period, started;	/* ns of CLOCK_MONOTONIC */
+	uint32_t next_id;
+	unsigned cur;			/* keys[cur] is the current one */
+	struct server_key keys[NKEYS];
+	struct nts_aead *req_aead;	/* a request's C2S, then its S2C key: one
+					   handle, keyed anew (the NTP thread's) */
+	uint64_t nonce_salt;		/* random, once */
+	uint64_t nonce_ctr;		/* the nonces made so far (atomic) */
+};
+
+/*
+ * A nonce for a cookie or a reply: a random salt drawn once and a counter,
+ * never the same twice in a run, without a system call per reply.  (SIV
+ * needs no unpredictable nonce: it stays secure when one repeats, and
+ * only shows that two plaintexts were equal.)
+ */
+static void make_nonce(struct nts_server *s, unsigned char *n)
+{
+	put64(n, s->nonce_salt);
+	put64(n + 8, __atomic_add_fetch(&s->nonce_ctr, 1, __ATOMIC_RELAXED));
+}
+
+static int new_key(struct nts_server *s, struct server_key *k)
+{
+	unsigned char raw[NTS_KEY_LEN];
+	char err[128];
+	struct nts_aead *a;
+
+	if (getrandom(raw, sizeof(raw), 0) != sizeof(raw))
+		return -1;
+	a = nts_aead_new(raw, sizeof(raw), err, sizeof(err));
+	memset(raw, 0, sizeof(raw));
+	if (!a)
+		return -1;
+	nts_aead_free(k->aead);
+	k->aead = a;
+	k->id = s->next_id++;
+	return 0;
+}
+
+/* Under the lock: a new key for every period that has ended. */
+static void rotate(struct nts_server *s)
+{
+	int64_t now = clock_monotonic_ns();
+	unsigned n = 0;
+
+	while (now - s->started >= s->period && n++ < NKEYS) {
+		unsigned next = (s->cur + 1) % NKEYS;
+
+		if (new_key(s, &s->keys[next]) < 0)
+			return;
+		s->cur = next;
+		s->started += s->period;
+	}
+	/* Idle for longer than every key lives: start afresh from now. */
+	if (now - s->started >= s->period)
+		s->started = now;
+}
+
+struct nts_server *nts_server_new(int64_t period_ns, char *err, size_t errlen)
+{
+	struct nts_server *s = calloc(1, sizeof(*s));
+	uint32_t id;
+
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	pthread_mutex_init(&s->lock, NULL);
+	s->period = period_ns;
+	s->started = clock_monotonic_ns();
+	/* Key IDs start at random: cookies from an earlier run of the
+	   server find no key, and get a NAK. */
+	if (getrandom(&id, sizeof(id), 0) != sizeof(id) ||
+	    getrandom(&s->nonce_salt, sizeof(s->nonce_salt), 0) != sizeof(s->nonce_salt) ||
+	    (s->next_id = id, new_key(s, &s->keys[0])) < 0 ||
+	    !(s->req_aead = nts_aead_new((const unsigned char *)"0123456789abcdef0123456789abcdef",
+					 NTS_KEY_LEN, err, errlen))) {
+		snprintf(err, errlen, "cannot make a server key");
+		nts_server_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+void nts_server_free(struct nts_server *s)
+{
+	unsigned i;
+
+	if (!s)
+		return;
+	for (i = 0; i < NKEYS; i++)
+		nts_aead_free(s->keys[i].aead);
+	nts_aead_free(s->req_aead);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+int nts_server_cookie(struct nts_server *s, const struct nts_keys *keys, unsigned char *out)
+{
+	struct server_key *k;
+	long n;
+
+	make_nonce(s, out + 4);
+	pthread_mutex_lock(&s->lock);
+	rotate(s);
+	k = &s->keys[s->cur];
+	put32(out, k->id);
+	n = nts_aead_seal(k->aead, out + 4, NTS_NONCE_LEN, NULL, 0, keys, sizeof(*keys),
+			  out + 4 + NTS_NONCE_LEN);
+	pthread_mutex_unlock(&s->lock);
+	return n == NTS_TAG_LEN + (long)sizeof(*keys) ? 0 : -1;
+}
+
+/* The keys inside @cookie: 0, -1 for a key we no longer have, -2 when it
+   does not open. */
+static int open_cookie(struct nts_server *s, const struct nts_span *c, struct nts_keys *keys)
+{
+	uint32_t id;
+	unsigned i;
+	long n = -1;
+	int found = 0;
+
+	if (c->len < NTS_SERVER_COOKIE_LEN)
+		return -2;
+	id = get32(c->p);
+	pthread_mutex_lock(&s->lock);
+	rotate(s);
+	for (i = 0; i < NKEYS; i++)
+		if (s->keys[i].aead && s->keys[i].id == id) {
+			found = 1;
+			n = nts_aead_open(s->keys[i].aead, c->p + 4, NTS_NONCE_LEN, NULL, 0,
+					  c->p + 4 + NTS_NONCE_LEN, NTS_TAG_LEN + sizeof(*keys), keys);
+			break;
+		}
+	pthread_mutex_unlock(&s->lock);
+	if (!found)
+		return -1;
+	return n == (long)sizeof(*keys) ? 0 : -2;
+}
+
+enum nts_server_verdict nts_server_check(struct nts_server *s, const void *pkt, size_t len,
+					 struct nts_server_req *req, const char **why,
+					 int64_t *open_ns)
+{
+	int64_t t0 = clock_monotonic_ns();
+	struct nts_ef_view v;
+	unsigned char plain[1024];
+	long n;
+	int rc;
+
+	*open_ns = 0;
+	memset(req, 0, sizeof(*req));
+	if (nts_ef_parse(pkt, len, &v, why) < 0)
+		return NTS_SERVER_DROP;
+	if (!v.uid.len) {
+		*why = "no unique identifier";
+		return NTS_SERVER_DROP;
+	}
+	if (v.uid.len > sizeof(req->uid)) {
+		*why = "unique identifier longer than 256 bytes";
+		return NTS_SERVER_DROP;
+	}
+	memcpy(req->uid, v.uid.p, v.uid.len);
+	req->uid_len = v.uid.len;
+	if (v.ncookies != 1) {
+		*why = v.ncookies ? "more than one cookie" : "no cookie";
+		return NTS_SERVER_DROP;
+	}
+	if (!v.have_auth) {
+		*why = "no authenticator";
+		return NTS_SERVER_DROP;
+	}
+	if (v.nplaceholders && v.placeholder_len != v.cookie[0].len) {
+		*why = "cookie placeholder not as long as the cookie";
+		return NTS_SERVER_DROP;
+	}
+	rc = open_cookie(s, &v.cookie[0], &req->keys);
+	if (rc == -1) {
+		*why = "cookie under an expired server key";
+		return NTS_SERVER_NAK;
+	}
+	if (rc < 0) {
+		*why = "cookie does not open";
+		return NTS_SERVER_NAK;
+	}
+	if (nts_aead_set_key(s->req_aead, req->keys.c2s, sizeof(req->keys.c2s)) < 0) {
+		*why = "cannot use the cookie's key";
+		return NTS_SERVER_DROP;
+	}
+	n = v.ct.len - NTS_TAG_LEN <= sizeof(plain) ?
+	    nts_aead_open(s->req_aead, v.nonce.p, v.nonce.len, pkt, v.aad_len, v.ct.p, v.ct.len, plain) :
+	    -1;
+	*open_ns = clock_monotonic_ns() - t0;
+	if (n < 0) {
+		*why = "authenticator does not verify";
+		return NTS_SERVER_DROP;
+	}
+	req->cookies = 1 + (v.nplaceholders < NTS_EF_COOKIES_MAX - 1 ? v.nplaceholders
+								     : NTS_EF_COOKIES_MAX - 1);
+	return NTS_SERVER_OK;
+}
+
+int nts_server_reply(struct nts_server *s, const struct nts_server_req *req, void *pkt,
+		     size_t cap, size_t *len, int64_t *seal_ns)
+{
+	int64_t t0 = clock_monotonic_ns();
+	unsigned char inner[NTS_EF_COOKIES_MAX * (4 + NTS_SERVER_COOKIE_LEN)], *nonce, *ct;
+	unsigned char cookie[NTS_SERVER_COOKIE_LEN];
+	size_t off = *len, ilen = 0, fixed;
+	unsigned i, n = req->cookies;
+	long sealed;
+
+	if (nts_ef_put(pkt, cap, &off, NTS_EF_UID, req->uid, req->uid_len) < 0)
+		return -1;
+	/* As many cookies as the reply holds: never longer than asked. */
+	fixed = 4 + 4 + NTS_NONCE_LEN + NTS_TAG_LEN;
+	while (n && (off > cap || cap - off < fixed + n * (4 + NTS_SERVER_COOKIE_LEN)))
+		n--;
+	for (i = 0; i < n; i++)
+		if (nts_server_cookie(s, &req->keys, cookie) < 0 ||
+		    nts_ef_put(inner, sizeof(inner), &ilen, NTS_EF_COOKIE, cookie, sizeof(cookie)) < 0)
+			return -1;
+	if (nts_ef_put_auth(pkt, cap, &off, NTS_NONCE_LEN, ilen + NTS_TAG_LEN, &nonce, &ct) < 0)
+		return -1;
+	make_nonce(s, nonce);
+	if (nts_aead_set_key(s->req_aead, req->keys.s2c, sizeof(req->keys.s2c)) < 0)
+		return -1;
+	sealed = nts_aead_seal(s->req_aead, nonce, NTS_NONCE_LEN, pkt,
+			       (size_t)(nonce - 8 - (unsigned char *)pkt), inner, ilen, ct);
+	if (sealed != (long)(ilen + NTS_TAG_LEN))
+		return -1;
+	*len = off;
+	*seal_ns = clock_monotonic_ns() - t0;
+	return 0;
+}
+
+int nts_server_nak(const struct nts_server_req *req, void *reply, size_t cap, size_t *len)
+{
+	return nts_ef_put(reply, cap, len, NTS_EF_UID, req->uid, req->uid_len);
+}

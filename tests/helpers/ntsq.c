@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * ntsq - test helper: NTS requests made wrong on purpose.  Runs NTS-KE
+ * (lib/nts_tls.c), builds an NTS request as ntpprobe would
+ * (lib/nts_client.c), spoils it as MODE says, sends it to the NTP server,
+ * then a plain NTP request as a fence (as udpq does), and prints one line
+ * per reply until the fence's:
+ *
+ *     ntsq KE-HOST KE-PORT CAFILE NTP-HOST NTP-PORT MODE
+ *
+ *   ok        the request as built: "reply ok"
+ *   tamper    one bit of the authenticator's tag flipped
+ *   truncate  the last extension field cut short by 4 bytes
+ *   replay    the same request sent twice: the second reply is
+ *             "reply bogus: no request of ours is waiting"
+ *   nocookie  the cookie's field made an unknown type
+ *   wait=DUR  (before another MODE, "wait=2s,ok") hold the cookies
+ *             DUR before using one (an expired cookie)
+ *
+ * Each reply is judged by the client's own check: "reply ok", "reply nak"
+ * or "reply bogus: WHY"; then "fence LEN".  Exit 0 when the fence was
+ * answered within 3 s, 1 otherwise, 2 on bad usage or a failed NTS-KE.
+ */
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "nts_client.h"
+#include "nts_ef.h"
+#include "nts_tls.h"
+#include "ntp.h"
+#include "opt_units.h"
+#include "util_private.h"
+
+static void judge(struct nts_client *c, const unsigned char *buf, size_t n)
+{
+	const char *why = "";
+
+	switch (nts_client_reply(c, buf, n, &why)) {
+	case NTS_REPLY_OK:
+		printf("reply ok\n");
+		break;
+	case NTS_REPLY_NAK:
+		printf("reply nak\n");
+		break;
+	default:
+		printf("reply bogus: %s\n", why);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static struct nts_ke_msg resp;
+	struct addrinfo hints = { .ai_socktype = SOCK_DGRAM }, *ai;
+	unsigned char pkt[2048], buf[4096], fence[48] = { 0x23 };
+	struct nts_keys keys;
+	struct nts_client *c;
+	struct nts_ef_view v;
+	const char *mode, *why;
+	size_t len = NTP_HEADER_LEN;
+	char err[512];
+	int fd, sends = 1;
+
+	if (argc != 7) {
+		fprintf(stderr, "usage: ntsq KE-HOST KE-PORT CAFILE NTP-HOST NTP-PORT MODE\n");
+		return 2;
+	}
+	mode = argv[6];
+	if (nts_tls_client(argv[1], argv[2], argv[3], AF_UNSPEC, 5 * NTPX_NS_PER_SEC, &resp, &keys,
+			   err, sizeof(err)) < 0) {
+		fprintf(stderr, "ntsq: %s\n", err);
+		return 2;
+	}
+	c = nts_client_new();
+	if (!c || nts_client_set(c, &keys, &resp, err, sizeof(err)) < 0) {
+		fprintf(stderr, "ntsq: %s\n", err);
+		return 2;
+	}
+	if (strncmp(mode, "wait=", 5) == 0) {
+		const char *comma = strchr(mode, ',');
+		char dur[32];
+		int64_t ns;
+		struct timespec ts;
+
+		if (!comma || (size_t)(comma - mode - 5) >= sizeof(dur)) {
+			fprintf(stderr, "ntsq: bad mode '%s'\n", mode);
+			return 2;
+		}
+		memcpy(dur, mode + 5, (size_t)(comma - mode - 5));
+		dur[comma - mode - 5] = '\0';
+		if (opt_duration(dur, 0, &ns)) {
+			fprintf(stderr, "ntsq: bad duration '%s'\n", dur);
+			return 2;
+		}
+		ts.tv_sec = ns / NTPX_NS_PER_SEC;
+		ts.tv_nsec = ns % NTPX_NS_PER_SEC;
+		/* The cookies' age is the point here, not a synchronisation. */
+		nanosleep(&ts, NULL);
+		mode = comma + 1;
+	}
+	memset(pkt, 0, NTP_HEADER_LEN);
+	pkt[0] = 0x23;
+	if (getrandom(pkt + 40, 8, 0) != 8 || nts_client_request(c, pkt, sizeof(pkt), &len) < 0 ||
+	    nts_ef_parse(pkt, len, &v, &why) < 0) {
+		fprintf(stderr, "ntsq: cannot build the request\n");
+		return 2;
+	}
+	if (strcmp(mode, "tamper") == 0) {
+		pkt[len - 1] ^= 1;
+	} else if (strcmp(mode, "truncate") == 0) {
+		len -= 4;
+	} else if (strcmp(mode, "replay") == 0) {
+		sends = 2;
+	} else if (strcmp(mode, "nocookie") == 0) {
+		put16((unsigned char *)v.cookie[0].p - 4, 0x7f04);
+	} else if (strcmp(mode, "ok") != 0) {
+		fprintf(stderr, "ntsq: bad mode '%s'\n", mode);
+		return 2;
+	}
+
+	if (getaddrinfo(argv[4], argv[5], &hints, &ai)) {
+		fprintf(stderr, "ntsq: cannot resolve %s\n", argv[4]);
+		return 2;
+	}
+	fd = socket(ai->ai_family, SOCK_DGRAM, 0);
+	if (fd < 0 || connect(fd, ai->ai_addr, ai->ai_addrlen)) {
+		perror("ntsq");
+		return 2;
+	}
+	freeaddrinfo(ai);
+	while (sends--)
+		if (send(fd, pkt, len, 0) != (ssize_t)len) {
+			perror("ntsq: send");
+			return 2;
+		}
+	if (getrandom(fence + 40, 8, 0) != 8 || send(fd, fence, sizeof(fence), 0) != 48) {
+		perror("ntsq: fence");
+		return 2;
+	}
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+
+		if (poll(&p, 1, 3000) <= 0)
+			return 1;
+		n = recv(fd, buf, sizeof(buf), 0);
+		if (n < 0) {
+			perror("ntsq: recv");
+			return 1;
+		}
+		if (n >= 48 && memcmp(buf + 24, fence + 40, 8) == 0) {
+			printf("fence %zd\n", n);
+			nts_client_free(c);
+			return 0;
+		}
+		judge(c, buf, (size_t)n);
+	}
+}

@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: ISC */
+/* Unit tests for lib/nts_aead.c and lib/nts_client.c: GnuTLS's
+   AES-SIV-CMAC-256 as NTS uses it, a client's request fields and its
+   checks of replies built here as a server would build them. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "nts_aead.h"
+#include "nts_client.h"
+#include "nts_ef.h"
+#include "ntp.h"
+#include "util_private.h"
+
+static const struct nts_keys keys = {
+	.c2s = "0123456789abcdef0123456789abcde",
+	.s2c = "fedcba9876543210fedcba987654321",
+};
+
+static void aead_round_trip_and_tamper(void **state)
+{
+	char err[128];
+	struct nts_aead *a = nts_aead_new(keys.c2s, NTS_KEY_LEN, err, sizeof(err));
+	struct nts_aead *b = nts_aead_new(keys.s2c, NTS_KEY_LEN, err, sizeof(err));
+	unsigned char nonce[16] = "nonce nonce non", aad[48] = "header", ct[64], pt[64];
+	const char msg[] = "cookies, sealed";
+
+	(void)state;
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_int_equal(nts_aead_seal(a, nonce, 16, aad, 48, msg, sizeof(msg), ct), sizeof(msg) + 16);
+	assert_int_equal(nts_aead_open(a, nonce, 16, aad, 48, ct, sizeof(msg) + 16, pt), sizeof(msg));
+	assert_memory_equal(pt, msg, sizeof(msg));
+	/* Deterministic: the same inputs seal the same. */
+	{
+		unsigned char ct2[64];
+
+		assert_int_equal(nts_aead_seal(a, nonce, 16, aad, 48, msg, sizeof(msg), ct2), sizeof(msg) + 16);
+		assert_memory_equal(ct, ct2, sizeof(msg) + 16);
+	}
+	/* Any change anywhere fails: ciphertext, tag, associated data,
+	   nonce, key. */
+	ct[20] ^= 1;
+	assert_int_equal(nts_aead_open(a, nonce, 16, aad, 48, ct, sizeof(msg) + 16, pt), -1);
+	ct[20] ^= 1;
+	ct[0] ^= 0x80;
+	assert_int_equal(nts_aead_open(a, nonce, 16, aad, 48, ct, sizeof(msg) + 16, pt), -1);
+	ct[0] ^= 0x80;
+	aad[47] = 1;
+	assert_int_equal(nts_aead_open(a, nonce, 16, aad, 48, ct, sizeof(msg) + 16, pt), -1);
+	aad[47] = 0;
+	nonce[0] ^= 1;
+	assert_int_equal(nts_aead_open(a, nonce, 16, aad, 48, ct, sizeof(msg) + 16, pt), -1);
+	nonce[0] ^= 1;
+	assert_int_equal(nts_aead_open(b, nonce, 16, aad, 48, ct, sizeof(msg) + 16, pt), -1);
+	assert_int_equal(nts_aead_open(a, nonce, 16, aad, 48, ct, 15, pt), -1);
+	assert_int_equal(nts_aead_open(a, nonce, 16, aad, 48, ct, sizeof(msg) + 16, pt), sizeof(msg));
+	/* An empty plaintext is a tag alone (a client's authenticator). */
+	assert_int_equal(nts_aead_seal(a, nonce, 16, aad, 48, NULL, 0, ct), 16);
+	assert_int_equal(nts_aead_open(a, nonce, 16, aad, 48, ct, 16, pt), 0);
+	nts_aead_free(a);
+	nts_aead_free(b);
+}
+
+/* A client with @n cookies of 100 bytes, each filled with its index. */
+static struct nts_client *client(unsigned n)
+{
+	static struct nts_ke_msg m;
+	struct nts_client *c = nts_client_new();
+	char err[128];
+	unsigned i;
+
+	nts_ke_msg_init(&m);
+	m.ncookies = n;
+	for (i = 0; i < n; i++) {
+		m.cookie_len[i] = 100;
+		memset(m.cookie[i], (int)i + 1, 100);
+	}
+	assert_non_null(c);
+	assert_int_equal(nts_client_set(c, &keys, &m, err, sizeof(err)), 0);
+	return c;
+}
+
+static size_t request(struct nts_client *c, unsigned char *pkt, size_t cap)
+{
+	size_t len = NTP_HEADER_LEN;
+
+	memset(pkt, 0, NTP_HEADER_LEN);
+	pkt[0] = 0x23;
+	assert_int_equal(nts_client_request(c, pkt, cap, &len), 0);
+	return len;
+}
+
+/* The server's reply to @req: the uid echoed, @ncookies new cookies
+   sealed under S2C (@stratum 0 and no authenticator: an NTSN kiss). */
+static size_t reply(const unsigned char *req, size_t reqlen, unsigned ncookies, int nak,
+		    unsigned char *pkt, size_t cap)
+{
+	struct nts_ef_view v;
+	const char *why;
+	unsigned char inner[1024], *nonce, *ct;
+	size_t off = NTP_HEADER_LEN, ilen = 0;
+	char err[128];
+	struct nts_aead *s2c;
+	unsigned i;
+
+	assert_int_equal(nts_ef_parse(req, reqlen, &v, &why), 0);
+	memset(pkt, 0, NTP_HEADER_LEN);
+	pkt[0] = 0x24;
+	if (nak)
+		put32(pkt + 12, 0x4e54534eu);	/* stratum 0, "NTSN" */
+	else
+		pkt[1] = 1;
+	assert_int_equal(nts_ef_put(pkt, cap, &off, NTS_EF_UID, v.uid.p, v.uid.len), 0);
+	if (nak)
+		return off;
+	for (i = 0; i < ncookies; i++)
+		assert_int_equal(nts_ef_put(inner, sizeof(inner), &ilen, NTS_EF_COOKIE, req, 100), 0);
+	assert_int_equal(nts_ef_put_auth(pkt, cap, &off, NTS_NONCE_LEN, ilen + NTS_TAG_LEN, &nonce, &ct), 0);
+	memset(nonce, 7, NTS_NONCE_LEN);
+	s2c = nts_aead_new(keys.s2c, NTS_KEY_LEN, err, sizeof(err));
+	assert_int_equal(nts_aead_seal(s2c, nonce, NTS_NONCE_LEN, pkt, (size_t)(nonce - 8 - pkt),
+				       inner, ilen, ct), (long)(ilen + NTS_TAG_LEN));
+	nts_aead_free(s2c);
+	return off;
+}
+
+static void request_fields(void **state)
+{
+	struct nts_client *c = client(3);
+	unsigned char pkt[2048], pt[16];
+	struct nts_ef_view v;
+	const char *why;
+	char err[128];
+	struct nts_aead *c2s = nts_aead_new(keys.c2s, NTS_KEY_LEN, err, sizeof(err));
+	size_t len;
+
+	(void)state;
+	len = request(c, pkt, sizeof(pkt));
+	assert_int_equal(nts_client_cookies(c), 2);
+	assert_int_equal(nts_ef_parse(pkt, len, &v, &why), 0);
+	assert_int_equal(v.uid.len, NTS_UID_LEN);
+	/* The last cookie, once; placeholders to bring the jar back to 8. */
+	assert_int_equal(v.ncookies, 1);
+	assert_int_equal(v.cookie[0].p[0], 3);
+	assert_int_equal(v.nplaceholders, 8 - 2 - 1);
+	assert_int_equal(v.placeholder_len, 100);
+	/* Sealed under C2S over all before it, with nothing inside. */
+	assert_true(v.have_auth);
+	assert_int_equal(nts_aead_open(c2s, v.nonce.p, v.nonce.len, pkt, v.aad_len, v.ct.p, v.ct.len, pt), 0);
+	assert_true(nts_client_seal_ns(c) >= 0);
+	/* No room for the fields: refused, the cookie kept. */
+	{
+		size_t short_len = NTP_HEADER_LEN;
+
+		assert_int_equal(nts_client_request(c, pkt, 300, &short_len), -1);
+		assert_int_equal(short_len, NTP_HEADER_LEN);
+		assert_int_equal(nts_client_cookies(c), 2);
+	}
+	nts_aead_free(c2s);
+	nts_client_free(c);
+}
+
+static void reply_ok_adds_cookies(void **state)
+{
+	struct nts_client *c = client(1);
+	unsigned char req[2048], rep[2048];
+	const char *why = NULL;
+	size_t qlen, rlen;
+
+	(void)state;
+	qlen = request(c, req, sizeof(req));
+	assert_int_equal(nts_client_cookies(c), 0);
+	rlen = reply(req, qlen, 8, 0, rep, sizeof(rep));
+	assert_int_equal(nts_client_reply(c, rep, rlen, &why), NTS_REPLY_OK);
+	assert_int_equal(nts_client_cookies(c), 8);
+	assert_true(nts_client_open_ns(c) > 0);
+	/* The same reply again: nothing of ours is waiting. */
+	assert_int_equal(nts_client_reply(c, rep, rlen, &why), NTS_REPLY_BOGUS);
+	assert_string_equal(why, "no request of ours is waiting");
+	nts_client_free(c);
+}
+
+static void reply_bogus(void **state)
+{
+	struct nts_client *c = client(8);
+	unsigned char req[2048], rep[2048], old[2048];
+	const char *why = NULL;
+	size_t qlen, rlen, olen;
+
+	(void)state;
+	/* A reply to an earlier request (a replay): its uid is not this one's. */
+	qlen = request(c, req, sizeof(req));
+	olen = reply(req, qlen, 1, 0, old, sizeof(old));
+	qlen = request(c, req, sizeof(req));
+	assert_int_equal(nts_client_reply(c, old, olen, &why), NTS_REPLY_BOGUS);
+	assert_string_equal(why, "unique identifier does not match the request's");
+
+	rlen = reply(req, qlen, 1, 0, rep, sizeof(rep));
+	/* A tampered authenticator. */
+	rep[rlen - 1] ^= 1;
+	assert_int_equal(nts_client_reply(c, rep, rlen, &why), NTS_REPLY_BOGUS);
+	assert_string_equal(why, "authenticator does not verify");
+	rep[rlen - 1] ^= 1;
+	/* A tampered header: the associated data. */
+	rep[40] ^= 1;
+	assert_int_equal(nts_client_reply(c, rep, rlen, &why), NTS_REPLY_BOGUS);
+	assert_string_equal(why, "authenticator does not verify");
+	rep[40] ^= 1;
+	/* Truncated inside the authenticator. */
+	assert_int_equal(nts_client_reply(c, rep, rlen - 4, &why), NTS_REPLY_BOGUS);
+	assert_non_null(strstr(why, "runs past the end"));
+	/* None of that was used: the genuine reply still is. */
+	assert_int_equal(nts_client_reply(c, rep, rlen, &why), NTS_REPLY_OK);
+	nts_client_free(c);
+}
+
+static void reply_nak(void **state)
+{
+	struct nts_client *c = client(2);
+	unsigned char req[2048], rep[2048];
+	const char *why;
+	size_t qlen, rlen;
+
+	(void)state;
+	qlen = request(c, req, sizeof(req));
+	rlen = reply(req, qlen, 0, 1, rep, sizeof(rep));
+	assert_int_equal(nts_client_reply(c, rep, rlen, &why), NTS_REPLY_NAK);
+	nts_client_forget(c);
+	assert_int_equal(nts_client_cookies(c), 0);
+	{
+		size_t len = NTP_HEADER_LEN;
+
+		assert_int_equal(nts_client_request(c, req, sizeof(req), &len), -1);
+	}
+	nts_client_free(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(aead_round_trip_and_tamper),
+		cmocka_unit_test(request_fields),
+		cmocka_unit_test(reply_ok_adds_cookies),
+		cmocka_unit_test(reply_bogus),
+		cmocka_unit_test(reply_nak),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
