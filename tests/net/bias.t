@@ -8,17 +8,17 @@
 # offered load does not move.  For the blocking and the busy-polling probe.
 #
 # Each case: ntpprobe 150 exchanges at 10 ms on a lab path, alone or while
-# loadgen offers 1.2 times the shaper's rate (10 ms of queue).  The
-# shaper runs at 50 Mbit/s, which a busy 2-core machine can exceed: the
-# queue must fill for the physics to show, and how fast the machine can
-# send is not what this test is about.  The load is sent in frames, not
-# in 64 KiB GSO packets, so that the queue holds many of them and stays
-# full (one GSO packet at a time left it half full on average, both ways
-# loaded).  The queue is long against what
-# the host adds: with every core busy the shapers' dequeues wait for
-# softirq time, a few milliseconds, on either leg (with 2 ms of queue at
-# 200 Mbit/s that put 3.6 ms more on the way back than on the way out,
-# both ways loaded).
+# loadgen offers 1.2 times the shaper's rate.  The shaper runs at 200
+# Mbit/s, which a busy 2-core machine can exceed in 64 KiB GSO packets
+# (a few hundred sends a second; in frames it could not, with every core
+# busy): the queue must fill for the physics to show, and how fast the
+# machine can send is not what this test is about.  The queue is 10 ms,
+# 250 kB: it holds several GSO packets and stays nearly full (the lab's
+# floor, 70,000 bytes, holds one, and was half full on average, both ways
+# loaded), and it is long against what the host adds: with every core
+# busy the shapers' dequeues wait for softirq time, a few milliseconds,
+# on either leg (with 2.8 ms of queue that put 3.6 ms more on the way
+# back than on the way out, both ways loaded).
 #
 # On one clock each record splits exactly into its two legs: forward
 # t2 - t1 = (delay + off2) / 2 and back t4 - t3 = (delay - off2) / 2.
@@ -67,15 +67,15 @@ load() {
 	load_pids=
 	case $1 in
 	c2r|bi)
-		spawn p $NTPX_CLIENT_EXEC loadgen --no-gso -r "$load_rate" -d 0 "udp://$NTPX_REF_SLOW:9000" >/dev/null 2>&1
+		spawn p $NTPX_CLIENT_EXEC loadgen -r "$load_rate" -d 0 "udp://$NTPX_REF_SLOW:9000" >/dev/null 2>&1
 		load_pids="$load_pids $p" ;;
 	esac
 	case $1 in
 	r2c|bi)
-		spawn p $NTPX_REF_EXEC loadgen --no-gso -r "$load_rate" -d 0 "udp://$NTPX_CLIENT_SLOW:9000" >/dev/null 2>&1
+		spawn p $NTPX_REF_EXEC loadgen -r "$load_rate" -d 0 "udp://$NTPX_CLIENT_SLOW:9000" >/dev/null 2>&1
 		load_pids="$load_pids $p" ;;
 	fast)
-		spawn p $NTPX_CLIENT_EXEC loadgen --no-gso -r "$load_rate" -d 0 "udp://$NTPX_REF_FAST:9000" >/dev/null 2>&1
+		spawn p $NTPX_CLIENT_EXEC loadgen -r "$load_rate" -d 0 "udp://$NTPX_REF_FAST:9000" >/dev/null 2>&1
 		load_pids="$load_pids $p" ;;
 	esac
 	case $1 in
@@ -133,8 +133,8 @@ statuses() {
 first() { echo "$1"; }
 second() { echo "$2"; }
 
-test_expect_success "setup: a lab of the test's own, its slow path at 50 Mbit/s with 10 ms of queue" '
-	lab_up b -r 50M --queue 10ms &&
+test_expect_success "setup: a lab of the test's own, its slow path at 200 Mbit/s with 10 ms of queue" '
+	lab_up b -r 200M --queue 10ms &&
 	load_rate=$((NTPX_SLOW_RATE / 1000000 * 12 / 10))M &&
 	half_q=$((NTPX_SLOW_QUEUE_NS / 2))
 '
