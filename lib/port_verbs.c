@@ -596,7 +596,7 @@ static void verbs_rx_release(struct port *p)
 /* The HCA's stamp of the frame handed out, as CLOCK_REALTIME. */
 static int verbs_rx_stamp(struct port *p, int64_t *ns)
 {
-	struct verbs_port *v = (struct verbs_port *)p;
+	struct verbs_port *v = container_of(p, struct verbs_port, p);
 
 	if (!v->stamping || !v->rx_held)
 		return 0;
@@ -610,7 +610,7 @@ static int verbs_rx_stamp(struct port *p, int64_t *ns)
 static int verbs_stamps_enable(struct port *p, struct port_stamping *s, char *err,
 			       size_t errlen)
 {
-	struct verbs_port *v = (struct verbs_port *)p;
+	struct verbs_port *v = container_of(p, struct verbs_port, p);
 
 	s->rx_layer = s->tx_layer = -1;
 	s->rx_src = verbs_stamp_source(v->rx_cq.mode);
@@ -629,7 +629,7 @@ static int verbs_stamps_enable(struct port *p, struct port_stamping *s, char *er
 static void verbs_tx_stamps(struct port *p, void (*note)(void *arg, uint32_t tag, int64_t ns),
 			    void *arg)
 {
-	struct verbs_port *v = (struct verbs_port *)p;
+	struct verbs_port *v = container_of(p, struct verbs_port, p);
 	unsigned i;
 
 	verbs_reap(v);

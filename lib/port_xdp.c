@@ -111,6 +111,7 @@ struct xdp_meta {
 
 struct xdp_port {
 	struct port p;
+	libbpf_print_fn_t old_print;	/* the caller's libbpf hook, put back at close */
 	void *area;
 	struct xsk_umem *umem;
 	struct xsk_ring_prod fq;
@@ -479,6 +480,7 @@ static void xdp_close_all(struct xdp_port *x)
 		bpf_object__close(x->obj);
 	if (x->area)
 		munmap(x->area, (size_t)PORT_XDP_FRAMES * PORT_XDP_CHUNK);
+	libbpf_set_print(x->old_print);
 	free(x);
 }
 
@@ -518,7 +520,9 @@ struct port *port_xdp_open(const struct port_config *cfg, char *err, size_t errl
 	x->dev = cfg->dev;
 	x->ifindex = cfg->ifindex;
 	x->busy = cfg->busy_poll;
-	libbpf_set_print(libbpf_quiet);	/* only main() prints */
+	/* libbpf's messages go into the error we return, not to stderr:
+	   only main() prints.  The caller's hook is back once we close. */
+	x->old_print = libbpf_set_print(libbpf_quiet);
 	libbpf_last[0] = 0;
 	x->area = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (x->area == MAP_FAILED) {
@@ -767,7 +771,7 @@ static int xdp_rx_next(struct port *p, const void **frame, size_t *len)
 /* The program's stamp of the held frame, CLOCK_MONOTONIC to REALTIME. */
 static int xdp_rx_stamp(struct port *p, int64_t *ns)
 {
-	struct xdp_port *x = (struct xdp_port *)p;
+	struct xdp_port *x = container_of(p, struct xdp_port, p);
 
 	if (!x->rx_held || x->rx_mono < 0)
 		return 0;
@@ -884,7 +888,7 @@ static int xdp_xsk_tx_timestamp(int ifindex)
 static int xdp_stamps_enable(struct port *p, struct port_stamping *s, char *err,
 			     size_t errlen)
 {
-	struct xdp_port *x = (struct xdp_port *)p;
+	struct xdp_port *x = container_of(p, struct xdp_port, p);
 
 	s->rx_layer = TRANSPORT_LAYER_K;
 	s->rx_src = "xdp:bpf_ktime_get_ns";
@@ -951,7 +955,7 @@ static int64_t clock_ns(clockid_t id)
 static void xdp_tx_stamps(struct port *p, void (*note)(void *arg, uint32_t tag, int64_t ns),
 			  void *arg)
 {
-	struct xdp_port *x = (struct xdp_port *)p;
+	struct xdp_port *x = container_of(p, struct xdp_port, p);
 	unsigned i;
 
 	xdp_reap(x);
