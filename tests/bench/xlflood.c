@@ -13,10 +13,20 @@
  * (so an interleaved reply, whose origin echoes it, is matched); in basic
  * mode the transmit field carries it.  Prints one line:
  *
- *     sent N replies N interleaved N loss PCT rate N/s
+ *     sent N replies N interleaved N loss PCT rate N/s own_drops N
+ *     response_us min X mean X max X sd X n N
+ *
+ * own_drops: replies the kernel dropped at xlflood's own full socket
+ * (SO_RXQ_OVFL): a loss of the generator, not of the server.  The
+ * response is the server's time from request to reply by its own stamps:
+ * in basic mode T3 - T2 of each reply (transmit minus receive field); in
+ * interleaved mode t3k - t2k, the previous reply's kernel transmit stamp
+ * (this reply's transmit field) minus that reply's kernel receive stamp
+ * (its receive field), where both replies were interleaved.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -43,6 +53,9 @@ int main(int argc, char **argv)
 	struct sockaddr_in srv = { .sin_family = AF_INET }, any = { .sin_family = AF_INET };
 	unsigned long nclients, rate, secs, i;
 	uint64_t sent = 0, replies = 0, inter = 0, *last;
+	uint32_t own_drops = 0;
+	unsigned char *last_xl;
+	double rn = 0, rsum = 0, rsq = 0, rmin = 0, rmax = 0;
 	int64_t start, end, gap;
 	int fd, xleave, one = 1;
 
@@ -61,8 +74,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	last = calloc(nclients, sizeof(*last));
+	last_xl = calloc(nclients, 1);
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
-	if (!last || fd < 0 || setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one)) ||
+	if (!last || !last_xl || fd < 0 ||
+	    setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one)) ||
 	    bind(fd, (struct sockaddr *)&any, sizeof(any))) {
 		perror("xlflood");
 		return 1;
@@ -81,25 +97,53 @@ int main(int argc, char **argv)
 
 		/* Replies first, until the next send is due. */
 		while ((t = now_ns()) < due || t >= end) {
-			ssize_t n = recv(fd, buf, sizeof(buf), 0);
+			union {
+				char b[CMSG_SPACE(sizeof(uint32_t))];
+				struct cmsghdr align;
+			} rctl;
+			struct iovec riov = { .iov_base = buf, .iov_len = sizeof(buf) };
+			struct msghdr rh = {
+				.msg_iov = &riov, .msg_iovlen = 1,
+				.msg_control = rctl.b, .msg_controllen = sizeof(rctl.b),
+			};
+			ssize_t n = recvmsg(fd, &rh, 0);
+			struct cmsghdr *rc;
 
 			if (n < 0) {
 				if (t >= end + 200000000)
 					goto done;
 				continue;
 			}
+			for (rc = CMSG_FIRSTHDR(&rh); rc; rc = CMSG_NXTHDR(&rh, rc))
+				if (rc->cmsg_level == SOL_SOCKET && rc->cmsg_type == SO_RXQ_OVFL)
+					memcpy(&own_drops, CMSG_DATA(rc), sizeof(own_drops));
 			if (n < 48)
 				continue;
 			{
-				uint64_t org = get64(buf + 24);
+				uint64_t org = get64(buf + 24), rec = get64(buf + 32);
+				uint64_t xmt = get64(buf + 40);
 				unsigned long c = (unsigned long)(org & 0xffffffff);
+				int xl = (org & 0x100000000ULL) != 0;
+				/* NTP 32.32 stamps: the response, in ns. */
+				int64_t d = (int64_t)(xmt - (xl ? last[c] : rec));
 
 				if ((org & 0xffff000000000000ULL) != TAG || c >= nclients)
 					continue;
 				replies++;
-				if (org & 0x100000000ULL)
-					inter++;
-				last[c] = get64(buf + 32);
+				inter += xl;
+				if ((!xl || last_xl[c]) && d >= 0 && d < (1LL << 32)) {
+					double us = (double)((d * 1000000000) >> 32) / 1e3;
+
+					if (!rn || us < rmin)
+						rmin = us;
+					if (!rn || us > rmax)
+						rmax = us;
+					rn++;
+					rsum += us;
+					rsq += us * us;
+				}
+				last[c] = rec;
+				last_xl[c] = (unsigned char)xl;
 			}
 		}
 		{
@@ -136,9 +180,16 @@ int main(int argc, char **argv)
 		}
 	}
 done:
-	printf("sent %llu replies %llu interleaved %llu loss %.3f%% rate %.0f/s\n",
-	       (unsigned long long)sent, (unsigned long long)replies, (unsigned long long)inter,
-	       sent ? 100.0 * (double)(sent - replies) / (double)sent : 0.0,
-	       (double)sent / (double)secs);
+	{
+		double mean = rn ? rsum / rn : 0, var = rn ? rsq / rn - mean * mean : 0;
+
+		printf("sent %llu replies %llu interleaved %llu loss %.3f%% rate %.0f/s own_drops %u"
+		       " response_us min %.3f mean %.3f max %.3f sd %.3f n %.0f\n",
+		       (unsigned long long)sent, (unsigned long long)replies,
+		       (unsigned long long)inter,
+		       sent ? 100.0 * (double)(sent - replies) / (double)sent : 0.0,
+		       (double)sent / (double)secs, own_drops, rmin, mean, rmax,
+		       var > 0 ? sqrt(var) : 0, rn);
+	}
 	return 0;
 }
