@@ -480,52 +480,70 @@ static size_t udp_addr_key(const struct transport_addr *a, void *key, size_t cap
 	return n;
 }
 
-/* Every send stamp waiting in the error queue, into the ring. */
-static void udp_tx_drain(struct transport *t)
+/* One message of the error queue: its send stamp, into the ring. */
+static void udp_tx_one(struct transport *t, struct msghdr *h)
 {
-	for (;;) {
-		union {
-			char buf[CMSG_SPACE(sizeof(struct scm_timestamping)) +
-				 CMSG_SPACE(sizeof(struct sock_extended_err) +
-					    sizeof(struct sockaddr_in6)) + 64];
-			struct cmsghdr align;
-		} ctl;
-		struct msghdr h = { .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf) };
-		struct scm_timestamping tss;
-		struct cmsghdr *c;
-		int have_ts = 0, have_err = 0;
-		uint32_t id = 0, kind = 0;
+	struct scm_timestamping tss;
+	struct cmsghdr *c;
+	int have_ts = 0, have_err = 0;
+	uint32_t id = 0, kind = 0;
 
-		if (recvmsg(t->fd, &h, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
-			return;
-		for (c = CMSG_FIRSTHDR(&h); c; c = CMSG_NXTHDR(&h, c)) {
-			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPING) {
-				memcpy(&tss, CMSG_DATA(c), sizeof(tss));
-				have_ts = 1;
-			} else if ((c->cmsg_level == SOL_IP && c->cmsg_type == IP_RECVERR) ||
-				   (c->cmsg_level == SOL_IPV6 && c->cmsg_type == IPV6_RECVERR)) {
-				struct sock_extended_err ee;
+	for (c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR(h, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPING) {
+			memcpy(&tss, CMSG_DATA(c), sizeof(tss));
+			have_ts = 1;
+		} else if ((c->cmsg_level == SOL_IP && c->cmsg_type == IP_RECVERR) ||
+			   (c->cmsg_level == SOL_IPV6 && c->cmsg_type == IPV6_RECVERR)) {
+			struct sock_extended_err ee;
 
-				memcpy(&ee, CMSG_DATA(c), sizeof(ee));
-				if (ee.ee_errno == ENOMSG &&
-				    ee.ee_origin == SO_EE_ORIGIN_TIMESTAMPING) {
-					id = ee.ee_data;
-					kind = ee.ee_info;
-					have_err = 1;
-				}
+			memcpy(&ee, CMSG_DATA(c), sizeof(ee));
+			if (ee.ee_errno == ENOMSG && ee.ee_origin == SO_EE_ORIGIN_TIMESTAMPING) {
+				id = ee.ee_data;
+				kind = ee.ee_info;
+				have_err = 1;
 			}
 		}
-		if (!have_ts || !have_err)
-			continue;
-		if (kind == SCM_TSTAMP_SND && (tss.ts[2].tv_sec || tss.ts[2].tv_nsec))
-			udp_note_hw(t, id, &tss.ts[2]);
-		if (!(tss.ts[0].tv_sec || tss.ts[0].tv_nsec))
-			continue;
-		if (kind == SCM_TSTAMP_SCHED)
-			transport_tx_note(t, id, TRANSPORT_LAYER_Q, ts_ns(&tss.ts[0]));
-		else if (kind == SCM_TSTAMP_SND)
-			transport_tx_note(t, id, TRANSPORT_LAYER_K, ts_ns(&tss.ts[0]));
 	}
+	if (!have_ts || !have_err)
+		return;
+	if (kind == SCM_TSTAMP_SND && (tss.ts[2].tv_sec || tss.ts[2].tv_nsec))
+		udp_note_hw(t, id, &tss.ts[2]);
+	if (!(tss.ts[0].tv_sec || tss.ts[0].tv_nsec))
+		return;
+	if (kind == SCM_TSTAMP_SCHED)
+		transport_tx_note(t, id, TRANSPORT_LAYER_Q, ts_ns(&tss.ts[0]));
+	else if (kind == SCM_TSTAMP_SND)
+		transport_tx_note(t, id, TRANSPORT_LAYER_K, ts_ns(&tss.ts[0]));
+}
+
+/*
+ * Every send stamp waiting in the error queue, into the ring.  A send
+ * queues one message per stamp (TX_SCHED and TX_SOFTWARE: two), so one
+ * recvmmsg() takes them together; a batch that comes back short means
+ * the queue is empty, without another call to learn it.
+ */
+#define TX_BATCH	8
+static void udp_tx_drain(struct transport *t)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(struct scm_timestamping)) +
+			 CMSG_SPACE(sizeof(struct sock_extended_err) +
+				    sizeof(struct sockaddr_in6)) + 64];
+		struct cmsghdr align;
+	} ctl[TX_BATCH];
+	struct mmsghdr m[TX_BATCH];
+	int n, i;
+
+	do {
+		memset(m, 0, sizeof(m));
+		for (i = 0; i < TX_BATCH; i++) {
+			m[i].msg_hdr.msg_control = ctl[i].buf;
+			m[i].msg_hdr.msg_controllen = sizeof(ctl[i].buf);
+		}
+		n = recvmmsg(t->fd, m, TX_BATCH, MSG_ERRQUEUE | MSG_DONTWAIT, NULL);
+		for (i = 0; i < n; i++)
+			udp_tx_one(t, &m[i].msg_hdr);
+	} while (n == TX_BATCH);
 }
 
 /*
