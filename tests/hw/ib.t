@@ -84,8 +84,7 @@ test_expect_success 'the probe is answered' '
 
 test_expect_success 'setup: the server restarts' '
 	s_kill=$(last_seq "$TMP/rec") &&
-	kill "$srv" &&
-	{ wait "$srv" || :; } &&
+	stop_pid "$srv" &&
 	spawn srv ntpreflect "$srv_url" 2>"$TMP/srv2.err" &&
 	wait_until 10 server_ready &&
 	s_up=$(last_seq "$TMP/rec")
@@ -111,8 +110,7 @@ test_expect_success "reacquired within $BOUND intervals of the server's return" 
 # The client's summary carries the transport's counters once ntpprobe
 # prints them (transport_counters); then exactly one reset is expected.
 test_expect_success 'setup: the probe stops, its summary written' '
-	kill "$probe" &&
-	{ wait "$probe" || :; }
+	stop_pid "$probe"
 '
 
 test_expect_success RESET_COUNTER 'the client reset its filter state once' '
@@ -123,7 +121,7 @@ test_expect_success RESET_COUNTER 'the client reset its filter state once' '
 test_expect_success 'setup: a restarted client, 10 requests' '
 	spawn probe2 ntpprobe -i "${IVL}ms" -w "$((IVL * 3 / 4))ms" -c 10 "$cli_url" \
 		>"$TMP/rec2" 2>"$TMP/probe2.err" &&
-	{ wait "$probe2" || :; }
+	wait "$probe2"
 '
 
 test_expect_success 'a restarted client is answered at once (first ok by seq 2)' '

@@ -74,8 +74,7 @@ test_expect_success 'chronyd with xleave against ntpreflect: interleaved samples
 '
 
 test_expect_success 'setup: the interleaved chronyd stops' '
-	kill "$XC" &&
-	{ wait "$XC" || :; }
+	stop_pid "$XC"
 '
 
 test_expect_success "... with kernel stamps at chronyd's end (at least 10)" '

@@ -78,9 +78,9 @@ test_expect_success 'setup: a long probe, chronyd restarted under it with new se
 	spawn PROBE ntpprobe --records --nts="127.0.0.1:$keport" --ca "$TMP/ca.pem" -i 100ms -w 1s -c 30 \
 		"udp://127.0.0.1:$port" >"$TMP/rec4" 2>"$TMP/err4" &&
 	wait_until 10 probe_has 3 &&
-	kill "$CHRONYD" && { wait "$CHRONYD" || :; } &&
+	stop_pid "$CHRONYD" &&
 	start_chronyd &&
-	{ wait "$PROBE" || :; }
+	wait "$PROBE"
 '
 
 test_expect_success 'the probe saw the NTS NAK, ran NTS-KE again and ended with ok records' '
@@ -135,7 +135,7 @@ test_expect_success "every measurement chronyd made is on one clock: |offset| <=
 '
 
 test_expect_success 'setup: that chronyd stops; one with xleave starts' '
-	kill "$C1" && { wait "$C1" || :; } &&
+	stop_pid "$C1" &&
 	mkdir -m 700 "$TMP/c2" &&
 	client_conf xleave "$TMP/c2" >"$TMP/c2.conf" &&
 	spawn C2 chronyd -x -d -f "$TMP/c2.conf" -u root -L 0 2>"$TMP/c2.log"
@@ -148,7 +148,7 @@ test_expect_success 'chronyd with xleave and NTS against ntpreflect: interleaved
 '
 
 test_expect_success 'setup: ntpreflect stops, its summary written' '
-	kill "$C2" && { wait "$C2" || :; } &&
+	stop_pid "$C2" &&
 	kill -TERM "$REFLECT" &&
 	wait "$REFLECT"
 '

@@ -151,8 +151,7 @@ test_expect_success 'bursts: no more than the rate over the on time' '
 '
 
 test_expect_success 'the sink printed interval lines' '
-	kill "$sink" &&
-	{ wait "$sink" 2>/dev/null || :; } &&
+	stop_pid "$sink" &&
 	test "$(grep -vc "^#" "$TMP/sink.out")" -ge 5
 '
 

@@ -68,7 +68,7 @@ test_expect_success 'answered exactly those' '
 
 # The server's answers to our port: one, to the fence (its xmt byte is 8).
 test_expect_success 'on the wire, one answer to the injector: the fence' '
-	kill -INT "$cap" && { wait "$cap" || :; } &&
+	stop_pid "$cap" INT &&
 	got=$(tshark -r "$TMP/cap.pcap" -Y "ip.src == $IPB && udp.dstport == $sport" -T fields \
 		-e ntp.org 2>/dev/null | wc -l) &&
 	test_is "$got" 1

@@ -114,8 +114,7 @@ test_expect_success 'setup: a uudp client probes chronyd on the fast and on the 
 
 test_expect_success 'chronyd still runs' '
 	kill -0 "$cr" &&
-	kill -TERM "$cr" &&
-	{ wait "$cr" || :; }
+	stop_pid "$cr"
 '
 
 check_tests "$TMP/cf" chronyd fast

@@ -159,7 +159,7 @@ test_expect_success 'SIGTERM: the program is detached' '
 test_expect_success 'SIGKILL: no program left behind' '
 	spawn k ip netns exec "$UB" ntpreflect "uudp://*:$port?dev=$IFB" 2>/dev/null &&
 	wait_until 5 udp_listening_in "$UB" "$port" &&
-	kill -9 "$k" && { wait "$k" 2>/dev/null || :; } &&
+	stop_pid "$k" KILL &&
 	test_is "$(xdp_prog "$UB" "$IFB")" ""
 '
 

@@ -198,10 +198,10 @@ test_expect_success "$T: ntpprobe ran $DUR s and exited 0" '
 '
 
 test_expect_success 'setup: everything stopped, the records complete; the figures' '
-	{ wait "$F" || :; } &&
-	kill "$L" && { wait "$L" 2>/dev/null || :; } &&
-	kill "$R" && { wait "$R" 2>/dev/null || :; } &&
-	kill "$S" && { wait "$S" 2>/dev/null || :; } &&
+	wait "$F" &&
+	stop_pid "$L" &&
+	stop_pid "$R" &&
+	stop_pid "$S" &&
 	diag "$T: events (s:what): $(events_summary)" &&
 	diag "$T: probe: $(head -n 1 "$TMP/p.err")" &&
 	diag "$T: loadgen: $(tail -n 1 "$TMP/l.err")" &&
