@@ -98,6 +98,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "ib.h"
+#include "ib_private.h"
 #include "util_private.h"
 #include "ntp.h"
 #include "peer.h"
@@ -106,11 +107,6 @@
 
 #define IB_RECV_CLIENT	64		/* receive pool, client */
 #define IB_RECV_SERVER	256		/* receive pool, server (per partition) */
-#define IB_SEND_DEPTH	64		/* send ring */
-#define IB_AH_CACHE	64		/* server: address handles kept */
-#define IB_PARTS	8		/* wildcard server: ports and partitions answered */
-#define IB_AEV_QUEUE	16		/* async events handed over, not yet seen */
-#define IB_RESOLVE_NS	(1000 * 1000000LL)	/* bound on address and route */
 #define IB_SIDR_TRIES	3		/* SIDR requests per resolution... */
 #define IB_SIDR_TRY_NS	(100 * 1000000LL) /* ...the first waited for this long,
 					   each next one twice as long */
@@ -120,85 +116,9 @@
 #define IB_CTL_BUSY_NS	(10 * 1000000LL) /* spinning: events checked this often */
 #define IB_MISS_MIN_NS	(1 * 1000000LL)	/* a request younger than this when
 					   the next goes out is not missed */
-#define IB_NEXT_HDR_BTH	0x1b		/* a GRH's next header: IB transport */
 
 /* epoll tags of the transport's fds */
 enum { IB_FD_CHAN, IB_FD_ASYNC, IB_FD_CM, IB_FD_WAKE };
-
-const char *const ib_verdict_names[IB_RECV_NVERDICTS] = {
-	[IB_RECV_OK] = "ok",
-	[IB_RECV_WC_ERROR] = "wc_error",
-	[IB_RECV_OPCODE] = "opcode",
-	[IB_RECV_SHORT] = "short",
-	[IB_RECV_NO_IMM] = "no_imm",
-	[IB_RECV_IMM] = "imm",
-	[IB_RECV_STRAY] = "stray",
-};
-
-enum ib_verdict ib_check_recv(const struct ibv_wc *wc, enum transport_role role,
-			      uint32_t server_qpn)
-{
-	int imm = !!(wc->wc_flags & IBV_WC_WITH_IMM);
-
-	if (wc->status != IBV_WC_SUCCESS)
-		return IB_RECV_WC_ERROR;
-	if (wc->opcode != IBV_WC_RECV)
-		return IB_RECV_OPCODE;
-	if (wc->byte_len < IB_GRH_LEN + NTP_HEADER_LEN)
-		return IB_RECV_SHORT;
-	if (role == TRANSPORT_SERVER)
-		return imm ? IB_RECV_IMM : IB_RECV_OK;
-	if (!imm)
-		return IB_RECV_NO_IMM;
-	if (wc->src_qp != server_qpn)
-		return IB_RECV_STRAY;
-	return IB_RECV_OK;
-}
-
-uint32_t ib_wc_epoch(const struct ibv_wc *wc)
-{
-	return be32toh(wc->imm_data);
-}
-
-int ib_grh_version(const void *grh)
-{
-	const unsigned char *g = grh, *ip = g + 20;
-	unsigned char h[20];
-	uint32_t sum = 0;
-	unsigned i;
-
-	if (g[0] >> 4 != 6)
-		return ip[0] >> 4 == 4 ? 4 : -1;
-	if ((ip[0] & 0xf) != 5)
-		return 6;	/* RoCE v2 over IPv4 has no options */
-	memcpy(h, ip, sizeof(h));
-	h[10] = h[11] = 0;
-	for (i = 0; i < sizeof(h); i += 2)
-		sum += (uint32_t)(h[i] << 8 | h[i + 1]);
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	sum = ~sum & 0xffff;
-	return ip[10] == (sum >> 8) && ip[11] == (sum & 0xff) ? 4 : 6;
-}
-
-/*
- * Where a datagram came from and went to, as far as an address handle
- * made from it cares: what ibv_init_ah_from_wc() derives the handle's
- * attributes from.
- */
-struct ib_key {
-	uint16_t slid;
-	uint8_t sl;
-	uint8_t path_bits;
-	uint8_t global;		/* a GRH: the fields below are valid */
-	uint8_t gid_type;	/* IBV_GID_TYPE_*: IB or RoCE v1 share a header */
-	uint8_t hop_limit;
-	uint8_t tclass;
-	uint32_t flow_label;	/* IPv6/GRH only */
-	uint8_t sgid[16];	/* the sender's: the handle's destination */
-	uint8_t dgid[16];	/* ours it was sent to: the handle's source GID */
-	uint8_t port;		/* the HCA port it came in on */
-};
 
 /* struct transport_addr's contents for this backend. */
 struct ib_addr {
@@ -208,127 +128,10 @@ struct ib_addr {
 	uint32_t part;		/* server: the partition's QP that answers */
 };
 
-struct ib_ah_slot {
-	struct ib_key key;
-	struct ibv_ah *ah;	/* NULL: free */
-	uint64_t used;		/* LRU clock */
-};
-
-/* A wildcard server's QP on one port in one IPoIB partition, with its receive pool. */
-struct ib_part {
-	uint8_t port;
-	uint16_t pkey_index;
-	struct ibv_qp *qp;	/* NULL: unused */
-	struct ibv_mr *mr;
-	unsigned char *mem;	/* part 0: the transport's own region */
-};
-
-/* An async event as handed to its owner. */
-struct ib_aev {
-	enum ibv_event_type type;
-	uint8_t port;
-};
-
-/* A resolution's outcome, from the resolver thread. */
-struct ib_res {
-	int rc;			/* 0 or -errno */
-	struct rdma_cm_id *id;	/* routed, on the resolver's channel */
-	struct ibv_ah_attr attr;
-	uint32_t qpn, qkey, epoch;
-	unsigned retries;	/* SIDR requests sent again */
-};
-
-struct ib_count {
-	uint64_t bad[IB_RECV_NVERDICTS];	/* [IB_RECV_OK] unused */
-	uint64_t epoch;		/* replies of another server instance */
-	uint64_t send_err;	/* send completions with an error */
-	uint64_t post_err;	/* ibv_post_send refused */
-	uint64_t ah_new, ah_evict, ah_fail, ah_deferred;
-	uint64_t sidr_accept, sidr_reject, sidr_retries;
-	uint64_t async;		/* async events of ours seen */
-	uint64_t qp_rebuilds;	/* QPs brought back from the error state */
-};
-
-struct ib_transport {
-	struct transport t;
-	char url[512];
-	int server;
-	struct ib_transport *reg_next;	/* ib_reg: open transports */
-
-	struct rdma_event_channel *cm;
-	struct rdma_cm_id *id;		/* server: listening; client: last resolution */
-	struct ibv_context *ctx;	/* rdma_cm's context of the device */
-	uint8_t port;
-	uint32_t mtu;			/* bytes, active path MTU of the port */
-	struct ibv_comp_channel *chan;
-	struct ibv_pd *pd;
-	struct verbs_cq rcq, scq;
-	struct verbs_clock vclk;	/* completion stamps of u->ctx */
-	int stamping;			/* transport_stamps_enable() was called */
-	uint32_t tx_seq;		/* ids of sends whose stamps were asked for */
-	uint32_t send_tag[IB_SEND_DEPTH];	/* by wr_id: that id, or 0 */
-	struct ibv_qp *qp;		/* == part[0].qp */
-	struct ibv_mr *mr;
-	unsigned char *mem;
-	size_t slot;			/* bytes per buffer: GRH + MTU */
-	unsigned nrecv;
-	unsigned send_next, send_busy;
-	struct ibv_ah *send_ah[IB_SEND_DEPTH];	/* the handle each send in flight uses */
-	struct ibv_ah *zombie[IB_SEND_DEPTH];	/* dropped, still used by a send */
-	unsigned nzombie;
-	uint32_t max_inline;
-	uint32_t qkey;			/* of our QP */
-	int armed;			/* rcq notification requested, not yet consumed */
-	int64_t ctl_ns;			/* CLOCK_MONOTONIC of the last event check */
-	int dead;			/* -errno once the device or QP is gone */
-	int rebuild;			/* a QP went to the error state: rebuild it */
-	int restarted;			/* client: a rebuild not yet told (peer_reset) */
-	int wake;			/* eventfd: an outcome or a handed-over event */
-	struct ib_aev aq[IB_AEV_QUEUE];	/* handed over by another transport (ib_reg_mu) */
-	unsigned an;
-
-	/* server */
-	uint32_t epoch;
-	int wildcard;			/* bound to no address: partitions by request */
-	int any_port;			/* ...and no port=: every active port */
-	struct ib_part part[IB_PARTS];
-	struct ib_ah_slot ahc[IB_AH_CACHE];
-	uint64_t ahc_clock;
-
-	/* client */
-	struct sockaddr_storage dst, src;
-	int have_src;
-	struct ibv_ah *ah;		/* NULL while the server is lost */
-	struct ibv_ah_attr ah_attr;	/* what it was made with */
-	struct ibv_gid_entry sgid;	/* the GID it sends from, when known */
-	int sgid_known;
-	uint32_t rqpn, rqkey;
-	long qkey_forced;		/* -1: take the server's */
-	int gid_index;			/* -1: rdma_cm's choice */
-	struct peer peer;
-	int outstanding;		/* a request awaits its reply */
-	int64_t req_ns;			/* CLOCK_MONOTONIC when it was sent */
-	int last_err;			/* -errno of the last failed resolution */
-
-	/* client: the resolver thread (fields below th under rmu) */
-	int have_thread;
-	pthread_t th;
-	struct rdma_event_channel *rcm;	/* its own rdma_cm channel */
-	int stopfd;			/* eventfd: close asks it to stop */
-	pthread_mutex_t rmu;
-	pthread_cond_t rcv;
-	int want, busy, done, stop;
-	struct ib_res res;
-
-	struct ib_count n;
-};
-
 static pthread_mutex_t ib_reg_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct ib_transport *ib_reg;	/* every open transport, for async events */
 
 static const char *const ib_params[] = { "dev", "port", "gid", "qkey", NULL };
-
-#define IB_FAIL(...) snprintf(err, errlen, __VA_ARGS__)
 
 /* A number in [0, max] from a URL parameter (decimal or 0x hex). */
 static int ib_param_num(const struct endpoint *ep, const char *key, long max, long *v,
@@ -379,13 +182,6 @@ static int ib_device_check(const struct endpoint *ep, const char *dev, char *err
 	return -1;
 }
 
-static int ib_nonblock(int fd)
-{
-	int fl = fcntl(fd, F_GETFL);
-
-	return fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ? -1 : 0;
-}
-
 static int ib_sockaddr(const char *host, uint16_t port, int passive,
 		       struct sockaddr_storage *ss, char *err, size_t errlen)
 {
@@ -399,24 +195,6 @@ static int ib_ms_left(int64_t deadline)
 	int64_t left = (deadline - clock_monotonic_ns()) / 1000000;
 
 	return left < 1 ? 1 : left > INT_MAX ? INT_MAX : (int)left;
-}
-
-static void ib_wake(int fd)
-{
-	uint64_t one = 1;
-
-	if (write(fd, &one, sizeof(one)) < 0) {
-		/* the counter is already set: whoever reads it wakes */
-	}
-}
-
-static void ib_unwake(int fd)
-{
-	uint64_t v;
-
-	if (read(fd, &v, sizeof(v)) < 0) {
-		/* EAGAIN: nothing was set */
-	}
 }
 
 /*
@@ -1274,53 +1052,6 @@ static struct ibv_ah *ib_ahc_get(struct ib_transport *u, const struct ib_key *k,
 	victim->key = *k;
 	victim->used = ++u->ahc_clock;
 	return victim->ah;
-}
-
-/*
- * The sender as a cache key, read without a system call (unlike
- * ibv_init_ah_from_wc, which searches the GID table), from what that
- * function derives the handle from.  The 40 bytes in front of the payload
- * hold an IB/RoCE v1 GRH or a RoCE v2 IPv6 header (next header UDP), or
- * for RoCE v2 over IPv4 20 bytes the HCA did not write and an IPv4
- * header, whose addresses become IPv4-mapped GIDs; ib_grh_version()
- * tells which as rdma-core does.  -1: a header no handle can be made from.
- */
-static int ib_key_from_wc(const struct ibv_wc *wc, const unsigned char *grh, struct ib_key *k)
-{
-	const unsigned char *ip = grh + 20;
-
-	memset(k, 0, sizeof(*k));
-	k->slid = wc->slid;
-	k->sl = wc->sl;
-	k->path_bits = wc->dlid_path_bits;
-	if (!(wc->wc_flags & IBV_WC_GRH))
-		return 0;
-	k->global = 1;
-	switch (ib_grh_version(grh)) {
-	case 4:
-		k->gid_type = IBV_GID_TYPE_ROCE_V2;
-		k->hop_limit = ip[8];
-		k->tclass = ip[1];
-		k->sgid[10] = k->sgid[11] = k->dgid[10] = k->dgid[11] = 0xff;
-		memcpy(k->sgid + 12, ip + 12, 4);
-		memcpy(k->dgid + 12, ip + 16, 4);
-		return 0;
-	case 6:
-		if (grh[6] == 17)
-			k->gid_type = IBV_GID_TYPE_ROCE_V2;
-		else if (grh[6] == IB_NEXT_HDR_BTH)
-			k->gid_type = IBV_GID_TYPE_ROCE_V1;	/* or IB: one port, one link */
-		else
-			return -1;
-		k->hop_limit = grh[7];
-		k->tclass = (uint8_t)(grh[0] << 4 | grh[1] >> 4);
-		k->flow_label = (uint32_t)(grh[1] & 0xf) << 16 | (uint32_t)grh[2] << 8 | grh[3];
-		memcpy(k->sgid, grh + 8, 16);
-		memcpy(k->dgid, grh + 24, 16);
-		return 0;
-	default:
-		return -1;
-	}
 }
 
 /*
