@@ -7,6 +7,9 @@
  * the steps each file offers the others:
  *
  *   ib_wire.c   pure: a received datagram's header read as a cache key
+ *   ib_ah.c     address handles: the server's cache, the client's one,
+ *               given up only once no send in flight uses them (the send
+ *               completions, reaped there, tell when)
  *   ib.c        the rest, for now
  *
  * Each file uses only those above it in this list, never one below.
@@ -205,5 +208,22 @@ static inline int ib_nonblock(int fd)
  * from.  Pure: reads @wc and the 40 bytes only.
  */
 int ib_key_from_wc(const struct ibv_wc *wc, const unsigned char *grh, struct ib_key *k);
+
+/* ib_ah.c */
+
+/* Reaps send completions: their stamps noted, the handles they held released. */
+void ib_reap_sends(struct ib_transport *u);
+/* Destroys the handles no send in flight uses any more. */
+void ib_zombies_reap(struct ib_transport *u);
+/* Client: gives up the server's handle (the server is lost). */
+void ib_drop_ah(struct ib_transport *u);
+/* Server: gives up every cached handle. */
+void ib_ahc_flush(struct ib_transport *u);
+/*
+ * Server: the handle that answers @k, from the cache; with @wc and its
+ * @grh, one made anew when none is cached.  NULL when none can be.
+ */
+struct ibv_ah *ib_ahc_get(struct ib_transport *u, const struct ib_key *k,
+			  struct ibv_wc *wc, void *grh);
 
 #endif
