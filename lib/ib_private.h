@@ -10,6 +10,9 @@
  *   ib_ah.c     address handles: the server's cache, the client's one,
  *               given up only once no send in flight uses them (the send
  *               completions, reaped there, tell when)
+ *   ib_qp.c     UD queue pairs: made, brought to RTS, rebuilt after the
+ *               error state; receives posted; a wildcard server's QP per
+ *               port and partition
  *   ib.c        the rest, for now
  *
  * Each file uses only those above it in this list, never one below.
@@ -225,5 +228,20 @@ void ib_ahc_flush(struct ib_transport *u);
  */
 struct ibv_ah *ib_ahc_get(struct ib_transport *u, const struct ib_key *k,
 			  struct ibv_wc *wc, void *grh);
+
+/* ib_qp.c */
+
+/* Posts receive buffer @i of partition @part.  0, or an errno value. */
+int ib_post_recv(struct ib_transport *u, unsigned part, unsigned i);
+/*
+ * A UD QP on @port in P_Key index @pkey_index, in RTS, or NULL with errno
+ * and *@step the step that failed.
+ */
+struct ibv_qp *ib_qp_up(struct ib_transport *u, uint8_t port, uint16_t pkey_index,
+			const char **step);
+/* Rebuilds the QPs found in the error state; u->dead when one cannot be. */
+void ib_rebuild(struct ib_transport *u);
+/* Wildcard server: the partition whose QP answers on @port in @pkey_index, or -1. */
+int ib_part_get(struct ib_transport *u, uint8_t port, uint16_t pkey_index);
 
 #endif
