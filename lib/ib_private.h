@@ -13,6 +13,8 @@
  *   ib_qp.c     UD queue pairs: made, brought to RTS, rebuilt after the
  *               error state; receives posted; a wildcard server's QP per
  *               port and partition
+ *   ib_event.c  the async events of a device, handed to the transports
+ *               they concern (the one piece of global state)
  *   ib.c        the rest, for now
  *
  * Each file uses only those above it in this list, never one below.
@@ -243,5 +245,13 @@ struct ibv_qp *ib_qp_up(struct ib_transport *u, uint8_t port, uint16_t pkey_inde
 void ib_rebuild(struct ib_transport *u);
 /* Wildcard server: the partition whose QP answers on @port in @pkey_index, or -1. */
 int ib_part_get(struct ib_transport *u, uint8_t port, uint16_t pkey_index);
+
+/* ib_event.c */
+
+/* @u receives the async events of its device from now on; until unregistered. */
+void ib_event_register(struct ib_transport *u);
+void ib_event_unregister(struct ib_transport *u);
+/* Reads the device's async events, hands them out, then acts on @u's own. */
+void ib_event_take(struct ib_transport *u, int64_t now);
 
 #endif
