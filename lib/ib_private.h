@@ -15,7 +15,9 @@
  *               port and partition
  *   ib_event.c  the async events of a device, handed to the transports
  *               they concern (the one piece of global state)
- *   ib.c        the rest, for now
+ *   ib_cm.c     rdma_cm: a server's SIDR answers, a client's address,
+ *               route and SIDR, and its resolver thread
+ *   ib.c        the open, the close and the data path
  *
  * Each file uses only those above it in this list, never one below.
  */
@@ -253,5 +255,23 @@ void ib_event_register(struct ib_transport *u);
 void ib_event_unregister(struct ib_transport *u);
 /* Reads the device's async events, hands them out, then acts on @u's own. */
 void ib_event_take(struct ib_transport *u, int64_t now);
+
+/* ib_cm.c */
+
+/* An rdma_cm event on u->cm that no one waits for.  Consumes @ev. */
+void ib_cm_other(struct ib_transport *u, struct rdma_cm_event *ev, int64_t now);
+/* Client: a fresh cm_id on @ch, address and route resolved.  0 with *@idp, or -errno. */
+int ib_cm_route(struct ib_transport *u, struct rdma_event_channel *ch, int64_t deadline,
+		struct rdma_cm_id **idp);
+/* Client, at the open: the first SIDR exchange on the routed @id, as of @now. */
+void ib_cm_resolve_first(struct ib_transport *u, struct rdma_cm_id *id, int64_t now);
+/* Client: the resolver thread, started (0, or -1 with @err naming @url) and stopped. */
+int ib_cm_resolver_start(struct ib_transport *u, const char *url, char *err, size_t errlen);
+void ib_cm_resolver_stop(struct ib_transport *u);
+/*
+ * Client: takes in the resolver's outcome, if there is one, and asks for
+ * an attempt when one is due.  Nonzero while one runs.
+ */
+int ib_cm_resolve_step(struct ib_transport *u, int64_t now);
 
 #endif
