@@ -684,33 +684,181 @@ static void ib_close(struct transport *t)
 	free(u);
 }
 
+/* The URL's parameters, judged for @role, and the device asked for. */
+static int ib_open_check(const struct endpoint *ep, enum transport_role role, const char *dev,
+			 long *port, long *gid, long *qkey, char *err, size_t errlen)
+{
+	if (ib_param_num(ep, "port", 255, port, err, errlen) ||
+	    ib_param_num(ep, "gid", 255, gid, err, errlen) ||
+	    ib_param_num(ep, "qkey", 0xffffffffL, qkey, err, errlen))
+		return -1;
+	if (endpoint_param(ep, "port") && *port == 0) {
+		IB_FAIL("%s: bad port '0' (HCA ports count from 1)", ep->url);
+		return -1;
+	}
+	if (role == TRANSPORT_SERVER && (*gid >= 0 || *qkey >= 0)) {
+		IB_FAIL("%s: gid= and qkey= are for clients; a server answers as it was reached",
+			ep->url);
+		return -1;
+	}
+	return ib_device_check(ep, dev, err, errlen);
+}
+
+/*
+ * Server: a cm_id bound to @host, and the device and port it serves: the
+ * address's, or for a wildcard (bound to no device) dev= or the only
+ * device, port= or every active port.
+ */
+static int ib_server_bind(struct ib_transport *u, const struct endpoint *ep, const char *host,
+			  const char *dev, long port, char *err, size_t errlen)
+{
+	struct sockaddr_storage ss;
+
+	if (ib_sockaddr(host, ep->port, 1, &ss, err, errlen))
+		return -1;
+	if (rdma_create_id(u->cm, &u->id, u, RDMA_PS_UDP) ||
+	    rdma_bind_addr(u->id, (struct sockaddr *)&ss)) {
+		IB_FAIL("%s: cannot bind: %s", ep->url, strerror(errno));
+		return -1;
+	}
+	if (u->id->verbs) {
+		u->ctx = u->id->verbs;
+		u->port = u->id->port_num;
+		if (dev && strcmp(dev, ibv_get_device_name(u->ctx->device))) {
+			IB_FAIL("%s: %s is on %s, not on dev=%s", ep->url, host,
+				ibv_get_device_name(u->ctx->device), dev);
+			return -1;
+		}
+	} else {
+		u->ctx = ib_pick_device(dev, err, errlen, ep->url);
+		if (!u->ctx)
+			return -1;
+		u->port = 1;
+		u->wildcard = 1;
+		u->any_port = !port;
+	}
+	if (port && port != u->port) {
+		if (u->id->verbs) {
+			IB_FAIL("%s: %s is on port %u, not on port=%ld", ep->url, host,
+				u->port, port);
+			return -1;
+		}
+		u->port = (uint8_t)port;
+	}
+	return 0;
+}
+
+/* Server: a new epoch, random and never PEER_EPOCH_NONE. */
+static uint32_t ib_server_epoch(void)
+{
+	uint32_t epoch;
+
+	if (getrandom(&epoch, sizeof(epoch), 0) != (ssize_t)sizeof(epoch))
+		epoch = (uint32_t)clock_monotonic_ns() ^ (uint32_t)getpid();
+	return epoch == PEER_EPOCH_NONE ? 1 : epoch;
+}
+
+/* Server: bound, its epoch drawn, its data path built, listening. */
+static int ib_open_server(struct ib_transport *u, const struct endpoint *ep, const char *dev,
+			  long port, char *err, size_t errlen)
+{
+	const char *host = strcmp(ep->host, "*") ? ep->host : "0.0.0.0";
+
+	if (ib_server_bind(u, ep, host, dev, port, err, errlen))
+		return -1;
+	u->epoch = ib_server_epoch();
+	if (ib_datapath(u, u->id->verbs ? u->id : NULL, err, errlen))
+		return -1;
+	if (rdma_listen(u->id, 64)) {
+		IB_FAIL("%s: listen: %s", ep->url, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Client: the route to the server, the data path on the device and port
+ * it leaves by, the first resolution, and the resolver thread.
+ */
+static int ib_open_client(struct ib_transport *u, const struct endpoint *ep, const char *dev,
+			  long port, char *err, size_t errlen)
+{
+	int64_t now = clock_monotonic_ns();
+	struct rdma_cm_id *route;
+	int rc;
+
+	if (ib_sockaddr(ep->host, ep->port, 0, &u->dst, err, errlen))
+		return -1;
+	/*
+	 * Address and route must resolve now: they name the device
+	 * and port the data path is built on, and their failure is
+	 * local (no IPoIB route).  The server itself may be absent:
+	 * that is a per-exchange error, found again later.
+	 */
+	rc = ib_cm_route(u, u->cm, now + IB_RESOLVE_NS, &u->id);
+	if (rc) {
+		IB_FAIL("%s: cannot resolve a route to %s: %s", ep->url, ep->host,
+			strerror(-rc));
+		return -1;
+	}
+	route = u->id;
+	u->ctx = route->verbs;
+	u->port = route->port_num;
+	if (dev && strcmp(dev, ibv_get_device_name(u->ctx->device))) {
+		IB_FAIL("%s: the route to %s leaves by %s, not by dev=%s", ep->url,
+			ep->host, ibv_get_device_name(u->ctx->device), dev);
+		return -1;
+	}
+	if (port && port != u->port) {
+		IB_FAIL("%s: the route to %s leaves by port %u, not by port=%ld", ep->url,
+			ep->host, u->port, port);
+		return -1;
+	}
+	if (ib_datapath(u, route, err, errlen))
+		return -1;
+	ib_cm_resolve_first(u, route, now);
+	return ib_cm_resolver_start(u, ep->url, err, errlen);
+}
+
+/*
+ * The transport's fd: an epoll set of the completion channel, the
+ * device's async events, rdma_cm and the wakeup, tagged IB_FD_*.
+ */
+static int ib_open_fds(struct ib_transport *u, const char *url, char *err, size_t errlen)
+{
+	struct epoll_event ee = { .events = EPOLLIN };
+	int fds[4], i;
+
+	u->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	u->t.fd = epoll_create1(EPOLL_CLOEXEC);
+	if (u->wake < 0 || u->t.fd < 0 || ib_nonblock(u->ctx->async_fd)) {
+		IB_FAIL("%s: epoll: %s", url, strerror(errno));
+		return -1;
+	}
+	fds[IB_FD_CHAN] = u->chan->fd;
+	fds[IB_FD_ASYNC] = u->ctx->async_fd;
+	fds[IB_FD_CM] = u->cm->fd;
+	fds[IB_FD_WAKE] = u->wake;
+	for (i = 0; i < 4; i++) {
+		ee.data.u32 = (uint32_t)i;
+		if (epoll_ctl(u->t.fd, EPOLL_CTL_ADD, fds[i], &ee)) {
+			IB_FAIL("%s: epoll: %s", url, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static struct transport *ib_open(const struct endpoint *ep, enum transport_role role,
 				 char *err, size_t errlen)
 {
 	const char *dev = endpoint_param(ep, "dev");
 	struct ib_transport *u;
-	struct rdma_cm_id *route = NULL;
 	long port = 0, gid = -1, qkey = -1;
-	struct epoll_event ee = { .events = EPOLLIN };
-	int rc, fds[4], i;
 
 	err[0] = 0;
-	if (ib_param_num(ep, "port", 255, &port, err, errlen) ||
-	    ib_param_num(ep, "gid", 255, &gid, err, errlen) ||
-	    ib_param_num(ep, "qkey", 0xffffffffL, &qkey, err, errlen))
+	if (ib_open_check(ep, role, dev, &port, &gid, &qkey, err, errlen))
 		return NULL;
-	if (endpoint_param(ep, "port") && port == 0) {
-		IB_FAIL("%s: bad port '0' (HCA ports count from 1)", ep->url);
-		return NULL;
-	}
-	if (role == TRANSPORT_SERVER && (gid >= 0 || qkey >= 0)) {
-		IB_FAIL("%s: gid= and qkey= are for clients; a server answers as it was reached",
-			ep->url);
-		return NULL;
-	}
-	if (ib_device_check(ep, dev, err, errlen))
-		return NULL;
-
 	u = calloc(1, sizeof(*u));
 	if (!u) {
 		IB_FAIL("out of memory");
@@ -729,105 +877,11 @@ static struct transport *ib_open(const struct endpoint *ep, enum transport_role 
 		IB_FAIL("%s: rdma_cm event channel: %s", ep->url, strerror(errno));
 		goto fail;
 	}
-	if (u->server) {
-		const char *host = strcmp(ep->host, "*") ? ep->host : "0.0.0.0";
-		struct sockaddr_storage ss;
-
-		if (ib_sockaddr(host, ep->port, 1, &ss, err, errlen))
-			goto fail;
-		if (rdma_create_id(u->cm, &u->id, u, RDMA_PS_UDP) ||
-		    rdma_bind_addr(u->id, (struct sockaddr *)&ss)) {
-			IB_FAIL("%s: cannot bind: %s", ep->url, strerror(errno));
-			goto fail;
-		}
-		if (u->id->verbs) {
-			u->ctx = u->id->verbs;
-			u->port = u->id->port_num;
-			if (dev && strcmp(dev, ibv_get_device_name(u->ctx->device))) {
-				IB_FAIL("%s: %s is on %s, not on dev=%s", ep->url, host,
-					ibv_get_device_name(u->ctx->device), dev);
-				goto fail;
-			}
-		} else {
-			u->ctx = ib_pick_device(dev, err, errlen, ep->url);
-			if (!u->ctx)
-				goto fail;
-			u->port = 1;
-			u->wildcard = 1;
-			u->any_port = !port;
-		}
-		if (port && port != u->port) {
-			if (u->id->verbs) {
-				IB_FAIL("%s: %s is on port %u, not on port=%ld", ep->url, host,
-					u->port, port);
-				goto fail;
-			}
-			u->port = (uint8_t)port;
-		}
-		if (getrandom(&u->epoch, sizeof(u->epoch), 0) != (ssize_t)sizeof(u->epoch))
-			u->epoch = (uint32_t)clock_monotonic_ns() ^ (uint32_t)getpid();
-		if (u->epoch == PEER_EPOCH_NONE)
-			u->epoch = 1;
-		if (ib_datapath(u, u->id->verbs ? u->id : NULL, err, errlen))
-			goto fail;
-		if (rdma_listen(u->id, 64)) {
-			IB_FAIL("%s: listen: %s", ep->url, strerror(errno));
-			goto fail;
-		}
-	} else {
-		int64_t now = clock_monotonic_ns();
-
-		if (ib_sockaddr(ep->host, ep->port, 0, &u->dst, err, errlen))
-			goto fail;
-		/*
-		 * Address and route must resolve now: they name the device
-		 * and port the data path is built on, and their failure is
-		 * local (no IPoIB route).  The server itself may be absent:
-		 * that is a per-exchange error, found again later.
-		 */
-		rc = ib_cm_route(u, u->cm, now + IB_RESOLVE_NS, &u->id);
-		if (rc) {
-			IB_FAIL("%s: cannot resolve a route to %s: %s", ep->url, ep->host,
-				strerror(-rc));
-			goto fail;
-		}
-		route = u->id;
-		u->ctx = route->verbs;
-		u->port = route->port_num;
-		if (dev && strcmp(dev, ibv_get_device_name(u->ctx->device))) {
-			IB_FAIL("%s: the route to %s leaves by %s, not by dev=%s", ep->url,
-				ep->host, ibv_get_device_name(u->ctx->device), dev);
-			goto fail;
-		}
-		if (port && port != u->port) {
-			IB_FAIL("%s: the route to %s leaves by port %u, not by port=%ld", ep->url,
-				ep->host, u->port, port);
-			goto fail;
-		}
-		if (ib_datapath(u, route, err, errlen))
-			goto fail;
-		ib_cm_resolve_first(u, route, now);
-		if (ib_cm_resolver_start(u, ep->url, err, errlen))
-			goto fail;
-	}
-
-	u->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	u->t.fd = epoll_create1(EPOLL_CLOEXEC);
-	if (u->wake < 0 || u->t.fd < 0 || ib_nonblock(u->ctx->async_fd)) {
-		IB_FAIL("%s: epoll: %s", ep->url, strerror(errno));
+	if (u->server ? ib_open_server(u, ep, dev, port, err, errlen) :
+			ib_open_client(u, ep, dev, port, err, errlen))
 		goto fail;
-	}
-	fds[IB_FD_CHAN] = u->chan->fd;
-	fds[IB_FD_ASYNC] = u->ctx->async_fd;
-	fds[IB_FD_CM] = u->cm->fd;
-	fds[IB_FD_WAKE] = u->wake;
-	for (i = 0; i < 4; i++) {
-		ee.data.u32 = (uint32_t)i;
-		if (epoll_ctl(u->t.fd, EPOLL_CTL_ADD, fds[i], &ee)) {
-			IB_FAIL("%s: epoll: %s", ep->url, strerror(errno));
-			goto fail;
-		}
-	}
+	if (ib_open_fds(u, ep->url, err, errlen))
+		goto fail;
 	ib_event_register(u);
 	u->ctl_ns = clock_monotonic_ns();
 	return &u->t;
