@@ -201,6 +201,20 @@ static int key_of(const struct ibv_wc *wc, const unsigned char *g, struct ib_key
 	return ib_key_from_wc(wc, g, k);
 }
 
+/* @k is a key from a header, with these fields. */
+static void assert_global_key(const struct ib_key *k, int type, int hop_limit, int tclass,
+			      uint32_t flow_label, const unsigned char *sgid,
+			      const unsigned char *dgid)
+{
+	assert_int_equal(k->global, 1);
+	assert_int_equal(k->gid_type, type);
+	assert_int_equal(k->hop_limit, hop_limit);
+	assert_int_equal(k->tclass, tclass);
+	assert_int_equal(k->flow_label, flow_label);
+	assert_memory_equal(k->sgid, sgid, 16);
+	assert_memory_equal(k->dgid, dgid, 16);
+}
+
 /* LID routed: the LID, SL and path bits; the 40 bytes are not read. */
 static void test_key_lid(void **state)
 {
@@ -237,13 +251,7 @@ static void test_key_ipv4(void **state)
 		memset(g, front[i], 20);
 		ipv4_header(g + 20, 0x28);
 		assert_int_equal(key_of(&wc, g, &k), 0);
-		assert_int_equal(k.global, 1);
-		assert_int_equal(k.gid_type, IBV_GID_TYPE_ROCE_V2);
-		assert_int_equal(k.hop_limit, 64);
-		assert_int_equal(k.tclass, 0x28);
-		assert_int_equal(k.flow_label, 0);
-		assert_memory_equal(k.sgid, sgid, 16);
-		assert_memory_equal(k.dgid, dgid, 16);
+		assert_global_key(&k, IBV_GID_TYPE_ROCE_V2, 64, 0x28, 0, sgid, dgid);
 		assert_int_equal(k.slid, 0x12);
 		if (i == 0)
 			first = k;
@@ -269,17 +277,10 @@ static void test_key_ipv6(void **state)
 	for (i = 8; i < IB_GRH_LEN; i++)
 		g[i] = (unsigned char)(0x10 + i);
 	assert_int_equal(key_of(&wc, g, &k), 0);
-	assert_int_equal(k.global, 1);
-	assert_int_equal(k.gid_type, IBV_GID_TYPE_ROCE_V2);
-	assert_int_equal(k.hop_limit, 5);
-	assert_int_equal(k.tclass, 0xab);
-	assert_int_equal(k.flow_label, 0xb4567);
-	assert_memory_equal(k.sgid, g + 8, 16);
-	assert_memory_equal(k.dgid, g + 24, 16);
+	assert_global_key(&k, IBV_GID_TYPE_ROCE_V2, 5, 0xab, 0xb4567, g + 8, g + 24);
 	g[6] = 0x1b;			/* the IB transport header: a GRH */
 	assert_int_equal(key_of(&wc, g, &k), 0);
-	assert_int_equal(k.gid_type, IBV_GID_TYPE_ROCE_V1);
-	assert_int_equal(k.flow_label, 0xb4567);
+	assert_global_key(&k, IBV_GID_TYPE_ROCE_V1, 5, 0xab, 0xb4567, g + 8, g + 24);
 	g[6] = 6;			/* TCP: no handle can be made from it */
 	assert_int_equal(key_of(&wc, g, &k), -1);
 	memset(g, 0, sizeof(g));	/* neither IPv6 nor IPv4 */
