@@ -76,16 +76,17 @@
  * parameter exists to show that on hardware).
  *
  * Without a device every open fails at once with one line: "no RDMA
- * device", the device asked for, and the devices found.
+ *
+ * The files (lib/ib_private.h has their map): the wire rules in
+ * ib_wire.c, address handles in ib_ah.c, queue pairs in ib_qp.c, async
+ * events in ib_event.c, rdma_cm and the resolver thread in ib_cm.c; here
+ * the open, the close and the data path.
  */
 #include <arpa/inet.h>
 #include <endian.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <netdb.h>
 #include <poll.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +99,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "ib.h"
+#include "ib_private.h"
 #include "util_private.h"
 #include "ntp.h"
 #include "peer.h"
@@ -106,99 +108,15 @@
 
 #define IB_RECV_CLIENT	64		/* receive pool, client */
 #define IB_RECV_SERVER	256		/* receive pool, server (per partition) */
-#define IB_SEND_DEPTH	64		/* send ring */
-#define IB_AH_CACHE	64		/* server: address handles kept */
-#define IB_PARTS	8		/* wildcard server: ports and partitions answered */
-#define IB_AEV_QUEUE	16		/* async events handed over, not yet seen */
-#define IB_RESOLVE_NS	(1000 * 1000000LL)	/* bound on address and route */
-#define IB_SIDR_TRIES	3		/* SIDR requests per resolution... */
-#define IB_SIDR_TRY_NS	(100 * 1000000LL) /* ...the first waited for this long,
-					   each next one twice as long */
 #define IB_RESOLVE_HOLD_NS (5 * 1000000LL) /* a send waits this long at most
 					   for a resolution it started */
 #define IB_CTL_NS	(1 * 1000000LL)	/* load: events checked at most this often */
 #define IB_CTL_BUSY_NS	(10 * 1000000LL) /* spinning: events checked this often */
 #define IB_MISS_MIN_NS	(1 * 1000000LL)	/* a request younger than this when
 					   the next goes out is not missed */
-#define IB_NEXT_HDR_BTH	0x1b		/* a GRH's next header: IB transport */
 
 /* epoll tags of the transport's fds */
 enum { IB_FD_CHAN, IB_FD_ASYNC, IB_FD_CM, IB_FD_WAKE };
-
-const char *const ib_verdict_names[IB_RECV_NVERDICTS] = {
-	[IB_RECV_OK] = "ok",
-	[IB_RECV_WC_ERROR] = "wc_error",
-	[IB_RECV_OPCODE] = "opcode",
-	[IB_RECV_SHORT] = "short",
-	[IB_RECV_NO_IMM] = "no_imm",
-	[IB_RECV_IMM] = "imm",
-	[IB_RECV_STRAY] = "stray",
-};
-
-enum ib_verdict ib_check_recv(const struct ibv_wc *wc, enum transport_role role,
-			      uint32_t server_qpn)
-{
-	int imm = !!(wc->wc_flags & IBV_WC_WITH_IMM);
-
-	if (wc->status != IBV_WC_SUCCESS)
-		return IB_RECV_WC_ERROR;
-	if (wc->opcode != IBV_WC_RECV)
-		return IB_RECV_OPCODE;
-	if (wc->byte_len < IB_GRH_LEN + NTP_HEADER_LEN)
-		return IB_RECV_SHORT;
-	if (role == TRANSPORT_SERVER)
-		return imm ? IB_RECV_IMM : IB_RECV_OK;
-	if (!imm)
-		return IB_RECV_NO_IMM;
-	if (wc->src_qp != server_qpn)
-		return IB_RECV_STRAY;
-	return IB_RECV_OK;
-}
-
-uint32_t ib_wc_epoch(const struct ibv_wc *wc)
-{
-	return be32toh(wc->imm_data);
-}
-
-int ib_grh_version(const void *grh)
-{
-	const unsigned char *g = grh, *ip = g + 20;
-	unsigned char h[20];
-	uint32_t sum = 0;
-	unsigned i;
-
-	if (g[0] >> 4 != 6)
-		return ip[0] >> 4 == 4 ? 4 : -1;
-	if ((ip[0] & 0xf) != 5)
-		return 6;	/* RoCE v2 over IPv4 has no options */
-	memcpy(h, ip, sizeof(h));
-	h[10] = h[11] = 0;
-	for (i = 0; i < sizeof(h); i += 2)
-		sum += (uint32_t)(h[i] << 8 | h[i + 1]);
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	sum = ~sum & 0xffff;
-	return ip[10] == (sum >> 8) && ip[11] == (sum & 0xff) ? 4 : 6;
-}
-
-/*
- * Where a datagram came from and went to, as far as an address handle
- * made from it cares: what ibv_init_ah_from_wc() derives the handle's
- * attributes from.
- */
-struct ib_key {
-	uint16_t slid;
-	uint8_t sl;
-	uint8_t path_bits;
-	uint8_t global;		/* a GRH: the fields below are valid */
-	uint8_t gid_type;	/* IBV_GID_TYPE_*: IB or RoCE v1 share a header */
-	uint8_t hop_limit;
-	uint8_t tclass;
-	uint32_t flow_label;	/* IPv6/GRH only */
-	uint8_t sgid[16];	/* the sender's: the handle's destination */
-	uint8_t dgid[16];	/* ours it was sent to: the handle's source GID */
-	uint8_t port;		/* the HCA port it came in on */
-};
 
 /* struct transport_addr's contents for this backend. */
 struct ib_addr {
@@ -208,127 +126,7 @@ struct ib_addr {
 	uint32_t part;		/* server: the partition's QP that answers */
 };
 
-struct ib_ah_slot {
-	struct ib_key key;
-	struct ibv_ah *ah;	/* NULL: free */
-	uint64_t used;		/* LRU clock */
-};
-
-/* A wildcard server's QP on one port in one IPoIB partition, with its receive pool. */
-struct ib_part {
-	uint8_t port;
-	uint16_t pkey_index;
-	struct ibv_qp *qp;	/* NULL: unused */
-	struct ibv_mr *mr;
-	unsigned char *mem;	/* part 0: the transport's own region */
-};
-
-/* An async event as handed to its owner. */
-struct ib_aev {
-	enum ibv_event_type type;
-	uint8_t port;
-};
-
-/* A resolution's outcome, from the resolver thread. */
-struct ib_res {
-	int rc;			/* 0 or -errno */
-	struct rdma_cm_id *id;	/* routed, on the resolver's channel */
-	struct ibv_ah_attr attr;
-	uint32_t qpn, qkey, epoch;
-	unsigned retries;	/* SIDR requests sent again */
-};
-
-struct ib_count {
-	uint64_t bad[IB_RECV_NVERDICTS];	/* [IB_RECV_OK] unused */
-	uint64_t epoch;		/* replies of another server instance */
-	uint64_t send_err;	/* send completions with an error */
-	uint64_t post_err;	/* ibv_post_send refused */
-	uint64_t ah_new, ah_evict, ah_fail, ah_deferred;
-	uint64_t sidr_accept, sidr_reject, sidr_retries;
-	uint64_t async;		/* async events of ours seen */
-	uint64_t qp_rebuilds;	/* QPs brought back from the error state */
-};
-
-struct ib_transport {
-	struct transport t;
-	char url[512];
-	int server;
-	struct ib_transport *reg_next;	/* ib_reg: open transports */
-
-	struct rdma_event_channel *cm;
-	struct rdma_cm_id *id;		/* server: listening; client: last resolution */
-	struct ibv_context *ctx;	/* rdma_cm's context of the device */
-	uint8_t port;
-	uint32_t mtu;			/* bytes, active path MTU of the port */
-	struct ibv_comp_channel *chan;
-	struct ibv_pd *pd;
-	struct verbs_cq rcq, scq;
-	struct verbs_clock vclk;	/* completion stamps of u->ctx */
-	int stamping;			/* transport_stamps_enable() was called */
-	uint32_t tx_seq;		/* ids of sends whose stamps were asked for */
-	uint32_t send_tag[IB_SEND_DEPTH];	/* by wr_id: that id, or 0 */
-	struct ibv_qp *qp;		/* == part[0].qp */
-	struct ibv_mr *mr;
-	unsigned char *mem;
-	size_t slot;			/* bytes per buffer: GRH + MTU */
-	unsigned nrecv;
-	unsigned send_next, send_busy;
-	struct ibv_ah *send_ah[IB_SEND_DEPTH];	/* the handle each send in flight uses */
-	struct ibv_ah *zombie[IB_SEND_DEPTH];	/* dropped, still used by a send */
-	unsigned nzombie;
-	uint32_t max_inline;
-	uint32_t qkey;			/* of our QP */
-	int armed;			/* rcq notification requested, not yet consumed */
-	int64_t ctl_ns;			/* CLOCK_MONOTONIC of the last event check */
-	int dead;			/* -errno once the device or QP is gone */
-	int rebuild;			/* a QP went to the error state: rebuild it */
-	int restarted;			/* client: a rebuild not yet told (peer_reset) */
-	int wake;			/* eventfd: an outcome or a handed-over event */
-	struct ib_aev aq[IB_AEV_QUEUE];	/* handed over by another transport (ib_reg_mu) */
-	unsigned an;
-
-	/* server */
-	uint32_t epoch;
-	int wildcard;			/* bound to no address: partitions by request */
-	int any_port;			/* ...and no port=: every active port */
-	struct ib_part part[IB_PARTS];
-	struct ib_ah_slot ahc[IB_AH_CACHE];
-	uint64_t ahc_clock;
-
-	/* client */
-	struct sockaddr_storage dst, src;
-	int have_src;
-	struct ibv_ah *ah;		/* NULL while the server is lost */
-	struct ibv_ah_attr ah_attr;	/* what it was made with */
-	struct ibv_gid_entry sgid;	/* the GID it sends from, when known */
-	int sgid_known;
-	uint32_t rqpn, rqkey;
-	long qkey_forced;		/* -1: take the server's */
-	int gid_index;			/* -1: rdma_cm's choice */
-	struct peer peer;
-	int outstanding;		/* a request awaits its reply */
-	int64_t req_ns;			/* CLOCK_MONOTONIC when it was sent */
-	int last_err;			/* -errno of the last failed resolution */
-
-	/* client: the resolver thread (fields below th under rmu) */
-	int have_thread;
-	pthread_t th;
-	struct rdma_event_channel *rcm;	/* its own rdma_cm channel */
-	int stopfd;			/* eventfd: close asks it to stop */
-	pthread_mutex_t rmu;
-	pthread_cond_t rcv;
-	int want, busy, done, stop;
-	struct ib_res res;
-
-	struct ib_count n;
-};
-
-static pthread_mutex_t ib_reg_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct ib_transport *ib_reg;	/* every open transport, for async events */
-
 static const char *const ib_params[] = { "dev", "port", "gid", "qkey", NULL };
-
-#define IB_FAIL(...) snprintf(err, errlen, __VA_ARGS__)
 
 /* A number in [0, max] from a URL parameter (decimal or 0x hex). */
 static int ib_param_num(const struct endpoint *ep, const char *key, long max, long *v,
@@ -379,835 +177,12 @@ static int ib_device_check(const struct endpoint *ep, const char *dev, char *err
 	return -1;
 }
 
-static int ib_nonblock(int fd)
-{
-	int fl = fcntl(fd, F_GETFL);
-
-	return fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ? -1 : 0;
-}
-
 static int ib_sockaddr(const char *host, uint16_t port, int passive,
 		       struct sockaddr_storage *ss, char *err, size_t errlen)
 {
 	socklen_t len;
 
 	return transport_resolve(host, port, passive, 0, ss, &len, err, errlen);
-}
-
-static int ib_ms_left(int64_t deadline)
-{
-	int64_t left = (deadline - clock_monotonic_ns()) / 1000000;
-
-	return left < 1 ? 1 : left > INT_MAX ? INT_MAX : (int)left;
-}
-
-static void ib_wake(int fd)
-{
-	uint64_t one = 1;
-
-	if (write(fd, &one, sizeof(one)) < 0) {
-		/* the counter is already set: whoever reads it wakes */
-	}
-}
-
-static void ib_unwake(int fd)
-{
-	uint64_t v;
-
-	if (read(fd, &v, sizeof(v)) < 0) {
-		/* EAGAIN: nothing was set */
-	}
-}
-
-/*
- * What a failed step's event means, as -errno.  A SIDR reply with a
- * status other than success comes as UNREACHABLE with that (positive)
- * status: the server's CM answered that nothing listens on the port,
- * which is "refused" as for UDP; a negative status is rdma_cm's errno
- * (a timeout, no route).
- */
-static int ib_cm_status(const struct rdma_cm_event *ev)
-{
-	switch (ev->event) {
-	case RDMA_CM_EVENT_REJECTED:
-		return -ECONNREFUSED;
-	case RDMA_CM_EVENT_UNREACHABLE:
-		if (ev->status > 0)
-			return -ECONNREFUSED;
-		return ev->status < 0 ? ev->status : -EHOSTUNREACH;
-	case RDMA_CM_EVENT_DEVICE_REMOVAL:
-		return -ENODEV;
-	default:
-		return ev->status < 0 ? ev->status : -EPROTO;
-	}
-}
-
-/* Destroys the handles no send in flight uses any more. */
-static void ib_zombies_reap(struct ib_transport *u)
-{
-	unsigned z = 0, i;
-
-	while (z < u->nzombie) {
-		for (i = 0; i < IB_SEND_DEPTH && u->send_ah[i] != u->zombie[z]; i++)
-			;
-		if (i < IB_SEND_DEPTH) {
-			z++;
-			continue;
-		}
-		ibv_destroy_ah(u->zombie[z]);
-		u->zombie[z] = u->zombie[--u->nzombie];
-	}
-}
-
-/*
- * Gives up @ah: destroyed now when no send in flight uses it, else when
- * the last such send has completed (rxe resolves the handle only when it
- * processes the send).
- */
-static void ib_ah_put(struct ib_transport *u, struct ibv_ah *ah)
-{
-	unsigned i;
-
-	for (i = 0; i < IB_SEND_DEPTH; i++)
-		if (u->send_ah[i] == ah) {
-			u->zombie[u->nzombie++] = ah;	/* < IB_SEND_DEPTH: each is in flight */
-			u->n.ah_deferred++;
-			return;
-		}
-	ibv_destroy_ah(ah);
-}
-
-static void ib_drop_ah(struct ib_transport *u)
-{
-	if (u->ah) {
-		ib_ah_put(u, u->ah);
-		u->ah = NULL;
-	}
-	u->outstanding = 0;
-}
-
-static void ib_ahc_flush(struct ib_transport *u)
-{
-	int i;
-
-	for (i = 0; i < IB_AH_CACHE; i++)
-		if (u->ahc[i].ah) {
-			ib_ah_put(u, u->ahc[i].ah);
-			u->ahc[i].ah = NULL;
-		}
-}
-
-/* Reaps send completions; a UD send error can leave the SQ in SQE state. */
-static void ib_reap_sends(struct ib_transport *u)
-{
-	struct verbs_wc wc[16];
-	int n, i, sqe = 0;
-
-	while ((n = verbs_cq_poll(&u->scq, wc, 16)) > 0) {
-		for (i = 0; i < n; i++) {
-			if (wc[i].wr_id < IB_SEND_DEPTH) {
-				uint32_t tag = u->send_tag[wc[i].wr_id];
-				int64_t ns;
-
-				u->send_ah[wc[i].wr_id] = NULL;
-				u->send_tag[wc[i].wr_id] = 0;
-				if (tag) {
-					if (wc[i].status != IBV_WC_SUCCESS ||
-					    verbs_clock_realtime(&u->vclk, u->scq.mode,
-								 wc[i].ts, &ns) != 1)
-						ns = TRANSPORT_NO_STAMP;
-					transport_tx_note(&u->t, tag, TRANSPORT_LAYER_H, ns);
-				}
-			}
-			if (wc[i].status != IBV_WC_SUCCESS) {
-				u->n.send_err++;
-				sqe |= wc[i].status != IBV_WC_WR_FLUSH_ERR;
-			}
-		}
-		u->send_busy -= (unsigned)n <= u->send_busy ? (unsigned)n : u->send_busy;
-	}
-	if (u->nzombie)
-		ib_zombies_reap(u);
-	if (sqe) {
-		struct ibv_qp_attr a;
-		struct ibv_qp_init_attr ia;
-		int p;
-
-		for (p = 0; p < IB_PARTS; p++) {
-			struct ibv_qp *qp = u->part[p].qp;
-
-			if (!qp || ibv_query_qp(qp, &a, IBV_QP_STATE, &ia) ||
-			    a.qp_state != IBV_QPS_SQE)
-				continue;
-			memset(&a, 0, sizeof(a));
-			a.qp_state = IBV_QPS_RTS;
-			if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
-				u->dead = -EIO;
-		}
-	}
-}
-
-static int ib_post_recv(struct ib_transport *u, unsigned part, unsigned i)
-{
-	struct ib_part *pt = &u->part[part];
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)(pt->mem + (size_t)i * u->slot),
-		.length = (uint32_t)u->slot,
-		.lkey = pt->mr->lkey,
-	};
-	struct ibv_recv_wr wr = { .wr_id = (uint64_t)part << 32 | i, .sg_list = &sge,
-				  .num_sge = 1 }, *bad;
-
-	return ibv_post_recv(pt->qp, &wr, &bad);
-}
-
-static int ib_qp_ready(struct ibv_qp *qp, uint8_t port, uint16_t pkey_index, uint32_t qkey,
-		       const char **step);
-
-/*
- * A UD QP on @port in P_Key index @pkey_index, in RTS: INIT takes the
- * P_Key index, port and QKey, RTR nothing, RTS the send PSN.
- */
-static struct ibv_qp *ib_qp_up(struct ib_transport *u, uint8_t port, uint16_t pkey_index,
-			       const char **step)
-{
-	struct ibv_qp_init_attr qia;
-	struct ibv_qp *qp;
-
-	memset(&qia, 0, sizeof(qia));
-	qia.send_cq = u->scq.cq;
-	qia.recv_cq = u->rcq.cq;
-	qia.qp_type = IBV_QPT_UD;
-	qia.sq_sig_all = 1;
-	qia.cap.max_send_wr = IB_SEND_DEPTH;
-	qia.cap.max_recv_wr = u->nrecv;
-	qia.cap.max_send_sge = 1;
-	qia.cap.max_recv_sge = 1;
-	qia.cap.max_inline_data = u->qp ? u->max_inline : NTP_HEADER_LEN + 64;
-	*step = "creating";
-	qp = ibv_create_qp(u->pd, &qia);
-	if (!qp && qia.cap.max_inline_data) {
-		/* Some HCAs inline less; ask for none rather than fail. */
-		qia.cap.max_inline_data = 0;
-		qp = ibv_create_qp(u->pd, &qia);
-	}
-	if (!qp)
-		return NULL;
-	if (!u->qp)
-		u->max_inline = qia.cap.max_inline_data;
-	if (ib_qp_ready(qp, port, pkey_index, u->qkey, step) == 0)
-		return qp;
-	{
-		int e = errno;
-
-		ibv_destroy_qp(qp);
-		errno = e;
-	}
-	return NULL;
-}
-
-/* @qp, in RESET, to RTS on @port in @pkey_index with @qkey.  0 or -1. */
-static int ib_qp_ready(struct ibv_qp *qp, uint8_t port, uint16_t pkey_index, uint32_t qkey,
-		       const char **step)
-{
-	struct ibv_qp_attr qa;
-
-	memset(&qa, 0, sizeof(qa));
-	qa.qp_state = IBV_QPS_INIT;
-	qa.pkey_index = pkey_index;
-	qa.port_num = port;
-	qa.qkey = qkey;
-	*step = "moving to INIT";
-	if (ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY))
-		return -1;
-	memset(&qa, 0, sizeof(qa));
-	qa.qp_state = IBV_QPS_RTR;
-	*step = "moving to RTR";
-	if (ibv_modify_qp(qp, &qa, IBV_QP_STATE))
-		return -1;
-	qa.qp_state = IBV_QPS_RTS;
-	qa.sq_psn = 0;
-	*step = "moving to RTS";
-	if (ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_SQ_PSN))
-		return -1;
-	return 0;
-}
-
-/*
- * The QPs in the error state (a fatal QP event, flushed receives) are
- * rebuilt in place: RESET, then INIT, RTR, RTS as at the open (the QP
- * number stays, so a server's clients and a client's server still know
- * it), and their receives posted again.  The flushed completions are
- * taken first (the sends' through ib_reap_sends; a receive of a healthy
- * QP met while draining is dropped and its buffer posted again).  Counted
- * (qp_rebuilds=); a client tells the caller once (transport_peer_reset),
- * so that its filters start afresh.  A QP that cannot be rebuilt leaves
- * the transport dead (EIO).
- */
-static void ib_rebuild(struct ib_transport *u)
-{
-	struct ibv_qp_attr a;
-	struct ibv_qp_init_attr ia;
-	struct verbs_wc w;
-	int bad[IB_PARTS], any = 0;
-	unsigned p, i;
-
-	u->rebuild = 0;
-	for (p = 0; p < IB_PARTS; p++) {
-		bad[p] = u->part[p].qp && ibv_query_qp(u->part[p].qp, &a, IBV_QP_STATE, &ia) == 0 &&
-			 a.qp_state == IBV_QPS_ERR;
-		any |= bad[p];
-	}
-	if (!any)
-		return;
-	ib_reap_sends(u);
-	while (verbs_cq_poll(&u->rcq, &w, 1) > 0) {
-		p = (unsigned)(w.wr_id >> 32);
-		if (p < IB_PARTS && u->part[p].qp && !bad[p] &&
-		    ib_post_recv(u, p, (unsigned)w.wr_id))
-			u->dead = -EIO;
-	}
-	for (p = 0; p < IB_PARTS; p++) {
-		const char *step;
-
-		if (!bad[p])
-			continue;
-		memset(&a, 0, sizeof(a));
-		a.qp_state = IBV_QPS_RESET;
-		if (ibv_modify_qp(u->part[p].qp, &a, IBV_QP_STATE) ||
-		    ib_qp_ready(u->part[p].qp, u->part[p].port, u->part[p].pkey_index, u->qkey,
-				&step)) {
-			u->dead = -EIO;
-			return;
-		}
-		for (i = 0; i < u->nrecv; i++)
-			if (ib_post_recv(u, p, i)) {
-				u->dead = -EIO;
-				return;
-			}
-		u->n.qp_rebuilds++;
-	}
-	if (!u->server) {
-		u->restarted = 1;
-		u->outstanding = 0;
-	}
-}
-
-/*
- * Wildcard server: the QP that answers a request reached on @port in
- * P_Key index @pkey_index, made on first use.  -1 when none can be.
- */
-static int ib_part_get(struct ib_transport *u, uint8_t port, uint16_t pkey_index)
-{
-	struct ib_part *pt = NULL;
-	const char *step;
-	size_t len = (size_t)u->nrecv * u->slot;
-	unsigned i;
-	int p;
-
-	for (p = 0; p < IB_PARTS; p++) {
-		if (u->part[p].qp && u->part[p].port == port &&
-		    u->part[p].pkey_index == pkey_index)
-			return p;
-		if (!u->part[p].qp && !pt)
-			pt = &u->part[p];
-	}
-	if (!pt)
-		return -1;
-	pt->mem = aligned_alloc(4096, (len + 4095) / 4096 * 4096);
-	if (!pt->mem)
-		return -1;
-	memset(pt->mem, 0, len);
-	pt->mr = ibv_reg_mr(u->pd, pt->mem, len, IBV_ACCESS_LOCAL_WRITE);
-	if (pt->mr)
-		pt->qp = ib_qp_up(u, port, pkey_index, &step);
-	if (!pt->qp)
-		goto fail;
-	pt->port = port;
-	pt->pkey_index = pkey_index;
-	p = (int)(pt - u->part);
-	for (i = 0; i < u->nrecv; i++)
-		if (ib_post_recv(u, (unsigned)p, i))
-			goto fail;
-	return p;
-
-fail:
-	if (pt->qp)
-		ibv_destroy_qp(pt->qp);
-	if (pt->mr)
-		ibv_dereg_mr(pt->mr);
-	free(pt->mem);
-	memset(pt, 0, sizeof(*pt));
-	return -1;
-}
-
-/*
- * An event on a cm_id we are not waiting for: the server's SIDR requests,
- * a client's address change, the device going away.  Consumes @ev.
- */
-static void ib_cm_other(struct ib_transport *u, struct rdma_cm_event *ev, int64_t now)
-{
-	struct rdma_cm_id *req = NULL;
-
-	switch (ev->event) {
-	case RDMA_CM_EVENT_CONNECT_REQUEST:
-		/* A SIDR request: answer with our QP, QKey and epoch. */
-		req = ev->id;
-		if (!u->server || req->verbs != u->ctx ||
-		    (!u->any_port && req->port_num != u->port)) {
-			rdma_reject(req, NULL, 0);
-			u->n.sidr_reject++;
-		} else {
-			uint32_t pd[2] = { htobe32(IB_SIDR_MAGIC), htobe32(u->epoch) };
-			struct rdma_conn_param p = {
-				.private_data = pd, .private_data_len = sizeof(pd),
-				.qp_num = u->qp->qp_num,
-			};
-			struct ibv_qp_attr qa;
-			int mask, part = 0;
-
-			/*
-			 * A wildcard server answers on the port and in the
-			 * partition of the interface the request came in on,
-			 * as rdma_cm says: one QP for each.
-			 */
-			memset(&qa, 0, sizeof(qa));
-			qa.qp_state = IBV_QPS_INIT;
-			if (u->wildcard)
-				part = ib_part_get(u, req->port_num,
-						   rdma_init_qp_attr(req, &qa, &mask) == 0 ?
-						   qa.pkey_index : 0);
-			if (part >= 0)
-				p.qp_num = u->part[part].qp->qp_num;
-			if (part >= 0 && rdma_accept(req, &p) == 0) {
-				u->n.sidr_accept++;
-			} else {
-				if (part < 0)
-					rdma_reject(req, NULL, 0);
-				u->n.sidr_reject++;
-			}
-		}
-		break;
-	case RDMA_CM_EVENT_ADDR_CHANGE:
-		/* The address moved (bonding failover, a new port). */
-		if (!u->server) {
-			ib_drop_ah(u);
-			peer_invalidate(&u->peer, now);
-		}
-		break;
-	case RDMA_CM_EVENT_DEVICE_REMOVAL:
-		u->dead = -ENODEV;
-		break;
-	default:
-		break;
-	}
-	rdma_ack_cm_event(ev);
-	/* SIDR keeps no state after the reply: the request's id can go. */
-	if (req)
-		rdma_destroy_id(req);
-}
-
-/*
- * Waits until @deadline for the next event on @id on channel @ch.  On
- * the transport's own channel the others that arrive meanwhile are
- * handled; on the resolver's they can only be of ids given up, and are
- * acked.  The resolver also stops when close asks it to.  Returns 0 with
- * *@out (to be acked) or -errno.
- */
-static int ib_cm_wait(struct ib_transport *u, struct rdma_event_channel *ch,
-		      struct rdma_cm_id *id, int64_t deadline, struct rdma_cm_event **out)
-{
-	int own = ch == u->cm;
-
-	for (;;) {
-		struct pollfd pfd[2] = { { .fd = ch->fd, .events = POLLIN },
-					 { .fd = u->stopfd, .events = POLLIN } };
-		struct rdma_cm_event *ev;
-
-		if (rdma_get_cm_event(ch, &ev) == 0) {
-			if (ev->id == id) {
-				*out = ev;
-				return 0;
-			}
-			if (own) {
-				ib_cm_other(u, ev, clock_monotonic_ns());
-				if (u->dead)
-					return u->dead;
-			} else {
-				rdma_ack_cm_event(ev);
-			}
-			continue;
-		}
-		if (errno != EAGAIN)
-			return -errno;
-		if (clock_monotonic_ns() >= deadline)
-			return -ETIMEDOUT;
-		if (poll(pfd, own || u->stopfd < 0 ? 1 : 2, ib_ms_left(deadline)) < 0 &&
-		    errno != EINTR)
-			return -errno;
-		if (pfd[1].revents)
-			return -ECANCELED;
-	}
-}
-
-/* Waits for @want on @id; any other event on it is its failure. */
-static int ib_cm_expect(struct ib_transport *u, struct rdma_event_channel *ch,
-			struct rdma_cm_id *id, enum rdma_cm_event_type want, int64_t deadline,
-			struct rdma_cm_event **out)
-{
-	struct rdma_cm_event *ev = NULL;
-	int rc = ib_cm_wait(u, ch, id, deadline, &ev);
-
-	if (rc)
-		return rc;
-	if (ev->event != want) {
-		rc = ib_cm_status(ev);
-		rdma_ack_cm_event(ev);
-		return rc;
-	}
-	*out = ev;
-	return 0;
-}
-
-/*
- * Client: a fresh cm_id on @ch with address and route resolved towards
- * the server.  Returns 0 with *@idp, or -errno.
- */
-static int ib_cm_route(struct ib_transport *u, struct rdma_event_channel *ch, int64_t deadline,
-		       struct rdma_cm_id **idp)
-{
-	struct rdma_cm_event *ev;
-	struct rdma_cm_id *id;
-	int rc;
-
-	if (rdma_create_id(ch, &id, u, RDMA_PS_UDP))
-		return -errno;
-	if (rdma_resolve_addr(id, u->have_src ? (struct sockaddr *)&u->src : NULL,
-			      (struct sockaddr *)&u->dst, ib_ms_left(deadline))) {
-		rc = -errno;
-		goto no_addr;
-	}
-	rc = ib_cm_expect(u, ch, id, RDMA_CM_EVENT_ADDR_RESOLVED, deadline, &ev);
-	if (rc)
-		goto no_addr;
-	rdma_ack_cm_event(ev);
-	if (rdma_resolve_route(id, ib_ms_left(deadline))) {
-		rc = -errno;
-		goto no_route;
-	}
-	rc = ib_cm_expect(u, ch, id, RDMA_CM_EVENT_ROUTE_RESOLVED, deadline, &ev);
-	if (rc)
-		goto no_route;
-	rdma_ack_cm_event(ev);
-	*idp = id;
-	return 0;
-
-no_route:
-no_addr:
-	rdma_destroy_id(id);
-	return rc;
-}
-
-/*
- * Client: the SIDR exchange on a routed @id (channel @ch).  On success
- * @r holds the server's QPN, QKey, epoch and the address handle's
- * attributes.  Touches nothing of @u that changes after the open, so
- * that the resolver thread may run it.
- */
-static int ib_cm_sidr(struct ib_transport *u, struct rdma_event_channel *ch,
-		      struct rdma_cm_id *id, int64_t deadline, struct ib_res *r)
-{
-	struct rdma_conn_param p = { .qp_num = u->qp->qp_num };
-	struct rdma_cm_event *ev;
-	int rc;
-
-	if (id->verbs != u->ctx || id->port_num != u->port)
-		return -ENETUNREACH;	/* the route moved to another HCA port */
-	if (rdma_connect(id, &p))
-		return -errno;
-	rc = ib_cm_expect(u, ch, id, RDMA_CM_EVENT_ESTABLISHED, deadline, &ev);
-	if (rc)
-		return rc;
-	r->attr = ev->param.ud.ah_attr;
-	if (u->gid_index >= 0 && r->attr.is_global)
-		r->attr.grh.sgid_index = (uint8_t)u->gid_index;
-	r->epoch = PEER_EPOCH_NONE;
-	if (ev->param.ud.private_data && ev->param.ud.private_data_len >= 8) {
-		uint32_t pd[2];
-
-		memcpy(pd, ev->param.ud.private_data, sizeof(pd));
-		if (be32toh(pd[0]) == IB_SIDR_MAGIC)
-			r->epoch = be32toh(pd[1]);
-	}
-	r->qpn = ev->param.ud.qp_num;
-	r->qkey = u->qkey_forced >= 0 ? (uint32_t)u->qkey_forced : ev->param.ud.qkey;
-	rdma_ack_cm_event(ev);
-	return r->attr.port_num != u->port ? -ENETUNREACH : 0;
-}
-
-/* Client: a new address handle from @r replaces the old. */
-static int ib_res_apply(struct ib_transport *u, const struct ib_res *r)
-{
-	struct ibv_ah_attr attr = r->attr;
-	struct ibv_ah *ah = ibv_create_ah(u->pd, &attr);
-
-	if (!ah)
-		return errno ? -errno : -ENOMEM;
-	ib_drop_ah(u);
-	u->ah = ah;
-	u->ah_attr = r->attr;
-	u->rqpn = r->qpn;
-	u->rqkey = r->qkey;
-	/* The GID it sends from, to tell a GID change that matters. */
-	u->sgid_known = r->attr.is_global &&
-			ibv_query_gid_ex(u->ctx, u->port, r->attr.grh.sgid_index, &u->sgid, 0) == 0;
-	return 0;
-}
-
-/*
- * The resolver thread's work: address, route and SIDR on its own
- * channel, the SIDR sent again with twice the patience when its reply
- * does not come (it may be lost; the kernel's own retry is seconds away).
- */
-static void ib_attempt(struct ib_transport *u, struct ib_res *r)
-{
-	int64_t patience = IB_SIDR_TRY_NS;
-	unsigned try;
-	int rc = -ETIMEDOUT;
-
-	memset(r, 0, sizeof(*r));
-	for (try = 0; try < IB_SIDR_TRIES; try++, patience *= 2) {
-		struct rdma_cm_id *id;
-		int64_t now = clock_monotonic_ns();
-
-		if (try)
-			r->retries++;
-		rc = ib_cm_route(u, u->rcm, now + IB_RESOLVE_NS, &id);
-		if (rc)
-			break;
-		rc = ib_cm_sidr(u, u->rcm, id, clock_monotonic_ns() + patience, r);
-		if (rc == 0) {
-			r->id = id;
-			break;
-		}
-		rdma_destroy_id(id);
-		if (rc != -ETIMEDOUT)
-			break;
-	}
-	r->rc = rc;
-}
-
-static void *ib_resolver(void *arg)
-{
-	struct ib_transport *u = arg;
-	struct ib_res r;
-
-	pthread_mutex_lock(&u->rmu);
-	for (;;) {
-		while (!u->want && !u->stop)
-			pthread_cond_wait(&u->rcv, &u->rmu);
-		if (u->stop)
-			break;
-		u->want = 0;
-		u->busy = 1;
-		pthread_mutex_unlock(&u->rmu);
-		ib_attempt(u, &r);
-		pthread_mutex_lock(&u->rmu);
-		u->busy = 0;
-		if (u->stop) {
-			if (r.id)
-				rdma_destroy_id(r.id);
-			break;
-		}
-		u->res = r;
-		u->done = 1;
-		ib_wake(u->wake);
-	}
-	pthread_mutex_unlock(&u->rmu);
-	return NULL;
-}
-
-/*
- * Client: takes in the resolver's outcome, if there is one, and asks for
- * an attempt when one is due.  Returns nonzero while one runs.
- */
-static int ib_resolve_step(struct ib_transport *u, int64_t now)
-{
-	struct ib_res r;
-	int done, running;
-
-	if (!u->have_thread)
-		return 0;
-	pthread_mutex_lock(&u->rmu);
-	done = u->done;
-	if (done) {
-		r = u->res;
-		u->done = 0;
-	}
-	pthread_mutex_unlock(&u->rmu);
-	if (done) {
-		u->n.sidr_retries += r.retries;
-		if (r.rc == 0)
-			r.rc = ib_res_apply(u, &r);
-		if (r.rc == 0) {
-			/* The routed id now holds the device: move it home. */
-			if (rdma_migrate_id(r.id, u->cm) == 0) {
-				if (u->id)
-					rdma_destroy_id(u->id);
-				u->id = r.id;
-			} else {
-				rdma_destroy_id(r.id);
-			}
-			peer_resolve_ok(&u->peer, now, r.epoch);
-			u->last_err = 0;
-		} else {
-			if (r.id)
-				rdma_destroy_id(r.id);
-			peer_resolve_failed(&u->peer, now);
-			u->last_err = r.rc;
-		}
-	}
-	pthread_mutex_lock(&u->rmu);
-	if (!u->ah && !u->busy && !u->want && !u->done && !u->dead &&
-	    peer_resolve_due(&u->peer, now)) {
-		u->want = 1;
-		pthread_cond_signal(&u->rcv);
-	}
-	running = u->want || u->busy || u->done;
-	pthread_mutex_unlock(&u->rmu);
-	return running;
-}
-
-/* Does @ev concern @u?  Matched by its element, as the event names it. */
-static int ib_async_mine(const struct ib_transport *u, const struct ibv_async_event *ev)
-{
-	int p;
-
-	switch (ev->event_type) {
-	case IBV_EVENT_DEVICE_FATAL:
-		return 1;
-	case IBV_EVENT_CQ_ERR:
-		return ev->element.cq == u->rcq.cq || ev->element.cq == u->scq.cq;
-	case IBV_EVENT_QP_FATAL:
-	case IBV_EVENT_QP_REQ_ERR:
-	case IBV_EVENT_QP_ACCESS_ERR:
-	case IBV_EVENT_COMM_EST:
-	case IBV_EVENT_SQ_DRAINED:
-	case IBV_EVENT_PATH_MIG:
-	case IBV_EVENT_PATH_MIG_ERR:
-	case IBV_EVENT_QP_LAST_WQE_REACHED:
-		for (p = 0; p < IB_PARTS; p++)
-			if (u->part[p].qp && ev->element.qp == u->part[p].qp)
-				return 1;
-		return 0;
-	case IBV_EVENT_PORT_ERR:
-	case IBV_EVENT_PORT_ACTIVE:
-	case IBV_EVENT_LID_CHANGE:
-	case IBV_EVENT_PKEY_CHANGE:
-	case IBV_EVENT_GID_CHANGE:
-	case IBV_EVENT_SM_CHANGE:
-	case IBV_EVENT_CLIENT_REREGISTER:
-		if (ev->element.port_num == u->port)
-			return 1;
-		for (p = 0; p < IB_PARTS; p++)
-			if (u->part[p].qp && u->part[p].port == ev->element.port_num)
-				return 1;
-		return 0;
-	default:
-		return 0;
-	}
-}
-
-/* The GID our handle sends from is still what it was. */
-static int ib_sgid_same(struct ib_transport *u)
-{
-	struct ibv_gid_entry e;
-
-	if (!u->ah || !u->ah_attr.is_global)
-		return 1;	/* LID routed: GIDs do not matter */
-	if (!u->sgid_known ||
-	    ibv_query_gid_ex(u->ctx, u->port, u->ah_attr.grh.sgid_index, &e, 0))
-		return 0;
-	return memcmp(&e.gid, &u->sgid.gid, sizeof(e.gid)) == 0 &&
-	       e.gid_type == u->sgid.gid_type;
-}
-
-/* An async event of ours. */
-static void ib_async(struct ib_transport *u, const struct ib_aev *ev, int64_t now)
-{
-	u->n.async++;
-	switch (ev->type) {
-	case IBV_EVENT_DEVICE_FATAL:
-		u->dead = -ENODEV;
-		break;
-	case IBV_EVENT_CQ_ERR:
-		u->dead = -EIO;		/* an overrun CQ: nothing to rebuild */
-		break;
-	case IBV_EVENT_QP_FATAL:
-	case IBV_EVENT_QP_REQ_ERR:
-	case IBV_EVENT_QP_ACCESS_ERR:
-		u->rebuild = 1;
-		break;
-	case IBV_EVENT_GID_CHANGE:
-		/*
-		 * On RoCE the table changes with every address change on
-		 * the interface (IPv6 temporary addresses too): only the
-		 * GID we send from moving is a loss.
-		 */
-		if (!u->server && ib_sgid_same(u))
-			break;
-		/* fall through */
-	case IBV_EVENT_PORT_ERR:
-	case IBV_EVENT_PORT_ACTIVE:
-	case IBV_EVENT_LID_CHANGE:
-	case IBV_EVENT_PKEY_CHANGE:
-	case IBV_EVENT_SM_CHANGE:
-	case IBV_EVENT_CLIENT_REREGISTER:
-		/* Addresses on this port may have changed: forget them. */
-		if (u->server) {
-			ib_ahc_flush(u);
-		} else {
-			ib_drop_ah(u);
-			peer_invalidate(&u->peer, now);
-		}
-		break;
-	default:
-		break;
-	}
-}
-
-/*
- * Reads the device's async events and hands each to the open transports
- * it concerns (those on one device share its event queue); then takes
- * @u's own.
- */
-static void ib_async_take(struct ib_transport *u, int64_t now)
-{
-	struct ib_aev mine[IB_AEV_QUEUE];
-	struct ibv_async_event aev;
-	struct ib_transport *o;
-	unsigned i, n;
-
-	pthread_mutex_lock(&ib_reg_mu);
-	while (ibv_get_async_event(u->ctx, &aev) == 0) {
-		for (o = ib_reg; o; o = o->reg_next) {
-			if (o->ctx != u->ctx || !ib_async_mine(o, &aev))
-				continue;
-			if (o->an < IB_AEV_QUEUE) {
-				o->aq[o->an].type = aev.event_type;
-				o->aq[o->an++].port = aev.element.port_num;
-			}
-			if (o != u)
-				ib_wake(o->wake);
-		}
-		ibv_ack_async_event(&aev);
-	}
-	n = u->an;
-	memcpy(mine, u->aq, n * sizeof(mine[0]));
-	u->an = 0;
-	pthread_mutex_unlock(&ib_reg_mu);
-	for (i = 0; i < n; i++)
-		ib_async(u, &mine[i], now);
 }
 
 /* Takes one event off the completion channel, if there is one. */
@@ -1234,93 +209,11 @@ static void ib_control(struct ib_transport *u, int64_t now)
 
 	u->ctl_ns = now;
 	ib_unwake(u->wake);
-	ib_async_take(u, now);
+	ib_event_take(u, now);
 	while (rdma_get_cm_event(u->cm, &cev) == 0)
 		ib_cm_other(u, cev, now);
 	if (!u->server)
-		ib_resolve_step(u, now);
-}
-
-/* Server: the address handle that answers @k, from the cache or new. */
-static struct ibv_ah *ib_ahc_get(struct ib_transport *u, const struct ib_key *k,
-				 struct ibv_wc *wc, void *grh)
-{
-	struct ib_ah_slot *s, *victim = &u->ahc[0];
-	int i;
-
-	for (i = 0; i < IB_AH_CACHE; i++) {
-		s = &u->ahc[i];
-		if (s->ah && memcmp(&s->key, k, sizeof(*k)) == 0) {
-			s->used = ++u->ahc_clock;
-			return s->ah;
-		}
-		if (!s->ah || (victim->ah && s->used < victim->used))
-			victim = s;
-	}
-	if (!wc)
-		return NULL;
-	if (victim->ah) {
-		ib_reap_sends(u);	/* so that a finished send frees it now */
-		ib_ah_put(u, victim->ah);
-		victim->ah = NULL;
-		u->n.ah_evict++;
-	}
-	victim->ah = ibv_create_ah_from_wc(u->pd, wc, grh, k->port);
-	if (!victim->ah) {
-		u->n.ah_fail++;
-		return NULL;
-	}
-	u->n.ah_new++;
-	victim->key = *k;
-	victim->used = ++u->ahc_clock;
-	return victim->ah;
-}
-
-/*
- * The sender as a cache key, read without a system call (unlike
- * ibv_init_ah_from_wc, which searches the GID table), from what that
- * function derives the handle from.  The 40 bytes in front of the payload
- * hold an IB/RoCE v1 GRH or a RoCE v2 IPv6 header (next header UDP), or
- * for RoCE v2 over IPv4 20 bytes the HCA did not write and an IPv4
- * header, whose addresses become IPv4-mapped GIDs; ib_grh_version()
- * tells which as rdma-core does.  -1: a header no handle can be made from.
- */
-static int ib_key_from_wc(const struct ibv_wc *wc, const unsigned char *grh, struct ib_key *k)
-{
-	const unsigned char *ip = grh + 20;
-
-	memset(k, 0, sizeof(*k));
-	k->slid = wc->slid;
-	k->sl = wc->sl;
-	k->path_bits = wc->dlid_path_bits;
-	if (!(wc->wc_flags & IBV_WC_GRH))
-		return 0;
-	k->global = 1;
-	switch (ib_grh_version(grh)) {
-	case 4:
-		k->gid_type = IBV_GID_TYPE_ROCE_V2;
-		k->hop_limit = ip[8];
-		k->tclass = ip[1];
-		k->sgid[10] = k->sgid[11] = k->dgid[10] = k->dgid[11] = 0xff;
-		memcpy(k->sgid + 12, ip + 12, 4);
-		memcpy(k->dgid + 12, ip + 16, 4);
-		return 0;
-	case 6:
-		if (grh[6] == 17)
-			k->gid_type = IBV_GID_TYPE_ROCE_V2;
-		else if (grh[6] == IB_NEXT_HDR_BTH)
-			k->gid_type = IBV_GID_TYPE_ROCE_V1;	/* or IB: one port, one link */
-		else
-			return -1;
-		k->hop_limit = grh[7];
-		k->tclass = (uint8_t)(grh[0] << 4 | grh[1] >> 4);
-		k->flow_label = (uint32_t)(grh[1] & 0xf) << 16 | (uint32_t)grh[2] << 8 | grh[3];
-		memcpy(k->sgid, grh + 8, 16);
-		memcpy(k->dgid, grh + 24, 16);
-		return 0;
-	default:
-		return -1;
-	}
+		ib_cm_resolve_step(u, now);
 }
 
 /*
@@ -1475,7 +368,7 @@ static int ib_client_ah(struct ib_transport *u, int64_t now)
 {
 	int64_t until = now + IB_RESOLVE_HOLD_NS;
 
-	while (!u->ah && ib_resolve_step(u, clock_monotonic_ns())) {
+	while (!u->ah && ib_cm_resolve_step(u, clock_monotonic_ns())) {
 		struct pollfd pfd = { .fd = u->wake, .events = POLLIN };
 		int64_t left = until - clock_monotonic_ns();
 		struct timespec ts;
@@ -1741,28 +634,10 @@ static struct ibv_context *ib_pick_device(const char *dev, char *err, size_t err
 static void ib_close(struct transport *t)
 {
 	struct ib_transport *u = container_of(t, struct ib_transport, t);
-	struct ib_transport **pp;
 	int p;
 
-	if (u->have_thread) {
-		pthread_mutex_lock(&u->rmu);
-		u->stop = 1;
-		pthread_cond_signal(&u->rcv);
-		pthread_mutex_unlock(&u->rmu);
-		ib_wake(u->stopfd);
-		pthread_join(u->th, NULL);
-		if (u->done && u->res.id)
-			rdma_destroy_id(u->res.id);
-		pthread_cond_destroy(&u->rcv);
-		pthread_mutex_destroy(&u->rmu);
-	}
-	pthread_mutex_lock(&ib_reg_mu);
-	for (pp = &ib_reg; *pp; pp = &(*pp)->reg_next)
-		if (*pp == u) {
-			*pp = u->reg_next;
-			break;
-		}
-	pthread_mutex_unlock(&ib_reg_mu);
+	ib_cm_resolver_stop(u);
+	ib_event_unregister(u);
 	if (u->t.fd >= 0)
 		close(u->t.fd);
 	/* The QPs first: then no send can name an address handle. */
@@ -1809,33 +684,181 @@ static void ib_close(struct transport *t)
 	free(u);
 }
 
+/* The URL's parameters, judged for @role, and the device asked for. */
+static int ib_open_check(const struct endpoint *ep, enum transport_role role, const char *dev,
+			 long *port, long *gid, long *qkey, char *err, size_t errlen)
+{
+	if (ib_param_num(ep, "port", 255, port, err, errlen) ||
+	    ib_param_num(ep, "gid", 255, gid, err, errlen) ||
+	    ib_param_num(ep, "qkey", 0xffffffffL, qkey, err, errlen))
+		return -1;
+	if (endpoint_param(ep, "port") && *port == 0) {
+		IB_FAIL("%s: bad port '0' (HCA ports count from 1)", ep->url);
+		return -1;
+	}
+	if (role == TRANSPORT_SERVER && (*gid >= 0 || *qkey >= 0)) {
+		IB_FAIL("%s: gid= and qkey= are for clients; a server answers as it was reached",
+			ep->url);
+		return -1;
+	}
+	return ib_device_check(ep, dev, err, errlen);
+}
+
+/*
+ * Server: a cm_id bound to @host, and the device and port it serves: the
+ * address's, or for a wildcard (bound to no device) dev= or the only
+ * device, port= or every active port.
+ */
+static int ib_server_bind(struct ib_transport *u, const struct endpoint *ep, const char *host,
+			  const char *dev, long port, char *err, size_t errlen)
+{
+	struct sockaddr_storage ss;
+
+	if (ib_sockaddr(host, ep->port, 1, &ss, err, errlen))
+		return -1;
+	if (rdma_create_id(u->cm, &u->id, u, RDMA_PS_UDP) ||
+	    rdma_bind_addr(u->id, (struct sockaddr *)&ss)) {
+		IB_FAIL("%s: cannot bind: %s", ep->url, strerror(errno));
+		return -1;
+	}
+	if (u->id->verbs) {
+		u->ctx = u->id->verbs;
+		u->port = u->id->port_num;
+		if (dev && strcmp(dev, ibv_get_device_name(u->ctx->device))) {
+			IB_FAIL("%s: %s is on %s, not on dev=%s", ep->url, host,
+				ibv_get_device_name(u->ctx->device), dev);
+			return -1;
+		}
+	} else {
+		u->ctx = ib_pick_device(dev, err, errlen, ep->url);
+		if (!u->ctx)
+			return -1;
+		u->port = 1;
+		u->wildcard = 1;
+		u->any_port = !port;
+	}
+	if (port && port != u->port) {
+		if (u->id->verbs) {
+			IB_FAIL("%s: %s is on port %u, not on port=%ld", ep->url, host,
+				u->port, port);
+			return -1;
+		}
+		u->port = (uint8_t)port;
+	}
+	return 0;
+}
+
+/* Server: a new epoch, random and never PEER_EPOCH_NONE. */
+static uint32_t ib_server_epoch(void)
+{
+	uint32_t epoch;
+
+	if (getrandom(&epoch, sizeof(epoch), 0) != (ssize_t)sizeof(epoch))
+		epoch = (uint32_t)clock_monotonic_ns() ^ (uint32_t)getpid();
+	return epoch == PEER_EPOCH_NONE ? 1 : epoch;
+}
+
+/* Server: bound, its epoch drawn, its data path built, listening. */
+static int ib_open_server(struct ib_transport *u, const struct endpoint *ep, const char *dev,
+			  long port, char *err, size_t errlen)
+{
+	const char *host = strcmp(ep->host, "*") ? ep->host : "0.0.0.0";
+
+	if (ib_server_bind(u, ep, host, dev, port, err, errlen))
+		return -1;
+	u->epoch = ib_server_epoch();
+	if (ib_datapath(u, u->id->verbs ? u->id : NULL, err, errlen))
+		return -1;
+	if (rdma_listen(u->id, 64)) {
+		IB_FAIL("%s: listen: %s", ep->url, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Client: the route to the server, the data path on the device and port
+ * it leaves by, the first resolution, and the resolver thread.
+ */
+static int ib_open_client(struct ib_transport *u, const struct endpoint *ep, const char *dev,
+			  long port, char *err, size_t errlen)
+{
+	int64_t now = clock_monotonic_ns();
+	struct rdma_cm_id *route;
+	int rc;
+
+	if (ib_sockaddr(ep->host, ep->port, 0, &u->dst, err, errlen))
+		return -1;
+	/*
+	 * Address and route must resolve now: they name the device
+	 * and port the data path is built on, and their failure is
+	 * local (no IPoIB route).  The server itself may be absent:
+	 * that is a per-exchange error, found again later.
+	 */
+	rc = ib_cm_route(u, u->cm, now + IB_RESOLVE_NS, &u->id);
+	if (rc) {
+		IB_FAIL("%s: cannot resolve a route to %s: %s", ep->url, ep->host,
+			strerror(-rc));
+		return -1;
+	}
+	route = u->id;
+	u->ctx = route->verbs;
+	u->port = route->port_num;
+	if (dev && strcmp(dev, ibv_get_device_name(u->ctx->device))) {
+		IB_FAIL("%s: the route to %s leaves by %s, not by dev=%s", ep->url,
+			ep->host, ibv_get_device_name(u->ctx->device), dev);
+		return -1;
+	}
+	if (port && port != u->port) {
+		IB_FAIL("%s: the route to %s leaves by port %u, not by port=%ld", ep->url,
+			ep->host, u->port, port);
+		return -1;
+	}
+	if (ib_datapath(u, route, err, errlen))
+		return -1;
+	ib_cm_resolve_first(u, route, now);
+	return ib_cm_resolver_start(u, ep->url, err, errlen);
+}
+
+/*
+ * The transport's fd: an epoll set of the completion channel, the
+ * device's async events, rdma_cm and the wakeup, tagged IB_FD_*.
+ */
+static int ib_open_fds(struct ib_transport *u, const char *url, char *err, size_t errlen)
+{
+	struct epoll_event ee = { .events = EPOLLIN };
+	int fds[4], i;
+
+	u->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	u->t.fd = epoll_create1(EPOLL_CLOEXEC);
+	if (u->wake < 0 || u->t.fd < 0 || ib_nonblock(u->ctx->async_fd)) {
+		IB_FAIL("%s: epoll: %s", url, strerror(errno));
+		return -1;
+	}
+	fds[IB_FD_CHAN] = u->chan->fd;
+	fds[IB_FD_ASYNC] = u->ctx->async_fd;
+	fds[IB_FD_CM] = u->cm->fd;
+	fds[IB_FD_WAKE] = u->wake;
+	for (i = 0; i < 4; i++) {
+		ee.data.u32 = (uint32_t)i;
+		if (epoll_ctl(u->t.fd, EPOLL_CTL_ADD, fds[i], &ee)) {
+			IB_FAIL("%s: epoll: %s", url, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static struct transport *ib_open(const struct endpoint *ep, enum transport_role role,
 				 char *err, size_t errlen)
 {
 	const char *dev = endpoint_param(ep, "dev");
 	struct ib_transport *u;
-	struct rdma_cm_id *route = NULL;
 	long port = 0, gid = -1, qkey = -1;
-	struct epoll_event ee = { .events = EPOLLIN };
-	int rc, fds[4], i;
 
 	err[0] = 0;
-	if (ib_param_num(ep, "port", 255, &port, err, errlen) ||
-	    ib_param_num(ep, "gid", 255, &gid, err, errlen) ||
-	    ib_param_num(ep, "qkey", 0xffffffffL, &qkey, err, errlen))
+	if (ib_open_check(ep, role, dev, &port, &gid, &qkey, err, errlen))
 		return NULL;
-	if (endpoint_param(ep, "port") && port == 0) {
-		IB_FAIL("%s: bad port '0' (HCA ports count from 1)", ep->url);
-		return NULL;
-	}
-	if (role == TRANSPORT_SERVER && (gid >= 0 || qkey >= 0)) {
-		IB_FAIL("%s: gid= and qkey= are for clients; a server answers as it was reached",
-			ep->url);
-		return NULL;
-	}
-	if (ib_device_check(ep, dev, err, errlen))
-		return NULL;
-
 	u = calloc(1, sizeof(*u));
 	if (!u) {
 		IB_FAIL("out of memory");
@@ -1854,142 +877,12 @@ static struct transport *ib_open(const struct endpoint *ep, enum transport_role 
 		IB_FAIL("%s: rdma_cm event channel: %s", ep->url, strerror(errno));
 		goto fail;
 	}
-	if (u->server) {
-		const char *host = strcmp(ep->host, "*") ? ep->host : "0.0.0.0";
-		struct sockaddr_storage ss;
-
-		if (ib_sockaddr(host, ep->port, 1, &ss, err, errlen))
-			goto fail;
-		if (rdma_create_id(u->cm, &u->id, u, RDMA_PS_UDP) ||
-		    rdma_bind_addr(u->id, (struct sockaddr *)&ss)) {
-			IB_FAIL("%s: cannot bind: %s", ep->url, strerror(errno));
-			goto fail;
-		}
-		if (u->id->verbs) {
-			u->ctx = u->id->verbs;
-			u->port = u->id->port_num;
-			if (dev && strcmp(dev, ibv_get_device_name(u->ctx->device))) {
-				IB_FAIL("%s: %s is on %s, not on dev=%s", ep->url, host,
-					ibv_get_device_name(u->ctx->device), dev);
-				goto fail;
-			}
-		} else {
-			u->ctx = ib_pick_device(dev, err, errlen, ep->url);
-			if (!u->ctx)
-				goto fail;
-			u->port = 1;
-			u->wildcard = 1;
-			u->any_port = !port;
-		}
-		if (port && port != u->port) {
-			if (u->id->verbs) {
-				IB_FAIL("%s: %s is on port %u, not on port=%ld", ep->url, host,
-					u->port, port);
-				goto fail;
-			}
-			u->port = (uint8_t)port;
-		}
-		if (getrandom(&u->epoch, sizeof(u->epoch), 0) != (ssize_t)sizeof(u->epoch))
-			u->epoch = (uint32_t)clock_monotonic_ns() ^ (uint32_t)getpid();
-		if (u->epoch == PEER_EPOCH_NONE)
-			u->epoch = 1;
-		if (ib_datapath(u, u->id->verbs ? u->id : NULL, err, errlen))
-			goto fail;
-		if (rdma_listen(u->id, 64)) {
-			IB_FAIL("%s: listen: %s", ep->url, strerror(errno));
-			goto fail;
-		}
-	} else {
-		int64_t now = clock_monotonic_ns();
-
-		if (ib_sockaddr(ep->host, ep->port, 0, &u->dst, err, errlen))
-			goto fail;
-		/*
-		 * Address and route must resolve now: they name the device
-		 * and port the data path is built on, and their failure is
-		 * local (no IPoIB route).  The server itself may be absent:
-		 * that is a per-exchange error, found again later.
-		 */
-		rc = ib_cm_route(u, u->cm, now + IB_RESOLVE_NS, &u->id);
-		if (rc) {
-			IB_FAIL("%s: cannot resolve a route to %s: %s", ep->url, ep->host,
-				strerror(-rc));
-			goto fail;
-		}
-		route = u->id;
-		u->ctx = route->verbs;
-		u->port = route->port_num;
-		if (dev && strcmp(dev, ibv_get_device_name(u->ctx->device))) {
-			IB_FAIL("%s: the route to %s leaves by %s, not by dev=%s", ep->url,
-				ep->host, ibv_get_device_name(u->ctx->device), dev);
-			goto fail;
-		}
-		if (port && port != u->port) {
-			IB_FAIL("%s: the route to %s leaves by port %u, not by port=%ld", ep->url,
-				ep->host, u->port, port);
-			goto fail;
-		}
-		if (ib_datapath(u, route, err, errlen))
-			goto fail;
-		{
-			struct ib_res r;
-
-			/*
-			 * The server may be down: a per-exchange error, retried
-			 * on the backoff.  The routed id stays until a later
-			 * resolution replaces it: it holds the device.
-			 */
-			memset(&r, 0, sizeof(r));
-			rc = ib_cm_sidr(u, u->cm, route, now + IB_RESOLVE_NS, &r);
-			if (rc == 0)
-				rc = ib_res_apply(u, &r);
-			if (rc == 0) {
-				peer_resolve_ok(&u->peer, now, r.epoch);
-			} else {
-				peer_resolve_failed(&u->peer, now);
-				u->last_err = rc;
-			}
-		}
-		/* Later resolutions run in a thread, on a channel of their own. */
-		u->rcm = rdma_create_event_channel();
-		u->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-		if (!u->rcm || u->stopfd < 0 || ib_nonblock(u->rcm->fd)) {
-			IB_FAIL("%s: rdma_cm event channel: %s", ep->url, strerror(errno));
-			goto fail;
-		}
-		pthread_mutex_init(&u->rmu, NULL);
-		pthread_cond_init(&u->rcv, NULL);
-		rc = pthread_create(&u->th, NULL, ib_resolver, u);
-		if (rc) {
-			pthread_cond_destroy(&u->rcv);
-			pthread_mutex_destroy(&u->rmu);
-			IB_FAIL("%s: resolver thread: %s", ep->url, strerror(rc));
-			goto fail;
-		}
-		u->have_thread = 1;
-	}
-
-	u->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	u->t.fd = epoll_create1(EPOLL_CLOEXEC);
-	if (u->wake < 0 || u->t.fd < 0 || ib_nonblock(u->ctx->async_fd)) {
-		IB_FAIL("%s: epoll: %s", ep->url, strerror(errno));
+	if (u->server ? ib_open_server(u, ep, dev, port, err, errlen) :
+			ib_open_client(u, ep, dev, port, err, errlen))
 		goto fail;
-	}
-	fds[IB_FD_CHAN] = u->chan->fd;
-	fds[IB_FD_ASYNC] = u->ctx->async_fd;
-	fds[IB_FD_CM] = u->cm->fd;
-	fds[IB_FD_WAKE] = u->wake;
-	for (i = 0; i < 4; i++) {
-		ee.data.u32 = (uint32_t)i;
-		if (epoll_ctl(u->t.fd, EPOLL_CTL_ADD, fds[i], &ee)) {
-			IB_FAIL("%s: epoll: %s", ep->url, strerror(errno));
-			goto fail;
-		}
-	}
-	pthread_mutex_lock(&ib_reg_mu);
-	u->reg_next = ib_reg;
-	ib_reg = u;
-	pthread_mutex_unlock(&ib_reg_mu);
+	if (ib_open_fds(u, ep->url, err, errlen))
+		goto fail;
+	ib_event_register(u);
 	u->ctl_ns = clock_monotonic_ns();
 	return &u->t;
 

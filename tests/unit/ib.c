@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * Unit tests for lib/ib.c that need no RDMA device: the rules a received
- * datagram must pass (built as struct ibv_wc values, as the CQ hands them
- * over), the epoch in the immediate data, the endpoint's parameters, and
- * the one-line failure when the device asked for does not exist.  The
- * data path itself is exercised by tests/hw/ib.t on real hardware.
+ * Unit tests for the ib transport that need no RDMA device: the rules a
+ * received datagram must pass (built as struct ibv_wc values, as the CQ
+ * hands them over), the header in front of it read as the key of the
+ * server's address-handle cache (lib/ib_wire.c, pure), the epoch in the
+ * immediate data, the endpoint's parameters, and the one-line failure
+ * when the device asked for does not exist.  The data path is exercised
+ * by tests/unit/ib_fabric.c on a mock and tests/hw/ib.t on hardware.
  */
 #include <endian.h>
 #include <setjmp.h>
@@ -17,6 +19,7 @@
 #include <cmocka.h>
 
 #include "ib.h"
+#include "ib_private.h"
 #include "ntp.h"
 #include "peer.h"
 #include "transport.h"
@@ -125,14 +128,15 @@ static void test_epoch_through_peer(void **state)
 	assert_int_equal(peer_reply(&p, 2, ib_wc_epoch(&wc)), PEER_LOST);
 }
 
-/* An IPv4 header of 20 bytes, checksum right, at @ip. */
-static void ipv4_header(unsigned char *ip)
+/* An IPv4 header of 20 bytes with TOS @tos, checksum right, at @ip. */
+static void ipv4_header(unsigned char *ip, unsigned char tos)
 {
 	uint32_t sum = 0;
 	int i;
 
 	memset(ip, 0, 20);
 	ip[0] = 0x45;
+	ip[1] = tos;
 	ip[3] = 60;
 	ip[8] = 64;
 	ip[9] = 17;
@@ -155,7 +159,7 @@ static void test_grh_version(void **state)
 	unsigned char g[IB_GRH_LEN];
 
 	memset(g, 0, sizeof(g));
-	ipv4_header(g + 20);
+	ipv4_header(g + 20, 0);
 	assert_int_equal(ib_grh_version(g), 4);		/* zeroes in front */
 	memset(g, 0x60, 20);				/* a stale IPv6 header's */
 	assert_int_equal(ib_grh_version(g), 4);
@@ -164,7 +168,7 @@ static void test_grh_version(void **state)
 	memset(g, 0x60, 20);
 	g[20 + 10] ^= 1;				/* checksum wrong: a GRH */
 	assert_int_equal(ib_grh_version(g), 6);
-	ipv4_header(g + 20);
+	ipv4_header(g + 20, 0);
 	g[20] = 0x46;					/* options: not RoCE v2 */
 	assert_int_equal(ib_grh_version(g), 6);
 	/* A GRH / IPv6 header whose bytes 20..39 (the GIDs) are anything. */
@@ -176,6 +180,111 @@ static void test_grh_version(void **state)
 	/* Neither a 6 in front nor an IPv4 header behind. */
 	memset(g, 0, sizeof(g));
 	assert_int_equal(ib_grh_version(g), -1);
+}
+
+/* A receive completion that came with a header in front (IBV_WC_GRH). */
+static struct ibv_wc with_grh(void)
+{
+	struct ibv_wc wc = reply();
+
+	wc.wc_flags |= IBV_WC_GRH;
+	wc.slid = 0x12;
+	wc.sl = 3;
+	wc.dlid_path_bits = 1;
+	return wc;
+}
+
+/* ib_key_from_wc on @wc and @g into a key that held garbage before. */
+static int key_of(const struct ibv_wc *wc, const unsigned char *g, struct ib_key *k)
+{
+	memset(k, 0xee, sizeof(*k));
+	return ib_key_from_wc(wc, g, k);
+}
+
+/* @k is a key from a header, with these fields. */
+static void assert_global_key(const struct ib_key *k, int type, int hop_limit, int tclass,
+			      uint32_t flow_label, const unsigned char *sgid,
+			      const unsigned char *dgid)
+{
+	assert_int_equal(k->global, 1);
+	assert_int_equal(k->gid_type, type);
+	assert_int_equal(k->hop_limit, hop_limit);
+	assert_int_equal(k->tclass, tclass);
+	assert_int_equal(k->flow_label, flow_label);
+	assert_memory_equal(k->sgid, sgid, 16);
+	assert_memory_equal(k->dgid, dgid, 16);
+}
+
+/* LID routed: the LID, SL and path bits; the 40 bytes are not read. */
+static void test_key_lid(void **state)
+{
+	struct ibv_wc wc = with_grh();
+	unsigned char g[IB_GRH_LEN];
+	struct ib_key k, want;
+
+	wc.wc_flags &= ~(unsigned)IBV_WC_GRH;
+	memset(g, 0x60, sizeof(g));
+	assert_int_equal(key_of(&wc, g, &k), 0);
+	memset(&want, 0, sizeof(want));
+	want.slid = 0x12;
+	want.sl = 3;
+	want.path_bits = 1;
+	assert_memory_equal(&k, &want, sizeof(k));
+}
+
+/*
+ * RoCE v2 over IPv4: the addresses become IPv4-mapped GIDs, the TTL the
+ * hop limit, the TOS the traffic class; the 20 bytes in front decide
+ * nothing, so one sender is one key whatever they held.
+ */
+static void test_key_ipv4(void **state)
+{
+	static const unsigned char sgid[16] = { [10] = 0xff, 0xff, 10, 9, 0, 2 };
+	static const unsigned char dgid[16] = { [10] = 0xff, 0xff, 10, 9, 0, 1 };
+	static const unsigned char front[] = { 0, 0x60, 0xab };
+	struct ibv_wc wc = with_grh();
+	unsigned char g[IB_GRH_LEN];
+	struct ib_key k, first;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(front); i++) {
+		memset(g, front[i], 20);
+		ipv4_header(g + 20, 0x28);
+		assert_int_equal(key_of(&wc, g, &k), 0);
+		assert_global_key(&k, IBV_GID_TYPE_ROCE_V2, 64, 0x28, 0, sgid, dgid);
+		assert_int_equal(k.slid, 0x12);
+		if (i == 0)
+			first = k;
+		assert_memory_equal(&k, &first, sizeof(k));
+	}
+}
+
+/* A GRH or an IPv6 header: its next header tells RoCE v2 from IB/RoCE v1. */
+static void test_key_ipv6(void **state)
+{
+	struct ibv_wc wc = with_grh();
+	unsigned char g[IB_GRH_LEN];
+	struct ib_key k;
+	int i;
+
+	memset(g, 0, sizeof(g));
+	g[0] = 0x6a;			/* version 6, traffic class 0xab... */
+	g[1] = 0xbb;			/* ...and a flow label 0xb4567 */
+	g[2] = 0x45;
+	g[3] = 0x67;
+	g[6] = 17;			/* UDP: RoCE v2 */
+	g[7] = 5;
+	for (i = 8; i < IB_GRH_LEN; i++)
+		g[i] = (unsigned char)(0x10 + i);
+	assert_int_equal(key_of(&wc, g, &k), 0);
+	assert_global_key(&k, IBV_GID_TYPE_ROCE_V2, 5, 0xab, 0xb4567, g + 8, g + 24);
+	g[6] = 0x1b;			/* the IB transport header: a GRH */
+	assert_int_equal(key_of(&wc, g, &k), 0);
+	assert_global_key(&k, IBV_GID_TYPE_ROCE_V1, 5, 0xab, 0xb4567, g + 8, g + 24);
+	g[6] = 6;			/* TCP: no handle can be made from it */
+	assert_int_equal(key_of(&wc, g, &k), -1);
+	memset(g, 0, sizeof(g));	/* neither IPv6 nor IPv4 */
+	assert_int_equal(key_of(&wc, g, &k), -1);
 }
 
 static void test_params(void **state)
@@ -254,6 +363,9 @@ int main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_epoch_through_peer),
 		cmocka_unit_test(test_grh_version),
+		cmocka_unit_test(test_key_lid),
+		cmocka_unit_test(test_key_ipv4),
+		cmocka_unit_test(test_key_ipv6),
 		cmocka_unit_test(test_params),
 		cmocka_unit_test(test_bad_values),
 		cmocka_unit_test(test_no_such_device),

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * lib/ib.c driven over a simulated fabric.
+ * lib/ib.c (and the lib/ib_*.c it is made of) driven over a simulated
+ * fabric.
  *
  * THIS IS A MOCK, and it says so: no host here has an RDMA device (the
  * kernel has no RDMA support, so neither rdma_rxe nor siw can be made),
