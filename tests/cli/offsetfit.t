@@ -292,6 +292,26 @@ test_expect_success '--mask prtc-b: the residual, without wander, passes both' '
 	offsetfit --stability --series residual --mask prtc-b "$TMP/line" >"$TMP/stab" &&
 	test_is "$(sv residual 32 mtie_mask_ns) $(grep -c "^#mask prtc-b .*: pass\$" "$TMP/stab")" "33.8000 2"
 '
+# 600 exchanges 100 s apart, taus 100 s to 12800 s: where the built-in
+# masks end.  G.8272's TDEV tables end PRTC-A at 10000 s and PRTC-B at
+# 100000 s; its MTIE tables have no upper tau (doc/offsetfit.1).
+test_expect_success '--mask prtc-a, prtc-b: the TDEV limits end at 10000 s and 100000 s, MTIE not' '
+	{
+		echo "#ntpx-record 1" &&
+		echo "#fields seq t1 t2 t3 t4 delay off2 status" &&
+		k=0 &&
+		while [ $k -lt 600 ]; do
+			t1=$((base + k * 100000000000)) x=$((k % 2))
+			echo "$((k + 1)) $t1 $((t1 + 50000 + x)) $((t1 + 51000 + x)) $((t1 + 101000)) 100000 $((2 * x)) ok"
+			k=$((k + 1))
+		done
+	} >"$TMP/slow" &&
+	offsetfit --stability --series offset --mask prtc-a "$TMP/slow" >"$TMP/stab" &&
+	test_is "$(sv offset 6400 tdev_mask_ns) $(sv offset 12800 tdev_mask_ns) $(sv offset 12800 tdev_pass) $(sv offset 12800 mtie_mask_ns)" \
+		"30.0000 - - 100.0000" &&
+	offsetfit --stability --series offset --mask prtc-b "$TMP/slow" >"$TMP/stab" &&
+	test_is "$(sv offset 12800 tdev_mask_ns) $(sv offset 12800 mtie_mask_ns)" "5.0000 40.0000"
+'
 test_expect_success '--mask: a run no tau of which the mask covers is no pass' '
 	printf "1000 10\n2000 20\n" >"$TMP/mask-far" &&
 	test_exit 1 offsetfit --stability --series residual --mask "$TMP/mask-far" "$TMP/line" >"$TMP/stab" &&
