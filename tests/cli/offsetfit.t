@@ -232,6 +232,10 @@ test_expect_success '--dev with a name not known: exit 2, and why' '
 	test_exit 2 offsetfit --stability --dev adev,allan "$TMP/nbs10" >"$TMP/out" 2>"$TMP/err" &&
 	test_grep "bad --dev .adev,allan." "$TMP/err"
 '
+test_expect_success '--ci with one deviation: its EDF column is still named after it' '
+	offsetfit --stability --series offset --dev totdev --ci "$TMP/nbs10" >"$TMP/stab" &&
+	test_is "$(fields)" "tau_s n totdev totdev_lo totdev_hi totdev_edf alpha"
+'
 test_expect_success '--ci: each deviation with its interval and EDF, and alpha' '
 	offsetfit --stability --series offset --dev adev,mdev --ci "$TMP/nbs10" >"$TMP/stab" &&
 	test_is "$(fields)" "tau_s n adev adev_lo adev_hi adev_edf mdev mdev_lo mdev_hi mdev_edf alpha"
