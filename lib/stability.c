@@ -49,6 +49,31 @@ static inline uint64_t lanes_sum(__m128i v)
 {
 	return (uint64_t)_mm_cvtsi128_si64(v) + (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(v, v));
 }
+
+/*
+ * Two lanes, two accumulators: the squares of the terms d0 and d1 into
+ * *a0 and *a1.  A NAN term fails cmpord and its square is masked to 0;
+ * the mask (-1 per lane kept) counts down in *k.
+ */
+static inline __attribute__((always_inline)) void
+add_sq2(__m128d d0, __m128d d1, __m128d *a0, __m128d *a1, __m128i *k)
+{
+	__m128d o0 = _mm_cmpord_pd(d0, d0), o1 = _mm_cmpord_pd(d1, d1);
+
+	*a0 = _mm_add_pd(*a0, _mm_and_pd(o0, _mm_mul_pd(d0, d0)));
+	*a1 = _mm_add_pd(*a1, _mm_and_pd(o1, _mm_mul_pd(d1, d1)));
+	*k = _mm_sub_epi64(*k, _mm_add_epi64(_mm_castpd_si128(o0), _mm_castpd_si128(o1)));
+}
+
+/* The accumulators of add_sq2() into the scalar sums *s0, *s1 and count *c. */
+static inline __attribute__((always_inline)) void
+add_sq2_end(__m128d a0, __m128d a1, __m128i k, double *s0, double *s1, uint64_t *c)
+{
+	a0 = _mm_add_pd(a0, a1);
+	*s0 = _mm_cvtsd_f64(a0);
+	*s1 = _mm_cvtsd_f64(_mm_unpackhi_pd(a0, a0));
+	*c = lanes_sum(k);
+}
 #endif
 
 #define TAU0_SAMPLES	65536
@@ -204,17 +229,14 @@ static double sumsq(const double *p, size_t m, size_t n, int first, uint64_t *cn
 	size_t j = 0;
 
 #if defined(__SSE2__) && defined(__x86_64__)
-	/*
-	 * Two lanes, two accumulators: a NAN term fails cmpord and its
-	 * square is masked to 0; the mask (-1 per lane kept) counts down.
-	 */
+	/* Two lanes at a time (add_sq2()). */
 	{
 		__m128d a0 = _mm_setzero_pd(), a1 = _mm_setzero_pd();
 		const __m128d two = _mm_set1_pd(2);
 		__m128i k = _mm_setzero_si128();
 
 		for (; j + 4 <= n; j += 4) {
-			__m128d d0, d1, o0, o1;
+			__m128d d0, d1;
 
 			if (first) {
 				d0 = _mm_sub_pd(_mm_loadu_pd(q + j), _mm_loadu_pd(p + j));
@@ -227,16 +249,9 @@ static double sumsq(const double *p, size_t m, size_t n, int first, uint64_t *cn
 							   _mm_mul_pd(two, _mm_loadu_pd(q + j + 2))),
 						_mm_loadu_pd(p + j + 2));
 			}
-			o0 = _mm_cmpord_pd(d0, d0);
-			o1 = _mm_cmpord_pd(d1, d1);
-			a0 = _mm_add_pd(a0, _mm_and_pd(o0, _mm_mul_pd(d0, d0)));
-			a1 = _mm_add_pd(a1, _mm_and_pd(o1, _mm_mul_pd(d1, d1)));
-			k = _mm_sub_epi64(k, _mm_add_epi64(_mm_castpd_si128(o0), _mm_castpd_si128(o1)));
+			add_sq2(d0, d1, &a0, &a1, &k);
 		}
-		a0 = _mm_add_pd(a0, a1);
-		s0 = _mm_cvtsd_f64(a0);
-		s1 = _mm_cvtsd_f64(_mm_unpackhi_pd(a0, a0));
-		c0 = lanes_sum(k);
+		add_sq2_end(a0, a1, k, &s0, &s1, &c0);
 	}
 #endif
 	if (first) {
@@ -280,7 +295,7 @@ static double sumsq3(const double *p, size_t m, size_t n, uint64_t *cnt)
 		__m128i k = _mm_setzero_si128();
 
 		for (; j + 4 <= n; j += 4) {
-			__m128d d0, d1, o0, o1;
+			__m128d d0, d1;
 
 			d0 = _mm_add_pd(_mm_sub_pd(_mm_loadu_pd(u + j), _mm_loadu_pd(p + j)),
 					_mm_mul_pd(three, _mm_sub_pd(_mm_loadu_pd(q + j),
@@ -288,16 +303,9 @@ static double sumsq3(const double *p, size_t m, size_t n, uint64_t *cnt)
 			d1 = _mm_add_pd(_mm_sub_pd(_mm_loadu_pd(u + j + 2), _mm_loadu_pd(p + j + 2)),
 					_mm_mul_pd(three, _mm_sub_pd(_mm_loadu_pd(q + j + 2),
 								     _mm_loadu_pd(r + j + 2))));
-			o0 = _mm_cmpord_pd(d0, d0);
-			o1 = _mm_cmpord_pd(d1, d1);
-			a0 = _mm_add_pd(a0, _mm_and_pd(o0, _mm_mul_pd(d0, d0)));
-			a1 = _mm_add_pd(a1, _mm_and_pd(o1, _mm_mul_pd(d1, d1)));
-			k = _mm_sub_epi64(k, _mm_add_epi64(_mm_castpd_si128(o0), _mm_castpd_si128(o1)));
+			add_sq2(d0, d1, &a0, &a1, &k);
 		}
-		a0 = _mm_add_pd(a0, a1);
-		s0 = _mm_cvtsd_f64(a0);
-		s1 = _mm_cvtsd_f64(_mm_unpackhi_pd(a0, a0));
-		c0 = lanes_sum(k);
+		add_sq2_end(a0, a1, k, &s0, &s1, &c0);
 	}
 #endif
 	for (; j + 2 <= n; j += 2) {

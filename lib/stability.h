@@ -117,7 +117,7 @@ void stab_direct(const double *x, size_t slots, double tau0_s, size_t m,
 
 /*
  * stability_ci.c: the dominant noise, equivalent degrees of freedom and
- * chi-squared intervals (NIST SP 1065 sec. 5.3 and 5.6).
+ * chi-squared intervals (NIST SP 1065 sec. 5.5, 5.4 and 5.3).
  */
 
 /* The deviations an EDF is known for. */
@@ -152,7 +152,8 @@ int stab_noise_id(const double *x, size_t slots, double tau0_s, size_t m, double
 /*
  * Equivalent degrees of freedom of @dev at tau = m tau0 over @n slots
  * for the noise @alpha: Greenhall and Riley's algorithm (SP 1065 sec.
- * 5.3), for TOTDEV SP 1065's b n / m - c (its ADEV's for PM noise).
+ * 5.4.1), for TOTDEV SP 1065 sec. 5.2.11's b n / m - c (for PM noise the
+ * overlapping ADEV's plus 2).
  * NAN when the run is too short for one (n below the estimator's span)
  * or alpha is not one of the five.
  */

@@ -9,11 +9,11 @@
  *     is stationary, and matched to the values Greenhall's model of the
  *     decimated noise expects; with fewer than 30 samples, Barnes' B1
  *     ratio (N-sample over Allan variance) and, between white and flicker
- *     PM, the ratio R(n) of modified to Allan variance (SP 1065 sec. 5.6).
+ *     PM, the ratio R(n) of modified to Allan variance (SP 1065 sec. 5.5).
  *   - EDF: Greenhall and Riley's algorithm ("Uncertainty of stability
  *     variances based on finite differences", PTTI 2003; SP 1065 sec.
- *     5.3) for ADEV, MDEV/TDEV, HDEV and OHDEV; SP 1065's b T/tau - c for
- *     TOTDEV.
+ *     5.4.1) for ADEV, MDEV/TDEV, HDEV and OHDEV; for TOTDEV, SP 1065
+ *     sec. 5.2.11's b T/tau - c, and the overlapping ADEV's plus 2 for PM.
  *   - The interval: var edf / chi2(p, edf), SP 1065 eq. (45), with the
  *     chi-squared quantile from the regularised incomplete gamma
  *     function.
@@ -239,14 +239,20 @@ static double edf_greenhall(int a, int d, double m, double N, int overlapping, i
 	return inv > 0 ? 1 / inv : NAN;
 }
 
-/* SP 1065 Table 11: TOTVAR's edf = b T/tau - c, white, flicker and random-walk FM. */
+/*
+ * TOTVAR's edf (SP 1065 sec. 5.2.11): b T/tau - c for white, flicker and
+ * random-walk FM, with b and c to three decimals as that section gives
+ * them (its Table 7 rounds them to two; Stable32's intervals are the
+ * three-decimal ones, tests/unit/stability.c); for white and flicker PM
+ * the overlapping ADEV's with 2 degrees of freedom more.
+ */
 static double edf_total(int a, double m, double N)
 {
-	static const double bc[3][2] = { { 1.50, 0 }, { 1.17, 0.22 }, { 0.93, 0.36 } };
+	static const double bc[3][2] = { { 1.500, 0 }, { 1.168, 0.222 }, { 0.927, 0.358 } };
 	double e;
 
-	if (a > 0)	/* PM: the overlapping ADEV's, whose terms TOTDEV's contain */
-		return edf_greenhall(a, 2, m, N, 1, 0);
+	if (a > 0)
+		return edf_greenhall(a, 2, m, N, 1, 0) + 2;
 	if (a < -2 || N < 3 * m)
 		return NAN;
 	e = bc[-a][0] * N / m - bc[-a][1];

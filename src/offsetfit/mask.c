@@ -15,10 +15,13 @@
 #include "offsetfit.h"
 
 /*
- * ITU-T G.8272 (11/2018), the wander of a PRTC in locked mode, each a
- * list of segments limit = a tau + b ns over tau in (lo, hi] s:
- * Table 1 (PRTC-A MTIE), Table 2 (PRTC-B MTIE), Table 3 (PRTC-A TDEV),
- * Table 4 (PRTC-B TDEV).
+ * ITU-T G.8272/Y.1367 (11/2018, its third edition), the wander of a PRTC
+ * in locked mode, each a list of segments limit = a tau + b ns over tau
+ * in (lo, hi] s: Table 1 (PRTC-A MTIE), Table 2 (PRTC-B MTIE), Table 3
+ * (PRTC-A TDEV), Table 4 (PRTC-B TDEV).  The MTIE limits have no upper
+ * tau; PRTC-A's TDEV ends at 10^4 s, PRTC-B's at 10^5 s.  Taken from
+ * secondary sources, not the Recommendation's text: doc/offsetfit.1 says
+ * which.
  */
 static const struct mask_seg prtc_a_mtie[] = {
 	{ 0.1, 273, 0.275, 25 }, { 273, INFINITY, 0, 100 },
@@ -27,7 +30,7 @@ static const struct mask_seg prtc_b_mtie[] = {
 	{ 0.1, 54.5, 0.275, 25 }, { 54.5, INFINITY, 0, 40 },
 };
 static const struct mask_seg prtc_a_tdev[] = {
-	{ 0.1, 100, 0, 3 }, { 100, 1000, 0.03, 0 }, { 1000, 100000, 0, 30 },
+	{ 0.1, 100, 0, 3 }, { 100, 1000, 0.03, 0 }, { 1000, 10000, 0, 30 },
 };
 static const struct mask_seg prtc_b_tdev[] = {
 	{ 0.1, 100, 0, 1 }, { 100, 500, 0.01, 0 }, { 500, 100000, 0, 5 },

@@ -232,6 +232,10 @@ test_expect_success '--dev with a name not known: exit 2, and why' '
 	test_exit 2 offsetfit --stability --dev adev,allan "$TMP/nbs10" >"$TMP/out" 2>"$TMP/err" &&
 	test_grep "bad --dev .adev,allan." "$TMP/err"
 '
+test_expect_success '--ci with one deviation: its EDF column is still named after it' '
+	offsetfit --stability --series offset --dev totdev --ci "$TMP/nbs10" >"$TMP/stab" &&
+	test_is "$(fields)" "tau_s n totdev totdev_lo totdev_hi totdev_edf alpha"
+'
 test_expect_success '--ci: each deviation with its interval and EDF, and alpha' '
 	offsetfit --stability --series offset --dev adev,mdev --ci "$TMP/nbs10" >"$TMP/stab" &&
 	test_is "$(fields)" "tau_s n adev adev_lo adev_hi adev_edf mdev mdev_lo mdev_hi mdev_edf alpha"
@@ -291,6 +295,26 @@ test_expect_success '--mask prtc-a: G.8272 PRTC-A MTIE (25 ns + 0.275 ns/s) and 
 test_expect_success '--mask prtc-b: the residual, without wander, passes both' '
 	offsetfit --stability --series residual --mask prtc-b "$TMP/line" >"$TMP/stab" &&
 	test_is "$(sv residual 32 mtie_mask_ns) $(grep -c "^#mask prtc-b .*: pass\$" "$TMP/stab")" "33.8000 2"
+'
+# 600 exchanges 100 s apart, taus 100 s to 12800 s: where the built-in
+# masks end.  G.8272's TDEV tables end PRTC-A at 10000 s and PRTC-B at
+# 100000 s; its MTIE tables have no upper tau (doc/offsetfit.1).
+test_expect_success '--mask prtc-a, prtc-b: the TDEV limits end at 10000 s and 100000 s, MTIE not' '
+	{
+		echo "#ntpx-record 1" &&
+		echo "#fields seq t1 t2 t3 t4 delay off2 status" &&
+		k=0 &&
+		while [ $k -lt 600 ]; do
+			t1=$((base + k * 100000000000)) x=$((k % 2))
+			echo "$((k + 1)) $t1 $((t1 + 50000 + x)) $((t1 + 51000 + x)) $((t1 + 101000)) 100000 $((2 * x)) ok"
+			k=$((k + 1))
+		done
+	} >"$TMP/slow" &&
+	offsetfit --stability --series offset --mask prtc-a "$TMP/slow" >"$TMP/stab" &&
+	test_is "$(sv offset 6400 tdev_mask_ns) $(sv offset 12800 tdev_mask_ns) $(sv offset 12800 tdev_pass) $(sv offset 12800 mtie_mask_ns)" \
+		"30.0000 - - 100.0000" &&
+	offsetfit --stability --series offset --mask prtc-b "$TMP/slow" >"$TMP/stab" &&
+	test_is "$(sv offset 12800 tdev_mask_ns) $(sv offset 12800 mtie_mask_ns)" "5.0000 40.0000"
 '
 test_expect_success '--mask: a run no tau of which the mask covers is no pass' '
 	printf "1000 10\n2000 20\n" >"$TMP/mask-far" &&

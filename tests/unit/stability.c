@@ -491,6 +491,117 @@ static void edf_stable32(void **state)
 	assert_true(lo < l1 && l1 < 1 && 1 < h1 && h1 < hi);
 }
 
+/* @got against a value printed to the place @unit: within half of it. */
+static void assert_printed(double got, double printed, double unit)
+{
+	if (!(fabs(got - printed) <= unit / 2))
+		fail_msg("got %.9g, printed %.9g (off by more than half of %g)", got, printed, unit);
+}
+
+/*
+ * The worked example of the EDF algorithm that SP 1065 sec. 5.4.1 takes
+ * from its reference [2] (Greenhall and Riley, PTTI 2003, sec. 4):
+ * overlapping ADEV, white FM, 1025 phase samples, "new edf" at m = 1 ..
+ * 512, printed to three figures.  Each is held to half a unit of its
+ * last printed digit but m = 4's: the paper prints 314, and its own
+ * algorithm (sec. 3.4 and 3.6.2, J = 12 <= Jmax, no table) gives 313.47,
+ * here and evaluated from the paper's pseudocode at 40 digits apart from
+ * this tree, with J up to 100 the same; that entry is held to one unit.
+ */
+static void edf_greenhall_riley_example(void **state)
+{
+	static const struct {
+		size_t m;
+		double edf, unit;
+	} t[] = {
+		{ 1, 801, 1 }, { 2, 554, 1 }, { 4, 314, 2 }, { 8, 170.0, 0.1 },
+		{ 16, 88.5, 0.1 }, { 32, 44.4, 0.1 }, { 64, 21.8, 0.1 },
+		{ 128, 9.83, 0.01 }, { 256, 4.00, 0.01 }, { 512, 1, 1 },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(t); i++)
+		assert_printed(stab_edf(STAB_DEV_ADEV, 0, t[i].m, 1025), t[i].edf, t[i].unit);
+}
+
+/*
+ * SP 1065 sec. 12.4, Table 32: error bars of the 1000-point set (1001
+ * phase samples) at m = 10, white FM.  Its chi-squared column is that of
+ * the whole degrees of freedom below each EDF (146.177 -> 146, 94.620 ->
+ * 94): at 146.177 itself the quantiles are 119.23, 114.60 and 181.54, not
+ * the printed 119.07, 114.45 and 181.34.  Exact quantiles (30 digits,
+ * outside this tree) at 146 and 94 lie up to 0.0093 from the printed
+ * ones, which Stable32's approximation of the inverse made: held to one
+ * unit of the printed 0.01, not half.  The table's EDFs themselves are
+ * the older approximations (its Table 5 for ADEV; MVAR through the HVAR
+ * formula), which sec. 5.4.1 says Greenhall and Riley's algorithm
+ * supersedes: that algorithm gives 135.07 and 94.63, the 11 % gap sec. 4
+ * of their paper shows between old and new (186.3 and 170.0 at N = 1025,
+ * m = 8), so the table's 146.177 is not held here.
+ */
+static void sp1065_table32(void **state)
+{
+	static const struct {
+		double df, p, chi2;
+	} t[] = {
+		{ 146, 0.950, 119.07 }, { 146, 0.025, 114.45 }, { 146, 0.975, 181.34 },
+		{ 94, 0.950, 72.64 }, { 94, 0.025, 69.06 }, { 94, 0.975, 122.71 },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(t); i++)
+		/* single-sided 95 %: the upper bound's p = 0.05 */
+		assert_printed(stab_chi2_quantile(t[i].p == 0.950 ? 0.05 : t[i].p, t[i].df),
+			       t[i].chi2, 0.02);
+	/* the double-sided 95 % upper bound is the single-sided 97.5 % one */
+	assert_rel(stab_chi2_quantile(0.025, 146.177), 114.5973765, 1e-9);
+}
+
+/*
+ * TOTDEV's EDF as SP 1065 sec. 5.2.11 gives it: b T/tau - c with b =
+ * 1.500, 1.168, 0.927 and c = 0, 0.222, 0.358 for white, flicker and
+ * random-walk FM (Table 7 rounds them to 1.50, 1.17/0.22, 0.93/0.36), and
+ * for white and flicker PM the overlapping ADEV's plus 2.  Against
+ * Stable32's TOTDEV of an OCXO (19982 frequency samples, 19983 phase;
+ * allantools' tests/ocxo/totdev_octave.txt), the flicker and random-walk
+ * FM taus, printed to five figures.  Each bound is held to 6e-5: the
+ * five figures of it and of the deviation, 1e-5 each, and Stable32's
+ * inverse chi-squared, up to 8e-5 off in the quantile (Table 32, above),
+ * 4e-5 in a deviation.  Table 7's rounded coefficients miss by 1e-4 to
+ * 2.7e-4.
+ * The file's m = 256 (flicker FM: 4.9302, 5.2818, 5.7211) is not held:
+ * its bounds imply an EDF of 90.98 to 91.04, and neither set of
+ * coefficients gives that (90.95 and 91.11).
+ */
+static void totdev_edf(void **state)
+{
+	static const struct {
+		size_t m;
+		int alpha;
+		double lo, dev_, hi;
+	} t[] = {
+		{ 512, -2, 4.6681, 5.1857, 5.9255 },
+		{ 1024, -1, 5.6419, 6.4162, 7.6321 },
+	};
+	double lo, hi, e;
+	size_t i;
+	int a;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		e = stab_edf(STAB_DEV_TOTDEV, t[i].alpha, t[i].m, 19983);
+		stab_interval(t[i].dev_, e, erf(1 / sqrt(2)), &lo, &hi);
+		assert_rel(lo, t[i].lo, 6e-5);
+		assert_rel(hi, t[i].hi, 6e-5);
+	}
+	for (a = 1; a <= 2; a++)
+		assert_rel(stab_edf(STAB_DEV_TOTDEV, a, 64, 10000),
+			   stab_edf(STAB_DEV_ADEV, a, 64, 10000) + 2, 1e-15);
+	assert_true(isnan(stab_edf(STAB_DEV_TOTDEV, 2, 6000, 10000)));
+}
+
 /* Flicker noise: white noise through the 1/f filter h[k] = h[k-1] (k - 1/2) / k (Kasdin). */
 static void flicker(double *v, size_t n)
 {
@@ -653,6 +764,9 @@ int main(void)
 		cmocka_unit_test(grid_from_times),
 		cmocka_unit_test(chi2_quantiles),
 		cmocka_unit_test(edf_stable32),
+		cmocka_unit_test(edf_greenhall_riley_example),
+		cmocka_unit_test(sp1065_table32),
+		cmocka_unit_test(totdev_edf),
 		cmocka_unit_test(noise_identification),
 	};
 
