@@ -448,7 +448,7 @@ chrony_one_clock() {
 			o = $12; d = $13; p = $14; if (o < 0) o = -o
 			b = d / 2 + p + 5e-4 * (o + d); n++
 			if (b > 0 && o / b > r) r = o / b
-			if (o > b) bad++ }
+			if (o > b) { bad++; print "over its bound " b ": " $0 > "/dev/stderr" } }
 		END { if (v) printf "%d samples, largest |offset| / bound %.2f\n", n, r
 			if (bad) print bad " of " n " samples have |offset| > delay/2 + dispersion" > "/dev/stderr"
 			exit !(n > 0 && !bad) }' v="$_v" "$1"

@@ -114,9 +114,15 @@ test_expect_success 'setup: ntpreflect serving NTS with the same certificate' '
 	wait_until 10 udp_listening "$rport"
 '
 
+# noselect: chronyd -x sets no clock, but it keeps the corrections it
+# would have made and cooks its own stamps with them (its null clock
+# driver), so a source it selected moves chronyd's time scale away from
+# ours and the one-clock check below fails by what chronyd corrected
+# (seen: an offset of -299 us in a delay of 432 us, with a busy core).
+# A source it never selects is still measured, authenticated and logged.
 test_expect_success 'setup: chronyd -x, an NTS client of ntpreflect' '
 	mkdir -m 700 "$TMP/c1" &&
-	client_conf "" "$TMP/c1" >"$TMP/c1.conf" &&
+	client_conf noselect "$TMP/c1" >"$TMP/c1.conf" &&
 	spawn C1 chronyd -x -d -f "$TMP/c1.conf" -u root -L 0 2>"$TMP/c1.log"
 '
 
