@@ -31,19 +31,19 @@ int stats_linfit(const double *x, const double *y, size_t n, struct linfit *fit)
 	fit->b = sxy / sxx;
 	fit->a = my - fit->b * mx;
 	nb = n < STATS_SE_BATCHES ? n : STATS_SE_BATCHES;
-	for (i = 0; i < n; i++) {
-		double r = y[i] - (fit->a + fit->b * x[i]);
-		size_t k = i * nb / n;
+	/* Batch k is i from ceil(k n / nb): i k n / nb computed once a batch. */
+	for (batch = 0, i = 0; batch < nb; batch++) {
+		size_t end = ((batch + 1) * n + nb - 1) / nb;
 
-		ss += r * r;
-		if (k != batch) {
-			sz += z * z;
-			z = 0;
-			batch = k;
+		z = 0;
+		for (; i < end; i++) {
+			double r = y[i] - (fit->a + fit->b * x[i]);
+
+			ss += r * r;
+			z += (x[i] - mx) * r;
 		}
-		z += (x[i] - mx) * r;
+		sz += z * z;
 	}
-	sz += z * z;
 	fit->rms = sqrt(ss / (double)n);
 	fit->b_se = nb > 2 ? sqrt(sz * (double)nb / (double)(nb - 2)) / sxx : NAN;
 	fit->n = n;
@@ -110,7 +110,8 @@ double stats_min(const double *v, size_t n)
 	return m;
 }
 
-void stats_quantiles(double *v, size_t n, const double *ps, double *out, size_t k)
+/* The old way, and the fallback: selection in place, quantile after quantile. */
+static void quantiles_select(double *v, size_t n, const double *ps, double *out, size_t k)
 {
 	size_t lo = 0, j;
 
@@ -129,6 +130,109 @@ void stats_quantiles(double *v, size_t n, const double *ps, double *out, size_t 
 		out[j] = x;
 		lo = r;
 	}
+}
+
+static int cmp_double(const void *a, const void *b);
+
+/*
+ * Large arrays: Floyd and Rivest's idea.  The sorted sample of QS_SAMPLE
+ * values spread through v brackets each wanted rank between two of its
+ * values, [lo, hi], that hold it with a margin of four standard
+ * deviations of the sample's rank; one pass over v counts the values
+ * below each bracket and copies those in it to a buffer of its own, with
+ * no branch on the data; selection in the buffers then gives ranks r and
+ * r + 1 exactly, so the quantiles are those of the selection in place,
+ * bit for bit (the order statistics and the same arithmetic on them).
+ * When a bracket misses its ranks (unlucky data), overflows its buffer or
+ * v holds a NAN, the selection in place does it all.  v is not reordered.
+ * Returns 0, or -1 for that fallback.
+ */
+#define QS_MIN		65536
+#define QS_SAMPLE	16384
+#define QS_MAXK		8
+#define QS_BLOCK	2048
+
+static int quantiles_bracket(const double *v, size_t n, const double *ps, double *out,
+			     size_t k)
+{
+	double *smp, *buf[QS_MAXK] = { 0 }, lo[QS_MAXK], hi[QS_MAXK];
+	size_t below[QS_MAXK], nb[QS_MAXK], cap[QS_MAXK], i, j, step = n / QS_SAMPLE;
+	int rc = -1;
+	unsigned nan = 0;
+
+	if (k > QS_MAXK || !(smp = malloc(QS_SAMPLE * sizeof(*smp))))
+		return -1;
+	for (i = 0; i < QS_SAMPLE; i++)
+		smp[i] = v[i * step + step / 2];
+	for (i = 0; i < QS_SAMPLE; i++)
+		if (isnan(smp[i]))
+			goto out;
+	qsort(smp, QS_SAMPLE, sizeof(*smp), cmp_double);
+	for (j = 0; j < k; j++) {
+		double p = ps[j], q = p * (QS_SAMPLE - 1);
+		double g = 4 * sqrt(QS_SAMPLE * p * (1 - p)) + 4;
+		double a = floor(q - g), b = ceil(q + g + 1);
+
+		lo[j] = a < 0 ? -INFINITY : smp[(size_t)a];
+		hi[j] = b > QS_SAMPLE - 1 ? INFINITY : smp[(size_t)b];
+		/* the values expected in the bracket, twice over, and some */
+		cap[j] = (size_t)((b - a + 1) / QS_SAMPLE * (double)n) * 2 + 2 * QS_BLOCK;
+		below[j] = nb[j] = 0;
+		if (!(buf[j] = malloc(cap[j] * sizeof(double))))
+			goto out;
+	}
+	/* Blocks of QS_BLOCK: a bracket's buffer is checked once a block. */
+	for (i = 0; i < n; i += QS_BLOCK) {
+		size_t e = n - i < QS_BLOCK ? n - i : QS_BLOCK, t;
+
+		for (t = 0; t < e; t++)
+			nan |= v[i + t] != v[i + t];
+		for (j = 0; j < k; j++) {
+			const double *p = v + i, l = lo[j], u = hi[j];
+			double *d = buf[j];
+			size_t m = nb[j], c = 0;
+
+			if (cap[j] - m < QS_BLOCK)
+				goto out;
+			for (t = 0; t < e; t++) {
+				double x = p[t];
+
+				d[m] = x;
+				m += (x >= l) & (x <= u);
+				c += x < l;
+			}
+			nb[j] = m;
+			below[j] += c;
+		}
+	}
+	if (nan)
+		goto out;
+	for (j = 0; j < k; j++) {
+		double h = (double)(n - 1) * ps[j], x;
+		size_t r = (size_t)floor(h), two = r + 1 < n && h > (double)r, b;
+
+		if (r < below[j] || r + two >= below[j] + nb[j])
+			goto out;
+		b = r - below[j];
+		select_k(buf[j], 0, nb[j] - 1, b);
+		x = buf[j][b];
+		if (two)
+			x += (h - (double)r) * (stats_min(buf[j] + b + 1, nb[j] - b - 1) - x);
+		out[j] = x;
+	}
+	rc = 0;
+out:
+	for (j = 0; j < k; j++)
+		free(buf[j]);
+	free(smp);
+	return rc;
+}
+
+void stats_quantiles(double *v, size_t n, const double *ps, double *out, size_t k)
+{
+	if (n >= QS_MIN && quantiles_bracket(v, n, ps, out, k) == 0)
+		return;
+	quantiles_select(v, n, ps, out, k);
 }
 
 double stats_quantile(double *v, size_t n, double p)

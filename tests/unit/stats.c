@@ -229,6 +229,49 @@ static void quantiles_match_sort(void **state)
 	}
 }
 
+/*
+ * From 65536 values on, the quantiles come from brackets set by a sample
+ * (lib/stats.c): the same values as sorting, bit for bit, on random data,
+ * few distinct values, sorted, reversed and constant arrays, and data
+ * whose sampled positions (every n / 16384th) hold zeros and the rest
+ * larger values: the brackets miss their ranks and the selection in
+ * place takes over.
+ */
+static void quantiles_large_match_sort(void **state)
+{
+	enum { N = 300007 };
+	static double v[N], s[N];
+	double ps[] = { 0, 0.001, 0.5, 0.99, 0.999, 1 }, q[6];
+	int kind, i, j;
+
+	(void)state;
+	srand(2);
+	for (kind = 0; kind < 6; kind++) {
+		int n = kind == 5 ? N : N - 1000 * kind;
+
+		for (i = 0; i < n; i++) {
+			double x = (double)rand() / RAND_MAX * 1e5 - 3e4;
+
+			v[i] = kind == 1 ? (double)(rand() % 7) : kind == 2 ? i * 0.5 :
+			       kind == 3 ? -i * 0.25 : kind == 4 ? 42 : x;
+			if (kind == 5)
+				v[i] = i % (N / 16384) == N / 16384 / 2 ? 0 : x + 1e6;
+			s[i] = v[i];
+		}
+		qsort(s, (size_t)n, sizeof(double), cmp);
+		stats_quantiles(v, (size_t)n, ps, q, 6);
+		for (j = 0; j < 6; j++) {
+			double h = (n - 1) * ps[j];
+			int lo = (int)h;
+			double want = s[lo];
+
+			if (lo + 1 < n && h > lo)
+				want += (h - lo) * (s[lo + 1] - want);
+			assert_memory_equal(&q[j], &want, sizeof(double));
+		}
+	}
+}
+
 static void rms_min_median(void **state)
 {
 	double v[] = { 3, -4 };
@@ -253,6 +296,7 @@ int main(void)
 		cmocka_unit_test(quantiles_by_hand),
 		cmocka_unit_test(quantile_single_and_ties),
 		cmocka_unit_test(quantiles_match_sort),
+		cmocka_unit_test(quantiles_large_match_sort),
 		cmocka_unit_test(rms_min_median),
 	};
 
