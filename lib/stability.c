@@ -378,7 +378,33 @@ static void terms(const double *x, const double *P, const uint32_t *C, double *B
 	e = N >= 3 * m ? min_z(je, N - 3 * m + 1) : jb;
 	if (e <= jb)
 		return;
-	for (j = jb; j < e + 2 * m; j++) {
+	j = jb;
+#if defined(__SSE2__) && defined(__x86_64__)
+	/*
+	 * Two at a time: past a few octaves nearly every block holds a gap,
+	 * and the division of each, one by one, was most of this function.
+	 * The same operations lane by lane (c <= m < 2^31 converts exactly),
+	 * so the same bits.
+	 */
+	{
+		const __m128d vm = _mm_set1_pd((double)m), vinv = _mm_set1_pd(inv),
+			      vnan = _mm_set1_pd(NAN);
+
+		for (; j + 2 <= e + 2 * m; j += 2) {
+			__m128i c = _mm_sub_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(C + j + m)),
+						  _mm_loadl_epi64((const __m128i *)(const void *)(C + j)));
+			__m128d cd = _mm_cvtepi32_pd(c);
+			__m128d sum = _mm_sub_pd(_mm_loadu_pd(P + j + m), _mm_loadu_pd(P + j));
+			__m128d full = _mm_cmpeq_pd(cd, vm);
+			__m128d few = _mm_cmplt_pd(_mm_add_pd(cd, cd), vm);
+			__m128d b = _mm_or_pd(_mm_and_pd(full, _mm_mul_pd(sum, vinv)),
+					      _mm_andnot_pd(full, _mm_div_pd(sum, cd)));
+
+			_mm_storeu_pd(B + j - jb, _mm_or_pd(_mm_and_pd(few, vnan), _mm_andnot_pd(few, b)));
+		}
+	}
+#endif
+	for (; j < e + 2 * m; j++) {
 		uint32_t c = C[j + m] - C[j];
 		double sum = P[j + m] - P[j];
 

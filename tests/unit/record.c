@@ -210,6 +210,80 @@ static void long_line_refused(void **state)
 	free(text);
 }
 
+/* The first error of @len bytes at @text; its line number in *line. */
+static const char *first_error(const char *text, size_t len, char *err, size_t size,
+			       unsigned long *line)
+{
+	struct record_reader r;
+	int fd = memfd_create("records", 0), rc;
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, len), (ssize_t)len);
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	record_reader_init(&r, fd, "mem");
+	while ((rc = record_next(&r)) == 1)
+		;
+	snprintf(err, size, "%s", rc < 0 ? r.err : "");
+	*line = r.lineno;
+	record_reader_free(&r);
+	close(fd);
+	return err;
+}
+
+/*
+ * What the one-pass scan of a data line (lib/record.c, fast_line) hands
+ * back to the line-by-line way: a NUL, an empty field, a carriage
+ * return, a field too many, a line one byte too long or cut short; and a
+ * line of the longest length, which it takes.  The errors are those of
+ * the line-by-line way, on the right line.
+ */
+static void one_pass_edges(void **state)
+{
+	/* A good line first: the one after the header goes the long way. */
+	static const char hdr[] = "#ntpx-record 1\n#fields a b\n1 2\n";
+	static const char *const tail[] = { "3\0" "4\n", "3\0 4\n", "3  \0\n", "3 \n", "3 4\r\n" };
+	static const size_t tlen[] = { 4, 5, 5, 3, 5 };
+	static const char *const want[] = {
+		"mem:4: NUL byte in line", "mem:4: NUL byte in line",
+		"mem:4: empty field (fields are separated by one space)",
+		"mem:4: empty field (fields are separated by one space)",
+		"mem:4: carriage return at end of line",
+	};
+	size_t h = strlen(hdr), k;
+	char *text = malloc(h + 2 * RECORD_MAX_LINE + 16), err[400];
+	unsigned long line;
+
+	(void)state;
+	memcpy(text, hdr, h);
+	for (k = 0; k < ARRAY_SIZE(tail); k++) {
+		memcpy(text + h, tail[k], tlen[k]);
+		assert_string_equal(first_error(text, h + tlen[k], err, sizeof(err), &line), want[k]);
+	}
+	/* 65 fields: more than RECORD_MAX_FIELDS */
+	for (k = 0; k < 65; k++)
+		memcpy(text + h + 2 * k, k < 64 ? "1 " : "1\n", 2);
+	assert_string_equal(first_error(text, h + 130, err, sizeof(err), &line),
+			    "mem:4: empty field (fields are separated by one space)");
+	/* RECORD_MAX_LINE - 1 bytes and a newline: taken */
+	memset(text + h, '1', RECORD_MAX_LINE - 1);
+	text[h + 1] = ' ';
+	text[h + RECORD_MAX_LINE - 1] = '\n';
+	memcpy(text + h + RECORD_MAX_LINE, "1 2\n", 4);
+	assert_string_equal(first_error(text, h + RECORD_MAX_LINE + 4, err, sizeof(err), &line), "");
+	assert_int_equal(line, 5);
+	/* one byte more: too long */
+	memset(text + h, '1', RECORD_MAX_LINE);
+	text[h + 1] = ' ';
+	text[h + RECORD_MAX_LINE] = '\n';
+	assert_string_equal(first_error(text, h + RECORD_MAX_LINE + 1, err, sizeof(err), &line),
+			    "mem:4: line longer than 4096 bytes");
+	/* a line that ends past the data read: no newline yet, or ever */
+	memcpy(text + h, "3 4", 3);
+	assert_string_equal(first_error(text, h + 3, err, sizeof(err), &line),
+			    "mem:4: last line cut short (no newline)");
+	free(text);
+}
+
 /* Lines that straddle the reader's 1 MiB blocks come through whole. */
 static void many_lines_across_blocks(void **state)
 {
@@ -338,6 +412,7 @@ int main(void)
 		cmocka_unit_test(every_malformed_form),
 		cmocka_unit_test(good_lines_before_an_error),
 		cmocka_unit_test(long_line_refused),
+		cmocka_unit_test(one_pass_edges),
 		cmocka_unit_test(many_lines_across_blocks),
 		cmocka_unit_test(parse_i64_forms),
 		cmocka_unit_test(fast_field_parser_agrees),
