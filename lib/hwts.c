@@ -83,12 +83,14 @@ int hwts_acquire(struct hwts *h, int fd, const char *dev, int want)
 	h->tx = tx_stamps(c.tx_type);
 	h->rx = rx_covers_ntp(c.rx_filter);
 	if (h->readable)
-		ntpx_err("%s: hardware stamping changed from tx %s rx %s (%d) to tx %s rx %s (%d);"
+		snprintf(h->note, sizeof(h->note),
+			 "%s: hardware stamping changed from tx %s rx %s (%d) to tx %s rx %s (%d);"
 			 " put back at exit", h->dev, tx_name(h->found.tx_type),
 			 rx_name(h->found.rx_filter), h->found.rx_filter, tx_name(c.tx_type),
 			 rx_name(c.rx_filter), c.rx_filter);
 	else
-		ntpx_err("%s: hardware stamping set to tx %s rx %s (%d); the driver cannot say "
+		snprintf(h->note, sizeof(h->note),
+			 "%s: hardware stamping set to tx %s rx %s (%d); the driver cannot say "
 			 "what it was (SIOCGHWTSTAMP), so it is put back to off at exit", h->dev,
 			 tx_name(c.tx_type), rx_name(c.rx_filter), c.rx_filter);
 	return (h->tx ? HWTS_TX : 0) | (h->rx ? HWTS_RX : 0);

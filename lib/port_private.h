@@ -44,6 +44,10 @@ struct port_stamping {
 	const char *why;		/* a side without: "-:REASON" for #stamps,
 					   layer why_layer (NULL: nothing to say) */
 	int why_layer;
+	char *warn;			/* the transport's lines for its caller
+					   (transport_warnings()): add with
+					   ntpx_lines_add(warn, warnlen, ...) */
+	size_t warnlen;
 };
 
 struct port_config {

@@ -38,7 +38,7 @@
  * read first, nothing ptp4l set weakened, put back at close), as the
  * kernel's xdp_hw_metadata selftest does.  A kernel that refuses the umem so
  * registered gets the umem and socket from libxdp and no send stamps;
- * stamps_enable says so once.
+ * stamps_enable says so once, to its caller.
  *
  * On veth, a frame from a kernel socket whose sender left the UDP
  * checksum to the device (tx offload on) carries only the pseudo-header
@@ -734,37 +734,44 @@ static int xdp_xsk_tx_timestamp(int ifindex)
 /*
  * Receive: the program's stamp, the 'k' layer.  Send: the TX metadata
  * completion stamp, 'k' in copy mode, 'h' (with a PHC) in zero-copy;
- * none, said once, where the kernel refused TX metadata.
+ * none, said once (in s->warn, for the caller), where the kernel refused
+ * TX metadata.
  */
 static int xdp_stamps_enable(struct port *p, struct port_stamping *s, char *err,
 			     size_t errlen)
 {
 	struct xdp_port *x = container_of(p, struct xdp_port, p);
+	int got;
 
 	s->rx_layer = TRANSPORT_LAYER_K;
 	s->rx_src = "xdp:bpf_ktime_get_ns";
 	if (xdp_rx_stamps_on(x)) {
 		s->rx_layer = -1;
 		s->rx_src = NULL;
-		ntpx_err("%s: no XDP receive stamps: the program's switch cannot be set", x->dev);
+		ntpx_lines_add(s->warn, s->warnlen,
+			       "%s: no XDP receive stamps: the program's switch cannot be set",
+			       x->dev);
 	}
 	s->tx_layer = -1;
 	s->tx_src = NULL;
 	if (x->own.fd < 0) {
-		ntpx_err("%s: no AF_XDP send stamps: %s", x->dev, x->own.txmd_why);
+		ntpx_lines_add(s->warn, s->warnlen, "%s: no AF_XDP send stamps: %s", x->dev,
+			       x->own.txmd_why);
 		return 0;
 	}
 	if (strstr(p->mode, "zerocopy")) {
 		if (!xdp_xsk_tx_timestamp(x->ifindex)) {
-			ntpx_err("%s: no AF_XDP send stamps: the driver fills no TX-metadata "
-				 "stamp in zero-copy mode (netdev xsk-features has no tx-timestamp)",
-				 x->dev);
+			ntpx_lines_add(s->warn, s->warnlen,
+				       "%s: no AF_XDP send stamps: the driver fills no TX-metadata "
+				       "stamp in zero-copy mode (netdev xsk-features has no "
+				       "tx-timestamp)", x->dev);
 			return 0;
 		}
 		x->phc = xdp_phc(x->dev);
 		if (!x->phc) {
-			ntpx_err("%s: no AF_XDP send stamps: zero-copy stamps are on the "
-				 "NIC's clock, and it has no PTP hardware clock", x->dev);
+			ntpx_lines_add(s->warn, s->warnlen,
+				       "%s: no AF_XDP send stamps: zero-copy stamps are on the "
+				       "NIC's clock, and it has no PTP hardware clock", x->dev);
 			return 0;
 		}
 		/*
@@ -774,18 +781,22 @@ static int xdp_stamps_enable(struct port *p, struct port_stamping *s, char *err,
 		 * ptp4l's setting, and put back at close (lib/hwts.h).
 		 */
 		x->hwts_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-		if (x->hwts_fd < 0 || !(hwts_acquire(&x->hwts, x->hwts_fd, x->dev, HWTS_TX) &
-					HWTS_TX)) {
-			ntpx_err("%s: no AF_XDP send stamps: the NIC would not switch hardware "
-				 "transmit stamping on (SIOCSHWTSTAMP)", x->dev);
+		got = x->hwts_fd < 0 ? 0 : hwts_acquire(&x->hwts, x->hwts_fd, x->dev, HWTS_TX);
+		if (x->hwts.note[0])
+			ntpx_lines_add(s->warn, s->warnlen, "%s", x->hwts.note);
+		if (!(got & HWTS_TX)) {
+			ntpx_lines_add(s->warn, s->warnlen,
+				       "%s: no AF_XDP send stamps: the NIC would not switch "
+				       "hardware transmit stamping on (SIOCSHWTSTAMP)", x->dev);
 			return 0;
 		}
 		s->tx_layer = TRANSPORT_LAYER_H;
 		s->tx_src = "xdp:tx_metadata+phc";
 	} else if (x->own.txmd_noflag) {
-		ntpx_err("%s: no AF_XDP send stamps: copy-mode TX-metadata stamps need Linux "
-			 "6.11 (this kernel took tx_metadata_len without XDP_UMEM_TX_METADATA_LEN)",
-			 x->dev);
+		ntpx_lines_add(s->warn, s->warnlen,
+			       "%s: no AF_XDP send stamps: copy-mode TX-metadata stamps need "
+			       "Linux 6.11 (this kernel took tx_metadata_len without "
+			       "XDP_UMEM_TX_METADATA_LEN)", x->dev);
 		return 0;
 	} else {
 		s->tx_layer = TRANSPORT_LAYER_K;

@@ -304,9 +304,15 @@ static ssize_t recv_wait(struct transport *t, void *buf, size_t cap,
 
 int transport_stamps_enable(struct transport *t, char *err, size_t errlen)
 {
+	t->warn[0] = 0;
 	if (!t->ops->stamps_enable)
 		return 0;
 	return t->ops->stamps_enable(t, err, errlen);
+}
+
+const char *transport_warnings(const struct transport *t)
+{
+	return t->warn;
 }
 
 const char *transport_stamp_source(const struct transport *t, int tx, enum transport_layer l)

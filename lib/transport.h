@@ -166,6 +166,14 @@ struct transport_stamps {
 int transport_stamps_enable(struct transport *t, char *err, size_t errlen);
 
 /*
+ * What the latest transport_stamps_enable() has to say beside its
+ * answer (a layer it cannot stamp and why, a NIC's stamping setting it
+ * changed): lines each ending in "\n", "" when none, for the caller to
+ * show (ntpx_err_lines()); the library prints nothing.
+ */
+const char *transport_warnings(const struct transport *t);
+
+/*
  * What feeds layer @l on the send (@tx = 1) or receive (@tx = 0) side:
  * "so_timestamping:tx_sched" and the like; for a layer the backend has
  * but cannot stamp with here, "-:" and why (#stamps says it:

@@ -88,6 +88,8 @@ struct transport {
 	struct transport_stamp_state st;
 	char resolved[64];	/* a client's peer as ADDR:PORT when its host
 				   was a name (transport_resolved()), or "" */
+	char warn[1024];	/* transport_warnings(): stamps_enable adds
+				   lines with ntpx_lines_add() (log.h) */
 };
 
 /* Clears the receive stamps (a backend calls it before each receive). */

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "hwts.h"
+#include "log.h"
 #include "phc.h"
 #include "transport_private.h"
 #include "util_private.h"
@@ -574,6 +575,8 @@ static int udp_hw_enable(struct udp_transport *u)
 		return 0;
 	}
 	got = hwts_acquire(&u->hwts, u->t.fd, u->dev, HWTS_TX | HWTS_RX);
+	if (u->hwts.note[0])
+		ntpx_lines_add(u->t.warn, sizeof(u->t.warn), "%s", u->hwts.note);
 	if (got != (HWTS_TX | HWTS_RX)) {
 		hwts_release(&u->hwts);
 		u->hw_why = got < 0 ? "-:driver_refused_hw_stamping" :

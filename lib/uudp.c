@@ -637,6 +637,8 @@ static int uudp_stamps_enable(struct transport *t, char *err, size_t errlen)
 
 	u->ps.rx_layer = u->ps.tx_layer = -1;
 	u->ps.why = NULL;
+	u->ps.warn = t->warn;
+	u->ps.warnlen = sizeof(t->warn);
 	rc = port_stamps_enable(u->port, &u->ps, err, errlen);
 	if (rc == -ENOTSUP)
 		return 0;

@@ -72,6 +72,10 @@ static void test_ptp4l_setting_kept(void **state)
 	assert_int_equal(mock_nic.cfg.rx_filter, HWTSTAMP_FILTER_ALL);
 	assert_string_equal(transport_stamp_source(t, 0, TRANSPORT_LAYER_H),
 			    "so_timestamping:rx_hardware+phc");
+	/* the change, for the tool to print: the library printed nothing */
+	assert_string_equal(transport_warnings(t),
+			    "lo: hardware stamping changed from tx onestep_sync rx ptp (12) "
+			    "to tx onestep_sync rx all (1); put back at exit\n");
 	transport_close(t);
 	assert_int_equal(mock_nic.cfg.tx_type, HWTSTAMP_TX_ONESTEP_SYNC);
 	assert_int_equal(mock_nic.cfg.rx_filter, HWTSTAMP_FILTER_PTP_V2_EVENT);
