@@ -70,6 +70,7 @@
 #include "bpf/ntpx_xdp.h"	/* build/: ntpx_xdp_bpf_obj[] */
 #include "clock.h"
 #include "missing.h"
+#include "opt_units.h"
 #include "log.h"
 #include <libmnl/libmnl.h>
 #include <linux/genetlink.h>
@@ -811,7 +812,7 @@ static int64_t clock_ns(clockid_t id)
 	struct timespec t;
 
 	clock_gettime(id, &t);
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+	return (int64_t)t.tv_sec * NTPX_NS_PER_SEC + t.tv_nsec;
 }
 
 static void xdp_tx_stamps(struct port *p, void (*note)(void *arg, uint32_t tag, int64_t ns),

@@ -18,6 +18,7 @@
 
 #include "endpoint_private.h"
 #include "ntp.h"
+#include "opt_units.h"
 #include "transport_private.h"
 #include "util_private.h"
 
@@ -284,8 +285,8 @@ static ssize_t recv_wait(struct transport *t, void *buf, size_t cap,
 			left = deadline - clock_monotonic_ns();
 			if (left <= 0)
 				return -ETIMEDOUT;
-			ts.tv_sec = left / 1000000000;
-			ts.tv_nsec = left % 1000000000;
+			ts.tv_sec = left / NTPX_NS_PER_SEC;
+			ts.tv_nsec = left % NTPX_NS_PER_SEC;
 			tsp = &ts;
 		}
 		if (mode == TRANSPORT_POLL_BUSY)

@@ -29,6 +29,7 @@
 
 #include "hwts.h"
 #include "log.h"
+#include "opt_units.h"
 #include "phc.h"
 #include "transport_private.h"
 #include "util_private.h"
@@ -263,7 +264,7 @@ static int udp_send(struct transport *t, void *buf, size_t len,
 
 static int64_t ts_ns(const struct timespec *ts)
 {
-	return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
+	return (int64_t)ts->tv_sec * NTPX_NS_PER_SEC + ts->tv_nsec;
 }
 
 /* A raw hardware stamp: receive (@id < 0) or send @id, on CLOCK_REALTIME. */
