@@ -53,7 +53,6 @@
 #include <linux/if_xdp.h>
 #include <linux/sockios.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +79,7 @@
 #include "util_private.h"
 #include "port_private.h"
 #include "xdp_own_private.h"
+#include "xdp_quiet_private.h"
 
 #define PORT_XDP_RX_FRAMES	(PORT_XDP_FRAMES / 2)
 #define PORT_XDP_PROG		"ntpx_xdp"
@@ -103,7 +103,6 @@ struct xdp_meta {
 
 struct xdp_port {
 	struct port p;
-	libbpf_print_fn_t old_print;	/* the caller's libbpf hook, put back at close */
 	void *area;
 	struct xsk_umem *umem;
 	struct xsk_ring_prod fq;
@@ -134,22 +133,6 @@ struct xdp_port {
 	int64_t rx_mono;	/* its XDP program's stamp, or -1 */
 	uint64_t tx_kicks_failed, fill_short;
 };
-
-/* libbpf's complaints, kept for our one error line instead of stderr. */
-static char libbpf_last[160];
-
-static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	char *nl;
-
-	if (level == LIBBPF_WARN) {
-		vsnprintf(libbpf_last, sizeof(libbpf_last), fmt, ap);
-		nl = strchr(libbpf_last, '\n');
-		if (nl)
-			*nl = 0;
-	}
-	return 0;
-}
 
 /* The interface's driver name ("veth", "mlx5_core"), or "" if unknown. */
 static void driver_name(const char *dev, char *buf, size_t len)
@@ -250,7 +233,7 @@ static int xdp_load(struct xdp_port *x, const struct port_config *cfg, char *err
 	rc = bpf_object__load(x->obj);
 	if (rc) {
 		snprintf(err, errlen, "%s: cannot load the XDP program: %s%s%s", cfg->dev,
-			 strerror(-rc), libbpf_last[0] ? ": " : "", libbpf_last);
+			 strerror(-rc), xdp_quiet_last()[0] ? ": " : "", xdp_quiet_last());
 		goto no_object;
 	}
 	prog = bpf_object__find_program_by_name(x->obj, PORT_XDP_PROG);
@@ -328,7 +311,7 @@ static void xdp_close_all(struct xdp_port *x)
 		bpf_object__close(x->obj);
 	if (x->area)
 		munmap(x->area, (size_t)PORT_XDP_FRAMES * PORT_XDP_CHUNK);
-	libbpf_set_print(x->old_print);
+	xdp_quiet_release();
 	free(x);
 }
 
@@ -369,9 +352,10 @@ struct port *port_xdp_open(const struct port_config *cfg, char *err, size_t errl
 	x->ifindex = cfg->ifindex;
 	x->busy = cfg->busy_poll;
 	/* libbpf's messages go into the error we return, not to stderr:
-	   only main() prints.  The caller's hook is back once we close. */
-	x->old_print = libbpf_set_print(libbpf_quiet);
-	libbpf_last[0] = 0;
+	   only main() prints.  The caller's hook is back once the last
+	   port closes. */
+	xdp_quiet_hold();
+	xdp_quiet_clear();
 	x->area = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (x->area == MAP_FAILED) {
 		x->area = NULL;
