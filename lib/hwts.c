@@ -9,7 +9,6 @@
 #include <sys/ioctl.h>
 
 #include "hwts.h"
-#include "log.h"
 
 static int tx_stamps(int tx_type)
 {
@@ -96,16 +95,20 @@ int hwts_acquire(struct hwts *h, int fd, const char *dev, int want)
 	return (h->tx ? HWTS_TX : 0) | (h->rx ? HWTS_RX : 0);
 }
 
-void hwts_release(struct hwts *h)
+int hwts_release(struct hwts *h)
 {
 	struct hwtstamp_config c;
+	int rc;
 
 	if (!h->changed)
-		return;
+		return 0;
 	c = h->found;
 	c.flags = 0;
 	h->changed = 0;
-	if (cfg_io(h, SIOCSHWTSTAMP, &c))
-		ntpx_err("%s: cannot put hardware stamping back (tx %s rx %s): %s", h->dev,
-			 tx_name(c.tx_type), rx_name(c.rx_filter), strerror(errno));
+	rc = cfg_io(h, SIOCSHWTSTAMP, &c);
+	if (rc)
+		snprintf(h->note, sizeof(h->note),
+			 "%s: cannot put hardware stamping back (tx %s rx %s): %s", h->dev,
+			 tx_name(c.tx_type), rx_name(c.rx_filter), strerror(-rc));
+	return rc;
 }

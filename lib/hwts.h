@@ -28,8 +28,9 @@ struct hwts {
 	int readable;			/* SIOCGHWTSTAMP answered */
 	int changed;			/* we set it: hwts_release puts it back */
 	int tx, rx;			/* what it stamps now, for us */
-	char note[320];			/* what hwts_acquire changed, for the
-					   caller to say once; "" when nothing */
+	char note[320];			/* what hwts_acquire changed, or why
+					   hwts_release could not put it back,
+					   for the caller to say; "" when nothing */
 };
 
 #define HWTS_TX	1	/* send stamps wanted */
@@ -42,7 +43,10 @@ struct hwts {
  */
 int hwts_acquire(struct hwts *h, int fd, const char *dev, int want);
 
-/* Puts back what hwts_acquire changed.  Safe on a zeroed struct. */
-void hwts_release(struct hwts *h);
+/*
+ * Puts back what hwts_acquire changed.  Safe on a zeroed struct.  Returns
+ * 0, or -errno with one line in h->note for the caller to say.
+ */
+int hwts_release(struct hwts *h);
 
 #endif

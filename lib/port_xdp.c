@@ -791,6 +791,14 @@ static int xdp_stamps_enable(struct port *p, struct port_stamping *s, char *err,
 	return 0;
 }
 
+static void xdp_stamps_release(struct port *p, char *warn, size_t warnlen)
+{
+	struct xdp_port *x = container_of(p, struct xdp_port, p);
+
+	if (hwts_release(&x->hwts))
+		ntpx_lines_add(warn, warnlen, "%s", x->hwts.note);
+}
+
 static int64_t clock_ns(clockid_t id)
 {
 	struct timespec t;
@@ -878,6 +886,7 @@ static const struct port_ops xdp_port_ops = {
 	.rx_release = xdp_rx_release,
 	.rx_stamp = xdp_rx_stamp,
 	.stamps_enable = xdp_stamps_enable,
+	.stamps_release = xdp_stamps_release,
 	.tx_stamps = xdp_tx_stamps,
 	.close = xdp_close,
 	.counters = xdp_counters,

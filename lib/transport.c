@@ -311,6 +311,13 @@ int transport_stamps_enable(struct transport *t, char *err, size_t errlen)
 	return t->ops->stamps_enable(t, err, errlen);
 }
 
+void transport_stamps_release(struct transport *t)
+{
+	t->warn[0] = 0;
+	if (t->ops->stamps_release)
+		t->ops->stamps_release(t);
+}
+
 const char *transport_warnings(const struct transport *t)
 {
 	return t->warn;

@@ -166,10 +166,19 @@ struct transport_stamps {
 int transport_stamps_enable(struct transport *t, char *err, size_t errlen);
 
 /*
- * What the latest transport_stamps_enable() has to say beside its
- * answer (a layer it cannot stamp and why, a NIC's stamping setting it
- * changed): lines each ending in "\n", "" when none, for the caller to
- * show (ntpx_err_lines()); the library prints nothing.
+ * Puts back what transport_stamps_enable() changed on the host (a NIC's
+ * hardware stamping setting), before transport_close(), so that a
+ * failure can be said: transport_close() puts it back too, but can tell
+ * nobody.
+ */
+void transport_stamps_release(struct transport *t);
+
+/*
+ * What the latest transport_stamps_enable() or transport_stamps_release()
+ * has to say beside its answer (a layer it cannot stamp and why, a NIC's
+ * stamping setting it changed or could not put back): lines each ending
+ * in "\n", "" when none, for the caller to show (ntpx_err_lines()); the
+ * library prints nothing.
  */
 const char *transport_warnings(const struct transport *t);
 

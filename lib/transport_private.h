@@ -45,6 +45,9 @@ struct transport_ops {
 	 * (without blocking) into the ring through transport_tx_note().
 	 */
 	int (*stamps_enable)(struct transport *t, char *err, size_t errlen);
+	/* Optional: puts back what stamps_enable changed on the host (a
+	   NIC's setting), adding what went wrong to t->warn. */
+	void (*stamps_release)(struct transport *t);
 	void (*tx_drain)(struct transport *t);
 	/* Optional (NULL: the whole address); see transport_addr_key(). */
 	size_t (*addr_key)(const struct transport_addr *a, void *key, size_t cap);

@@ -548,6 +548,13 @@ static void udp_tx_drain(struct transport *t)
 	} while (n == TX_BATCH);
 }
 
+/* Puts the NIC's stamping setting back, saying what went wrong. */
+static void udp_hw_put_back(struct udp_transport *u)
+{
+	if (hwts_release(&u->hwts))
+		ntpx_lines_add(u->t.warn, sizeof(u->t.warn), "%s", u->hwts.note);
+}
+
 /*
  * Hardware stamping on dev=, where the NIC has it: returns 1 with u->phc
  * open and the NIC stamping every packet, 0 when it has none (u->hw_why
@@ -579,14 +586,14 @@ static int udp_hw_enable(struct udp_transport *u)
 	if (u->hwts.note[0])
 		ntpx_lines_add(u->t.warn, sizeof(u->t.warn), "%s", u->hwts.note);
 	if (got != (HWTS_TX | HWTS_RX)) {
-		hwts_release(&u->hwts);
+		udp_hw_put_back(u);
 		u->hw_why = got < 0 ? "-:driver_refused_hw_stamping" :
 				      "-:driver_cannot_stamp_all_rx";
 		return 0;
 	}
 	u->phc = phc_open(info.phc_index, err, sizeof(err));
 	if (!u->phc) {
-		hwts_release(&u->hwts);
+		udp_hw_put_back(u);
 		u->hw_why = "-:no_phc";
 	}
 	return u->phc != NULL;
@@ -625,6 +632,11 @@ static int udp_stamps_enable(struct transport *t, char *err, size_t errlen)
 		t->st.tx_why[TRANSPORT_LAYER_H] = t->st.rx_why[TRANSPORT_LAYER_H] = u->hw_why;
 	}
 	return 0;
+}
+
+static void udp_stamps_release(struct transport *t)
+{
+	udp_hw_put_back(container_of(t, struct udp_transport, t));
 }
 
 static void udp_close(struct transport *t)
@@ -677,6 +689,7 @@ const struct transport_ops udp_transport_ops = {
 	.close = udp_close,
 	.addr_str = udp_addr_str,
 	.stamps_enable = udp_stamps_enable,
+	.stamps_release = udp_stamps_release,
 	.tx_drain = udp_tx_drain,
 	.addr_key = udp_addr_key,
 	.rcvbuf_set = udp_rcvbuf_set,

@@ -663,6 +663,13 @@ static int uudp_stamps_enable(struct transport *t, char *err, size_t errlen)
 	return 0;
 }
 
+static void uudp_stamps_release(struct transport *t)
+{
+	struct uudp_transport *u = container_of(t, struct uudp_transport, t);
+
+	port_stamps_release(u->port, t->warn, sizeof(t->warn));
+}
+
 static void uudp_tx_note(void *arg, uint32_t tag, int64_t ns)
 {
 	struct transport *t = arg;
@@ -691,5 +698,6 @@ const struct transport_ops uudp_transport_ops = {
 	.counters = uudp_counters,
 	.check = uudp_check,
 	.stamps_enable = uudp_stamps_enable,
+	.stamps_release = uudp_stamps_release,
 	.tx_drain = uudp_tx_drain,
 };

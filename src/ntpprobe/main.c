@@ -102,6 +102,8 @@ int main(int argc, char **argv)
 		probe_run(&p);
 	if (p.out != OUT_FAILED)
 		probe_summary(&p);
+	transport_stamps_release(p.t);
+	ntpx_err_lines(transport_warnings(p.t));
 	transport_close(p.t);
 	nts_client_free(p.nts);
 	discipline_free(p.disc);

@@ -78,6 +78,8 @@ int main(int argc, char **argv)
 	if (reflect_log_close(&rf) != OUT_FAILED)
 		reflect_summary(&rf);
 	xleave_table_free(rf.xt);
+	transport_stamps_release(rf.t);
+	ntpx_err_lines(transport_warnings(rf.t));
 	transport_close(rf.t);
 	ratelimit_free(rf.rl);
 	clock_close(rf.clk);

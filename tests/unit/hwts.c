@@ -116,6 +116,19 @@ static void test_unreadable(void **state)
 	assert_int_equal(mock_nic.sets, 2);
 }
 
+/* The driver will not take the old setting back: said to the caller, not printed. */
+static void test_put_back_refused(void **state)
+{
+	struct hwts h;
+
+	assert_int_equal(hwts_acquire(&h, fd, "mock0", HWTS_TX), HWTS_TX);
+	mock_nic.refuse_set = 1;
+	assert_int_equal(hwts_release(&h), -EPERM);
+	assert_string_equal(h.note, "mock0: cannot put hardware stamping back (tx off rx none): "
+			     "Operation not permitted");
+	assert_int_equal(hwts_release(&h), 0);	/* tried once */
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -124,6 +137,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_enough_untouched, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_driver_answer_counts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unreadable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_put_back_refused, setup, teardown),
 	};
 
 	if (argc > 1)
