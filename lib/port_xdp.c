@@ -769,7 +769,7 @@ static int xdp_stamps_enable(struct port *p, struct port_stamping *s, char *err,
 		got = x->hwts_fd < 0 ? 0 : hwts_acquire(&x->hwts, x->hwts_fd, x->dev, HWTS_TX);
 		if (x->hwts.note[0])
 			ntpx_lines_add(s->warn, s->warnlen, "%s", x->hwts.note);
-		if (!(got & HWTS_TX)) {
+		if (got < 0 || !(got & HWTS_TX)) {
 			ntpx_lines_add(s->warn, s->warnlen,
 				       "%s: no AF_XDP send stamps: the NIC would not switch "
 				       "hardware transmit stamping on (SIOCSHWTSTAMP)", x->dev);
