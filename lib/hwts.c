@@ -9,7 +9,6 @@
 #include <sys/ioctl.h>
 
 #include "hwts.h"
-#include "log.h"
 
 static int tx_stamps(int tx_type)
 {
@@ -83,27 +82,33 @@ int hwts_acquire(struct hwts *h, int fd, const char *dev, int want)
 	h->tx = tx_stamps(c.tx_type);
 	h->rx = rx_covers_ntp(c.rx_filter);
 	if (h->readable)
-		ntpx_err("%s: hardware stamping changed from tx %s rx %s (%d) to tx %s rx %s (%d);"
+		snprintf(h->note, sizeof(h->note),
+			 "%s: hardware stamping changed from tx %s rx %s (%d) to tx %s rx %s (%d);"
 			 " put back at exit", h->dev, tx_name(h->found.tx_type),
 			 rx_name(h->found.rx_filter), h->found.rx_filter, tx_name(c.tx_type),
 			 rx_name(c.rx_filter), c.rx_filter);
 	else
-		ntpx_err("%s: hardware stamping set to tx %s rx %s (%d); the driver cannot say "
+		snprintf(h->note, sizeof(h->note),
+			 "%s: hardware stamping set to tx %s rx %s (%d); the driver cannot say "
 			 "what it was (SIOCGHWTSTAMP), so it is put back to off at exit", h->dev,
 			 tx_name(c.tx_type), rx_name(c.rx_filter), c.rx_filter);
 	return (h->tx ? HWTS_TX : 0) | (h->rx ? HWTS_RX : 0);
 }
 
-void hwts_release(struct hwts *h)
+int hwts_release(struct hwts *h)
 {
 	struct hwtstamp_config c;
+	int rc;
 
 	if (!h->changed)
-		return;
+		return 0;
 	c = h->found;
 	c.flags = 0;
 	h->changed = 0;
-	if (cfg_io(h, SIOCSHWTSTAMP, &c))
-		ntpx_err("%s: cannot put hardware stamping back (tx %s rx %s): %s", h->dev,
-			 tx_name(c.tx_type), rx_name(c.rx_filter), strerror(errno));
+	rc = cfg_io(h, SIOCSHWTSTAMP, &c);
+	if (rc)
+		snprintf(h->note, sizeof(h->note),
+			 "%s: cannot put hardware stamping back (tx %s rx %s): %s", h->dev,
+			 tx_name(c.tx_type), rx_name(c.rx_filter), strerror(-rc));
+	return rc;
 }

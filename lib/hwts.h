@@ -9,8 +9,9 @@
  * stays; a receive filter that already covers NTP (ALL, NTP_ALL) stays,
  * and one that does not (NONE, or ptp4l's PTP filters) becomes ALL, a
  * superset of each.  The driver's answer is what counts: what it
- * accepted is checked, not assumed.  A change is said on stderr, once,
- * and hwts_release puts the setting back as it was found.  A driver that
+ * accepted is checked, not assumed.  A change is said once, in h->note
+ * for the caller to show, and hwts_release puts the setting back as it
+ * was found.  A driver that
  * cannot be read (no SIOCGHWTSTAMP, before Linux 4.14 or in some drivers)
  * is set as if it had nothing on, and that is said too.
  */
@@ -27,6 +28,9 @@ struct hwts {
 	int readable;			/* SIOCGHWTSTAMP answered */
 	int changed;			/* we set it: hwts_release puts it back */
 	int tx, rx;			/* what it stamps now, for us */
+	char note[320];			/* what hwts_acquire changed, or why
+					   hwts_release could not put it back,
+					   for the caller to say; "" when nothing */
 };
 
 #define HWTS_TX	1	/* send stamps wanted */
@@ -39,7 +43,10 @@ struct hwts {
  */
 int hwts_acquire(struct hwts *h, int fd, const char *dev, int want);
 
-/* Puts back what hwts_acquire changed.  Safe on a zeroed struct. */
-void hwts_release(struct hwts *h);
+/*
+ * Puts back what hwts_acquire changed.  Safe on a zeroed struct.  Returns
+ * 0, or -errno with one line in h->note for the caller to say.
+ */
+int hwts_release(struct hwts *h);
 
 #endif

@@ -38,6 +38,35 @@ void ntpx_err(const char *fmt, ...)
 	va_end(ap);
 }
 
+void ntpx_lines_add(char *buf, size_t len, const char *fmt, ...)
+{
+	size_t n = buf ? strnlen(buf, len) : 0;
+	va_list ap;
+	int w;
+
+	if (!buf || n + 1 >= len)
+		return;
+	va_start(ap, fmt);
+	w = vsnprintf(buf + n, len - n - 1, fmt, ap);
+	va_end(ap);
+	if (w < 0)
+		w = 0;
+	n += (size_t)w < len - n - 1 ? (size_t)w : len - n - 2;
+	buf[n++] = '\n';
+	buf[n] = 0;
+}
+
+void ntpx_err_lines(const char *lines)
+{
+	const char *p;
+	size_t n;
+
+	for (p = lines; p && *p; p += n + (p[n] == '\n')) {
+		n = strcspn(p, "\n");
+		ntpx_err("%.*s", (int)n, p);
+	}
+}
+
 void ntpx_die(int code, const char *fmt, ...)
 {
 	va_list ap;

@@ -8,6 +8,7 @@
 #ifndef NTPX_LOG_H
 #define NTPX_LOG_H
 
+#include <stddef.h>
 #include <stdnoreturn.h>
 
 enum {
@@ -25,6 +26,16 @@ void ntpx_prog_set(const char *argv0);
 void ntpx_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 noreturn void ntpx_die(int code, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/*
+ * Lines that lib/ hands its caller instead of printing them (a warning
+ * beside a success): ntpx_lines_add appends "text\n" to @buf of @len
+ * bytes (cut to fit), and a tool prints them with ntpx_err_lines, each
+ * as ntpx_err would.
+ */
+void ntpx_lines_add(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void ntpx_err_lines(const char *lines);
 
 /* "prog: error text\nTry 'prog --help'." then exit 2.  (Named for the
    options it is about; every tool calls it.) */

@@ -19,6 +19,7 @@
 #include "clock_read.h"
 #include "nts_ke.h"
 #include "nts_tls.h"
+#include "opt_units.h"
 
 /* TLS 1.3 only (section 3: NTS-KE MUST NOT be run over older TLS). */
 #define PRIORITY "NORMAL:-VERS-ALL:+VERS-TLS1.3"
@@ -37,7 +38,7 @@ static int again(int rc, int64_t deadline)
 
 static void set_timeouts(int fd, int64_t ns)
 {
-	struct timeval tv = { .tv_sec = ns / 1000000000, .tv_usec = ns % 1000000000 / 1000 };
+	struct timeval tv = { .tv_sec = ns / NTPX_NS_PER_SEC, .tv_usec = ns % NTPX_NS_PER_SEC / 1000 };
 
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));

@@ -12,6 +12,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "opt_units.h"
 #include "phc.h"
 
 #define EXT_SAMPLES	9
@@ -82,7 +83,7 @@ const char *phc_method(const struct phc *p)
 
 static int64_t pct_ns(const struct ptp_clock_time *t)
 {
-	return (int64_t)t->sec * 1000000000 + t->nsec;
+	return (int64_t)t->sec * NTPX_NS_PER_SEC + t->nsec;
 }
 
 /* PHC minus CLOCK_REALTIME by method @m, ns; 0 or -errno. */

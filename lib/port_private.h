@@ -44,6 +44,10 @@ struct port_stamping {
 	const char *why;		/* a side without: "-:REASON" for #stamps,
 					   layer why_layer (NULL: nothing to say) */
 	int why_layer;
+	char *warn;			/* the transport's lines for its caller
+					   (transport_warnings()): add with
+					   ntpx_lines_add(warn, warnlen, ...) */
+	size_t warnlen;
 };
 
 struct port_config {
@@ -97,6 +101,11 @@ struct port_ops {
 	 */
 	int (*stamps_enable)(struct port *p, struct port_stamping *s, char *err,
 			     size_t errlen);
+	/*
+	 * Optional: puts back what stamps_enable changed on the host,
+	 * adding what went wrong to @warn (ntpx_lines_add()).
+	 */
+	void (*stamps_release)(struct port *p, char *warn, size_t warnlen);
 	/*
 	 * Optional: the send stamps waiting, without blocking: @note is called
 	 * for each frame submitted with PORT_TX_STAMP whose completion came,
@@ -165,6 +174,12 @@ static inline int port_stamps_enable(struct port *p, struct port_stamping *s, ch
 				     size_t errlen)
 {
 	return p->ops->stamps_enable ? p->ops->stamps_enable(p, s, err, errlen) : -ENOTSUP;
+}
+
+static inline void port_stamps_release(struct port *p, char *warn, size_t warnlen)
+{
+	if (p->ops->stamps_release)
+		p->ops->stamps_release(p, warn, warnlen);
 }
 
 static inline int port_rx_stamp(struct port *p, int64_t *ns)

@@ -23,7 +23,7 @@
  *
  * Send stamps from AF_XDP TX metadata (Linux 6.8 and later; the UAPI is
  * shimmed in missing.h): libxdp 1.3 cannot pass tx_metadata_len, so the
- * socket, its umem and rings are set up here (xdp_own_*) with the umem
+ * socket, its umem and rings are set up in xdp_own.c with the umem
  * registered with tx_metadata_len and XDP_UMEM_TX_METADATA_LEN, and libxdp
  * does only the rings' inline helpers.  Transmit frames start
  * PORT_XDP_TX_ROOM bytes into their chunk, the struct xsk_tx_metadata just
@@ -38,7 +38,7 @@
  * read first, nothing ptp4l set weakened, put back at close), as the
  * kernel's xdp_hw_metadata selftest does.  A kernel that refuses the umem so
  * registered gets the umem and socket from libxdp and no send stamps;
- * stamps_enable says so once.
+ * stamps_enable says so once, to its caller.
  *
  * On veth, a frame from a kernel socket whose sender left the UDP
  * checksum to the device (tx offload on) carries only the pseudo-header
@@ -53,7 +53,6 @@
 #include <linux/if_xdp.h>
 #include <linux/sockios.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,11 +66,10 @@
 #include <bpf/libbpf.h>
 #include <xdp/xsk.h>
 
-#include "clock.h"
-
 #include "bpf/ntpx_xdp.h"	/* build/: ntpx_xdp_bpf_obj[] */
 #include "clock.h"
 #include "missing.h"
+#include "opt_units.h"
 #include "log.h"
 #include <libmnl/libmnl.h>
 #include <linux/genetlink.h>
@@ -80,19 +78,13 @@
 #include "phc.h"
 #include "util_private.h"
 #include "port_private.h"
+#include "xdp_own_private.h"
+#include "xdp_quiet_private.h"
 
-#define PORT_XDP_FRAMES		4096
-#define PORT_XDP_CHUNK		XSK_UMEM__DEFAULT_FRAME_SIZE	/* 4096 */
-#define PORT_XDP_RING		2048	/* descriptors per ring, power of 2 */
 #define PORT_XDP_RX_FRAMES	(PORT_XDP_FRAMES / 2)
 #define PORT_XDP_PROG		"ntpx_xdp"
-#define PORT_XDP_BUSY_NS	(1000 * 1000000LL)	/* queue still held: wait 1 s */
 #define PORT_XDP_TX_ROOM	256	/* bytes before a transmit frame in its chunk */
-#define PORT_XDP_TXMD_LEN	24	/* tx_metadata_len: struct xsk_tx_metadata
-					   as of Linux 6.14 (a multiple of 8) */
 #define PORT_XDP_TX_CHUNKS	(PORT_XDP_FRAMES - PORT_XDP_RX_FRAMES)
-
-_Static_assert(sizeof(struct xsk_tx_metadata) <= PORT_XDP_TXMD_LEN, "TX metadata room");
 
 #ifndef SO_PREFER_BUSY_POLL
 #define SO_PREFER_BUSY_POLL	69
@@ -111,7 +103,6 @@ struct xdp_meta {
 
 struct xdp_port {
 	struct port p;
-	libbpf_print_fn_t old_print;	/* the caller's libbpf hook, put back at close */
 	void *area;
 	struct xsk_umem *umem;
 	struct xsk_ring_prod fq;
@@ -123,13 +114,7 @@ struct xdp_port {
 	int link_fd;
 	int busy;
 	const char *dev;
-	/* our own socket, with TX metadata (xdp_own_*) */
-	int own_fd;			/* -1: libxdp's socket */
-	void *ring_map[4];		/* fill, completion, rx, tx */
-	size_t ring_len[4];
-	char txmd_why[128];		/* why there is no TX metadata, or "" */
-	int txmd_noflag;		/* the umem took tx_metadata_len without
-					   XDP_UMEM_TX_METADATA_LEN (Linux 6.8-6.10) */
+	struct xdp_own own;		/* our own socket, with TX metadata */
 	int stamping;
 	struct phc *phc;		/* zero-copy: the NIC's clock */
 	uint32_t tx_tag[PORT_XDP_FRAMES];	/* by chunk */
@@ -148,22 +133,6 @@ struct xdp_port {
 	int64_t rx_mono;	/* its XDP program's stamp, or -1 */
 	uint64_t tx_kicks_failed, fill_short;
 };
-
-/* libbpf's complaints, kept for our one error line instead of stderr. */
-static char libbpf_last[160];
-
-static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	char *nl;
-
-	if (level == LIBBPF_WARN) {
-		vsnprintf(libbpf_last, sizeof(libbpf_last), fmt, ap);
-		nl = strchr(libbpf_last, '\n');
-		if (nl)
-			*nl = 0;
-	}
-	return 0;
-}
 
 /* The interface's driver name ("veth", "mlx5_core"), or "" if unknown. */
 static void driver_name(const char *dev, char *buf, size_t len)
@@ -264,7 +233,7 @@ static int xdp_load(struct xdp_port *x, const struct port_config *cfg, char *err
 	rc = bpf_object__load(x->obj);
 	if (rc) {
 		snprintf(err, errlen, "%s: cannot load the XDP program: %s%s%s", cfg->dev,
-			 strerror(-rc), libbpf_last[0] ? ": " : "", libbpf_last);
+			 strerror(-rc), xdp_quiet_last()[0] ? ": " : "", xdp_quiet_last());
 		goto no_object;
 	}
 	prog = bpf_object__find_program_by_name(x->obj, PORT_XDP_PROG);
@@ -325,150 +294,12 @@ static int xdp_socket(struct xdp_port *x, const struct port_config *cfg, __u32 m
 	return 0;
 }
 
-static void xdp_own_close(struct xdp_port *x)
-{
-	int i;
-
-	for (i = 0; i < 4; i++)
-		if (x->ring_map[i]) {
-			munmap(x->ring_map[i], x->ring_len[i]);
-			x->ring_map[i] = NULL;
-		}
-	if (x->own_fd >= 0) {
-		close(x->own_fd);
-		x->own_fd = -1;
-	}
-}
-
-/*
- * Maps ring @i of the socket (PORT_XDP_RING entries of @esize bytes) and
- * fills libxdp's description of it at @ring (a struct xsk_ring_prod or
- * xsk_ring_cons: the two are the same), as libxdp would.
- */
-static int xdp_own_ring(struct xdp_port *x, int i, const struct xdp_ring_offset *o,
-			uint64_t pgoff, size_t esize, void *ring, int prod)
-{
-	struct xsk_ring_prod rr, *r = &rr;
-	void *m;
-
-	x->ring_len[i] = o->desc + PORT_XDP_RING * esize;
-	m = mmap(NULL, x->ring_len[i], PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
-		 x->own_fd, (off_t)pgoff);
-	if (m == MAP_FAILED)
-		return -1;
-	x->ring_map[i] = m;
-	memset(r, 0, sizeof(*r));
-	r->mask = PORT_XDP_RING - 1;
-	r->size = PORT_XDP_RING;
-	r->producer = (void *)((char *)m + o->producer);
-	r->consumer = (void *)((char *)m + o->consumer);
-	r->ring = (char *)m + o->desc;
-	r->flags = (void *)((char *)m + o->flags);
-	r->cached_prod = *r->producer;
-	r->cached_cons = *r->consumer + (prod ? PORT_XDP_RING : 0);
-	memcpy(ring, r, sizeof(*r));
-	return 0;
-}
-
-/*
- * Our own AF_XDP socket: the umem registered with TX metadata, the four
- * rings mapped.  0; 1 when the kernel refuses TX metadata (x->txmd_why
- * says why: the caller falls back to libxdp); -1 with @err otherwise.
- */
-static int xdp_own_create(struct xdp_port *x, const struct port_config *cfg, char *err,
-			  size_t errlen)
-{
-	struct xdp_umem_reg_txmd mr = {
-		.addr = (uintptr_t)x->area,
-		.len = (uint64_t)PORT_XDP_FRAMES * PORT_XDP_CHUNK,
-		.chunk_size = PORT_XDP_CHUNK,
-		.flags = XDP_UMEM_TX_METADATA_LEN,
-		.tx_metadata_len = PORT_XDP_TXMD_LEN,
-	};
-	struct xdp_mmap_offsets off;
-	socklen_t olen = sizeof(off);
-	int n = PORT_XDP_RING;
-
-	x->own_fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
-	if (x->own_fd < 0) {
-		snprintf(err, errlen, "%s: AF_XDP socket: %s", cfg->dev, strerror(errno));
-		return -1;
-	}
-	/*
-	 * Linux 6.8-6.10 know no XDP_UMEM_TX_METADATA_LEN (EINVAL) and take
-	 * tx_metadata_len without it: tried again so, as xsk-tx-metadata.rst
-	 * recommends (a kernel before 6.8 takes it too and ignores the field:
-	 * stamps_enable asks the netdev family what the device does).
-	 */
-	x->txmd_noflag = 0;
-	if (setsockopt(x->own_fd, SOL_XDP, XDP_UMEM_REG, &mr, sizeof(mr)) && errno == EINVAL) {
-		mr.flags = 0;
-		x->txmd_noflag = 1;
-	}
-	if (x->txmd_noflag && setsockopt(x->own_fd, SOL_XDP, XDP_UMEM_REG, &mr, sizeof(mr))) {
-		snprintf(x->txmd_why, sizeof(x->txmd_why),
-			 "the kernel refused a umem with TX metadata (%s; needs Linux 6.8)",
-			 strerror(errno));
-		xdp_own_close(x);
-		return 1;
-	}
-	if (setsockopt(x->own_fd, SOL_XDP, XDP_UMEM_FILL_RING, &n, sizeof(n)) ||
-	    setsockopt(x->own_fd, SOL_XDP, XDP_UMEM_COMPLETION_RING, &n, sizeof(n)) ||
-	    setsockopt(x->own_fd, SOL_XDP, XDP_RX_RING, &n, sizeof(n)) ||
-	    setsockopt(x->own_fd, SOL_XDP, XDP_TX_RING, &n, sizeof(n)) ||
-	    getsockopt(x->own_fd, SOL_XDP, XDP_MMAP_OFFSETS, &off, &olen)) {
-		snprintf(err, errlen, "%s: AF_XDP rings: %s", cfg->dev, strerror(errno));
-		goto fail;
-	}
-	if (xdp_own_ring(x, 0, &off.fr, XDP_UMEM_PGOFF_FILL_RING, sizeof(__u64),
-			 &x->fq, 1) ||
-	    xdp_own_ring(x, 1, &off.cr, XDP_UMEM_PGOFF_COMPLETION_RING, sizeof(__u64),
-			 &x->cq, 0) ||
-	    xdp_own_ring(x, 2, &off.rx, XDP_PGOFF_RX_RING, sizeof(struct xdp_desc),
-			 &x->rx, 0) ||
-	    xdp_own_ring(x, 3, &off.tx, XDP_PGOFF_TX_RING, sizeof(struct xdp_desc),
-			 &x->tx, 1)) {
-		snprintf(err, errlen, "%s: mapping the AF_XDP rings: %s", cfg->dev,
-			 strerror(errno));
-		goto fail;
-	}
-	return 0;
-fail:
-	xdp_own_close(x);
-	return -1;
-}
-
-/* Binds our own socket to queue 0 (waiting out a dying one's, as below). */
-static int xdp_own_bind(struct xdp_port *x, const struct port_config *cfg, __u16 how,
-			char *err, size_t errlen)
-{
-	struct sockaddr_xdp sa = {
-		.sxdp_family = AF_XDP,
-		.sxdp_ifindex = (__u32)cfg->ifindex,
-		.sxdp_queue_id = 0,
-		.sxdp_flags = how | XDP_USE_NEED_WAKEUP,
-	};
-	struct timespec step = { 0, 10 * 1000000L };
-	int64_t end = clock_monotonic_ns() + PORT_XDP_BUSY_NS;
-	int rc;
-
-	while ((rc = bind(x->own_fd, (struct sockaddr *)&sa, sizeof(sa))) && errno == EBUSY &&
-	       clock_monotonic_ns() < end)
-		nanosleep(&step, NULL);
-	if (rc) {
-		snprintf(err, errlen, "%s: AF_XDP socket (%s): %s", cfg->dev,
-			 how & XDP_ZEROCOPY ? "zero-copy" : "copy", strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
 static void xdp_close_all(struct xdp_port *x)
 {
 	hwts_release(&x->hwts);
 	if (x->hwts_fd >= 0)
 		close(x->hwts_fd);
-	xdp_own_close(x);
+	xdp_own_close(&x->own);
 	phc_close(x->phc);
 	if (x->xsk)
 		xsk_socket__delete(x->xsk);
@@ -480,7 +311,7 @@ static void xdp_close_all(struct xdp_port *x)
 		bpf_object__close(x->obj);
 	if (x->area)
 		munmap(x->area, (size_t)PORT_XDP_FRAMES * PORT_XDP_CHUNK);
-	libbpf_set_print(x->old_print);
+	xdp_quiet_release();
 	free(x);
 }
 
@@ -515,15 +346,16 @@ struct port *port_xdp_open(const struct port_config *cfg, char *err, size_t errl
 		return NULL;
 	}
 	x->link_fd = -1;
-	x->own_fd = -1;
+	x->own.fd = -1;
 	x->hwts_fd = -1;
 	x->dev = cfg->dev;
 	x->ifindex = cfg->ifindex;
 	x->busy = cfg->busy_poll;
 	/* libbpf's messages go into the error we return, not to stderr:
-	   only main() prints.  The caller's hook is back once we close. */
-	x->old_print = libbpf_set_print(libbpf_quiet);
-	libbpf_last[0] = 0;
+	   only main() prints.  The caller's hook is back once the last
+	   port closes. */
+	xdp_quiet_hold();
+	xdp_quiet_clear();
 	x->area = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (x->area == MAP_FAILED) {
 		x->area = NULL;
@@ -531,7 +363,8 @@ struct port *port_xdp_open(const struct port_config *cfg, char *err, size_t errl
 		goto no_port;
 	}
 	/* Our own socket with TX metadata, else libxdp's without. */
-	rc = xdp_own_create(x, cfg, err, errlen);
+	rc = xdp_own_create(&x->own, cfg->dev, x->area, &x->fq, &x->cq, &x->rx, &x->tx,
+			    err, errlen);
 	if (rc < 0)
 		goto no_port;
 	if (rc > 0) {
@@ -577,24 +410,27 @@ struct port *port_xdp_open(const struct port_config *cfg, char *err, size_t errl
 		}
 		if (!x->umem) {
 			/* A failed bind may leave the umem half set up: anew. */
-			if (x->own_fd < 0 && xdp_own_create(x, cfg, why, sizeof(why)))
+			if (x->own.fd < 0 &&
+			    xdp_own_create(&x->own, cfg->dev, x->area, &x->fq, &x->cq, &x->rx,
+					   &x->tx, why, sizeof(why)))
 				continue;
-			if (xdp_own_bind(x, cfg, modes[i].bind, why, sizeof(why)) == 0)
+			if (xdp_own_bind(&x->own, cfg->dev, cfg->ifindex, modes[i].bind, why,
+					 sizeof(why)) == 0)
 				break;
-			xdp_own_close(x);
+			xdp_own_close(&x->own);
 			continue;
 		}
 		if (xdp_socket(x, cfg, modes[i].mode, modes[i].bind, why, sizeof(why)) == 0)
 			break;
 	}
-	if (!x->xsk && x->own_fd < 0) {
+	if (!x->xsk && x->own.fd < 0) {
 		snprintf(err, errlen, "%s", why);	/* the last mode's reason */
 		goto no_port;
 	}
 	snprintf(x->p.mode, sizeof(x->p.mode), "%s", modes[i].name);
 
 	map_fd = bpf_object__find_map_fd_by_name(x->obj, "ntpx_xsks");
-	xfd = x->xsk ? xsk_socket__fd(x->xsk) : x->own_fd;
+	xfd = x->xsk ? xsk_socket__fd(x->xsk) : x->own.fd;
 	if (map_fd < 0 || bpf_map_update_elem(map_fd, &key, &xfd, 0)) {
 		snprintf(err, errlen, "%s: cannot insert the socket into the XSKMAP: %s", cfg->dev,
 			 strerror(errno));
@@ -697,7 +533,7 @@ static int xdp_tx_submit(struct port *p, void *buf, size_t len, int flags)
 	d->len = (__u32)len;
 	d->options = 0;
 	x->tx_want[x->tx_cur / PORT_XDP_CHUNK] = 0;
-	if (x->stamping && x->own_fd >= 0 && (flags & PORT_TX_STAMP)) {
+	if (x->stamping && x->own.fd >= 0 && (flags & PORT_TX_STAMP)) {
 		struct xsk_tx_metadata *md = xdp_txmd(x, d->addr);
 
 		memset(md, 0, PORT_XDP_TXMD_LEN);
@@ -883,37 +719,44 @@ static int xdp_xsk_tx_timestamp(int ifindex)
 /*
  * Receive: the program's stamp, the 'k' layer.  Send: the TX metadata
  * completion stamp, 'k' in copy mode, 'h' (with a PHC) in zero-copy;
- * none, said once, where the kernel refused TX metadata.
+ * none, said once (in s->warn, for the caller), where the kernel refused
+ * TX metadata.
  */
 static int xdp_stamps_enable(struct port *p, struct port_stamping *s, char *err,
 			     size_t errlen)
 {
 	struct xdp_port *x = container_of(p, struct xdp_port, p);
+	int got;
 
 	s->rx_layer = TRANSPORT_LAYER_K;
 	s->rx_src = "xdp:bpf_ktime_get_ns";
 	if (xdp_rx_stamps_on(x)) {
 		s->rx_layer = -1;
 		s->rx_src = NULL;
-		ntpx_err("%s: no XDP receive stamps: the program's switch cannot be set", x->dev);
+		ntpx_lines_add(s->warn, s->warnlen,
+			       "%s: no XDP receive stamps: the program's switch cannot be set",
+			       x->dev);
 	}
 	s->tx_layer = -1;
 	s->tx_src = NULL;
-	if (x->own_fd < 0) {
-		ntpx_err("%s: no AF_XDP send stamps: %s", x->dev, x->txmd_why);
+	if (x->own.fd < 0) {
+		ntpx_lines_add(s->warn, s->warnlen, "%s: no AF_XDP send stamps: %s", x->dev,
+			       x->own.txmd_why);
 		return 0;
 	}
 	if (strstr(p->mode, "zerocopy")) {
 		if (!xdp_xsk_tx_timestamp(x->ifindex)) {
-			ntpx_err("%s: no AF_XDP send stamps: the driver fills no TX-metadata "
-				 "stamp in zero-copy mode (netdev xsk-features has no tx-timestamp)",
-				 x->dev);
+			ntpx_lines_add(s->warn, s->warnlen,
+				       "%s: no AF_XDP send stamps: the driver fills no TX-metadata "
+				       "stamp in zero-copy mode (netdev xsk-features has no "
+				       "tx-timestamp)", x->dev);
 			return 0;
 		}
 		x->phc = xdp_phc(x->dev);
 		if (!x->phc) {
-			ntpx_err("%s: no AF_XDP send stamps: zero-copy stamps are on the "
-				 "NIC's clock, and it has no PTP hardware clock", x->dev);
+			ntpx_lines_add(s->warn, s->warnlen,
+				       "%s: no AF_XDP send stamps: zero-copy stamps are on the "
+				       "NIC's clock, and it has no PTP hardware clock", x->dev);
 			return 0;
 		}
 		/*
@@ -923,18 +766,22 @@ static int xdp_stamps_enable(struct port *p, struct port_stamping *s, char *err,
 		 * ptp4l's setting, and put back at close (lib/hwts.h).
 		 */
 		x->hwts_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-		if (x->hwts_fd < 0 || !(hwts_acquire(&x->hwts, x->hwts_fd, x->dev, HWTS_TX) &
-					HWTS_TX)) {
-			ntpx_err("%s: no AF_XDP send stamps: the NIC would not switch hardware "
-				 "transmit stamping on (SIOCSHWTSTAMP)", x->dev);
+		got = x->hwts_fd < 0 ? 0 : hwts_acquire(&x->hwts, x->hwts_fd, x->dev, HWTS_TX);
+		if (x->hwts.note[0])
+			ntpx_lines_add(s->warn, s->warnlen, "%s", x->hwts.note);
+		if (got < 0 || !(got & HWTS_TX)) {
+			ntpx_lines_add(s->warn, s->warnlen,
+				       "%s: no AF_XDP send stamps: the NIC would not switch "
+				       "hardware transmit stamping on (SIOCSHWTSTAMP)", x->dev);
 			return 0;
 		}
 		s->tx_layer = TRANSPORT_LAYER_H;
 		s->tx_src = "xdp:tx_metadata+phc";
-	} else if (x->txmd_noflag) {
-		ntpx_err("%s: no AF_XDP send stamps: copy-mode TX-metadata stamps need Linux "
-			 "6.11 (this kernel took tx_metadata_len without XDP_UMEM_TX_METADATA_LEN)",
-			 x->dev);
+	} else if (x->own.txmd_noflag) {
+		ntpx_lines_add(s->warn, s->warnlen,
+			       "%s: no AF_XDP send stamps: copy-mode TX-metadata stamps need "
+			       "Linux 6.11 (this kernel took tx_metadata_len without "
+			       "XDP_UMEM_TX_METADATA_LEN)", x->dev);
 		return 0;
 	} else {
 		s->tx_layer = TRANSPORT_LAYER_K;
@@ -944,12 +791,20 @@ static int xdp_stamps_enable(struct port *p, struct port_stamping *s, char *err,
 	return 0;
 }
 
+static void xdp_stamps_release(struct port *p, char *warn, size_t warnlen)
+{
+	struct xdp_port *x = container_of(p, struct xdp_port, p);
+
+	if (hwts_release(&x->hwts))
+		ntpx_lines_add(warn, warnlen, "%s", x->hwts.note);
+}
+
 static int64_t clock_ns(clockid_t id)
 {
 	struct timespec t;
 
 	clock_gettime(id, &t);
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+	return (int64_t)t.tv_sec * NTPX_NS_PER_SEC + t.tv_nsec;
 }
 
 static void xdp_tx_stamps(struct port *p, void (*note)(void *arg, uint32_t tag, int64_t ns),
@@ -1007,14 +862,14 @@ static void xdp_counters(struct port *p, char *buf, size_t len)
 	struct xdp_port *x = container_of(p, struct xdp_port, p);
 	struct xdp_statistics st = { 0 };
 	socklen_t stlen = sizeof(st);
-	int fd = x->xsk ? xsk_socket__fd(x->xsk) : x->own_fd;
+	int fd = x->xsk ? xsk_socket__fd(x->xsk) : x->own.fd;
 	size_t n = strlen(buf);
 
 	if (n < len)
 		n += (size_t)snprintf(buf + n, len - n,
 				      "%sfill_short=%llu tx_metadata=%s tx_stamps_missing=%llu",
 				      n ? " " : "", (unsigned long long)x->fill_short,
-				      x->own_fd >= 0 ? "yes" : "no",
+				      x->own.fd >= 0 ? "yes" : "no",
 				      (unsigned long long)x->tx_stamps_missing);
 	if (n < len && fd >= 0 && getsockopt(fd, SOL_XDP, XDP_STATISTICS, &st, &stlen) == 0)
 		snprintf(buf + n, len - n, " xsk_rx_dropped=%llu xsk_rx_ring_full=%llu xsk_fill_empty=%llu",
@@ -1031,6 +886,7 @@ static const struct port_ops xdp_port_ops = {
 	.rx_release = xdp_rx_release,
 	.rx_stamp = xdp_rx_stamp,
 	.stamps_enable = xdp_stamps_enable,
+	.stamps_release = xdp_stamps_release,
 	.tx_stamps = xdp_tx_stamps,
 	.close = xdp_close,
 	.counters = xdp_counters,

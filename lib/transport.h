@@ -3,16 +3,7 @@
  * transport.h - how every tool sends and receives datagrams, whatever
  * the path underneath.
  *
- * An endpoint is a URL, the same in every tool:
- *
- *     SCHEME://HOST[:PORT][?KEY=VALUE[&KEY=VALUE...]]
- *
- * udp://10.0.0.2:123?dev=eth1&src=10.0.0.1, udp://[::1]:12300.  HOST is an
- * address or a name; an IPv6 address goes in brackets; PORT defaults to
- * 123.  Each scheme names the keys it accepts; anything else is refused.
- * Without a scheme, HOST[:PORT][?KEY=VALUE...] means udp:// (as every NTP
- * client takes a bare host): time.example, 127.0.0.1, localhost:12300,
- * [::1]:12300; and a bare IPv6 literal (::1) is the host alone.
+ * An endpoint (endpoint.h) is a URL, the same in every tool.
  *
  * A transport is chosen by the endpoint's scheme from a table in
  * transport.c; nothing above this interface knows which backend runs.
@@ -28,37 +19,7 @@
 #include <sys/types.h>
 
 #include "clock.h"
-#include "loss.h"
-
-#define ENDPOINT_MAX_PARAMS	8
-
-struct endpoint {
-	char url[512];		/* as given */
-	char scheme[16];
-	char host[256];		/* without brackets */
-	uint16_t port;
-	int family;		/* 0, or AF_INET / AF_INET6 to resolve HOST to
-				   (-4 / -6); endpoint_parse() sets 0 */
-	struct loss loss;	/* sends to drop (lossinject's schedule, which
-				   the tool reads: opt_loss_env); endpoint_parse()
-				   sets none */
-	int nparams;
-	struct {
-		char key[32];
-		char value[128];
-	} param[ENDPOINT_MAX_PARAMS];
-};
-
-/*
- * Parses @url.  Returns 0, or -1 with one line in @err naming what is
- * wrong (unknown scheme, bad port, unknown key...).  Names are not
- * resolved here.  ep->url is @url, or for a form without a scheme the URL
- * it stands for (udp://HOST:PORT...).
- */
-int endpoint_parse(const char *url, struct endpoint *ep, char *err, size_t errlen);
-
-/* The value of parameter @key, or NULL when the URL does not set it. */
-const char *endpoint_param(const struct endpoint *ep, const char *key);
+#include "endpoint.h"
 
 enum transport_role {
 	TRANSPORT_CLIENT,	/* talks to the endpoint */
@@ -72,14 +33,6 @@ enum transport_poll {
 
 /* "block" or "busy" into *mode; -1 for anything else. */
 int transport_poll_parse(const char *s, enum transport_poll *mode);
-
-/*
- * For a tool whose one operand is ENDPOINT: parses argv[optind] into @ep.
- * Returns 0, or -1 with one line in @err (missing, more than one, or what
- * is wrong with it), which the tool prints as a usage error.
- */
-int endpoint_from_args(int argc, char **argv, int optind, struct endpoint *ep,
-		       char *err, size_t errlen);
 
 /* A peer's address as the backend knows it; opaque above transport.c. */
 struct transport_addr {
@@ -211,6 +164,23 @@ struct transport_stamps {
  * called: bulk senders (loadgen) never pay for it.
  */
 int transport_stamps_enable(struct transport *t, char *err, size_t errlen);
+
+/*
+ * Puts back what transport_stamps_enable() changed on the host (a NIC's
+ * hardware stamping setting), before transport_close(), so that a
+ * failure can be said: transport_close() puts it back too, but can tell
+ * nobody.
+ */
+void transport_stamps_release(struct transport *t);
+
+/*
+ * What the latest transport_stamps_enable() or transport_stamps_release()
+ * has to say beside its answer (a layer it cannot stamp and why, a NIC's
+ * stamping setting it changed or could not put back): lines each ending
+ * in "\n", "" when none, for the caller to show (ntpx_err_lines()); the
+ * library prints nothing.
+ */
+const char *transport_warnings(const struct transport *t);
 
 /*
  * What feeds layer @l on the send (@tx = 1) or receive (@tx = 0) side:

@@ -45,6 +45,9 @@ struct transport_ops {
 	 * (without blocking) into the ring through transport_tx_note().
 	 */
 	int (*stamps_enable)(struct transport *t, char *err, size_t errlen);
+	/* Optional: puts back what stamps_enable changed on the host (a
+	   NIC's setting), adding what went wrong to t->warn. */
+	void (*stamps_release)(struct transport *t);
 	void (*tx_drain)(struct transport *t);
 	/* Optional (NULL: the whole address); see transport_addr_key(). */
 	size_t (*addr_key)(const struct transport_addr *a, void *key, size_t cap);
@@ -88,6 +91,8 @@ struct transport {
 	struct transport_stamp_state st;
 	char resolved[64];	/* a client's peer as ADDR:PORT when its host
 				   was a name (transport_resolved()), or "" */
+	char warn[1024];	/* transport_warnings(): stamps_enable adds
+				   lines with ntpx_lines_add() (log.h) */
 };
 
 /* Clears the receive stamps (a backend calls it before each receive). */

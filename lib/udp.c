@@ -28,6 +28,8 @@
 #include <unistd.h>
 
 #include "hwts.h"
+#include "log.h"
+#include "opt_units.h"
 #include "phc.h"
 #include "transport_private.h"
 #include "util_private.h"
@@ -262,7 +264,7 @@ static int udp_send(struct transport *t, void *buf, size_t len,
 
 static int64_t ts_ns(const struct timespec *ts)
 {
-	return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
+	return (int64_t)ts->tv_sec * NTPX_NS_PER_SEC + ts->tv_nsec;
 }
 
 /* A raw hardware stamp: receive (@id < 0) or send @id, on CLOCK_REALTIME. */
@@ -546,6 +548,13 @@ static void udp_tx_drain(struct transport *t)
 	} while (n == TX_BATCH);
 }
 
+/* Puts the NIC's stamping setting back, saying what went wrong. */
+static void udp_hw_put_back(struct udp_transport *u)
+{
+	if (hwts_release(&u->hwts))
+		ntpx_lines_add(u->t.warn, sizeof(u->t.warn), "%s", u->hwts.note);
+}
+
 /*
  * Hardware stamping on dev=, where the NIC has it: returns 1 with u->phc
  * open and the NIC stamping every packet, 0 when it has none (u->hw_why
@@ -574,15 +583,17 @@ static int udp_hw_enable(struct udp_transport *u)
 		return 0;
 	}
 	got = hwts_acquire(&u->hwts, u->t.fd, u->dev, HWTS_TX | HWTS_RX);
+	if (u->hwts.note[0])
+		ntpx_lines_add(u->t.warn, sizeof(u->t.warn), "%s", u->hwts.note);
 	if (got != (HWTS_TX | HWTS_RX)) {
-		hwts_release(&u->hwts);
+		udp_hw_put_back(u);
 		u->hw_why = got < 0 ? "-:driver_refused_hw_stamping" :
 				      "-:driver_cannot_stamp_all_rx";
 		return 0;
 	}
 	u->phc = phc_open(info.phc_index, err, sizeof(err));
 	if (!u->phc) {
-		hwts_release(&u->hwts);
+		udp_hw_put_back(u);
 		u->hw_why = "-:no_phc";
 	}
 	return u->phc != NULL;
@@ -621,6 +632,11 @@ static int udp_stamps_enable(struct transport *t, char *err, size_t errlen)
 		t->st.tx_why[TRANSPORT_LAYER_H] = t->st.rx_why[TRANSPORT_LAYER_H] = u->hw_why;
 	}
 	return 0;
+}
+
+static void udp_stamps_release(struct transport *t)
+{
+	udp_hw_put_back(container_of(t, struct udp_transport, t));
 }
 
 static void udp_close(struct transport *t)
@@ -673,6 +689,7 @@ const struct transport_ops udp_transport_ops = {
 	.close = udp_close,
 	.addr_str = udp_addr_str,
 	.stamps_enable = udp_stamps_enable,
+	.stamps_release = udp_stamps_release,
 	.tx_drain = udp_tx_drain,
 	.addr_key = udp_addr_key,
 	.rcvbuf_set = udp_rcvbuf_set,

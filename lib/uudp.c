@@ -637,6 +637,8 @@ static int uudp_stamps_enable(struct transport *t, char *err, size_t errlen)
 
 	u->ps.rx_layer = u->ps.tx_layer = -1;
 	u->ps.why = NULL;
+	u->ps.warn = t->warn;
+	u->ps.warnlen = sizeof(t->warn);
 	rc = port_stamps_enable(u->port, &u->ps, err, errlen);
 	if (rc == -ENOTSUP)
 		return 0;
@@ -659,6 +661,13 @@ static int uudp_stamps_enable(struct transport *t, char *err, size_t errlen)
 		u->ps.tx_layer = -1;
 	}
 	return 0;
+}
+
+static void uudp_stamps_release(struct transport *t)
+{
+	struct uudp_transport *u = container_of(t, struct uudp_transport, t);
+
+	port_stamps_release(u->port, t->warn, sizeof(t->warn));
 }
 
 static void uudp_tx_note(void *arg, uint32_t tag, int64_t ns)
@@ -689,5 +698,6 @@ const struct transport_ops uudp_transport_ops = {
 	.counters = uudp_counters,
 	.check = uudp_check,
 	.stamps_enable = uudp_stamps_enable,
+	.stamps_release = uudp_stamps_release,
 	.tx_drain = uudp_tx_drain,
 };

@@ -9,12 +9,14 @@
 
 #include <infiniband/mlx5dv.h>
 
+#include "opt_units.h"
 #include "phc.h"
 #include "verbs_stamp.h"
 
 #define XREAD_TRIES	3	/* cross-readings per conversion, narrowest wins */
-#define STALE_NS	1000000000LL	/* a stamp further than this from its
+#define STALE_NS	NTPX_NS_PER_SEC	/* a stamp further than this from its
 					   cross-reading is not trusted */
+#define PPB		1000000000LL	/* a ratio in parts per billion */
 #define RATE_PPB	5000		/* the measured rate is used once its
 					   error bound is below this (5 ppm) */
 
@@ -259,7 +261,7 @@ void verbs_wc_ibv(const struct verbs_wc *w, struct ibv_wc *wc)
 
 static int64_t ts_ns(const struct timespec *t)
 {
-	return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
+	return (int64_t)t->tv_sec * NTPX_NS_PER_SEC + t->tv_nsec;
 }
 
 /*
@@ -294,7 +296,7 @@ static void rate_update(struct verbs_clock *vc, uint64_t hca, int64_t rt, int64_
 		vc->anchor_w = w;
 		return;
 	}
-	if ((vc->anchor_w + w) * 1000000000 / span > RATE_PPB)
+	if ((vc->anchor_w + w) * PPB / span > RATE_PPB)
 		return;		/* not far enough apart yet */
 	vc->ns_per_cyc = (double)span / (double)cyc;
 	vc->rate_measured++;
@@ -330,7 +332,7 @@ static int cross_read(struct verbs_clock *vc, uint64_t *hca, int64_t *rt, int64_
 			best = ts_ns(&b) - ts_ns(&a);
 			*rt = ts_ns(&a) + best / 2;
 			/* mlx5 puts the cycle count in tv_nsec (tv_sec 0). */
-			*hca = (uint64_t)v.raw_clock.tv_sec * 1000000000u +
+			*hca = (uint64_t)v.raw_clock.tv_sec * NTPX_NS_PER_SEC +
 			       (uint64_t)v.raw_clock.tv_nsec;
 			*w = best;
 			rc = 0;
@@ -356,9 +358,9 @@ int verbs_clock_realtime(struct verbs_clock *vc, enum verbs_stamp_mode mode, uin
 		 * Either is the PHC's time, not CLOCK_REALTIME.
 		 */
 		if (vc->realtime) {
-			if ((ts & 0xffffffffu) >= 1000000000u)
+			if ((ts & 0xffffffffu) >= NTPX_NS_PER_SEC)
 				goto bad;
-			phc_ns = (int64_t)(ts >> 32) * 1000000000 + (int64_t)(ts & 0xffffffffu);
+			phc_ns = (int64_t)(ts >> 32) * NTPX_NS_PER_SEC + (int64_t)(ts & 0xffffffffu);
 		} else {
 			if (ts > INT64_MAX)
 				goto bad;

@@ -88,7 +88,10 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
 	if (!cfg.nostamps) {
-		if (transport_stamps_enable(p.t, err, sizeof(err)))
+		int rc = transport_stamps_enable(p.t, err, sizeof(err));
+
+		ntpx_err_lines(transport_warnings(p.t));
+		if (rc)
 			ntpx_die(NTPX_EXIT_FAIL, "%s: %s", cfg.ep.url, err);
 		for (l = 0; l < TRANSPORT_NLAYERS; l++)
 			if (transport_stamp_source(p.t, 1, l) || transport_stamp_source(p.t, 0, l))
@@ -99,6 +102,8 @@ int main(int argc, char **argv)
 		probe_run(&p);
 	if (p.out != OUT_FAILED)
 		probe_summary(&p);
+	transport_stamps_release(p.t);
+	ntpx_err_lines(transport_warnings(p.t));
 	transport_close(p.t);
 	nts_client_free(p.nts);
 	discipline_free(p.disc);

@@ -47,7 +47,10 @@ int main(int argc, char **argv)
 	if (!rf.t)
 		ntpx_die(NTPX_EXIT_FAIL, "%s", err);
 	if (!cfg.nostamps) {
-		if (transport_stamps_enable(rf.t, err, sizeof(err)))
+		int rc = transport_stamps_enable(rf.t, err, sizeof(err));
+
+		ntpx_err_lines(transport_warnings(rf.t));
+		if (rc)
 			ntpx_die(NTPX_EXIT_FAIL, "%s: %s", cfg.ep.url, err);
 		rf.stamping = transport_stamp_source(rf.t, 1, TRANSPORT_LAYER_Q) ||
 			      transport_stamp_source(rf.t, 1, TRANSPORT_LAYER_K) ||
@@ -75,6 +78,8 @@ int main(int argc, char **argv)
 	if (reflect_log_close(&rf) != OUT_FAILED)
 		reflect_summary(&rf);
 	xleave_table_free(rf.xt);
+	transport_stamps_release(rf.t);
+	ntpx_err_lines(transport_warnings(rf.t));
 	transport_close(rf.t);
 	ratelimit_free(rf.rl);
 	clock_close(rf.clk);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: ISC */
-/* Unit tests for endpoint parsing (lib/transport.c) and lib/opt.c. */
+/* Unit tests for endpoint parsing (lib/endpoint.c) and lib/opt.c. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>

@@ -45,6 +45,9 @@ static void test_off_on_back(void **state)
 	assert_int_equal(hwts_acquire(&h, fd, "mock0", HWTS_TX | HWTS_RX), HWTS_TX | HWTS_RX);
 	assert_int_equal(mock_nic.cfg.tx_type, HWTSTAMP_TX_ON);
 	assert_int_equal(mock_nic.cfg.rx_filter, HWTSTAMP_FILTER_ALL);
+	/* the change is the caller's to say, word for word what it was */
+	assert_string_equal(h.note, "mock0: hardware stamping changed from tx off rx none (0) "
+			     "to tx on rx all (1); put back at exit");
 	hwts_release(&h);
 	assert_int_equal(mock_nic.cfg.tx_type, HWTSTAMP_TX_OFF);
 	assert_int_equal(mock_nic.cfg.rx_filter, HWTSTAMP_FILTER_NONE);
@@ -74,6 +77,7 @@ static void test_enough_untouched(void **state)
 	mock_nic.cfg.rx_filter = HWTSTAMP_FILTER_NTP_ALL;
 	assert_int_equal(hwts_acquire(&h, fd, "mock0", HWTS_TX | HWTS_RX), HWTS_TX | HWTS_RX);
 	assert_int_equal(mock_nic.sets, 0);
+	assert_string_equal(h.note, "");	/* nothing changed, nothing to say */
 	hwts_release(&h);
 	assert_int_equal(mock_nic.sets, 0);
 	/* send stamps only (AF_XDP): the receive filter is none of ours */
@@ -102,11 +106,27 @@ static void test_unreadable(void **state)
 	mock_nic.no_get = 1;
 	assert_int_equal(hwts_acquire(&h, fd, "mock0", HWTS_TX), HWTS_TX);
 	assert_int_equal(mock_nic.cfg.tx_type, HWTSTAMP_TX_ON);
+	assert_string_equal(h.note, "mock0: hardware stamping set to tx on rx none (0); the "
+			     "driver cannot say what it was (SIOCGHWTSTAMP), so it is put back "
+			     "to off at exit");
 	hwts_release(&h);
 	assert_int_equal(mock_nic.cfg.tx_type, HWTSTAMP_TX_OFF);
 	memset(&h, 0, sizeof(h));
 	hwts_release(&h);	/* a zeroed one: nothing */
 	assert_int_equal(mock_nic.sets, 2);
+}
+
+/* The driver will not take the old setting back: said to the caller, not printed. */
+static void test_put_back_refused(void **state)
+{
+	struct hwts h;
+
+	assert_int_equal(hwts_acquire(&h, fd, "mock0", HWTS_TX), HWTS_TX);
+	mock_nic.refuse_set = 1;
+	assert_int_equal(hwts_release(&h), -EPERM);
+	assert_string_equal(h.note, "mock0: cannot put hardware stamping back (tx off rx none): "
+			     "Operation not permitted");
+	assert_int_equal(hwts_release(&h), 0);	/* tried once */
 }
 
 int main(int argc, char **argv)
@@ -117,6 +137,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_enough_untouched, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_driver_answer_counts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unreadable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_put_back_refused, setup, teardown),
 	};
 
 	if (argc > 1)

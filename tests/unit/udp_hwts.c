@@ -72,6 +72,10 @@ static void test_ptp4l_setting_kept(void **state)
 	assert_int_equal(mock_nic.cfg.rx_filter, HWTSTAMP_FILTER_ALL);
 	assert_string_equal(transport_stamp_source(t, 0, TRANSPORT_LAYER_H),
 			    "so_timestamping:rx_hardware+phc");
+	/* the change, for the tool to print: the library printed nothing */
+	assert_string_equal(transport_warnings(t),
+			    "lo: hardware stamping changed from tx onestep_sync rx ptp (12) "
+			    "to tx onestep_sync rx all (1); put back at exit\n");
 	transport_close(t);
 	assert_int_equal(mock_nic.cfg.tx_type, HWTSTAMP_TX_ONESTEP_SYNC);
 	assert_int_equal(mock_nic.cfg.rx_filter, HWTSTAMP_FILTER_PTP_V2_EVENT);
@@ -96,11 +100,31 @@ static void test_driver_answer_checked(void **state)
 	transport_close(t);
 }
 
+/*
+ * Put back before the close, so that a driver that refuses is said by
+ * the tool: the line is in transport_warnings(), and nothing is printed.
+ */
+static void test_put_back_refused(void **state)
+{
+	struct transport *t = open_lo();
+
+	mock_nic.refuse_set = 1;
+	transport_stamps_release(t);
+	assert_string_equal(transport_warnings(t),
+			    "lo: cannot put hardware stamping back (tx onestep_sync rx ptp): "
+			    "Operation not permitted\n");
+	mock_nic.refuse_set = 0;
+	transport_close(t);
+	/* tried once: the close leaves the NIC as the refusal did */
+	assert_int_equal(mock_nic.cfg.rx_filter, HWTSTAMP_FILTER_ALL);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_ptp4l_setting_kept, setup),
 		cmocka_unit_test_setup(test_driver_answer_checked, setup),
+		cmocka_unit_test_setup(test_put_back_refused, setup),
 	};
 
 	if (argc > 1)

@@ -138,6 +138,8 @@ static int nic_ioctl(unsigned long req, void *data)
 		return 0;
 	}
 	mock_nic.sets++;
+	if (mock_nic.refuse_set)
+		return efail(EPERM);
 	if (c->tx_type > HWTSTAMP_TX_ONESTEP_SYNC || c->rx_filter >= __HWTSTAMP_FILTER_CNT)
 		return efail(ERANGE);
 	if (c->rx_filter != HWTSTAMP_FILTER_NONE &&

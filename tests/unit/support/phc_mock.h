@@ -52,6 +52,7 @@ struct mock_nic {
 	int no_get;			/* no SIOCGHWTSTAMP (EOPNOTSUPP) */
 	int no_filter_all;
 	int phc_index;			/* ETHTOOL_GET_TS_INFO's, -1: none */
+	int refuse_set;			/* SIOCSHWTSTAMP fails (EPERM) */
 	int gets, sets;			/* calls seen */
 };
 
