@@ -36,7 +36,7 @@ void probe_on_signal(int sig)
 /* Sleeps until @when (CLOCK_MONOTONIC ns); returns early on a signal. */
 static void sleep_until(int64_t when)
 {
-	struct timespec ts = { .tv_sec = when / 1000000000, .tv_nsec = when % 1000000000 };
+	struct timespec ts = { .tv_sec = when / NTPX_NS_PER_SEC, .tv_nsec = when % NTPX_NS_PER_SEC };
 
 	while (!probe_stopping &&
 	       clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
