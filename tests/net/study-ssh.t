@@ -84,6 +84,12 @@ orphan_freerun() {
 restart_study() {
 	"$study" --quick -f recovery --conditions server_restart -T "$def" --no-analysis "$TMP/$1" > /dev/null 2> "$TMP/$1.err"
 }
+# DIR: the study of the conditions with the prefixes exported; on a
+# failure, the end of its stderr (DIR.err) is shown.
+ssh_study() {
+	"$study" --quick --seed 7 -f "$fams" --conditions "$conds" -T "$def" --no-analysis "$1" \
+		>/dev/null 2>"$1.err" || { diag "$(tail -n 5 "$1.err")"; return 1; }
+}
 missing_study() {
 	NTPX_REMOTE_BIN=$TMP/rbin "$study" --quick -f "$fams" -T "$def" --no-analysis "$TMP/missing" \
 		> /dev/null 2> "$TMP/missing.err"
@@ -118,7 +124,7 @@ do
 	test_expect_success "ssh $how: the study finishes" '
 		d=$TMP/ssh$pty &&
 		export NTPX_REF_EXEC="$TWOHOST_SSH $pty ref" NTPX_CLIENT_EXEC="$TWOHOST_SSH $pty client" &&
-		"$study" --quick --seed 7 -f "$fams" --conditions "$conds" -T "$def" --no-analysis "$d" >/dev/null 2>"$d.err"
+		ssh_study "$d"
 	'
 	test_expect_success "ssh $how: every run done" '
 		all_done "$d"
