@@ -454,6 +454,40 @@ chrony_one_clock() {
 			exit !(n > 0 && !bad) }' v="$_v" "$1"
 }
 
+# capacity_climb RATE...: the climb of tests/bench's capacity figures
+# (ntp-capacity.sh, xleave-capacity.sh).  The caller's try_step RATE runs
+# one step at RATE (a number, or with k or M), prints its line and sets _v
+# (clean, server, or what else limited the step) and _got (the rate
+# answered).  Steps climb until one is not clean; between the last clean
+# rate and the server's loss onset, CAP_BISECT (default 3) more steps halve
+# the gap, so that the figure does not rest on the steps' spacing.  Prints
+# "capacity RATE BY": BY is "server", or the limit met first ("generator"
+# when every step was clean: the figure is then a lower bound).
+capacity_climb() {
+	_cb_best=0 _cb_by=generator _cb_lo= _cb_bad=
+	for _cb_r; do
+		try_step "$_cb_r"
+		case $_v in
+		clean) _cb_best=$_got _cb_lo=$(rate_num "$_cb_r") ;;
+		*) _cb_by=$_v _cb_bad=$(rate_num "$_cb_r"); break ;;
+		esac
+	done
+	if [ "$_cb_by" = server ] && [ -n "$_cb_lo" ]; then
+		for _cb_k in $(seq 1 "${CAP_BISECT:-3}"); do
+			_cb_r=$(((_cb_lo + _cb_bad) / 2))
+			try_step "$_cb_r"
+			case $_v in
+			clean) _cb_best=$_got _cb_lo=$_cb_r ;;
+			server) _cb_bad=$_cb_r ;;
+			*) _cb_by=$_v; break ;;
+			esac
+		done
+	fi
+	echo "capacity $_cb_best $_cb_by"
+}
+# rate_num RATE: 120k -> 120000, 1M -> 1000000, 5000 -> 5000.
+rate_num() { awk -v r="$1" 'BEGIN { m = 1; if (r ~ /k$/) m = 1e3; if (r ~ /M$/) m = 1e6; sub(/[kM]$/, "", r); printf "%d\n", r * m }'; }
+
 # Exact accounting of a namespace's UDP datagrams (tests/net/attack.t,
 # flood.t), from the kernel's own counters, which start at 0 with the
 # namespace:

@@ -34,7 +34,6 @@ S=${CAP_SENDERS:-2}
 lab_up cap >/dev/null 2>&1 || { echo "ntp-capacity: no lab"; exit 0; }
 port=12300
 in_ref() { ip netns exec "$NTPX_NS_REF" ss -Hlun "sport = :$port" | grep -q .; }
-per_sec() { awk -v r="$1" 'BEGIN { m = 1; if (r ~ /k$/) m = 1e3; if (r ~ /M$/) m = 1e6; sub(/[kM]$/, "", r); print r * m }'; }
 
 # One step: S generators at RATE/S each, from the client namespace to
 # ENDPOINT.  Prints "wanted got loss_pct n min mean max sd srv_drop
@@ -42,7 +41,7 @@ per_sec() { awk -v r="$1" 'BEGIN { m = 1; if (r ~ /k$/) m = 1e3; if (r ~ /M$/) m
 # and the datagrams the kernel dropped in each namespace meanwhile.
 inerr() { udp_mib "$1" | sed 's/.*inerr=//'; }
 step_run() {	# ENDPOINT RATE
-	_w=$(per_sec "$2")
+	_w=$(rate_num "$2")
 	_each=$(awk -v w="$_w" -v s="$S" 'BEGIN { printf "%d", w / s }')
 	_s0=$(inerr "$NTPX_NS_REF") _c0=$(inerr "$NTPX_NS_CLIENT")
 	_pids=
@@ -87,39 +86,20 @@ verdict() {
 
 # try_step RATE: runs one step on $_ep, prints its line; sets _v, _got.
 try_step() {
+	_label=$1
 	set -- $(step_run "$_ep" "$1")
 	printf '  %-9s %10s %10s %9s %8s %8s   %9s %9s %9s %9s\n' \
-		"$_r" "$1" "$2" "$3" "$9" "${10}" "$5" "$6" "$7" "$8"
+		"$_label" "$1" "$2" "$3" "$9" "${10}" "$5" "$6" "$7" "$8"
 	_v=$(verdict "$1" "$2" "$3" "$9" "${10}") _got=$2
 }
 
-# capacity ENDPOINT: the steps' lines, then "capacity RATE BY".
+# capacity ENDPOINT: the steps' lines, then "capacity RATE BY"
+# (capacity_climb, tests/lib.sh).
 capacity() {
-	_best=0 _by=server _ep=$1 _bad=
+	_ep=$1
 	printf '  %-9s %10s %10s %9s %8s %8s   %9s %9s %9s %9s\n' \
 		step wanted/s got/s loss% srv_drop cli_drop min_us mean_us max_us sd_us
-	for _r in $rates; do
-		try_step "$_r"
-		case $_v in
-		clean) _best=$_got _lo=$(per_sec "$_r") ;;
-		*) _by=$_v _bad=$(per_sec "$_r"); break ;;
-		esac
-	done
-	# The onset lies between the last clean step and the first that was
-	# not: halve the gap CAP_BISECT times.
-	if [ "$_by" = server ] && [ -n "$_bad" ] && [ -n "${_lo:-}" ]; then
-		for _k in $(seq 1 "${CAP_BISECT:-3}"); do
-			_r=$(( (_lo + _bad) / 2 ))
-			try_step "$_r"
-			case $_v in
-			clean) _best=$_got _lo=$_r ;;
-			server) _bad=$_r ;;
-			*) _by=$_v; break ;;
-			esac
-		done
-	fi
-	[ -n "$_bad" ] || _by=generator
-	echo "capacity $_best $_by"
+	capacity_climb $rates
 }
 
 echo "NTP server capacity: server in namespace $NTPX_NS_REF, $S loadgen --ntp in $NTPX_NS_CLIENT, fast path (veth), $step steps"

@@ -33,34 +33,15 @@ try_step() {
 		"${12}" "$(awk -v i="$6" -v r="$4" 'BEGIN { printf "%.0f%%", r ? 100 * i / r : 0 }')" \
 		"${15}" "${17}" "${19}" "${21}"
 	_v=$(awk -v l="${8%\%}" -v own="${12}" -v g="$_got" -v w="$_w" 'BEGIN {
-		if (l >= 0.1) print (own > 0 ? "xlflood" : "server")
-		else print (g < 0.95 * w ? "xlflood" : "clean") }')
+		if (l >= 0.1) print (own > 0 ? "generator" : "server")
+		else print (g < 0.95 * w ? "generator" : "clean") }')
 }
 
-capacity() {	# MODE: the steps' lines, then "capacity RATE BY"
+capacity() {	# MODE: the steps' lines, then "capacity RATE BY" (capacity_climb)
 	mode=$1
 	start_reflector --clients "$N"
-	best=0 by=xlflood lo= bad=
-	for r in $rates; do
-		try_step "$r"
-		case $_v in
-		clean) best=$_got lo=$r ;;
-		*) by=$_v bad=$r; break ;;
-		esac
-	done
-	if [ "$by" = server ] && [ -n "$lo" ]; then
-		for _k in $(seq 1 "${CAP_BISECT:-3}"); do
-			r=$(( (lo + bad) / 2 ))
-			try_step "$r"
-			case $_v in
-			clean) best=$_got lo=$r ;;
-			server) bad=$r ;;
-			*) by=$_v; break ;;
-			esac
-		done
-	fi
+	capacity_climb $rates
 	kill "$REFLECT_PID"; wait "$REFLECT_PID" 2>/dev/null
-	echo "capacity $best $by"
 }
 
 echo "ntpreflect capacity, $N clients, loopback, < 0.1% loss, ${step} s steps"
@@ -71,11 +52,11 @@ capacity xleave | tee "$TMP/xleave" | grep -v '^capacity'
 set -- $(awk '{ print $2, $3 }' "$TMP/basic" | tail -n 1) $(awk '{ print $2, $3 }' "$TMP/xleave" | tail -n 1)
 awk -v b="$1" -v bby="$2" -v x="$3" -v xby="$4" 'BEGIN {
 	printf "capacity (requests/s): basic %.0f%s, xleave %.0f%s\n", b,
-		bby == "xlflood" ? " (generator-limited: at least)" : "", x,
-		xby == "xlflood" ? " (generator-limited: at least)" : ""
+		bby == "generator" ? " (generator-limited: at least)" : "", x,
+		xby == "generator" ? " (generator-limited: at least)" : ""
 	# A lower bound on basic makes the ratio an upper bound, and one on
 	# xleave a lower bound; with both, the run says nothing.
-	bound = (bby == "xlflood") + 2 * (xby == "xlflood")
+	bound = (bby == "generator") + 2 * (xby == "generator")
 	if (b > 0 && bound == 3)
 		print "ratio xleave/basic: both generator-limited, no figure"
 	else if (b > 0)
