@@ -21,8 +21,6 @@
  * or "reply bogus: WHY"; then "fence LEN".  Exit 0 when the fence was
  * answered within 3 s, 1 otherwise, 2 on bad usage or a failed NTS-KE.
  */
-#include <netdb.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,9 +35,12 @@
 #include "ntp.h"
 #include "opt_units.h"
 #include "util_private.h"
+#include "fence.h"
 
-static void judge(struct nts_client *c, const unsigned char *buf, size_t n)
+/* Any reply but the fence's, judged by the client's own check. */
+static void judge(const unsigned char *buf, size_t n, void *ctx)
 {
+	struct nts_client *c = ctx;
 	const char *why = "";
 
 	switch (nts_client_reply(c, buf, n, &why)) {
@@ -57,15 +58,14 @@ static void judge(struct nts_client *c, const unsigned char *buf, size_t n)
 int main(int argc, char **argv)
 {
 	static struct nts_ke_msg resp;
-	struct addrinfo hints = { .ai_socktype = SOCK_DGRAM }, *ai;
-	unsigned char pkt[2048], buf[4096], fence[48] = { 0x23 };
+	unsigned char pkt[2048];
 	struct nts_keys keys;
 	struct nts_client *c;
 	struct nts_ef_view v;
 	const char *mode, *why;
 	size_t len = NTP_HEADER_LEN;
 	char err[512];
-	int fd, sends = 1;
+	int fd, rc, sends = 1;
 
 	if (argc != 7) {
 		fprintf(stderr, "usage: ntsq KE-HOST KE-PORT CAFILE NTP-HOST NTP-PORT MODE\n");
@@ -124,41 +124,15 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	if (getaddrinfo(argv[4], argv[5], &hints, &ai)) {
-		fprintf(stderr, "ntsq: cannot resolve %s\n", argv[4]);
+	fd = fence_connect("ntsq", argv[4], argv[5]);
+	if (fd < 0)
 		return 2;
-	}
-	fd = socket(ai->ai_family, SOCK_DGRAM, 0);
-	if (fd < 0 || connect(fd, ai->ai_addr, ai->ai_addrlen)) {
-		perror("ntsq");
-		return 2;
-	}
-	freeaddrinfo(ai);
 	while (sends--)
 		if (send(fd, pkt, len, 0) != (ssize_t)len) {
 			perror("ntsq: send");
 			return 2;
 		}
-	if (getrandom(fence + 40, 8, 0) != 8 || send(fd, fence, sizeof(fence), 0) != 48) {
-		perror("ntsq: fence");
-		return 2;
-	}
-	for (;;) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		ssize_t n;
-
-		if (poll(&p, 1, 3000) <= 0)
-			return 1;
-		n = recv(fd, buf, sizeof(buf), 0);
-		if (n < 0) {
-			perror("ntsq: recv");
-			return 1;
-		}
-		if (n >= 48 && memcmp(buf + 24, fence + 40, 8) == 0) {
-			printf("fence %zd\n", n);
-			nts_client_free(c);
-			return 0;
-		}
-		judge(c, buf, (size_t)n);
-	}
+	rc = fence_wait("ntsq", fd, judge, c);
+	nts_client_free(c);
+	return rc;
 }

@@ -11,16 +11,11 @@
  * sleep.  Output, one line per reply: "reply LEN" or "fence LEN".  Exit 0
  * when the fence was answered within 3 s, 1 otherwise, 2 on bad usage.
  */
-#include <arpa/inet.h>
-#include <netdb.h>
-#include <poll.h>
-#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/socket.h>
-#include <unistd.h>
+
+#include "fence.h"
 
 static int hexval(int c)
 {
@@ -33,26 +28,26 @@ static int hexval(int c)
 	return -1;
 }
 
+/* Any reply but the fence's. */
+static void reply(const unsigned char *buf, size_t n, void *ctx)
+{
+	(void)buf;
+	(void)ctx;
+	printf("reply %zu\n", n);
+}
+
 int main(int argc, char **argv)
 {
-	struct addrinfo hints = { .ai_socktype = SOCK_DGRAM }, *ai;
-	unsigned char buf[4096], fence[48] = { 0x23 };
+	unsigned char buf[4096];
 	int fd, i;
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: udpq HOST PORT [HEX...]\n");
 		return 2;
 	}
-	if (getaddrinfo(argv[1], argv[2], &hints, &ai)) {
-		fprintf(stderr, "udpq: cannot resolve %s\n", argv[1]);
+	fd = fence_connect("udpq", argv[1], argv[2]);
+	if (fd < 0)
 		return 2;
-	}
-	fd = socket(ai->ai_family, SOCK_DGRAM, 0);
-	if (fd < 0 || connect(fd, ai->ai_addr, ai->ai_addrlen)) {
-		perror("udpq");
-		return 2;
-	}
-	freeaddrinfo(ai);
 	for (i = 3; i < argc; i++) {
 		size_t n = strlen(argv[i]) / 2, k;
 
@@ -74,25 +69,5 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (getrandom(fence + 40, 8, 0) != 8 || send(fd, fence, sizeof(fence), 0) != 48) {
-		perror("udpq: fence");
-		return 2;
-	}
-	for (;;) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		ssize_t n;
-
-		if (poll(&p, 1, 3000) <= 0)
-			return 1;
-		n = recv(fd, buf, sizeof(buf), 0);
-		if (n < 0) {
-			perror("udpq: recv");
-			return 1;
-		}
-		if (n >= 48 && memcmp(buf + 24, fence + 40, 8) == 0) {
-			printf("fence %zd\n", n);
-			return 0;
-		}
-		printf("reply %zd\n", n);
-	}
+	return fence_wait("udpq", fd, reply, NULL);
 }
