@@ -188,15 +188,15 @@ void reflect_answer(struct reflector *rf, unsigned char *buf, ssize_t n,
 		xleave_ef_put(buf + NTP_HEADER_LEN, xl ? &cl->last : &now);
 		len += XLEAVE_EF_LEN;
 	}
-	/* The reply's own send stamps cost the kernel and us a little:
-	   taken for the log, and for a client that looks interleaved (it
-	   names a reply, or sends a receive field of its own, or the ntpx
-	   field). */
 	/* No longer than the request: the cookies it made room for. */
 	if (nts && nts_server_reply(rf->nts, &rf->nreq, buf, (size_t)n, &len, &seal) < 0) {
 		rf->send_errors++;
 		return;
 	}
+	/* The reply's own send stamps cost the kernel and us a little:
+	   taken for the log, and for a client that looks interleaved (it
+	   names a reply, or sends a receive field of its own, or the ntpx
+	   field). */
 	want_tx = rf->stamping && (rf->log || q->org || (q->rec && q->rec != q->xmt) || want_ef);
 	rc = transport_send(rf->t, buf, len, from, rf->clk,
 			    (xl || nts ? 0 : TRANSPORT_STAMP_XMT) |
