@@ -258,6 +258,11 @@ ssize_t transport_recv_wait(struct transport *t, void *buf, size_t cap,
 	struct pollfd pfd = { .fd = t->fd, .events = POLLIN };
 	ssize_t rc;
 
+	if (mode == TRANSPORT_POLL_BLOCK && t->ops->recv_block) {
+		rc = t->ops->recv_block(t, buf, cap, from, clk, stamp, deadline);
+		if (rc != -EAGAIN)
+			return rc;
+	}
 	t->spin = mode == TRANSPORT_POLL_BUSY;
 	rc = recv_wait(t, buf, cap, from, clk, stamp, deadline, mode, &pfd);
 	t->spin = 0;

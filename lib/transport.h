@@ -94,7 +94,10 @@ ssize_t transport_recv(struct transport *t, void *buf, size_t cap,
 /*
  * transport_recv() that waits until @deadline (CLOCK_MONOTONIC ns, or
  * INT64_MAX for ever), sleeping or spinning as @mode says.  Returns as
- * transport_recv(), or -ETIMEDOUT, or -EINTR when a signal arrived.
+ * transport_recv(), or -ETIMEDOUT (never before @deadline), or -EINTR
+ * when a signal arrived, whether or not its handler asks SA_RESTART.
+ * Send stamps waiting meanwhile do not end it; transport_tx_stamps()
+ * reads them.
  */
 ssize_t transport_recv_wait(struct transport *t, void *buf, size_t cap,
 			    struct transport_addr *from, struct clock *clk,

@@ -25,6 +25,15 @@ struct transport_ops {
 		    int64_t *stamp);
 	ssize_t (*recv)(struct transport *t, void *buf, size_t cap,
 			struct transport_addr *from, struct clock *clk, int64_t *stamp);
+	/*
+	 * Optional: transport_recv_wait()'s blocking wait, asleep in the
+	 * receive itself until a datagram, a signal (-EINTR) or @deadline
+	 * (CLOCK_MONOTONIC ns, INT64_MAX none).  It may return -EAGAIN
+	 * before the deadline, for the caller to poll what is left.
+	 */
+	ssize_t (*recv_block)(struct transport *t, void *buf, size_t cap,
+			      struct transport_addr *from, struct clock *clk, int64_t *stamp,
+			      int64_t deadline);
 	/* optional: NULL means a loop of send / recv */
 	int (*send_batch)(struct transport *t, struct transport_msg *m, unsigned n);
 	int (*recv_batch)(struct transport *t, struct transport_msg *m, unsigned n);

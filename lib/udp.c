@@ -46,6 +46,9 @@ struct udp_transport {
 	struct phc *phc;	/* hardware stamping: the NIC's clock */
 	struct hwts hwts;	/* ...as found on dev=, put back at close */
 	const char *hw_why;	/* dev= without hardware stamps: why, for #stamps */
+	int tx_unread;		/* send stamps asked for since the last drain */
+	int64_t tick;		/* SO_RCVTIMEO's granularity, ns (the kernel's tick) */
+	int64_t rcvtimeo;	/* SO_RCVTIMEO as set, ns */
 };
 
 #ifndef SCM_TS_OPT_ID
@@ -76,6 +79,24 @@ static void udp_sockaddr_str(const struct sockaddr *sa, char *buf, size_t len)
 	}
 }
 
+/*
+ * SO_RCVTIMEO's granularity: the kernel keeps the timeout in ticks,
+ * rounded up, so the shortest one set reads back as one tick.  10 ms
+ * (HZ=100, the coarsest) when it cannot be read.
+ */
+static void udp_tick_learn(struct udp_transport *u)
+{
+	struct timeval tv = { .tv_usec = 1 };
+	socklen_t len = sizeof(tv);
+
+	u->tick = NTPX_NS_PER_SEC / 100;
+	if (setsockopt(u->t.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == 0 &&
+	    getsockopt(u->t.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &len) == 0 &&
+	    tv.tv_sec == 0 && tv.tv_usec > 0)
+		u->tick = (int64_t)tv.tv_usec * 1000;
+	u->rcvtimeo = 0;		/* none set by us yet */
+}
+
 static struct transport *udp_open(const struct endpoint *ep, enum transport_role role,
 				  char *err, size_t errlen)
 {
@@ -97,7 +118,9 @@ static struct transport *udp_open(const struct endpoint *ep, enum transport_role
 	if (transport_resolve(host, ep->port, role == TRANSPORT_SERVER, ep->family, &addr, &addrlen,
 			      err, errlen))
 		goto no_address;
-	fd = socket(addr.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	/* Blocking, so that udp_recv_block() can sleep in the receive
+	   itself; every other call says MSG_DONTWAIT. */
+	fd = socket(addr.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		snprintf(err, errlen, "%s: socket: %s", ep->url, strerror(errno));
 		goto no_socket;
@@ -158,6 +181,7 @@ static struct transport *udp_open(const struct endpoint *ep, enum transport_role
 	if (dev)
 		snprintf(u->dev, sizeof(u->dev), "%s", dev);
 	u->t.fd = fd;
+	udp_tick_learn(u);
 	return &u->t;
 
 no_bind:
@@ -210,7 +234,7 @@ static ssize_t udp_send_stamped(struct udp_transport *u, const void *buf, size_t
 		c->cmsg_len = CMSG_LEN(sizeof(id));
 		memcpy(CMSG_DATA(c), &id, sizeof(id));
 	}
-	return sendmsg(u->t.fd, &h, 0);
+	return sendmsg(u->t.fd, &h, MSG_DONTWAIT);
 }
 
 static int udp_send(struct transport *t, void *buf, size_t len,
@@ -243,20 +267,20 @@ static int udp_send(struct transport *t, void *buf, size_t len,
 		if (n < 0)
 			return -errno;
 		u->next_id++;
-		/* Where the driver took the datagram within the send (loopback,
-		   veth, an idle NIC) its stamps are waiting already: take them
-		   now, while the datagram is on its way, rather than be woken
-		   for them while waiting for the answer. */
-		udp_tx_drain(t);
+		/* The stamps are read later, off the path being measured:
+		   after the answer (transport_tx_stamps), or before a poll
+		   that they would wake (udp_recv_block). */
+		u->tx_unread = 1;
 		return (size_t)n == len ? 0 : -EMSGSIZE;
 	}
 	*stamp = clock_now(clk);
 	if (flags & TRANSPORT_STAMP_XMT)
 		transport_stamp_xmt(buf, *stamp);
 	if (to)
-		n = sendto(t->fd, buf, len, 0, (const struct sockaddr *)to->data, to->len);
+		n = sendto(t->fd, buf, len, MSG_DONTWAIT, (const struct sockaddr *)to->data,
+			   to->len);
 	else
-		n = send(t->fd, buf, len, 0);
+		n = send(t->fd, buf, len, MSG_DONTWAIT);
 	if (n < 0)
 		return -errno;
 	return (size_t)n == len ? 0 : -EMSGSIZE;
@@ -284,7 +308,7 @@ static void udp_note_hw(struct transport *t, int64_t id, const struct timespec *
 /* recvmsg() with the SCM_TIMESTAMPING message kept in t->st.rx. */
 static ssize_t udp_recv_stamped(struct transport *t, void *buf, size_t cap,
 				struct sockaddr_storage *ss, socklen_t *sslen,
-				struct clock *clk, int64_t *stamp)
+				struct clock *clk, int64_t *stamp, int flags)
 {
 	union {
 		char buf[CMSG_SPACE(sizeof(struct scm_timestamping))];
@@ -299,7 +323,7 @@ static ssize_t udp_recv_stamped(struct transport *t, void *buf, size_t cap,
 	struct cmsghdr *c;
 	ssize_t n;
 
-	n = recvmsg(t->fd, &h, MSG_TRUNC);
+	n = recvmsg(t->fd, &h, MSG_TRUNC | flags);
 	if (n < 0)
 		return -errno;
 	*stamp = clock_now(clk);
@@ -318,8 +342,10 @@ static ssize_t udp_recv_stamped(struct transport *t, void *buf, size_t cap,
 	return n;
 }
 
-static ssize_t udp_recv(struct transport *t, void *buf, size_t cap,
-			struct transport_addr *from, struct clock *clk, int64_t *stamp)
+/* One datagram; @flags MSG_DONTWAIT, or 0 to sleep until one comes. */
+static ssize_t udp_recv_one(struct transport *t, void *buf, size_t cap,
+			    struct transport_addr *from, struct clock *clk, int64_t *stamp,
+			    int flags)
 {
 	struct udp_transport *u = container_of(t, struct udp_transport, t);
 	struct sockaddr_storage ss;
@@ -328,13 +354,13 @@ static ssize_t udp_recv(struct transport *t, void *buf, size_t cap,
 
 	if (u->stamping) {
 		transport_rx_clear(t);
-		n = udp_recv_stamped(t, buf, cap, &ss, &sslen, clk, stamp);
+		n = udp_recv_stamped(t, buf, cap, &ss, &sslen, clk, stamp, flags);
 		if (n < 0)
 			return n;
 		goto got;
 	}
 	/* MSG_TRUNC: the datagram's real length, so truncation is seen. */
-	n = recvfrom(t->fd, buf, cap, MSG_TRUNC, (struct sockaddr *)&ss, &sslen);
+	n = recvfrom(t->fd, buf, cap, MSG_TRUNC | flags, (struct sockaddr *)&ss, &sslen);
 	if (n < 0)
 		return -errno;
 	*stamp = clock_now(clk);
@@ -343,6 +369,83 @@ got:
 		from->len = sslen <= sizeof(from->data) ? sslen : 0;
 		memcpy(from->data, &ss, from->len);
 	}
+	return n;
+}
+
+static ssize_t udp_recv(struct transport *t, void *buf, size_t cap,
+			struct transport_addr *from, struct clock *clk, int64_t *stamp)
+{
+	return udp_recv_one(t, buf, cap, from, clk, stamp, MSG_DONTWAIT);
+}
+
+/*
+ * The longest sleep in the receive that cannot end after @left from now:
+ * the kernel's timer ends a sleep up to a tick late, plus up to an
+ * eighth of its length for a long one (its timer wheel's coarser
+ * levels).  0 when that leaves less than a tick.
+ */
+static int64_t udp_sleep_max(const struct udp_transport *u, int64_t left)
+{
+	int64_t s = left - 2 * u->tick - left / 8;
+
+	return s >= u->tick ? s : 0;
+}
+
+/*
+ * The receive's sleep at most @max and at least half of it, set only
+ * when the one set is not: a client waiting the same time for every
+ * answer sets it once.
+ */
+static int udp_rcvtimeo(struct udp_transport *u, int64_t max)
+{
+	struct timeval tv;
+	int64_t ns;
+
+	if (u->rcvtimeo <= max && u->rcvtimeo >= max / 2)
+		return 0;
+	ns = max - max / 4;
+	tv.tv_sec = ns / NTPX_NS_PER_SEC;
+	tv.tv_usec = ns % NTPX_NS_PER_SEC / 1000;
+	if (!tv.tv_sec && !tv.tv_usec)
+		tv.tv_usec = 1;		/* 0 would be no timeout at all */
+	if (setsockopt(u->t.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)))
+		return -errno;
+	u->rcvtimeo = ns;
+	return 0;
+}
+
+/*
+ * Waits for a datagram asleep in recvmsg() itself (transport_ops): one
+ * system call where a poll and a receive are two, and the send stamps
+ * that the kernel queues on the error queue do not end the sleep, as
+ * they end a poll (POLLERR), so they are read after the answer, off the
+ * path being measured.  A timeout is always set: it also makes a signal
+ * end the receive, SA_RESTART or not.  It is the kernel's timer, a tick
+ * coarse, so the receive sleeps only as long as cannot overrun
+ * @deadline and returns -EAGAIN for the caller to poll what is left,
+ * precisely, with the send stamps read first, or they would end that
+ * poll at once.
+ */
+static ssize_t udp_recv_block(struct transport *t, void *buf, size_t cap,
+			      struct transport_addr *from, struct clock *clk, int64_t *stamp,
+			      int64_t deadline)
+{
+	struct udp_transport *u = container_of(t, struct udp_transport, t);
+	int64_t max = deadline == INT64_MAX ? NTPX_NS_PER_SEC :
+		      udp_sleep_max(u, deadline - clock_monotonic_ns());
+	ssize_t n = -EAGAIN;
+
+	if (max > 0) {
+		int rc = udp_rcvtimeo(u, max);
+
+		if (rc < 0)
+			return rc;
+		do
+			n = udp_recv_one(t, buf, cap, from, clk, stamp, 0);
+		while (n == -EAGAIN && deadline == INT64_MAX);
+	}
+	if (n == -EAGAIN && u->tx_unread)
+		udp_tx_drain(t);
 	return n;
 }
 
@@ -387,7 +490,7 @@ static int udp_send_batch(struct transport *t, struct transport_msg *m, unsigned
 			memcpy(CMSG_DATA(c), &seg, sizeof(seg));
 		}
 	}
-	r = sendmmsg(t->fd, hdr, n, 0);
+	r = sendmmsg(t->fd, hdr, n, MSG_DONTWAIT);
 	return r < 0 ? -errno : r;
 }
 
@@ -431,7 +534,7 @@ static int udp_recv_batch(struct transport *t, struct transport_msg *m, unsigned
 		h->msg_control = ctl[i].buf;
 		h->msg_controllen = sizeof(ctl[i].buf);
 	}
-	r = recvmmsg(t->fd, hdr, n, MSG_TRUNC, NULL);
+	r = recvmmsg(t->fd, hdr, n, MSG_TRUNC | MSG_DONTWAIT, NULL);
 	if (r < 0)
 		return -errno;
 	for (i = 0; i < (unsigned)r; i++) {
@@ -536,6 +639,7 @@ static void udp_tx_drain(struct transport *t)
 	struct mmsghdr m[TX_BATCH];
 	int n, i;
 
+	container_of(t, struct udp_transport, t)->tx_unread = 0;
 	do {
 		memset(m, 0, sizeof(m));
 		for (i = 0; i < TX_BATCH; i++) {
@@ -684,6 +788,7 @@ const struct transport_ops udp_transport_ops = {
 	.open = udp_open,
 	.send = udp_send,
 	.recv = udp_recv,
+	.recv_block = udp_recv_block,
 	.send_batch = udp_send_batch,
 	.recv_batch = udp_recv_batch,
 	.close = udp_close,

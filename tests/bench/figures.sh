@@ -6,7 +6,8 @@
 # blocks so that a change in the machine's load falls on every figure,
 # and quote ratios from the same run (this machine is shared and noisy).
 #
-#   fig_floor MODE [stamp|stamp-nosched]     build/bench/pingpong on loopback
+#   fig_floor MODE [WORD...]                 build/bench/pingpong on loopback,
+#                                            WORD stamp, stamp-nosched, poll
 #   fig_ntpx BIN MODE [OPTION...]            BIN/ntpprobe against BIN/ntpreflect
 #                                            on loopback, both with OPTION...
 #   fig_lab_up                               a lab of its own (tests/net/uudp-lib.sh)
@@ -36,12 +37,13 @@ fig_quant() {
 			print v[int((NR + 1) / 2)], v[p], NR }'
 }
 
-fig_floor() {	# MODE [stamp|stamp-nosched]
+fig_floor() {	# MODE [WORD...]
 	_fp=$(free_udp_port)
 	_fb=; [ "$1" = busy ] && _fb=busy
-	spawn _fs "$FIG_PP" server "$_fp" $_fb ${2:-}
+	shift
+	spawn _fs "$FIG_PP" server "$_fp" $_fb "$@"
 	wait_until 5 udp_listening "$_fp" || { echo "- - 0"; return; }
-	"$FIG_PP" client 127.0.0.1 "$_fp" "$FIG_IV_US" "$FIG_COUNT" $_fb ${2:-} || echo "- - 0"
+	"$FIG_PP" client 127.0.0.1 "$_fp" "$FIG_IV_US" "$FIG_COUNT" $_fb "$@" || echo "- - 0"
 	kill "$_fs"; wait "$_fs" 2>/dev/null
 }
 

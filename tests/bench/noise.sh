@@ -12,6 +12,10 @@
 #     stamps on / off (ntpprobe(1) documents it; no target of its own)
 #   ntpx / plain floor: the figure of 9a2ce97 and before, when ntpx took
 #     no stamps (kept for one release, so that history stays comparable)
+#   ntpx / stamped floor and ntpx --no-stamps / floor against the floor
+#     of e0bfd10 and before, which polled before its receive and read its
+#     send stamps inside the exchange ("pingpong ... poll"; kept for one
+#     release too)
 # and sockperf ping-pong against the plain floor, where it is installed.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/figures.sh"
@@ -25,8 +29,9 @@ us() { set -- $(fig_stat "$1"); [ "$1" = - ] && echo - || awk -v v="$1" 'BEGIN {
 for b in $(seq 1 "$BLOCKS"); do
 	for mode in block busy; do
 		pp=$(fig_floor $mode) ppst=$(fig_floor $mode stamp)
+		ppo=$(fig_floor $mode poll) ppsto=$(fig_floor $mode stamp poll)
 		nx=$(fig_ntpx "$B" $mode) nxns=$(fig_ntpx "$B" $mode --no-stamps)
-		for v in pp ppst nx nxns; do
+		for v in pp ppst ppo ppsto nx nxns; do
 			eval "set -- \$$v"
 			echo "$1" >>"$TMP/$mode.$v.m"; echo "$2" >>"$TMP/$mode.$v.p"
 		done
@@ -35,6 +40,8 @@ for b in $(seq 1 "$BLOCKS"); do
 			fig_ratio "$nx" "$ppst" $c >>"$TMP/$mode.st.$s"
 			fig_ratio "$nxns" "$pp" $c >>"$TMP/$mode.ns.$s"
 			fig_ratio "$nx" "$pp" $c >>"$TMP/$mode.old.$s"
+			fig_ratio "$nx" "$ppsto" $c >>"$TMP/$mode.sto.$s"
+			fig_ratio "$nxns" "$ppo" $c >>"$TMP/$mode.nso.$s"
 			fig_ratio "$ppst" "$pp" $c >>"$TMP/$mode.fprice.$s"
 			fig_ratio "$nx" "$nxns" $c >>"$TMP/$mode.nprice.$s"
 		done
@@ -45,7 +52,8 @@ echo "noise floor: loopback, $BLOCKS alternating blocks of $FIG_COUNT exchanges 
 	"delay = (T4-T1)-(T3-T2); medians of the blocks' medians and p99s in us"
 printf '%-6s %-20s %10s %10s\n' mode tool median p99
 for mode in block busy; do
-	for v in "pp:pingpong" "ppst:pingpong stamp" "nx:ntpx" "nxns:ntpx --no-stamps"; do
+	for v in "pp:pingpong" "ppst:pingpong stamp" "ppo:pingpong poll" "ppsto:pingpong stamp poll" \
+		"nx:ntpx" "nxns:ntpx --no-stamps"; do
 		printf '%-6s %-20s %10s %10s\n' $mode "${v#*:}" "$(us "$TMP/$mode.${v%%:*}.m")" \
 			"$(us "$TMP/$mode.${v%%:*}.p")"
 	done
@@ -63,6 +71,10 @@ for mode in block busy; do
 		"$(rng "$TMP/$mode.nprice.m")" "$(rng "$TMP/$mode.nprice.p")" "(the price)"
 	printf '%-6s %-36s %-20s %-20s %s\n' $mode "ntpx / floor (the old figure)" \
 		"$(rng "$TMP/$mode.old.m")" "$(rng "$TMP/$mode.old.p")" "(9a2ce97: 1.10, 1.25)"
+	printf '%-6s %-36s %-20s %-20s %s\n' $mode "ntpx / stamped floor (e0bfd10's)" \
+		"$(rng "$TMP/$mode.sto.m")" "$(rng "$TMP/$mode.sto.p")" "(e0bfd10: 1.10, 1.25)"
+	printf '%-6s %-36s %-20s %-20s %s\n' $mode "ntpx --no-stamps / floor (e0bfd10's)" \
+		"$(rng "$TMP/$mode.nso.m")" "$(rng "$TMP/$mode.nso.p")" "(e0bfd10: 1.10, 1.25)"
 done
 
 if command -v sockperf >/dev/null; then

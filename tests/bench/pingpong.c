@@ -4,23 +4,29 @@
  * do between the same four boundaries ntpprobe and ntpreflect stamp.
  *
  *     pingpong server PORT [busy] [stamp|stamp-nosched]
- *     pingpong client HOST PORT INTERVAL_US COUNT [busy] [stamp|stamp-nosched]
+ *     pingpong client HOST PORT INTERVAL_US COUNT [busy] [stamp|stamp-nosched] [poll]
  *
  * The client reads CLOCK_REALTIME immediately before send() (T1) and after
  * recv() returns (T4); the server after recvfrom() returns (T2) and before
  * sendto() (T3), and sends T2 and T3 back in a 48-byte datagram.  No NTP
  * encoding, no validation, no records: what is left is the path.  The
  * client prints "median_ns p99_ns n" of delay = (T4 - T1) - (T3 - T2).
+ * Both wait asleep in the receive itself (the client's with a 1 s
+ * SO_RCVTIMEO), or spinning on it with "busy".
  *
  * With "stamp" both ends ask the kernel for what ntpprobe and ntpreflect
  * ask of it (lib/udp.c) in basic mode: SO_TIMESTAMPING with software
  * receive stamps, OPT_ID and OPT_TSONLY on the socket, receive stamps
  * read from recvmsg()'s control data; the client, per request, a
  * control message for TX_SCHED and TX_SOFTWARE stamps, collected from
- * the error queue right after the send.  The server asks no send stamps,
+ * the error queue after the answer.  The server asks no send stamps,
  * as ntpreflect for a basic client without --log.  That is the stamped
  * floor: the kernel's price for the stamps, without ntpx.
  * "stamp-nosched" asks for TX_SOFTWARE alone.
+ *
+ * "poll" is the client of e0bfd10 and before, kept for one release so
+ * that the figures measured against it stay comparable: it polls before
+ * the receive and collects the send stamps right after the send.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -49,6 +55,7 @@ static int64_t now(void)
 /* 0: no stamps; else the send stamps asked per datagram. */
 static uint32_t tx_stamps;
 static int tx_ask;		/* ask for them (the client only) */
+static int poll_first;		/* "poll": the floor of e0bfd10 */
 static uint64_t stamp_sink;	/* the stamps go somewhere, as in ntpx (mod 2^64) */
 
 static int64_t ts_ns(const struct timespec *ts)
@@ -99,12 +106,27 @@ static ssize_t receive(int fd, void *buf, size_t len, struct sockaddr_in *from, 
 		n = recvmsg(fd, &h, busy ? MSG_DONTWAIT : 0);
 		if (n >= 0 && tx_stamps)
 			stamps_read(&h);
-		if (n >= 0 || (errno != EAGAIN && errno != EINTR))
+		/* Blocking, EAGAIN is SO_RCVTIMEO's: the answer is lost. */
+		if (n >= 0 || (errno != EINTR && !(busy && errno == EAGAIN)))
 			return n;
 	}
 }
 
-/* sendto(), or with stamps what lib/udp.c does: ask, send, collect. */
+/* The send stamps waiting in the error queue, as udp_tx_drain(). */
+static void tx_collect(int fd)
+{
+	for (;;) {
+		char eb[CMSG_SPACE(sizeof(struct scm_timestamping)) +
+			CMSG_SPACE(sizeof(struct sock_extended_err) + sizeof(struct sockaddr_in6)) + 64];
+		struct msghdr e = { .msg_control = eb, .msg_controllen = sizeof(eb) };
+
+		if (recvmsg(fd, &e, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
+			break;
+		stamps_read(&e);
+	}
+}
+
+/* sendto(), or with stamps what lib/udp.c does: ask and send. */
 static ssize_t transmit(int fd, const void *buf, size_t len, const struct sockaddr_in *to)
 {
 	union {
@@ -131,15 +153,8 @@ static ssize_t transmit(int fd, const void *buf, size_t len, const struct sockad
 	c->cmsg_len = CMSG_LEN(sizeof(tx_stamps));
 	memcpy(CMSG_DATA(c), &tx_stamps, sizeof(tx_stamps));
 	n = sendmsg(fd, &h, 0);
-	for (;;) {	/* the error queue, as udp_tx_drain() */
-		char eb[CMSG_SPACE(sizeof(struct scm_timestamping)) +
-			CMSG_SPACE(sizeof(struct sock_extended_err) + sizeof(struct sockaddr_in6)) + 64];
-		struct msghdr e = { .msg_control = eb, .msg_controllen = sizeof(eb) };
-
-		if (recvmsg(fd, &e, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
-			break;
-		stamps_read(&e);
-	}
+	if (poll_first)
+		tx_collect(fd);
 	return n;
 }
 
@@ -169,6 +184,7 @@ static int server(int port, int busy)
 static int client(const char *host, int port, long interval_us, long count, int busy)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	struct timeval wait = { .tv_sec = 1 };
 	int fd = socket(AF_INET, SOCK_DGRAM, 0);
 	double *d = calloc((size_t)count, sizeof(double));
 	struct timespec next;
@@ -179,7 +195,8 @@ static int client(const char *host, int port, long interval_us, long count, int 
 
 	tx_ask = tx_stamps != 0;
 	if (fd < 0 || !d || inet_pton(AF_INET, host, &a.sin_addr) != 1 ||
-	    connect(fd, (struct sockaddr *)&a, sizeof(a)) || stamps_on(fd)) {
+	    connect(fd, (struct sockaddr *)&a, sizeof(a)) || stamps_on(fd) ||
+	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait))) {
 		perror("pingpong: client");
 		free(d);
 		return 1;
@@ -198,11 +215,13 @@ static int client(const char *host, int port, long interval_us, long count, int 
 		t1 = now();
 		if (transmit(fd, buf, sizeof(buf), NULL) < 0)
 			continue;
-		if (!busy && poll(&p, 1, 1000) <= 0)
+		if (!busy && poll_first && poll(&p, 1, 1000) <= 0)
 			continue;
 		if (receive(fd, buf, sizeof(buf), NULL, busy) < 0)
 			continue;
 		t4 = now();
+		if (tx_ask && !poll_first)
+			tx_collect(fd);
 		d[n++] = (double)((t4 - t1) - (buf[2] - buf[1]));
 	}
 	if (n)
@@ -227,6 +246,8 @@ static int words(int argc, char **argv, int from, int *busy)
 			tx_stamps = SOF_TIMESTAMPING_TX_SCHED | SOF_TIMESTAMPING_TX_SOFTWARE;
 		else if (strcmp(argv[i], "stamp-nosched") == 0)
 			tx_stamps = SOF_TIMESTAMPING_TX_SOFTWARE;
+		else if (strcmp(argv[i], "poll") == 0)
+			poll_first = 1;
 		else
 			return -1;
 	}
@@ -242,6 +263,6 @@ int main(int argc, char **argv)
 	if (argc >= 6 && strcmp(argv[1], "client") == 0 && !words(argc, argv, 6, &busy))
 		return client(argv[2], atoi(argv[3]), atol(argv[4]), atol(argv[5]), busy);
 	fprintf(stderr, "usage: pingpong server PORT [busy] [stamp|stamp-nosched] | "
-		"client HOST PORT INTERVAL_US COUNT [busy] [stamp|stamp-nosched]\n");
+		"client HOST PORT INTERVAL_US COUNT [busy] [stamp|stamp-nosched] [poll]\n");
 	return 2;
 }

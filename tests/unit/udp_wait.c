@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * Unit tests for transport_recv_wait() on the kernel UDP backend, on
+ * loopback: it sleeps in the receive itself (lib/udp.c, udp_recv_block),
+ * so the send stamps are read after the answer, never before it; it
+ * never ends before its deadline, whether the receive's coarse timeout
+ * or the precise poll after it ends the wait; and a signal ends an
+ * endless wait even when its handler asks SA_RESTART.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <signal.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "loss.h"
+#include "transport_private.h"
+
+struct pair {
+	struct transport *srv, *cli;
+	struct clock *clk;
+};
+
+static int pair_open(void **state)
+{
+	struct pair *p = calloc(1, sizeof(*p));
+	struct endpoint sep, cep;
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	char err[256], url[64];
+
+	assert_non_null(p);
+	unsetenv(LOSS_ENV);
+	p->clk = clock_open("realtime", err, sizeof(err));
+	assert_non_null(p->clk);
+	assert_int_equal(endpoint_parse("udp://127.0.0.1:0", &sep, err, sizeof(err)), 0);
+	p->srv = transport_open(&sep, TRANSPORT_SERVER, err, sizeof(err));
+	assert_non_null(p->srv);
+	assert_int_equal(getsockname(transport_fd(p->srv), (struct sockaddr *)&ss, &len), 0);
+	snprintf(url, sizeof(url), "udp://127.0.0.1:%u",
+		 ntohs(((struct sockaddr_in *)&ss)->sin_port));
+	assert_int_equal(endpoint_parse(url, &cep, err, sizeof(err)), 0);
+	p->cli = transport_open(&cep, TRANSPORT_CLIENT, err, sizeof(err));
+	assert_non_null(p->cli);
+	assert_int_equal(transport_stamps_enable(p->cli, err, sizeof(err)), 0);
+	assert_int_equal(transport_stamps_enable(p->srv, err, sizeof(err)), 0);
+	*state = p;
+	return 0;
+}
+
+static int pair_close(void **state)
+{
+	struct pair *p = *state;
+
+	transport_close(p->cli);
+	transport_close(p->srv);
+	clock_close(p->clk);
+	free(p);
+	return 0;
+}
+
+/* Whether the ring holds send stamp layer @l of datagram @id yet. */
+static int ring_has(const struct transport *t, uint32_t id, enum transport_layer l)
+{
+	unsigned i = id % TRANSPORT_TX_KEEP;
+
+	return t->st.ring[i].id == id && (t->st.ring[i].got & 1u << l);
+}
+
+/*
+ * An exchange: the request's send stamps are still in the kernel's
+ * error queue when the answer has come (nothing read them inside the
+ * exchange), and transport_tx_stamps() finds them there after it.
+ */
+static void test_stamps_after_answer(void **state)
+{
+	struct pair *p = *state;
+	unsigned char q[48] = { 0x23 }, a[64];
+	struct transport_addr from;
+	struct transport_stamps ts;
+	int64_t t1, t2, t3, t4;
+	uint32_t id;
+
+	assert_int_equal(transport_send(p->cli, q, sizeof(q), NULL, p->clk,
+					TRANSPORT_STAMP_SEND, &t1), 0);
+	id = transport_tx_id(p->cli);
+	assert_int_equal(transport_recv_wait(p->srv, a, sizeof(a), &from, p->clk, &t2,
+					     INT64_MAX, TRANSPORT_POLL_BLOCK), (ssize_t)sizeof(q));
+	assert_int_equal(transport_send(p->srv, a, sizeof(q), &from, p->clk, 0, &t3), 0);
+	assert_int_equal(transport_recv_wait(p->cli, a, sizeof(a), NULL, p->clk, &t4,
+					     clock_monotonic_ns() + 1000000000LL,
+					     TRANSPORT_POLL_BLOCK), (ssize_t)sizeof(q));
+	assert_true(t1 <= t2 && t2 <= t3 && t3 <= t4);
+	assert_false(ring_has(p->cli, id, TRANSPORT_LAYER_K));
+	assert_int_equal(transport_tx_stamps(p->cli, id, p->clk, &ts,
+					     clock_monotonic_ns() + TRANSPORT_TX_WAIT_NS), 1);
+	assert_true(ts.at[TRANSPORT_LAYER_K] >= t1 && ts.at[TRANSPORT_LAYER_K] <= t4);
+	assert_true(ts.at[TRANSPORT_LAYER_Q] >= t1 && ts.at[TRANSPORT_LAYER_Q] <=
+		    ts.at[TRANSPORT_LAYER_K]);
+}
+
+/*
+ * No answer: the wait ends with -ETIMEDOUT, never before its deadline,
+ * for a deadline long enough for a sleep in the receive (its timeout a
+ * tick coarse) and for one so short that only the poll serves; with a
+ * request's stamps waiting, which must not end the wait either.
+ */
+static void test_never_early(void **state)
+{
+	static const int64_t waits[] = { 200000000LL, 30000000LL, 1000000LL };
+	struct pair *p = *state;
+	unsigned char q[48] = { 0x23 }, a[64];
+	size_t i;
+
+	for (i = 0; i < sizeof(waits) / sizeof(waits[0]); i++) {
+		int64_t t1, t4, deadline;
+
+		assert_int_equal(transport_send(p->cli, q, sizeof(q), NULL, p->clk,
+						TRANSPORT_STAMP_SEND, &t1), 0);
+		deadline = clock_monotonic_ns() + waits[i];
+		assert_int_equal(transport_recv_wait(p->cli, a, sizeof(a), NULL, p->clk, &t4,
+						     deadline, TRANSPORT_POLL_BLOCK), -ETIMEDOUT);
+		assert_true(clock_monotonic_ns() >= deadline);
+	}
+}
+
+/* After a second of signals, a datagram: a wait that a signal cannot
+   end then fails the test rather than hanging it. */
+static volatile sig_atomic_t alarms;
+static int kick_fd;
+static struct sockaddr_storage kick_to;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	if (++alarms == 50)
+		(void)sendto(kick_fd, "", 1, 0, (struct sockaddr *)&kick_to, sizeof(struct sockaddr_in));
+}
+
+/*
+ * A signal ends a wait without a deadline, even when its handler asks
+ * SA_RESTART (a receive without a timeout would be restarted).  The
+ * timer repeats, so one that fires before the wait began is followed by
+ * one during it.
+ */
+static void test_signal_ends_wait(void **state)
+{
+	struct pair *p = *state;
+	struct sigaction sa = { .sa_handler = on_alarm, .sa_flags = SA_RESTART }, old;
+	struct itimerval it = { .it_interval = { .tv_usec = 20000 }, .it_value = { .tv_usec = 20000 } };
+	struct itimerval off = { 0 };
+	unsigned char a[64];
+	socklen_t len = sizeof(kick_to);
+	int64_t t;
+
+	kick_fd = socket(AF_INET, SOCK_DGRAM, 0);
+	assert_true(kick_fd >= 0);
+	assert_int_equal(getsockname(transport_fd(p->srv), (struct sockaddr *)&kick_to, &len), 0);
+	alarms = 0;
+	assert_int_equal(sigaction(SIGALRM, &sa, &old), 0);
+	assert_int_equal(setitimer(ITIMER_REAL, &it, NULL), 0);
+	assert_int_equal(transport_recv_wait(p->srv, a, sizeof(a), NULL, p->clk, &t, INT64_MAX,
+					     TRANSPORT_POLL_BLOCK), -EINTR);
+	assert_int_equal(setitimer(ITIMER_REAL, &off, NULL), 0);
+	assert_int_equal(sigaction(SIGALRM, &old, NULL), 0);
+	close(kick_fd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_stamps_after_answer, pair_open, pair_close),
+		cmocka_unit_test_setup_teardown(test_never_early, pair_open, pair_close),
+		cmocka_unit_test_setup_teardown(test_signal_ends_wait, pair_open, pair_close),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
