@@ -8,7 +8,8 @@
 # more steps then halve the gap to the last clean step.  A step whose
 # replies were dropped at xlflood's own socket (own_drops, SO_RXQ_OVFL),
 # or a rate xlflood cannot reach, is the generator's limit: the figure is
-# then a lower bound, marked.  Per step, the server's response time from
+# then a lower bound, marked.  A step is the server's onset when what it
+# lost itself (sent, less replies, less own_drops) is 0.1% or more.  Per step, the server's response time from
 # its own stamps (xlflood(1) of tests/bench/xlflood.c): T3 - T2 in basic
 # mode, t3k - t2k in interleaved mode; min, mean, max and standard
 # deviation, as ntpperf prints them.  t3k - t2k runs from the kernel's
@@ -32,9 +33,12 @@ try_step() {
 	printf '  %-7s %8s %8s %8s %9s %6s   %8s %8s %9s %8s\n' "$mode" "$_w" "$_got" "$8" \
 		"${12}" "$(awk -v i="$6" -v r="$4" 'BEGIN { printf "%.0f%%", r ? 100 * i / r : 0 }')" \
 		"${15}" "${17}" "${19}" "${21}"
-	_v=$(awk -v l="${8%\%}" -v own="${12}" -v g="$_got" -v w="$_w" 'BEGIN {
-		if (l >= 0.1) print (own > 0 ? "generator" : "server")
-		else print (g < 0.95 * w ? "generator" : "clean") }')
+	# Lost at the server: what xlflood sent that was neither answered
+	# nor dropped at its own socket.
+	_v=$(awk -v s="$2" -v r="$4" -v own="${12}" -v l="${8%\%}" -v g="$_got" -v w="$_w" 'BEGIN {
+		if (s > 0 && 100 * (s - r - own) / s >= 0.1) print "server"
+		else if (l >= 0.1 || g < 0.95 * w) print "generator"
+		else print "clean" }')
 }
 
 capacity() {	# MODE: the steps' lines, then "capacity RATE BY" (capacity_climb)
