@@ -247,6 +247,22 @@ ssize_t transport_recv(struct transport *t, void *buf, size_t cap,
 	return t->ops->recv(t, buf, cap, from, clk, stamp);
 }
 
+int transport_recv_ahead(struct transport *t, unsigned n, size_t cap, char *err,
+			 size_t errlen)
+{
+	int rc = t->ops->recv_ahead ? t->ops->recv_ahead(t, n, cap) : -ENOTSUP;
+
+	if (rc < 0)
+		snprintf(err, errlen, "%s: cannot read datagrams ahead: %s", t->ops->scheme,
+			 strerror(-rc));
+	return rc;
+}
+
+unsigned transport_pending(const struct transport *t)
+{
+	return t->ops->pending ? t->ops->pending(t) : 0;
+}
+
 static ssize_t recv_wait(struct transport *t, void *buf, size_t cap,
 			 struct transport_addr *from, struct clock *clk, int64_t *stamp,
 			 int64_t deadline, enum transport_poll mode, struct pollfd *pfd);

@@ -104,6 +104,23 @@ ssize_t transport_recv_wait(struct transport *t, void *buf, size_t cap,
 			    int64_t *stamp, int64_t deadline, enum transport_poll mode);
 
 /*
+ * Lets transport_recv() and transport_recv_wait() take up to @n datagrams
+ * (of up to @cap bytes each: a longer one is truncated, as a receive
+ * into @cap) in one system call where several are waiting, and hand
+ * them out one at a time: a server under load pays one call for several
+ * requests.  Each keeps its own receive stamps; its user stamp is the
+ * moment the call that read it returned, which for all but the first is
+ * earlier than one receive each would have read it.  Datagrams read
+ * ahead wait in the transport, where transport_fd() cannot show them:
+ * transport_pending() counts them, and transport_recv_wait() hands them
+ * out before it waits.  @n of 0 or 1 turns it off.  0, or -errno with
+ * one line in @err (-ENOTSUP: the backend cannot).
+ */
+int transport_recv_ahead(struct transport *t, unsigned n, size_t cap, char *err,
+			 size_t errlen);
+unsigned transport_pending(const struct transport *t);
+
+/*
  * Batches, for bulk traffic (loadgen): no timestamps, as few system calls
  * as the backend can manage.  A backend without a batch path gets a loop
  * of single sends or receives.

@@ -34,6 +34,9 @@ struct transport_ops {
 	ssize_t (*recv_block)(struct transport *t, void *buf, size_t cap,
 			      struct transport_addr *from, struct clock *clk, int64_t *stamp,
 			      int64_t deadline);
+	/* Optional (NULL: -ENOTSUP, and nothing pending); see transport.h. */
+	int (*recv_ahead)(struct transport *t, unsigned n, size_t cap);
+	unsigned (*pending)(const struct transport *t);
 	/* optional: NULL means a loop of send / recv */
 	int (*send_batch)(struct transport *t, struct transport_msg *m, unsigned n);
 	int (*recv_batch)(struct transport *t, struct transport_msg *m, unsigned n);

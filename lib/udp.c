@@ -49,6 +49,33 @@ struct udp_transport {
 	int tx_unread;		/* send stamps asked for since the last drain */
 	int64_t tick;		/* SO_RCVTIMEO's granularity, ns (the kernel's tick) */
 	int64_t rcvtimeo;	/* SO_RCVTIMEO as set, ns */
+	struct udp_ahead *ahead;	/* transport_recv_ahead(), or NULL */
+};
+
+/*
+ * Datagrams read ahead (transport_recv_ahead): what one recvmmsg() took,
+ * handed out one at a time, each with its own receive stamps and the
+ * user stamp of the call that read it.
+ */
+#define UDP_AHEAD_MAX	16
+struct udp_ahead {
+	unsigned n, next;		/* read, and the next to hand out */
+	unsigned max;			/* taken per call */
+	size_t cap;			/* bytes kept of each */
+	int64_t stamp;			/* after the call returned */
+	struct udp_slot {
+		size_t len;		/* the datagram's: more than cap, truncated */
+		struct sockaddr_storage ss;
+		socklen_t sslen;
+		int64_t rx[TRANSPORT_NLAYERS];
+		union {
+			char buf[CMSG_SPACE(sizeof(struct scm_timestamping))];
+			struct cmsghdr align;
+		} ctl;
+	} slot[UDP_AHEAD_MAX];
+	struct mmsghdr m[UDP_AHEAD_MAX];
+	struct iovec iov[UDP_AHEAD_MAX];
+	unsigned char data[];		/* max * cap */
 };
 
 #ifndef SCM_TS_OPT_ID
@@ -291,18 +318,32 @@ static int64_t ts_ns(const struct timespec *ts)
 	return (int64_t)ts->tv_sec * NTPX_NS_PER_SEC + ts->tv_nsec;
 }
 
-/* A raw hardware stamp: receive (@id < 0) or send @id, on CLOCK_REALTIME. */
-static void udp_note_hw(struct transport *t, int64_t id, const struct timespec *ts)
+/* A raw hardware stamp on CLOCK_REALTIME, or TRANSPORT_NO_STAMP. */
+static int64_t udp_hw_realtime(const struct udp_transport *u, const struct timespec *ts)
 {
-	struct udp_transport *u = container_of(t, struct udp_transport, t);
 	int64_t rt;
 
 	if (!u->phc || phc_to_realtime(u->phc, ts_ns(ts), &rt))
-		return;
-	if (id < 0)
-		t->st.rx[TRANSPORT_LAYER_H] = rt;
-	else
-		transport_tx_note(t, (uint32_t)id, TRANSPORT_LAYER_H, rt);
+		return TRANSPORT_NO_STAMP;
+	return rt;
+}
+
+/* The receive stamps in a received message's control data, into @rx. */
+static void udp_rx_stamps(const struct udp_transport *u, struct msghdr *h, int64_t *rx)
+{
+	struct cmsghdr *c;
+
+	for (c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR(h, c)) {
+		struct scm_timestamping tss;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPING)
+			continue;
+		memcpy(&tss, CMSG_DATA(c), sizeof(tss));
+		if (tss.ts[0].tv_sec || tss.ts[0].tv_nsec)
+			rx[TRANSPORT_LAYER_K] = ts_ns(&tss.ts[0]);
+		if (tss.ts[2].tv_sec || tss.ts[2].tv_nsec)
+			rx[TRANSPORT_LAYER_H] = udp_hw_realtime(u, &tss.ts[2]);
+	}
 }
 
 /* recvmsg() with the SCM_TIMESTAMPING message kept in t->st.rx. */
@@ -320,7 +361,6 @@ static ssize_t udp_recv_stamped(struct transport *t, void *buf, size_t cap,
 		.msg_iov = &iov, .msg_iovlen = 1,
 		.msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf),
 	};
-	struct cmsghdr *c;
 	ssize_t n;
 
 	n = recvmsg(t->fd, &h, MSG_TRUNC | flags);
@@ -328,18 +368,110 @@ static ssize_t udp_recv_stamped(struct transport *t, void *buf, size_t cap,
 		return -errno;
 	*stamp = clock_now(clk);
 	*sslen = h.msg_namelen;
-	for (c = CMSG_FIRSTHDR(&h); c; c = CMSG_NXTHDR(&h, c)) {
-		struct scm_timestamping tss;
-
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPING)
-			continue;
-		memcpy(&tss, CMSG_DATA(c), sizeof(tss));
-		if (tss.ts[0].tv_sec || tss.ts[0].tv_nsec)
-			t->st.rx[TRANSPORT_LAYER_K] = ts_ns(&tss.ts[0]);
-		if (tss.ts[2].tv_sec || tss.ts[2].tv_nsec)
-			udp_note_hw(t, -1, &tss.ts[2]);
-	}
+	udp_rx_stamps(container_of(t, struct udp_transport, t), &h, t->st.rx);
 	return n;
+}
+
+/*
+ * Whatever waits, up to u->ahead->max datagrams, in one recvmmsg():
+ * asleep until the first comes when @flags is 0 (MSG_WAITFORONE), else
+ * without waiting.  The user stamp is taken once, when the call returns.
+ */
+static int udp_read_ahead(struct udp_transport *u, struct clock *clk, int flags)
+{
+	struct udp_ahead *a = u->ahead;
+	unsigned i;
+	int r;
+
+	for (i = 0; i < a->max; i++) {
+		struct msghdr *h = &a->m[i].msg_hdr;
+
+		a->iov[i].iov_base = a->data + i * a->cap;
+		a->iov[i].iov_len = a->cap;
+		memset(h, 0, sizeof(*h));
+		h->msg_iov = &a->iov[i];
+		h->msg_iovlen = 1;
+		h->msg_name = &a->slot[i].ss;
+		h->msg_namelen = sizeof(a->slot[i].ss);
+		if (u->stamping) {
+			h->msg_control = a->slot[i].ctl.buf;
+			h->msg_controllen = sizeof(a->slot[i].ctl.buf);
+		}
+	}
+	r = recvmmsg(u->t.fd, a->m, a->max, MSG_TRUNC | (flags ? flags : MSG_WAITFORONE), NULL);
+	if (r < 0)
+		return -errno;
+	a->stamp = clock_now(clk);
+	for (i = 0; i < (unsigned)r; i++) {
+		struct udp_slot *s = &a->slot[i];
+		int l;
+
+		s->len = a->m[i].msg_len;
+		s->sslen = a->m[i].msg_hdr.msg_namelen;
+		for (l = 0; l < TRANSPORT_NLAYERS; l++)
+			s->rx[l] = TRANSPORT_NO_STAMP;
+		if (u->stamping)
+			udp_rx_stamps(u, &a->m[i].msg_hdr, s->rx);
+	}
+	a->n = (unsigned)r;
+	a->next = 0;
+	return r;
+}
+
+/* The next datagram read ahead, as udp_recv_one() returns one. */
+static ssize_t udp_ahead_take(struct udp_transport *u, void *buf, size_t cap,
+			      struct transport_addr *from, int64_t *stamp)
+{
+	struct udp_ahead *a = u->ahead;
+	unsigned i = a->next++;
+	struct udp_slot *s = &a->slot[i];
+	size_t kept = s->len < a->cap ? s->len : a->cap;
+
+	memcpy(buf, a->data + i * a->cap, kept < cap ? kept : cap);
+	memcpy(u->t.st.rx, s->rx, sizeof(u->t.st.rx));
+	*stamp = a->stamp;
+	if (from) {
+		from->len = s->sslen <= sizeof(from->data) ? s->sslen : 0;
+		memcpy(from->data, &s->ss, from->len);
+	}
+	/* Longer than was kept of it but not than the caller's buffer: it
+	   was truncated all the same, so its length must say so. */
+	if (s->len > a->cap && s->len <= cap)
+		return (ssize_t)cap + 1;
+	return (ssize_t)s->len;
+}
+
+/*
+ * transport_recv_ahead(): up to @n datagrams of up to @cap bytes per
+ * receive.
+ */
+static int udp_recv_ahead(struct transport *t, unsigned n, size_t cap)
+{
+	struct udp_transport *u = container_of(t, struct udp_transport, t);
+	struct udp_ahead *a;
+
+	if (n > UDP_AHEAD_MAX)
+		n = UDP_AHEAD_MAX;
+	if (u->ahead && u->ahead->next < u->ahead->n)
+		return -EBUSY;		/* datagrams would be lost */
+	free(u->ahead);
+	u->ahead = NULL;
+	if (n <= 1)
+		return 0;
+	a = calloc(1, sizeof(*a) + n * cap);
+	if (!a)
+		return -ENOMEM;
+	a->max = n;
+	a->cap = cap;
+	u->ahead = a;
+	return 0;
+}
+
+static unsigned udp_pending(const struct transport *t)
+{
+	const struct udp_transport *u = container_of(t, const struct udp_transport, t);
+
+	return u->ahead ? u->ahead->n - u->ahead->next : 0;
 }
 
 /* One datagram; @flags MSG_DONTWAIT, or 0 to sleep until one comes. */
@@ -352,6 +484,15 @@ static ssize_t udp_recv_one(struct transport *t, void *buf, size_t cap,
 	socklen_t sslen = sizeof(ss);
 	ssize_t n;
 
+	if (u->ahead) {
+		if (u->ahead->next == u->ahead->n) {
+			int r = udp_read_ahead(u, clk, flags);
+
+			if (r < 0)
+				return r;
+		}
+		return udp_ahead_take(u, buf, cap, from, stamp);
+	}
 	if (u->stamping) {
 		transport_rx_clear(t);
 		n = udp_recv_stamped(t, buf, cap, &ss, &sslen, clk, stamp, flags);
@@ -611,8 +752,12 @@ static void udp_tx_one(struct transport *t, struct msghdr *h)
 	}
 	if (!have_ts || !have_err)
 		return;
-	if (kind == SCM_TSTAMP_SND && (tss.ts[2].tv_sec || tss.ts[2].tv_nsec))
-		udp_note_hw(t, id, &tss.ts[2]);
+	if (kind == SCM_TSTAMP_SND && (tss.ts[2].tv_sec || tss.ts[2].tv_nsec)) {
+		int64_t rt = udp_hw_realtime(container_of(t, struct udp_transport, t), &tss.ts[2]);
+
+		if (rt != TRANSPORT_NO_STAMP)
+			transport_tx_note(t, id, TRANSPORT_LAYER_H, rt);
+	}
 	if (!(tss.ts[0].tv_sec || tss.ts[0].tv_nsec))
 		return;
 	if (kind == SCM_TSTAMP_SCHED)
@@ -750,6 +895,7 @@ static void udp_close(struct transport *t)
 	phc_close(u->phc);
 	hwts_release(&u->hwts);
 	close(t->fd);
+	free(u->ahead);
 	free(t);
 }
 
@@ -789,6 +935,8 @@ const struct transport_ops udp_transport_ops = {
 	.send = udp_send,
 	.recv = udp_recv,
 	.recv_block = udp_recv_block,
+	.recv_ahead = udp_recv_ahead,
+	.pending = udp_pending,
 	.send_batch = udp_send_batch,
 	.recv_batch = udp_recv_batch,
 	.close = udp_close,

@@ -497,7 +497,8 @@ rate_num() { awk -v r="$1" 'BEGIN { m = 1; if (r ~ /k$/) m = 1e3; if (r ~ /M$/) 
 #                       buffer, RcvbufErrors, with the rest)
 #   reflector_reads FILE  every datagram an ntpreflect's summary FILE
 #                       accounts for: answered, or ignored for one of its
-#                       reasons, or dropped, or failed
+#                       reasons, or dropped, or left (read ahead when it
+#                       ended), or failed
 #   drained NS PORT     nothing waits in the socket on PORT in NS
 udp_mib() {
 	ip netns exec "$1" awk '$1 == "Udp:" && $2 ~ /^[0-9]/ {
@@ -506,7 +507,7 @@ udp_mib() {
 reflector_reads() {
 	sed -n 1p "$1" | tr ',' '\n' | awk '
 		{ n = $NF; $NF = ""; sub(/^ntpreflect: /, ""); sub(/ +$/, "") }
-		$0 ~ /^(answered|short|truncated|malformed|version|control|private|mode|denied|rate|kiss|dropped|send errors)$/ { s += n }
+		$0 ~ /^(answered|short|truncated|malformed|version|control|private|mode|denied|rate|kiss|dropped|left|send errors)$/ { s += n }
 		END { print s + 0 }'
 }
 drained() { [ "$(ip netns exec "$1" ss -Hlun "sport = :$2" | awk '{ print $2 }')" = 0 ]; }

@@ -11,6 +11,7 @@
  * clock, the transport and the log, serve, report and exit
  * (src/ntpreflect/ntpreflect.h).
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 
@@ -29,6 +30,7 @@ int main(int argc, char **argv)
 	struct reflector rf = { .cfg = &cfg };
 	struct sigaction sa = { .sa_handler = reflect_on_signal };
 	char err[256];
+	int rc;
 
 	opt_init(argv[0]);
 	reflect_options(argc, argv, &cfg);
@@ -47,8 +49,7 @@ int main(int argc, char **argv)
 	if (!rf.t)
 		ntpx_die(NTPX_EXIT_FAIL, "%s", err);
 	if (!cfg.nostamps) {
-		int rc = transport_stamps_enable(rf.t, err, sizeof(err));
-
+		rc = transport_stamps_enable(rf.t, err, sizeof(err));
 		ntpx_err_lines(transport_warnings(rf.t));
 		if (rc)
 			ntpx_die(NTPX_EXIT_FAIL, "%s: %s", cfg.ep.url, err);
@@ -56,6 +57,11 @@ int main(int argc, char **argv)
 			      transport_stamp_source(rf.t, 1, TRANSPORT_LAYER_K) ||
 			      transport_stamp_source(rf.t, 1, TRANSPORT_LAYER_H);
 	}
+	/* Under load, one receive for the requests waiting (lib/transport.h);
+	   a backend that cannot serves them one by one. */
+	rc = transport_recv_ahead(rf.t, REFLECT_AHEAD, RECV_CAP, err, sizeof(err));
+	if (rc < 0 && rc != -ENOTSUP)
+		ntpx_die(NTPX_EXIT_FAIL, "%s", err);
 	rf.xt = xleave_table_new(cfg.nclients);
 	if (!rf.xt)
 		ntpx_die(NTPX_EXIT_FAIL, "out of memory for %llu clients",

@@ -27,6 +27,7 @@
 #include "xleave.h"
 
 #define RECV_CAP	2048
+#define REFLECT_AHEAD	8	/* requests taken per receive, where waiting */
 #define MAX_ALLOW	64
 
 /* What the command line asks for (options.c). */
@@ -114,6 +115,7 @@ struct reflector {
 	/* Counts, for the summary. */
 	uint64_t seq;			/* datagrams received */
 	uint64_t answered, verdicts[V_NVERDICT], send_errors, dropped, interleaved;
+	uint64_t left;		/* read ahead, and the server ended before them */
 };
 
 /* options.c: exits with a usage error on a bad command line. */

@@ -120,6 +120,8 @@ void reflect_summary(const struct reflector *r)
 				(unsigned long long)r->verdicts[i]);
 	if (r->dropped)
 		fprintf(stderr, ", dropped %llu", (unsigned long long)r->dropped);
+	if (r->left)
+		fprintf(stderr, ", left %llu", (unsigned long long)r->left);
 	if (r->rl && ratelimit_evictions(r->rl))
 		fprintf(stderr, ", ratelimit evictions %llu",
 			(unsigned long long)ratelimit_evictions(r->rl));

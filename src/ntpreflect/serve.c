@@ -78,7 +78,12 @@ void reflect_serve(struct reflector *r)
 			reflect_answer(r, buf, n, &from, &q, t2);
 		else
 			ignored(r, &from, v, t2);
-		reflect_sent_flush(r, 0);
+		/* The replies' send stamps once the requests read together
+		   are answered: one look at the error queue for them all. */
+		if (!transport_pending(r->t))
+			reflect_sent_flush(r, 0);
 	}
+	/* Read, never looked at: counted, so that every datagram read is. */
+	r->left = transport_pending(r->t);
 	reflect_sent_flush(r, 1);
 }

@@ -77,4 +77,25 @@ test_expect_success 'the log has a line per answered request' '
 test_expect_success 'and one per ignored datagram' '
 	test_is "$(grep -vc "^#" "$TMP/log")" 19
 '
+
+# Three requests to a reflector stopped in its receive: each times out,
+# and the probe says so with exit 1.
+probe_stopped() {
+	ntpprobe -i 1ms -w 1ms -c 3 "udp://127.0.0.1:$REFLECT_PORT" >"$TMP/left.rec" 2>/dev/null
+	test $? = 1 && test_is "$(count_status "$TMP/left.rec" timeout)" 3
+}
+
+# Resumed, the reflector reads the three with one receive, answers the
+# one its --count allows and ends: the other two were read and never
+# looked at, and the counts say so, so that every datagram read is in
+# them (tests/net/attack.t's accounting).
+test_expect_success 'requests read ahead when the server ends are counted as left' '
+	start_reflector -c 1 &&
+	kill -STOP "$REFLECT_PID" &&
+	probe_stopped &&
+	kill -CONT "$REFLECT_PID" &&
+	test_exit 0 wait "$REFLECT_PID" &&
+	diag "$(cat "$TMP/reflect.err")" &&
+	test_grep "^ntpreflect: answered 1, left 2\$" "$TMP/reflect.err"
+'
 done_testing

@@ -4,8 +4,10 @@
  * loopback: it sleeps in the receive itself (lib/udp.c, udp_recv_block),
  * so the send stamps are read after the answer, never before it; it
  * never ends before its deadline, whether the receive's coarse timeout
- * or the precise poll after it ends the wait; and a signal ends an
- * endless wait even when its handler asks SA_RESTART.
+ * or the precise poll after it ends the wait; a signal ends an
+ * endless wait even when its handler asks SA_RESTART; and datagrams read
+ * ahead (transport_recv_ahead) come out one by one, whole, each with its
+ * own sender and receive stamp.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -176,12 +178,74 @@ static void test_signal_ends_wait(void **state)
 	close(kick_fd);
 }
 
+/*
+ * Read ahead: four datagrams waiting, from two senders, one too long;
+ * one receive takes them all and they come out in order.
+ */
+static void test_read_ahead(void **state)
+{
+	struct pair *p = *state;
+	struct transport *cli2;
+	struct endpoint ep;
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	struct transport_addr from[4];
+	struct transport_stamps rx[4];
+	unsigned char big[100] = { 0 }, a[64];
+	int64_t t, user[4];
+	char err[256], url[64];
+	int i;
+
+	assert_int_equal(getsockname(transport_fd(p->srv), (struct sockaddr *)&ss, &len), 0);
+	snprintf(url, sizeof(url), "udp://127.0.0.1:%u",
+		 ntohs(((struct sockaddr_in *)&ss)->sin_port));
+	assert_int_equal(endpoint_parse(url, &ep, err, sizeof(err)), 0);
+	cli2 = transport_open(&ep, TRANSPORT_CLIENT, err, sizeof(err));
+	assert_non_null(cli2);
+	assert_int_equal(transport_recv_ahead(p->srv, 8, sizeof(a), err, sizeof(err)), 0);
+	for (i = 0; i < 3; i++) {
+		unsigned char q[8] = { (unsigned char)i };
+
+		assert_int_equal(transport_send(i == 1 ? cli2 : p->cli, q, sizeof(q), NULL, p->clk,
+						0, &t), 0);
+	}
+	big[0] = 3;
+	assert_int_equal(transport_send(p->cli, big, sizeof(big), NULL, p->clk, 0, &t), 0);
+	for (i = 0; i < 4; i++) {
+		ssize_t n = transport_recv_wait(p->srv, a, sizeof(a), &from[i], p->clk, &user[i],
+						clock_monotonic_ns() + 1000000000LL,
+						TRANSPORT_POLL_BLOCK);
+
+		/* The last is longer than the buffer: its length says so. */
+		assert_int_equal(n, i < 3 ? 8 : (ssize_t)sizeof(big));
+		assert_int_equal(a[0], i);
+		assert_int_equal(transport_pending(p->srv), 3 - i);
+		transport_rx_stamps(p->srv, p->clk, &rx[i]);
+		assert_true(rx[i].at[TRANSPORT_LAYER_K] != TRANSPORT_NO_STAMP);
+		assert_true(rx[i].at[TRANSPORT_LAYER_K] <= user[i]);
+	}
+	for (i = 1; i < 4; i++) {
+		/* Each its own receive stamp, one read for all. */
+		assert_true(rx[i].at[TRANSPORT_LAYER_K] >= rx[i - 1].at[TRANSPORT_LAYER_K]);
+		assert_true(user[i] == user[0]);
+	}
+	assert_int_equal(from[0].len, from[2].len);
+	assert_memory_equal(from[0].data, from[2].data, from[0].len);
+	assert_memory_not_equal(from[0].data, from[1].data, from[0].len);
+	/* Nothing is left: the next wait times out. */
+	assert_int_equal(transport_recv_wait(p->srv, a, sizeof(a), NULL, p->clk, &t,
+					     clock_monotonic_ns() + 1000000LL,
+					     TRANSPORT_POLL_BLOCK), -ETIMEDOUT);
+	transport_close(cli2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_stamps_after_answer, pair_open, pair_close),
 		cmocka_unit_test_setup_teardown(test_never_early, pair_open, pair_close),
 		cmocka_unit_test_setup_teardown(test_signal_ends_wait, pair_open, pair_close),
+		cmocka_unit_test_setup_teardown(test_read_ahead, pair_open, pair_close),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
