@@ -106,8 +106,9 @@ struct record_reader {
 	char *line;			/* NUL-terminated, fields split by NULs */
 	size_t linelen;			/* before splitting */
 	int nf;
-	char *field[RECORD_MAX_FIELDS];
-	uint16_t flen[RECORD_MAX_FIELDS];	/* strlen(field[i]) */
+	/* +16: fast_line() counts the fields of 16 bytes before it checks */
+	char *field[RECORD_MAX_FIELDS + 16];
+	uint16_t flen[RECORD_MAX_FIELDS + 16];	/* strlen(field[i]) */
 
 	/* called with each '#' line (without its newline) when set */
 	void (*on_comment)(void *ctx, const char *line);
@@ -199,9 +200,10 @@ record_field_i64(const struct record_reader *r, int i, int64_t *v)
 	uint64_t u = 0, w, x;
 	int neg = 0;
 
-	if (len == 1 && s[0] == '-')
-		return 0;
-	if (len && *s == '-') {
+	/* A field of the reader's is never empty: s[0] is there. */
+	if (s[0] == '-') {
+		if (len == 1)
+			return 0;
 		neg = 1;
 		s++;
 		len--;
