@@ -225,10 +225,10 @@ static int first_fault(struct exchange_reader *xr)
  * above finds the integer columns among them; walk_line() does both in
  * one go, by a plan made at #fields (find_cols): for each field of the
  * line, an integer column and where its value goes, the status, or a
- * field to pass over.  The ends of the fields come first, from 16 bytes
- * at a time (addresses that do not depend on the data, so that the
- * parsing of one field never waits for the one before it); then each
- * field is parsed, or looked at, once.
+ * field to pass over.  The ends of the fields come from 16 bytes at a
+ * time, at addresses that do not depend on the data (so that the next
+ * bytes are never waiting for a field to be parsed), and each field is
+ * parsed, or looked at, once, as its end is found.
  *
  * It only takes a line it can see is right: the fields the header names,
  * one space between them, the newline within RECORD_MAX_LINE bytes, no
@@ -239,15 +239,26 @@ static int first_fault(struct exchange_reader *xr)
  * finds its error and says it as ever.  What it wrote into xr by then is
  * all written again on that way.
  */
+/* The field of @len bytes at @p, field @f of its line: 1 when it is as the plan wants it. */
+static inline int walk_field(struct exchange_reader *xr, const char *p, size_t len, int f)
+{
+	if (!len)
+		return 0;
+	if (xr->walk_kind[f] == WALK_INT)
+		return record_i64(p, len, xr->walk_dst[f]) == 1;
+	if (xr->walk_kind[f] == WALK_OK)
+		return len == 2 && p[0] == 'o' && p[1] == 'k';
+	return 1;
+}
+
 static int walk_line(struct exchange_reader *xr)
 {
 	const __m128i spaces = _mm_set1_epi8(' '), nls = _mm_set1_epi8('\n'),
 		      zeros = _mm_setzero_si128();
 	struct record_reader *r = &xr->r;
-	uint16_t end[RECORD_MAX_FIELDS + 16];	/* each field's end; +16: see below */
-	size_t avail, base, start;
+	size_t avail, base, start = 0, pos;
 	const char *s = record_peek(r, &avail);
-	int n = 0, f;
+	int n = 0;
 
 	if (!s || xr->generation != r->generation || s[0] == '#' || s[0] == '\n')
 		return 0;
@@ -276,31 +287,20 @@ static int walk_line(struct exchange_reader *xr)
 		}
 		if (nul)
 			return 0;
-		for (sp |= nl; sp; sp &= sp - 1)
-			end[n++] = (uint16_t)(base + (size_t)__builtin_ctz(sp));
-		/* Checked once for 16 bytes: up to 16 ends past ncols written first. */
-		if (n > r->ncols)
-			return 0;
+		/* each field as its end is found (a space, or the newline) */
+		for (sp |= nl; sp; sp &= sp - 1) {
+			pos = base + (size_t)__builtin_ctz(sp);
+			if (n == r->ncols || !walk_field(xr, s + start, pos - start, n))
+				return 0;
+			n++;
+			start = pos + 1;
+		}
 		if (nl)
 			break;
 	}
-	/* s[0] is not the newline: end[n - 1] > 0 */
-	if (n != r->ncols || s[end[n - 1] - 1] == '\r')
+	/* the newline at start - 1, and s[0] is not it: start >= 2 */
+	if (n != r->ncols || s[start - 2] == '\r')
 		return 0;
-	for (f = 0, start = 0; f < n; start = end[f++] + 1u) {
-		const char *p = s + start;
-		size_t len = end[f] - start;
-
-		if (!len)
-			return 0;
-		if (xr->walk_kind[f] == WALK_INT) {
-			if (record_i64(p, len, xr->walk_dst[f]) != 1)
-				return 0;
-		} else if (xr->walk_kind[f] == WALK_OK) {
-			if (len != 2 || p[0] != 'o' || p[1] != 'k')
-				return 0;
-		}
-	}
 	if (xr->arith) {
 		if (xr->delay != record_delay(xr->x.t) || xr->off2 != record_off2(xr->x.t))
 			return 0;
@@ -310,7 +310,7 @@ static int walk_line(struct exchange_reader *xr)
 	xr->x.have = RECORD_HAVE_ALL;
 	xr->vhave = xr->walk_vhave;
 	xr->records++;
-	record_take(r, end[n - 1]);
+	record_take(r, start - 1);
 	return 1;
 }
 #endif
