@@ -218,27 +218,6 @@ static int first_fault(struct exchange_reader *xr)
 
 #if defined(__SSE2__) && defined(RECORD_HAVE_I64)
 #define WALK	1
-/*
- * The one walk.  A line is nearly always an ok record with every value
- * there and right.  record_next() splits a line into fields (a pointer
- * and a length for each, and a NUL after it), and then the fast pass
- * above finds the integer columns among them; walk_line() does both in
- * one go, by a plan made at #fields (find_cols): for each field of the
- * line, an integer column and where its value goes, the status, or a
- * field to pass over.  The ends of the fields come from 16 bytes at a
- * time, at addresses that do not depend on the data (so that the next
- * bytes are never waiting for a field to be parsed), and each field is
- * parsed, or looked at, once, as its end is found.
- *
- * It only takes a line it can see is right: the fields the header names,
- * one space between them, the newline within RECORD_MAX_LINE bytes, no
- * NUL, no carriage return before the newline, no empty field; each
- * integer column an integer (record_i64(); not "-", no value), the status
- * "ok", and delay and off2 that reproduce T1..T4.  For anything else it
- * returns 0, having taken nothing, and the line goes the long way, which
- * finds its error and says it as ever.  What it wrote into xr by then is
- * all written again on that way.
- */
 /* The field of @len bytes at @p, field @f of its line: 1 when it is as the plan wants it. */
 static inline int walk_field(struct exchange_reader *xr, const char *p, size_t len, int f)
 {
@@ -251,6 +230,28 @@ static inline int walk_field(struct exchange_reader *xr, const char *p, size_t l
 	return 1;
 }
 
+/*
+ * The one walk.  A line is nearly always an ok record with every value
+ * there and right.  record_next() splits a line into fields (a pointer
+ * and a length for each, and a NUL after it), and then exchange_next()'s
+ * fast pass finds the integer columns among them; walk_line() does both in
+ * one go, by a plan made at #fields (find_cols): for each field of the
+ * line, an integer column and where its value goes, the status, or a
+ * field to pass over.  The ends of the fields come from 16 bytes at a
+ * time, at addresses that do not depend on the data, and each field is
+ * parsed, or looked at, once, as its end is found.  (Finding each end
+ * from the field's own digits instead made every field wait for the one
+ * before it, and was slower than the two passes.)
+ *
+ * It only takes a line it can see is right: the fields the header names,
+ * one space between them, the newline within RECORD_MAX_LINE bytes, no
+ * NUL, no carriage return before the newline, no empty field; each
+ * integer column an integer (record_i64(); not "-", no value), the status
+ * "ok", and delay and off2 that reproduce T1..T4.  For anything else it
+ * returns 0, having taken nothing, and the line goes the long way, which
+ * finds its error and says it as ever.  What it wrote into xr by then is
+ * all written again on that way.
+ */
 static int walk_line(struct exchange_reader *xr)
 {
 	const __m128i spaces = _mm_set1_epi8(' '), nls = _mm_set1_epi8('\n'),

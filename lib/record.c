@@ -120,9 +120,9 @@ int record_reader_init(struct record_reader *r, int fd, const char *name)
 	r->name = name;
 	r->cap = READ_BLOCK + RECORD_MAX_LINE;
 	/*
-	 * + RECORD_SLACK: split() and fast_line() read 16 bytes at a time,
-	 * up to 15 past a line or the data read, and lib/exchange.c's walk
-	 * up to 33 past (record_peek()).
+	 * + RECORD_SLACK: split(), fast_line() and lib/exchange.c's walk
+	 * (record_peek()) read 16 bytes at a time, up to 15 past a line or
+	 * the data read.
 	 */
 	r->buf = calloc(1, r->cap + 1 + RECORD_SLACK);
 	return r->buf ? 0 : -1;

@@ -136,7 +136,7 @@ int record_next(struct record_reader *r);
  * newline within them); readable RECORD_SLACK bytes past that.  NULL
  * before #fields or with nothing in the buffer: record_next() then.
  */
-#define RECORD_SLACK	64
+#define RECORD_SLACK	16
 static inline char *record_peek(const struct record_reader *r, size_t *avail)
 {
 	size_t n = r->end - r->pos;
