@@ -23,6 +23,11 @@
  *
  * Built on lib/record.h's reader; the hot path (offsetfit, tens of
  * millions of lines) allocates nothing and parses eight digits at a time.
+ * A common line (an ok record, every value there and right) is read in
+ * one walk over its bytes; any other goes through record_next() and the
+ * checks above in order, so the errors are the same either way.  After a
+ * line read in one walk, xr->r's split fields (r.line, r.field[]) are
+ * not set: what a tool reads is in xr.
  */
 #ifndef NTPX_EXCHANGE_H
 #define NTPX_EXCHANGE_H
@@ -81,6 +86,10 @@ struct exchange_reader {
 	uint32_t fast_bit[EXCHANGE_MAX_COLS];	/* their vhave bits */
 	uint32_t fast_mask;			/* all of them */
 	uint8_t late_col[EXCHANGE_MAX_COLS];	/* EXCHANGE_OK_ONLY ones there */
+	/* the one walk's plan (exchange.c, walk_line): each field of a line */
+	uint8_t walk_kind[RECORD_MAX_FIELDS];	/* skipped, an integer, the status */
+	int64_t *walk_dst[RECORD_MAX_FIELDS];	/* where an integer goes */
+	uint32_t walk_vhave;			/* vhave when every column has a value */
 
 	/*
 	 * The current exchange, after exchange_next() returned 1: seq,

@@ -106,8 +106,9 @@ struct record_reader {
 	char *line;			/* NUL-terminated, fields split by NULs */
 	size_t linelen;			/* before splitting */
 	int nf;
-	char *field[RECORD_MAX_FIELDS];
-	uint16_t flen[RECORD_MAX_FIELDS];	/* strlen(field[i]) */
+	/* +16: fast_line() counts the fields of 16 bytes before it checks */
+	char *field[RECORD_MAX_FIELDS + 16];
+	uint16_t flen[RECORD_MAX_FIELDS + 16];	/* strlen(field[i]) */
 
 	/* called with each '#' line (without its newline) when set */
 	void (*on_comment)(void *ctx, const char *line);
@@ -128,6 +129,39 @@ void record_reader_free(struct record_reader *r);
  */
 int record_next(struct record_reader *r);
 
+/*
+ * For a reader that walks a line its own way (lib/exchange.c): the bytes
+ * in the buffer from the next line on, without reading more, and their
+ * count in *avail, at most RECORD_MAX_LINE (a line must end with a
+ * newline within them); readable RECORD_SLACK bytes past that.  NULL
+ * before #fields or with nothing in the buffer: record_next() then.
+ */
+#define RECORD_SLACK	16
+static inline char *record_peek(const struct record_reader *r, size_t *avail)
+{
+	size_t n = r->end - r->pos;
+
+	if (!r->ncols || !n)
+		return NULL;
+	*avail = n < RECORD_MAX_LINE ? n : RECORD_MAX_LINE;
+	return r->buf + r->pos;
+}
+
+/*
+ * Takes the data line of @len bytes (its newline not counted) that starts
+ * at record_peek(), as record_next() would have: the line count and the
+ * position move on.  The line is not split: r->line and r->field[] are
+ * not set (r->nf is 0).
+ */
+static inline void record_take(struct record_reader *r, size_t len)
+{
+	r->lineno++;
+	r->pos += len + 1;
+	r->line = NULL;
+	r->linelen = len;
+	r->nf = 0;
+}
+
 /* The index of column @name in the current header, or -1. */
 int record_col(const struct record_reader *r, const char *name);
 
@@ -138,17 +172,26 @@ int record_col(const struct record_reader *r, const char *name);
  */
 int record_parse_i64(const char *s, int64_t *v);
 
+/*
+ * The value of eight decimal digits in @w, the first in the lowest byte,
+ * unchecked; a NUL byte counts as a '0' (Lemire's SWAR method).
+ */
+static inline uint64_t record_eight_value(uint64_t w)
+{
+	w = (w & 0x0f0f0f0f0f0f0f0fULL) * 2561 >> 8;
+	w = (w & 0x00ff00ff00ff00ffULL) * 6553601 >> 16;
+	return (w & 0x0000ffff0000ffffULL) * 42949672960001ULL >> 32;
+}
+
 /* Eight ASCII digits in @w, the first in the lowest byte: 1 when they
-   all are digits, their value in *v (Lemire's SWAR method). */
+   all are digits, their value in *v. */
 static inline int record_eight_digits(uint64_t w, uint64_t *v)
 {
 	if (((w & 0xf0f0f0f0f0f0f0f0ULL) |
 	     (((w + 0x0606060606060606ULL) & 0xf0f0f0f0f0f0f0f0ULL) >> 4)) !=
 	    0x3333333333333333ULL)
 		return 0;
-	w = (w & 0x0f0f0f0f0f0f0f0fULL) * 2561 >> 8;
-	w = (w & 0x00ff00ff00ff00ffULL) * 6553601 >> 16;
-	*v = (w & 0x0000ffff0000ffffULL) * 42949672960001ULL >> 32;
+	*v = record_eight_value(w);
 	return 1;
 }
 
@@ -156,52 +199,67 @@ static inline int record_eight_digits(uint64_t w, uint64_t *v)
 #include <emmintrin.h>
 
 /*
- * Sixteen ASCII digits at @s: 1 when they all are digits, their value in
- * *v.  SSE2 only: bytes to 16-bit lanes, then pairs, quads and octets
- * summed with pmaddwd (10, 100, 10000 as the multipliers).
+ * The value of sixteen digits, 0 to 9 each, in the bytes of @d, unchecked.
+ * SSE2 only: bytes to 16-bit lanes, then pairs, quads and octets summed
+ * with pmaddwd (10, 100, 10000 as the multipliers).
  */
-static inline int record_sixteen_digits(const char *s, uint64_t *v)
+static inline uint64_t record_sixteen_value(__m128i d)
 {
-	const __m128i zero = _mm_setzero_si128(), nine = _mm_set1_epi8(9);
-	__m128i d = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(const void *)s),
-				 _mm_set1_epi8('0'));
+	const __m128i zero = _mm_setzero_si128();
 	__m128i lo, hi, p;
 
-	/* Unsigned: anything below '0' wrapped above 9 too. */
-	if (_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(d, nine), nine)) != 0xffff)
-		return 0;
 	lo = _mm_madd_epi16(_mm_unpacklo_epi8(d, zero), _mm_setr_epi16(10, 1, 10, 1, 10, 1, 10, 1));
 	hi = _mm_madd_epi16(_mm_unpackhi_epi8(d, zero), _mm_setr_epi16(10, 1, 10, 1, 10, 1, 10, 1));
 	p = _mm_madd_epi16(_mm_packs_epi32(lo, hi),
 			   _mm_setr_epi16(100, 1, 100, 1, 100, 1, 100, 1));
 	p = _mm_madd_epi16(_mm_packs_epi32(p, p),
 			   _mm_setr_epi16(10000, 1, 10000, 1, 0, 0, 0, 0));
-	*v = (uint64_t)(uint32_t)_mm_cvtsi128_si32(p) * 100000000 +
-	     (uint32_t)_mm_cvtsi128_si32(_mm_srli_si128(p, 4));
+	return (uint64_t)(uint32_t)_mm_cvtsi128_si32(p) * 100000000 +
+	       (uint32_t)_mm_cvtsi128_si32(_mm_srli_si128(p, 4));
+}
+
+/* Which of the 16 bytes at @s are ASCII digits: bit i for s[i]. */
+static inline unsigned record_digit_mask(const char *s)
+{
+	const __m128i nine = _mm_set1_epi8(9);
+	__m128i d = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(const void *)s),
+				 _mm_set1_epi8('0'));
+
+	/* Unsigned: anything below '0' wrapped above 9 too. */
+	return (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(d, nine), nine));
+}
+
+/* Sixteen ASCII digits at @s: 1 when they all are digits, their value in *v. */
+static inline int record_sixteen_digits(const char *s, uint64_t *v)
+{
+	if (record_digit_mask(s) != 0xffff)
+		return 0;
+	*v = record_sixteen_value(_mm_sub_epi8(_mm_loadu_si128((const __m128i *)(const void *)s),
+					       _mm_set1_epi8('0')));
 	return 1;
 }
 #endif
 
-/*
- * record_parse_i64() of field @i of the current line.  Inline and eight
- * digits at a time: offsetfit calls it seven times a line, tens of
- * millions of times.  The reader's buffer is readable 16 bytes past every
- * line, so a field's last digits are read as a whole word too.
- */
-static inline __attribute__((always_inline)) int
-record_field_i64(const struct record_reader *r, int i, int64_t *v)
-{
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/*
+ * record_parse_i64() of the @len bytes at @s (not NUL-terminated; len >=
+ * 1).  Inline and eight digits at a time: offsetfit calls it seven times
+ * a line, tens of millions of times.  The bytes are read as whole words:
+ * up to 15 past s + len must be readable (the reader's buffer has them).
+ */
+#define RECORD_HAVE_I64	1
+static inline __attribute__((always_inline)) int
+record_i64(const char *s, size_t len, int64_t *v)
+{
 	static const uint64_t pow10[8] = { 1, 10, 100, 1000, 10000, 100000, 1000000,
 					   10000000 };
-	const char *s = r->field[i];
-	size_t len = r->flen[i], n = 0, rem;
+	size_t n = 0, rem;
 	uint64_t u = 0, w, x;
 	int neg = 0;
 
-	if (len == 1 && s[0] == '-')
-		return 0;
-	if (len && *s == '-') {
+	if (s[0] == '-') {
+		if (len == 1)
+			return 0;
 		neg = 1;
 		s++;
 		len--;
@@ -209,8 +267,33 @@ record_field_i64(const struct record_reader *r, int i, int64_t *v)
 	/* 19 digits never overflow 64 bits (10^19 - 1 < 2^64): check once. */
 	if (len == 0 || len > 19)
 		return -1;
+	/* Up to seven digits (seq, delay, most off2): one word, no overflow. */
+	if (len < 8) {
+		memcpy(&w, s, 8);
+		w = w << (8 - len) * 8 | 0x3030303030303030ULL >> len * 8;
+		if (!record_eight_digits(w, &x))
+			return -1;
+		*v = neg ? -(int64_t)x : (int64_t)x;
+		return 1;
+	}
 #ifdef __SSE2__
-	/* Timestamps since 1970 have 19 digits: sixteen of them at once. */
+	/*
+	 * Timestamps in ns since 1970 have 19 digits (from 2001 to 2286):
+	 * the last sixteen at once, the first three by hand (each a digit,
+	 * tested without a branch of its own), no shift to compute.
+	 */
+	if (len == 19) {
+		unsigned d0 = (unsigned char)s[0] - '0', d1 = (unsigned char)s[1] - '0',
+			 d2 = (unsigned char)s[2] - '0';
+
+		if ((d0 > 9) | (d1 > 9) | (d2 > 9) || !record_sixteen_digits(s + 3, &x))
+			return -1;
+		u = (d0 * 100 + d1 * 10 + d2) * 10000000000000000ULL + x;
+		if (u > (uint64_t)INT64_MAX + (uint64_t)neg)
+			return -1;
+		*v = neg ? (int64_t)(0 - u) : (int64_t)u;
+		return 1;
+	}
 	if (len >= 16) {
 		if (!record_sixteen_digits(s, &u))
 			return -1;
@@ -236,6 +319,15 @@ record_field_i64(const struct record_reader *r, int i, int64_t *v)
 		return -1;
 	*v = neg ? (int64_t)(0 - u) : (int64_t)u;
 	return 1;
+}
+#endif
+
+/* record_parse_i64() of field @i of the current line (record_i64()). */
+static inline __attribute__((always_inline)) int
+record_field_i64(const struct record_reader *r, int i, int64_t *v)
+{
+#ifdef RECORD_HAVE_I64
+	return record_i64(r->field[i], r->flen[i], v);
 #else
 	return record_parse_i64(r->field[i], v);
 #endif

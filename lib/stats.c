@@ -7,6 +7,10 @@
 
 #include "stats.h"
 
+#if defined(__SSE2__) && defined(__x86_64__)
+#include <emmintrin.h>
+#endif
+
 int stats_linfit(const double *x, const double *y, size_t n, struct linfit *fit)
 {
 	double mx = 0, my = 0, sxx = 0, sxy = 0, ss = 0, z = 0, sz = 0;
@@ -139,8 +143,8 @@ static int cmp_double(const void *a, const void *b);
  * values spread through v brackets each wanted rank between two of its
  * values, [lo, hi], that hold it with a margin of four standard
  * deviations of the sample's rank; one pass over v counts the values
- * below each bracket and copies those in it to a buffer of its own, with
- * no branch on the data; selection in the buffers then gives ranks r and
+ * below each bracket and copies those in it to a buffer of its own
+ * (scan_bracket); selection in the buffers then gives ranks r and
  * r + 1 exactly, so the quantiles are those of the selection in place,
  * bit for bit (the order statistics and the same arithmetic on them).
  * When a bracket misses its ranks (unlucky data), overflows its buffer or
@@ -151,6 +155,74 @@ static int cmp_double(const void *a, const void *b);
 #define QS_SAMPLE	16384
 #define QS_MAXK		8
 #define QS_BLOCK	2048
+
+/*
+ * One block of @e values at @p against the bracket [l, u]: those in it
+ * appended to d[*m...], and the count of those below l returned.  A NAN
+ * is neither (the caller has checked for it).
+ *
+ * A bracket holds a few percent of the values at most (the median's is
+ * about 3 %, the tails' under 1 %), so a branch taken only for a value in
+ * it is nearly always predicted, and SSE2 compares two values at a time
+ * and counts those below in a vector; this is half the time of the
+ * branch-free copy of every value it replaced (on 10 M residuals).  Data
+ * with many ties may fill a bracket: the branch is then mispredicted
+ * more, and the buffer's overflow sends the caller to the fallback.
+ */
+static size_t scan_bracket(const double *p, size_t e, double l, double u, double *d, size_t *m)
+{
+	size_t t = 0, c = 0, k = *m;
+
+#if defined(__SSE2__) && defined(__x86_64__)
+	const __m128d vl = _mm_set1_pd(l), vu = _mm_set1_pd(u);
+	__m128i below = _mm_setzero_si128();
+
+	for (; t + 2 <= e; t += 2) {
+		__m128d x = _mm_loadu_pd(p + t), lt = _mm_cmplt_pd(x, vl);
+		/* a compare's true is all ones, -1 as an integer: subtract to count */
+		int in = _mm_movemask_pd(_mm_andnot_pd(lt, _mm_cmple_pd(x, vu)));
+
+		below = _mm_sub_epi64(below, _mm_castpd_si128(lt));
+		if (in) {
+			if (in & 1)
+				d[k++] = p[t];
+			if (in & 2)
+				d[k++] = p[t + 1];
+		}
+	}
+	c = (size_t)_mm_cvtsi128_si64(below) + (size_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(below, below));
+#endif
+	for (; t < e; t++) {
+		double x = p[t];
+
+		if (x >= l && x <= u)
+			d[k++] = x;
+		c += x < l;
+	}
+	*m = k;
+	return c;
+}
+
+/* Whether any of the @e values at @p is a NAN: two at a time with SSE2 (a scalar loop is a sixth of the quantiles' time). */
+static unsigned any_nan(const double *p, size_t e)
+{
+	size_t t = 0;
+	unsigned nan = 0;
+
+#if defined(__SSE2__) && defined(__x86_64__)
+	__m128d acc = _mm_setzero_pd();
+
+	for (; t + 2 <= e; t += 2) {
+		__m128d x = _mm_loadu_pd(p + t);
+
+		acc = _mm_or_pd(acc, _mm_cmpunord_pd(x, x));
+	}
+	nan = (unsigned)_mm_movemask_pd(acc);
+#endif
+	for (; t < e; t++)
+		nan |= p[t] != p[t];
+	return nan;
+}
 
 static int quantiles_bracket(const double *v, size_t n, const double *ps, double *out,
 			     size_t k)
@@ -183,26 +255,13 @@ static int quantiles_bracket(const double *v, size_t n, const double *ps, double
 	}
 	/* Blocks of QS_BLOCK: a bracket's buffer is checked once a block. */
 	for (i = 0; i < n; i += QS_BLOCK) {
-		size_t e = n - i < QS_BLOCK ? n - i : QS_BLOCK, t;
+		size_t e = n - i < QS_BLOCK ? n - i : QS_BLOCK;
 
-		for (t = 0; t < e; t++)
-			nan |= v[i + t] != v[i + t];
+		nan |= any_nan(v + i, e);
 		for (j = 0; j < k; j++) {
-			const double *p = v + i, l = lo[j], u = hi[j];
-			double *d = buf[j];
-			size_t m = nb[j], c = 0;
-
-			if (cap[j] - m < QS_BLOCK)
+			if (cap[j] - nb[j] < QS_BLOCK)
 				goto out;
-			for (t = 0; t < e; t++) {
-				double x = p[t];
-
-				d[m] = x;
-				m += (x >= l) & (x <= u);
-				c += x < l;
-			}
-			nb[j] = m;
-			below[j] += c;
+			below[j] += scan_bracket(v + i, e, lo[j], hi[j], buf[j], &nb[j]);
 		}
 	}
 	if (nan)

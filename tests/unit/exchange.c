@@ -59,6 +59,18 @@ static void open_text(struct exchange_reader *xr, const char *text,
 	assert_int_equal(exchange_reader_init(xr, fd, "mem", spec), 0);
 }
 
+/* The same over @len bytes that may hold NULs. */
+static void open_bytes(struct exchange_reader *xr, const char *bytes, size_t len,
+		       const struct exchange_spec *spec)
+{
+	int fd = memfd_create("records", 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, bytes, len), (ssize_t)len);
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	assert_int_equal(exchange_reader_init(xr, fd, "mem", spec), 0);
+}
+
 static void close_text(struct exchange_reader *xr)
 {
 	close(xr->r.fd);
@@ -204,6 +216,138 @@ static void header_checks(void **state)
 	assert_int_equal(run("#ntpx-record 1\n#fields a\n", &fit, NULL, 0), 0);
 }
 
+/*
+ * What one exchange_next() gave: its value, the error without its
+ * "mem:LINE: ", and every value the reader sets.
+ */
+struct outcome {
+	int rc;
+	char err[400];
+	struct record_exchange x;
+	int64_t delay, off2, v[EXCHANGE_MAX_COLS];
+	uint32_t vhave;
+	uint64_t records, checked;
+};
+
+static void outcome_of(struct exchange_reader *xr, int rc, struct outcome *o)
+{
+	const char *e = strchr(exchange_err(xr), ':');
+
+	memset(o, 0, sizeof(*o));
+	o->rc = rc;
+	if (rc < 0 && e && (e = strchr(e + 1, ':')))
+		snprintf(o->err, sizeof(o->err), "%s", e);
+	if (rc == 1) {
+		o->x = xr->x;
+		o->delay = xr->delay;
+		o->off2 = xr->off2;
+		memcpy(o->v, xr->v, sizeof(o->v));
+		o->vhave = xr->vhave;
+	}
+	o->records = xr->records;
+	o->checked = xr->checked;
+}
+
+/*
+ * @line read as the first line after its header (the long way: the
+ * columns are found at it) and as the second, after a good one (the one
+ * walk, or the long way when the walk leaves it): the same outcomes, line
+ * after line, the same error, the same values.
+ */
+static void same_both_ways(const char *hdr, const char *good, const char *line, size_t len,
+			   const struct exchange_spec *spec)
+{
+	size_t h = strlen(hdr), g = strlen(good);
+	char *a = malloc(h + len + 1), *b = malloc(h + g + len + 1);
+	struct exchange_reader xa, xb;
+	struct outcome oa, ob;
+	uint64_t records, checked;
+	int ra, rb, k = 0;
+
+	memcpy(a, hdr, h);
+	memcpy(a + h, line, len);
+	memcpy(b, hdr, h);
+	memcpy(b + h, good, g);
+	memcpy(b + h + g, line, len);
+	open_bytes(&xa, a, h + len, spec);
+	open_bytes(&xb, b, h + g + len, spec);
+	assert_int_equal(exchange_next(&xb), 1);
+	records = xb.records;
+	checked = xb.checked;
+	do {
+		ra = exchange_next(&xa);
+		rb = exchange_next(&xb);
+		outcome_of(&xa, ra, &oa);
+		outcome_of(&xb, rb, &ob);
+		/* b read one record more: the good one */
+		ob.records -= records;
+		ob.checked -= checked;
+		if (memcmp(&oa, &ob, sizeof(oa)) != 0)
+			fail_msg("line %d of '%.*s': long way %d '%s' seq %lld, after a good one %d '%s' seq %lld",
+				 k, (int)len, line, oa.rc, oa.err, (long long)oa.x.seq, ob.rc,
+				 ob.err, (long long)ob.x.seq);
+		/* the good line itself went the one walk: not split (record_take) */
+		if (k == 0 && len == g && memcmp(line, good, g) == 0)
+			assert_int_equal(xb.r.nf, 0);
+		k++;
+	} while (ra == 1);
+	close_text(&xa);
+	close_text(&xb);
+	free(a);
+	free(b);
+}
+
+/*
+ * The one walk (exchange.c, walk_line) and the long way agree on every
+ * line: a good one, and each byte of it changed, removed, or with
+ * another put before it, for two headers (the columns in the usual order
+ * with one to pass over, and shuffled) and both kinds of spec.  Breaking
+ * any of the walk's checks fails this test.
+ */
+static void one_walk_agrees(void **state)
+{
+	static const char *const hdrs[] = {
+		"#ntpx-record 1\n#fields seq t1 t2 t3 t4 delay off2 status extra true2\n",
+		"#ntpx-record 1\n#fields status off2 t4 extra t3 t2 t1 seq delay true2\n",
+	};
+	static const char *const goods[] = {
+		"12 1764455329000000000 1764455329000053607 1764455329000055685 "
+		"1764455329000106548 104470 2744 ok x7 -5\n",
+		"ok -10 1040 xyz 1020 1010 1000 7 30 -22\n",
+	};
+	static const char subst[] = { ' ', '\0', '\r', '-', 'a', '0', '9', '\n', '#', '+' };
+	const struct exchange_spec *specs[] = { &fit, &stage };
+	char line[256];
+	size_t h, sp, i, c, len;
+
+	(void)state;
+	/* far more fields than the header names (the walk counts them once for 16 bytes) */
+	for (i = 0; i < 100; i++)
+		memcpy(line + 2 * i, i < 99 ? "1 " : "1\n", 2);
+	same_both_ways(hdrs[0], goods[0], line, 200, &fit);
+	for (sp = 0; sp < ARRAY_SIZE(specs); sp++)
+		for (h = 0; h < ARRAY_SIZE(hdrs); h++) {
+			const char *good = goods[h];
+
+			len = strlen(good);
+			same_both_ways(hdrs[h], good, good, len, specs[sp]);
+			for (i = 0; i < len; i++) {
+				for (c = 0; c < sizeof(subst); c++) {
+					memcpy(line, good, len);
+					line[i] = subst[c];
+					same_both_ways(hdrs[h], good, line, len, specs[sp]);
+					memcpy(line, good, i);
+					line[i] = subst[c];
+					memcpy(line + i + 1, good + i, len - i);
+					same_both_ways(hdrs[h], good, line, len + 1, specs[sp]);
+				}
+				memcpy(line, good, i);
+				memcpy(line + i, good + i + 1, len - i - 1);
+				same_both_ways(hdrs[h], good, line, len - 1, specs[sp]);
+			}
+		}
+}
+
 /* A spec the reader cannot serve is refused at init. */
 static void specs_refused(void **state)
 {
@@ -230,6 +374,7 @@ int main(void)
 		cmocka_unit_test(order_of_the_checks),
 		cmocka_unit_test(header_checks),
 		cmocka_unit_test(specs_refused),
+		cmocka_unit_test(one_walk_agrees),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -340,8 +340,9 @@ static void parse_i64_forms(void **state)
 
 /*
  * The reader's fast integer path (SSE2 sixteen at a time, SWAR eight at a
- * time) agrees with the plain one on every length from 1 to 21 digits,
- * signed or not, with a non-digit at every position.
+ * time, 19 digits apart) agrees with the plain one on every length from 1
+ * to 21 digits, signed or not, with a non-digit at every position, and at
+ * the ends of int64.
  */
 static void fast_field_parser_agrees(void **state)
 {
@@ -353,6 +354,12 @@ static void fast_field_parser_agrees(void **state)
 
 	(void)state;
 	len += (size_t)sprintf(text, "#ntpx-record 1\n#fields a\n");
+	/* 19 digits (a path of their own) at the ends of int64 and past them */
+	len += (size_t)sprintf(text + len, "9223372036854775807\n9223372036854775808\n"
+			       "-9223372036854775808\n-9223372036854775809\n"
+			       "9999999999999999999\n-9999999999999999999\n"
+			       "1000000000000000000\n0000000000000000000\n");
+	lines += 8;
 	for (sign = 0; sign < 2; sign++)
 		for (n = 1; n <= 21; n++)
 			for (pos = -1; pos < n; pos++)
