@@ -2,8 +2,8 @@
 /*
  * stability.c - ADEV, MDEV, TDEV, MTIE and TIE-RMS over octaves of tau.
  *
- * Per octave m, each statistic is one pass over the grid with O(1) work
- * per term:
+ * Per octave m, one pass over the grid for ADEV and TIE, one for MDEV's
+ * block means and one over them, one for MTIE, O(1) work per term:
  *   - the overlapping Allan variance from the second differences
  *     d = x[j+2m] - 2 x[j+m] + x[j]: avar = sum d^2 / (2 tau^2 n);
  *     a gap makes d NAN, and a NAN term is left out;
@@ -12,10 +12,11 @@
  *     the m slots from b, which prefix sums P of the phase give in O(1)
  *     (A[b] = P[b+m] - P[b]), mvar = sum S^2 / (2 m^2 tau^2 n).  With
  *     gaps, a block's sum is m times the mean of the samples it holds
- *     (prefix counts C give how many), and a term is kept while each of
- *     its three blocks holds at least half its slots: one lost exchange
- *     would otherwise remove every term over it, and past a few octaves
- *     there would be none.  The phase is first less the line through its
+ *     (prefix counts C give how many; the mean is the sum times the
+ *     reciprocal of the count, kept while the count stays the same),
+ *     and a term is kept while each of its three blocks holds at least
+ *     half its slots: one lost exchange would otherwise remove every
+ *     term over it, and past a few octaves there would be none.  The phase is first less the line through its
  *     first and last samples: a line adds nothing to S without gaps,
  *     would leak into the block means through a gap's position with
  *     them, and would make the prefix sums of a drifting clock grow past
@@ -24,7 +25,8 @@
  *   - MTIE from the window extremes, doubled in place octave by octave
  *     (a sparse table kept one level at a time): after octave k, hi[j]
  *     is the largest sample in [j, j + 2^k), so the window of m + 1
- *     slots [j, j + m] has max(hi[j], hi[j+1]).
+ *     slots [j, j + m] has max(hi[j], hi[j+1]); the pass that reads
+ *     the windows doubles the extremes behind it.
  *   - with STAB_HADAMARD, the Hadamard variances from the third
  *     differences x[j+3m] - 3 x[j+2m] + 3 x[j+m] - x[j]: every j for
  *     OHDEV, j a multiple of m for HDEV, hvar = sum d^2 / (6 tau^2 n);
@@ -207,10 +209,9 @@ static inline size_t min_z(size_t a, size_t b)
 }
 
 /*
- * Sums of squares of the second differences p[j+2m] - 2 p[j+m] + p[j]
- * (or with @first, of the differences p[j+m] - p[j]), j in [0, n), NAN
- * terms left out and counted out of *cnt.  Four sums side by side: one
- * alone waits on its own additions.
+ * Sums of squares of the terms of one statistic, NAN terms left out and
+ * counted out of *cnt.  Four sums side by side: one alone waits on its
+ * own additions.
  */
 static inline __attribute__((always_inline)) void
 add_sq(double d, double *s, uint64_t *c)
@@ -221,65 +222,112 @@ add_sq(double d, double *s, uint64_t *c)
 	}
 }
 
-static double sumsq(const double *p, size_t m, size_t n, int first, uint64_t *cnt)
+/* The four sums of add_sq() into one, and the count into *cnt. */
+static inline double sums_end(const double s[4], const uint64_t c[4], uint64_t *cnt)
 {
-	double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-	uint64_t c0 = 0, c1 = 0, c2 = 0, c3 = 0;
+	*cnt += c[0] + c[1] + c[2] + c[3];
+	return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
+/*
+ * The second differences p[j+2m] - 2 p[j+m] + p[j], j in [0, n2), and
+ * the first differences p[j+m] - p[j], j in [0, n1), n2 <= n1, in one
+ * pass over p: ADEV's and TIE's terms read the same samples, and read
+ * apart the phase went through the cache twice.  The squares go to
+ * *s2, *c2 and *s1, *c1 (add_sq()); each sum adds its terms in the
+ * order sumsq2() would alone, so the same bits.
+ */
+static void sumsq12(const double *p, size_t m, size_t n1, size_t n2,
+		    double *s1, uint64_t *c1, double *s2, uint64_t *c2)
+{
 	const double *q = p + m, *r = p + 2 * m;
-	size_t j = 0;
+	double a[4] = { 0, 0, 0, 0 }, t[4] = { 0, 0, 0, 0 };
+	uint64_t ka[4] = { 0, 0, 0, 0 }, kt[4] = { 0, 0, 0, 0 };
+	size_t j = 0, i;
 
 #if defined(__SSE2__) && defined(__x86_64__)
-	/* Two lanes at a time (add_sq2()). */
+	/* Two lanes at a time (add_sq2()); both while both have terms. */
+	{
+		__m128d a0 = _mm_setzero_pd(), a1 = _mm_setzero_pd();
+		__m128d t0 = _mm_setzero_pd(), t1 = _mm_setzero_pd();
+		const __m128d two = _mm_set1_pd(2);
+		__m128i ak = _mm_setzero_si128(), tk = _mm_setzero_si128();
+
+		for (; j + 4 <= n2; j += 4) {
+			__m128d p0 = _mm_loadu_pd(p + j), p1 = _mm_loadu_pd(p + j + 2);
+			__m128d q0 = _mm_loadu_pd(q + j), q1 = _mm_loadu_pd(q + j + 2);
+
+			add_sq2(_mm_sub_pd(q0, p0), _mm_sub_pd(q1, p1), &t0, &t1, &tk);
+			add_sq2(_mm_add_pd(_mm_sub_pd(_mm_loadu_pd(r + j), _mm_mul_pd(two, q0)), p0),
+				_mm_add_pd(_mm_sub_pd(_mm_loadu_pd(r + j + 2), _mm_mul_pd(two, q1)), p1),
+				&a0, &a1, &ak);
+		}
+		add_sq2_end(a0, a1, ak, &a[0], &a[1], &ka[0]);
+		for (i = j; i + 4 <= n1; i += 4)
+			add_sq2(_mm_sub_pd(_mm_loadu_pd(q + i), _mm_loadu_pd(p + i)),
+				_mm_sub_pd(_mm_loadu_pd(q + i + 2), _mm_loadu_pd(p + i + 2)),
+				&t0, &t1, &tk);
+		add_sq2_end(t0, t1, tk, &t[0], &t[1], &kt[0]);
+		/* the second differences left, then the first ones from i */
+		for (; j < n2; j++)
+			add_sq(r[j] - 2 * q[j] + p[j], &a[0], &ka[0]);
+		for (; i < n1; i++)
+			add_sq(q[i] - p[i], &t[0], &kt[0]);
+		*s2 += sums_end(a, ka, c2);
+		*s1 += sums_end(t, kt, c1);
+		return;
+	}
+#endif
+	for (; j + 4 <= n2; j += 4)
+		for (i = 0; i < 4; i++)
+			add_sq(r[j + i] - 2 * q[j + i] + p[j + i], &a[i], &ka[i]);
+	for (; j < n2; j++)
+		add_sq(r[j] - 2 * q[j] + p[j], &a[0], &ka[0]);
+	for (j = 0; j + 4 <= n1; j += 4)
+		for (i = 0; i < 4; i++)
+			add_sq(q[j + i] - p[j + i], &t[i], &kt[i]);
+	for (; j < n1; j++)
+		add_sq(q[j] - p[j], &t[0], &kt[0]);
+	*s2 += sums_end(a, ka, c2);
+	*s1 += sums_end(t, kt, c1);
+}
+
+/* The second differences alone, j in [0, n), summed as sumsq12() sums them. */
+static double sumsq2(const double *p, size_t m, size_t n, uint64_t *cnt)
+{
+	const double *q = p + m, *r = p + 2 * m;
+	double a[4] = { 0, 0, 0, 0 };
+	uint64_t ka[4] = { 0, 0, 0, 0 };
+	size_t j = 0, i;
+
+#if defined(__SSE2__) && defined(__x86_64__)
 	{
 		__m128d a0 = _mm_setzero_pd(), a1 = _mm_setzero_pd();
 		const __m128d two = _mm_set1_pd(2);
-		__m128i k = _mm_setzero_si128();
+		__m128i ak = _mm_setzero_si128();
 
-		for (; j + 4 <= n; j += 4) {
-			__m128d d0, d1;
-
-			if (first) {
-				d0 = _mm_sub_pd(_mm_loadu_pd(q + j), _mm_loadu_pd(p + j));
-				d1 = _mm_sub_pd(_mm_loadu_pd(q + j + 2), _mm_loadu_pd(p + j + 2));
-			} else {
-				d0 = _mm_add_pd(_mm_sub_pd(_mm_loadu_pd(r + j),
-							   _mm_mul_pd(two, _mm_loadu_pd(q + j))),
-						_mm_loadu_pd(p + j));
-				d1 = _mm_add_pd(_mm_sub_pd(_mm_loadu_pd(r + j + 2),
-							   _mm_mul_pd(two, _mm_loadu_pd(q + j + 2))),
-						_mm_loadu_pd(p + j + 2));
-			}
-			add_sq2(d0, d1, &a0, &a1, &k);
-		}
-		add_sq2_end(a0, a1, k, &s0, &s1, &c0);
+		for (; j + 4 <= n; j += 4)
+			add_sq2(_mm_add_pd(_mm_sub_pd(_mm_loadu_pd(r + j),
+						      _mm_mul_pd(two, _mm_loadu_pd(q + j))),
+					   _mm_loadu_pd(p + j)),
+				_mm_add_pd(_mm_sub_pd(_mm_loadu_pd(r + j + 2),
+						      _mm_mul_pd(two, _mm_loadu_pd(q + j + 2))),
+					   _mm_loadu_pd(p + j + 2)),
+				&a0, &a1, &ak);
+		add_sq2_end(a0, a1, ak, &a[0], &a[1], &ka[0]);
 	}
 #endif
-	if (first) {
-		for (; j + 4 <= n; j += 4) {
-			add_sq(q[j] - p[j], &s0, &c0);
-			add_sq(q[j + 1] - p[j + 1], &s1, &c1);
-			add_sq(q[j + 2] - p[j + 2], &s2, &c2);
-			add_sq(q[j + 3] - p[j + 3], &s3, &c3);
-		}
-		for (; j < n; j++)
-			add_sq(q[j] - p[j], &s0, &c0);
-	} else {
-		for (; j + 4 <= n; j += 4) {
-			add_sq(r[j] - 2 * q[j] + p[j], &s0, &c0);
-			add_sq(r[j + 1] - 2 * q[j + 1] + p[j + 1], &s1, &c1);
-			add_sq(r[j + 2] - 2 * q[j + 2] + p[j + 2], &s2, &c2);
-			add_sq(r[j + 3] - 2 * q[j + 3] + p[j + 3], &s3, &c3);
-		}
-		for (; j < n; j++)
-			add_sq(r[j] - 2 * q[j] + p[j], &s0, &c0);
-	}
-	*cnt += c0 + c1 + c2 + c3;
-	return (s0 + s1) + (s2 + s3);
+	for (; j + 4 <= n; j += 4)
+		for (i = 0; i < 4; i++)
+			add_sq(r[j + i] - 2 * q[j + i] + p[j + i], &a[i], &ka[i]);
+	for (; j < n; j++)
+		add_sq(r[j] - 2 * q[j] + p[j], &a[0], &ka[0]);
+	return sums_end(a, ka, cnt);
 }
 
 /*
  * Sums of squares of the third differences
- * p[j+3m] - 3 p[j+2m] + 3 p[j+m] - p[j], j in [0, n): as sumsq().
+ * p[j+3m] - 3 p[j+2m] + 3 p[j+m] - p[j], j in [0, n): as sumsq2().
  */
 static double sumsq3(const double *p, size_t m, size_t n, uint64_t *cnt)
 {
@@ -353,6 +401,17 @@ static void total_edges(const double *x, size_t N, size_t m, struct acc *a)
 }
 
 /*
+ * What a block's sum is multiplied by for its mean: 1 / c for a block of
+ * m slots holding c samples (1 / m, full, the same bits as the 1 / m it
+ * replaces), NAN (the term left out) below half of them.  sum * (1 / c)
+ * can differ from sum / c in the last bit: a relative 1e-16 of the mean.
+ */
+static inline double mean_recip(uint32_t c, size_t m)
+{
+	return 2 * (size_t)c < m ? NAN : 1 / (double)c;
+}
+
+/*
  * The ADEV, MDEV and TIE terms for j in [jb, je), each statistic in a
  * loop of its own with its bounds outside it: the fused loop kept too
  * much in flight to stay in registers.  A gap makes a term NAN, which
@@ -362,74 +421,93 @@ static void terms(const double *x, const double *P, const uint32_t *C, double *B
 		  size_t N, size_t m, size_t jb, size_t je, struct acc *a)
 {
 	double inv = 1 / (double)m;
-	size_t j, e;
+	size_t j, e, e2;
 
-	e = N > 2 * m ? min_z(je, N - 2 * m) : jb;
+	e = N > m ? min_z(je, N - m) : jb;		/* TIE's terms end here */
+	e2 = N > 2 * m ? min_z(je, N - 2 * m) : jb;	/* ADEV's here */
 	if (e > jb)
-		a->sa += sumsq(x + jb, m, e - jb, 0, &a->na);
-	e = N > m ? min_z(je, N - m) : jb;
-	if (e > jb)
-		a->st += sumsq(x + jb, m, e - jb, 1, &a->nt);
+		sumsq12(x + jb, m, e - jb, e2 > jb ? e2 - jb : 0, &a->st, &a->nt, &a->sa, &a->na);
 	/*
 	 * MDEV from the block means B[b] of the m slots from b (B[b - jb]
 	 * here), NAN for a block with fewer than half its samples: then the
 	 * term m (B[j+2m] - 2 B[j+m] + B[j]) is left out like a gap in ADEV.
+	 * A block's count c changes only where a gap enters or leaves it,
+	 * twice per gap along the run, so its mean is its sum times the
+	 * reciprocal of the count (mean_recip()), kept from the block
+	 * before: a division per new count, not per block.  Past a few
+	 * octaves nearly every block holds a gap, and a division for each
+	 * was most of this function.
 	 */
 	e = N >= 3 * m ? min_z(je, N - 3 * m + 1) : jb;
 	if (e <= jb)
 		return;
 	j = jb;
 #if defined(__SSE2__) && defined(__x86_64__)
-	/*
-	 * Two at a time: past a few octaves nearly every block holds a gap,
-	 * and the division of each, one by one, was most of this function.
-	 * The same operations lane by lane (c <= m < 2^31 converts exactly),
-	 * so the same bits.
-	 */
+	/* Two at a time, the same operations lane by lane: the same bits. */
 	{
-		const __m128d vm = _mm_set1_pd((double)m), vinv = _mm_set1_pd(inv),
-			      vnan = _mm_set1_pd(NAN);
+		__m128i cl = _mm_set1_epi32((int)m);	/* the last count, m < 2^31 */
+		__m128d rl = _mm_set1_pd(inv);		/* and its reciprocal */
 
 		for (; j + 2 <= e + 2 * m; j += 2) {
 			__m128i c = _mm_sub_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(C + j + m)),
 						  _mm_loadl_epi64((const __m128i *)(const void *)(C + j)));
-			__m128d cd = _mm_cvtepi32_pd(c);
 			__m128d sum = _mm_sub_pd(_mm_loadu_pd(P + j + m), _mm_loadu_pd(P + j));
-			__m128d full = _mm_cmpeq_pd(cd, vm);
-			__m128d few = _mm_cmplt_pd(_mm_add_pd(cd, cd), vm);
-			__m128d b = _mm_or_pd(_mm_and_pd(full, _mm_mul_pd(sum, vinv)),
-					      _mm_andnot_pd(full, _mm_div_pd(sum, cd)));
 
-			_mm_storeu_pd(B + j - jb, _mm_or_pd(_mm_and_pd(few, vnan), _mm_andnot_pd(few, b)));
+			if ((_mm_movemask_epi8(_mm_cmpeq_epi32(c, cl)) & 0xff) != 0xff) {
+				uint32_t c0 = (uint32_t)_mm_cvtsi128_si32(c);
+				uint32_t c1 = (uint32_t)_mm_cvtsi128_si32(_mm_srli_si128(c, 4));
+				__m128d r = _mm_set_pd(mean_recip(c1, m), mean_recip(c0, m));
+
+				_mm_storeu_pd(B + j - jb, _mm_mul_pd(sum, r));
+				cl = _mm_set1_epi32((int)c1);
+				rl = _mm_unpackhi_pd(r, r);
+				continue;
+			}
+			_mm_storeu_pd(B + j - jb, _mm_mul_pd(sum, rl));
 		}
 	}
 #endif
-	for (; j < e + 2 * m; j++) {
-		uint32_t c = C[j + m] - C[j];
-		double sum = P[j + m] - P[j];
+	{
+		uint32_t cl = (uint32_t)m;
+		double rl = inv;
 
-		B[j - jb] = 2 * (size_t)c < m ? NAN : c == m ? sum * inv : sum / c;
+		for (; j < e + 2 * m; j++) {
+			uint32_t c = C[j + m] - C[j];
+
+			if (c != cl) {
+				cl = c;
+				rl = mean_recip(c, m);
+			}
+			B[j - jb] = (P[j + m] - P[j]) * rl;
+		}
 	}
-	a->sm += sumsq(B, m, e - jb, 0, &a->nm) * (double)m * (double)m;
+	a->sm += sumsq2(B, m, e - jb, &a->nm) * (double)m * (double)m;
 }
 
-/*
- * MTIE over the windows [j, j + m], j in [jb, je), from the extremes of
- * [j, j + m) and [j + 1, j + m]: hi[j - off] and hi[j - off + 1].
- */
-static void windows(const double *hi, const double *lo, size_t off, size_t jb, size_t je,
-		    struct acc *a)
+/* The MTIE window [j, j + m] into *w (the largest range) and *n (those with a sample). */
+static inline void window_add(const double *hi, const double *lo, size_t j, double *w,
+			      uint64_t *n)
 {
-	double w = a->mtie;
-	uint64_t n = 0;
-	size_t j = jb - off;
+	double h = hi[j] > hi[j + 1] ? hi[j] : hi[j + 1];
+	double l = lo[j] < lo[j + 1] ? lo[j] : lo[j + 1];
+	double r = h - l;
+
+	*w = r > *w ? r : *w;
+	*n += (uint64_t)(h >= l);
+}
+
+/* The MTIE windows j in [jb, je) alone (windows_double()). */
+static void windows(const double *hi, const double *lo, size_t jb, size_t je, double *w,
+		    uint64_t *n)
+{
+	size_t j = jb;
 
 #if defined(__SSE2__) && defined(__x86_64__)
 	{
-		__m128d wv = _mm_set1_pd(w);
+		__m128d wv = _mm_set1_pd(*w);
 		__m128i nv = _mm_setzero_si128();
 
-		for (; j + 2 <= je - off; j += 2) {
+		for (; j + 2 <= je; j += 2) {
 			__m128d h = _mm_max_pd(_mm_loadu_pd(hi + j), _mm_loadu_pd(hi + j + 1));
 			__m128d l = _mm_min_pd(_mm_loadu_pd(lo + j), _mm_loadu_pd(lo + j + 1));
 
@@ -437,38 +515,77 @@ static void windows(const double *hi, const double *lo, size_t off, size_t jb, s
 			nv = _mm_sub_epi64(nv, _mm_castpd_si128(_mm_cmpge_pd(h, l)));
 		}
 		wv = _mm_max_pd(wv, _mm_unpackhi_pd(wv, wv));
-		w = _mm_cvtsd_f64(wv);
-		n = lanes_sum(nv);
+		*w = _mm_cvtsd_f64(wv);
+		*n += lanes_sum(nv);
 	}
 #endif
-	for (; j < je - off; j++) {
-		double h = hi[j] > hi[j + 1] ? hi[j] : hi[j + 1];
-		double l = lo[j] < lo[j + 1] ? lo[j] : lo[j + 1];
-		double r = h - l;
-
-		w = r > w ? r : w;
-		n += (uint64_t)(h >= l);
-	}
-	a->mtie = w;
-	a->nw += n;
+	for (; j < je; j++)
+		window_add(hi, lo, j, w, n);
 }
 
-/* Doubles the extremes in place: [i, i + m) becomes [i, i + 2m), i < n. */
-static void extremes_double(double *hi, double *lo, size_t n, size_t m)
+/* The extremes doubled alone, i in [ib, ie) (windows_double()). */
+static void extremes_double(double *hi, double *lo, size_t ib, size_t ie, size_t m)
 {
-	size_t i = 0;
+	size_t i = ib;
 
 #if defined(__SSE2__) && defined(__x86_64__)
 	/* Each step reads [i + m, i + m + 2) before it writes [i, i + 2). */
-	for (; i + 2 <= n; i += 2) {
+	for (; i + 2 <= ie; i += 2) {
 		_mm_storeu_pd(hi + i, _mm_max_pd(_mm_loadu_pd(hi + i), _mm_loadu_pd(hi + i + m)));
 		_mm_storeu_pd(lo + i, _mm_min_pd(_mm_loadu_pd(lo + i), _mm_loadu_pd(lo + i + m)));
 	}
 #endif
-	for (; i < n; i++) {
+	for (; i < ie; i++) {
 		hi[i] = hi[i + m] > hi[i] ? hi[i + m] : hi[i];
 		lo[i] = lo[i + m] < lo[i] ? lo[i + m] : lo[i];
 	}
+}
+
+/*
+ * MTIE over the windows [j, j + m], j in [0, nw), from the extremes of
+ * [j, j + m) and [j + 1, j + m]: max(hi[j], hi[j + 1]) and min(lo[j],
+ * lo[j + 1]); and in the same pass the extremes doubled in place for the
+ * next octave, i in [0, nd): [i, i + m) becomes [i, i + 2m).  Each step
+ * reads hi[j + 1] and hi[j + m] before a later one writes them; apart,
+ * the two read the extremes twice.
+ */
+static void windows_double(double *hi, double *lo, size_t m, size_t nw, size_t nd,
+			   struct acc *a)
+{
+	double w = a->mtie;
+	uint64_t n = 0;
+	size_t j = 0, both = min_z(nw, nd);
+
+#if defined(__SSE2__) && defined(__x86_64__)
+	{
+		__m128d wv = _mm_set1_pd(w);
+		__m128i nv = _mm_setzero_si128();
+
+		for (; j + 2 <= both; j += 2) {
+			__m128d h0 = _mm_loadu_pd(hi + j), l0 = _mm_loadu_pd(lo + j);
+			__m128d h = _mm_max_pd(h0, _mm_loadu_pd(hi + j + 1));
+			__m128d l = _mm_min_pd(l0, _mm_loadu_pd(lo + j + 1));
+
+			wv = _mm_max_pd(wv, _mm_sub_pd(h, l));
+			nv = _mm_sub_epi64(nv, _mm_castpd_si128(_mm_cmpge_pd(h, l)));
+			_mm_storeu_pd(hi + j, _mm_max_pd(h0, _mm_loadu_pd(hi + j + m)));
+			_mm_storeu_pd(lo + j, _mm_min_pd(l0, _mm_loadu_pd(lo + j + m)));
+		}
+		wv = _mm_max_pd(wv, _mm_unpackhi_pd(wv, wv));
+		w = _mm_cvtsd_f64(wv);
+		n = lanes_sum(nv);
+	}
+#endif
+	for (; j < both; j++) {
+		window_add(hi, lo, j, &w, &n);
+		hi[j] = hi[j + m] > hi[j] ? hi[j + m] : hi[j];
+		lo[j] = lo[j + m] < lo[j] ? lo[j + m] : lo[j];
+	}
+	/* Then the windows past the doubling, or the doubling past them. */
+	windows(hi, lo, j, nw, &w, &n);
+	extremes_double(hi, lo, j, nd, m);
+	a->mtie = w;
+	a->nw += n;
 }
 
 /*
@@ -560,10 +677,9 @@ int stab_octaves_ext(const double *x, size_t slots, double tau0_s, unsigned what
 				terms(x, P, C, bl, N, m, j0, end, &a[k]);
 				if (what & STAB_HADAMARD)
 					hadamard(x, N, m, j0, end, &a[k]);
-				windows(lh, ll, j0, j0, end, &a[k]);
 			}
-			if (len >= 2 * m)
-				extremes_double(lh, ll, len - 2 * m + 1, m);
+			windows_double(lh, ll, m, end > j0 ? end - j0 : 0,
+				       len >= 2 * m ? len - 2 * m + 1 : 0, &a[k]);
 		}
 		/* level 2 SMALL_M, for the large octaves */
 		if (big)
@@ -576,10 +692,9 @@ int stab_octaves_ext(const double *x, size_t slots, double tau0_s, unsigned what
 		terms(x, P, C, B, N, m, 0, N - m, &a[k]);
 		if (what & STAB_HADAMARD)
 			hadamard(x, N, m, 0, N - m, &a[k]);
-		windows(hi, lo, 0, 0, N - m, &a[k]);
-		/* the next octave's extremes: [j, j + 2m) */
-		if (N >= 2 * m)
-			extremes_double(hi, lo, N - 2 * m + 1, m);
+		/* and the next octave's extremes, [j, j + 2m), but after the last */
+		windows_double(hi, lo, m, N - m, k + 1 < nk && N >= 2 * m ? N - 2 * m + 1 : 0,
+			       &a[k]);
 	}
 	for (k = 0, m = 1; k < nk; k++, m *= 2) {
 		struct stab_point *p = &out[k];
