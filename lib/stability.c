@@ -2,8 +2,9 @@
 /*
  * stability.c - ADEV, MDEV, TDEV, MTIE and TIE-RMS over octaves of tau.
  *
- * Per octave m, one pass over the grid for ADEV and TIE, one for MDEV's
- * block means and one over them, one for MTIE, O(1) work per term:
+ * Per octave m, one pass over the grid for ADEV and TIE, one or two for
+ * MDEV (block means then their differences, or both at once past the
+ * cache), one for MTIE, O(1) work per term:
  *   - the overlapping Allan variance from the second differences
  *     d = x[j+2m] - 2 x[j+m] + x[j]: avar = sum d^2 / (2 tau^2 n);
  *     a gap makes d NAN, and a NAN term is left out;
@@ -412,10 +413,115 @@ static inline double mean_recip(uint32_t c, size_t m)
 }
 
 /*
- * The ADEV, MDEV and TIE terms for j in [jb, je), each statistic in a
- * loop of its own with its bounds outside it: the fused loop kept too
- * much in flight to stay in registers.  A gap makes a term NAN, which
- * d == d leaves out without a branch to mispredict.
+ * The mean of the block of m slots from o, the sum times the reciprocal
+ * of its count, *cl and *rl the count and reciprocal kept from the block
+ * before (terms()).
+ */
+static inline double block_mean(const double *P, const uint32_t *C, size_t m, size_t o,
+				uint32_t *cl, double *rl)
+{
+	uint32_t c = C[o + m] - C[o];
+
+	if (c != *cl) {
+		*cl = c;
+		*rl = mean_recip(c, m);
+	}
+	return (P[o + m] - P[o]) * *rl;
+}
+
+#if defined(__SSE2__) && defined(__x86_64__)
+/*
+ * block_mean() two at a time, for the blocks of m slots from o and
+ * o + 1, *cl and *rl the count and reciprocal kept in both lanes.
+ */
+static inline __attribute__((always_inline)) __m128d
+block_mean2(const double *P, const uint32_t *C, size_t m, size_t o, __m128i *cl, __m128d *rl)
+{
+	__m128i c = _mm_sub_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(C + o + m)),
+				  _mm_loadl_epi64((const __m128i *)(const void *)(C + o)));
+	__m128d sum = _mm_sub_pd(_mm_loadu_pd(P + o + m), _mm_loadu_pd(P + o));
+
+	if ((_mm_movemask_epi8(_mm_cmpeq_epi32(c, *cl)) & 0xff) != 0xff) {
+		uint32_t c0 = (uint32_t)_mm_cvtsi128_si32(c);
+		uint32_t c1 = (uint32_t)_mm_cvtsi128_si32(_mm_srli_si128(c, 4));
+		__m128d r = _mm_set_pd(mean_recip(c1, m), mean_recip(c0, m));
+
+		*cl = _mm_set1_epi32((int)c1);
+		*rl = _mm_unpackhi_pd(r, r);
+		return _mm_mul_pd(sum, r);
+	}
+	return _mm_mul_pd(sum, *rl);
+}
+#endif
+
+/*
+ * MDEV's terms for j in [jb, e) straight from the prefix sums: the three
+ * block means at j, j + m and j + 2m made as terms() makes them into B,
+ * each block keeping its own count and reciprocal, and summed as
+ * sumsq2() sums B's second differences: the same bits.  For the large
+ * octaves, whose arrays are far larger than the cache, writing B and
+ * reading it back cost more than making each mean three times.
+ */
+static void mdev_direct(const double *P, const uint32_t *C, size_t m, size_t jb, size_t e,
+			struct acc *a)
+{
+	double s[4] = { 0, 0, 0, 0 }, inv = 1 / (double)m;
+	uint64_t k[4] = { 0, 0, 0, 0 };
+	uint32_t cl[3] = { (uint32_t)m, (uint32_t)m, (uint32_t)m };
+	double rl[3] = { inv, inv, inv };
+	size_t j = jb, i;
+
+#if defined(__SSE2__) && defined(__x86_64__)
+	{
+		__m128d a0 = _mm_setzero_pd(), a1 = _mm_setzero_pd(), d[2];
+		const __m128d two = _mm_set1_pd(2);
+		__m128i ak = _mm_setzero_si128(), vcl[3];
+		__m128d vrl[3];
+		int b, h;
+
+		for (b = 0; b < 3; b++) {
+			vcl[b] = _mm_set1_epi32((int)m);
+			vrl[b] = _mm_set1_pd(inv);
+		}
+		for (; j + 4 <= e; j += 4) {
+			for (h = 0; h < 2; h++) {
+				size_t o = j + 2 * (size_t)h;
+				__m128d m0 = block_mean2(P, C, m, o, &vcl[0], &vrl[0]);
+				__m128d m1 = block_mean2(P, C, m, o + m, &vcl[1], &vrl[1]);
+				__m128d m2 = block_mean2(P, C, m, o + 2 * m, &vcl[2], &vrl[2]);
+
+				d[h] = _mm_add_pd(_mm_sub_pd(m2, _mm_mul_pd(two, m1)), m0);
+			}
+			add_sq2(d[0], d[1], &a0, &a1, &ak);
+		}
+		add_sq2_end(a0, a1, ak, &s[0], &s[1], &k[0]);
+	}
+#endif
+	for (; j + 4 <= e; j += 4)
+		for (i = 0; i < 4; i++) {
+			double m0 = block_mean(P, C, m, j + i, &cl[0], &rl[0]);
+			double m1 = block_mean(P, C, m, j + i + m, &cl[1], &rl[1]);
+			double m2 = block_mean(P, C, m, j + i + 2 * m, &cl[2], &rl[2]);
+
+			add_sq(m2 - 2 * m1 + m0, &s[i], &k[i]);
+		}
+	for (; j < e; j++) {
+		double m0 = block_mean(P, C, m, j, &cl[0], &rl[0]);
+		double m1 = block_mean(P, C, m, j + m, &cl[1], &rl[1]);
+		double m2 = block_mean(P, C, m, j + 2 * m, &cl[2], &rl[2]);
+
+		add_sq(m2 - 2 * m1 + m0, &s[0], &k[0]);
+	}
+	a->sm += sums_end(s, k, &a->nm) * (double)m * (double)m;
+}
+
+/*
+ * The ADEV, MDEV and TIE terms for j in [jb, je): ADEV and TIE in one
+ * loop (sumsq12()), MDEV in loops of its own with its bounds outside
+ * them, through the block means in B (B[b - jb], room for je - jb + 2m)
+ * or, B NULL, without them (mdev_direct()): a loop fusing all three kept
+ * too much in flight to stay in registers.  A gap makes a term NAN,
+ * which d == d leaves out without a branch to mispredict.
  */
 static void terms(const double *x, const double *P, const uint32_t *C, double *B,
 		  size_t N, size_t m, size_t jb, size_t je, struct acc *a)
@@ -441,6 +547,10 @@ static void terms(const double *x, const double *P, const uint32_t *C, double *B
 	e = N >= 3 * m ? min_z(je, N - 3 * m + 1) : jb;
 	if (e <= jb)
 		return;
+	if (!B) {
+		mdev_direct(P, C, m, jb, e, a);
+		return;
+	}
 	j = jb;
 #if defined(__SSE2__) && defined(__x86_64__)
 	/* Two at a time, the same operations lane by lane: the same bits. */
@@ -596,7 +706,8 @@ static void windows_double(double *hi, double *lo, size_t m, size_t nw, size_t n
  * chunk).  Done octave by octave over the whole run, the small octaves
  * would read the arrays from memory once each.  The larger octaves go
  * octave by octave, the extremes doubled in the run-long arrays that the
- * chunks leave at level 2 SMALL_M.
+ * chunks leave at level 2 SMALL_M, MDEV's block means made where they
+ * are used (mdev_direct()).
  */
 #define SMALL_M	2048
 #define CHUNK	16384
@@ -611,7 +722,7 @@ int stab_octaves_ext(const double *x, size_t slots, double tau0_s, unsigned what
 		     struct stab_point *out, size_t max)
 {
 	const size_t N = slots;
-	double *P = NULL, *hi = NULL, *lo = NULL, *lh = NULL, *ll = NULL, *B = NULL, *bl = NULL;
+	double *P = NULL, *hi = NULL, *lo = NULL, *lh = NULL, *ll = NULL, *bl = NULL;
 	double base = 0, slope = 0;
 	struct acc a[STAB_MAX_POINTS];
 	uint32_t *C = NULL;
@@ -636,9 +747,8 @@ int stab_octaves_ext(const double *x, size_t slots, double tau0_s, unsigned what
 	if (big) {
 		hi = malloc(N * sizeof(*hi));
 		lo = malloc(N * sizeof(*lo));
-		B = malloc(N * sizeof(*B));
 	}
-	if (!P || !C || !lh || !ll || !bl || (big && (!hi || !lo || !B)))
+	if (!P || !C || !lh || !ll || !bl || (big && (!hi || !lo)))
 		goto out;
 	first = line_of(x, N, &base, &slope);
 	if (first == N) {
@@ -689,7 +799,7 @@ int stab_octaves_ext(const double *x, size_t slots, double tau0_s, unsigned what
 			}
 	}
 	for (k = nsmall, m = (size_t)1 << nsmall; k < nk; k++, m *= 2) {
-		terms(x, P, C, B, N, m, 0, N - m, &a[k]);
+		terms(x, P, C, NULL, N, m, 0, N - m, &a[k]);
 		if (what & STAB_HADAMARD)
 			hadamard(x, N, m, 0, N - m, &a[k]);
 		/* and the next octave's extremes, [j, j + 2m), but after the last */
@@ -716,7 +826,6 @@ out:
 	free(lh);
 	free(ll);
 	free(bl);
-	free(B);
 	return rc;
 }
 
