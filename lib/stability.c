@@ -98,6 +98,17 @@ double stab_tau0(const double *t_s, size_t n)
 	return k ? stats_quantile(d, k, 0.5) : 0;
 }
 
+/*
+ * round(v) for 0 <= v < 2^52 without a call into libm: v less its whole
+ * part is exact there, and a half goes up as round() takes it.
+ */
+static inline size_t slot_of(double v)
+{
+	size_t k = (size_t)v;
+
+	return k + (v - (double)k >= 0.5);
+}
+
 int stab_grid_build(struct stab_grid *g, const double *t_s, const double *x_ns,
 		    size_t n, double tau0_s)
 {
@@ -133,7 +144,7 @@ int stab_grid_build(struct stab_grid *g, const double *t_s, const double *x_ns,
 	for (i = 0; i < g->slots; i++)
 		g->x[i] = NAN;
 	for (i = 0; i < n; i++) {
-		size_t k = (size_t)round((t_s[i] - tmin) / tau0_s);
+		size_t k = slot_of((t_s[i] - tmin) / tau0_s);
 
 		if (k >= g->slots)	/* rounding at the very end */
 			k = g->slots - 1;
@@ -187,17 +198,16 @@ static void finish(struct stab_point *p, const struct acc *a)
 /* The line through the first and last samples: x[j] ~ base + slope (j - first). */
 static size_t line_of(const double *x, size_t N, double *base, double *slope)
 {
-	size_t j, first = N, last = 0;
+	size_t first = 0, last = N;
 
 	*base = *slope = 0;
-	for (j = 0; j < N; j++)
-		if (!isnan(x[j])) {
-			if (first == N)
-				first = j;
-			last = j;
-		}
+	while (first < N && isnan(x[first]))
+		first++;
 	if (first == N)
 		return N;
+	while (isnan(x[last - 1]))	/* stops at first at the latest */
+		last--;
+	last--;
 	*base = x[first];
 	if (last > first)
 		*slope = (x[last] - x[first]) / (double)(last - first);
