@@ -272,6 +272,43 @@ static void last_chunk_past_windows(void **state)
 	}
 }
 
+/*
+ * Two octaves past SMALL_M (2048): the large octaves' path, whose MTIE
+ * extremes double between them and whose MDEV block means are made
+ * where they are used, against the definitions; with scattered gaps and
+ * an outage longer than half a block, so that block counts change along
+ * the run and some MDEV terms are left out.
+ */
+static void large_octaves(void **state)
+{
+	enum { N = 3 * 8192 + 500 };
+	struct stab_point oct[STAB_MAX_POINTS], p;
+	static double x[N];
+	int i, n;
+
+	(void)state;
+	for (i = 0; i < N; i++)
+		x[i] = 5e5 + 125.0 * i + 20 * gauss();
+	for (i = 0; i < N; i += 1 + (int)(uniform() * 400))
+		x[i] = NAN;
+	for (i = 16000; i < 20700; i++)
+		x[i] = NAN;
+	n = stab_octaves_ext(x, N, 1.0, 0, oct, STAB_MAX_POINTS);
+	assert_int_equal(n, 14);	/* m = 1 .. 8192 <= 25075 / 3 */
+	for (i = 12; i < n; i++) {	/* m = 4096, 8192 */
+		stab_direct(x, N, 1.0, oct[i].m, &p);
+		assert_int_equal(oct[i].n_adev, p.n_adev);
+		assert_int_equal(oct[i].n_mdev, p.n_mdev);
+		assert_int_equal(oct[i].n_tie, p.n_tie);
+		assert_int_equal(oct[i].n_mtie, p.n_mtie);
+		assert_rel(oct[i].adev, p.adev, 1e-9);
+		assert_rel(oct[i].mdev, p.mdev, 1e-6);
+		assert_rel(oct[i].tie_rms_ns, p.tie_rms_ns, 1e-9);
+		assert_rel(oct[i].mtie_ns, p.mtie_ns, 1e-12);
+	}
+	assert_true(oct[13].n_mdev > 0 && oct[13].n_mdev < (uint64_t)(N - 3 * 8192 + 1));
+}
+
 /* A line: every deviation 0, MTIE and TIE-RMS the slope times tau. */
 static void line_known_values(void **state)
 {
@@ -758,6 +795,7 @@ int main(void)
 		cmocka_unit_test(octaves_match_definitions),
 		cmocka_unit_test(line_known_values),
 		cmocka_unit_test(last_chunk_past_windows),
+		cmocka_unit_test(large_octaves),
 		cmocka_unit_test(white_pm_slopes),
 		cmocka_unit_test(random_walk_pm_slopes),
 		cmocka_unit_test(gaps_are_not_zeros),
