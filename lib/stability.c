@@ -13,15 +13,17 @@
  *     the m slots from b, which prefix sums P of the phase give in O(1)
  *     (A[b] = P[b+m] - P[b]), mvar = sum S^2 / (2 m^2 tau^2 n).  With
  *     gaps, a block's sum is m times the mean of the samples it holds
- *     (prefix counts C give how many; the mean is the sum times the
+ *     (prefix counts C give how many, as doubles: exact, and their
+ *     memory serves as P's does later; the mean is the sum times the
  *     reciprocal of the count, kept while the count stays the same),
  *     and a term is kept while each of its three blocks holds at least
  *     half its slots: one lost exchange would otherwise remove every
- *     term over it, and past a few octaves there would be none.  The phase is first less the line through its
- *     first and last samples: a line adds nothing to S without gaps,
- *     would leak into the block means through a gap's position with
- *     them, and would make the prefix sums of a drifting clock grow past
- *     what a double holds to the ns;
+ *     term over it, and past a few octaves there would be none.  The
+ *     phase is first less the line through its first and last samples:
+ *     a line adds nothing to S without gaps, would leak into the block
+ *     means through a gap's position with them, and would make the
+ *     prefix sums of a drifting clock grow past what a double holds to
+ *     the ns;
  *   - TIE-RMS from x[j+m] - x[j];
  *   - MTIE from the window extremes, doubled in place octave by octave
  *     (a sparse table kept one level at a time): after octave k, hi[j]
@@ -417,9 +419,9 @@ static void total_edges(const double *x, size_t N, size_t m, struct acc *a)
  * replaces), NAN (the term left out) below half of them.  sum * (1 / c)
  * can differ from sum / c in the last bit: a relative 1e-16 of the mean.
  */
-static inline double mean_recip(uint32_t c, size_t m)
+static inline double mean_recip(double c, size_t m)
 {
-	return 2 * (size_t)c < m ? NAN : 1 / (double)c;
+	return 2 * c < (double)m ? NAN : 1 / c;
 }
 
 /*
@@ -427,10 +429,10 @@ static inline double mean_recip(uint32_t c, size_t m)
  * of its count, *cl and *rl the count and reciprocal kept from the block
  * before (terms()).
  */
-static inline double block_mean(const double *P, const uint32_t *C, size_t m, size_t o,
-				uint32_t *cl, double *rl)
+static inline double block_mean(const double *P, const double *C, size_t m, size_t o,
+				double *cl, double *rl)
 {
-	uint32_t c = C[o + m] - C[o];
+	double c = C[o + m] - C[o];
 
 	if (c != *cl) {
 		*cl = c;
@@ -445,18 +447,17 @@ static inline double block_mean(const double *P, const uint32_t *C, size_t m, si
  * o + 1, *cl and *rl the count and reciprocal kept in both lanes.
  */
 static inline __attribute__((always_inline)) __m128d
-block_mean2(const double *P, const uint32_t *C, size_t m, size_t o, __m128i *cl, __m128d *rl)
+block_mean2(const double *P, const double *C, size_t m, size_t o, __m128d *cl, __m128d *rl)
 {
-	__m128i c = _mm_sub_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(C + o + m)),
-				  _mm_loadl_epi64((const __m128i *)(const void *)(C + o)));
+	__m128d c = _mm_sub_pd(_mm_loadu_pd(C + o + m), _mm_loadu_pd(C + o));
 	__m128d sum = _mm_sub_pd(_mm_loadu_pd(P + o + m), _mm_loadu_pd(P + o));
 
-	if ((_mm_movemask_epi8(_mm_cmpeq_epi32(c, *cl)) & 0xff) != 0xff) {
-		uint32_t c0 = (uint32_t)_mm_cvtsi128_si32(c);
-		uint32_t c1 = (uint32_t)_mm_cvtsi128_si32(_mm_srli_si128(c, 4));
-		__m128d r = _mm_set_pd(mean_recip(c1, m), mean_recip(c0, m));
+	if (_mm_movemask_pd(_mm_cmpeq_pd(c, *cl)) != 3) {
+		__m128d c1 = _mm_unpackhi_pd(c, c);
+		__m128d r = _mm_set_pd(mean_recip(_mm_cvtsd_f64(c1), m),
+				       mean_recip(_mm_cvtsd_f64(c), m));
 
-		*cl = _mm_set1_epi32((int)c1);
+		*cl = c1;
 		*rl = _mm_unpackhi_pd(r, r);
 		return _mm_mul_pd(sum, r);
 	}
@@ -472,12 +473,12 @@ block_mean2(const double *P, const uint32_t *C, size_t m, size_t o, __m128i *cl,
  * octaves, whose arrays are far larger than the cache, writing B and
  * reading it back cost more than making each mean three times.
  */
-static void mdev_direct(const double *P, const uint32_t *C, size_t m, size_t jb, size_t e,
+static void mdev_direct(const double *P, const double *C, size_t m, size_t jb, size_t e,
 			struct acc *a)
 {
 	double s[4] = { 0, 0, 0, 0 }, inv = 1 / (double)m;
 	uint64_t k[4] = { 0, 0, 0, 0 };
-	uint32_t cl[3] = { (uint32_t)m, (uint32_t)m, (uint32_t)m };
+	double cl[3] = { (double)m, (double)m, (double)m };
 	double rl[3] = { inv, inv, inv };
 	size_t j = jb, i;
 
@@ -485,12 +486,12 @@ static void mdev_direct(const double *P, const uint32_t *C, size_t m, size_t jb,
 	{
 		__m128d a0 = _mm_setzero_pd(), a1 = _mm_setzero_pd(), d[2];
 		const __m128d two = _mm_set1_pd(2);
-		__m128i ak = _mm_setzero_si128(), vcl[3];
-		__m128d vrl[3];
+		__m128i ak = _mm_setzero_si128();
+		__m128d vcl[3], vrl[3];
 		int b, h;
 
 		for (b = 0; b < 3; b++) {
-			vcl[b] = _mm_set1_epi32((int)m);
+			vcl[b] = _mm_set1_pd((double)m);
 			vrl[b] = _mm_set1_pd(inv);
 		}
 		for (; j + 4 <= e; j += 4) {
@@ -533,7 +534,7 @@ static void mdev_direct(const double *P, const uint32_t *C, size_t m, size_t jb,
  * too much in flight to stay in registers.  A gap makes a term NAN,
  * which d == d leaves out without a branch to mispredict.
  */
-static void terms(const double *x, const double *P, const uint32_t *C, double *B,
+static void terms(const double *x, const double *P, const double *C, double *B,
 		  size_t N, size_t m, size_t jb, size_t je, struct acc *a)
 {
 	double inv = 1 / (double)m;
@@ -563,43 +564,18 @@ static void terms(const double *x, const double *P, const uint32_t *C, double *B
 	}
 	j = jb;
 #if defined(__SSE2__) && defined(__x86_64__)
-	/* Two at a time, the same operations lane by lane: the same bits. */
 	{
-		__m128i cl = _mm_set1_epi32((int)m);	/* the last count, m < 2^31 */
-		__m128d rl = _mm_set1_pd(inv);		/* and its reciprocal */
+		__m128d cl = _mm_set1_pd((double)m), rl = _mm_set1_pd(inv);
 
-		for (; j + 2 <= e + 2 * m; j += 2) {
-			__m128i c = _mm_sub_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(C + j + m)),
-						  _mm_loadl_epi64((const __m128i *)(const void *)(C + j)));
-			__m128d sum = _mm_sub_pd(_mm_loadu_pd(P + j + m), _mm_loadu_pd(P + j));
-
-			if ((_mm_movemask_epi8(_mm_cmpeq_epi32(c, cl)) & 0xff) != 0xff) {
-				uint32_t c0 = (uint32_t)_mm_cvtsi128_si32(c);
-				uint32_t c1 = (uint32_t)_mm_cvtsi128_si32(_mm_srli_si128(c, 4));
-				__m128d r = _mm_set_pd(mean_recip(c1, m), mean_recip(c0, m));
-
-				_mm_storeu_pd(B + j - jb, _mm_mul_pd(sum, r));
-				cl = _mm_set1_epi32((int)c1);
-				rl = _mm_unpackhi_pd(r, r);
-				continue;
-			}
-			_mm_storeu_pd(B + j - jb, _mm_mul_pd(sum, rl));
-		}
+		for (; j + 2 <= e + 2 * m; j += 2)
+			_mm_storeu_pd(B + j - jb, block_mean2(P, C, m, j, &cl, &rl));
 	}
 #endif
 	{
-		uint32_t cl = (uint32_t)m;
-		double rl = inv;
+		double cl = (double)m, rl = inv;
 
-		for (; j < e + 2 * m; j++) {
-			uint32_t c = C[j + m] - C[j];
-
-			if (c != cl) {
-				cl = c;
-				rl = mean_recip(c, m);
-			}
-			B[j - jb] = (P[j + m] - P[j]) * rl;
-		}
+		for (; j < e + 2 * m; j++)
+			B[j - jb] = block_mean(P, C, m, j, &cl, &rl);
 	}
 	a->sm += sumsq2(B, m, e - jb, &a->nm) * (double)m * (double)m;
 }
@@ -715,9 +691,12 @@ static void windows_double(double *hi, double *lo, size_t m, size_t nw, size_t n
  * (CHUNK + 2 SMALL_M + 1 slots: the last doubling still reaches past the
  * chunk).  Done octave by octave over the whole run, the small octaves
  * would read the arrays from memory once each.  The larger octaves go
- * octave by octave, the extremes doubled in the run-long arrays that the
- * chunks leave at level 2 SMALL_M, MDEV's block means made where they
- * are used (mdev_direct()).
+ * octave by octave: first their terms, MDEV's block means made where
+ * they are used (mdev_direct()); then, after the chunks, their MTIE, the
+ * extremes doubled in run-long arrays that the chunks leave at level
+ * 2 SMALL_M in the memory of P and C (which no chunk reads behind its
+ * start): at 10 M slots 160 MB that the kernel would otherwise find
+ * and clear, a page at a time, at a cost like the passes themselves.
  */
 #define SMALL_M	2048
 #define CHUNK	16384
@@ -732,10 +711,9 @@ int stab_octaves_ext(const double *x, size_t slots, double tau0_s, unsigned what
 		     struct stab_point *out, size_t max)
 {
 	const size_t N = slots;
-	double *P = NULL, *hi = NULL, *lo = NULL, *lh = NULL, *ll = NULL, *bl = NULL;
+	double *P = NULL, *C = NULL, *hi, *lo, *lh = NULL, *ll = NULL, *bl = NULL;
 	double base = 0, slope = 0;
 	struct acc a[STAB_MAX_POINTS];
-	uint32_t *C = NULL;
 	size_t j, j0, m, first, k, nk = 0, nsmall = 0, big;
 	long double acc = 0;
 	int rc = -1;
@@ -754,11 +732,7 @@ int stab_octaves_ext(const double *x, size_t slots, double tau0_s, unsigned what
 	lh = malloc((CHUNK + 2 * SMALL_M + 1) * sizeof(*lh));
 	ll = malloc((CHUNK + 2 * SMALL_M + 1) * sizeof(*ll));
 	bl = malloc((CHUNK + 2 * SMALL_M + 1) * sizeof(*bl));
-	if (big) {
-		hi = malloc(N * sizeof(*hi));
-		lo = malloc(N * sizeof(*lo));
-	}
-	if (!P || !C || !lh || !ll || !bl || (big && (!hi || !lo)))
+	if (!P || !C || !lh || !ll || !bl)
 		goto out;
 	first = line_of(x, N, &base, &slope);
 	if (first == N) {
@@ -773,8 +747,21 @@ int stab_octaves_ext(const double *x, size_t slots, double tau0_s, unsigned what
 		if (!gap)
 			acc += x[j] - (base + slope * ((double)j - (double)first));
 		P[j + 1] = (double)acc;
-		C[j + 1] = C[j] + (uint32_t)!gap;
+		C[j + 1] = C[j] + !gap;
 	}
+
+	/* The large octaves' terms first: they need all of P and C. */
+	for (k = nsmall, m = (size_t)1 << nsmall; k < nk; k++, m *= 2) {
+		terms(x, P, C, NULL, N, m, 0, N - m, &a[k]);
+		if (what & STAB_HADAMARD)
+			hadamard(x, N, m, 0, N - m, &a[k]);
+	}
+	/*
+	 * The large octaves' extremes in P's and C's memory: a chunk reads
+	 * them from its start on, so the slots of the chunks done are free.
+	 */
+	hi = P;
+	lo = C;
 
 	for (j0 = 0; j0 < N; j0 += CHUNK) {
 		size_t len = N - j0 < CHUNK + 2 * SMALL_M + 1 ? N - j0 : CHUNK + 2 * SMALL_M + 1;
@@ -808,14 +795,10 @@ int stab_octaves_ext(const double *x, size_t slots, double tau0_s, unsigned what
 				lo[j0 + j] = ll[j];
 			}
 	}
-	for (k = nsmall, m = (size_t)1 << nsmall; k < nk; k++, m *= 2) {
-		terms(x, P, C, NULL, N, m, 0, N - m, &a[k]);
-		if (what & STAB_HADAMARD)
-			hadamard(x, N, m, 0, N - m, &a[k]);
+	for (k = nsmall, m = (size_t)1 << nsmall; k < nk; k++, m *= 2)
 		/* and the next octave's extremes, [j, j + 2m), but after the last */
 		windows_double(hi, lo, m, N - m, k + 1 < nk && N >= 2 * m ? N - 2 * m + 1 : 0,
 			       &a[k]);
-	}
 	for (k = 0, m = 1; k < nk; k++, m *= 2) {
 		struct stab_point *p = &out[k];
 
@@ -831,8 +814,6 @@ out:
 		errno = ENOMEM;
 	free(P);
 	free(C);
-	free(hi);
-	free(lo);
 	free(lh);
 	free(ll);
 	free(bl);
