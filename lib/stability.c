@@ -48,6 +48,7 @@
 
 #if defined(__SSE2__) && defined(__x86_64__)
 #include <emmintrin.h>
+#include <immintrin.h>	/* AVX2, in the functions marked so (wide()) */
 
 /* The two 64-bit lanes of @v added. */
 static inline uint64_t lanes_sum(__m128i v)
@@ -78,6 +79,169 @@ add_sq2_end(__m128d a0, __m128d a1, __m128i k, double *s0, double *s1, uint64_t 
 	*s0 = _mm_cvtsd_f64(a0);
 	*s1 = _mm_cvtsd_f64(_mm_unpackhi_pd(a0, a0));
 	*c = lanes_sum(k);
+}
+#endif
+
+/*
+ * What a block's sum is multiplied by for its mean: 1 / c for a block of
+ * m slots holding c samples (1 / m, full, the same bits as the 1 / m it
+ * replaces), NAN (the term left out) below half of them.  sum * (1 / c)
+ * can differ from sum / c in the last bit: a relative 1e-16 of the mean.
+ */
+static inline double mean_recip(double c, size_t m)
+{
+	return 2 * c < (double)m ? NAN : 1 / c;
+}
+
+#if defined(__SSE2__) && defined(__x86_64__)
+/*
+ * Four lanes where the CPU has AVX2 (wide(), and not STAB_TWO_LANES):
+ * the same operations on twice the terms per instruction, chosen when
+ * stab_octaves_ext() starts, each sum over the same terms in the same
+ * order as with two lanes and two accumulators, so the same bits: lanes
+ * 0 and 1 of a four-lane sum are the first two-lane accumulator's, 2
+ * and 3 the second's.  No FMA: a fused multiply-add rounds once where
+ * the two-lane code rounds twice.
+ */
+#define AVX2	__attribute__((target("avx2")))
+
+static int wide(void)
+{
+	return __builtin_cpu_supports("avx2");
+}
+
+/* add_sq2() four lanes at once, into one accumulator. */
+static inline __attribute__((always_inline)) AVX2 void
+add_sq4(__m256d d, __m256d *a, __m256i *k)
+{
+	__m256d o = _mm256_cmp_pd(d, d, _CMP_ORD_Q);
+
+	*a = _mm256_add_pd(*a, _mm256_and_pd(o, _mm256_mul_pd(d, d)));
+	*k = _mm256_sub_epi64(*k, _mm256_castpd_si256(o));
+}
+
+/* add_sq2_end() of add_sq4()'s accumulator. */
+static inline __attribute__((always_inline)) AVX2 void
+add_sq4_end(__m256d a, __m256i k, double *s0, double *s1, uint64_t *c)
+{
+	__m128d v = _mm_add_pd(_mm256_castpd256_pd128(a), _mm256_extractf128_pd(a, 1));
+
+	*s0 = _mm_cvtsd_f64(v);
+	*s1 = _mm_cvtsd_f64(_mm_unpackhi_pd(v, v));
+	*c = lanes_sum(_mm_add_epi64(_mm256_castsi256_si128(k), _mm256_extracti128_si256(k, 1)));
+}
+
+/*
+ * sumsq12()'s two-lane part four lanes at a time: the second
+ * differences up to *j, the first ones up to *i (both multiples of 4),
+ * into a[0..1], *ka and t[0..1], *kt as add_sq2_end() leaves them.
+ */
+static AVX2 void sumsq12_wide(const double *p, size_t m, size_t n1, size_t n2, size_t *j,
+			      size_t *i, double *a, uint64_t *ka, double *t, uint64_t *kt)
+{
+	const double *q = p + m, *r = p + 2 * m;
+	const __m256d two = _mm256_set1_pd(2);
+	__m256d va = _mm256_setzero_pd(), vt = _mm256_setzero_pd();
+	__m256i ak = _mm256_setzero_si256(), tk = _mm256_setzero_si256();
+	size_t u = 0, v;
+
+	for (; u + 4 <= n2; u += 4) {
+		__m256d p0 = _mm256_loadu_pd(p + u), q0 = _mm256_loadu_pd(q + u);
+
+		add_sq4(_mm256_sub_pd(q0, p0), &vt, &tk);
+		add_sq4(_mm256_add_pd(_mm256_sub_pd(_mm256_loadu_pd(r + u), _mm256_mul_pd(two, q0)),
+				      p0), &va, &ak);
+	}
+	add_sq4_end(va, ak, &a[0], &a[1], ka);
+	for (v = u; v + 4 <= n1; v += 4)
+		add_sq4(_mm256_sub_pd(_mm256_loadu_pd(q + v), _mm256_loadu_pd(p + v)), &vt, &tk);
+	add_sq4_end(vt, tk, &t[0], &t[1], kt);
+	*j = u;
+	*i = v;
+}
+
+/* sumsq2()'s two-lane part four lanes at a time, up to *j. */
+static AVX2 void sumsq2_wide(const double *p, size_t m, size_t n, size_t *j, double *a,
+			     uint64_t *ka)
+{
+	const double *q = p + m, *r = p + 2 * m;
+	const __m256d two = _mm256_set1_pd(2);
+	__m256d va = _mm256_setzero_pd();
+	__m256i ak = _mm256_setzero_si256();
+	size_t u;
+
+	for (u = 0; u + 4 <= n; u += 4)
+		add_sq4(_mm256_add_pd(_mm256_sub_pd(_mm256_loadu_pd(r + u),
+						    _mm256_mul_pd(two, _mm256_loadu_pd(q + u))),
+				      _mm256_loadu_pd(p + u)), &va, &ak);
+	add_sq4_end(va, ak, &a[0], &a[1], ka);
+	*j = u;
+}
+
+/*
+ * terms()' block means four at a time, B[j - jb] for j from *j while
+ * j + 4 <= e, *j moved on: block_mean() with the count and reciprocal
+ * kept in every lane.
+ */
+static AVX2 void means_wide(const double *P, const double *C, size_t m, double *B, size_t jb,
+			    size_t *j, size_t e)
+{
+	__m256d cl = _mm256_set1_pd((double)m), rl = _mm256_set1_pd(1 / (double)m);
+	size_t u;
+
+	for (u = *j; u + 4 <= e; u += 4) {
+		__m256d c = _mm256_sub_pd(_mm256_loadu_pd(C + u + m), _mm256_loadu_pd(C + u));
+		__m256d sum = _mm256_sub_pd(_mm256_loadu_pd(P + u + m), _mm256_loadu_pd(P + u));
+
+		if (_mm256_movemask_pd(_mm256_cmp_pd(c, cl, _CMP_EQ_OQ)) != 0xf) {
+			double cv[4], rv[4];
+			int h;
+
+			_mm256_storeu_pd(cv, c);
+			for (h = 0; h < 4; h++)
+				rv[h] = mean_recip(cv[h], m);
+			_mm256_storeu_pd(B + u - jb, _mm256_mul_pd(sum, _mm256_loadu_pd(rv)));
+			cl = _mm256_set1_pd(cv[3]);
+			rl = _mm256_set1_pd(rv[3]);
+			continue;
+		}
+		_mm256_storeu_pd(B + u - jb, _mm256_mul_pd(sum, rl));
+	}
+	*j = u;
+}
+
+/*
+ * windows_double()'s loop four lanes at a time, j from 0 while
+ * j + 4 <= both: into *w and *n, *j moved on.
+ */
+static AVX2 void windows_double_wide(double *hi, double *lo, size_t m, size_t both, size_t *j,
+				     double *w, uint64_t *n)
+{
+	__m256d wv = _mm256_set1_pd(*w);
+	__m256i nv = _mm256_setzero_si256();
+	__m128d w2;
+	size_t u;
+
+	for (u = 0; u + 4 <= both; u += 4) {
+		__m256d h0 = _mm256_loadu_pd(hi + u), l0 = _mm256_loadu_pd(lo + u);
+		__m256d h = _mm256_max_pd(h0, _mm256_loadu_pd(hi + u + 1));
+		__m256d l = _mm256_min_pd(l0, _mm256_loadu_pd(lo + u + 1));
+
+		wv = _mm256_max_pd(wv, _mm256_sub_pd(h, l));
+		nv = _mm256_sub_epi64(nv, _mm256_castpd_si256(_mm256_cmp_pd(h, l, _CMP_GE_OQ)));
+		_mm256_storeu_pd(hi + u, _mm256_max_pd(h0, _mm256_loadu_pd(hi + u + m)));
+		_mm256_storeu_pd(lo + u, _mm256_min_pd(l0, _mm256_loadu_pd(lo + u + m)));
+	}
+	w2 = _mm_max_pd(_mm256_castpd256_pd128(wv), _mm256_extractf128_pd(wv, 1));
+	w2 = _mm_max_pd(w2, _mm_unpackhi_pd(w2, w2));
+	*w = _mm_cvtsd_f64(w2);
+	*n += lanes_sum(_mm_add_epi64(_mm256_castsi256_si128(nv), _mm256_extracti128_si256(nv, 1)));
+	*j = u;
+}
+#else
+static int wide(void)
+{
+	return 0;
 }
 #endif
 
@@ -251,7 +415,7 @@ static inline double sums_end(const double s[4], const uint64_t c[4], uint64_t *
  * order sumsq2() would alone, so the same bits.
  */
 static void sumsq12(const double *p, size_t m, size_t n1, size_t n2,
-		    double *s1, uint64_t *c1, double *s2, uint64_t *c2)
+		    double *s1, uint64_t *c1, double *s2, uint64_t *c2, int four)
 {
 	const double *q = p + m, *r = p + 2 * m;
 	double a[4] = { 0, 0, 0, 0 }, t[4] = { 0, 0, 0, 0 };
@@ -259,8 +423,10 @@ static void sumsq12(const double *p, size_t m, size_t n1, size_t n2,
 	size_t j = 0, i;
 
 #if defined(__SSE2__) && defined(__x86_64__)
-	/* Two lanes at a time (add_sq2()); both while both have terms. */
-	{
+	if (four) {
+		sumsq12_wide(p, m, n1, n2, &j, &i, a, &ka[0], t, &kt[0]);
+	} else {
+		/* Two lanes at a time (add_sq2()); both while both have terms. */
 		__m128d a0 = _mm_setzero_pd(), a1 = _mm_setzero_pd();
 		__m128d t0 = _mm_setzero_pd(), t1 = _mm_setzero_pd();
 		const __m128d two = _mm_set1_pd(2);
@@ -281,15 +447,15 @@ static void sumsq12(const double *p, size_t m, size_t n1, size_t n2,
 				_mm_sub_pd(_mm_loadu_pd(q + i + 2), _mm_loadu_pd(p + i + 2)),
 				&t0, &t1, &tk);
 		add_sq2_end(t0, t1, tk, &t[0], &t[1], &kt[0]);
-		/* the second differences left, then the first ones from i */
-		for (; j < n2; j++)
-			add_sq(r[j] - 2 * q[j] + p[j], &a[0], &ka[0]);
-		for (; i < n1; i++)
-			add_sq(q[i] - p[i], &t[0], &kt[0]);
-		*s2 += sums_end(a, ka, c2);
-		*s1 += sums_end(t, kt, c1);
-		return;
 	}
+	/* the second differences left, then the first ones from i */
+	for (; j < n2; j++)
+		add_sq(r[j] - 2 * q[j] + p[j], &a[0], &ka[0]);
+	for (; i < n1; i++)
+		add_sq(q[i] - p[i], &t[0], &kt[0]);
+	*s2 += sums_end(a, ka, c2);
+	*s1 += sums_end(t, kt, c1);
+	return;
 #endif
 	for (; j + 4 <= n2; j += 4)
 		for (i = 0; i < 4; i++)
@@ -306,7 +472,7 @@ static void sumsq12(const double *p, size_t m, size_t n1, size_t n2,
 }
 
 /* The second differences alone, j in [0, n), summed as sumsq12() sums them. */
-static double sumsq2(const double *p, size_t m, size_t n, uint64_t *cnt)
+static double sumsq2(const double *p, size_t m, size_t n, uint64_t *cnt, int four)
 {
 	const double *q = p + m, *r = p + 2 * m;
 	double a[4] = { 0, 0, 0, 0 };
@@ -314,7 +480,9 @@ static double sumsq2(const double *p, size_t m, size_t n, uint64_t *cnt)
 	size_t j = 0, i;
 
 #if defined(__SSE2__) && defined(__x86_64__)
-	{
+	if (four)
+		sumsq2_wide(p, m, n, &j, a, &ka[0]);
+	else {
 		__m128d a0 = _mm_setzero_pd(), a1 = _mm_setzero_pd();
 		const __m128d two = _mm_set1_pd(2);
 		__m128i ak = _mm_setzero_si128();
@@ -411,17 +579,6 @@ static void total_edges(const double *x, size_t N, size_t m, struct acc *a)
 		       &a->ntot);
 	a->stot += a->sa;
 	a->ntot += a->na;
-}
-
-/*
- * What a block's sum is multiplied by for its mean: 1 / c for a block of
- * m slots holding c samples (1 / m, full, the same bits as the 1 / m it
- * replaces), NAN (the term left out) below half of them.  sum * (1 / c)
- * can differ from sum / c in the last bit: a relative 1e-16 of the mean.
- */
-static inline double mean_recip(double c, size_t m)
-{
-	return 2 * c < (double)m ? NAN : 1 / c;
 }
 
 /*
@@ -535,7 +692,7 @@ static void mdev_direct(const double *P, const double *C, size_t m, size_t jb, s
  * which d == d leaves out without a branch to mispredict.
  */
 static void terms(const double *x, const double *P, const double *C, double *B,
-		  size_t N, size_t m, size_t jb, size_t je, struct acc *a)
+		  size_t N, size_t m, size_t jb, size_t je, struct acc *a, int four)
 {
 	double inv = 1 / (double)m;
 	size_t j, e, e2;
@@ -543,7 +700,8 @@ static void terms(const double *x, const double *P, const double *C, double *B,
 	e = N > m ? min_z(je, N - m) : jb;		/* TIE's terms end here */
 	e2 = N > 2 * m ? min_z(je, N - 2 * m) : jb;	/* ADEV's here */
 	if (e > jb)
-		sumsq12(x + jb, m, e - jb, e2 > jb ? e2 - jb : 0, &a->st, &a->nt, &a->sa, &a->na);
+		sumsq12(x + jb, m, e - jb, e2 > jb ? e2 - jb : 0, &a->st, &a->nt, &a->sa, &a->na,
+			four);
 	/*
 	 * MDEV from the block means B[b] of the m slots from b (B[b - jb]
 	 * here), NAN for a block with fewer than half its samples: then the
@@ -564,6 +722,8 @@ static void terms(const double *x, const double *P, const double *C, double *B,
 	}
 	j = jb;
 #if defined(__SSE2__) && defined(__x86_64__)
+	if (four)
+		means_wide(P, C, m, B, jb, &j, e + 2 * m);
 	{
 		__m128d cl = _mm_set1_pd((double)m), rl = _mm_set1_pd(inv);
 
@@ -577,7 +737,7 @@ static void terms(const double *x, const double *P, const double *C, double *B,
 		for (; j < e + 2 * m; j++)
 			B[j - jb] = block_mean(P, C, m, j, &cl, &rl);
 	}
-	a->sm += sumsq2(B, m, e - jb, &a->nm) * (double)m * (double)m;
+	a->sm += sumsq2(B, m, e - jb, &a->nm, four) * (double)m * (double)m;
 }
 
 /* The MTIE window [j, j + m] into *w (the largest range) and *n (those with a sample). */
@@ -646,14 +806,16 @@ static void extremes_double(double *hi, double *lo, size_t ib, size_t ie, size_t
  * the two read the extremes twice.
  */
 static void windows_double(double *hi, double *lo, size_t m, size_t nw, size_t nd,
-			   struct acc *a)
+			   struct acc *a, int four)
 {
 	double w = a->mtie;
 	uint64_t n = 0;
 	size_t j = 0, both = min_z(nw, nd);
 
 #if defined(__SSE2__) && defined(__x86_64__)
-	{
+	if (four)
+		windows_double_wide(hi, lo, m, both, &j, &w, &n);
+	else {
 		__m128d wv = _mm_set1_pd(w);
 		__m128i nv = _mm_setzero_si128();
 
@@ -716,7 +878,7 @@ int stab_octaves_ext(const double *x, size_t slots, double tau0_s, unsigned what
 	struct acc a[STAB_MAX_POINTS];
 	size_t j, j0, m, first, k, nk = 0, nsmall = 0, big;
 	long double acc = 0;
-	int rc = -1;
+	int rc = -1, four = !(what & STAB_TWO_LANES) && wide();
 
 	if (N < 4 || N > UINT32_MAX - 1)
 		return 0;
@@ -752,7 +914,7 @@ int stab_octaves_ext(const double *x, size_t slots, double tau0_s, unsigned what
 
 	/* The large octaves' terms first: they need all of P and C. */
 	for (k = nsmall, m = (size_t)1 << nsmall; k < nk; k++, m *= 2) {
-		terms(x, P, C, NULL, N, m, 0, N - m, &a[k]);
+		terms(x, P, C, NULL, N, m, 0, N - m, &a[k], four);
 		if (what & STAB_HADAMARD)
 			hadamard(x, N, m, 0, N - m, &a[k]);
 	}
@@ -781,12 +943,12 @@ int stab_octaves_ext(const double *x, size_t slots, double tau0_s, unsigned what
 			 * here, but its extremes still double below.
 			 */
 			if (end > j0) {
-				terms(x, P, C, bl, N, m, j0, end, &a[k]);
+				terms(x, P, C, bl, N, m, j0, end, &a[k], four);
 				if (what & STAB_HADAMARD)
 					hadamard(x, N, m, j0, end, &a[k]);
 			}
 			windows_double(lh, ll, m, end > j0 ? end - j0 : 0,
-				       len >= 2 * m ? len - 2 * m + 1 : 0, &a[k]);
+				       len >= 2 * m ? len - 2 * m + 1 : 0, &a[k], four);
 		}
 		/* level 2 SMALL_M, for the large octaves */
 		if (big)
@@ -798,7 +960,7 @@ int stab_octaves_ext(const double *x, size_t slots, double tau0_s, unsigned what
 	for (k = nsmall, m = (size_t)1 << nsmall; k < nk; k++, m *= 2)
 		/* and the next octave's extremes, [j, j + 2m), but after the last */
 		windows_double(hi, lo, m, N - m, k + 1 < nk && N >= 2 * m ? N - 2 * m + 1 : 0,
-			       &a[k]);
+			       &a[k], four);
 	for (k = 0, m = 1; k < nk; k++, m *= 2) {
 		struct stab_point *p = &out[k];
 

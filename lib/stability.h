@@ -84,6 +84,11 @@ struct stab_point {
 
 /* What stab_octaves_ext() computes beyond ADEV, MDEV, TDEV, MTIE, TIE-RMS and TOTDEV. */
 #define STAB_HADAMARD	1u
+/*
+ * And how: two lanes at a time even where the CPU has four (AVX2).  The
+ * results are the same bits either way; the unit tests hold them to it.
+ */
+#define STAB_TWO_LANES	2u
 
 /*
  * Every statistic at m = 1, 2, 4, ... while m <= (slots - 1) / 3 (tau up

@@ -309,6 +309,35 @@ static void large_octaves(void **state)
 	assert_true(oct[13].n_mdev > 0 && oct[13].n_mdev < (uint64_t)(N - 3 * 8192 + 1));
 }
 
+/*
+ * Four lanes (AVX2, where the CPU has it) and two give the same bits:
+ * every statistic and count of every octave, small and large, on a run
+ * with gaps, an outage and a chunk's end (STAB_TWO_LANES).
+ */
+static void two_and_four_lanes(void **state)
+{
+	enum { N = 3 * 8192 + 777 };
+	struct stab_point four[STAB_MAX_POINTS], two[STAB_MAX_POINTS];
+	static double x[N];
+	double w = 0;
+	int i, n;
+
+	(void)state;
+	for (i = 0; i < N; i++) {
+		w += gauss();
+		x[i] = 3e3 + 2500.5 * i + 300 * gauss() + 20 * w;
+	}
+	for (i = 0; i < N; i += 1 + (int)(uniform() * 300))
+		x[i] = NAN;
+	for (i = 5000; i < 7100; i++)
+		x[i] = NAN;
+	n = stab_octaves_ext(x, N, 0.1, STAB_HADAMARD, four, STAB_MAX_POINTS);
+	assert_int_equal(stab_octaves_ext(x, N, 0.1, STAB_HADAMARD | STAB_TWO_LANES, two,
+					  STAB_MAX_POINTS), n);
+	assert_int_equal(n, 14);
+	assert_memory_equal(four, two, (size_t)n * sizeof(four[0]));
+}
+
 /* A line: every deviation 0, MTIE and TIE-RMS the slope times tau. */
 static void line_known_values(void **state)
 {
@@ -796,6 +825,7 @@ int main(void)
 		cmocka_unit_test(line_known_values),
 		cmocka_unit_test(last_chunk_past_windows),
 		cmocka_unit_test(large_octaves),
+		cmocka_unit_test(two_and_four_lanes),
 		cmocka_unit_test(white_pm_slopes),
 		cmocka_unit_test(random_walk_pm_slopes),
 		cmocka_unit_test(gaps_are_not_zeros),
