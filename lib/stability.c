@@ -179,6 +179,30 @@ static AVX2 void sumsq2_wide(const double *p, size_t m, size_t n, size_t *j, dou
 }
 
 /*
+ * block_mean() four at a time, for the blocks of m slots from o to
+ * o + 3, *cl and *rl the count and reciprocal kept in every lane.
+ */
+static inline __attribute__((always_inline)) AVX2 __m256d
+block_mean4(const double *P, const double *C, size_t m, size_t o, __m256d *cl, __m256d *rl)
+{
+	__m256d c = _mm256_sub_pd(_mm256_loadu_pd(C + o + m), _mm256_loadu_pd(C + o));
+	__m256d sum = _mm256_sub_pd(_mm256_loadu_pd(P + o + m), _mm256_loadu_pd(P + o));
+
+	if (_mm256_movemask_pd(_mm256_cmp_pd(c, *cl, _CMP_EQ_OQ)) != 0xf) {
+		double cv[4], rv[4];
+		int h;
+
+		_mm256_storeu_pd(cv, c);
+		for (h = 0; h < 4; h++)
+			rv[h] = mean_recip(cv[h], m);
+		*cl = _mm256_set1_pd(cv[3]);
+		*rl = _mm256_set1_pd(rv[3]);
+		return _mm256_mul_pd(sum, _mm256_loadu_pd(rv));
+	}
+	return _mm256_mul_pd(sum, *rl);
+}
+
+/*
  * terms()' block means four at a time, B[j - jb] for j from *j while
  * j + 4 <= e, *j moved on: block_mean() with the count and reciprocal
  * kept in every lane.
@@ -189,24 +213,36 @@ static AVX2 void means_wide(const double *P, const double *C, size_t m, double *
 	__m256d cl = _mm256_set1_pd((double)m), rl = _mm256_set1_pd(1 / (double)m);
 	size_t u;
 
-	for (u = *j; u + 4 <= e; u += 4) {
-		__m256d c = _mm256_sub_pd(_mm256_loadu_pd(C + u + m), _mm256_loadu_pd(C + u));
-		__m256d sum = _mm256_sub_pd(_mm256_loadu_pd(P + u + m), _mm256_loadu_pd(P + u));
+	for (u = *j; u + 4 <= e; u += 4)
+		_mm256_storeu_pd(B + u - jb, block_mean4(P, C, m, u, &cl, &rl));
+	*j = u;
+}
 
-		if (_mm256_movemask_pd(_mm256_cmp_pd(c, cl, _CMP_EQ_OQ)) != 0xf) {
-			double cv[4], rv[4];
-			int h;
+/*
+ * mdev_direct()'s loop four terms at a time, j from *j while j + 4 <= e,
+ * into s[0..1] and *k as add_sq2_end() leaves them, *j moved on.
+ */
+static AVX2 void mdev_wide(const double *P, const double *C, size_t m, size_t *j, size_t e,
+			   double *s, uint64_t *k)
+{
+	const __m256d two = _mm256_set1_pd(2);
+	__m256d acc = _mm256_setzero_pd(), cl[3], rl[3];
+	__m256i ak = _mm256_setzero_si256();
+	size_t u;
+	int b;
 
-			_mm256_storeu_pd(cv, c);
-			for (h = 0; h < 4; h++)
-				rv[h] = mean_recip(cv[h], m);
-			_mm256_storeu_pd(B + u - jb, _mm256_mul_pd(sum, _mm256_loadu_pd(rv)));
-			cl = _mm256_set1_pd(cv[3]);
-			rl = _mm256_set1_pd(rv[3]);
-			continue;
-		}
-		_mm256_storeu_pd(B + u - jb, _mm256_mul_pd(sum, rl));
+	for (b = 0; b < 3; b++) {
+		cl[b] = _mm256_set1_pd((double)m);
+		rl[b] = _mm256_set1_pd(1 / (double)m);
 	}
+	for (u = *j; u + 4 <= e; u += 4) {
+		__m256d m0 = block_mean4(P, C, m, u, &cl[0], &rl[0]);
+		__m256d m1 = block_mean4(P, C, m, u + m, &cl[1], &rl[1]);
+		__m256d m2 = block_mean4(P, C, m, u + 2 * m, &cl[2], &rl[2]);
+
+		add_sq4(_mm256_add_pd(_mm256_sub_pd(m2, _mm256_mul_pd(two, m1)), m0), &acc, &ak);
+	}
+	add_sq4_end(acc, ak, &s[0], &s[1], k);
 	*j = u;
 }
 
@@ -631,7 +667,7 @@ block_mean2(const double *P, const double *C, size_t m, size_t o, __m128d *cl, _
  * reading it back cost more than making each mean three times.
  */
 static void mdev_direct(const double *P, const double *C, size_t m, size_t jb, size_t e,
-			struct acc *a)
+			struct acc *a, int four)
 {
 	double s[4] = { 0, 0, 0, 0 }, inv = 1 / (double)m;
 	uint64_t k[4] = { 0, 0, 0, 0 };
@@ -640,7 +676,9 @@ static void mdev_direct(const double *P, const double *C, size_t m, size_t jb, s
 	size_t j = jb, i;
 
 #if defined(__SSE2__) && defined(__x86_64__)
-	{
+	if (four)
+		mdev_wide(P, C, m, &j, e, s, &k[0]);
+	else {
 		__m128d a0 = _mm_setzero_pd(), a1 = _mm_setzero_pd(), d[2];
 		const __m128d two = _mm_set1_pd(2);
 		__m128i ak = _mm_setzero_si128();
@@ -717,7 +755,7 @@ static void terms(const double *x, const double *P, const double *C, double *B,
 	if (e <= jb)
 		return;
 	if (!B) {
-		mdev_direct(P, C, m, jb, e, a);
+		mdev_direct(P, C, m, jb, e, a, four);
 		return;
 	}
 	j = jb;
