@@ -93,6 +93,56 @@ static inline double mean_recip(double c, size_t m)
 	return 2 * c < (double)m ? NAN : 1 / c;
 }
 
+/*
+ * The slots without a sample, ascending, while they are few (at most
+ * GAPS_MAX(N); else none listed and the loops below look at every
+ * count): they say where MDEV's block counts can change.
+ */
+struct gaps {
+	const uint32_t *at;
+	size_t n;
+};
+
+#define GAPS_MAX(N)	((N) / 16 + 1)
+
+/*
+ * From term j - 1 to term j the counts of the three blocks change only
+ * where one of x[j - 1 + k m], k = 0 .. 3, is a gap.  q->until is the
+ * first such j - 1 at or after @from (SIZE_MAX: none), q->gi[k] how far
+ * the gaps are passed for each k, found anew with @start, else moved on.
+ */
+struct quiet {
+	size_t gi[4], until;
+};
+
+static void quiet_from(const struct gaps *g, size_t m, size_t from, int start, struct quiet *q)
+{
+	size_t k;
+
+	q->until = SIZE_MAX;
+	for (k = 0; k < 4; k++) {
+		size_t pos = from + k * m;
+
+		if (start) {	/* the first gap at or after pos */
+			size_t lo = 0, hi = g->n;
+
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+
+				if (g->at[mid] < pos)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			q->gi[k] = lo;
+		}
+		while (q->gi[k] < g->n && g->at[q->gi[k]] < pos)
+			q->gi[k]++;
+		if (q->gi[k] < g->n && g->at[q->gi[k]] - k * m < q->until)
+			q->until = g->at[q->gi[k]] - k * m;
+	}
+}
+
 #if defined(__SSE2__) && defined(__x86_64__)
 /*
  * Four lanes where the CPU has AVX2 (wide(), and not STAB_TWO_LANES):
@@ -222,24 +272,37 @@ static AVX2 void means_wide(const double *P, const double *C, size_t m, double *
  * mdev_direct()'s loop four terms at a time, j from *j while j + 4 <= e,
  * into s[0..1] and *k as add_sq2_end() leaves them, *j moved on.
  */
-static AVX2 void mdev_wide(const double *P, const double *C, size_t m, size_t *j, size_t e,
-			   double *s, uint64_t *k)
+static AVX2 void mdev_wide(const double *P, const double *C, const struct gaps *g, size_t m,
+			   size_t *j, size_t e, double *s, uint64_t *k)
 {
 	const __m256d two = _mm256_set1_pd(2);
 	__m256d acc = _mm256_setzero_pd(), cl[3], rl[3];
 	__m256i ak = _mm256_setzero_si256();
-	size_t u;
+	struct quiet q = { { 0, 0, 0, 0 }, 0 };
+	size_t u, jb = *j;
 	int b;
 
 	for (b = 0; b < 3; b++) {
 		cl[b] = _mm256_set1_pd((double)m);
 		rl[b] = _mm256_set1_pd(1 / (double)m);
 	}
-	for (u = *j; u + 4 <= e; u += 4) {
-		__m256d m0 = block_mean4(P, C, m, u, &cl[0], &rl[0]);
-		__m256d m1 = block_mean4(P, C, m, u + m, &cl[1], &rl[1]);
-		__m256d m2 = block_mean4(P, C, m, u + 2 * m, &cl[2], &rl[2]);
+	for (u = jb; u + 4 <= e; u += 4) {
+		__m256d m0, m1, m2;
 
+		if (u > jb && u + 2 < q.until) {	/* the counts of u - 1 */
+			const double *p = P + u;
+			__m256d p1 = _mm256_loadu_pd(p + m), p2 = _mm256_loadu_pd(p + 2 * m);
+
+			m0 = _mm256_mul_pd(_mm256_sub_pd(p1, _mm256_loadu_pd(p)), rl[0]);
+			m1 = _mm256_mul_pd(_mm256_sub_pd(p2, p1), rl[1]);
+			m2 = _mm256_mul_pd(_mm256_sub_pd(_mm256_loadu_pd(p + 3 * m), p2), rl[2]);
+		} else {
+			m0 = block_mean4(P, C, m, u, &cl[0], &rl[0]);
+			m1 = block_mean4(P, C, m, u + m, &cl[1], &rl[1]);
+			m2 = block_mean4(P, C, m, u + 2 * m, &cl[2], &rl[2]);
+			if (g)
+				quiet_from(g, m, u + 3, u == jb, &q);
+		}
 		add_sq4(_mm256_add_pd(_mm256_sub_pd(m2, _mm256_mul_pd(two, m1)), m0), &acc, &ak);
 	}
 	add_sq4_end(acc, ak, &s[0], &s[1], k);
@@ -666,8 +729,8 @@ block_mean2(const double *P, const double *C, size_t m, size_t o, __m128d *cl, _
  * octaves, whose arrays are far larger than the cache, writing B and
  * reading it back cost more than making each mean three times.
  */
-static void mdev_direct(const double *P, const double *C, size_t m, size_t jb, size_t e,
-			struct acc *a, int four)
+static void mdev_direct(const double *P, const double *C, const struct gaps *g, size_t m,
+			size_t jb, size_t e, struct acc *a, int four)
 {
 	double s[4] = { 0, 0, 0, 0 }, inv = 1 / (double)m;
 	uint64_t k[4] = { 0, 0, 0, 0 };
@@ -677,12 +740,13 @@ static void mdev_direct(const double *P, const double *C, size_t m, size_t jb, s
 
 #if defined(__SSE2__) && defined(__x86_64__)
 	if (four)
-		mdev_wide(P, C, m, &j, e, s, &k[0]);
+		mdev_wide(P, C, g, m, &j, e, s, &k[0]);
 	else {
 		__m128d a0 = _mm_setzero_pd(), a1 = _mm_setzero_pd(), d[2];
 		const __m128d two = _mm_set1_pd(2);
 		__m128i ak = _mm_setzero_si128();
 		__m128d vcl[3], vrl[3];
+		struct quiet q = { { 0, 0, 0, 0 }, 0 };
 		int b, h;
 
 		for (b = 0; b < 3; b++) {
@@ -690,15 +754,28 @@ static void mdev_direct(const double *P, const double *C, size_t m, size_t jb, s
 			vrl[b] = _mm_set1_pd(inv);
 		}
 		for (; j + 4 <= e; j += 4) {
+			int calm = j > jb && j + 2 < q.until;	/* the counts of j - 1 */
+
 			for (h = 0; h < 2; h++) {
 				size_t o = j + 2 * (size_t)h;
-				__m128d m0 = block_mean2(P, C, m, o, &vcl[0], &vrl[0]);
-				__m128d m1 = block_mean2(P, C, m, o + m, &vcl[1], &vrl[1]);
-				__m128d m2 = block_mean2(P, C, m, o + 2 * m, &vcl[2], &vrl[2]);
+				__m128d m0, m1, m2;
 
+				if (calm) {
+					__m128d p1 = _mm_loadu_pd(P + o + m), p2 = _mm_loadu_pd(P + o + 2 * m);
+
+					m0 = _mm_mul_pd(_mm_sub_pd(p1, _mm_loadu_pd(P + o)), vrl[0]);
+					m1 = _mm_mul_pd(_mm_sub_pd(p2, p1), vrl[1]);
+					m2 = _mm_mul_pd(_mm_sub_pd(_mm_loadu_pd(P + o + 3 * m), p2), vrl[2]);
+				} else {
+					m0 = block_mean2(P, C, m, o, &vcl[0], &vrl[0]);
+					m1 = block_mean2(P, C, m, o + m, &vcl[1], &vrl[1]);
+					m2 = block_mean2(P, C, m, o + 2 * m, &vcl[2], &vrl[2]);
+				}
 				d[h] = _mm_add_pd(_mm_sub_pd(m2, _mm_mul_pd(two, m1)), m0);
 			}
 			add_sq2(d[0], d[1], &a0, &a1, &ak);
+			if (!calm && g)
+				quiet_from(g, m, j + 3, j == jb, &q);
 		}
 		add_sq2_end(a0, a1, ak, &s[0], &s[1], &k[0]);
 	}
@@ -730,7 +807,8 @@ static void mdev_direct(const double *P, const double *C, size_t m, size_t jb, s
  * which d == d leaves out without a branch to mispredict.
  */
 static void terms(const double *x, const double *P, const double *C, double *B,
-		  size_t N, size_t m, size_t jb, size_t je, struct acc *a, int four)
+		  const struct gaps *g, size_t N, size_t m, size_t jb, size_t je, struct acc *a,
+		  int four)
 {
 	double inv = 1 / (double)m;
 	size_t j, e, e2;
@@ -755,7 +833,7 @@ static void terms(const double *x, const double *P, const double *C, double *B,
 	if (e <= jb)
 		return;
 	if (!B) {
-		mdev_direct(P, C, m, jb, e, a, four);
+		mdev_direct(P, C, g, m, jb, e, a, four);
 		return;
 	}
 	j = jb;
@@ -912,6 +990,8 @@ int stab_octaves_ext(const double *x, size_t slots, double tau0_s, unsigned what
 {
 	const size_t N = slots;
 	double *P = NULL, *C = NULL, *hi, *lo, *lh = NULL, *ll = NULL, *bl = NULL;
+	uint32_t *at = NULL;
+	struct gaps gs = { NULL, 0 }, *gp = NULL;
 	double base = 0, slope = 0;
 	struct acc a[STAB_MAX_POINTS];
 	size_t j, j0, m, first, k, nk = 0, nsmall = 0, big;
@@ -932,7 +1012,9 @@ int stab_octaves_ext(const double *x, size_t slots, double tau0_s, unsigned what
 	lh = malloc((CHUNK + 2 * SMALL_M + 1) * sizeof(*lh));
 	ll = malloc((CHUNK + 2 * SMALL_M + 1) * sizeof(*ll));
 	bl = malloc((CHUNK + 2 * SMALL_M + 1) * sizeof(*bl));
-	if (!P || !C || !lh || !ll || !bl)
+	if (big)
+		at = malloc(GAPS_MAX(N) * sizeof(*at));
+	if (!P || !C || !lh || !ll || !bl || (big && !at))
 		goto out;
 	first = line_of(x, N, &base, &slope);
 	if (first == N) {
@@ -946,13 +1028,21 @@ int stab_octaves_ext(const double *x, size_t slots, double tau0_s, unsigned what
 
 		if (!gap)
 			acc += x[j] - (base + slope * ((double)j - (double)first));
+		else if (at && gs.n < GAPS_MAX(N))
+			at[gs.n++] = (uint32_t)j;
+		else
+			gs.n = SIZE_MAX;	/* not listed, or too many */
 		P[j + 1] = (double)acc;
 		C[j + 1] = C[j] + !gap;
+	}
+	if (at && gs.n != SIZE_MAX) {
+		gs.at = at;
+		gp = &gs;
 	}
 
 	/* The large octaves' terms first: they need all of P and C. */
 	for (k = nsmall, m = (size_t)1 << nsmall; k < nk; k++, m *= 2) {
-		terms(x, P, C, NULL, N, m, 0, N - m, &a[k], four);
+		terms(x, P, C, NULL, gp, N, m, 0, N - m, &a[k], four);
 		if (what & STAB_HADAMARD)
 			hadamard(x, N, m, 0, N - m, &a[k]);
 	}
@@ -981,7 +1071,7 @@ int stab_octaves_ext(const double *x, size_t slots, double tau0_s, unsigned what
 			 * here, but its extremes still double below.
 			 */
 			if (end > j0) {
-				terms(x, P, C, bl, N, m, j0, end, &a[k], four);
+				terms(x, P, C, bl, NULL, N, m, j0, end, &a[k], four);
 				if (what & STAB_HADAMARD)
 					hadamard(x, N, m, j0, end, &a[k]);
 			}
@@ -989,11 +1079,10 @@ int stab_octaves_ext(const double *x, size_t slots, double tau0_s, unsigned what
 				       len >= 2 * m ? len - 2 * m + 1 : 0, &a[k], four);
 		}
 		/* level 2 SMALL_M, for the large octaves */
-		if (big)
-			for (j = 0; j < CHUNK && j0 + j < N; j++) {
-				hi[j0 + j] = lh[j];
-				lo[j0 + j] = ll[j];
-			}
+		if (big) {
+			memcpy(hi + j0, lh, min_z(CHUNK, N - j0) * sizeof(*hi));
+			memcpy(lo + j0, ll, min_z(CHUNK, N - j0) * sizeof(*lo));
+		}
 	}
 	for (k = nsmall, m = (size_t)1 << nsmall; k < nk; k++, m *= 2)
 		/* and the next octave's extremes, [j, j + 2m), but after the last */
@@ -1014,6 +1103,7 @@ out:
 		errno = ENOMEM;
 	free(P);
 	free(C);
+	free(at);
 	free(lh);
 	free(ll);
 	free(bl);
