@@ -669,15 +669,16 @@ static void hadamard(const double *x, size_t N, size_t m, size_t jb, size_t je, 
  */
 static void total_edges(const double *x, size_t N, size_t m, struct acc *a)
 {
+	double s = a->stot;	/* in a register, not through a */
+	uint64_t n = a->ntot;
 	size_t i;
 
 	for (i = 1; i < m; i++)
-		add_sq(2 * x[0] - x[m - i] - 2 * x[i] + x[i + m], &a->stot, &a->ntot);
+		add_sq(2 * x[0] - x[m - i] - 2 * x[i] + x[i + m], &s, &n);
 	for (i = N - m; i + 1 < N; i++)
-		add_sq(x[i - m] - 2 * x[i] + 2 * x[N - 1] - x[2 * (N - 1) - i - m], &a->stot,
-		       &a->ntot);
-	a->stot += a->sa;
-	a->ntot += a->na;
+		add_sq(x[i - m] - 2 * x[i] + 2 * x[N - 1] - x[2 * (N - 1) - i - m], &s, &n);
+	a->stot = s + a->sa;
+	a->ntot = n + a->na;
 }
 
 /*
