@@ -963,6 +963,43 @@ static void windows_double(double *hi, double *lo, size_t m, size_t nw, size_t n
 	a->nw += n;
 }
 
+/* The slots of [from, from + n) below @end, as a count. */
+static inline size_t part(size_t end, size_t from, size_t n)
+{
+	return end > from ? min_z(end - from, n) : 0;
+}
+
+#define PAIR_BLOCK	4096
+
+/*
+ * MTIE of the large octaves m and, with @second, 2m in one pass over
+ * the run-long extremes, a[0] and a[1]: octave m's windows and doubling
+ * block by block, and 2m's PAIR_BLOCK + 2m + 1 slots behind them, as
+ * soon as the extremes over 2m are there, while the cache still holds
+ * them.  Apart, the two passes read and wrote the extremes from memory
+ * twice.  @more: an octave follows, which needs the extremes doubled
+ * once more.  Each block is windows_double()'s own range: the windows
+ * and the extremes the same as the whole pass gives them.
+ */
+static void mtie_pair(double *hi, double *lo, size_t N, size_t m, int second, int more,
+		      struct acc *a, int four)
+{
+	size_t nw1 = N - m, nd1 = second && N >= 2 * m ? N - 2 * m + 1 : 0;
+	size_t nw2 = second ? N - 2 * m : 0, nd2 = more && N >= 4 * m ? N - 4 * m + 1 : 0;
+	size_t end1 = nw1 > nd1 ? nw1 : nd1, end2 = nw2 > nd2 ? nw2 : nd2, s1, s2 = 0;
+
+	for (s1 = 0; s1 < end1 || s2 < end2; s1 += PAIR_BLOCK) {
+		if (s1 < end1)
+			windows_double(hi + s1, lo + s1, m, part(nw1, s1, PAIR_BLOCK),
+				       part(nd1, s1, PAIR_BLOCK), &a[0], four);
+		/* octave 2m where 2m's extremes (level k + 1) are complete */
+		for (; s2 < end2 && (s1 + PAIR_BLOCK >= end1 ||
+				     s2 + PAIR_BLOCK + 2 * m + 1 <= s1 + PAIR_BLOCK); s2 += PAIR_BLOCK)
+			windows_double(hi + s2, lo + s2, 2 * m, part(nw2, s2, PAIR_BLOCK),
+				       part(nd2, s2, PAIR_BLOCK), &a[1], four);
+	}
+}
+
 /*
  * The small octaves, m <= SMALL_M, go chunk by chunk: every small octave
  * over CHUNK values of j before the next chunk, so that what they read
@@ -971,11 +1008,12 @@ static void windows_double(double *hi, double *lo, size_t m, size_t nw, size_t n
  * chunk).  Done octave by octave over the whole run, the small octaves
  * would read the arrays from memory once each.  The larger octaves go
  * octave by octave: first their terms, MDEV's block means made where
- * they are used (mdev_direct()); then, after the chunks, their MTIE, the
- * extremes doubled in run-long arrays that the chunks leave at level
- * 2 SMALL_M in the memory of P and C (which no chunk reads behind its
- * start): at 10 M slots 160 MB that the kernel would otherwise find
- * and clear, a page at a time, at a cost like the passes themselves.
+ * they are used (mdev_direct()); then, after the chunks, their MTIE two
+ * octaves a pass (mtie_pair()), the extremes doubled in run-long arrays
+ * that the chunks leave at level 2 SMALL_M in the memory of P and C
+ * (which no chunk reads behind its start): at 10 M slots 160 MB that
+ * the kernel would otherwise find and clear, a page at a time, at a
+ * cost like the passes themselves.
  */
 #define SMALL_M	2048
 #define CHUNK	16384
@@ -1085,10 +1123,8 @@ int stab_octaves_ext(const double *x, size_t slots, double tau0_s, unsigned what
 			memcpy(lo + j0, ll, min_z(CHUNK, N - j0) * sizeof(*lo));
 		}
 	}
-	for (k = nsmall, m = (size_t)1 << nsmall; k < nk; k++, m *= 2)
-		/* and the next octave's extremes, [j, j + 2m), but after the last */
-		windows_double(hi, lo, m, N - m, k + 1 < nk && N >= 2 * m ? N - 2 * m + 1 : 0,
-			       &a[k], four);
+	for (k = nsmall, m = (size_t)1 << nsmall; k < nk; k += 2, m *= 4)
+		mtie_pair(hi, lo, N, m, k + 1 < nk, k + 2 < nk, &a[k], four);
 	for (k = 0, m = 1; k < nk; k++, m *= 2) {
 		struct stab_point *p = &out[k];
 
