@@ -84,9 +84,9 @@ add_sq2_end(__m128d a0, __m128d a1, __m128i k, double *s0, double *s1, uint64_t 
 
 /*
  * What a block's sum is multiplied by for its mean: 1 / c for a block of
- * m slots holding c samples (1 / m, full, the same bits as the 1 / m it
- * replaces), NAN (the term left out) below half of them.  sum * (1 / c)
- * can differ from sum / c in the last bit: a relative 1e-16 of the mean.
+ * m slots holding c samples, NAN (the term left out) below half of them.
+ * sum * (1 / c) can differ from sum / c, the mean by its definition
+ * (stab_direct()), in the last bit: a relative 1e-16 of the mean.
  */
 static inline double mean_recip(double c, size_t m)
 {
@@ -803,9 +803,10 @@ static void mdev_direct(const double *P, const double *C, const struct gaps *g, 
  * The ADEV, MDEV and TIE terms for j in [jb, je): ADEV and TIE in one
  * loop (sumsq12()), MDEV in loops of its own with its bounds outside
  * them, through the block means in B (B[b - jb], room for je - jb + 2m)
- * or, B NULL, without them (mdev_direct()): a loop fusing all three kept
- * too much in flight to stay in registers.  A gap makes a term NAN,
- * which d == d leaves out without a branch to mispredict.
+ * or, B NULL, without them (mdev_direct(), with the gaps @g if listed):
+ * a loop fusing all three kept too much in flight to stay in registers.
+ * A gap makes a term NAN, which d == d leaves out without a branch to
+ * mispredict.  @four: four lanes at a time (wide()).
  */
 static void terms(const double *x, const double *P, const double *C, double *B,
 		  const struct gaps *g, size_t N, size_t m, size_t jb, size_t je, struct acc *a,
