@@ -84,14 +84,21 @@ struct stab_point {
 
 /* What stab_octaves_ext() computes beyond ADEV, MDEV, TDEV, MTIE, TIE-RMS and TOTDEV. */
 #define STAB_HADAMARD	1u
+/*
+ * And how: two lanes at a time even where the CPU has four (AVX2).  The
+ * results are the same bits either way; the unit tests hold them to it.
+ */
+#define STAB_TWO_LANES	2u
 
 /*
  * Every statistic at m = 1, 2, 4, ... while m <= (slots - 1) / 3 (tau up
  * to a third of the run) into out[0..max-1].  A statistic without a term
  * is NAN.  x[] is not changed.  Time O(slots log slots) with O(1) work
- * per term; memory three arrays of slots + 1 (prefix sums, prefix gap
- * counts and the window extremes).  Returns the number of points, or -1
- * with errno set (ENOMEM).
+ * per term; memory two arrays of slots + 1 doubles (prefix sums and
+ * prefix sample counts, whose memory then holds the window extremes of
+ * the larger octaves) and 4 bytes a gap while gaps are under a 16th of
+ * the slots.  Returns the number of points, or -1 with errno set
+ * (ENOMEM).
  */
 int stab_octaves(const double *x, size_t slots, double tau0_s,
 		 struct stab_point *out, size_t max);

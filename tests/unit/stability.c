@@ -272,6 +272,90 @@ static void last_chunk_past_windows(void **state)
 	}
 }
 
+/*
+ * Octaves 4096 and 8192 of x[0..N-1] against the definitions, with
+ * STAB_TWO_LANES or not (@how); @dropped: some MDEV terms at 8192 left
+ * out.
+ */
+static void large_octaves_of(const double *x, int N, unsigned how, int dropped)
+{
+	struct stab_point oct[STAB_MAX_POINTS], p;
+	int i, n;
+
+	n = stab_octaves_ext(x, (size_t)N, 1.0, how, oct, STAB_MAX_POINTS);
+	assert_int_equal(n, 14);	/* m = 1 .. 8192 <= 25075 / 3 */
+	for (i = 12; i < n; i++) {	/* m = 4096, 8192 */
+		stab_direct(x, (size_t)N, 1.0, oct[i].m, &p);
+		assert_int_equal(oct[i].n_adev, p.n_adev);
+		assert_int_equal(oct[i].n_mdev, p.n_mdev);
+		assert_int_equal(oct[i].n_tie, p.n_tie);
+		assert_int_equal(oct[i].n_mtie, p.n_mtie);
+		assert_rel(oct[i].adev, p.adev, 1e-9);
+		assert_rel(oct[i].mdev, p.mdev, 1e-6);
+		assert_rel(oct[i].tie_rms_ns, p.tie_rms_ns, 1e-9);
+		assert_rel(oct[i].mtie_ns, p.mtie_ns, 1e-12);
+	}
+	assert_true(oct[13].n_mdev > 0);
+	assert_true(!dropped == (oct[13].n_mdev == (uint64_t)(N - 3 * 8192 + 1)));
+}
+
+/*
+ * Two octaves past SMALL_M (2048): the large octaves' path, whose MTIE
+ * extremes double between them and whose MDEV block means are made
+ * where they are used, against the definitions, two and four lanes at a
+ * time.  Gaps every 200 slots on average and an outage longer than half
+ * a block, which leaves out some MDEV terms at 8192: too many gaps to
+ * list.  Then every 2000 and a shorter outage, few enough that the
+ * block counts are looked at only around them.
+ */
+static void large_octaves(void **state)
+{
+	enum { N = 3 * 8192 + 500 };
+	static double x[N];
+	int i, few;
+
+	(void)state;
+	for (few = 0; few < 2; few++) {
+		for (i = 0; i < N; i++)
+			x[i] = 5e5 + 125.0 * i + 20 * gauss();
+		for (i = 0; i < N; i += 1 + (int)(uniform() * (few ? 4000 : 400)))
+			x[i] = NAN;
+		for (i = 16000; i < (few ? 17200 : 20700); i++)
+			x[i] = NAN;
+		large_octaves_of(x, N, 0, !few);
+		large_octaves_of(x, N, STAB_TWO_LANES, !few);
+	}
+}
+
+/*
+ * Four lanes (AVX2, where the CPU has it) and two give the same bits:
+ * every statistic and count of every octave, small and large, on a run
+ * with gaps, an outage and a chunk's end (STAB_TWO_LANES).
+ */
+static void two_and_four_lanes(void **state)
+{
+	enum { N = 3 * 8192 + 777 };
+	struct stab_point four[STAB_MAX_POINTS], two[STAB_MAX_POINTS];
+	static double x[N];
+	double w = 0;
+	int i, n;
+
+	(void)state;
+	for (i = 0; i < N; i++) {
+		w += gauss();
+		x[i] = 3e3 + 2500.5 * i + 300 * gauss() + 20 * w;
+	}
+	for (i = 0; i < N; i += 1 + (int)(uniform() * 300))
+		x[i] = NAN;
+	for (i = 5000; i < 7100; i++)
+		x[i] = NAN;
+	n = stab_octaves_ext(x, N, 0.1, STAB_HADAMARD, four, STAB_MAX_POINTS);
+	assert_int_equal(stab_octaves_ext(x, N, 0.1, STAB_HADAMARD | STAB_TWO_LANES, two,
+					  STAB_MAX_POINTS), n);
+	assert_int_equal(n, 14);
+	assert_memory_equal(four, two, (size_t)n * sizeof(four[0]));
+}
+
 /* A line: every deviation 0, MTIE and TIE-RMS the slope times tau. */
 static void line_known_values(void **state)
 {
@@ -758,6 +842,8 @@ int main(void)
 		cmocka_unit_test(octaves_match_definitions),
 		cmocka_unit_test(line_known_values),
 		cmocka_unit_test(last_chunk_past_windows),
+		cmocka_unit_test(large_octaves),
+		cmocka_unit_test(two_and_four_lanes),
 		cmocka_unit_test(white_pm_slopes),
 		cmocka_unit_test(random_walk_pm_slopes),
 		cmocka_unit_test(gaps_are_not_zeros),
