@@ -276,7 +276,8 @@ ssize_t transport_recv_wait(struct transport *t, void *buf, size_t cap,
 
 	if (mode == TRANSPORT_POLL_BLOCK && t->ops->recv_block) {
 		rc = t->ops->recv_block(t, buf, cap, from, clk, stamp, deadline);
-		if (rc != -EAGAIN)
+		/* An endless wait's -EAGAIN is the caller's (transport.h). */
+		if (rc != -EAGAIN || deadline == INT64_MAX)
 			return rc;
 	}
 	t->spin = mode == TRANSPORT_POLL_BUSY;

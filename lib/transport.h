@@ -96,8 +96,11 @@ ssize_t transport_recv(struct transport *t, void *buf, size_t cap,
  * INT64_MAX for ever), sleeping or spinning as @mode says.  Returns as
  * transport_recv(), or -ETIMEDOUT (never before @deadline), or -EINTR
  * when a signal arrived, whether or not its handler asks SA_RESTART.
- * Send stamps waiting meanwhile do not end it; transport_tx_stamps()
- * reads them.
+ * A wait without a deadline may also return -EAGAIN, nothing received,
+ * every second or so: a signal that came between the caller's look at
+ * its flags and the wait would otherwise go unseen; the caller looks
+ * again and waits again.  Send stamps waiting meanwhile do not end it;
+ * transport_tx_stamps() reads them.
  */
 ssize_t transport_recv_wait(struct transport *t, void *buf, size_t cap,
 			    struct transport_addr *from, struct clock *clk,

@@ -561,7 +561,10 @@ static int udp_rcvtimeo(struct udp_transport *u, int64_t max)
  * that the kernel queues on the error queue do not end the sleep, as
  * they end a poll (POLLERR), so they are read after the answer, off the
  * path being measured.  A timeout is always set: it also makes a signal
- * end the receive, SA_RESTART or not.  It is the kernel's timer, a tick
+ * end the receive, SA_RESTART or not, and an endless wait (@deadline
+ * INT64_MAX) returns -EAGAIN every second or so, so that a signal that
+ * came just before the receive, or as its timeout ended, is seen by the
+ * caller's next look at its flags.  It is the kernel's timer, a tick
  * coarse, so the receive sleeps only as long as cannot overrun
  * @deadline and returns -EAGAIN for the caller to poll what is left,
  * precisely, with the send stamps read first, or they would end that
@@ -581,9 +584,7 @@ static ssize_t udp_recv_block(struct transport *t, void *buf, size_t cap,
 
 		if (rc < 0)
 			return rc;
-		do
-			n = udp_recv_one(t, buf, cap, from, clk, stamp, 0);
-		while (n == -EAGAIN && deadline == INT64_MAX);
+		n = udp_recv_one(t, buf, cap, from, clk, stamp, 0);
 	}
 	if (n == -EAGAIN && u->tx_unread)
 		udp_tx_drain(t);

@@ -5,7 +5,8 @@
  * so the send stamps are read after the answer, never before it; it
  * never ends before its deadline, whether the receive's coarse timeout
  * or the precise poll after it ends the wait; a signal ends an
- * endless wait even when its handler asks SA_RESTART; and datagrams read
+ * endless wait even when its handler asks SA_RESTART, and the wait
+ * returns now and then for its caller to look at its flags; datagrams read
  * ahead (transport_recv_ahead) come out one by one, whole, each with its
  * own sender and receive stamp.
  */
@@ -145,7 +146,7 @@ static struct sockaddr_storage kick_to;
 static void on_alarm(int sig)
 {
 	(void)sig;
-	if (++alarms == 50)
+	if (++alarms == 50 && kick_fd >= 0)
 		(void)sendto(kick_fd, "", 1, 0, (struct sockaddr *)&kick_to, sizeof(struct sockaddr_in));
 }
 
@@ -176,6 +177,29 @@ static void test_signal_ends_wait(void **state)
 	assert_int_equal(setitimer(ITIMER_REAL, &off, NULL), 0);
 	assert_int_equal(sigaction(SIGALRM, &old, NULL), 0);
 	close(kick_fd);
+}
+
+/*
+ * A wait without a deadline, nothing coming, returns -EAGAIN now and
+ * then (transport.h), so that its caller can look at a flag a signal set
+ * just before the wait.  A timer 5 s on turns a wait that never ends into
+ * -EINTR, a failure, not a hang.
+ */
+static void test_endless_wait_returns(void **state)
+{
+	struct pair *p = *state;
+	struct sigaction sa = { .sa_handler = on_alarm }, old;
+	struct itimerval it = { .it_value = { .tv_sec = 5 } }, off = { 0 };
+	unsigned char a[64];
+	int64_t t;
+
+	kick_fd = -1;
+	assert_int_equal(sigaction(SIGALRM, &sa, &old), 0);
+	assert_int_equal(setitimer(ITIMER_REAL, &it, NULL), 0);
+	assert_int_equal(transport_recv_wait(p->srv, a, sizeof(a), NULL, p->clk, &t, INT64_MAX,
+					     TRANSPORT_POLL_BLOCK), -EAGAIN);
+	assert_int_equal(setitimer(ITIMER_REAL, &off, NULL), 0);
+	assert_int_equal(sigaction(SIGALRM, &old, NULL), 0);
 }
 
 /*
@@ -245,6 +269,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stamps_after_answer, pair_open, pair_close),
 		cmocka_unit_test_setup_teardown(test_never_early, pair_open, pair_close),
 		cmocka_unit_test_setup_teardown(test_signal_ends_wait, pair_open, pair_close),
+		cmocka_unit_test_setup_teardown(test_endless_wait_returns, pair_open, pair_close),
 		cmocka_unit_test_setup_teardown(test_read_ahead, pair_open, pair_close),
 	};
 
