@@ -99,7 +99,17 @@ build/version.h: FORCE
 	 printf '#define NTPX_VERSION "%s"\n' "$$v" > $@.tmp; \
 	 cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
 
-build/lib/%.o: lib/%.c build/version.h
+# The compiler and flags the objects were built with, rewritten only
+# when they change: every object and program depends on it, so that
+# `make SAN=1` after a plain build (or a plain one after it) builds
+# everything again rather than linking the sanitizers' objects with the
+# others, or testing the plain build under the sanitizers' name.
+build/flags: FORCE
+	@mkdir -p build
+	@printf '%s\n' '$(CC) $(ALL_CFLAGS) $(LDFLAGS)' > $@.tmp; \
+	 cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+
+build/lib/%.o: lib/%.c build/version.h build/flags
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
@@ -107,7 +117,7 @@ lib/libntpx.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-build/src/%.o: src/%.c build/version.h
+build/src/%.o: src/%.c build/version.h build/flags
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
@@ -123,7 +133,7 @@ bin/$(1): $(patsubst src/%.c,build/src/%.o,$(sort $(wildcard src/$(1)/*.c))) lib
 endef
 $(foreach d,$(TOOL_DIRS),$(eval $(call tool_dir_rule,$(d))))
 
-build/unit/%.t: tests/unit/%.c lib/libntpx.a
+build/unit/%.t: tests/unit/%.c lib/libntpx.a build/flags
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Itests/unit -MMD -MP $(LDFLAGS) -o $@ $< $(filter %.o,$^) $(LDLIBS) -lcmocka
 
@@ -131,14 +141,14 @@ build/unit/%.t: tests/unit/%.c lib/libntpx.a
 # those that name it here: the verbs mocks define ibv_* calls, which must
 # not reach the other tests.
 UNIT_SUPPORT := $(patsubst tests/unit/support/%.c,build/unit/support/%.o,$(wildcard tests/unit/support/*.c))
-build/unit/support/%.o: tests/unit/support/%.c
+build/unit/support/%.o: tests/unit/support/%.c build/flags
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Itests/unit -MMD -MP -c -o $@ $<
 build/unit/port_verbs.t build/unit/ib_fabric.t: build/unit/support/verbs_mock.o
 build/unit/port_verbs.t build/unit/ib_fabric.t build/unit/phc.t build/unit/hwts.t \
   build/unit/udp_hwts.t: build/unit/support/phc_mock.o
 
-build/helpers/%: tests/helpers/%.c lib/libntpx.a
+build/helpers/%: tests/helpers/%.c lib/libntpx.a build/flags
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -MMD -MP $(LDFLAGS) -o $@ $< $(LDLIBS)
 
@@ -148,7 +158,7 @@ build/helpers/%.so: tests/helpers/%.so.c
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 $(WARN) -O2 -g -D_GNU_SOURCE -fPIC -shared -MMD -MP -o $@ $<
 
-build/bench/%: tests/bench/%.c lib/libntpx.a
+build/bench/%: tests/bench/%.c lib/libntpx.a build/flags
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -MMD -MP $(LDFLAGS) -o $@ $< $(LDLIBS)
 
