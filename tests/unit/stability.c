@@ -37,6 +37,20 @@ static void assert_rel(double got, double want, double tol)
 		fail_msg("got %.9g, want %.9g (relative error %.3g > %.3g)", got, want, rel, tol);
 }
 
+/* ADEV, MDEV, TIE-RMS and MTIE of an octave, with their counts, as the
+   direct definitions give them (stab_direct). */
+static void agrees_with_direct(const struct stab_point *o, const struct stab_point *p)
+{
+	assert_int_equal(o->n_adev, p->n_adev);
+	assert_int_equal(o->n_mdev, p->n_mdev);
+	assert_int_equal(o->n_tie, p->n_tie);
+	assert_int_equal(o->n_mtie, p->n_mtie);
+	assert_rel(o->adev, p->adev, 1e-9);
+	assert_rel(o->mdev, p->mdev, 1e-6);
+	assert_rel(o->tie_rms_ns, p->tie_rms_ns, 1e-9);
+	assert_rel(o->mtie_ns, p->mtie_ns, 1e-12);
+}
+
 /*
  * The NBS 10-point set.  Table 29 gives it as frequency data (892, 809,
  * 823, 798, 671, 644, 883, 903, 677) and as the phase that is their running
@@ -224,15 +238,8 @@ static void octaves_match_definitions(void **state)
 		stab_direct(x, N, 0.5, oct[i].m, &p);
 		assert_int_equal(oct[i].m, (size_t)1 << i);
 		assert_float_equal(oct[i].tau_s, 0.5 * (double)oct[i].m, 1e-12);
-		assert_int_equal(oct[i].n_adev, p.n_adev);
-		assert_int_equal(oct[i].n_mdev, p.n_mdev);
-		assert_int_equal(oct[i].n_tie, p.n_tie);
-		assert_int_equal(oct[i].n_mtie, p.n_mtie);
-		assert_rel(oct[i].adev, p.adev, 1e-9);
-		assert_rel(oct[i].mdev, p.mdev, 1e-6);
+		agrees_with_direct(&oct[i], &p);
 		assert_rel(oct[i].tdev_ns, p.tdev_ns, 1e-6);
-		assert_rel(oct[i].tie_rms_ns, p.tie_rms_ns, 1e-9);
-		assert_rel(oct[i].mtie_ns, p.mtie_ns, 1e-12);
 		assert_int_equal(oct[i].n_hdev, p.n_hdev);
 		assert_int_equal(oct[i].n_ohdev, p.n_ohdev);
 		assert_int_equal(oct[i].n_tot, p.n_tot);
@@ -286,14 +293,7 @@ static void large_octaves_of(const double *x, int N, unsigned how, int dropped)
 	assert_int_equal(n, 14);	/* m = 1 .. 8192 <= 25075 / 3 */
 	for (i = 12; i < n; i++) {	/* m = 4096, 8192 */
 		stab_direct(x, (size_t)N, 1.0, oct[i].m, &p);
-		assert_int_equal(oct[i].n_adev, p.n_adev);
-		assert_int_equal(oct[i].n_mdev, p.n_mdev);
-		assert_int_equal(oct[i].n_tie, p.n_tie);
-		assert_int_equal(oct[i].n_mtie, p.n_mtie);
-		assert_rel(oct[i].adev, p.adev, 1e-9);
-		assert_rel(oct[i].mdev, p.mdev, 1e-6);
-		assert_rel(oct[i].tie_rms_ns, p.tie_rms_ns, 1e-9);
-		assert_rel(oct[i].mtie_ns, p.mtie_ns, 1e-12);
+		agrees_with_direct(&oct[i], &p);
 	}
 	assert_true(oct[13].n_mdev > 0);
 	assert_true(!dropped == (oct[13].n_mdev == (uint64_t)(N - 3 * 8192 + 1)));
