@@ -151,6 +151,32 @@ static void on_alarm(int sig)
 }
 
 /*
+ * The server's wait without a deadline, under SIGALRM (handler on_alarm,
+ * with @sa_flags) first after @first_us and then every @every_us (0:
+ * once); what the wait returned.
+ */
+static ssize_t endless_wait_timed(struct pair *p, int sa_flags, long first_us, long every_us)
+{
+	struct sigaction sa = { .sa_handler = on_alarm, .sa_flags = sa_flags }, old;
+	struct itimerval it = {
+		.it_value = { .tv_sec = first_us / 1000000, .tv_usec = first_us % 1000000 },
+		.it_interval = { .tv_sec = every_us / 1000000, .tv_usec = every_us % 1000000 },
+	}, off = { 0 };
+	unsigned char a[64];
+	int64_t t;
+	ssize_t rc;
+
+	alarms = 0;
+	assert_int_equal(sigaction(SIGALRM, &sa, &old), 0);
+	assert_int_equal(setitimer(ITIMER_REAL, &it, NULL), 0);
+	rc = transport_recv_wait(p->srv, a, sizeof(a), NULL, p->clk, &t, INT64_MAX,
+				 TRANSPORT_POLL_BLOCK);
+	assert_int_equal(setitimer(ITIMER_REAL, &off, NULL), 0);
+	assert_int_equal(sigaction(SIGALRM, &old, NULL), 0);
+	return rc;
+}
+
+/*
  * A signal ends a wait without a deadline, even when its handler asks
  * SA_RESTART (a receive without a timeout would be restarted).  The
  * timer repeats, so one that fires before the wait began is followed by
@@ -159,23 +185,12 @@ static void on_alarm(int sig)
 static void test_signal_ends_wait(void **state)
 {
 	struct pair *p = *state;
-	struct sigaction sa = { .sa_handler = on_alarm, .sa_flags = SA_RESTART }, old;
-	struct itimerval it = { .it_interval = { .tv_usec = 20000 }, .it_value = { .tv_usec = 20000 } };
-	struct itimerval off = { 0 };
-	unsigned char a[64];
 	socklen_t len = sizeof(kick_to);
-	int64_t t;
 
 	kick_fd = socket(AF_INET, SOCK_DGRAM, 0);
 	assert_true(kick_fd >= 0);
 	assert_int_equal(getsockname(transport_fd(p->srv), (struct sockaddr *)&kick_to, &len), 0);
-	alarms = 0;
-	assert_int_equal(sigaction(SIGALRM, &sa, &old), 0);
-	assert_int_equal(setitimer(ITIMER_REAL, &it, NULL), 0);
-	assert_int_equal(transport_recv_wait(p->srv, a, sizeof(a), NULL, p->clk, &t, INT64_MAX,
-					     TRANSPORT_POLL_BLOCK), -EINTR);
-	assert_int_equal(setitimer(ITIMER_REAL, &off, NULL), 0);
-	assert_int_equal(sigaction(SIGALRM, &old, NULL), 0);
+	assert_int_equal(endless_wait_timed(p, SA_RESTART, 20000, 20000), -EINTR);
 	close(kick_fd);
 }
 
@@ -187,19 +202,8 @@ static void test_signal_ends_wait(void **state)
  */
 static void test_endless_wait_returns(void **state)
 {
-	struct pair *p = *state;
-	struct sigaction sa = { .sa_handler = on_alarm }, old;
-	struct itimerval it = { .it_value = { .tv_sec = 5 } }, off = { 0 };
-	unsigned char a[64];
-	int64_t t;
-
 	kick_fd = -1;
-	assert_int_equal(sigaction(SIGALRM, &sa, &old), 0);
-	assert_int_equal(setitimer(ITIMER_REAL, &it, NULL), 0);
-	assert_int_equal(transport_recv_wait(p->srv, a, sizeof(a), NULL, p->clk, &t, INT64_MAX,
-					     TRANSPORT_POLL_BLOCK), -EAGAIN);
-	assert_int_equal(setitimer(ITIMER_REAL, &off, NULL), 0);
-	assert_int_equal(sigaction(SIGALRM, &old, NULL), 0);
+	assert_int_equal(endless_wait_timed(*state, 0, 5000000, 0), -EAGAIN);
 }
 
 /*
