@@ -41,6 +41,7 @@ struct udp_transport {
 	int gro;		/* UDP_GRO asked for (first recv_batch) */
 	int stamping;		/* SO_TIMESTAMPING on */
 	int set_id;		/* SCM_TS_OPT_ID works: -1 unknown, 0, 1 */
+	int tx_flags;		/* send stamps asked on the socket, or 0 */
 	uint32_t next_id;	/* the id of the next send */
 	char dev[IFNAMSIZ];	/* dev=, or "" */
 	struct phc *phc;	/* hardware stamping: the NIC's clock */
@@ -264,6 +265,49 @@ static ssize_t udp_send_stamped(struct udp_transport *u, const void *buf, size_t
 	return sendmsg(u->t.fd, &h, MSG_DONTWAIT);
 }
 
+/* The socket's send-stamp counter back to 0, the stamps it has counted read. */
+static void udp_tx_count_reset(struct udp_transport *u)
+{
+	int flags = u->tx_flags & ~SOF_TIMESTAMPING_OPT_ID;
+
+	udp_tx_drain(&u->t);
+	if (setsockopt(u->t.fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof(flags)) == 0 &&
+	    setsockopt(u->t.fd, SOL_SOCKET, SO_TIMESTAMPING, &u->tx_flags,
+		       sizeof(u->tx_flags)) == 0)
+		u->next_id = 0;
+}
+
+/*
+ * A connected socket asks for its send stamps once, on the socket: a
+ * control message would make the kernel look its route up again on every
+ * send.  Every send is then stamped, and its id is the socket's count of
+ * them; a send that fails may or may not have counted, so the count
+ * starts again.
+ */
+static int udp_send_counted(struct udp_transport *u, void *buf, size_t len,
+			    const struct transport_addr *to, struct clock *clk, int flags,
+			    int64_t *stamp)
+{
+	ssize_t n;
+
+	if (flags & TRANSPORT_STAMP_SEND)
+		transport_tx_begin(&u->t, u->next_id);
+	*stamp = clock_now(clk);
+	if (flags & TRANSPORT_STAMP_XMT)
+		transport_stamp_xmt(buf, *stamp);
+	n = sendto(u->t.fd, buf, len, MSG_DONTWAIT, to ? (const struct sockaddr *)to->data : NULL,
+		   to ? to->len : 0);
+	if (n < 0) {
+		int e = errno;
+
+		udp_tx_count_reset(u);
+		return -e;
+	}
+	u->next_id++;
+	u->tx_unread = 1;
+	return (size_t)n == len ? 0 : -EMSGSIZE;
+}
+
 static int udp_send(struct transport *t, void *buf, size_t len,
 		    const struct transport_addr *to, struct clock *clk, int flags,
 		    int64_t *stamp)
@@ -271,6 +315,8 @@ static int udp_send(struct transport *t, void *buf, size_t len,
 	struct udp_transport *u = container_of(t, struct udp_transport, t);
 	ssize_t n;
 
+	if (u->tx_flags)
+		return udp_send_counted(u, buf, len, to, clk, flags, stamp);
 	if (u->stamping && (flags & TRANSPORT_STAMP_SEND)) {
 		uint32_t id = u->next_id;
 
@@ -861,10 +907,15 @@ static int udp_stamps_enable(struct transport *t, char *err, size_t errlen)
 	if (hw)
 		flags |= SOF_TIMESTAMPING_RX_HARDWARE | SOF_TIMESTAMPING_RAW_HARDWARE;
 
+	/* A client's every send is stamped: asked once (udp_send_counted()). */
+	if (u->peerlen)
+		flags |= SOF_TIMESTAMPING_TX_SCHED | SOF_TIMESTAMPING_TX_SOFTWARE |
+			 (u->phc ? SOF_TIMESTAMPING_TX_HARDWARE : 0);
 	if (setsockopt(t->fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof(flags))) {
 		snprintf(err, errlen, "SO_TIMESTAMPING: %s", strerror(errno));
 		return -errno;
 	}
+	u->tx_flags = u->peerlen ? flags : 0;
 	u->stamping = 1;
 	u->set_id = -1;
 	u->next_id = 0;

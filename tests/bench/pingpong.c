@@ -17,16 +17,19 @@
  * With "stamp" both ends ask the kernel for what ntpprobe and ntpreflect
  * ask of it (lib/udp.c) in basic mode: SO_TIMESTAMPING with software
  * receive stamps, OPT_ID and OPT_TSONLY on the socket, receive stamps
- * read from recvmsg()'s control data; the client, per request, a
- * control message for TX_SCHED and TX_SOFTWARE stamps, collected from
- * the error queue after the answer.  The server asks no send stamps,
- * as ntpreflect for a basic client without --log.  That is the stamped
- * floor: the kernel's price for the stamps, without ntpx.
+ * read from recvmsg()'s control data; the client TX_SCHED and
+ * TX_SOFTWARE stamps on every request, asked once on its connected
+ * socket, collected from the error queue after the answer.  The server
+ * asks no send stamps, as ntpreflect for a basic client without --log.
+ * That is the stamped floor: the kernel's price for the stamps, without
+ * ntpx.
  * "stamp-nosched" asks for TX_SOFTWARE alone.
  *
  * "poll" is the client of e0bfd10 and before, kept for one release so
  * that the figures measured against it stay comparable: it polls before
- * the receive and collects the send stamps right after the send.
+ * the receive, asks for the send stamps per request in a control
+ * message (which costs the kernel a route lookup on every send) and
+ * collects them right after the send.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -69,6 +72,8 @@ static int stamps_on(int fd)
 	int flags = SOF_TIMESTAMPING_SOFTWARE | SOF_TIMESTAMPING_RX_SOFTWARE |
 		    SOF_TIMESTAMPING_OPT_ID | SOF_TIMESTAMPING_OPT_TSONLY;
 
+	if (tx_ask && !poll_first)
+		flags |= (int)tx_stamps;
 	return tx_stamps ? setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof(flags)) : 0;
 }
 
@@ -126,7 +131,8 @@ static void tx_collect(int fd)
 	}
 }
 
-/* sendto(), or with stamps what lib/udp.c does: ask and send. */
+/* sendto(), or for "poll" with stamps what e0bfd10's lib/udp.c did: ask
+   in a control message, send, and collect. */
 static ssize_t transmit(int fd, const void *buf, size_t len, const struct sockaddr_in *to)
 {
 	union {
@@ -141,7 +147,7 @@ static ssize_t transmit(int fd, const void *buf, size_t len, const struct sockad
 	struct cmsghdr *c;
 	ssize_t n;
 
-	if (!tx_ask)
+	if (!tx_ask || !poll_first)
 		return to ? sendto(fd, buf, len, 0, (const struct sockaddr *)to, sizeof(*to))
 			  : send(fd, buf, len, 0);
 	memset(&ctl, 0, sizeof(ctl));

@@ -8,7 +8,8 @@
  * endless wait even when its handler asks SA_RESTART, and the wait
  * returns now and then for its caller to look at its flags; datagrams read
  * ahead (transport_recv_ahead) come out one by one, whole, each with its
- * own sender and receive stamp.
+ * own sender and receive stamp; a client's send stamps, numbered by the
+ * kernel, stay with their datagrams after a send that failed.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,6 +22,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <arpa/inet.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -267,6 +269,62 @@ static void test_read_ahead(void **state)
 	transport_close(cli2);
 }
 
+/*
+ * A client asks for its send stamps on the socket, and the kernel
+ * numbers them.  A send that fails (here: the ICMP port unreachable that
+ * the first request drew, reported on the next send) must not leave the
+ * numbers one off: the next request's stamps are still its own.
+ */
+static void test_stamps_after_failed_send(void **state)
+{
+	struct pair *p = *state;
+	struct transport *cli, *srv;
+	struct endpoint ep;
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sa);
+	struct transport_stamps ts;
+	struct pollfd pfd = { .events = 0 };
+	unsigned char q[48] = { 0x23 }, a[64];
+	int64_t t1, t, t4;
+	char err[256], url[64];
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	/* A port nobody listens on, for now. */
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	close(fd);
+	snprintf(url, sizeof(url), "udp://127.0.0.1:%u", ntohs(sa.sin_port));
+	assert_int_equal(endpoint_parse(url, &ep, err, sizeof(err)), 0);
+	cli = transport_open(&ep, TRANSPORT_CLIENT, err, sizeof(err));
+	assert_non_null(cli);
+	assert_int_equal(transport_stamps_enable(cli, err, sizeof(err)), 0);
+	assert_int_equal(transport_send(cli, q, sizeof(q), NULL, p->clk, TRANSPORT_STAMP_SEND,
+					&t1), 0);
+	assert_int_equal(transport_tx_stamps(cli, transport_tx_id(cli), p->clk, &ts,
+					     clock_monotonic_ns() + TRANSPORT_TX_WAIT_NS), 1);
+	/* The error queue read, POLLERR is the refusal. */
+	pfd.fd = transport_fd(cli);
+	assert_int_equal(poll(&pfd, 1, 5000), 1);
+	assert_int_equal(transport_send(cli, q, sizeof(q), NULL, p->clk, TRANSPORT_STAMP_SEND,
+					&t), -ECONNREFUSED);
+	/* Now someone listens there. */
+	assert_int_equal(endpoint_parse(url, &ep, err, sizeof(err)), 0);
+	srv = transport_open(&ep, TRANSPORT_SERVER, err, sizeof(err));
+	assert_non_null(srv);
+	assert_int_equal(transport_send(cli, q, sizeof(q), NULL, p->clk, TRANSPORT_STAMP_SEND,
+					&t1), 0);
+	assert_int_equal(transport_recv_wait(srv, a, sizeof(a), NULL, p->clk, &t4,
+					     clock_monotonic_ns() + 1000000000LL,
+					     TRANSPORT_POLL_BLOCK), (ssize_t)sizeof(q));
+	assert_int_equal(transport_tx_stamps(cli, transport_tx_id(cli), p->clk, &ts,
+					     clock_monotonic_ns() + TRANSPORT_TX_WAIT_NS), 1);
+	assert_true(ts.at[TRANSPORT_LAYER_K] >= t1 && ts.at[TRANSPORT_LAYER_K] <= t4);
+	transport_close(srv);
+	transport_close(cli);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -275,6 +333,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_signal_ends_wait, pair_open, pair_close),
 		cmocka_unit_test_setup_teardown(test_endless_wait_returns, pair_open, pair_close),
 		cmocka_unit_test_setup_teardown(test_read_ahead, pair_open, pair_close),
+		cmocka_unit_test_setup_teardown(test_stamps_after_failed_send, pair_open, pair_close),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
