@@ -219,9 +219,10 @@ recov_med() {
 # update of the filter).
 stepped() {
 	_m=$(rec_cols "$1/probe.rec" status adj delay true2 | awk '$1 != "ok" { next }
-		!n++ { if ($2 != "step") { print "the first ok reply did not step: " $0; exit 1 } d = $3; next }
-		{ t = $4 < 0 ? -$4 : $4; if (t > d + 1) { print "|true2| " t " ns after a step measured over " d " ns"; exit 1 } done = 1; exit }
-		END { if (!done) print "no ok reply after the step"; else print "stepped to within " t " of " d " ns"; exit !done }'); _s=$?
+		!n++ { if ($2 != "step") { why = "the first ok reply did not step: " $0; exit } d = $3; next }
+		{ t = $4 < 0 ? -$4 : $4; if (t > d + 1) why = "|true2| " t " ns after a step measured over " d " ns"; done = 1; exit }
+		END { if (why == "" && !done) why = "no ok reply after the step"
+			print why == "" ? "stepped to within " t " of " d " ns" : why; exit why != "" }'); _s=$?
 	diag "${1##*/}: $_m"; return $_s
 }
 # no_step RUN: no record of RUN says the discipline stepped.
