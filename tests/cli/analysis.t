@@ -40,9 +40,12 @@ newrun() {
 	printf '%d\t%s\t%s\t%s\t%d\n' $idx "$1" "$2" "$3" "$4" >>"$P/order.tsv"
 }
 ev() { printf '%s\t%d\t%s\t%s\n' "$(date +%s%N)" $idx "$1" "${2:-}" >>"$P/events.tsv"; }
+# Every exchange on loopback is answered: -w 5s is a limit on a failure,
+# not a bound on timing (doc/hacking.md), so that a reply a loaded machine
+# holds up comes late rather than as a timeout.
 probe() {	# transport ntpprobe-args...
 	eval port=\$PORT_$1; shift
-	ntpprobe "$@" "udp://127.0.0.1:$port" 2>>"$TMP/probe.err"
+	ntpprobe -w 5s "$@" "udp://127.0.0.1:$port" 2>>"$TMP/probe.err"
 }
 synth() {	# kind n ms awk-assignments...
 	k=$1 n=$2 ms=$3; shift 3
@@ -167,6 +170,98 @@ between() {
 	diag "'$1' (want $2..$3)"
 	is_num "$1" && awk -v x="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(x + 0 >= lo && x + 0 <= hi) }'
 }
+# same_s A B: A and B both '-', or numbers within the tables' resolution
+# of seconds (ntpx-runstat rounds each run to the millisecond before the
+# median is taken, the recomputation below does not).  Shows both.
+same_s() {
+	diag "'$1' (the records give '$2')"
+	{ [ "$1" = - ] && [ "$2" = - ]; } ||
+		{ is_num "$1" && is_num "$2" && awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; exit !(d <= 0.0011 && d >= -0.0011) }'; }
+}
+# recov_rec RUN EVENT: "REACQUIRE WITHIN" of one recovery run recomputed
+# from its records, as doc/ntpx-runstat.1 defines them: seconds from the
+# run's EVENT (events.tsv) to the T2 (the reference's stamp) of the first
+# ok exchange after it, and to that of the third of three consecutive ok
+# exchanges after it whose |off2| / 2 is under 1 ms; '-' for never.  The
+# nanoseconds since 1970 in shell arithmetic (awk's doubles would round
+# them).
+recov_rec() {
+	_ri=${1##*/} && _ri=${_ri%%-*} &&
+	_ra=$(awk -F'\t' -v i=$((1$_ri - 1000)) -v e="$2" '$2 == i && $3 == e { print $1; exit }' "$P/events.tsv") &&
+	[ -n "$_ra" ] || { echo "no event $2"; return; }
+	_re=- _rw=- _rc=0
+	rec_cols "$1/probe.rec" status t2 off2 >"$TMP/recov.cols"
+	while read -r _st _t2 _o2; do
+		[ "$_st" = ok ] && [ $((_t2 - _ra)) -ge 0 ] || continue
+		[ "$_re" != - ] || _re=$((_t2 - _ra))
+		if [ "${_o2#-}" -lt 2000000 ]; then _rc=$((_rc + 1)); else _rc=0; fi
+		if [ $_rc = 3 ] && [ "$_rw" = - ]; then _rw=$((_t2 - _ra)); fi
+	done <"$TMP/recov.cols"
+	awk -v a=$_re -v b=$_rw 'function s(x) { return x == "-" ? "-" : sprintf("%.6f", x / 1e9) } BEGIN { print s(a), s(b) }'
+}
+# recov_med CONDITION TRANSPORT EVENT FIELD: the median over the
+# repetitions of recov_rec's FIELD (1 reacquire, 2 within), '-' counting
+# as never, as ntpx-summarize takes it (doc/ntpx-summarize.1).
+recov_med() {
+	for _d in "$P"/runs/*-recovery-$1-$2-r*; do
+		[ -f "$_d/done" ] && recov_rec "$_d" "$3" | awk -v k=$4 '{ print $k }'
+	done | awk '{ v[++n] = $1 == "-" ? 1e300 : $1 }
+		END { for (i = 2; i <= n; i++) { x = v[i]; for (j = i - 1; j >= 1 && v[j] > x; j--) v[j + 1] = v[j]; v[j + 1] = x }
+		m = n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+		if (!n) print "no runs"; else if (m >= 1e299) print "-"; else printf "%.6f\n", m }'
+}
+# stepped RUN: the run's first ok reply stepped its sim: clock (adj step)
+# and left it within half that exchange's round trip of the truth: the
+# next ok reply's |true2| is at most the stepping reply's delay, plus the
+# nanosecond the step's halving of off2 may drop.  Exact on one clock: a
+# measured offset errs by at most half its round trip, and the step
+# corrects by the measured offset (the first slew comes later, at an
+# update of the filter).
+stepped() {
+	_m=$(rec_cols "$1/probe.rec" status adj delay true2 | awk '$1 != "ok" { next }
+		!n++ { if ($2 != "step") { why = "the first ok reply did not step: " $0; exit } d = $3; next }
+		{ t = $4 < 0 ? -$4 : $4; if (t > d + 1) why = "|true2| " t " ns after a step measured over " d " ns"; done = 1; exit }
+		END { if (why == "" && !done) why = "no ok reply after the step"
+			print why == "" ? "stepped to within " t " of " d " ns" : why; exit why != "" }'); _s=$?
+	diag "${1##*/}: $_m"; return $_s
+}
+# no_step RUN: no record of RUN says the discipline stepped.
+no_step() { ! rec_cols "$1/probe.rec" adj | grep -qx step; }
+# runs FAMILY CONDITION TRANSPORT: the completed runs' directories
+runs() { for _d in "$P"/runs/*-$1-$2-$3-r*; do [ -f "$_d/done" ] && echo "$_d"; done; }
+# settled_med TRANSPORT COLUMN SCALE: the steady runs' COLUMN, as ntpx-runstat
+# takes it over the ok records the filter calls valid (|COLUMN| / SCALE,
+# their median), then the median over repetitions (two: their mean), to
+# the table's 0.1 us.
+settled_med() {
+	for _d in $(runs steady disciplined "$1"); do
+		rec_cols "$_d/probe.rec" status valid "$2" |
+		awk -v s="$3" '$1 == "ok" && $2 == 1 && $3 != "-" { v[++n] = ($3 < 0 ? -$3 : $3) / s }
+			END { for (i = 2; i <= n; i++) { x = v[i]; for (j = i - 1; j >= 1 && v[j] > x; j--) v[j + 1] = v[j]; v[j + 1] = x }
+			if (n) printf "%.3f\n", n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }'
+	done | awk '{ v[++n] = $1 } END { if (!n) print "no runs"; else { if (n == 2 && v[1] > v[2]) { x = v[1]; v[1] = v[2]; v[2] = x }
+		printf "%.1f\n", n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 } }'
+}
+# within_01 A B: A and B numbers at most 0.1 apart (the table's resolution
+# of microseconds).  Shows both.
+within_01() {
+	diag "'$1' (the records give '$2')"
+	is_num "$1" && is_num "$2" && awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; exit !(d <= 0.1001 && d >= -0.1001) }'
+}
+# slewed_in RUN: the steady run's loop took its start offset out: it
+# slewed, and at its last ok reply the clock is nearer the truth than at
+# its first, or at least within the largest round trip its filter chose
+# (|true2| <= fdelay: a filtered offset errs by at most half its round
+# trip, and the loop corrects by filtered offsets).  Left alone, the
+# clock would drift on from its 500 us at +12 ppm and fail both.
+slewed_in() {
+	_m=$(rec_cols "$1/probe.rec" status adj true2 fdelay | awk '$1 != "ok" { next }
+		{ t = $3 < 0 ? -$3 : $3; if (!n++) first = t; last = t; if ($2 == "slew") s++; if ($4 != "-" && $4 > fd) fd = $4 }
+		END { printf "slews %d, |true2| first %d last %d, largest fdelay %d ns\n", s, first, last, fd
+			exit !(s > 0 && (last < first || last <= fd)) }'); _s=$?
+	diag "${1##*/}: $_m"; return $_s
+}
+
 # The median over repetitions of offsetfit's rtt_median_us on the udp
 # freerun runs.
 freerun_median() {
@@ -361,19 +456,39 @@ test_expect_success 'phased loaded run: reject rate inside the load window 0.01.
 	between "$(col loaded udp reject_rate)" 0.01 0.15
 '
 
-# recovery.
-test_expect_success 'client restart reacquired within 1 s' '
-	between "$(col recovery udp reacquire_s restart_client)" 0.001 1
+# recovery.  Each time is held against the same time recomputed from the
+# run's records (recov_rec): how long a restart or the loop takes is the
+# machine's to decide, what the table makes of the records is not.
+test_expect_success 'client restart: reacquire_s is the time from the restart to the next answer' '
+	same_s "$(col recovery udp reacquire_s restart_client)" "$(recov_med restart_client udp restart_client 1)"
+'
+test_expect_success 'client restart: both repetitions reacquired' '
+	test_is "$(col recovery udp reacquired restart_client)/$(col recovery udp reps restart_client)" "2/2"
 '
 test_expect_success 'server restart: reacquired (real reflector restarted)' '
 	test_is "$(col recovery udp reacquired restart_server)" 1
 '
-# The discipline steps once the filter is valid (the 4th reply, 0.2 s).
-test_expect_success 'step: within 1 ms in 0.1..1.5 s' '
-	between "$(col recovery udp within_1ms_s step_120s)" 0.1 1.5
+# The discipline steps at the first reply, by what that reply measured;
+# whether three replies in a row then measure under 1 ms is the loaded
+# machine's round trips' to decide, so within_1ms_s is held to the
+# records, and the step to the truth.
+test_expect_success 'step: the first reply stepped each sim: clock to within half its round trip of the truth' '
+	set -- $(runs recovery step_120s udp) $(runs recovery step_120s udp2) &&
+	test $# = 4 && all stepped "$@"
 '
-test_expect_success "250 ms slewed at 500 ppm is not within 1 ms after 1.5 s: '-'" '
-	test_is "$(col recovery udp within_1ms_s slew_250ms)" "-"
+test_expect_success 'step: within_1ms_s is the time to the third of three replies in a row under 1 ms' '
+	same_s "$(col recovery udp within_1ms_s step_120s)" "$(recov_med step_120s udp step 2)" &&
+	same_s "$(col recovery udp2 within_1ms_s step_120s)" "$(recov_med step_120s udp2 step 2)"
+'
+test_expect_success 'step: reacquire_s is the time from the step to the first answer' '
+	same_s "$(col recovery udp reacquire_s step_120s)" "$(recov_med step_120s udp step 1)"
+'
+test_expect_success 'slew: 250 ms slewed, never stepped' '
+	set -- $(runs recovery slew_250ms udp) $(runs recovery slew_250ms udp2) &&
+	test $# = 4 && all no_step "$@"
+'
+test_expect_success 'slew: within_1ms_s as the records give it' '
+	same_s "$(col recovery udp within_1ms_s slew_250ms)" "$(recov_med slew_250ms udp slew 2)"
 '
 test_expect_success 'step: both repetitions reacquired on udp2' '
 	test_is "$(col recovery udp2 reacquired step_120s)/$(col recovery udp2 reps step_120s)" "2/2"
@@ -387,13 +502,17 @@ test_expect_success '5% loss drops requests' '
 	between "$(col loss udp drops 5pct)" 1 20
 '
 
-# steady: on loopback the disciplined clock is within a millisecond of
-# the truth, and the filter's columns are there.
-test_expect_success 'steady true error 0..1000 us' '
-	between "$(col steady udp true_error_us)" 0 1000
+# steady: the loop took the clock's start offset out (against its
+# truth), and the table's true error and jitter are the records' own.
+test_expect_success 'steady: the loop slewed each sim: clock in from its start offset' '
+	set -- $(runs steady disciplined udp) $(runs steady disciplined udp2) &&
+	test $# = 4 && all slewed_in "$@"
+'
+test_expect_success 'steady true error: the median |true2| / 2 of the settled replies' '
+	within_01 "$(col steady udp true_error_us)" "$(settled_med udp true2 2000)"
 '
 test_expect_success 'steady jitter from the filter'\''s column' '
-	between "$(col steady udp jitter_us)" 0 100000
+	within_01 "$(col steady udp jitter_us)" "$(settled_med udp jitter 1000)"
 '
 test_expect_success 'steady: no sync loss' '
 	test_is "$(col steady udp2 sync_losses)" 0
