@@ -469,11 +469,12 @@ static int ib_send(struct transport *t, void *buf, size_t len,
 		wr.opcode = IBV_WR_SEND;
 	}
 	u->send_tag[u->send_next] = 0;
-	if (u->stamping && u->scq.mode != VERBS_STAMP_NONE && (flags & TRANSPORT_STAMP_SEND)) {
+	/* One layer at most (H): stamped when the send asks for it. */
+	if (u->stamping && u->scq.mode != VERBS_STAMP_NONE && transport_send_layers(t, flags)) {
 		if (!++u->tx_seq)
 			u->tx_seq = 1;		/* 0 marks a send not asked for */
 		u->send_tag[u->send_next] = u->tx_seq;
-		transport_tx_begin(t, u->tx_seq);
+		transport_tx_begin(t, u->tx_seq, transport_send_layers(t, flags));
 	}
 	*stamp = clock_now(clk);
 	if (flags & TRANSPORT_STAMP_XMT)

@@ -379,13 +379,28 @@ uint32_t transport_tx_id(const struct transport *t)
 	return t->st.tx_id;
 }
 
-void transport_tx_begin(struct transport *t, uint32_t id)
+unsigned transport_tx_layers(const struct transport *t)
+{
+	return t->st.tx_layers;
+}
+
+unsigned transport_send_layers(const struct transport *t, int flags)
+{
+	unsigned only = (unsigned)flags >> 8 & ((1u << TRANSPORT_NLAYERS) - 1);
+
+	if (!(flags & TRANSPORT_STAMP_SEND))
+		return 0;
+	return t->st.tx_layers & (only ? only : ~0u);
+}
+
+void transport_tx_begin(struct transport *t, uint32_t id, unsigned layers)
 {
 	unsigned i = id % TRANSPORT_TX_KEEP;
 	int l;
 
 	t->st.tx_id = id;
 	t->st.ring[i].id = id;
+	t->st.ring[i].want = layers;
 	t->st.ring[i].got = TX_BEGUN;
 	for (l = 0; l < TRANSPORT_NLAYERS; l++)
 		t->st.ring[i].at[l] = TRANSPORT_NO_STAMP;
@@ -400,10 +415,13 @@ void transport_tx_note(struct transport *t, uint32_t id, enum transport_layer l,
 	 * A stamp for a datagram no longer kept (or never begun) is lost.
 	 * The first of a layer is kept: a datagram that crosses into
 	 * another namespace and through a second qdisc there (an IFB) may
-	 * report a second TX_SCHED, which is not our host's.
+	 * report a second TX_SCHED, which is not our host's.  A layer
+	 * not asked for is not kept either: every backend hands up what
+	 * was asked, however it stamps.
 	 */
 	if (t->st.ring[i].id != id || !(t->st.ring[i].got & TX_BEGUN) ||
-	    (unsigned)l >= TRANSPORT_NLAYERS || t->st.ring[i].got & 1u << l)
+	    (unsigned)l >= TRANSPORT_NLAYERS || t->st.ring[i].got & 1u << l ||
+	    !(t->st.ring[i].want & 1u << l))
 		return;
 	t->st.ring[i].at[l] = realtime_ns;
 	t->st.ring[i].got |= 1u << l;
@@ -412,12 +430,12 @@ void transport_tx_note(struct transport *t, uint32_t id, enum transport_layer l,
 int transport_tx_stamps(struct transport *t, uint32_t id, struct clock *clk,
 			struct transport_stamps *s, int64_t deadline)
 {
-	unsigned i = id % TRANSPORT_TX_KEEP, want = t->st.tx_layers;
+	unsigned i = id % TRANSPORT_TX_KEEP, want = t->st.ring[i].want;
 	int l, all;
 
 	for (l = 0; l < TRANSPORT_NLAYERS; l++)
 		s->at[l] = TRANSPORT_NO_STAMP;
-	if (!want || !t->ops->tx_drain)
+	if (!t->st.tx_layers || !t->ops->tx_drain)
 		return 1;
 	for (;;) {
 		struct pollfd pfd = { .fd = t->fd, .events = 0 };
@@ -428,6 +446,7 @@ int transport_tx_stamps(struct transport *t, uint32_t id, struct clock *clk,
 			t->ops->tx_drain(t);
 		if (t->st.ring[i].id != id || !(t->st.ring[i].got & TX_BEGUN))
 			return 0;
+		want = t->st.ring[i].want;
 		if ((t->st.ring[i].got & want) == want)
 			break;
 		left = deadline - clock_monotonic_ns();

@@ -52,7 +52,20 @@ struct transport_addr {
 					   packet's transmit timestamp */
 #define TRANSPORT_STAMP_SEND	0x2	/* with stamps enabled: take this
 					   datagram's send stamps (below the
-					   tool: transport_tx_stamps()) */
+					   tool: transport_tx_stamps()) at
+					   every layer the path offers */
+/*
+ * With TRANSPORT_STAMP_SEND: only at the layers in @mask (bits 1 <<
+ * TRANSPORT_LAYER_*; 0 is every layer), so that a sender that uses one
+ * layer pays for one where stamps are asked per datagram (a server's
+ * kernel UDP socket: the kernel queues an error-queue message per layer
+ * and send; a connected client's asks for every layer once, and @mask
+ * only chooses what is kept).  A layer the path does not offer is left
+ * out; a datagram none of whose layers is offered is sent without send
+ * stamps, as without TRANSPORT_STAMP_SEND (transport_tx_layers() tells
+ * beforehand).
+ */
+#define TRANSPORT_STAMP_ONLY(mask)	((int)(mask) << 8)
 
 struct transport;
 
@@ -213,6 +226,12 @@ const char *transport_warnings(const struct transport *t);
  */
 const char *transport_stamp_source(const struct transport *t, int tx, enum transport_layer l);
 
+/*
+ * The send layers offered (bits 1 << TRANSPORT_LAYER_*): those whose
+ * transport_stamp_source() names a source.  0 without stamps.
+ */
+unsigned transport_tx_layers(const struct transport *t);
+
 /* The receive stamps of the datagram the latest receive returned. */
 void transport_rx_stamps(const struct transport *t, struct clock *clk,
 			 struct transport_stamps *s);
@@ -222,9 +241,11 @@ uint32_t transport_tx_id(const struct transport *t);
 
 /*
  * The send stamps of datagram @id.  Waits until @deadline (CLOCK_MONOTONIC
- * ns; 0: do not wait) for every layer the path offers.  Returns 1 when all
- * came, 0 when some did not (those are TRANSPORT_NO_STAMP).  A backend
- * keeps the stamps of its last TRANSPORT_TX_KEEP datagrams.
+ * ns; 0: do not wait) for every layer its send asked for (all the path
+ * offers, or those of TRANSPORT_STAMP_ONLY); the others are
+ * TRANSPORT_NO_STAMP.  Returns 1 when all came, 0 when some did not
+ * (those are TRANSPORT_NO_STAMP).  A backend keeps the stamps of its
+ * last TRANSPORT_TX_KEEP datagrams.
  */
 #define TRANSPORT_TX_KEEP	64
 

@@ -83,6 +83,7 @@ struct transport_stamp_state {
 	uint32_t tx_id;				/* of the latest send */
 	struct {
 		uint32_t id;
+		unsigned want;			/* layers asked for */
 		unsigned got;			/* layers noted */
 		int64_t at[TRANSPORT_NLAYERS];
 	} ring[TRANSPORT_TX_KEEP];
@@ -117,8 +118,18 @@ void transport_rx_clear(struct transport *t);
 void transport_tx_note(struct transport *t, uint32_t id, enum transport_layer l,
 		       int64_t realtime_ns);
 
-/* A new datagram @id is about to go: its slot in the ring is emptied. */
-void transport_tx_begin(struct transport *t, uint32_t id);
+/*
+ * The layers a send with @flags asks for (transport_send()): those of
+ * TRANSPORT_STAMP_ONLY, or all, that the path offers; 0 without
+ * TRANSPORT_STAMP_SEND.  A backend stamps only these, and only when any.
+ */
+unsigned transport_send_layers(const struct transport *t, int flags);
+
+/*
+ * A new datagram @id is about to go, asking for @layers (from
+ * transport_send_layers()): its slot in the ring is emptied.
+ */
+void transport_tx_begin(struct transport *t, uint32_t id, unsigned layers);
 
 /*
  * Resolves host:port (a name or an address; @passive for a local bind;

@@ -224,12 +224,15 @@ no_address:
 static void udp_tx_drain(struct transport *t);
 
 /*
- * sendmsg() asking for this datagram's send stamps (an SO_TIMESTAMPING
- * message: per datagram, so that a server pays for them only where they
- * are wanted), with its id in an SCM_TS_OPT_ID message when @with_id.
+ * sendmsg() asking for this datagram's send stamps at @layers (an
+ * SO_TIMESTAMPING message: per datagram, so that a server pays for them
+ * only where they are wanted, and for each layer only where it is: every
+ * one is a message on the error queue), with its id in an SCM_TS_OPT_ID
+ * message when @with_id.
  */
 static ssize_t udp_send_stamped(struct udp_transport *u, const void *buf, size_t len,
-				const struct transport_addr *to, uint32_t id, int with_id)
+				const struct transport_addr *to, unsigned layers, uint32_t id,
+				int with_id)
 {
 	union {
 		char buf[CMSG_SPACE(sizeof(uint32_t)) * 2];
@@ -242,8 +245,9 @@ static ssize_t udp_send_stamped(struct udp_transport *u, const void *buf, size_t
 		.msg_controllen = CMSG_SPACE(sizeof(uint32_t)) * (with_id ? 2 : 1),
 	};
 	struct cmsghdr *c;
-	uint32_t tx = SOF_TIMESTAMPING_TX_SCHED | SOF_TIMESTAMPING_TX_SOFTWARE |
-		      (u->phc ? SOF_TIMESTAMPING_TX_HARDWARE : 0);
+	uint32_t tx = (layers & 1u << TRANSPORT_LAYER_Q ? SOF_TIMESTAMPING_TX_SCHED : 0) |
+		      (layers & 1u << TRANSPORT_LAYER_K ? SOF_TIMESTAMPING_TX_SOFTWARE : 0) |
+		      (layers & 1u << TRANSPORT_LAYER_H ? SOF_TIMESTAMPING_TX_HARDWARE : 0);
 
 	memset(&ctl, 0, sizeof(ctl));
 	if (to) {
@@ -282,16 +286,18 @@ static void udp_tx_count_reset(struct udp_transport *u)
  * control message would make the kernel look its route up again on every
  * send.  Every send is then stamped, and its id is the socket's count of
  * them; a send that fails may or may not have counted, so the count
- * starts again.
+ * starts again.  The kernel stamps every layer then: TRANSPORT_STAMP_ONLY
+ * only chooses what is kept.
  */
 static int udp_send_counted(struct udp_transport *u, void *buf, size_t len,
 			    const struct transport_addr *to, struct clock *clk, int flags,
 			    int64_t *stamp)
 {
+	unsigned layers = transport_send_layers(&u->t, flags);
 	ssize_t n;
 
-	if (flags & TRANSPORT_STAMP_SEND)
-		transport_tx_begin(&u->t, u->next_id);
+	if (layers)
+		transport_tx_begin(&u->t, u->next_id, layers);
 	*stamp = clock_now(clk);
 	if (flags & TRANSPORT_STAMP_XMT)
 		transport_stamp_xmt(buf, *stamp);
@@ -313,20 +319,21 @@ static int udp_send(struct transport *t, void *buf, size_t len,
 		    int64_t *stamp)
 {
 	struct udp_transport *u = container_of(t, struct udp_transport, t);
+	unsigned layers = transport_send_layers(t, flags);
 	ssize_t n;
 
 	if (u->tx_flags)
 		return udp_send_counted(u, buf, len, to, clk, flags, stamp);
-	if (u->stamping && (flags & TRANSPORT_STAMP_SEND)) {
+	if (u->stamping && layers) {
 		uint32_t id = u->next_id;
 
-		transport_tx_begin(t, id);
+		transport_tx_begin(t, id, layers);
 		*stamp = clock_now(clk);
 		if (flags & TRANSPORT_STAMP_XMT)
 			transport_stamp_xmt(buf, *stamp);
 		n = -1;
 		if (u->set_id != 0) {
-			n = udp_send_stamped(u, buf, len, to, id, 1);
+			n = udp_send_stamped(u, buf, len, to, layers, id, 1);
 			if (u->set_id < 0 && n < 0 && errno == EINVAL) {
 				/* An older kernel: the socket's counter then,
 				   which counts the datagrams that ask for stamps. */
@@ -336,7 +343,7 @@ static int udp_send(struct transport *t, void *buf, size_t len,
 			}
 		}
 		if (u->set_id == 0)
-			n = udp_send_stamped(u, buf, len, to, id, 0);
+			n = udp_send_stamped(u, buf, len, to, layers, id, 0);
 		if (n < 0)
 			return -errno;
 		u->next_id++;

@@ -474,9 +474,10 @@ static int uudp_send(struct transport *t, void *buf, size_t len,
 		transport_stamp_xmt(f + FRAME_HDR_LEN, *stamp);
 	if (!offload)
 		frame_udp_csum_fill(f, flen);
-	if (u->stamping && u->ps.tx_layer >= 0 && (flags & TRANSPORT_STAMP_SEND)) {
+	/* One layer at most: stamped when the send asks for it. */
+	if (u->stamping && u->ps.tx_layer >= 0 && transport_send_layers(t, flags)) {
 		u->port->tx_tag = ++u->tx_seq;
-		transport_tx_begin(t, u->tx_seq);
+		transport_tx_begin(t, u->tx_seq, transport_send_layers(t, flags));
 		rc = port_tx_submit(u->port, f, flen, offload | PORT_TX_STAMP);
 	} else {
 		rc = port_tx_submit(u->port, f, flen, offload);

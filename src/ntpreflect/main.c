@@ -53,9 +53,7 @@ int main(int argc, char **argv)
 		ntpx_err_lines(transport_warnings(rf.t));
 		if (rc)
 			ntpx_die(NTPX_EXIT_FAIL, "%s: %s", cfg.ep.url, err);
-		rf.stamping = transport_stamp_source(rf.t, 1, TRANSPORT_LAYER_Q) ||
-			      transport_stamp_source(rf.t, 1, TRANSPORT_LAYER_K) ||
-			      transport_stamp_source(rf.t, 1, TRANSPORT_LAYER_H);
+		rf.tx_layers = transport_tx_layers(rf.t);
 	}
 	/* Under load, one receive for the requests waiting (lib/transport.h);
 	   a backend that cannot serves them one by one. */

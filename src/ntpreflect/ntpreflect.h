@@ -96,7 +96,8 @@ struct reflector {
 	struct xleave_table *xt;	/* interleaved mode's client slots */
 	struct ratelimit *rl;		/* NULL without --ratelimit */
 	struct ntp_packet reply;	/* what every reply says the same way */
-	int stamping;			/* the path stamps sends */
+	unsigned tx_layers;		/* the send layers the path stamps
+					   (transport_tx_layers()) */
 	FILE *log;			/* NULL without --log */
 	const char *logname;
 	int out;			/* the log's state (lib/out.h) */

@@ -141,7 +141,8 @@ void reflect_answer(struct reflector *rf, unsigned char *buf, ssize_t n,
 	struct xleave_ef ef;
 	int64_t t2best;
 	int want_ef = xleave_ef_find(buf, (size_t)n, &ef);
-	int xl, want_tx;
+	int xl, want_tx, flags;
+	unsigned layers;
 	size_t len = NTP_HEADER_LEN;
 	struct ntp_packet r;
 	struct reflect_sent *e;
@@ -193,14 +194,23 @@ void reflect_answer(struct reflector *rf, unsigned char *buf, ssize_t n,
 		rf->send_errors++;
 		return;
 	}
-	/* The reply's own send stamps cost the kernel and us a little:
-	   taken for the log, and for a client that looks interleaved (it
-	   names a reply, or sends a receive field of its own, or the ntpx
-	   field). */
-	want_tx = rf->stamping && (rf->log || q->org || (q->rec && q->rec != q->xmt) || want_ef);
-	rc = transport_send(rf->t, buf, len, from, rf->clk,
-			    (xl || nts ? 0 : TRANSPORT_STAMP_XMT) |
-			    (want_tx ? TRANSPORT_STAMP_SEND : 0), &t3);
+	/* The reply's own send stamps cost the kernel and us a little, a
+	   message on the error queue for each layer: every layer for the
+	   log and for a client that sends the ntpx field, which carry
+	   them all; for any other client that looks interleaved (it names
+	   a reply, or sends a receive field of its own) only the one its
+	   next transmit field takes, t3k. */
+	if (rf->log || want_ef)
+		layers = rf->tx_layers;
+	else if (q->org || (q->rec && q->rec != q->xmt))
+		layers = rf->tx_layers & 1u << TRANSPORT_LAYER_K;
+	else
+		layers = 0;
+	want_tx = layers != 0;
+	flags = xl || nts ? 0 : TRANSPORT_STAMP_XMT;
+	if (want_tx)
+		flags |= TRANSPORT_STAMP_SEND | TRANSPORT_STAMP_ONLY(layers);
+	rc = transport_send(rf->t, buf, len, from, rf->clk, flags, &t3);
 	e = reflect_sent_push(rf);
 	e->seq = rf->seq;
 	e->peer = *from;

@@ -2782,6 +2782,17 @@ static void hca_stamps(const char *src, const char *mode)
 	transport_counters(c.t, line, sizeof(line));
 	assert_non_null(strstr(line, mode));
 	assert_int_equal(counter(c.t, "stamp_errors"), 0);
+	/* A send that names only a layer the HCA does not stamp (t1k) goes
+	   unstamped; one that names t1h is stamped. */
+	assert_int_equal(transport_send(c.t, req, sizeof(req), NULL, c.clk, TRANSPORT_STAMP_SEND |
+					TRANSPORT_STAMP_ONLY(1u << TRANSPORT_LAYER_K), &t1), 0);
+	assert_int_equal(transport_tx_id(c.t), id);
+	assert_int_equal(transport_send(c.t, req, sizeof(req), NULL, c.clk, TRANSPORT_STAMP_SEND |
+					TRANSPORT_STAMP_ONLY(1u << TRANSPORT_LAYER_H), &t1), 0);
+	assert_int_not_equal(transport_tx_id(c.t), id);
+	assert_int_equal(transport_tx_stamps(c.t, transport_tx_id(c.t), c.clk, &tx,
+					     clock_monotonic_ns() + 1000 * MS), 1);
+	assert_true(tx.at[TRANSPORT_LAYER_H] != TRANSPORT_NO_STAMP);
 	client_close(&c);
 	server_stop(&s);
 }

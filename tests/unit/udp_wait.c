@@ -9,7 +9,10 @@
  * returns now and then for its caller to look at its flags; datagrams read
  * ahead (transport_recv_ahead) come out one by one, whole, each with its
  * own sender and receive stamp; a client's send stamps, numbered by the
- * kernel, stay with their datagrams after a send that failed.
+ * kernel, stay with their datagrams after a send that failed; a server's
+ * send asks the kernel for the send stamps of the layers it names
+ * (TRANSPORT_STAMP_ONLY) and no others, and transport_tx_stamps() waits
+ * for those alone.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,6 +25,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <arpa/inet.h>
+#include <linux/errqueue.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -112,6 +116,84 @@ static void test_stamps_after_answer(void **state)
 	assert_true(ts.at[TRANSPORT_LAYER_K] >= t1 && ts.at[TRANSPORT_LAYER_K] <= t4);
 	assert_true(ts.at[TRANSPORT_LAYER_Q] >= t1 && ts.at[TRANSPORT_LAYER_Q] <=
 		    ts.at[TRANSPORT_LAYER_K]);
+}
+
+/*
+ * The kernel's messages on @fd's error queue up to and including the
+ * driver's send stamp (SCM_TSTAMP_SND, the last the kernel queues for a
+ * datagram on loopback: the qdisc's, when asked, comes before it); -1
+ * when none came within a second.
+ */
+static int errqueue_until_snd(int fd)
+{
+	int n = 0;
+
+	for (;;) {
+		char ctl[512];
+		struct msghdr h = { .msg_control = ctl, .msg_controllen = sizeof(ctl) };
+		struct pollfd pfd = { .fd = fd, .events = 0 };
+		struct cmsghdr *c;
+
+		if (recvmsg(fd, &h, MSG_ERRQUEUE | MSG_DONTWAIT) < 0) {
+			if (errno != EAGAIN || poll(&pfd, 1, 1000) != 1)
+				return -1;
+			continue;
+		}
+		n++;
+		for (c = CMSG_FIRSTHDR(&h); c; c = CMSG_NXTHDR(&h, c)) {
+			struct sock_extended_err ee;
+
+			if (c->cmsg_level != SOL_IP || c->cmsg_type != IP_RECVERR)
+				continue;
+			memcpy(&ee, CMSG_DATA(c), sizeof(ee));
+			if (ee.ee_origin == SO_EE_ORIGIN_TIMESTAMPING && ee.ee_info == SCM_TSTAMP_SND)
+				return n;
+		}
+	}
+}
+
+/*
+ * TRANSPORT_STAMP_ONLY, on the server's socket, which asks for its send
+ * stamps per datagram (a connected client's asks once, for every layer):
+ * a reply that names t3k puts one message on the error queue, not two as
+ * every layer does; transport_tx_stamps() has all it asked for without
+ * t3q; a reply that names only layers the path does not offer (t3h on
+ * loopback) is not stamped at all.
+ */
+static void test_stamp_only(void **state)
+{
+	const int k_only = TRANSPORT_STAMP_SEND | TRANSPORT_STAMP_ONLY(1u << TRANSPORT_LAYER_K);
+	struct pair *p = *state;
+	unsigned char q[48] = { 0x23 }, a[64];
+	struct transport_addr from;
+	struct transport_stamps ts;
+	int fd = transport_fd(p->srv);
+	int64_t t1, t2;
+	uint32_t id;
+
+	assert_int_equal(transport_send(p->cli, q, sizeof(q), NULL, p->clk, 0, &t1), 0);
+	assert_int_equal(transport_recv_wait(p->srv, a, sizeof(a), &from, p->clk, &t2,
+					     INT64_MAX, TRANSPORT_POLL_BLOCK), (ssize_t)sizeof(q));
+
+	assert_int_equal(transport_send(p->srv, q, sizeof(q), &from, p->clk,
+					TRANSPORT_STAMP_SEND, &t1), 0);
+	assert_int_equal(errqueue_until_snd(fd), 2);
+	assert_int_equal(transport_send(p->srv, q, sizeof(q), &from, p->clk, k_only, &t1), 0);
+	assert_int_equal(errqueue_until_snd(fd), 1);
+
+	assert_int_equal(transport_send(p->srv, q, sizeof(q), &from, p->clk, k_only, &t1), 0);
+	id = transport_tx_id(p->srv);
+	assert_int_equal(transport_tx_stamps(p->srv, id, p->clk, &ts,
+					     clock_monotonic_ns() + TRANSPORT_TX_WAIT_NS), 1);
+	assert_true(ts.at[TRANSPORT_LAYER_K] >= t1);
+	assert_true(ts.at[TRANSPORT_LAYER_Q] == TRANSPORT_NO_STAMP);
+
+	assert_int_equal(transport_send(p->srv, q, sizeof(q), &from, p->clk, TRANSPORT_STAMP_SEND |
+					TRANSPORT_STAMP_ONLY(1u << TRANSPORT_LAYER_H), &t1), 0);
+	assert_int_equal(transport_tx_id(p->srv), id);
+	/* Nothing of its own on the queue: the next send's stamp is first. */
+	assert_int_equal(transport_send(p->srv, q, sizeof(q), &from, p->clk, k_only, &t1), 0);
+	assert_int_equal(errqueue_until_snd(fd), 1);
 }
 
 /*
@@ -334,6 +416,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_endless_wait_returns, pair_open, pair_close),
 		cmocka_unit_test_setup_teardown(test_read_ahead, pair_open, pair_close),
 		cmocka_unit_test_setup_teardown(test_stamps_after_failed_send, pair_open, pair_close),
+		cmocka_unit_test_setup_teardown(test_stamp_only, pair_open, pair_close),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
