@@ -41,21 +41,23 @@ in_ref() { ip netns exec "$NTPX_NS_REF" ss -Hlun "sport = :$port" | grep -q .; }
 
 # One step: S generators at RATE/S each, from the client namespace to
 # ENDPOINT.  Prints "wanted got loss_pct n min mean max sd srv_drop
-# cli_drop srv_cpu host_cpu": the response time (us) over all generators'
-# counted replies, the datagrams the kernel dropped in each namespace
-# meanwhile, and where the CPU went: the server's (its threads' run time
-# from /proc/PID/task/*/schedstat, in % of one core) and the whole
+# cli_drop srv_usr srv_sys host_cpu": the response time (us) over all
+# generators' counted replies, the datagrams the kernel dropped in each
+# namespace meanwhile, and where the CPU went: the server's, in user space
+# and in the kernel (/proc/PID/stat, in % of one core), and the whole
 # machine's (/proc/stat, in % of all its cores).  A server whose onset
 # comes below 100% of a core shares the machine with the generators and
-# both namespaces' softirqs: its figure is the machine's as much as its own.
+# both namespaces' softirqs: its figure is the machine's as much as its
+# own.  The kernel's part is the same work for any server (the receive,
+# the send, the veth's delivery to the generators' namespace).
 inerr() { udp_mib "$1" | sed 's/.*inerr=//'; }
-srv_ns() { cat /proc/"$pid"/task/*/schedstat 2>/dev/null | awk '{ t += $1 } END { printf "%d\n", t }'; }
+srv_ticks() { awk '{ print $14, $15 }' /proc/"$pid"/stat 2>/dev/null || echo 0 0; }
 host_busy() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9, $5 + $6 }' /proc/stat; }
 step_run() {	# ENDPOINT RATE
 	_w=$(rate_num "$2")
 	_each=$(awk -v w="$_w" -v s="$S" 'BEGIN { printf "%d", w / s }')
 	_s0=$(inerr "$NTPX_NS_REF") _c0=$(inerr "$NTPX_NS_CLIENT")
-	_p0=$(srv_ns) _h0=$(host_busy) _m0=$(date +%s%N)
+	_p0=$(srv_ticks) _h0=$(host_busy) _m0=$(date +%s%N)
 	_pids=
 	for _i in $(seq 1 "$S"); do
 		ip netns exec "$NTPX_NS_CLIENT" loadgen --ntp "$_each" -d "$step" "$1" \
@@ -68,8 +70,8 @@ step_run() {	# ENDPOINT RATE
 		wait "$_p" || echo "ntp-capacity: generator $_i: $(tail -n 1 "$TMP/lg.$_i")" >&2
 	done
 	_sd=$(($(inerr "$NTPX_NS_REF") - _s0)) _cd=$(($(inerr "$NTPX_NS_CLIENT") - _c0))
-	_pc=$(awk -v p="$(($(srv_ns) - _p0))" -v t="$(($(date +%s%N) - _m0))" \
-		'BEGIN { printf "%.0f", (t > 0 ? 100 * p / t : 0) }')
+	_pc=$(echo "$_p0 $(srv_ticks)" | awk -v t="$(($(date +%s%N) - _m0))" -v hz="$(getconf CLK_TCK)" '{
+		f = t > 0 ? 100 * 1e9 / hz / t : 0; printf "%.0f %.0f", ($3 - $1) * f, ($4 - $2) * f }')
 	_hc=$(echo "$_h0 $(host_busy)" | awk '{ d = ($3 - $1) + ($4 - $2); printf "%.0f", (d > 0 ? 100 * ($3 - $1) / d : 0) }')
 	for _i in $(seq 1 "$S"); do cat "$TMP/lg.$_i"; done | awk -v w="$_w" -v sd="$_sd" -v cd="$_cd" -v pc="$_pc" -v hc="$_hc" '
 		/ntp requests/ {
@@ -87,7 +89,7 @@ step_run() {	# ENDPOINT RATE
 		}
 		END {
 			m = n ? s1 / n : 0; v = n ? s2 / n - m * m : 0
-			printf "%d %.0f %.4f %d %.3f %.3f %.3f %.3f %d %d %d %d\n", w, rate, q ? 100 * (q - rep) / q : 100,
+			printf "%d %.0f %.4f %d %.3f %.3f %.3f %.3f %d %d %s %d\n", w, rate, q ? 100 * (q - rep) / q : 100,
 				n, mn, m, mx, (v > 0 ? sqrt(v) : 0), sd, cd, pc, hc }'
 }
 
@@ -103,8 +105,8 @@ verdict() {
 try_step() {
 	_label=$1
 	set -- $(step_run "$_ep" "$1")
-	printf '  %-9s %10s %10s %9s %8s %8s   %9s %9s %9s %9s  %8s %8s\n' \
-		"$_label" "$1" "$2" "$3" "$9" "${10}" "$5" "$6" "$7" "$8" "${11}" "${12}"
+	printf '  %-9s %10s %10s %9s %8s %8s   %9s %9s %9s %9s  %8s %8s %8s\n' \
+		"$_label" "$1" "$2" "$3" "$9" "${10}" "$5" "$6" "$7" "$8" "${11}" "${12}" "${13}"
 	_v=$(verdict "$1" "$2" "$3" "$9" "${10}") _got=$2
 }
 
@@ -112,8 +114,8 @@ try_step() {
 # (capacity_climb, tests/lib.sh).
 capacity() {
 	_ep=$1
-	printf '  %-9s %10s %10s %9s %8s %8s   %9s %9s %9s %9s  %8s %8s\n' \
-		step wanted/s got/s loss% srv_drop cli_drop min_us mean_us max_us sd_us srv_cpu% host_cpu%
+	printf '  %-9s %10s %10s %9s %8s %8s   %9s %9s %9s %9s  %8s %8s %8s\n' \
+		step wanted/s got/s loss% srv_drop cli_drop min_us mean_us max_us sd_us srv_usr% srv_sys% host_cpu%
 	capacity_climb $rates
 }
 
@@ -160,26 +162,29 @@ done
 for r in $(seq 1 "$R"); do
 	for srv in ntpreflect chronyd; do
 		set -- $(awk '$1 == "capacity" { print $2, $3 }' "$TMP/$srv.$r" 2>/dev/null) 0 -
-		# The server's CPU at the step that gave its capacity.
-		c=$(awk -v g="$1" '$3 == g { v = $11 } END { print v + 0 }' "$TMP/$srv.$r" 2>/dev/null)
-		echo "$r $srv $1 $2 ${c:-0}"
+		# The server's CPU per reply (us), user and kernel, at the step
+		# that gave its capacity.
+		c=$(awk -v g="$1" '$3 == g && g > 0 { u = 1e4 * $11 / g; k = 1e4 * $12 / g }
+			END { print u + 0, k + 0 }' "$TMP/$srv.$r" 2>/dev/null)
+		echo "$r $srv $1 $2 ${c:-0 0}"
 	done
 done | awk '
 	function med(v, k,   i, j, t) {
 		for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
 		return k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2
 	}
-	{ cap[$1, $2] = $3; by[$1, $2] = $4; cpu[$1, $2] = $5; if ($1 > n) n = $1 }
+	{ cap[$1, $2] = $3; by[$1, $2] = $4; usr[$1, $2] = $5; sys[$1, $2] = $6; if ($1 > n) n = $1 }
 	function lim(s, r) { return by[r, s] == "generator" ? " (generator-limited: at least)" : "" }
 	END {
 		for (r = 1; r <= n; r++) {
 			a = cap[r, "ntpreflect"]; b = cap[r, "chronyd"]
 			printf "round %d: ntpreflect %.0f/s%s, chronyd -x %.0f/s%s", r, a, lim("ntpreflect", r), b, lim("chronyd", r)
 			if (b > 0) { q[++k] = a / b; printf ", ratio %.2f", a / b }
-			x = cpu[r, "ntpreflect"]; y = cpu[r, "chronyd"]
-			if (x > 0 && y > 0 && b > 0) {
-				c[++kc] = (a / x) / (b / y)
-				printf "; server CPU there %d%% and %d%%, per core %.2f", x, y, c[kc]
+			if (usr[r, "ntpreflect"] + sys[r, "ntpreflect"] > 0 && usr[r, "chronyd"] + sys[r, "chronyd"] > 0) {
+				kc++
+				ru[kc] = usr[r, "ntpreflect"]; rs[kc] = sys[r, "ntpreflect"]
+				cu[kc] = usr[r, "chronyd"]; cs[kc] = sys[r, "chronyd"]
+				printf "; CPU per reply there, user + kernel: %.2f + %.2f us and %.2f + %.2f us", ru[kc], rs[kc], cu[kc], cs[kc]
 			}
 			printf "\n"
 			if (by[r, "ntpreflect"] == "generator") low = 1
@@ -188,11 +193,9 @@ done | awk '
 		m = med(q, k)
 		printf "NTP capacity (< 0.1%% loss): ntpreflect/chronyd %.2f [%.2f-%.2f] over %d rounds%s (target >= 3): %s\n",
 			m, q[1], q[k], k, low ? " (a lower bound)" : "", m >= 3 ? "met" : "NOT met"
-		if (kc) {
-			m = med(c, kc)
-			printf "an estimate, per core of the server'"'"'s own CPU (capacity / its CPU share at that step): ntpreflect/chronyd %.2f [%.2f-%.2f] over %d rounds\n",
-				m, c[1], c[kc], kc
-		}
+		if (kc)
+			printf "server CPU per reply at its capacity, user + kernel (medians of %d rounds): ntpreflect %.2f + %.2f us, chronyd %.2f + %.2f us\n",
+				kc, med(ru, kc), med(rs, kc), med(cu, kc), med(cs, kc)
 	}'
 
 [ "${CAP_OLD:-1}" = 0 ] || {
