@@ -319,11 +319,12 @@ static int udp_send(struct transport *t, void *buf, size_t len,
 		    int64_t *stamp)
 {
 	struct udp_transport *u = container_of(t, struct udp_transport, t);
-	unsigned layers = transport_send_layers(t, flags);
+	unsigned layers;
 	ssize_t n;
 
 	if (u->tx_flags)
 		return udp_send_counted(u, buf, len, to, clk, flags, stamp);
+	layers = transport_send_layers(t, flags);
 	if (u->stamping && layers) {
 		uint32_t id = u->next_id;
 
