@@ -396,6 +396,7 @@ static int ib_send(struct transport *t, void *buf, size_t len,
 	struct ibv_send_wr wr, *bad;
 	struct ibv_qp *qp = u->qp;
 	struct ibv_ah *ah;
+	unsigned layers;
 	uint32_t qpn, qkey;
 	unsigned char *slot;
 	int64_t now = clock_monotonic_ns();
@@ -470,11 +471,12 @@ static int ib_send(struct transport *t, void *buf, size_t len,
 	}
 	u->send_tag[u->send_next] = 0;
 	/* One layer at most (H): stamped when the send asks for it. */
-	if (u->stamping && u->scq.mode != VERBS_STAMP_NONE && transport_send_layers(t, flags)) {
+	layers = u->stamping && u->scq.mode != VERBS_STAMP_NONE ? transport_send_layers(t, flags) : 0;
+	if (layers) {
 		if (!++u->tx_seq)
 			u->tx_seq = 1;		/* 0 marks a send not asked for */
 		u->send_tag[u->send_next] = u->tx_seq;
-		transport_tx_begin(t, u->tx_seq, transport_send_layers(t, flags));
+		transport_tx_begin(t, u->tx_seq, layers);
 	}
 	*stamp = clock_now(clk);
 	if (flags & TRANSPORT_STAMP_XMT)

@@ -230,6 +230,14 @@ static void udp_tx_drain(struct transport *t);
  * one is a message on the error queue), with its id in an SCM_TS_OPT_ID
  * message when @with_id.
  */
+/* The SO_TIMESTAMPING send flags for @layers (bits 1 << TRANSPORT_LAYER_*). */
+static uint32_t udp_tx_sof(unsigned layers)
+{
+	return (layers & 1u << TRANSPORT_LAYER_Q ? SOF_TIMESTAMPING_TX_SCHED : 0) |
+	       (layers & 1u << TRANSPORT_LAYER_K ? SOF_TIMESTAMPING_TX_SOFTWARE : 0) |
+	       (layers & 1u << TRANSPORT_LAYER_H ? SOF_TIMESTAMPING_TX_HARDWARE : 0);
+}
+
 static ssize_t udp_send_stamped(struct udp_transport *u, const void *buf, size_t len,
 				const struct transport_addr *to, unsigned layers, uint32_t id,
 				int with_id)
@@ -245,9 +253,7 @@ static ssize_t udp_send_stamped(struct udp_transport *u, const void *buf, size_t
 		.msg_controllen = CMSG_SPACE(sizeof(uint32_t)) * (with_id ? 2 : 1),
 	};
 	struct cmsghdr *c;
-	uint32_t tx = (layers & 1u << TRANSPORT_LAYER_Q ? SOF_TIMESTAMPING_TX_SCHED : 0) |
-		      (layers & 1u << TRANSPORT_LAYER_K ? SOF_TIMESTAMPING_TX_SOFTWARE : 0) |
-		      (layers & 1u << TRANSPORT_LAYER_H ? SOF_TIMESTAMPING_TX_HARDWARE : 0);
+	uint32_t tx = udp_tx_sof(layers);
 
 	memset(&ctl, 0, sizeof(ctl));
 	if (to) {
@@ -907,18 +913,18 @@ static int udp_stamps_enable(struct transport *t, char *err, size_t errlen)
 {
 	struct udp_transport *u = container_of(t, struct udp_transport, t);
 	/* Receive stamps for every datagram; send stamps per datagram, where
-	   asked (udp_send_stamped()). */
+	   asked (udp_send_stamped()), but a client's on the socket, every
+	   send's (udp_send_counted()). */
 	int flags = SOF_TIMESTAMPING_SOFTWARE | SOF_TIMESTAMPING_RX_SOFTWARE |
 		    SOF_TIMESTAMPING_OPT_ID | SOF_TIMESTAMPING_OPT_TSONLY;
 	int hw = udp_hw_enable(u);
+	unsigned tx = 1u << TRANSPORT_LAYER_Q | 1u << TRANSPORT_LAYER_K |
+		      (hw ? 1u << TRANSPORT_LAYER_H : 0);
 
 	if (hw)
 		flags |= SOF_TIMESTAMPING_RX_HARDWARE | SOF_TIMESTAMPING_RAW_HARDWARE;
-
-	/* A client's every send is stamped: asked once (udp_send_counted()). */
 	if (u->peerlen)
-		flags |= SOF_TIMESTAMPING_TX_SCHED | SOF_TIMESTAMPING_TX_SOFTWARE |
-			 (u->phc ? SOF_TIMESTAMPING_TX_HARDWARE : 0);
+		flags |= (int)udp_tx_sof(tx);
 	if (setsockopt(t->fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof(flags))) {
 		snprintf(err, errlen, "SO_TIMESTAMPING: %s", strerror(errno));
 		return -errno;
@@ -927,13 +933,12 @@ static int udp_stamps_enable(struct transport *t, char *err, size_t errlen)
 	u->stamping = 1;
 	u->set_id = -1;
 	u->next_id = 0;
-	t->st.tx_layers = 1u << TRANSPORT_LAYER_Q | 1u << TRANSPORT_LAYER_K;
+	t->st.tx_layers = tx;
 	t->st.rx_layers = 1u << TRANSPORT_LAYER_K;
 	t->st.tx_src[TRANSPORT_LAYER_Q] = "so_timestamping:tx_sched";
 	t->st.tx_src[TRANSPORT_LAYER_K] = "so_timestamping:tx_software";
 	t->st.rx_src[TRANSPORT_LAYER_K] = "so_timestamping:rx_software";
 	if (hw) {
-		t->st.tx_layers |= 1u << TRANSPORT_LAYER_H;
 		t->st.rx_layers |= 1u << TRANSPORT_LAYER_H;
 		t->st.tx_src[TRANSPORT_LAYER_H] = "so_timestamping:tx_hardware+phc";
 		t->st.rx_src[TRANSPORT_LAYER_H] = "so_timestamping:rx_hardware+phc";

@@ -431,6 +431,7 @@ static int uudp_send(struct transport *t, void *buf, size_t len,
 	struct frame_addr src = u->local, dst;
 	int offload = u->port->caps & PORT_CAP_CSUM, rc, request;
 	unsigned char *f;
+	unsigned layers;
 	size_t cap, flen;
 
 	/* Only an NTP client-mode packet expects a reply. */
@@ -475,9 +476,10 @@ static int uudp_send(struct transport *t, void *buf, size_t len,
 	if (!offload)
 		frame_udp_csum_fill(f, flen);
 	/* One layer at most: stamped when the send asks for it. */
-	if (u->stamping && u->ps.tx_layer >= 0 && transport_send_layers(t, flags)) {
+	layers = u->stamping && u->ps.tx_layer >= 0 ? transport_send_layers(t, flags) : 0;
+	if (layers) {
 		u->port->tx_tag = ++u->tx_seq;
-		transport_tx_begin(t, u->tx_seq, transport_send_layers(t, flags));
+		transport_tx_begin(t, u->tx_seq, layers);
 		rc = port_tx_submit(u->port, f, flen, offload | PORT_TX_STAMP);
 	} else {
 		rc = port_tx_submit(u->port, f, flen, offload);
