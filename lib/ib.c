@@ -950,11 +950,12 @@ static void ib_counters(struct transport *t, char *buf, size_t len)
 				      ib_verdict_names[v], (unsigned long long)u->n.bad[v]);
 	if (n < len)
 		n += (size_t)snprintf(buf + n, len - n,
-				      " epoch=%llu send_err=%llu post_err=%llu async=%llu"
-				      " qp_rebuilds=%llu stamps=%s stamp_errors=%llu",
+				      " epoch=%llu send_err=%llu post_err=%llu poll_errors=%llu"
+				      " async=%llu qp_rebuilds=%llu stamps=%s stamp_errors=%llu",
 				      (unsigned long long)u->n.epoch,
 				      (unsigned long long)u->n.send_err,
 				      (unsigned long long)u->n.post_err,
+				      (unsigned long long)(u->rcq.poll_errors + u->scq.poll_errors),
 				      (unsigned long long)u->n.async,
 				      (unsigned long long)u->n.qp_rebuilds,
 				      u->rcq.mode == VERBS_STAMP_RAW ? "raw" :

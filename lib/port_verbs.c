@@ -652,11 +652,13 @@ static void verbs_counters(struct port *p, char *buf, size_t len)
 {
 	struct verbs_port *v = container_of(p, struct verbs_port, p);
 
-	snprintf(buf, len, "rx_errors=%llu tx_errors=%llu repost_errors=%llu qp_error=%llu"
-		 " qp_rebuilds=%llu async=%llu last_async=%s stamps=%s stamp_errors=%llu"
-		 " hca_rate=%s",
+	snprintf(buf, len, "rx_errors=%llu tx_errors=%llu repost_errors=%llu poll_errors=%llu"
+		 " qp_error=%llu qp_rebuilds=%llu async=%llu last_async=%s stamps=%s"
+		 " stamp_errors=%llu hca_rate=%s",
 		 (unsigned long long)v->rx_errors, (unsigned long long)v->tx_errors,
-		 (unsigned long long)v->repost_errors, (unsigned long long)v->qp_errors,
+		 (unsigned long long)v->repost_errors,
+		 (unsigned long long)(v->rx_cq.poll_errors + v->tx_cq.poll_errors),
+		 (unsigned long long)v->qp_errors,
 		 (unsigned long long)v->rebuilds,
 		 (unsigned long long)v->async, v->async ? verbs_event_name(v->last_async) : "none",
 		 v->rx_cq.mode == VERBS_STAMP_RAW ? "raw" :

@@ -19,6 +19,8 @@
 #define PPB		1000000000LL	/* a ratio in parts per billion */
 #define RATE_PPB	5000		/* the measured rate is used once its
 					   error bound is below this (5 ppm) */
+#define VERBS_BUSY_TRIES 64		/* start_poll's EBUSY: polled again at
+					   once this often at most */
 
 void verbs_clock_probe(struct verbs_clock *vc, struct ibv_context *ctx)
 {
@@ -193,7 +195,7 @@ static void read_ex(struct verbs_cq *c, struct verbs_wc *w)
 int verbs_cq_poll(struct verbs_cq *c, struct verbs_wc *wc, int max)
 {
 	struct ibv_poll_cq_attr pa = { .comp_mask = 0 };
-	int n = 0, rc;
+	int n = 0, rc, tries;
 
 	if (max <= 0)
 		return 0;
@@ -204,8 +206,10 @@ int verbs_cq_poll(struct verbs_cq *c, struct verbs_wc *wc, int max)
 		if (max > 16)
 			max = 16;
 		n = ibv_poll_cq(c->cq, max, w);
-		if (n < 0)
+		if (n < 0) {
+			c->poll_errors++;
 			return -EIO;
+		}
 		for (i = 0; i < n; i++) {
 			memset(&wc[i], 0, sizeof(wc[i]));
 			wc[i].wr_id = w[i].wr_id;
@@ -224,20 +228,34 @@ int verbs_cq_poll(struct verbs_cq *c, struct verbs_wc *wc, int max)
 		}
 		return n;
 	}
-	rc = ibv_start_poll(c->cqx, &pa);
-	/* EBUSY: the clock information is being updated; try again later
-	   (ibv_create_cq_ex.3).  No end_poll after a failed start. */
-	if (rc == ENOENT || rc == EBUSY)
+	/*
+	 * No end_poll after a failed start.  EBUSY: libmlx5 found the
+	 * kernel updating the clock information (its own ten tries spent)
+	 * and left the completion in the CQ: polled again at once, since a
+	 * caller told "empty" would sleep on an armed CQ whose completion
+	 * came before the arming and will raise no event.  A negative
+	 * value is mlx5's CQ_POLL_ERR (-2): a completion it could not
+	 * parse, consumed; an error, never a count.
+	 */
+	for (tries = 0; (rc = ibv_start_poll(c->cqx, &pa)) == EBUSY && tries < VERBS_BUSY_TRIES;
+	     tries++)
+		c->busy++;
+	if (rc == ENOENT)
 		return 0;
-	if (rc)
-		return -rc;
+	if (rc) {
+		c->poll_errors++;
+		return rc == EBUSY ? -EBUSY : -EIO;
+	}
 	for (;;) {
 		read_ex(c, &wc[n++]);
 		if (n == max)
 			break;
 		rc = ibv_next_poll(c->cqx);
-		if (rc)
-			break;	/* ENOENT: drained; an error shows on the next poll */
+		if (rc) {
+			/* ENOENT: drained; anything else, as above */
+			c->poll_errors += rc != ENOENT;
+			break;
+		}
 	}
 	ibv_end_poll(c->cqx);
 	return n;

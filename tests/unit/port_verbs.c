@@ -506,7 +506,7 @@ static int setup(void **state)
 	mock_phc.off = 37000000000LL;
 	assert_int_equal(pipe2(mdev.apipe, O_CLOEXEC), 0);
 	mdev.cap_flags = IBV_DEVICE_MANAGED_FLOW_STEERING | IBV_DEVICE_RAW_IP_CSUM;
-	mock_chan_reads = mock_mlx5 = mock_mlx5_rt = mock_start_busy = 0;
+	mock_chan_reads = mock_mlx5 = mock_mlx5_rt = mock_start_busy = mock_start_err = 0;
 	return 0;
 }
 
@@ -926,6 +926,68 @@ static void test_stamps_wallclock(void **state)
 }
 
 /*
+ * Issue 35 (2): mlx5's start_poll returns CQ_POLL_ERR (-2) for a CQE it
+ * cannot parse, consumed.  That is an error, counted, never "2
+ * completions" read from a one-entry array; the next frame comes whole.
+ */
+static void test_poll_error(void **state)
+{
+	unsigned char a[64] = { 2, 0, 0, 0, 0, 1, 0xaa }, b[64] = { 2, 0, 0, 0, 0, 1, 0xbb };
+	const unsigned char *f;
+	size_t len;
+	char err[256];
+	struct port *p;
+
+	raw_device();
+	p = open_on("eth0", err, sizeof(err));
+	if (!p)
+		fail_msg("%s", err);
+	frame_in(1, a, sizeof(a));
+	frame_in(1, b, sizeof(b));
+	mock_start_err = 1;
+	assert_int_equal(port_rx_next(p, (const void **)&f, &len), -EIO);
+	assert_int_equal(mock_start_err, 0);
+	counters_have(p, "poll_errors=1");
+	assert_int_equal(port_rx_next(p, (const void **)&f, &len), 1);
+	assert_int_equal(len, sizeof(b));
+	assert_int_equal(f[6], 0xbb);
+	port_rx_release(p);
+	port_close(p);
+}
+
+/*
+ * Issue 35: EBUSY from start_poll leaves the completion in the CQ.  A
+ * blocking caller told "empty" after it consumed the CQ's event and armed
+ * it again would sleep: the completion came before the arming and raises
+ * no event.  Twice busy (before and after the re-arm), the frame is
+ * still handed out.
+ */
+static void test_start_busy_blocking(void **state)
+{
+	unsigned char frame[64] = { 2, 0, 0, 0, 0, 1 };
+	struct pollfd pfd;
+	const void *f;
+	size_t len;
+	char err[256];
+	struct port *p;
+
+	raw_device();
+	p = open_on("eth0", err, sizeof(err));
+	if (!p)
+		fail_msg("%s", err);
+	frame_in(1, frame, sizeof(frame));
+	mock_start_busy = 2;
+	assert_int_equal(port_rx_next(p, &f, &len), 1);
+	assert_int_equal(mock_start_busy, 0);
+	port_rx_release(p);
+	/* nothing left behind that a sleeping caller would miss */
+	assert_int_equal(port_rx_next(p, &f, &len), 0);
+	pfd = (struct pollfd){ .fd = p->fd, .events = POLLIN };
+	assert_int_equal(poll(&pfd, 1, 0), 0);
+	port_close(p);
+}
+
+/*
  * No stamps: a provider without the extended verbs, and one with them
  * that stamps nothing.  Plain CQs, no layer offered, frames still flow.
  */
@@ -1024,6 +1086,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_stamps_rate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stamps_no_rt_values, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stamps_wallclock, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_poll_error, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_start_busy_blocking, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stamps_none_legacy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stamps_none_ex, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stamps_xread_fails, setup, teardown),

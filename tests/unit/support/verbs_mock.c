@@ -24,6 +24,7 @@
 int mock_chan_reads;
 int mock_mlx5, mock_mlx5_rt;
 int mock_start_busy;
+int mock_start_err;
 
 int mlx5dv_query_device(struct ibv_context *ctx_in, struct mlx5dv_context *attrs_out)
 {
@@ -260,6 +261,14 @@ static int start_poll(struct ibv_cq_ex *cq, struct ibv_poll_cq_attr *attr)
 		mock_start_busy--;
 		unlock();
 		return EBUSY;	/* no end_poll after it */
+	}
+	if (mock_start_err > 0 && c->n) {
+		/* mlx5: a CQE it cannot parse, consumed (CQ_POLL_ERR) */
+		mock_start_err--;
+		c->head = (c->head + 1) % MOCK_CQ_CAP;
+		c->n--;
+		unlock();
+		return -2;
 	}
 	c->polling = 1;
 	rc = next_locked(c);

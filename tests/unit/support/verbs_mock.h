@@ -95,6 +95,14 @@ extern int mock_mlx5, mock_mlx5_rt;
  */
 extern int mock_start_busy;
 
+/*
+ * ibv_start_poll returns -2 this many more times on a CQ that has a
+ * completion, and consumes it, as mlx5's does with a CQE it cannot parse
+ * (CQ_POLL_ERR: an unknown QP or SRQ number, an opcode it does not know).
+ * No end_poll after it.
+ */
+extern int mock_start_err;
+
 /* ibv_create_cq's CQ, and ibv_create_cq_ex's (its readers set). */
 struct mock_cq *mock_cq_create(struct ibv_context *context, int cqe, void *cq_context,
 			       struct ibv_comp_channel *channel);
