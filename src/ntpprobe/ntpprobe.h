@@ -91,6 +91,7 @@ struct probe {
 	unsigned timed_out_next;
 	int failed;			/* the discipline could not act on the clock */
 	int kissed_off;			/* a DENY or RSTR kiss ended the run */
+	int device_gone;		/* the transport said ENODEV: the run ends */
 	int out;			/* stdout's state (lib/out.h) */
 	struct hist *delays;		/* of ok exchanges, for the summary's median */
 	struct hist *offsets;		/* ... and their offsets (off2 / 2) */

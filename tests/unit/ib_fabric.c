@@ -2143,6 +2143,38 @@ static void test_wrong_qkey(void **state)
 }
 
 /* Port down, then up: dropped at once, found again at once. */
+/*
+ * Issue 35 (3): the client's device goes away (DEVICE_FATAL: a firmware
+ * reset, a health recovery, a rebind).  A client waiting for a reply is
+ * woken by the async event and told ENODEV at once, not after its
+ * deadline, and so is every send after: the tools end with one line.
+ */
+static void test_device_fatal(void **state)
+{
+	unsigned char req[NTP_HEADER_LEN] = { 0xe3 }, buf[512];
+	struct ibv_async_event ev = { .event_type = IBV_EVENT_DEVICE_FATAL };
+	struct server s;
+	struct client c;
+	int64_t t, start;
+
+	server_start(&s);
+	client_open(&c, "ib://" SERVER_ADDR ":123");
+	assert_int_equal(exchange(&c, TRANSPORT_POLL_BLOCK), 1);
+	server_halt(&s);
+	assert_int_equal(transport_send(c.t, req, sizeof(req), NULL, c.clk, 0, &t), 0);
+	pthread_mutex_lock(&fab);
+	fab_event(&devs[fab_client_dev], &ev);
+	pthread_mutex_unlock(&fab);
+	start = clock_monotonic_ns();
+	assert_int_equal(transport_recv_wait(c.t, buf, sizeof(buf), NULL, c.clk, &t,
+					     start + 5000 * MS, TRANSPORT_POLL_BLOCK), -ENODEV);
+	assert_true(clock_monotonic_ns() - start < 5000 * MS);
+	assert_int_equal(transport_send(c.t, req, sizeof(req), NULL, c.clk, 0, &t), -ENODEV);
+	client_close(&c);
+	transport_close(s.t);
+	clock_close(s.clk);
+}
+
 static void test_port_flap(void **state)
 {
 	struct server s;
@@ -2924,6 +2956,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_bad_input, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wrong_qkey, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_port_flap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_device_fatal, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ah_cache_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_roce_exchange, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_roce_v2_ipv6, setup, teardown),
