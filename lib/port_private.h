@@ -59,6 +59,8 @@ struct port_config {
 	int busy_poll;		/* nonzero: the caller may spin; tune for it */
 	const char *sysfs;	/* where sysfs is; NULL: /sys (tests: a tree
 				   of their own) */
+	int64_t reopen_ns;	/* verbs: a device gone (DEVICE_FATAL) is
+				   opened again this often, ns; 0: each second */
 	enum {
 		PORT_XDP_AUTO,		/* the best the driver has */
 		PORT_XDP_SKB,		/* generic XDP, copy */

@@ -58,6 +58,7 @@
 #define RQ_CAP		512
 #define CQ_CAP		1024	/* more is an overrun: the test fails */
 #define FLUSH_LIMIT	100000	/* flushed reposts: the port spins forever */
+#define REOPEN_NS	(20 * 1000000LL)	/* a device gone: tried this often */
 
 enum { TS_NONE, TS_RAW, TS_WALLCLOCK };
 
@@ -77,6 +78,11 @@ struct mdev {
 	int no_rt_values;	/* the provider has no ibv_query_rt_values_ex */
 	int creates_ex, creates_plain, refusals, rt_reads, qp_refusals;
 	int64_t last_true;	/* CLOCK_REALTIME the last stamp stands for */
+	int fatal;		/* DEVICE_FATAL: nothing completes, sends are taken */
+	int gone;		/* not in the device list (being reset) */
+	int lists;		/* ibv_get_device_list calls */
+	int sq_fail;		/* this many more sends fail on their own */
+	int sent;		/* sends completed in success */
 };
 
 struct mqp {
@@ -200,14 +206,32 @@ static int m_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_rec
 	return 0;
 }
 
+/*
+ * libmlx5 refuses a post only below RTS; in SQE or ERR the device flushes
+ * it.  A send that fails on its own (sq_fail: a local QP operation
+ * error) puts a raw-packet QP into SQE, which raises no async event:
+ * receives go on, every later send is flushed.  After DEVICE_FATAL a
+ * send is taken and never completes.
+ */
 static int m_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
 	for (; wr; wr = wr->next) {
 		struct ibv_wc s = { .wr_id = wr->wr_id, .opcode = IBV_WC_SEND };
 
-		if (qp->state != IBV_QPS_RTS) {
+		if (qp->state < IBV_QPS_RTS) {
 			*bad = wr;
 			return EINVAL;
+		}
+		if (mdev.fatal)
+			continue;
+		if (qp->state == IBV_QPS_SQE || qp->state == IBV_QPS_ERR) {
+			s.status = IBV_WC_WR_FLUSH_ERR;
+		} else if (mdev.sq_fail > 0) {
+			mdev.sq_fail--;
+			s.status = IBV_WC_LOC_QP_OP_ERR;
+			qp->state = IBV_QPS_SQE;
+		} else {
+			mdev.sent++;
 		}
 		cq_push((struct mock_cq *)qp->send_cq, &s);
 	}
@@ -244,7 +268,9 @@ static void frame_in(uint8_t port, const void *data, uint32_t len)
 	struct ibv_wc wc = { .status = IBV_WC_SUCCESS, .opcode = IBV_WC_RECV };
 
 	if (!q || q->port != port || !the_flow || the_flow->port != port || !q->rn ||
-	    (q->qp.state != IBV_QPS_RTR && q->qp.state != IBV_QPS_RTS))
+	    mdev.fatal ||
+	    (q->qp.state != IBV_QPS_RTR && q->qp.state != IBV_QPS_RTS &&
+	     q->qp.state != IBV_QPS_SQE))
 		return;		/* nothing steers it here: the kernel's */
 	wc.wr_id = q->rq[q->rhead].wr_id;
 	memcpy((void *)(uintptr_t)q->rq[q->rhead].addr, data, len);
@@ -274,15 +300,36 @@ static void qp_error(void)
 	mock_poke(mdev.apipe[1]);
 }
 
+/*
+ * A firmware reset, a health recovery or a rebind: IBV_EVENT_DEVICE_FATAL
+ * on the async fd, and from then on nothing completes on this context.
+ * The device is gone from the list until dev_back().
+ */
+static void dev_fatal(void)
+{
+	struct ibv_async_event ev = { .event_type = IBV_EVENT_DEVICE_FATAL };
+
+	mdev.fatal = mdev.gone = 1;
+	mdev.aq[mdev.an++] = ev;
+	mock_poke(mdev.apipe[1]);
+}
+
+/* The device is back (a new context works; the old one stays dead). */
+static void dev_back(void)
+{
+	mdev.gone = 0;
+}
+
 /* ---- libibverbs, as far as lib/port_verbs.c uses it ---------------- */
 
 struct ibv_device **(ibv_get_device_list)(int *num)
 {
 	struct ibv_device **l = calloc(2, sizeof(*l));
 
-	l[0] = &mdev.dev;
+	mdev.lists++;
+	l[0] = mdev.gone ? NULL : &mdev.dev;
 	if (num)
-		*num = 1;
+		*num = !mdev.gone;
 	return l;
 }
 
@@ -300,6 +347,12 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 {
 	struct ibv_context *c = &mdev.vctx.context;
 
+	if (mdev.gone) {
+		errno = ENODEV;
+		return NULL;
+	}
+	assert_int_equal(open_ctx, 0);	/* the old context was let go */
+	mdev.fatal = 0;			/* a new context works */
 	memset(&mdev.vctx, 0, sizeof(mdev.vctx));
 	mdev.vctx.sz = sizeof(mdev.vctx);
 	mdev.vctx.ibv_create_flow = m_create_flow;
@@ -524,7 +577,7 @@ static struct port *open_on(const char *dev, char *err, size_t errlen)
 {
 	struct port_config cfg = { .dev = dev, .udp_port = 123, .ip = 0x0a090001,
 				   .mac = { 2, 0, 0, 0, 0, 1 }, .busy_poll = 1,
-				   .sysfs = sysroot };
+				   .sysfs = sysroot, .reopen_ns = REOPEN_NS };
 
 	err[0] = 0;
 	return port_verbs_open(&cfg, err, errlen);
@@ -630,6 +683,129 @@ static void test_qp_error(void **state)
 	b = port_tx_buf(p, &cap);
 	assert_non_null(b);
 	assert_int_equal(port_tx_submit(p, b, 60, 0), 0);
+	port_close(p);
+}
+
+/*
+ * Issue 35 (3): the device goes away (DEVICE_FATAL).  No completion will
+ * ever come and sends are still taken, so only the async fd tells: the
+ * port's fd polls readable for it, the port lets go of the dead context
+ * (sends fail with ENETDOWN meanwhile, receives find nothing), and opens
+ * the device again once it is back, woken by its own timer; uudp hears
+ * of a restart and frames flow.
+ */
+static void test_device_fatal(void **state)
+{
+	unsigned char frame[64] = { 2, 0, 0, 0, 0, 1 };
+	struct pollfd pfd;
+	const void *f;
+	size_t len, cap;
+	char err[256];
+	void *b;
+	int lists;
+	struct port *p = open_on("eth0", err, sizeof(err));
+
+	if (!p)
+		fail_msg("%s", err);
+	frame_in(1, frame, sizeof(frame));
+	assert_int_equal(port_rx_next(p, &f, &len), 1);
+	port_rx_release(p);
+	assert_int_equal(port_rx_next(p, &f, &len), 0);
+	pfd = (struct pollfd){ .fd = p->fd, .events = POLLIN };
+	assert_int_equal(poll(&pfd, 1, 0), 0);
+	dev_fatal();
+	/* a sleeping caller wakes */
+	assert_int_equal(poll(&pfd, 1, 0), 1);
+	assert_int_equal(port_rx_next(p, &f, &len), 0);
+	counters_have(p, "device_fatal=1");
+	counters_have(p, "last_async=device_fatal");
+	assert_null(the_qp);
+	assert_int_equal(open_ctx, 0);
+	b = port_tx_buf(p, &cap);
+	assert_non_null(b);
+	assert_int_equal(port_tx_submit(p, b, 60, 0), -ENETDOWN);
+	/* still gone: tried on the timer, and again */
+	lists = mdev.lists;
+	assert_int_equal(poll(&pfd, 1, 5000), 1);
+	assert_int_equal(port_rx_next(p, &f, &len), 0);
+	assert_int_equal(mdev.lists, lists + 1);
+	assert_int_equal(p->restarts, 0);
+	dev_back();
+	assert_int_equal(poll(&pfd, 1, 5000), 1);
+	assert_int_equal(port_rx_next(p, &f, &len), 0);
+	assert_int_equal(p->restarts, 1);
+	counters_have(p, "reopens=1");
+	assert_non_null(the_qp);
+	/* the timer is off again, and frames flow both ways */
+	assert_int_equal(poll(&pfd, 1, 0), 0);
+	frame_in(1, frame, sizeof(frame));
+	assert_int_equal(poll(&pfd, 1, 0), 1);
+	assert_int_equal(port_rx_next(p, &f, &len), 1);
+	port_rx_release(p);
+	b = port_tx_buf(p, &cap);
+	assert_int_equal(port_tx_submit(p, b, 60, 0), 0);
+	assert_int_equal(mdev.sent, 1);
+	port_close(p);
+}
+
+/* The same while the caller spins: the async events are read now and then. */
+static void test_device_fatal_spinning(void **state)
+{
+	const void *f;
+	size_t len;
+	char err[256];
+	int64_t end;
+	struct port *p = open_on("eth0", err, sizeof(err));
+
+	if (!p)
+		fail_msg("%s", err);
+	p->spin = 1;
+	dev_fatal();
+	end = mock_rt_now() + 5000000000LL;
+	while (the_qp && mock_rt_now() < end)
+		assert_int_equal(port_rx_next(p, &f, &len), 0);
+	assert_null(the_qp);
+	dev_back();
+	while (!p->restarts && mock_rt_now() < end)
+		assert_int_equal(port_rx_next(p, &f, &len), 0);
+	assert_int_equal(p->restarts, 1);
+	port_close(p);
+}
+
+/*
+ * Issue 35 (7): a send that fails on its own (not a flush) leaves the
+ * raw QP in SQE, with no async event: receives go on, every later send
+ * is flushed.  The port asks the QP's state and rebuilds it.
+ */
+static void test_send_queue_error(void **state)
+{
+	unsigned char frame[64] = { 2, 0, 0, 0, 0, 1 };
+	const void *f;
+	size_t len, cap;
+	char err[256];
+	void *b;
+	struct port *p = open_on("eth0", err, sizeof(err));
+
+	if (!p)
+		fail_msg("%s", err);
+	mdev.sq_fail = 1;
+	b = port_tx_buf(p, &cap);
+	assert_int_equal(port_tx_submit(p, b, 60, 0), 0);
+	assert_int_equal(the_qp->qp.state, IBV_QPS_SQE);
+	/* receives go on in SQE */
+	frame_in(1, frame, sizeof(frame));
+	assert_int_equal(port_rx_next(p, &f, &len), 1);
+	port_rx_release(p);
+	b = port_tx_buf(p, &cap);	/* reaps the error */
+	assert_int_equal(the_qp->qp.state, IBV_QPS_RTS);
+	counters_have(p, "tx_errors=1");
+	counters_have(p, "qp_rebuilds=1");
+	assert_int_equal(p->restarts, 1);
+	assert_int_equal(port_tx_submit(p, b, 60, 0), 0);
+	assert_int_equal(mdev.sent, 1);
+	frame_in(1, frame, sizeof(frame));
+	assert_int_equal(port_rx_next(p, &f, &len), 1);
+	port_rx_release(p);
 	port_close(p);
 }
 
@@ -1081,6 +1257,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_no_flow_steering, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_qp_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_spin_polls_cq_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_device_fatal, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_device_fatal_spinning, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_send_queue_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stamps_raw, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stamps_wrap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stamps_rate, setup, teardown),
