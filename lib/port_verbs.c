@@ -22,8 +22,13 @@
  * missing.  A receive completing in error because the QP went to the
  * error state has the QP rebuilt (RESET to RTS, receives posted again),
  * counted (qp_error=, qp_rebuilds=, last_async= from the async events)
- * and told to uudp as a restart; only a QP that cannot be rebuilt kills
- * the port (EIO from then on).  While the caller spins
+ * and told to uudp as a restart; so is a QP found in SQE or ERR after a
+ * send failed on its own (a raw QP's send error raises no async event);
+ * only a QP that cannot be rebuilt kills the port (EIO from then on).
+ * The port's fd is an epoll set of the completion channel and the async
+ * events: after IBV_EVENT_DEVICE_FATAL the dead context is let go of,
+ * sends fail with ENETDOWN, and a timer in the set has the device opened
+ * again each second until it is back (a restart too).  While the caller spins
  * (port.spin) rx_next only polls the CQ; blocking callers have it
  * consume the completion channel's event and re-arm.
  *
