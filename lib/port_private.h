@@ -220,7 +220,11 @@ static inline void port_counters(struct port *p, char *buf, size_t len)
 struct port *port_xdp_open(const struct port_config *cfg, char *err, size_t errlen);
 struct port *port_verbs_open(const struct port_config *cfg, char *err, size_t errlen);
 
-/* Nonzero when @dev has an RDMA device behind it (sysfs), for via=auto. */
-int port_verbs_present(const char *dev);
+/*
+ * Nonzero when @dev has an RDMA device behind it (sysfs under @sysfs,
+ * NULL: /sys) that can carry uudp: raw-packet QPs and flow steering
+ * (mlx5, mlx4 with steering on), not iWARP.  For via=auto: else xdp.
+ */
+int port_verbs_usable(const char *sysfs, const char *dev);
 
 #endif

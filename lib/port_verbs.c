@@ -131,11 +131,50 @@ static int verbs_ibdev(const char *sys, const char *dev, char *name, size_t len)
 	return rc;
 }
 
-int port_verbs_present(const char *dev)
+/*
+ * Can the RDMA device described by @da carry uudp?  NULL when it can,
+ * else why not, for the open's line.  No verbs capability says "raw
+ * packet", but ibv_create_flow needs managed flow steering, and the
+ * providers that report it (mlx5; mlx4 with its module option) are the
+ * ones with raw-packet QPs; an iWARP device (irdma, siw, cxgb4) has
+ * neither, nor have bnxt_re, qedr or rxe.
+ */
+static const char *verbs_unfit(struct ibv_context *ctx, const struct ibv_device_attr *da)
 {
-	char name[64];
+	if (ctx->device->transport_type == IBV_TRANSPORT_IWARP)
+		return "is an iWARP device, with no raw-packet QPs (use via=xdp)";
+	if (da->device_cap_flags & IBV_DEVICE_MANAGED_FLOW_STEERING)
+		return NULL;
+	if (strncmp(ibv_get_device_name(ctx->device), "mlx4", 4) == 0)
+		return "has no managed flow steering, so no flow rule can steer UDP to a QP "
+		       "(load mlx4_core with log_num_mgm_entry_size=-1, or use via=xdp)";
+	return "has no managed flow steering, so no flow rule can steer UDP to a QP "
+	       "(use via=xdp)";
+}
 
-	return verbs_ibdev(NULL, dev, name, sizeof(name)) == 0;
+int port_verbs_usable(const char *sysfs, const char *dev)
+{
+	struct ibv_device **list;
+	struct ibv_device_attr da;
+	struct ibv_context *ctx = NULL;
+	char name[64];
+	int i, n = 0, ok = 0;
+
+	if (verbs_ibdev(sysfs, dev, name, sizeof(name)))
+		return 0;
+	list = ibv_get_device_list(&n);
+	for (i = 0; list && i < n; i++)
+		if (strcmp(ibv_get_device_name(list[i]), name) == 0) {
+			ctx = ibv_open_device(list[i]);
+			break;
+		}
+	if (ctx) {
+		ok = ibv_query_device(ctx, &da) == 0 && !verbs_unfit(ctx, &da);
+		ibv_close_device(ctx);
+	}
+	if (list)
+		ibv_free_device_list(list);
+	return ok;
 }
 
 /*
@@ -447,10 +486,8 @@ static int verbs_setup(struct verbs_port *v, char *err, size_t errlen)
 			 "names", cfg->dev, ibdev, da.phys_port_cnt, v->port);
 		goto fail;
 	}
-	if (!(da.device_cap_flags & IBV_DEVICE_MANAGED_FLOW_STEERING)) {
-		snprintf(err, errlen, "%s: %s has no managed flow steering, so no flow rule can "
-			 "steer UDP to a QP (mlx4: load mlx4_core with log_num_mgm_entry_size=-1)",
-			 cfg->dev, ibdev);
+	if (verbs_unfit(v->ctx, &da)) {
+		snprintf(err, errlen, "%s: %s %s", cfg->dev, ibdev, verbs_unfit(v->ctx, &da));
 		goto fail;
 	}
 	v->p.caps = da.device_cap_flags & IBV_DEVICE_RAW_IP_CSUM ? PORT_CAP_CSUM : 0;

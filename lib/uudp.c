@@ -8,7 +8,8 @@
  *
  * A client talks to HOST:PORT out of dev; a server answers on PORT at
  * HOST ("*" or 0.0.0.0: any of dev's IPv4 addresses).  via= picks the
- * port (default: verbs when dev has an RDMA device, else xdp).  mac= is
+ * port (default: verbs when dev has an RDMA device with raw-packet QPs
+ * and flow steering, mlx5 or mlx4, else xdp).  mac= is
  * the next hop's MAC, overriding the neighbour table; src= the source
  * address (default: the route's preferred source).  xdpmode= (auto, skb,
  * native, zerocopy) pins how the XDP port runs instead of the best the
@@ -363,7 +364,7 @@ static struct transport *uudp_open(const struct endpoint *ep, enum transport_rol
 	pc.busy_poll = 1;
 	pc.xdp_mode = uudp_xdp_mode(endpoint_param(ep, "xdpmode"));
 	if (!via)
-		via = port_verbs_present(dev) ? "verbs" : "xdp";
+		via = port_verbs_usable(NULL, dev) ? "verbs" : "xdp";
 	if (strcmp(via, "verbs") == 0)
 		u->port = port_verbs_open(&pc, why, sizeof(why));
 	else

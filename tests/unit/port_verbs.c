@@ -51,6 +51,7 @@
 #include <infiniband/verbs.h>
 
 #include "port_private.h"
+#include "util_private.h"
 #include "support/phc_mock.h"
 #include "support/verbs_mock.h"
 
@@ -509,10 +510,14 @@ static void dir(const char *rel)
 	assert_int_equal(mkdir(path, 0700), 0);
 }
 
-/* sysfs: eth0 and eth1 are ports 1 and 2 of mlx4_0; eth2 has a bad dev_port. */
+/*
+ * sysfs: eth0 and eth1 are ports 1 and 2 of mlx4_0; eth2 has a bad
+ * dev_port; eth3 is an E810's, with irdma0 (iWARP) behind it.
+ */
 static int group_setup(void **state)
 {
-	static const char *const devs[] = { "eth0", "eth1", "eth2" };
+	static const char *const devs[] = { "eth0", "eth1", "eth2", "eth3" };
+	static const char *const ibdevs[] = { "mlx4_0", "mlx4_0", "mlx4_0", "irdma0" };
 	char rel[128];
 	size_t i;
 
@@ -521,14 +526,15 @@ static int group_setup(void **state)
 	assert_non_null(mkdtemp(sysroot));
 	dir("class");
 	dir("class/net");
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < ARRAY_SIZE(devs); i++) {
 		snprintf(rel, sizeof(rel), "class/net/%s", devs[i]);
 		dir(rel);
 		snprintf(rel, sizeof(rel), "class/net/%s/device", devs[i]);
 		dir(rel);
 		snprintf(rel, sizeof(rel), "class/net/%s/device/infiniband", devs[i]);
 		dir(rel);
-		snprintf(rel, sizeof(rel), "class/net/%s/device/infiniband/mlx4_0", devs[i]);
+		snprintf(rel, sizeof(rel), "class/net/%s/device/infiniband/%s", devs[i],
+			 ibdevs[i]);
 		dir(rel);
 	}
 	put("class/net/eth0/dev_port", "0\n");
@@ -635,6 +641,31 @@ static void test_bad_dev_port(void **state)
 
 	assert_null(open_on("eth2", err, sizeof(err)));
 	assert_string_equal(err, "eth2: unreadable dev_port in sysfs");
+}
+
+/*
+ * Issue 35 (4): via=auto takes verbs only where the device has raw-packet
+ * QPs and flow steering.  An E810 or X722 has irdma behind it, iWARP with
+ * neither: xdp then, and via=verbs says why in one line.
+ */
+static void test_usable(void **state)
+{
+	char err[256];
+
+	assert_int_equal(port_verbs_usable(sysroot, "eth0"), 1);
+	assert_int_equal(port_verbs_usable(sysroot, "eth9"), 0);	/* nothing behind */
+	mdev.cap_flags = IBV_DEVICE_RAW_IP_CSUM;		/* mlx4 without steering */
+	assert_int_equal(port_verbs_usable(sysroot, "eth0"), 0);
+	snprintf(mdev.dev.name, sizeof(mdev.dev.name), "irdma0");
+	mdev.dev.transport_type = IBV_TRANSPORT_IWARP;
+	assert_int_equal(port_verbs_usable(sysroot, "eth3"), 0);
+	assert_null(open_on("eth3", err, sizeof(err)));
+	assert_string_equal(err, "eth3: irdma0 is an iWARP device, with no raw-packet QPs "
+			    "(use via=xdp)");
+	/* steering alone is not enough on iWARP */
+	mdev.cap_flags = IBV_DEVICE_MANAGED_FLOW_STEERING;
+	assert_int_equal(port_verbs_usable(sysroot, "eth3"), 0);
+	assert_int_equal(open_ctx, 0);
 }
 
 /* Issue 15 (7): no managed flow steering: say so, and how mlx4 gets it. */
@@ -1255,6 +1286,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_second_port, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_dev_port, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_flow_steering, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_usable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_qp_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_spin_polls_cq_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_device_fatal, setup, teardown),
