@@ -133,6 +133,8 @@ struct port {
 	uint32_t tx_tag;	/* set by the caller before a PORT_TX_STAMP submit */
 	unsigned restarts;	/* the port rebuilt its queue (a QP in the error
 				   state): frames may have been lost, a new stream */
+	char note[256];		/* what the open has to tell the caller beside
+				   its success (one line), or "" */
 };
 
 /* The wrappers: what struct port_ops says, for the port @p. */

@@ -95,6 +95,7 @@
 #define PORT_XDP_RX_BUDGET	4096	/* receive chunks the queues share... */
 #define PORT_XDP_RX_MIN		256	/* ...but at least this many each */
 #define PORT_XDP_MAX_QUEUES	64	/* receive queues served, a socket each */
+#define PORT_XDP_LINK_NS	(5 * NTPX_NS_PER_SEC)	/* the link's wait after attaching */
 
 #ifndef SO_PREFER_BUSY_POLL
 #define SO_PREFER_BUSY_POLL	69
@@ -191,6 +192,49 @@ static void driver_name(const char *dev, char *buf, size_t len)
 	buf[0] = 0;
 	if (ethtool_ioctl(dev, &info) == 0)
 		snprintf(buf, len, "%s", info.driver);
+}
+
+/* Whether @dev is up and running (IFF_RUNNING: the carrier is there). */
+static int xdp_link_running(const char *dev)
+{
+	struct ifreq ifr;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc;
+
+	if (fd < 0)
+		return 1;	/* cannot tell: no wait */
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", dev);
+	rc = ioctl(fd, SIOCGIFFLAGS, &ifr);
+	close(fd);
+	return rc || (ifr.ifr_flags & (IFF_UP | IFF_RUNNING)) == (IFF_UP | IFF_RUNNING);
+}
+
+/*
+ * Attaching a program restarts the port on some drivers: igc closed and
+ * opened it until Linux 6.13 (the whole window of its zero-copy send
+ * stamps), i40e resets the PF, ice drops the carrier.  Frames sent until
+ * the link runs again are lost, and a ptp4l on the port goes FAULTY.  So
+ * once the sockets are bound the open waits for the link to run,
+ * PORT_XDP_LINK_NS at most, and says what it saw in one line (p.note);
+ * a link that runs throughout costs one ioctl.
+ */
+static void xdp_link_wait(struct xdp_port *x, int64_t attached)
+{
+	struct timespec step = { 0, 10 * 1000000L };
+	int64_t end = attached + PORT_XDP_LINK_NS;
+
+	if (xdp_link_running(x->dev))
+		return;
+	while (!xdp_link_running(x->dev) && clock_monotonic_ns() < end)
+		nanosleep(&step, NULL);
+	if (xdp_link_running(x->dev))
+		snprintf(x->p.note, sizeof(x->p.note), "%s: the link was down once the XDP "
+			 "program was attached, and running %lld ms after", x->dev,
+			 (long long)((clock_monotonic_ns() - attached) / 1000000));
+	else
+		snprintf(x->p.note, sizeof(x->p.note), "%s: the link is not running %lld s "
+			 "after the XDP program was attached; going on", x->dev,
+			 (long long)(PORT_XDP_LINK_NS / NTPX_NS_PER_SEC));
 }
 
 /*
@@ -474,6 +518,7 @@ struct port *port_xdp_open(const struct port_config *cfg, char *err, size_t errl
 	struct xdp_port *x = calloc(1, sizeof(*x));
 	char drv[32], why[256] = "";
 	unsigned i, qi, first, last, nrx;
+	int64_t attached;
 	__u32 idx;
 	int prog_fd, rc, map_fd, one = 1;
 
@@ -538,6 +583,7 @@ struct port *port_xdp_open(const struct port_config *cfg, char *err, size_t errl
 		goto no_port;
 
 	driver_name(cfg->dev, drv, sizeof(drv));
+	attached = clock_monotonic_ns();
 	switch (cfg->xdp_mode) {
 	case PORT_XDP_ZEROCOPY:
 		first = last = 0;
@@ -628,6 +674,7 @@ struct port *port_xdp_open(const struct port_config *cfg, char *err, size_t errl
 	 */
 	x->p.caps = strcmp(drv, "veth") == 0 ? PORT_CAP_RX_PARTIAL : 0;
 	x->p.frame_max = PORT_XDP_CHUNK - PORT_XDP_TX_ROOM;
+	xdp_link_wait(x, attached);
 	return &x->p;
 
 no_port:

@@ -52,6 +52,7 @@
 #include <unistd.h>
 
 #include "frame.h"
+#include "log.h"
 #include "util_private.h"
 #include "neigh.h"
 #include "peer.h"
@@ -372,6 +373,8 @@ static struct transport *uudp_open(const struct endpoint *ep, enum transport_rol
 	if (!u->port)
 		FAIL("%s: %s", ep->url, why);
 	u->filter.udp_csum_partial = !!(u->port->caps & PORT_CAP_RX_PARTIAL);
+	if (u->port->note[0])
+		ntpx_lines_add(u->t.warn, sizeof(u->t.warn), "%s: %s", ep->url, u->port->note);
 	if (role == TRANSPORT_SERVER) {
 		u->reserve_fd = port_reserve(dev, u->local.ip, &u->local.port);
 		if (u->reserve_fd < 0)

@@ -48,6 +48,7 @@ int main(int argc, char **argv)
 	rf.t = transport_open(&cfg.ep, TRANSPORT_SERVER, err, sizeof(err));
 	if (!rf.t)
 		ntpx_die(NTPX_EXIT_FAIL, "%s", err);
+	ntpx_err_lines(transport_warnings(rf.t));
 	if (!cfg.nostamps) {
 		rc = transport_stamps_enable(rf.t, err, sizeof(err));
 		ntpx_err_lines(transport_warnings(rf.t));
