@@ -61,6 +61,9 @@ struct port_config {
 				   of their own) */
 	int64_t reopen_ns;	/* verbs: a device gone (DEVICE_FATAL) is
 				   opened again this often, ns; 0: each second */
+	long qperr;		/* verbs: the frame sent this many-th goes with a
+				   memory key the HCA refuses (a send error,
+				   uudp's qperr=); 0: none */
 	enum {
 		PORT_XDP_AUTO,		/* the best the driver has */
 		PORT_XDP_SKB,		/* generic XDP, copy */

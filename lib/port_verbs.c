@@ -92,6 +92,7 @@ struct verbs_port {
 	int64_t reopen_every;		/* the device gone: tried this often, ns */
 	uint64_t fatal, reopens;	/* DEVICE_FATAL seen; the device opened again */
 	int sq_error;			/* a send completed in error: QP state asked */
+	uint64_t sends;			/* frames posted, for cfg.qperr */
 	enum ibv_event_type last_async;
 	uint64_t async;			/* async events read */
 	struct ibv_mr *mr;
@@ -730,6 +731,10 @@ static int verbs_tx_submit(struct port *p, void *buf, size_t len, int flags)
 		return v->dead;
 	}
 	sge.lkey = v->mr->lkey;
+	/* qperr=: a key of the right memory with another variant byte,
+	   which the HCA refuses (a local protection error, QP to SQE/ERR). */
+	if (v->cfg.qperr && ++v->sends == (uint64_t)v->cfg.qperr)
+		sge.lkey ^= 1;
 	if (flags & PORT_CAP_CSUM)
 		wr.send_flags |= IBV_SEND_IP_CSUM;
 	v->tx_want[v->tx_cur] = v->stamping && (flags & PORT_TX_STAMP);

@@ -60,6 +60,7 @@
 #define CQ_CAP		1024	/* more is an overrun: the test fails */
 #define FLUSH_LIMIT	100000	/* flushed reposts: the port spins forever */
 #define REOPEN_NS	(20 * 1000000LL)	/* a device gone: tried this often */
+#define MOCK_LKEY	0x77	/* support/verbs_mock.c's ibv_reg_mr */
 
 enum { TS_NONE, TS_RAW, TS_WALLCLOCK };
 
@@ -82,7 +83,6 @@ struct mdev {
 	int fatal;		/* DEVICE_FATAL: nothing completes, sends are taken */
 	int gone;		/* not in the device list (being reset) */
 	int lists;		/* ibv_get_device_list calls */
-	int sq_fail;		/* this many more sends fail on their own */
 	int sent;		/* sends completed in success */
 };
 
@@ -104,6 +104,7 @@ static struct mqp *the_qp;		/* the one QP a port makes */
 static struct mflow *the_flow;
 static int open_ctx;			/* contexts not closed */
 static char sysroot[64];
+static long open_qperr;			/* port_config.qperr of the next open_on */
 
 static struct mdev *dev_of(struct ibv_context *c)
 {
@@ -209,10 +210,11 @@ static int m_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_rec
 
 /*
  * libmlx5 refuses a post only below RTS; in SQE or ERR the device flushes
- * it.  A send that fails on its own (sq_fail: a local QP operation
- * error) puts a raw-packet QP into SQE, which raises no async event:
- * receives go on, every later send is flushed.  After DEVICE_FATAL a
- * send is taken and never completes.
+ * it.  A send that fails on its own (a memory key the MR does not have: a
+ * local protection error) puts the raw QP's send queue in error with its
+ * receive queue ready, which mlx5_ib reports as SQE, and raises no async
+ * event: receives go on, every later send is flushed.  After DEVICE_FATAL
+ * a send is taken and never completes.
  */
 static int m_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
@@ -227,9 +229,8 @@ static int m_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_sen
 			continue;
 		if (qp->state == IBV_QPS_SQE || qp->state == IBV_QPS_ERR) {
 			s.status = IBV_WC_WR_FLUSH_ERR;
-		} else if (mdev.sq_fail > 0) {
-			mdev.sq_fail--;
-			s.status = IBV_WC_LOC_QP_OP_ERR;
+		} else if (wr->sg_list[0].lkey != MOCK_LKEY) {
+			s.status = IBV_WC_LOC_PROT_ERR;
 			qp->state = IBV_QPS_SQE;
 		} else {
 			mdev.sent++;
@@ -566,6 +567,7 @@ static int setup(void **state)
 	assert_int_equal(pipe2(mdev.apipe, O_CLOEXEC), 0);
 	mdev.cap_flags = IBV_DEVICE_MANAGED_FLOW_STEERING | IBV_DEVICE_RAW_IP_CSUM;
 	mock_chan_reads = mock_mlx5 = mock_mlx5_rt = mock_start_busy = mock_start_err = 0;
+	open_qperr = 0;
 	return 0;
 }
 
@@ -583,7 +585,8 @@ static struct port *open_on(const char *dev, char *err, size_t errlen)
 {
 	struct port_config cfg = { .dev = dev, .udp_port = 123, .ip = 0x0a090001,
 				   .mac = { 2, 0, 0, 0, 0, 1 }, .busy_poll = 1,
-				   .sysfs = sysroot, .reopen_ns = REOPEN_NS };
+				   .sysfs = sysroot, .reopen_ns = REOPEN_NS,
+				   .qperr = open_qperr };
 
 	err[0] = 0;
 	return port_verbs_open(&cfg, err, errlen);
@@ -806,7 +809,9 @@ static void test_device_fatal_spinning(void **state)
 /*
  * Issue 35 (7): a send that fails on its own (not a flush) leaves the
  * raw QP in SQE, with no async event: receives go on, every later send
- * is flushed.  The port asks the QP's state and rebuilds it.
+ * is flushed.  The port asks the QP's state and rebuilds it.  The error
+ * is the one uudp's qperr=N makes on a device (doc/hardware.md step 9):
+ * the Nth frame goes with a memory key the HCA refuses.
  */
 static void test_send_queue_error(void **state)
 {
@@ -815,11 +820,16 @@ static void test_send_queue_error(void **state)
 	size_t len, cap;
 	char err[256];
 	void *b;
-	struct port *p = open_on("eth0", err, sizeof(err));
+	struct port *p;
 
+	open_qperr = 2;
+	p = open_on("eth0", err, sizeof(err));
 	if (!p)
 		fail_msg("%s", err);
-	mdev.sq_fail = 1;
+	b = port_tx_buf(p, &cap);
+	assert_int_equal(port_tx_submit(p, b, 60, 0), 0);
+	assert_int_equal(mdev.sent, 1);
+	assert_int_equal(the_qp->qp.state, IBV_QPS_RTS);
 	b = port_tx_buf(p, &cap);
 	assert_int_equal(port_tx_submit(p, b, 60, 0), 0);
 	assert_int_equal(the_qp->qp.state, IBV_QPS_SQE);
@@ -833,7 +843,7 @@ static void test_send_queue_error(void **state)
 	counters_have(p, "qp_rebuilds=1");
 	assert_int_equal(p->restarts, 1);
 	assert_int_equal(port_tx_submit(p, b, 60, 0), 0);
-	assert_int_equal(mdev.sent, 1);
+	assert_int_equal(mdev.sent, 2);
 	frame_in(1, frame, sizeof(frame));
 	assert_int_equal(port_rx_next(p, &f, &len), 1);
 	port_rx_release(p);
