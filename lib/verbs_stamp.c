@@ -22,6 +22,14 @@
 #define VERBS_BUSY_TRIES 64		/* start_poll's EBUSY: polled again at
 					   once this often at most */
 
+/* ibv_query_rt_values_ex gives the raw clock (libibverbs' stand-in fails). */
+static int rt_values_work(struct ibv_context *ctx)
+{
+	struct ibv_values_ex v = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
+
+	return ibv_query_rt_values_ex(ctx, &v) == 0 && (v.comp_mask & IBV_VALUES_MASK_RAW_CLOCK);
+}
+
 void verbs_clock_probe(struct verbs_clock *vc, struct ibv_context *ctx)
 {
 	struct ibv_device_attr_ex a;
@@ -30,12 +38,12 @@ void verbs_clock_probe(struct verbs_clock *vc, struct ibv_context *ctx)
 	memset(vc, 0, sizeof(*vc));
 	vc->ctx = ctx;
 	vc->mode = VERBS_STAMP_NONE;
-	/* A provider without extended CQs (or a context without the
-	   extended verbs at all) has no stamps to offer. */
-	if (!verbs_get_ctx_op(ctx, create_cq_ex)) {
-		vc->why = "-:no_extended_cq";
-		return;
-	}
+	/*
+	 * libibverbs fills every extended op a provider lacks with one that
+	 * fails (EOPNOTSUPP), so asking is how to know: a provider without
+	 * the extended verbs answers here, one without extended CQs when
+	 * the CQ is made (-:cq_refused_stamps).
+	 */
 	memset(&a, 0, sizeof(a));
 	if (ibv_query_device_ex(ctx, NULL, &a)) {
 		vc->why = "-:no_query_device_ex";
@@ -63,7 +71,7 @@ void verbs_clock_probe(struct verbs_clock *vc, struct ibv_context *ctx)
 	 * first: its offset is read with PTP_SYS_OFFSET_PRECISE or
 	 * _EXTENDED (lib/phc.h), narrower than a verbs command's bracket.
 	 */
-	vc->raw_ok = vc->mask && vc->khz && verbs_get_ctx_op(ctx, query_rt_values);
+	vc->raw_ok = vc->mask && vc->khz && rt_values_work(ctx);
 	if (phc_index_of(ctx->device->ibdev_path) >= 0 || !vc->raw_ok)
 		vc->mode = VERBS_STAMP_WALLCLOCK;
 	else

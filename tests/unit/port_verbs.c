@@ -29,7 +29,17 @@
  *     a device in "wall-clock" mode is mlx5 with its clock in real-time
  *     mode: it makes a CQ with raw stamps, and the kernel refuses the QP
  *     on it (EOPNOTSUPP); mlx5dv_query_device says real-time mode when
- *     mock_mlx5_rt is set (support/verbs_mock.h).
+ *     mock_mlx5_rt is set (support/verbs_mock.h); the commonest, a
+ *     ConnectX-5 or -6 in free-running mode with a PHC, gives the wall
+ *     clock in ns of PHC time (TS_FREERUN);
+ *   - a provider without the extended verbs has libibverbs' stand-ins
+ *     that fail (mock_dummy_ex), never NULL ops;
+ *   - mlx5's start_poll failing with CQ_POLL_ERR (-2, the CQE consumed)
+ *     and EBUSY (mock_start_err, mock_start_busy); DEVICE_FATAL, after
+ *     which nothing completes and the device is gone from the list until
+ *     it is back (dev_fatal, dev_back); a send with a memory key the MR
+ *     does not have, which leaves the QP in SQE with no async event;
+ *   - an E810's irdma: iWARP, no flow steering.
  * What it cannot prove: anything about a NIC (tests/hw/uudp-verbs.t,
  * doc/hardware.md).
  */
@@ -62,7 +72,15 @@
 #define REOPEN_NS	(20 * 1000000LL)	/* a device gone: tried this often */
 #define MOCK_LKEY	0x77	/* support/verbs_mock.c's ibv_reg_mr */
 
-enum { TS_NONE, TS_RAW, TS_WALLCLOCK };
+/*
+ * What a device stamps: nothing; raw cycles only (no clock_info page);
+ * mlx5 in real-time mode (REAL_TIME_CLOCK_ENABLE: a raw CQ is made, the
+ * QP on it refused, the wall clock is the CQE's seconds << 32 | ns); or
+ * the commonest, a ConnectX-4 to -6 in free-running mode with a PHC:
+ * raw cycles or the wall clock, libmlx5 converting cycles to PHC ns
+ * through the clock_info page (mlx5dv_ts_to_ns).
+ */
+enum { TS_NONE, TS_RAW, TS_WALLCLOCK, TS_FREERUN };
 
 struct mdev {
 	struct ibv_device dev;
@@ -132,9 +150,11 @@ static uint64_t rtc_stamp(int64_t phc_ns)
 static void cq_push(struct mock_cq *c, const struct ibv_wc *wc)
 {
 	mdev.last_true = mock_rt_now() - mdev.lead_ns;
+	int64_t phc = mdev.last_true + mock_phc.off;
+
 	mock_cq_push(c, wc, mdev.last_true,
 		     !c->ex ? 0 : c->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP ?
-		     hca_cycles(mdev.last_true) : rtc_stamp(mdev.last_true + mock_phc.off));
+		     hca_cycles(mdev.last_true) : mock_mlx5_rt ? rtc_stamp(phc) : (uint64_t)phc);
 }
 
 static struct ibv_cq_ex *m_create_cq_ex(struct ibv_context *context,
@@ -146,7 +166,8 @@ static struct ibv_cq_ex *m_create_cq_ex(struct ibv_context *context,
 
 	/* mlx5 in real-time mode makes a raw CQ; the QP on it is refused */
 	if ((want == IBV_WC_EX_WITH_COMPLETION_TIMESTAMP && mdev.ts == TS_NONE) ||
-	    (want == IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK && mdev.ts != TS_WALLCLOCK) ||
+	    (want == IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK && mdev.ts != TS_WALLCLOCK &&
+	     mdev.ts != TS_FREERUN) ||
 	    want == (IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
 		     IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)) {
 		mdev.refusals++;
@@ -359,6 +380,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	mdev.vctx.sz = sizeof(mdev.vctx);
 	mdev.vctx.ibv_create_flow = m_create_flow;
 	mdev.vctx.ibv_destroy_flow = m_destroy_flow;
+	mock_dummy_ex(&mdev.vctx);	/* what libibverbs gives a provider lacking them */
 	if (mdev.has_ex) {
 		mdev.vctx.query_device_ex = m_query_device_ex;
 		mdev.vctx.create_cq_ex = m_create_cq_ex;
@@ -513,12 +535,13 @@ static void dir(const char *rel)
 
 /*
  * sysfs: eth0 and eth1 are ports 1 and 2 of mlx4_0; eth2 has a bad
- * dev_port; eth3 is an E810's, with irdma0 (iWARP) behind it.
+ * dev_port; eth3 is an E810's, with irdma0 (iWARP) behind it; eth4 a
+ * ConnectX-5's, mlx5_0, with a PHC of its own.
  */
 static int group_setup(void **state)
 {
-	static const char *const devs[] = { "eth0", "eth1", "eth2", "eth3" };
-	static const char *const ibdevs[] = { "mlx4_0", "mlx4_0", "mlx4_0", "irdma0" };
+	static const char *const devs[] = { "eth0", "eth1", "eth2", "eth3", "eth4" };
+	static const char *const ibdevs[] = { "mlx4_0", "mlx4_0", "mlx4_0", "irdma0", "mlx5_0" };
 	char rel[128];
 	size_t i;
 
@@ -545,6 +568,8 @@ static int group_setup(void **state)
 	mock_phc_init();
 	snprintf(rel, sizeof(rel), "%s/ib/mlx4_0", sysroot);
 	mock_phc_add(rel, 3);
+	snprintf(rel, sizeof(rel), "%s/ib/mlx5_0", sysroot);
+	mock_phc_add(rel, 4);
 	return 0;
 }
 
@@ -1205,6 +1230,57 @@ static void test_start_busy_blocking(void **state)
 }
 
 /*
+ * The commonest device: a ConnectX-5 (or -6) in free-running mode, with
+ * a PHC.  It would give raw cycles, but a device with a PHC is asked for
+ * the wall clock first, which libmlx5 gives in ns of PHC time (not the
+ * real-time mode's seconds << 32 | ns): converted through the PHC, both
+ * ways, near the truth, without a cross-reading.
+ */
+static void test_stamps_cx5_freerunning(void **state)
+{
+	unsigned char frame[64] = { 2, 0, 0, 0, 0, 1 };
+	struct port_stamping ps;
+	struct notes w = { 0 };
+	int64_t a, b, truth;
+	const void *f;
+	size_t len, cap;
+	char err[256];
+	struct port *p;
+	void *buf;
+
+	raw_device();
+	mdev.ts = TS_FREERUN;
+	mock_mlx5 = 1;
+	snprintf(mdev.dev.name, sizeof(mdev.dev.name), "mlx5_0");
+	snprintf(mdev.dev.ibdev_path, sizeof(mdev.dev.ibdev_path), "%s/ib/mlx5_0", sysroot);
+	p = open_on("eth4", err, sizeof(err));
+	if (!p)
+		fail_msg("%s", err);
+	assert_int_equal(mdev.refusals + mdev.qp_refusals, 0);
+	assert_int_equal(port_stamps_enable(p, &ps, err, sizeof(err)), 0);
+	assert_string_equal(ps.rx_src, "verbs:cqe_wallclock+phc");
+	assert_string_equal(ps.tx_src, "verbs:cqe_wallclock+phc");
+	counters_have(p, "stamps=wallclock");
+	frame_in(1, frame, sizeof(frame));
+	assert_int_equal(port_rx_next(p, &f, &len), 1);
+	rx_stamp_near_truth(p, 0);
+	port_rx_release(p);
+	buf = port_tx_buf(p, &cap);
+	p->tx_tag = 5;
+	assert_int_equal(port_tx_submit(p, buf, 60, PORT_TX_STAMP), 0);
+	truth = mdev.last_true;
+	a = mock_rt_now();
+	port_tx_stamps(p, note, &w);
+	b = mock_rt_now();
+	assert_int_equal(w.n, 1);
+	if (llabs(w.ns[0] - truth) > b - a)
+		fail_msg("send stamp %lld ns from the truth", (long long)(w.ns[0] - truth));
+	assert_int_equal(mdev.rt_reads, 1);	/* the probe's trial alone */
+	counters_have(p, "stamp_errors=0");
+	port_close(p);
+}
+
+/*
  * No stamps: a provider without the extended verbs, and one with them
  * that stamps nothing.  Plain CQs, no layer offered, frames still flow.
  */
@@ -1268,11 +1344,12 @@ static void test_stamps_xread_fails(void **state)
 	void *buf;
 
 	raw_device();
-	mdev.rt_fail = 1;
 	p = open_on("eth0", err, sizeof(err));
 	if (!p)
 		fail_msg("%s", err);
 	assert_int_equal(port_stamps_enable(p, &ps, err, sizeof(err)), 0);
+	counters_have(p, "stamps=raw");
+	mdev.rt_fail = 1;	/* worked at the open, fails from now on */
 	frame_in(1, frame, sizeof(frame));
 	assert_int_equal(port_rx_next(p, &f, &len), 1);
 	assert_int_equal(port_rx_stamp(p, &ns), 0);
@@ -1307,6 +1384,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_stamps_rate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stamps_no_rt_values, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stamps_wallclock, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stamps_cx5_freerunning, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_poll_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_start_busy_blocking, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stamps_none_legacy, setup, teardown),

@@ -59,6 +59,33 @@ uint64_t mock_hca_cycles(const struct mock_hca *h, int64_t rt_ns)
 					 d % 1000000 * (int64_t)h->khz / 1000000 + off)) & h->mask;
 }
 
+/* ------------------------------ the extended verbs a provider lacks */
+static int dummy_query_device_ex(struct ibv_context *context,
+				 const struct ibv_query_device_ex_input *input,
+				 struct ibv_device_attr_ex *attr, size_t attr_size)
+{
+	return EOPNOTSUPP;
+}
+
+static struct ibv_cq_ex *dummy_create_cq_ex(struct ibv_context *context,
+					    struct ibv_cq_init_attr_ex *a)
+{
+	errno = EOPNOTSUPP;
+	return NULL;
+}
+
+static int dummy_query_rt_values(struct ibv_context *context, struct ibv_values_ex *v)
+{
+	return EOPNOTSUPP;
+}
+
+void mock_dummy_ex(struct verbs_context *v)
+{
+	v->query_device_ex = dummy_query_device_ex;
+	v->create_cq_ex = dummy_create_cq_ex;
+	v->query_rt_values = dummy_query_rt_values;
+}
+
 /* ------------------------------------ async events, PDs, MRs: nothing */
 void ibv_ack_async_event(struct ibv_async_event *event)
 {
