@@ -9,6 +9,7 @@
 
 #include <infiniband/mlx5dv.h>
 
+#include "missing.h"
 #include "opt_units.h"
 #include "phc.h"
 #include "verbs_stamp.h"
