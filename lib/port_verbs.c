@@ -56,7 +56,7 @@
 #include "verbs_stamp.h"
 #include "util_private.h"
 
-#define PORT_VERBS_BUF		2048	/* bytes per buffer: one 1500-MTU frame */
+#define PORT_VERBS_BUF_MIN	2048	/* bytes per buffer, at least: a 1500-MTU frame */
 #define PORT_VERBS_RX		256	/* receive buffers posted */
 #define PORT_VERBS_TX		256	/* send buffers */
 #define PORT_VERBS_ASYNC_NS	(10 * 1000000LL)	/* spinning: async events
@@ -97,6 +97,7 @@ struct verbs_port {
 	uint64_t async;			/* async events read */
 	struct ibv_mr *mr;
 	unsigned char *mem;		/* RX buffers, then TX buffers */
+	size_t buf;			/* bytes each: the interface's largest frame */
 	unsigned tx_free[PORT_VERBS_TX];
 	unsigned ntx_free;
 	unsigned tx_cur;
@@ -204,6 +205,33 @@ static int verbs_devport(const char *sys, const char *dev)
 	return (int)n + 1;
 }
 
+/*
+ * Bytes per buffer: the interface's largest frame (its MTU, the Ethernet
+ * header and a VLAN tag), in whole cache lines, at least
+ * PORT_VERBS_BUF_MIN.  A frame longer than its receive buffer completes
+ * in error on mlx5 (a local length error) and takes the QP down with it,
+ * so one jumbo frame must fit.
+ */
+static size_t verbs_buf_size(const char *sys, const char *dev)
+{
+	char path[512], line[32];
+	long mtu = 0;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/class/net/%s/mtu", sys ? sys : "/sys", dev);
+	f = fopen(path, "re");
+	if (f) {
+		if (fgets(line, sizeof(line), f))
+			mtu = strtol(line, NULL, 10);
+		fclose(f);
+	}
+	if (mtu <= 0 || mtu > 65535)
+		mtu = 1500;
+	n = ((size_t)mtu + 14 + 4 + 63) / 64 * 64;
+	return n < PORT_VERBS_BUF_MIN ? PORT_VERBS_BUF_MIN : n;
+}
+
 /* The names counters use for the async events that matter here. */
 static const char *verbs_event_name(enum ibv_event_type t)
 {
@@ -264,8 +292,8 @@ static int verbs_timer_take(struct verbs_port *v)
 static int verbs_post_rx(struct verbs_port *v, uint64_t i)
 {
 	struct ibv_sge sge = {
-		.addr = (uintptr_t)(v->mem + i * PORT_VERBS_BUF),
-		.length = PORT_VERBS_BUF,
+		.addr = (uintptr_t)(v->mem + i * v->buf),
+		.length = (uint32_t)v->buf,
 		.lkey = v->mr->lkey,
 	};
 	struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1 }, *bad;
@@ -427,7 +455,7 @@ static void verbs_close_all(struct verbs_port *v)
 	if (v->epfd >= 0)
 		close(v->epfd);
 	if (v->mem)
-		munmap(v->mem, (size_t)(PORT_VERBS_RX + PORT_VERBS_TX) * PORT_VERBS_BUF);
+		munmap(v->mem, (size_t)(PORT_VERBS_RX + PORT_VERBS_TX) * v->buf);
 	free(v);
 }
 
@@ -445,7 +473,7 @@ static int verbs_setup(struct verbs_port *v, char *err, size_t errlen)
 		.cap = { .max_send_wr = PORT_VERBS_TX, .max_recv_wr = PORT_VERBS_RX,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
-	size_t size = (size_t)(PORT_VERBS_RX + PORT_VERBS_TX) * PORT_VERBS_BUF;
+	size_t size = (size_t)(PORT_VERBS_RX + PORT_VERBS_TX) * v->buf;
 	struct ibv_device **list = NULL;
 	struct ibv_device_attr da;
 	struct epoll_event ev = { .events = EPOLLIN };
@@ -584,7 +612,6 @@ fail:
 
 struct port *port_verbs_open(const struct port_config *cfg, char *err, size_t errlen)
 {
-	size_t size = (size_t)(PORT_VERBS_RX + PORT_VERBS_TX) * PORT_VERBS_BUF;
 	struct verbs_port *v;
 	char ibdev[64];
 
@@ -611,7 +638,9 @@ struct port *port_verbs_open(const struct port_config *cfg, char *err, size_t er
 		snprintf(err, errlen, "%s: epoll: %s", cfg->dev, strerror(errno));
 		goto no_port;
 	}
-	v->mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	v->buf = verbs_buf_size(cfg->sysfs, cfg->dev);
+	v->mem = mmap(NULL, (size_t)(PORT_VERBS_RX + PORT_VERBS_TX) * v->buf,
+		      PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (v->mem == MAP_FAILED) {
 		v->mem = NULL;
 		snprintf(err, errlen, "%s: buffers: %s", cfg->dev, strerror(errno));
@@ -621,7 +650,7 @@ struct port *port_verbs_open(const struct port_config *cfg, char *err, size_t er
 		goto no_port;
 	v->p.ops = &verbs_port_ops;
 	v->p.fd = v->epfd;
-	v->p.frame_max = PORT_VERBS_BUF;
+	v->p.frame_max = v->buf;
 	return &v->p;
 
 no_port:
@@ -714,8 +743,8 @@ static void *verbs_tx_buf(struct port *p, size_t *cap)
 	if (!v->ntx_free)
 		return NULL;
 	v->tx_cur = v->tx_free[--v->ntx_free];
-	*cap = PORT_VERBS_BUF;
-	return v->mem + (size_t)v->tx_cur * PORT_VERBS_BUF;
+	*cap = v->buf;
+	return v->mem + (size_t)v->tx_cur * v->buf;
 }
 
 static int verbs_tx_submit(struct port *p, void *buf, size_t len, int flags)
@@ -819,7 +848,7 @@ static int verbs_rx_next(struct port *p, const void **frame, size_t *len)
 	v->rx_cur = wc.wr_id;
 	v->rx_ts = wc.ts;
 	v->rx_held = 1;
-	*frame = v->mem + wc.wr_id * PORT_VERBS_BUF;
+	*frame = v->mem + wc.wr_id * v->buf;
 	*len = wc.byte_len;
 	return 1;
 }

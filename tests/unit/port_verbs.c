@@ -284,6 +284,8 @@ static int m_destroy_flow(struct ibv_flow *flow)
 	return 0;
 }
 
+static void qp_error(void);
+
 /* A frame arrives on device port @port. */
 static void frame_in(uint8_t port, const void *data, uint32_t len)
 {
@@ -296,6 +298,15 @@ static void frame_in(uint8_t port, const void *data, uint32_t len)
 	     q->qp.state != IBV_QPS_SQE))
 		return;		/* nothing steers it here: the kernel's */
 	wc.wr_id = q->rq[q->rhead].wr_id;
+	if (len > q->rq[q->rhead].len) {
+		/* mlx5: a local length error, and the QP goes down */
+		wc.status = IBV_WC_LOC_LEN_ERR;
+		q->rhead = (q->rhead + 1) % RQ_CAP;
+		q->rn--;
+		cq_push((struct mock_cq *)q->qp.recv_cq, &wc);
+		qp_error();
+		return;
+	}
 	memcpy((void *)(uintptr_t)q->rq[q->rhead].addr, data, len);
 	q->rhead = (q->rhead + 1) % RQ_CAP;
 	q->rn--;
@@ -563,6 +574,7 @@ static int group_setup(void **state)
 	}
 	put("class/net/eth0/dev_port", "0\n");
 	put("class/net/eth1/dev_port", "1\n");
+	put("class/net/eth1/mtu", "9000\n");	/* jumbo frames on port 2 */
 	put("class/net/eth2/dev_port", "port two\n");
 	/* mlx4_0's PHC: TAI, as ptp4l keeps it (support/phc_mock.h) */
 	mock_phc_init();
@@ -660,6 +672,38 @@ static void test_second_port(void **state)
 	port_rx_release(p);
 	frame_in(1, frame, sizeof(frame));	/* the other port's: not ours */
 	assert_int_equal(port_rx_next(p, &f, &len), 0);
+	port_close(p);
+}
+
+/*
+ * eth1 runs jumbo frames (MTU 9000).  Buffers sized for 1500 would take
+ * the QP down at the first one (mlx5: a local length error); they are
+ * sized from the MTU, and a 9018-byte frame (VLAN-tagged) comes whole.
+ */
+static void test_jumbo(void **state)
+{
+	static unsigned char frame[9018] = { 2, 0, 0, 0, 0, 1 };
+	const unsigned char *f;
+	size_t len;
+	char err[256];
+	struct port *p = open_on("eth1", err, sizeof(err));
+
+	if (!p)
+		fail_msg("%s", err);
+	assert_true(p->frame_max >= sizeof(frame));
+	frame[sizeof(frame) - 1] = 0x5a;
+	frame_in(2, frame, sizeof(frame));
+	assert_int_equal(port_rx_next(p, (const void **)&f, &len), 1);
+	assert_int_equal(len, sizeof(frame));
+	assert_int_equal(f[sizeof(frame) - 1], 0x5a);
+	port_rx_release(p);
+	counters_have(p, "qp_error=0");
+	port_close(p);
+	/* eth0, MTU 1500 (no mtu file: as if 1500): 2 KiB buffers */
+	p = open_on("eth0", err, sizeof(err));
+	if (!p)
+		fail_msg("%s", err);
+	assert_int_equal(p->frame_max, 2048);
 	port_close(p);
 }
 
@@ -1371,6 +1415,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_first_port, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_second_port, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_jumbo, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_dev_port, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_flow_steering, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_usable, setup, teardown),
