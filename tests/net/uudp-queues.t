@@ -12,7 +12,7 @@
 # Nothing on a veth loses a datagram by chance: every exchange is ok.
 # -w 5s is a limit on a failure, not a bound on timing.
 need_prereq LAB
-need ntpprobe ntpreflect
+need ntpprobe ntpreflect timeout
 
 port=12300
 UUDP_QUEUES=4
@@ -117,7 +117,8 @@ test_expect_success 'an interface with 65 receive queues: refused, one line, exi
 	ip -n "$ns" addr add 10.78.0.1/24 dev big &&
 	ip -n "$ns" link set big up &&
 	ip -n "$ns" link set bigp up &&
-	test_exit 1 ip netns exec "$ns" ntpreflect "uudp://10.78.0.1:$port?dev=big" 2>"$TMP/big.err" &&
+	test_exit 1 timeout 20 ip netns exec "$ns" ntpreflect "uudp://10.78.0.1:$port?dev=big" \
+		2>"$TMP/big.err" &&
 	test_is "$(cat "$TMP/big.err")" \
 		"ntpreflect: uudp://10.78.0.1:$port?dev=big: big: 65 receive queues, more than the 64 uudp gives an AF_XDP socket each (set fewer with ethtool -L)"
 '
