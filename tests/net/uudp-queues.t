@@ -43,6 +43,14 @@ five_on() { awk -v q="$1" 'BEGIN { for (i = 0; i < 4; i++) printf "%s%d", (i ? "
 # and the number of queues a list of such numbers names.
 one_queue() { queue_frames "$1" | awk -F, '{ for (i = 1; i <= NF; i++) if ($i > 0) { n++; q = i - 1 } } END { if (n == 1) print q }'; }
 distinct() { printf '%s\n' "$@" | sort -u | grep -c .; }
+# probe_q NAME [KEY=VALUE]: five exchanges of a uudp client, the kernel
+# server's replies sent on the queue steered; records in $TMP/NAME, its
+# counters in $TMP/NAME.err; every exchange ok.
+probe_q() {
+	ina ntpprobe -i 20ms -w 5s -c 5 "uudp://$IPB:$port?dev=$IFA&via=xdp${2:+&$2}" \
+		>"$TMP/$1" 2>"$TMP/$1.err" &&
+	test_is "$(oks "$TMP/$1")" 5
+}
 
 test_expect_success 'setup: a lab of our own, four queues each way' '
 	uudp_lab &&
@@ -63,9 +71,7 @@ seen=
 for q in 0 1 2 3; do
 	test_expect_success "uudp client, kernel replies sent on queue $q: every exchange ok, on one queue" '
 		steer "$UB" '"$q"' &&
-		ina ntpprobe -i 20ms -w 5s -c 5 "uudp://$IPB:$port?dev=$IFA&via=xdp" \
-			>"$TMP/c'"$q"'" 2>"$TMP/c'"$q"'.err" &&
-		test_is "$(oks "$TMP/c'"$q"'")" 5 &&
+		probe_q c'"$q"' &&
 		at=$(one_queue "$TMP/c'"$q"'.err") && test -n "$at" &&
 		seen="$seen $at"
 	'
@@ -79,9 +85,7 @@ test_expect_success 'the replies came on three queues or more' '
 for q in 3 0 2 1; do
 	test_expect_success "native XDP: every reply sent on queue $q answered from queue $q" '
 		steer "$UB" '"$q"' &&
-		ina ntpprobe -i 20ms -w 5s -c 5 "uudp://$IPB:$port?dev=$IFA&via=xdp&xdpmode=native" \
-			>"$TMP/n'"$q"'" 2>"$TMP/n'"$q"'.err" &&
-		test_is "$(oks "$TMP/n'"$q"'")" 5 &&
+		probe_q n'"$q"' xdpmode=native &&
 		test_is "$(queue_frames "$TMP/n'"$q"'.err")" "$(five_on '"$q"')"
 	'
 done

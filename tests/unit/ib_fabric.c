@@ -222,6 +222,8 @@ static int fab_garbage = -1;		/* RoCE v2/IPv4: the 20 unwritten bytes, or -1 */
 static int fab_client_dev = 1;		/* where a client's route leaves */
 static int fab_sidr_drop;		/* SIDR replies still to lose */
 static int fab_stale;			/* sends whose AH was gone when transmitted */
+static int fab_dup_wr;			/* sends posted with the wr_id of one held
+					   on a QP of the same send CQ */
 static int fab_idle_polls;		/* empty polls of a receive CQ while an
 					   rdma_cm or async event waited */
 static int cm_pending;			/* rdma_cm events queued, all channels */
@@ -530,7 +532,18 @@ static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_
 			break;
 		}
 		if (fab_hold) {
-			struct fsend *s = &src->sq[src->sqn++];
+			struct fsend *s;
+			struct fqp *o;
+			int k;
+
+			/* A wr_id is the sender's slot: one still in flight
+			   on any QP whose completions share the CQ is reused. */
+			for (o = qps; o; o = o->next)
+				for (k = 0; k < o->sqn; k++)
+					if (o->qp.send_cq == qp->send_cq &&
+					    o->sq[k].wr_id == wr->wr_id)
+						fab_dup_wr++;
+			s = &src->sq[src->sqn++];
 
 			s->wr_id = wr->wr_id;
 			s->ah = ah;
@@ -560,15 +573,12 @@ static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_
 	return rc;
 }
 
-/* Transmits every held send.  A send whose AH went meanwhile fails on rxe. */
-static void fab_release(void)
+/* Transmits the sends held on @q (fab held).  On rxe a send whose AH went meanwhile fails. */
+static void fab_release_locked(struct fqp *q)
 {
-	struct fqp *q;
 	int i;
 
-	pthread_mutex_lock(&fab);
-	fab_hold = 0;
-	for (q = qps; q; q = q->next) {
+	{
 		for (i = 0; i < q->sqn; i++) {
 			struct fsend *s = &q->sq[i];
 			struct ibv_wc c = { .wr_id = s->wr_id, .status = IBV_WC_SUCCESS,
@@ -587,6 +597,25 @@ static void fab_release(void)
 		}
 		q->sqn = 0;
 	}
+}
+
+/* Transmits every held send, and holds no more. */
+static void fab_release(void)
+{
+	struct fqp *q;
+
+	pthread_mutex_lock(&fab);
+	fab_hold = 0;
+	for (q = qps; q; q = q->next)
+		fab_release_locked(q);
+	pthread_mutex_unlock(&fab);
+}
+
+/* Transmits the sends held on the QP numbered @qpn alone; the rest stay held. */
+static void fab_release_qp(uint32_t qpn)
+{
+	pthread_mutex_lock(&fab);
+	fab_release_locked(fab_qp(qpn));
 	pthread_mutex_unlock(&fab);
 }
 
@@ -796,7 +825,7 @@ static void fab_reset(void)
 	fab_garbage = -1;
 	fab_stamps = fab_rt = mock_mlx5 = mock_mlx5_rt = 0;
 	fab_client_dev = 1;
-	fab_sidr_drop = fab_stale = mock_chan_reads = fab_idle_polls = 0;
+	fab_sidr_drop = fab_stale = fab_dup_wr = mock_chan_reads = fab_idle_polls = 0;
 	cm_pending = 0;
 	pthread_mutex_unlock(&fab);
 	fab_link(0);
@@ -2543,6 +2572,50 @@ static void test_wildcard_dual_port(void **state)
  * interface.  An unrelated one costs nothing; the client's own GID
  * moving is a loss, found again.
  */
+/*
+ * Issue 35: a wildcard server's QPs (a port each here) share one send CQ,
+ * and completions come back in any order across them.  A reply held on
+ * port 2's QP keeps its slot while port 1's replies come and go: with a
+ * ring of slots the 64th send took that slot again, its buffer, handle
+ * and stamp tag, while the first was still in flight.  Slots are keyed by
+ * wr_id and taken back as each completes.
+ */
+static void test_wildcard_send_slots(void **state)
+{
+	struct ibv_wc wc = { .status = IBV_WC_SUCCESS, .opcode = IBV_WC_RECV, .slid = 7,
+			     .src_qp = 0x7007 };
+	struct server s;
+	struct client b;
+	struct fqp *q2;
+	int i, n;
+
+	server_start_url(&s, "ib://*:123?dev=fake0");
+	client_open(&b, "ib://10.9.0.12:123");		/* port 2: a QP there */
+	assert_int_equal(exchange_until(&b, 1), 1);
+	pthread_mutex_lock(&fab);
+	fab_hold = 1;
+	pthread_mutex_unlock(&fab);
+	pthread_mutex_lock(&fab);
+	for (q2 = qps; q2 && !(q2->dev == &devs[0] && q2->port == 2); q2 = q2->next)
+		;
+	pthread_mutex_unlock(&fab);
+	assert_non_null(q2);
+	n = __atomic_load_n(&s.answered, __ATOMIC_SEQ_CST);
+	inject(q2->qp.qp_num, 1, &wc, NTP_MODE_CLIENT);
+	wait_answered(&s, ++n);				/* held on port 2's QP */
+	for (i = 0; i < 100; i++) {			/* port 1's, each completed */
+		inject(s.qpn, 1, &wc, NTP_MODE_CLIENT);
+		wait_answered(&s, ++n);
+		fab_release_qp(s.qpn);
+	}
+	fab_release();
+	server_halt(&s);
+	assert_int_equal(fab_dup_wr, 0);
+	assert_int_equal(counter(s.t, "send_err"), 0);
+	client_close(&b);
+	server_stop(&s);
+}
+
 static void test_gid_change(void **state)
 {
 	struct server s;
@@ -2980,6 +3053,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_ah_drop_in_flight, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wildcard_partition, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wildcard_dual_port, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wildcard_send_slots, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gid_change, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_async_element, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_qp_rebuild, setup, teardown),

@@ -1003,12 +1003,35 @@ static void rx_stamp_near_truth(struct port *p, int64_t slack_ns)
 			 (long long)ns, (long long)(ns - mdev.last_true), (long long)(b - a));
 }
 
+/*
+ * A frame sent with its stamp asked for, tagged @tag: one note, with that
+ * tag, its stamp within @slack_ns and the reading's call of the truth.
+ */
+static void tx_stamp_near_truth(struct port *p, uint32_t tag, int64_t slack_ns)
+{
+	struct notes w = { 0 };
+	int64_t a, b, truth;
+	size_t cap;
+	void *buf = port_tx_buf(p, &cap);
+
+	assert_non_null(buf);
+	p->tx_tag = tag;
+	assert_int_equal(port_tx_submit(p, buf, 60, PORT_TX_STAMP), 0);
+	truth = mdev.last_true;
+	a = mock_rt_now();
+	port_tx_stamps(p, note, &w);
+	b = mock_rt_now();
+	assert_int_equal(w.n, 1);
+	assert_int_equal(w.tag[0], tag);
+	if (llabs(w.ns[0] - truth) > (b - a) + slack_ns)
+		fail_msg("send stamp %lld ns from the truth", (long long)(w.ns[0] - truth));
+}
+
 static void test_stamps_raw(void **state)
 {
 	unsigned char frame[64] = { 2, 0, 0, 0, 0, 1 };
 	struct port_stamping ps;
 	struct notes w = { 0 };
-	int64_t a, b, truth;
 	const void *f;
 	size_t len, cap;
 	char err[256];
@@ -1035,21 +1058,10 @@ static void test_stamps_raw(void **state)
 	port_rx_release(p);
 
 	/* A send asked for: one note, with its tag; one not: none. */
+	tx_stamp_near_truth(p, 7, 13);
 	buf = port_tx_buf(p, &cap);
-	p->tx_tag = 7;
-	assert_int_equal(port_tx_submit(p, buf, 60, PORT_TX_STAMP), 0);
-	truth = mdev.last_true;
-	buf = port_tx_buf(p, &cap);	/* reaps the first completion */
 	p->tx_tag = 8;
 	assert_int_equal(port_tx_submit(p, buf, 60, 0), 0);
-	a = mock_rt_now();
-	port_tx_stamps(p, note, &w);
-	b = mock_rt_now();
-	assert_int_equal(w.n, 1);
-	assert_int_equal(w.tag[0], 7);
-	if (llabs(w.ns[0] - truth) > (b - a) + 13)
-		fail_msg("send stamp %lld ns from the truth", (long long)(w.ns[0] - truth));
-	w.n = 0;
 	port_tx_stamps(p, note, &w);
 	assert_int_equal(w.n, 0);
 	counters_have(p, "stamp_errors=0");
@@ -1284,13 +1296,10 @@ static void test_stamps_cx5_freerunning(void **state)
 {
 	unsigned char frame[64] = { 2, 0, 0, 0, 0, 1 };
 	struct port_stamping ps;
-	struct notes w = { 0 };
-	int64_t a, b, truth;
 	const void *f;
-	size_t len, cap;
+	size_t len;
 	char err[256];
 	struct port *p;
-	void *buf;
 
 	raw_device();
 	mdev.ts = TS_FREERUN;
@@ -1309,16 +1318,7 @@ static void test_stamps_cx5_freerunning(void **state)
 	assert_int_equal(port_rx_next(p, &f, &len), 1);
 	rx_stamp_near_truth(p, 0);
 	port_rx_release(p);
-	buf = port_tx_buf(p, &cap);
-	p->tx_tag = 5;
-	assert_int_equal(port_tx_submit(p, buf, 60, PORT_TX_STAMP), 0);
-	truth = mdev.last_true;
-	a = mock_rt_now();
-	port_tx_stamps(p, note, &w);
-	b = mock_rt_now();
-	assert_int_equal(w.n, 1);
-	if (llabs(w.ns[0] - truth) > b - a)
-		fail_msg("send stamp %lld ns from the truth", (long long)(w.ns[0] - truth));
+	tx_stamp_near_truth(p, 5, 0);
 	assert_int_equal(mdev.rt_reads, 1);	/* the probe's trial alone */
 	counters_have(p, "stamp_errors=0");
 	port_close(p);
