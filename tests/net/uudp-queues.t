@@ -34,10 +34,10 @@ steer() {
 		echo 0 >"$f" || exit 1; done
 		echo '"$(xps_all)"' >/sys/class/net/'"$IFA"'/queues/tx-'"$2"'/xps_cpus'
 }
-# The value of rx_queue_frames= in FILE's transport line.
-queue_frames() { sed -n 's/.*transport .* rx_queue_frames=\([0-9,]*\).*/\1/p' "$1"; }
+# The value of queue_frames= in FILE's transport line.
+queue_frames() { sed -n 's/.*transport .* queue_frames=\([0-9,]*\).*/\1/p' "$1"; }
 oks() { grep -Ec ' ok( |$)' "$1"; }
-# five_on Q: rx_queue_frames of five frames, all on queue Q of four.
+# five_on Q: queue_frames of five frames, all on queue Q of four.
 five_on() { awk -v q="$1" 'BEGIN { for (i = 0; i < 4; i++) printf "%s%d", (i ? "," : ""), (i == q ? 5 : 0); print "" }'; }
 # The queue all of FILE's frames came on ("" unless all came on one),
 # and the number of queues a list of such numbers names.
