@@ -35,7 +35,7 @@ int main(int argc, char **argv)
 	const char *what, *v;
 	int c;
 
-	opt_init(argv[0]);
+	opt_init(argv);
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1)
 		opt_other(c, usage);
 	if (argc - optind != 2)

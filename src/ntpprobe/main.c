@@ -42,7 +42,7 @@ int main(int argc, char **argv)
 	int64_t e;
 	int l;
 
-	opt_init(argv[0]);
+	opt_init(argv);
 	probe_options(argc, argv, &cfg);
 	if (cfg.cpu != UINT64_MAX) {
 		cpu_set_t set;
@@ -68,7 +68,7 @@ int main(int argc, char **argv)
 		ntpx_die(NTPX_EXIT_FAIL, "%s", err);
 	p.t = transport_open(&cfg.ep, TRANSPORT_CLIENT, err, sizeof(err));
 	if (!p.t)
-		ntpx_die(NTPX_EXIT_FAIL, "%s", err);
+		opt_open_failed(err);
 	if (cfg.nts) {
 		p.nts = nts_client_new();
 		if (!p.nts)

@@ -174,8 +174,7 @@ void probe_options(int argc, char **argv, struct probe_config *cfg)
 			opt_other(c, usage);
 		}
 	}
-	if (endpoint_from_args(argc, argv, optind, &cfg->ep, err, sizeof(err)))
-		opt_usage_error("%s", err);
+	opt_endpoint(argc, argv, optind, &cfg->ep);
 	cfg->ep.family = family;
 	/* Records for a pipe or a file, exactly as ever; a person at a
 	   terminal gets lines to read. */

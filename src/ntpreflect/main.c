@@ -32,7 +32,7 @@ int main(int argc, char **argv)
 	char err[256];
 	int rc;
 
-	opt_init(argv[0]);
+	opt_init(argv);
 	reflect_options(argc, argv, &cfg);
 	/* Before the log's header: a reader gone by then is an EPIPE too. */
 	out_init();
@@ -47,7 +47,7 @@ int main(int argc, char **argv)
 		ntpx_die(NTPX_EXIT_FAIL, "%s", err);
 	rf.t = transport_open(&cfg.ep, TRANSPORT_SERVER, err, sizeof(err));
 	if (!rf.t)
-		ntpx_die(NTPX_EXIT_FAIL, "%s", err);
+		opt_open_failed(err);
 	if (!cfg.nostamps) {
 		rc = transport_stamps_enable(rf.t, err, sizeof(err));
 		ntpx_err_lines(transport_warnings(rf.t));

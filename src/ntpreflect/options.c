@@ -157,8 +157,7 @@ void reflect_options(int argc, char **argv, struct reflect_config *cfg)
 			opt_other(c, usage);
 		}
 	}
-	if (endpoint_from_args(argc, argv, optind, &cfg->ep, err, sizeof(err)))
-		opt_usage_error("%s", err);
+	opt_endpoint(argc, argv, optind, &cfg->ep);
 	cfg->ep.family = family;
 	if (!cfg->nts_cert != !cfg->nts_key)
 		opt_usage_error("--nts-cert and --nts-key go together");
