@@ -101,8 +101,8 @@ fam_parse() {
 	fam_quiet=6s fam_outage=3s fam_calibrate_only=
 	while [ $# -gt 0 ]; do
 		case $1 in
-		-h|--help) fam_usage; exit 0 ;;
-		--version) echo "$prog $ntpx_version"; exit 0 ;;
+		-h|--help) ntpx_help fam_usage ;;
+		--version) ntpx_help ntpx_say_version ;;
 		--list-conditions) echo "$fam_conditions"; exit 0 ;;
 		--calibrate) fam_calibrate_only=1; shift; continue ;;
 		-o|--out|-c|--condition|-t|--transport|-d|--duration|-i|--interval|\

@@ -59,7 +59,7 @@ static void usage(FILE *out)
 	       "A summary goes to stderr at exit (to stdout with the lines for a person);\n"
 	       "SIGINT/SIGTERM end the run after the current exchange.  Exit status: 0\n"
 	       "when at least one exchange was ok, 1 when none was (or a write failed),\n"
-	       "2 for a usage error.\n", ntpx_prog);
+	       "2 for a usage error or a host name that does not resolve.\n", ntpx_prog);
 }
 
 void probe_options(int argc, char **argv, struct probe_config *cfg)

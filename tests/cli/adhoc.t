@@ -58,13 +58,13 @@ test_expect_success IPV6 'an IPv6 literal in brackets, bare or with -6' '
 	test_is "$(count_status "$TMP/v6url.rec" ok)" 1
 '
 
-test_expect_success '-6 on an IPv4 address: exit 1, one line' '
-	test_exit 1 ntpprobe -6 -c 1 "127.0.0.1:$REFLECT_PORT" >"$TMP/fam.out" 2>"$TMP/fam.err" &&
+test_expect_success '-6 on an IPv4 address: exit 2 (as with ping), one line' '
+	test_exit 2 ntpprobe -6 -c 1 "127.0.0.1:$REFLECT_PORT" >"$TMP/fam.out" 2>"$TMP/fam.err" &&
 	one_line "$TMP/fam" "^ntpprobe: cannot resolve .127\.0\.0\.1. (IPv6): "
 '
 
-test_expect_success 'a name that does not resolve: exit 1, one line' '
-	test_exit 1 ntpprobe -c 3 ntp.invalid >"$TMP/nx.out" 2>"$TMP/nx.err" &&
+test_expect_success 'a name that does not resolve: exit 2 (as with ping), one line' '
+	test_exit 2 ntpprobe -c 3 ntp.invalid >"$TMP/nx.out" 2>"$TMP/nx.err" &&
 	one_line "$TMP/nx" "^ntpprobe: cannot resolve .ntp\.invalid.: "
 '
 
