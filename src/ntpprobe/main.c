@@ -26,7 +26,6 @@
 
 #include "clock.h"
 #include "discipline.h"
-#include "hist.h"
 #include "opt.h"
 #include "out.h"
 #include "priv.h"
@@ -59,8 +58,8 @@ int main(int argc, char **argv)
 	p.truth = clock_true_error(p.clk, 0, &e) == 0;
 	if (cfg.discipline && !(p.disc = discipline_create(p.clk, &cfg.dp, err, sizeof(err))))
 		ntpx_die(NTPX_EXIT_USAGE, "%s", err);
-	p.delays = calloc(1, sizeof(*p.delays));
-	p.offsets = calloc(1, sizeof(*p.offsets));
+	p.delays = dist_new();
+	p.offsets = dist_new();
 	if (!p.delays || !p.offsets)
 		ntpx_die(NTPX_EXIT_FAIL, "out of memory");
 	/* The schedule first: a bad one opens nothing. */
@@ -108,7 +107,7 @@ int main(int argc, char **argv)
 	nts_client_free(p.nts);
 	discipline_free(p.disc);
 	clock_close(p.clk);
-	free(p.delays);
-	free(p.offsets);
+	dist_free(p.delays);
+	dist_free(p.offsets);
 	return probe_exit_status(&p);
 }

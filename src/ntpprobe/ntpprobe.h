@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "discipline.h"
-#include "hist.h"
+#include "dist.h"
 #include "nts_client.h"
 #include "record.h"
 #include "stamp.h"
@@ -92,10 +92,8 @@ struct probe {
 	int failed;			/* the discipline could not act on the clock */
 	int kissed_off;			/* a DENY or RSTR kiss ended the run */
 	int out;			/* stdout's state (lib/out.h) */
-	struct hist *delays;		/* of ok exchanges, for the summary's median */
-	struct hist *offsets;		/* ... and their offsets (off2 / 2) */
-	int64_t off_min, off_max;	/* of ok exchanges: off2, ns */
-	int64_t delay_min;
+	struct dist *delays;		/* of ok exchanges, for the summary (ns) */
+	struct dist *offsets;		/* ... and their off2, ns */
 	double off_mean, off_m2;	/* Welford: the offsets' mean and the sum
 					   of squared deviations, ns */
 	struct probe_server server;

@@ -19,6 +19,7 @@
 
 #include "clock.h"
 #include "discipline.h"
+#include "dist.h"
 #include "hist.h"
 #include "opt.h"
 #include "out.h"
@@ -77,9 +78,6 @@ int probe_write_header(struct probe *p)
 {
 	char fields[512], ep[640];
 
-	p->off_min = INT64_MAX;
-	p->off_max = INT64_MIN;
-	p->delay_min = INT64_MAX;
 	if (p->cfg->human)
 		return human_header(p);
 	endpoint_str(p, ep, sizeof(ep));
@@ -126,14 +124,8 @@ static void tally(struct probe *p, const struct record_exchange *x)
 	double off = (double)off2 / 2, dev;
 	uint64_t n = p->counts[RECORD_OK];
 
-	hist_add(p->delays, d);
-	hist_add(p->offsets, off2);
-	if (d < p->delay_min)
-		p->delay_min = d;
-	if (off2 < p->off_min)
-		p->off_min = off2;
-	if (off2 > p->off_max)
-		p->off_max = off2;
+	dist_add(p->delays, d);
+	dist_add(p->offsets, off2);
 	dev = off - p->off_mean;
 	p->off_mean += dev / (double)n;
 	p->off_m2 += dev * (off - p->off_mean);
@@ -235,31 +227,69 @@ static double short_us(uint32_t v)
 	return (double)v * 1e6 / 65536.0;
 }
 
-/* The ok exchanges' offsets: median, min, max, jitter (their standard
-   deviation), in us. */
+static const char *us_str(char *buf, size_t len, int sign, double ns, double err)
+{
+	dist_us_str(buf, len, sign, ns, err);
+	return buf;
+}
+
+/* The @q-quantile of @d, scaled by @scale (off2 to offset: 0.5), in us. */
+static const char *q_str(char *buf, size_t len, int sign, struct dist *d, double q,
+			 double scale)
+{
+	double err, v = dist_quantile(d, q, &err);
+
+	return us_str(buf, len, sign, v * scale, err * scale);
+}
+
+/* Where the quantiles are the histogram's (dist.h), the summary says so. */
+static const char *inexact_str(const struct probe *p, char *buf, size_t len)
+{
+	buf[0] = 0;
+	if (!dist_exact(p->offsets) || !dist_exact(p->delays))
+		snprintf(buf, len, " (quantiles past %u exchanges: within %.2f%%)",
+			 DIST_EXACT_MAX, 100.0 / (1 << HIST_BITS));
+	return buf;
+}
+
+/*
+ * The ok exchanges' offsets: median, min, max, their interquartile range
+ * (the middle half's width: robust, one late reply does not move it) and
+ * standard deviation (every exchange, outliers included), in us.
+ */
 static void offsets_str(const struct probe *p, char *buf, size_t len)
 {
 	uint64_t n = p->counts[RECORD_OK];
+	double e1, e3, q1 = dist_quantile(p->offsets, 0.25, &e1) / 2;
+	double q3 = dist_quantile(p->offsets, 0.75, &e3) / 2;
+	char med[32], lo[32], hi[32], iqr[32], sd[32];
 
-	snprintf(buf, len, "offset median %+.3f us, min %+.3f us, max %+.3f us, jitter %.3f us",
-		 hist_median(p->offsets) / 2e3, (double)p->off_min / 2e3,
-		 (double)p->off_max / 2e3,
-		 n > 1 ? sqrt(p->off_m2 / (double)(n - 1)) / 1e3 : 0.0);
+	snprintf(buf, len, "offset median %s, min %s, max %s, iqr %s, sd %s",
+		 q_str(med, sizeof(med), 1, p->offsets, 0.5, 0.5),
+		 us_str(lo, sizeof(lo), 1, (double)dist_min(p->offsets) / 2, 0),
+		 us_str(hi, sizeof(hi), 1, (double)dist_max(p->offsets) / 2, 0),
+		 us_str(iqr, sizeof(iqr), 0, q3 - q1, (e1 + e3) / 2),
+		 us_str(sd, sizeof(sd), 0, n > 1 ? sqrt(p->off_m2 / (double)(n - 1)) : 0.0, 0));
 }
 
 static void human_summary(struct probe *p, const char *counts)
 {
-	char ep[640], offs[160], refid[16];
+	char ep[640], offs[256], refid[16];
 	uint64_t n = p->counts[RECORD_OK];
 	int bad = 0;
 
 	endpoint_str(p, ep, sizeof(ep));
 	bad |= printf("--- %s ---\n%s\n", ep, counts) < 0;
 	if (n) {
+		char lo[32], med[32], p99[32], hi[32], note[64];
+
 		offsets_str(p, offs, sizeof(offs));
-		bad |= printf("%s\ndelay min %.3f us, median %.3f us, p99 %.3f us\n", offs,
-			      (double)p->delay_min / 1e3, hist_median(p->delays) / 1e3,
-			      (double)hist_rank(p->delays, n - n / 100) / 1e3) < 0;
+		bad |= printf("%s\ndelay min %s, median %s, p99 %s, max %s%s\n", offs,
+			      us_str(lo, sizeof(lo), 0, (double)dist_min(p->delays), 0),
+			      q_str(med, sizeof(med), 0, p->delays, 0.5, 1),
+			      q_str(p99, sizeof(p99), 0, p->delays, 0.99, 1),
+			      us_str(hi, sizeof(hi), 0, (double)dist_max(p->delays), 0),
+			      inexact_str(p, note, sizeof(note))) < 0;
 	}
 	if (p->server.known) {
 		refid_str(p->server.stratum, p->server.refid, refid, sizeof(refid));
@@ -277,12 +307,11 @@ static void human_summary(struct probe *p, const char *counts)
 void probe_summary(struct probe *p)
 {
 	uint64_t lost = p->counts[RECORD_TIMEOUT] + p->counts[RECORD_DROPPED];
-	char med[32] = "-", ctr[1024], counts[512], offs[160] = "", refid[16];
+	char med[32] = "-", ctr[1024], counts[512], offs[160] = "", refid[16], q[32], note[64];
 	int i, n;
 
-	/* From the histogram: within 0.39% (hist.h), in constant memory. */
-	if (p->delays->n)
-		snprintf(med, sizeof(med), "%.3f us", hist_median(p->delays) / 1e3);
+	if (dist_count(p->delays))
+		q_str(med, sizeof(med), 0, p->delays, 0.5, 1);
 	n = snprintf(counts, sizeof(counts), "sent %llu, ok %llu, lost %llu",
 		     (unsigned long long)p->sent, (unsigned long long)p->counts[RECORD_OK],
 		     (unsigned long long)lost);
@@ -303,9 +332,10 @@ void probe_summary(struct probe *p)
 	if (p->cfg->human && p->out == OUT_OK) {
 		human_summary(p, counts);
 	} else if (!p->cfg->human) {
-		if (p->delays->n)
-			snprintf(offs, sizeof(offs), ", median offset %+.3f us",
-				 hist_median(p->offsets) / 2e3);
+		if (dist_count(p->delays))
+			snprintf(offs, sizeof(offs), ", median offset %s%s",
+				 q_str(q, sizeof(q), 1, p->offsets, 0.5, 0.5),
+				 inexact_str(p, note, sizeof(note)));
 		fprintf(stderr, "%s: %s, median delay %s%s\n", ntpx_prog, counts, med, offs);
 		if (p->server.known) {
 			refid_str(p->server.stratum, p->server.refid, refid, sizeof(refid));
