@@ -505,6 +505,14 @@ fam_recs() {
 	}'
 }
 
+# fam_runstat: ntpx-runstat's keys for this run (its records, its events):
+# analysis/ beside bin/ in the source tree, beside this once installed.
+fam_runstat() {
+	_rs=$ntpx_bin/../analysis/ntpx-runstat
+	[ -x "$_rs" ] || _rs=$ntpx_bin/ntpx-runstat
+	"$_rs" "$fam_out" "$fam_events" "$fam_run"
+}
+
 # fam_pct P [SCALE]: the P-th percentile (linear between ranks) of the numbers
 # on stdin, times SCALE; - when there are none.
 fam_pct() {
