@@ -60,7 +60,8 @@ int main(int argc, char **argv)
 		ntpx_die(NTPX_EXIT_USAGE, "%s", err);
 	p.delays = dist_new();
 	p.offsets = dist_new();
-	if (!p.delays || !p.offsets)
+	p.timed_out = calloc(PROBE_LATE_SLOTS, sizeof(*p.timed_out));
+	if (!p.delays || !p.offsets || !p.timed_out)
 		ntpx_die(NTPX_EXIT_FAIL, "out of memory");
 	/* The schedule first: a bad one opens nothing. */
 	if (opt_loss_env(&cfg.ep.loss, err, sizeof(err)))
@@ -109,5 +110,6 @@ int main(int argc, char **argv)
 	clock_close(p.clk);
 	dist_free(p.delays);
 	dist_free(p.offsets);
+	free(p.timed_out);
 	return probe_exit_status(&p);
 }

@@ -9,8 +9,10 @@
  * On a terminal (or with --human) the same exchanges are written for a
  * person instead, as ping writes its lines: seq, offset and delay in
  * microseconds, the server's stratum, refid and leap, the status; and the
- * summary in the same terms on stdout.  The records' bytes are never
- * touched by that path: a pipe or a file gets exactly what it always got.
+ * summary in the same terms on stdout.  With --once, the one exchange is
+ * one line, as sntp and ntpdig give it.  The records' bytes are never
+ * touched by those paths: a pipe or a file gets exactly what it always
+ * got.
  */
 #include <errno.h>
 #include <math.h>
@@ -59,7 +61,8 @@ static void endpoint_str(const struct probe *p, char *buf, size_t len)
 	if (!res)
 		snprintf(buf, len, "%s", p->cfg->ep.url);
 	else
-		snprintf(buf, len, p->cfg->human ? "%s (%s)" : "%s %s", p->cfg->ep.url, res);
+		snprintf(buf, len, p->cfg->human || p->cfg->once ? "%s (%s)" : "%s %s",
+			 p->cfg->ep.url, res);
 }
 
 static int human_header(struct probe *p)
@@ -78,6 +81,8 @@ int probe_write_header(struct probe *p)
 {
 	char fields[512], ep[640];
 
+	if (p->cfg->once)
+		return p->out = OUT_OK;
 	if (p->cfg->human)
 		return human_header(p);
 	endpoint_str(p, ep, sizeof(ep));
@@ -154,6 +159,53 @@ static int human_line(struct probe *p, const struct probe_out *o)
 	return p->out = out_flush(stdout, "standard output");
 }
 
+/* NTP short format (16.16 s) in ns. */
+static double short_ns(uint32_t v)
+{
+	return (double)v * 1e9 / 65536.0;
+}
+
+/*
+ * --once: the exchange as sntp and ntpdig give it, offset +/- its error
+ * bound: the true offset lies within half the round trip of the measured
+ * one, if the server tells the time, widened by the server's own root
+ * distance (RFC 5905: root delay / 2 + root dispersion).  An exchange
+ * that is not ok is one line on stderr instead, saying what came.
+ */
+static int once_line(struct probe *p, const struct probe_out *o)
+{
+	const struct record_exchange *x = &o->x;
+	char ep[640], refid[16];
+	double bound;
+
+	endpoint_str(p, ep, sizeof(ep));
+	if (x->status == RECORD_TIMEOUT) {
+		ntpx_err("%s: no reply within %.3f s", ep, (double)p->cfg->timeout / 1e9);
+		return OUT_OK;
+	}
+	if (x->status == RECORD_KOD) {
+		ntpx_err("%s: kiss code %s", ep, p->kiss[0] ? p->kiss : "?");
+		return OUT_OK;
+	}
+	if (x->status == RECORD_UNSYNCED) {
+		ntpx_err("%s: the server says it is unsynchronised (leap %u, stratum %u)", ep,
+			 o->leap, o->stratum);
+		return OUT_OK;
+	}
+	if (x->status != RECORD_OK) {
+		ntpx_err("%s: %s", ep, record_status_name(x->status));
+		return OUT_OK;
+	}
+	bound = (double)record_delay(x->t) / 2 + short_ns(o->root_delay) / 2 +
+		short_ns(o->root_disp);
+	refid_str(o->stratum, o->refid, refid, sizeof(refid));
+	if (printf("%s offset %+.3f us +/- %.3f us, delay %.3f us, stratum %u, refid %s, leap %u\n",
+		   ep, (double)record_off2(x->t) / 2e3, bound / 1e3,
+		   (double)record_delay(x->t) / 1e3, o->stratum, refid, o->leap) < 0)
+		return p->out = out_failed("standard output", errno);
+	return p->out = out_flush(stdout, "standard output");
+}
+
 /*
  * Counts and writes one record.  Returns -1 when the run must end: the
  * discipline failed (p->failed), or the output did (p->out, lib/out.h).
@@ -210,6 +262,8 @@ int probe_emit(struct probe *p, struct probe_out *o)
 			snprintf(b, sizeof(b), "%lld", (long long)o->nts_open);
 		snprintf(line + len, sizeof(line) - (size_t)len, " %s %s", a, b);
 	}
+	if (p->cfg->once)
+		return once_line(p, o) == OUT_OK ? 0 : -1;
 	if (p->cfg->human)
 		return human_line(p, o) == OUT_OK ? 0 : -1;
 	/* A closed pipe stops the run as its end would; a full disk ends it
@@ -224,7 +278,7 @@ int probe_emit(struct probe *p, struct probe_out *o)
 /* NTP short format (16.16 s) in us. */
 static double short_us(uint32_t v)
 {
-	return (double)v * 1e6 / 65536.0;
+	return short_ns(v) / 1e3;
 }
 
 static const char *us_str(char *buf, size_t len, int sign, double ns, double err)
@@ -329,7 +383,9 @@ void probe_summary(struct probe *p)
 		snprintf(counts + n, sizeof(counts) - (size_t)n, ", nts-bogus %llu, nts-nak %llu, nts-ke %llu",
 			 (unsigned long long)p->nts_bogus, (unsigned long long)p->nts_naks,
 			 (unsigned long long)p->nts_ke_runs);
-	if (p->cfg->human && p->out == OUT_OK) {
+	if (p->cfg->once) {
+		/* Its line was the summary. */
+	} else if (p->cfg->human && p->out == OUT_OK) {
 		human_summary(p, counts);
 	} else if (!p->cfg->human) {
 		if (dist_count(p->delays))
