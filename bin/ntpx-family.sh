@@ -333,7 +333,7 @@ fam_events_header() {
 # certificate and key).
 fam_server_start() {
 	# shellcheck disable=SC2086
-	fam_bg server ref ntpreflect -l - ${fam_server_opts:-} "$fam_server_ep" >> "$fam_out/server.rec" \
+	fam_bg server ref ntpreflect --stratum 1 -l - ${fam_server_opts:-} "$fam_server_ep" >> "$fam_out/server.rec" \
 		2>> "$fam_out/server.err"
 }
 

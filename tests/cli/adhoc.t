@@ -49,7 +49,7 @@ test_expect_success 'a URL with an address keeps its #endpoint as given' '
 
 test_expect_success IPV6 'an IPv6 literal in brackets, bare or with -6' '
 	port6=$(free_udp_port) &&
-	spawn srv6 ntpreflect "[::1]:$port6" 2>/dev/null &&
+	spawn srv6 ntpreflect --stratum 1 "[::1]:$port6" 2>/dev/null &&
 	wait_until 5 udp_listening "$port6" &&
 	ntpprobe -6 -c 2 -i 20ms -w 5s "[::1]:$port6" >"$TMP/v6.rec" 2>/dev/null &&
 	test_is "$(count_status "$TMP/v6.rec" ok)" 2 &&
@@ -166,7 +166,7 @@ test_expect_success '--human to a pipe: the lines for a person' '
 
 test_expect_success 'loadgen and ntpreflect take the same forms' '
 	port=$(free_udp_port) &&
-	spawn srv2 ntpreflect -4 -c 2 "localhost:$port" 2>/dev/null &&
+	spawn srv2 ntpreflect --stratum 1 -4 -c 2 "localhost:$port" 2>/dev/null &&
 	wait_until 5 udp_listening "$port" &&
 	ntpprobe -c 2 -i 20ms -w 5s "127.0.0.1:$port" >"$TMP/srv2.rec" 2>/dev/null &&
 	test_is "$(count_status "$TMP/srv2.rec" ok)" 2 &&

@@ -362,7 +362,7 @@ test_expect_success 'setup: a server restart under a running probe' '
 	stop_pid "$PID_udp" &&
 	wait_until 10 unanswered &&
 	ev restart_server &&
-	spawn REFLECT_PID ntpreflect "udp://127.0.0.1:$PORT_udp" 2>>"$TMP/reflect.err" &&
+	spawn REFLECT_PID ntpreflect --stratum 1 "udp://127.0.0.1:$PORT_udp" 2>>"$TMP/reflect.err" &&
 	wait_until 10 again &&
 	stop_pid "$probe_pid" && ev run_end && touch "$RUN/done"
 '

@@ -41,7 +41,7 @@ test_expect_success 'the summary counts the three replies that came as late' '
 # the reason to call a later exchange bogus, and the probe says once that
 # the path is slower than it was asked to go.
 test_expect_success 'setup: a reflector' '
-	start_reflector --stratum 1
+	start_reflector
 '
 test_expect_success '-i 1us: replies late, none bogus, said once' '
 	ntpprobe -i 1us -c 20000 "127.0.0.1:$REFLECT_PORT" >"$TMP/flood" 2>"$TMP/flood.err" &&

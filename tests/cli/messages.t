@@ -29,7 +29,7 @@ full_line() { echo "$1: write error on standard output: No space left on device"
 test_expect_success 'setup: every tool, and a reflector' '
 	tools >"$TMP/tools" &&
 	test "$(wc -l <"$TMP/tools")" -ge 28 &&
-	start_reflector --stratum 1
+	start_reflector
 '
 
 test_expect_success 'an unknown option: exit 2, every line in the tool'\''s own name' '

@@ -11,7 +11,7 @@ PTY=$NTPX_HELPERS/ptyrun
 nums() { sed -n "s/^udp:[^ ]* offset \([-+0-9.]*\) us +\/- \([0-9.]*\) us, delay \([0-9.]*\) us, .*/\1 \2 \3/p" "$1"; }
 
 test_expect_success 'setup: a reflector that logs what it answers, a closed port' '
-	start_reflector --stratum 1 -l "$TMP/srv.log" &&
+	start_reflector -l "$TMP/srv.log" &&
 	closed=$(free_udp_port)
 '
 
@@ -48,7 +48,7 @@ test_expect_success 'one exchange: the server answered one request per run' '
 '
 
 test_expect_success 'setup: the reflector again' '
-	start_reflector --stratum 1
+	start_reflector
 '
 
 test_expect_success 'on a terminal: the same one line' '
