@@ -18,13 +18,12 @@
 #include "hist.h"
 #include "stats.h"
 
-static uint64_t rs = 88172645463325252ull;
+/* 62 random bits from a fixed seed: the same data every run. */
 static uint64_t rnd(void)
 {
-	rs ^= rs << 13;
-	rs ^= rs >> 7;
-	rs ^= rs << 17;
-	return rs;
+	static unsigned short seed[3] = { 33, 3, 2026 };
+
+	return (uint64_t)nrand48(seed) << 31 ^ (uint64_t)nrand48(seed);
 }
 
 static void test_three(void **state)
@@ -78,7 +77,7 @@ static void test_exact(void **state)
 
 	(void)state;
 	for (i = 0; i < N; i++) {
-		int64_t m = (int64_t)(rnd() >> (14 + rnd() % 40));
+		int64_t m = (int64_t)(rnd() >> (12 + rnd() % 40));
 
 		x[i] = (double)(rnd() % 3 ? m : -m);
 		dist_add(d, (int64_t)x[i]);
