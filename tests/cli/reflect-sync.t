@@ -17,11 +17,13 @@ SHIM=$NTPX_HELPERS/fakesync.so
 
 # reflect NAME OPTION...: ntpreflect under the shim (its state in
 # $TMP/NAME.state), on a free port: PORT_NAME, PID_NAME.
+# (verify_asan_link_order=0: a SAN=1 build takes the preload too.)
 reflect() {
 	_n=$1 && shift &&
 	_p=$(free_udp_port) &&
 	eval "PORT_$_n=\$_p" &&
 	spawn "PID_$_n" env LD_PRELOAD="$SHIM" FAKESYNC_FILE="$TMP/$_n.state" \
+		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
 		"$NTPX_BIN/ntpreflect" "$@" "udp://127.0.0.1:$_p" 2>>"$TMP/$_n.err" &&
 	wait_until 5 udp_listening "$_p"
 }
@@ -94,9 +96,11 @@ test_expect_success 'the real kernel: ntpreflect answers as it says' '
 	said "$p" | grep -x "$want"
 '
 
+# (detect_leaks=0: LeakSanitizer does not run under ptrace, in a SAN=1 build.)
 test_expect_success STRACE 'adjtimex read only: every call with modes 0' '
 	p=$(free_udp_port) &&
 	spawn tr strace -f -qq -e trace=adjtimex,clock_adjtime -o "$TMP/trace" \
+		-E ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
 		"$NTPX_BIN/ntpreflect" -c 1 "udp://127.0.0.1:$p" 2>/dev/null &&
 	wait_until 5 udp_listening "$p" &&
 	said "$p" >/dev/null &&
