@@ -130,10 +130,12 @@ void stab_direct(const double *x, size_t slots, double tau0_s, size_t m,
 /* The deviations an EDF is known for. */
 enum stab_dev {
 	STAB_DEV_ADEV,		/* overlapping Allan */
-	STAB_DEV_MDEV,		/* modified Allan, and TDEV */
+	STAB_DEV_MDEV,		/* modified Allan */
 	STAB_DEV_HDEV,		/* Hadamard, non-overlapping */
 	STAB_DEV_OHDEV,		/* Hadamard, overlapping */
 	STAB_DEV_TOTDEV,	/* total */
+	STAB_DEV_TDEV,		/* time deviation: MDEV's EDF */
+	STAB_NDEV
 };
 
 #define STAB_NO_ALPHA	99	/* no noise identified */
@@ -177,5 +179,54 @@ double stab_chi2_quantile(double p, double df);
  * NAN, NAN without an edf.
  */
 void stab_interval(double dev, double edf, double conf, double *lo, double *hi);
+
+/*
+ * stability_table.c: what offsetfit --stability prints for one series,
+ * the statistics at each tau with the noise and the intervals, computed
+ * and returned as a table, not printed.
+ */
+
+/* What stab_table() computes. */
+struct stab_spec {
+	unsigned what;		/* STAB_HADAMARD for HDEV and OHDEV */
+	int noise;		/* identify alpha at each tau */
+	double conf;		/* > 0: intervals of this confidence (needs noise) */
+	size_t max_points;	/* octaves at most (STAB_MAX_POINTS: up to a third of the run) */
+};
+
+/*
+ * One tau: the statistics, the noise (STAB_NO_ALPHA when not asked for
+ * or not found; how: STAB_ID_*) and, with spec.conf, each deviation's
+ * EDF and interval, indexed by enum stab_dev: NAN where there is none
+ * (no value, no noise, or an EDF below STAB_EDF_MIN).
+ */
+struct stab_row {
+	struct stab_point p;
+	int alpha, how;
+	double edf[STAB_NDEV], lo[STAB_NDEV], hi[STAB_NDEV];
+};
+
+struct stab_table {
+	struct stab_row *row;
+	size_t n;
+};
+
+/*
+ * Fewer than two degrees of freedom: no interval ("too few samples").
+ * Below two, even the 1-sigma interval spans more than a factor of 3
+ * (chi-squared quantiles 0.35 and 3.7 at two), and the estimate rests on
+ * less than two independent terms' worth.
+ */
+#define STAB_EDF_MIN	2.0
+
+/* A deviation's value in @p (TDEV in ns, the others dimensionless). */
+double stab_dev_value(const struct stab_point *p, enum stab_dev dev);
+
+/*
+ * The table of the grid @g as @spec asks, into @t (stab_table_free()).
+ * Returns 0, or -1 with errno set (ENOMEM).
+ */
+int stab_table(const struct stab_grid *g, const struct stab_spec *spec, struct stab_table *t);
+void stab_table_free(struct stab_table *t);
 
 #endif

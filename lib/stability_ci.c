@@ -265,10 +265,11 @@ double stab_edf(enum stab_dev dev, int alpha, size_t m, double n)
 
 	switch (dev) {
 	case STAB_DEV_ADEV: return edf_greenhall(alpha, 2, dm, n, 1, 0);
-	case STAB_DEV_MDEV: return edf_greenhall(alpha, 2, dm, n, 1, 1);
+	case STAB_DEV_MDEV: case STAB_DEV_TDEV: return edf_greenhall(alpha, 2, dm, n, 1, 1);
 	case STAB_DEV_HDEV: return edf_greenhall(alpha, 3, dm, n, 0, 0);
 	case STAB_DEV_OHDEV: return edf_greenhall(alpha, 3, dm, n, 1, 0);
 	case STAB_DEV_TOTDEV: return edf_total(alpha, dm, n);
+	case STAB_NDEV: break;
 	}
 	return NAN;
 }
