@@ -115,6 +115,19 @@ int stab_octaves_ext(const double *x, size_t slots, double tau0_s, unsigned what
 		     struct stab_point *out, size_t max);
 
 /*
+ * The same statistics at the averaging factors ms[0..n-1] (ascending,
+ * each at least 1), up to the last at most (slots - 1) / 3, into out[]:
+ * any tau grid (decades, every m, a list).  One pass per m for each
+ * statistic, O(slots) a tau (MTIE's window extremes doubled once for
+ * the whole list, O(slots log m)); memory as stab_octaves().  The
+ * octaves' own values are the same as stab_octaves()' to rounding (it
+ * sums in another order).  Returns the number of points, or -1 with
+ * errno set (ENOMEM).
+ */
+int stab_taus(const double *x, size_t slots, double tau0_s, unsigned what, const size_t *ms,
+	      size_t n, struct stab_point *out);
+
+/*
  * The same statistics at one m by their definitions, O(slots m), HDEV,
  * OHDEV and TOTDEV included (TOTDEV from the reflected series built
  * out): the reference the unit tests hold stab_octaves() to.
@@ -186,12 +199,23 @@ void stab_interval(double dev, double edf, double conf, double *lo, double *hi);
  * and returned as a table, not printed.
  */
 
+/* The taus of a table, as multiples m of tau0. */
+enum stab_taus {
+	STAB_TAUS_OCTAVE,	/* 1, 2, 4, 8, ... (stab_octaves()) */
+	STAB_TAUS_DECADE,	/* 1, 2, 4, 10, 20, 40, 100, ...: Stable32's and allantools' */
+	STAB_TAUS_ALL,		/* every m */
+	STAB_TAUS_LIST,		/* the list given */
+};
+
 /* What stab_table() computes. */
 struct stab_spec {
 	unsigned what;		/* STAB_HADAMARD for HDEV and OHDEV */
 	int noise;		/* identify alpha at each tau */
 	double conf;		/* > 0: intervals of this confidence (needs noise) */
-	size_t max_points;	/* octaves at most (STAB_MAX_POINTS: up to a third of the run) */
+	enum stab_taus taus;
+	size_t max_m;		/* the largest m (0: none); never beyond (slots - 1) / 3 */
+	const size_t *list;	/* STAB_TAUS_LIST: ascending, distinct, at least 1 */
+	size_t nlist;
 };
 
 /*
@@ -221,6 +245,12 @@ struct stab_table {
 
 /* A deviation's value in @p (TDEV in ns, the others dimensionless). */
 double stab_dev_value(const struct stab_point *p, enum stab_dev dev);
+
+/*
+ * How many taus @spec gives over @slots: the rows of its table, and the
+ * passes over the grid it takes (stab_taus()).
+ */
+size_t stab_table_taus(const struct stab_spec *spec, size_t slots);
 
 /*
  * The table of the grid @g as @spec asks, into @t (stab_table_free()).

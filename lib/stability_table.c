@@ -64,24 +64,80 @@ static void intervals(struct stab_row *r, double conf)
 	}
 }
 
+/* The largest m of @spec over @slots: a third of the run, or less. */
+static size_t last_m(const struct stab_spec *spec, size_t slots)
+{
+	size_t m = slots >= 4 ? (slots - 1) / 3 : 0;
+
+	return spec->max_m && spec->max_m < m ? spec->max_m : m;
+}
+
+/*
+ * The m of @spec up to @last into ms[] (NULL: only counted); how many.
+ * Decades are 1, 2 and 4 times each power of ten.
+ */
+static size_t taus_fill(const struct stab_spec *spec, size_t last, size_t *ms)
+{
+	static const size_t dec[3] = { 1, 2, 4 };
+	size_t n = 0, m, p, i;
+
+	switch (spec->taus) {
+	case STAB_TAUS_OCTAVE:
+		for (m = 1; m <= last && n < STAB_MAX_POINTS; m *= 2, n++)
+			if (ms)
+				ms[n] = m;
+		break;
+	case STAB_TAUS_DECADE:
+		for (p = 1; p <= last; p *= 10)
+			for (i = 0; i < 3 && dec[i] * p <= last; i++, n++)
+				if (ms)
+					ms[n] = dec[i] * p;
+		break;
+	case STAB_TAUS_ALL:
+		n = last;
+		for (m = 1; ms && m <= last; m++)
+			ms[m - 1] = m;
+		break;
+	case STAB_TAUS_LIST:
+		for (i = 0; i < spec->nlist && spec->list[i] <= last; i++, n++)
+			if (ms)
+				ms[n] = spec->list[i];
+		break;
+	}
+	return n;
+}
+
+size_t stab_table_taus(const struct stab_spec *spec, size_t slots)
+{
+	return taus_fill(spec, last_m(spec, slots), NULL);
+}
+
 int stab_table(const struct stab_grid *g, const struct stab_spec *spec, struct stab_table *t)
 {
-	struct stab_point p[STAB_MAX_POINTS];
-	size_t k, d;
+	struct stab_point *p = NULL;
+	size_t last = last_m(spec, g->slots), want = taus_fill(spec, last, NULL), k, d, *ms = NULL;
 	int n;
 
 	t->row = NULL;
 	t->n = 0;
-	n = stab_octaves_ext(g->x, g->slots, g->tau0_s, spec->what, p, spec->max_points);
-	if (n < 0)
-		return -1;
-	if (n == 0)
+	if (!want)
 		return 0;
-	t->row = calloc((size_t)n, sizeof(*t->row));
-	if (!t->row) {
-		errno = ENOMEM;
-		return -1;
+	p = malloc(want * sizeof(*p));
+	t->row = calloc(want, sizeof(*t->row));
+	if (!p || !t->row)
+		goto nomem;
+	if (spec->taus == STAB_TAUS_OCTAVE) {
+		n = stab_octaves_ext(g->x, g->slots, g->tau0_s, spec->what, p, want);
+	} else {
+		ms = malloc(want * sizeof(*ms));
+		if (!ms)
+			goto nomem;
+		taus_fill(spec, last, ms);
+		n = stab_taus(g->x, g->slots, g->tau0_s, spec->what, ms, want, p);
+		free(ms);
 	}
+	if (n < 0)
+		goto nomem;
 	for (k = 0; k < (size_t)n; k++) {
 		struct stab_row *r = &t->row[k];
 
@@ -94,8 +150,14 @@ int stab_table(const struct stab_grid *g, const struct stab_spec *spec, struct s
 		if (spec->conf > 0)
 			intervals(r, spec->conf);
 	}
+	free(p);
 	t->n = (size_t)n;
 	return 0;
+nomem:
+	free(p);
+	stab_table_free(t);
+	errno = ENOMEM;
+	return -1;
 }
 
 void stab_table_free(struct stab_table *t)

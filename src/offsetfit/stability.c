@@ -127,6 +127,75 @@ int stability_dev_parse(const char *list, struct stab_config *sc)
 	return sc->ncols ? 0 : -1;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+int stability_taus_parse(const char *arg, struct stab_config *sc)
+{
+	static const char *const names[] = { [STAB_TAUS_OCTAVE] = "octave",
+					     [STAB_TAUS_DECADE] = "decade", [STAB_TAUS_ALL] = "all" };
+	char *buf, *save = NULL, *w;
+	size_t i, n = 1;
+	int64_t ns;
+
+	for (i = 0; i < ARRAY_SIZE(names); i++)
+		if (!strcmp(arg, names[i])) {
+			sc->taus = (int)i;
+			return 0;
+		}
+	for (i = 0; arg[i]; i++)
+		n += arg[i] == ',';
+	buf = strdup(arg);
+	free(sc->tau_s);
+	sc->tau_s = malloc(n * sizeof(*sc->tau_s));
+	if (!buf || !sc->tau_s)
+		ntpx_die(NTPX_EXIT_FAIL, "out of memory for --taus");
+	sc->ntau = 0;
+	for (w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		if (opt_duration(w, 0, &ns) || ns <= 0) {
+			free(buf);
+			return -1;
+		}
+		sc->tau_s[sc->ntau++] = (double)ns * 1e-9;
+	}
+	free(buf);
+	if (!sc->ntau)
+		return -1;
+	qsort(sc->tau_s, sc->ntau, sizeof(*sc->tau_s), cmp_double);
+	sc->taus = STAB_TAUS_LIST;
+	return 0;
+}
+
+/*
+ * --taus LIST's durations as multiples of @tau0 into @spec (ascending,
+ * each once): the nearest, at least 1.  Taus that round to the same m
+ * are one row.
+ */
+static void taus_list(const struct stab_config *sc, double tau0, struct stab_spec *spec,
+		      size_t **ms)
+{
+	size_t i, n = 0;
+
+	*ms = malloc(sc->ntau * sizeof(**ms));
+	if (!*ms)
+		ntpx_die(NTPX_EXIT_FAIL, "out of memory for --taus");
+	for (i = 0; i < sc->ntau; i++) {
+		double m = round(sc->tau_s[i] / tau0);
+
+		if (m < 1)
+			ntpx_die(NTPX_EXIT_FAIL, "--taus %.9g s is below tau0 %.9g s", sc->tau_s[i],
+				 tau0);
+		if (!n || (size_t)m > (*ms)[n - 1])
+			(*ms)[n++] = (size_t)m;
+	}
+	spec->list = *ms;
+	spec->nlist = n;
+}
+
 /* One column's value at @p. */
 static double col_value(const struct stab_point *p, int c)
 {
@@ -392,6 +461,14 @@ static void layout_init(struct layout *l, const struct stab_config *sc, int json
 	spec->conf = sc->conf;
 }
 
+/*
+ * --taus all costs a pass over the grid per tau, some 2.3 ns a slot for
+ * the five default statistics (tests/bench/stability.sh): past 2^36
+ * slot passes, minutes, offsetfit asks for --max-tau instead of running
+ * for hours (all of 10 million slots would be 3.3 million taus).
+ */
+#define ALL_WORK	0x1p36
+
 int stability_print(const struct series *s, const struct linfit *fit, unsigned want,
 		    double tau0, int json, const struct stab_config *sc)
 {
@@ -404,7 +481,7 @@ int stability_print(const struct series *s, const struct linfit *fit, unsigned w
 	double *v = NULL;
 	const double *x;
 	int id, k, first = 1, fail = 0;
-	size_t i;
+	size_t i, *ms = NULL;
 
 	if (!tau0)
 		tau0 = stab_tau0(s->t, s->n);
@@ -417,15 +494,13 @@ int stability_print(const struct series *s, const struct linfit *fit, unsigned w
 	if ((want & (1u << S_ERROR)) && !(s->truth && s->ntruth == s->n))
 		ntpx_die(NTPX_EXIT_FAIL, "series error: the records lack true2");
 	layout_init(&l, sc, json, &spec);
-	/* --max-tau: the octaves up to it */
-	spec.max_points = STAB_MAX_POINTS;
+	spec.taus = sc->taus;
+	if (sc->taus == STAB_TAUS_LIST)
+		taus_list(sc, tau0, &spec, &ms);
+	/* --max-tau: the taus up to it */
 	if (sc->max_tau_s > 0) {
-		double m = 1;
-
-		for (spec.max_points = 0; spec.max_points < STAB_MAX_POINTS &&
-		     m * tau0 <= sc->max_tau_s * (1 + 1e-9); spec.max_points++)
-			m *= 2;
-		if (!spec.max_points)
+		spec.max_m = (size_t)floor(sc->max_tau_s / tau0 * (1 + 1e-9));
+		if (!spec.max_m)
 			ntpx_die(NTPX_EXIT_FAIL, "--max-tau %.9g s is below tau0 %.9g s",
 				 sc->max_tau_s, tau0);
 	}
@@ -449,6 +524,12 @@ int stability_print(const struct series *s, const struct linfit *fit, unsigned w
 			ntpx_die(NTPX_EXIT_FAIL, errno == ENOMEM ? "out of memory for the grid" :
 				 "tau0 %.9g s: the records span far more slots than they fill",
 				 tau0);
+		if (spec.taus == STAB_TAUS_ALL &&
+		    (double)stab_table_taus(&spec, g.slots) * (double)g.slots > ALL_WORK)
+			ntpx_die(NTPX_EXIT_FAIL, "--taus all: %zu taus over %zu slots is more than "
+				 "2^36 slot passes; give --max-tau (%.9g s here) or --taus decade",
+				 stab_table_taus(&spec, g.slots), g.slots,
+				 floor(ALL_WORK / (double)g.slots) * tau0);
 		if (stab_table(&g, &spec, &t))
 			ntpx_die(NTPX_EXIT_FAIL, "out of memory for %zu slots", g.slots);
 		block_head(&l, id, &g, lost, first);
@@ -462,6 +543,7 @@ int stability_print(const struct series *s, const struct linfit *fit, unsigned w
 	if (json)
 		printf("]}\n");
 	free(v);
+	free(ms);
 	if (!fail)
 		return NTPX_EXIT_OK;
 	/* a mask failed: exit 1, but a write error (or a closed pipe) says first */

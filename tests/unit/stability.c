@@ -781,6 +781,57 @@ static void noise_identification(void **state)
 	assert_int_equal(how, STAB_ID_NONE);
 }
 
+/*
+ * Any averaging factor, by stab_taus(): the definitions (stab_direct) at
+ * m that are not octaves, with gaps and a drift, and the octaves' own
+ * values (stab_octaves) where they meet.  MTIE's window of m + 1 slots
+ * needs two extremes of a level w < m + 1: every m from 1 to 40 goes
+ * through each offset m + 1 - w.
+ */
+static void taus_any_m(void **state)
+{
+	enum { N = 1001 };
+	static double x[N];
+	struct stab_point oct[STAB_MAX_POINTS], any[64], p;
+	size_t ms[64], i, n = 0;
+	int k, no;
+
+	(void)state;
+	for (i = 0; i < N; i++)
+		x[i] = i % 37 == 5 || (i > 400 && i < 420) ? NAN : 3 * gauss() + 0.5 * (double)i;
+	for (i = 1; i <= 40; i++)
+		ms[n++] = i;
+	ms[n++] = 64;
+	ms[n++] = 100;
+	ms[n++] = 333;
+	ms[n++] = 334;	/* past a third of the run: not there */
+	k = stab_taus(x, N, 0.5, STAB_HADAMARD, ms, n, any);
+	assert_int_equal(k, (int)n - 1);
+	for (i = 0; i < (size_t)k; i++) {
+		stab_direct(x, N, 0.5, ms[i], &p);
+		agrees_with_direct(&any[i], &p);
+		assert_rel(any[i].tau_s, 0.5 * (double)ms[i], 1e-15);
+		assert_int_equal(any[i].n_hdev, p.n_hdev);
+		assert_int_equal(any[i].n_ohdev, p.n_ohdev);
+		assert_int_equal(any[i].n_tot, p.n_tot);
+		assert_rel(any[i].hdev, p.hdev, 1e-9);
+		assert_rel(any[i].ohdev, p.ohdev, 1e-9);
+		assert_rel(any[i].totdev, p.totdev, 1e-9);
+	}
+	no = stab_octaves_ext(x, N, 0.5, STAB_HADAMARD, oct, STAB_MAX_POINTS);
+	for (k = 0; k < no && oct[k].m <= 64; k++) {
+		size_t m = oct[k].m, j = m <= 40 ? m - 1 : 40;	/* 64 is ms[40] */
+
+		assert_int_equal(any[j].m, m);
+		agrees_with_direct(&any[j], &oct[k]);
+		assert_rel(any[j].totdev, oct[k].totdev, 1e-12);
+		assert_rel(any[j].ohdev, oct[k].ohdev, 1e-12);
+	}
+	/* a list that is not ascending stops where it turns */
+	ms[0] = 5, ms[1] = 3;
+	assert_int_equal(stab_taus(x, N, 0.5, 0, ms, 2, any), 1);
+}
+
 /* The grid: nearest slot, gaps counted, collisions dropped, tau0. */
 static void grid_from_times(void **state)
 {
@@ -854,6 +905,7 @@ int main(void)
 		cmocka_unit_test(sp1065_table32),
 		cmocka_unit_test(totdev_edf),
 		cmocka_unit_test(noise_identification),
+		cmocka_unit_test(taus_any_m),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
