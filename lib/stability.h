@@ -158,15 +158,16 @@ enum { STAB_ID_NONE, STAB_ID_LAG1, STAB_ID_B1 };
 /*
  * The dominant power-law noise at tau = m tau0, as the alpha of S_y(f) ~
  * f^alpha: 2 white PM, 1 flicker PM, 0 white FM, -1 flicker FM, -2
- * random-walk FM.  With at least STAB_LAG1_MIN samples x[k m] (gaps
- * skipped): the lag-1 autocorrelation of those samples less their
- * least-squares quadratic, differenced up to twice (Riley and Greenhall
- * 2004), its value matched, from m = 2 on, to those Greenhall's model
- * expects of every m-th sample of each noise; between white and flicker
- * PM from m = 4 on R(n) = (mdev / adev)^2.  With fewer samples B1, the
- * N-sample variance of the tau averages over adev^2, against Barnes'
- * B1(N, mu), and R(n).  *how says which (STAB_ID_*).  Returns
- * STAB_NO_ALPHA when neither has data.  O(slots / m).
+ * random-walk FM (the method's -3 and beyond are -2, its 3 is 2).  With
+ * at least STAB_LAG1_MIN samples x[k m] (gaps skipped), Riley and
+ * Greenhall's lag-1 method: those samples less their least-squares
+ * quadratic, differenced d = 0, 1, 2 times until delta = r1 / (1 + r1)
+ * of their lag-1 autocorrelation r1 is below 0.25, alpha = 2 - 2 d -
+ * round(2 delta).  With fewer, B1, the N-sample variance of the tau
+ * averages over adev^2, against Barnes' B1(N, mu), and where it says PM
+ * R(n) = (mdev / adev)^2 between white and flicker PM.  *how says which
+ * (STAB_ID_*).  Returns STAB_NO_ALPHA when neither has data.
+ * O(slots / m).
  */
 int stab_noise_id(const double *x, size_t slots, double tau0_s, size_t m, double adev,
 		  double mdev, int *how);
