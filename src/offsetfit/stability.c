@@ -138,7 +138,7 @@ int stability_taus_parse(const char *arg, struct stab_config *sc)
 {
 	static const char *const names[] = { [STAB_TAUS_OCTAVE] = "octave",
 					     [STAB_TAUS_DECADE] = "decade", [STAB_TAUS_ALL] = "all" };
-	char *buf, *save = NULL, *w;
+	char *buf, *rest, *w;
 	size_t i, n = 1;
 	int64_t ns;
 
@@ -155,7 +155,7 @@ int stability_taus_parse(const char *arg, struct stab_config *sc)
 	if (!buf || !sc->tau_s)
 		ntpx_die(NTPX_EXIT_FAIL, "out of memory for --taus");
 	sc->ntau = 0;
-	for (w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+	for (rest = buf; (w = strsep(&rest, ",")) != NULL;) {	/* an empty entry is refused */
 		if (opt_duration(w, 0, &ns) || ns <= 0) {
 			free(buf);
 			return -1;
@@ -163,8 +163,6 @@ int stability_taus_parse(const char *arg, struct stab_config *sc)
 		sc->tau_s[sc->ntau++] = (double)ns * 1e-9;
 	}
 	free(buf);
-	if (!sc->ntau)
-		return -1;
 	qsort(sc->tau_s, sc->ntau, sizeof(*sc->tau_s), cmp_double);
 	sc->taus = STAB_TAUS_LIST;
 	return 0;

@@ -296,7 +296,8 @@ test_expect_success '--taus with --ci and --json: every deviation at every tau' 
 test_expect_success '--taus: a bad grid or duration is exit 2' '
 	test_exit 2 offsetfit --stability --taus weekly "$TMP/line" >/dev/null 2>"$TMP/err" &&
 	test_grep "bad --taus .weekly." "$TMP/err" &&
-	test_exit 2 offsetfit --stability --taus 1s,,0s "$TMP/line" >/dev/null 2>&1 &&
+	test_exit 2 offsetfit --stability --taus 1s,,3s "$TMP/line" >/dev/null 2>&1 &&
+	test_exit 2 offsetfit --stability --taus 0s "$TMP/line" >/dev/null 2>&1 &&
 	test_exit 2 offsetfit --stability --taus 1s,-3s "$TMP/line" >/dev/null 2>&1
 '
 test_expect_success '--taus LIST below tau0: exit 1 and why' '
