@@ -1006,6 +1006,27 @@ static void mtie_pair(double *hi, double *lo, size_t N, size_t m, int second, in
 }
 
 /*
+ * The points out of their sums, k < nk: TOTDEV's terms at the ends, then
+ * every deviation; m = ms[k], or with ms NULL the octaves 2^k.
+ */
+static void points_out(const double *x, size_t N, double tau0_s, const size_t *ms,
+		       struct acc *a, size_t nk, struct stab_point *out)
+{
+	size_t k;
+
+	for (k = 0; k < nk; k++) {
+		size_t m = ms ? ms[k] : (size_t)1 << k;
+		struct stab_point *p = &out[k];
+
+		memset(p, 0, sizeof(*p));
+		p->m = m;
+		p->tau_s = (double)m * tau0_s;
+		total_edges(x, N, m, &a[k]);
+		finish(p, &a[k]);
+	}
+}
+
+/*
  * MDEV's prefix sums: P[j] the sum of the first j samples less the line
  * through the first and last (line_of()), C[j] how many there were.
  * The gaps into @at (GAPS_MAX(N) room; NULL: not listed).  Returns the
@@ -1150,15 +1171,7 @@ int stab_octaves_ext(const double *x, size_t slots, double tau0_s, unsigned what
 	}
 	for (k = nsmall, m = (size_t)1 << nsmall; k < nk; k += 2, m *= 4)
 		mtie_pair(hi, lo, N, m, k + 1 < nk, k + 2 < nk, &a[k], four);
-	for (k = 0, m = 1; k < nk; k++, m *= 2) {
-		struct stab_point *p = &out[k];
-
-		memset(p, 0, sizeof(*p));
-		p->m = m;
-		p->tau_s = (double)m * tau0_s;
-		total_edges(x, N, m, &a[k]);
-		finish(p, &a[k]);
-	}
+	points_out(x, N, tau0_s, NULL, a, nk, out);
 	rc = (int)nk;
 out:
 	if (rc < 0)
@@ -1231,15 +1244,7 @@ int stab_taus(const double *x, size_t slots, double tau0_s, unsigned what, const
 		a[k].mtie = mt;
 		a[k].nw = nw;
 	}
-	for (k = 0; k < nk; k++) {
-		struct stab_point *p = &out[k];
-
-		memset(p, 0, sizeof(*p));
-		p->m = ms[k];
-		p->tau_s = (double)ms[k] * tau0_s;
-		total_edges(x, N, ms[k], &a[k]);
-		finish(p, &a[k]);
-	}
+	points_out(x, N, tau0_s, ms, a, nk, out);
 	rc = (int)nk;
 out:
 	if (rc < 0)
