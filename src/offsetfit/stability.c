@@ -460,7 +460,7 @@ static void layout_init(struct layout *l, const struct stab_config *sc, int json
 }
 
 /*
- * --taus all costs a pass over the grid per tau, some 2.3 ns a slot for
+ * --taus all costs a pass over the grid per tau, some 3.5 ns a slot for
  * the five default statistics (tests/bench/stability.sh): past 2^36
  * slot passes, minutes, offsetfit asks for --max-tau instead of running
  * for hours (all of 10 million slots would be 3.3 million taus).
