@@ -134,6 +134,14 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* --taus LIST's durations, freed at exit (sc->tau_s points here). */
+static double *taus_given;
+
+static void free_taus(void)
+{
+	free(taus_given);
+}
+
 int stability_taus_parse(const char *arg, struct stab_config *sc)
 {
 	static const char *const names[] = { [STAB_TAUS_OCTAVE] = "octave",
@@ -150,8 +158,10 @@ int stability_taus_parse(const char *arg, struct stab_config *sc)
 	for (i = 0; arg[i]; i++)
 		n += arg[i] == ',';
 	buf = strdup(arg);
-	free(sc->tau_s);
-	sc->tau_s = malloc(n * sizeof(*sc->tau_s));
+	if (!taus_given)
+		atexit(free_taus);
+	free(taus_given);
+	sc->tau_s = taus_given = malloc(n * sizeof(*sc->tau_s));
 	if (!buf || !sc->tau_s)
 		ntpx_die(NTPX_EXIT_FAIL, "out of memory for --taus");
 	sc->ntau = 0;
