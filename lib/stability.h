@@ -2,9 +2,9 @@
 /*
  * stability.h - frequency and time stability of a phase (offset) series
  * over averaging time: overlapping Allan deviation, modified Allan
- * deviation, time deviation, MTIE and TIE-RMS at tau = tau0 * 2^k, the
- * definitions of NIST SP 1065 (Riley, Handbook of Frequency Stability
- * Analysis) and ITU-T G.810.
+ * deviation, time deviation, MTIE and TIE-RMS at tau = tau0 * 2^k (or
+ * any multiple of tau0: stab_taus()), the definitions of NIST SP 1065
+ * (Riley, Handbook of Frequency Stability Analysis) and ITU-T G.810.
  *
  * The series lives on a regular grid of slots tau0 apart; a slot without
  * a sample holds NAN and is a gap.  Gaps are never zeros: every ADEV,

@@ -26,7 +26,7 @@ static void usage(FILE *out)
 	       "      --cdf rtt|residual  value (us) and cumulative fraction, for gnuplot\n"
 	       "      --check           verify every record's delay/off2 arithmetic and\n"
 	       "                        print how many were checked\n"
-	       "      --stability       ADEV, MDEV, TDEV, MTIE, TIE-RMS per octave of tau\n"
+	       "      --stability       ADEV, MDEV, TDEV, MTIE, TIE-RMS per tau (--taus)\n"
 	       "      --series LIST     --stability's series: offset,residual,error\n"
 	       "                        (default: each the input has)\n"
 	       "      --tau0 DUR        the nominal interval (default: the median spacing)\n"

