@@ -37,7 +37,7 @@
 
 #include "record.h"
 
-#define MAXH	16
+#define MAXH	32
 
 static uint64_t state;
 
