@@ -48,8 +48,7 @@ mesh() {
 	_o=
 	while [ "$1" != -- ]; do _o="$_o $1"; shift; done
 	shift
-	rm -rf "$TMP/$_m" &&
-	gen "$@" "$TMP/$_m" &&
+	rm -rf "${TMP:?}/$_m" && gen "$@" "$TMP/$_m" || return 1
 	# shellcheck disable=SC2086
 	ntpmesh $_o "$TMP/$_m" >"$TMP/$_m.out" 2>"$TMP/$_m.err"
 }
