@@ -312,7 +312,8 @@ void input_find(struct mesh_run *r, char **paths, int npaths)
 			continue;
 		}
 		nfound = 0;
-		if (nftw(paths[i], find_one, 16, FTW_PHYS)) {
+		/* symbolic links followed: nftw reports no file twice, so a loop ends */
+		if (nftw(paths[i], find_one, 16, 0)) {
 			ntpx_err("%s: %s", paths[i], strerror(errno));
 			r->failed = 1;
 		}

@@ -263,6 +263,13 @@ test_expect_success 'in a directory, files without #pair and other files are pas
 	test_grep "^skipped 1$" "$TMP/o" && test_grep "^files 12$" "$TMP/o" &&
 	rm -r "$TMP/bad/run"
 '
+test_expect_success 'a directory through a symbolic link, and a link back inside it, read once' '
+	ln -s "$TMP/bad" "$TMP/bad.link" && ln -s "$TMP/bad.link" "$TMP/bad/back" &&
+	test_when_finished "rm $TMP/bad.link $TMP/bad/back" &&
+	ntpmesh "$TMP/bad.link" >"$TMP/o" 2>"$TMP/e" &&
+	test_is "$(cat "$TMP/e")" "" &&
+	test_grep "^files 12$" "$TMP/o"
+'
 test_expect_success 'a malformed #pair: one line, the file not read' '
 	for p in "#pair a" "#pair a a" "#pair a b c" "#pair a,x b" "#pair  a b"; do
 		sed "s/^#pair .*/$p/" "$TMP/bad/a-b.rec" >"$TMP/bad.d/m.rec" &&
