@@ -96,6 +96,11 @@ test_expect_success 'symmetric: three loops, every closure within its 95% interv
 	test_is "$(v "$TMP/sym.out" "fit 0" nonzero)" 0 &&
 	test_is "$(v "$TMP/sym.out" "fit 0" blame)" none
 '
+test_expect_success 'symmetric: the links of a loop read at one instant: its closure is the truth'"'"'s to the ns' '
+	for l in a,b,c a,b,d a,c,d; do
+		abs_le "$(v "$TMP/sym.out" "loop 0 $l" err_us)" 0.002 || return 1
+	done
+'
 test_expect_success 'symmetric: each pair uses the lowest-delay quarter of 600 exchanges each way' '
 	test_is "$(v "$TMP/sym.out" "pair 0 a b" n_ab)" 600 &&
 	test_is "$(v "$TMP/sym.out" "pair 0 a b" used_ab)" 150 &&
