@@ -29,26 +29,6 @@
 #include "exchange.h"
 #include "opt.h"
 #include "ntpmesh.h"
-#include "util_private.h"
-
-/* What ntpmesh reads, in the order of the checks (lib/exchange.h), as offsetfit does. */
-enum { C_SEQ, C_T1, C_T2, C_T3, C_T4, C_DELAY, C_OFF2, C_STATUS, C_TRUE2 };
-
-static const struct exchange_col cols[] = {
-	[C_SEQ] = { "seq", EXCHANGE_SEQ, 0 },
-	[C_T1] = { "t1", EXCHANGE_T1, 0 },
-	[C_T2] = { "t2", EXCHANGE_T2, 0 },
-	[C_T3] = { "t3", EXCHANGE_T3, 0 },
-	[C_T4] = { "t4", EXCHANGE_T4, 0 },
-	[C_DELAY] = { "delay", EXCHANGE_DELAY, 0 },
-	[C_OFF2] = { "off2", EXCHANGE_OFF2, 0 },
-	[C_STATUS] = { "status", EXCHANGE_STATUS, 0 },
-	[C_TRUE2] = { "true2", EXCHANGE_INT, EXCHANGE_OK_ONLY },	/* optional */
-};
-
-static const struct exchange_spec spec = {
-	cols, ARRAY_SIZE(cols), "ok record without all of T1..T4"
-};
 
 /* The #pair lines of one file as its reader meets them. */
 struct pair_lines {
@@ -140,7 +120,7 @@ static int open_reader(const char *path, struct exchange_reader *xr, struct pair
 	}
 	memset(pl, 0, sizeof(*pl));
 	pl->xr = xr;
-	if (exchange_reader_init(xr, fd, path, &spec))
+	if (exchange_reader_init(xr, fd, path, &exchange_offsets))
 		ntpx_die(NTPX_EXIT_FAIL, "out of memory");
 	xr->r.on_comment = on_comment;
 	xr->r.ctx = pl;
@@ -434,7 +414,8 @@ static int read_file(struct mesh_run *r, int i, struct pair_sample **buf, size_t
 		p->t = x->t[0] + (int64_t)((uint64_t)x->t[3] - (uint64_t)x->t[0]) / 2;
 		p->off2 = xr.off2;
 		p->delay = xr.delay;
-		p->true2 = xr.vhave & (1u << C_TRUE2) ? xr.v[C_TRUE2] : PAIRFIT_NO_TRUTH;
+		p->true2 = xr.vhave & (1u << EXCHANGE_OFFSETS_TRUE2) ? xr.v[EXCHANGE_OFFSETS_TRUE2] :
+			   PAIRFIT_NO_TRUTH;
 	}
 	if (pl.why[0]) {
 		ntpx_err("%s:%lu: %s: the rest of the file not read", in->path, pl.line, pl.why);
