@@ -36,40 +36,49 @@ static int other(const struct mesh_graph *g, int e, int h)
 	return g->a[e] == h ? g->b[e] : g->a[e];
 }
 
-/* The used link between hosts x and y, or -1. */
-static int link_between(const struct mesh_graph *g, int x, int y)
+int mesh_link_of(const struct mesh_graph *g, int x, int y)
 {
 	int e;
 
 	for (e = 0; e < g->nlinks; e++)
-		if (g->used[e] && ((g->a[e] == x && g->b[e] == y) || (g->a[e] == y && g->b[e] == x)))
+		if ((g->a[e] == x && g->b[e] == y) || (g->a[e] == y && g->b[e] == x))
 			return e;
 	return -1;
+}
+
+/*
+ * One step of a breadth-first walk: the hosts not yet seen[] that host @u
+ * joins over used links other than @skip1 and @skip2, marked, their link
+ * in via[], appended to queue[] at @tail; the new tail.
+ */
+static int step(const struct mesh_graph *g, int u, int skip1, int skip2, unsigned char seen[],
+		int queue[], int tail, int via[])
+{
+	int e, v;
+
+	for (e = 0; e < g->nlinks; e++) {
+		if (!g->used[e] || e == skip1 || e == skip2 || (g->a[e] != u && g->b[e] != u))
+			continue;
+		v = other(g, e, u);
+		if (seen[v])
+			continue;
+		seen[v] = 1;
+		via[v] = e;
+		queue[tail++] = v;
+	}
+	return tail;
 }
 
 /* Marks in seen[] the hosts @s reaches over used links other than @skip1 and @skip2. */
 static void reach(const struct mesh_graph *g, int s, int skip1, int skip2, unsigned char seen[])
 {
-	int queue[MESH_MAX_HOSTS], head = 0, tail = 0, e;
+	int queue[MESH_MAX_HOSTS], via[MESH_MAX_HOSTS], head = 0, tail = 0;
 
 	memset(seen, 0, MESH_MAX_HOSTS);
 	seen[s] = 1;
 	queue[tail++] = s;
-	while (head < tail) {
-		int u = queue[head++];
-
-		for (e = 0; e < g->nlinks; e++) {
-			int v;
-
-			if (!g->used[e] || e == skip1 || e == skip2 || (g->a[e] != u && g->b[e] != u))
-				continue;
-			v = other(g, e, u);
-			if (!seen[v]) {
-				seen[v] = 1;
-				queue[tail++] = v;
-			}
-		}
-	}
+	while (head < tail)
+		tail = step(g, queue[head++], skip1, skip2, seen, queue, tail, via);
 }
 
 void mesh_components(const struct mesh_graph *g, int comp[])
@@ -93,7 +102,7 @@ void mesh_forest(const struct mesh_graph *g, int root, int up[], int depth[],
 		 unsigned char in_tree[])
 {
 	unsigned char seen[MESH_MAX_HOSTS] = { 0 };
-	int queue[MESH_MAX_HOSTS], k, e, h;
+	int queue[MESH_MAX_HOSTS], k, h;
 
 	memset(in_tree, 0, (size_t)g->nlinks);
 	for (h = 0; h < g->nhosts; h++) {
@@ -101,7 +110,7 @@ void mesh_forest(const struct mesh_graph *g, int root, int up[], int depth[],
 		depth[h] = 0;
 	}
 	for (k = -1; k < g->nhosts; k++) {
-		int s = k < 0 ? root : k, head = 0, tail = 0;
+		int s = k < 0 ? root : k, head = 0, tail = 0, from;
 
 		if (seen[s])
 			continue;
@@ -110,19 +119,11 @@ void mesh_forest(const struct mesh_graph *g, int root, int up[], int depth[],
 		while (head < tail) {
 			int u = queue[head++];
 
-			for (e = 0; e < g->nlinks; e++) {
-				int v;
-
-				if (!g->used[e] || (g->a[e] != u && g->b[e] != u))
-					continue;
-				v = other(g, e, u);
-				if (seen[v])
-					continue;
-				seen[v] = 1;
-				up[v] = e;
-				depth[v] = depth[u] + 1;
-				in_tree[e] = 1;
-				queue[tail++] = v;
+			from = tail;
+			tail = step(g, u, -1, -1, seen, queue, tail, up);
+			for (; from < tail; from++) {
+				depth[queue[from]] = depth[u] + 1;
+				in_tree[up[queue[from]]] = 1;
 			}
 		}
 	}
@@ -166,7 +167,7 @@ void mesh_cycle_of(const struct mesh_graph *g, const int up[], const int depth[]
 	for (i = 0; i < n; i++) {
 		int h = c->host[i], next = c->host[(i + 1) % n];
 
-		c->link[i] = link_between(g, h, next);
+		c->link[i] = mesh_link_of(g, h, next);
 		c->sign[i] = g->a[c->link[i]] == h ? 1 : -1;
 	}
 }

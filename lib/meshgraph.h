@@ -53,6 +53,9 @@ void mesh_graph_init(struct mesh_graph *g, int nhosts);
 /* Adds the used link a-b (a != b, in either order); returns its index, or -1 when full. */
 int mesh_graph_link(struct mesh_graph *g, int a, int b);
 
+/* The link between hosts x and y (in either order, used or not), or -1. */
+int mesh_link_of(const struct mesh_graph *g, int x, int y);
+
 /* The component of each host: comp[h] is the lowest host it reaches. */
 void mesh_components(const struct mesh_graph *g, int comp[]);
 

@@ -25,6 +25,9 @@ static struct mesh_graph g;
 static double y[MESH_MAX_LINKS], var[MESH_MAX_LINKS];
 static struct mesh_fit f;
 
+/* Link a-b of g. */
+#define LK(a, b) mesh_link_of(&g, (a), (b))
+
 /* K_n with exact measurements of theta, each of variance 1 ns^2. */
 static void complete(int n)
 {
@@ -39,21 +42,10 @@ static void complete(int n)
 		}
 }
 
-static int lk(int a, int b)
-{
-	int e;
-
-	for (e = 0; e < g.nlinks; e++)
-		if (g.a[e] == a && g.b[e] == b)
-			return e;
-	fail_msg("no link %d-%d", a, b);
-	return -1;
-}
-
 /* A one-way delay of @d ns from host @from to host @to: half of it in the offset. */
 static void delay(int from, int to, double d)
 {
-	y[from < to ? lk(from, to) : lk(to, from)] += (from < to ? d : -d) / 2;
+	y[from < to ? LK(from, to) : LK(to, from)] += (from < to ? d : -d) / 2;
 }
 
 static void consistent(void **state)
@@ -104,13 +96,13 @@ static void one_link_in_k4(void **state)
 	assert_float_equal(f.ls[1] - theta[1], -125000, 1e-3);
 	assert_float_equal(f.ls[2] - theta[2], 125000, 1e-3);
 	assert_int_equal(f.nblamed, 1);
-	assert_true(f.blamed[lk(1, 2)]);
+	assert_true(f.blamed[LK(1, 2)]);
 	assert_int_equal(f.blame, MESH_BLAME_UNIQUE);
 	for (h = 0; h < 4; h++)
 		assert_float_equal(f.rob[h], theta[h], 1e-6);
 	for (e = 0; e < g.nlinks; e++)
-		assert_float_equal(f.asym[e], e == lk(1, 2) ? 1e6 : 0, 1e-6);
-	assert_float_equal(f.asym_var[lk(1, 2)], 4 * (1 + 1), 1e-9);
+		assert_float_equal(f.asym[e], e == LK(1, 2) ? 1e6 : 0, 1e-6);
+	assert_float_equal(f.asym_var[LK(1, 2)], 4 * (1 + 1), 1e-9);
 	for (e = 0; e < g.nlinks; e++)
 		assert_int_equal(f.obs[e], MESH_OBS_LOCATED);
 }
@@ -168,10 +160,10 @@ static void two_links_in_k6(void **state)
 	mesh_fit(&g, 0, y, var, 8, &f);
 	assert_int_equal(f.nloops, 10);
 	assert_int_equal(f.nblamed, 2);
-	assert_true(f.blamed[lk(1, 2)] && f.blamed[lk(3, 4)]);
+	assert_true(f.blamed[LK(1, 2)] && f.blamed[LK(3, 4)]);
 	assert_int_equal(f.blame, MESH_BLAME_UNIQUE);
-	assert_float_equal(f.asym[lk(1, 2)], 1e6, 1e-6);
-	assert_float_equal(f.asym[lk(3, 4)], -1e5, 1e-6);
+	assert_float_equal(f.asym[LK(1, 2)], 1e6, 1e-6);
+	assert_float_equal(f.asym[LK(3, 4)], -1e5, 1e-6);
 	for (e = 0; e < g.nlinks; e++)
 		if (!f.blamed[e])
 			assert_float_equal(f.asym[e], 0, 1e-6);
@@ -201,8 +193,8 @@ static void two_components(void **state)
 	assert_int_equal(f.loops_ref, 1);
 	assert_true(f.reached[2] && !f.reached[3] && !f.reached[6]);
 	assert_float_equal(f.ls[2], theta[2], 1e-6);
-	assert_true(isnan(f.ls[4]) && isnan(f.rob[4]) && isnan(f.asym[lk(3, 4)]));
-	assert_false(isnan(f.asym[lk(1, 2)]));
+	assert_true(isnan(f.ls[4]) && isnan(f.rob[4]) && isnan(f.asym[LK(3, 4)]));
+	assert_false(isnan(f.asym[LK(1, 2)]));
 }
 
 /* K9 has 9^7 spanning trees, more than are tried: least squares only. */
@@ -238,9 +230,9 @@ static void ls_refuses_a_cut_off_host(void **state)
 
 	(void)state;
 	complete(3);
-	skip[lk(0, 2)] = skip[lk(1, 2)] = 1;
+	skip[LK(0, 2)] = skip[LK(1, 2)] = 1;
 	assert_int_equal(mesh_ls(&g, 0, y, var, skip, th, NULL), -1);
-	skip[lk(1, 2)] = 0;
+	skip[LK(1, 2)] = 0;
 	assert_int_equal(mesh_ls(&g, 0, y, var, skip, th, NULL), 0);
 	assert_float_equal(th[2], theta[2], 1e-6);
 }

@@ -14,6 +14,9 @@
 
 #include "meshgraph.h"
 
+/* Link a-b of the test's graph g. */
+#define LK(a, b) mesh_link_of(&g, (a), (b))
+
 /* The complete graph on @n hosts, links in order 0-1, 0-2, ..., 1-2, ... */
 static void complete(struct mesh_graph *g, int n)
 {
@@ -23,18 +26,6 @@ static void complete(struct mesh_graph *g, int n)
 	for (a = 0; a < n; a++)
 		for (b = a + 1; b < n; b++)
 			mesh_graph_link(g, a, b);
-}
-
-/* The index of link a-b in @g. */
-static int lk(const struct mesh_graph *g, int a, int b)
-{
-	int e;
-
-	for (e = 0; e < g->nlinks; e++)
-		if (g->a[e] == a && g->b[e] == b)
-			return e;
-	fail_msg("no link %d-%d", a, b);
-	return -1;
 }
 
 /*
@@ -53,14 +44,14 @@ static void k4_loops(void **state)
 	(void)state;
 	complete(&g, 4);
 	mesh_forest(&g, 0, up, depth, in_tree);
-	assert_true(in_tree[lk(&g, 0, 1)] && in_tree[lk(&g, 0, 2)] && in_tree[lk(&g, 0, 3)]);
-	assert_false(in_tree[lk(&g, 1, 2)] || in_tree[lk(&g, 1, 3)] || in_tree[lk(&g, 2, 3)]);
-	mesh_cycle_of(&g, up, depth, lk(&g, 1, 2), &c);
+	assert_true(in_tree[LK(0, 1)] && in_tree[LK(0, 2)] && in_tree[LK(0, 3)]);
+	assert_false(in_tree[LK(1, 2)] || in_tree[LK(1, 3)] || in_tree[LK(2, 3)]);
+	mesh_cycle_of(&g, up, depth, LK(1, 2), &c);
 	assert_int_equal(c.len, 3);
 	assert_true(c.host[0] == 0 && c.host[1] == 1 && c.host[2] == 2);
-	assert_true(c.link[0] == lk(&g, 0, 1) && c.link[1] == lk(&g, 1, 2) && c.link[2] == lk(&g, 0, 2));
+	assert_true(c.link[0] == LK(0, 1) && c.link[1] == LK(1, 2) && c.link[2] == LK(0, 2));
 	assert_true(c.sign[0] == 1 && c.sign[1] == 1 && c.sign[2] == -1);
-	mesh_cycle_of(&g, up, depth, lk(&g, 2, 3), &c);
+	mesh_cycle_of(&g, up, depth, LK(2, 3), &c);
 	assert_true(c.host[0] == 0 && c.host[1] == 2 && c.host[2] == 3);
 }
 
@@ -115,22 +106,22 @@ static void observability(void **state)
 	assert_true(comp[0] == 0 && comp[1] == 0 && comp[2] == 0 && comp[3] == 0);
 	assert_true(comp[4] == 4 && comp[5] == 4);
 	mesh_observable(&g, obs);
-	assert_int_equal(obs[lk(&g, 0, 1)], MESH_OBS_SEEN);
-	assert_int_equal(obs[lk(&g, 1, 2)], MESH_OBS_SEEN);
-	assert_int_equal(obs[lk(&g, 0, 2)], MESH_OBS_SEEN);
-	assert_int_equal(obs[lk(&g, 2, 3)], MESH_OBS_NONE);
-	assert_int_equal(obs[lk(&g, 4, 5)], MESH_OBS_NONE);
+	assert_int_equal(obs[LK(0, 1)], MESH_OBS_SEEN);
+	assert_int_equal(obs[LK(1, 2)], MESH_OBS_SEEN);
+	assert_int_equal(obs[LK(0, 2)], MESH_OBS_SEEN);
+	assert_int_equal(obs[LK(2, 3)], MESH_OBS_NONE);
+	assert_int_equal(obs[LK(4, 5)], MESH_OBS_NONE);
 
 	complete(&g, 4);
 	mesh_observable(&g, obs);
 	for (int e = 0; e < g.nlinks; e++)
 		assert_int_equal(obs[e], MESH_OBS_LOCATED);
-	g.used[lk(&g, 2, 3)] = 0;
+	g.used[LK(2, 3)] = 0;
 	mesh_observable(&g, obs);
-	assert_int_equal(obs[lk(&g, 0, 1)], MESH_OBS_LOCATED);
-	assert_int_equal(obs[lk(&g, 0, 2)], MESH_OBS_SEEN);
-	assert_int_equal(obs[lk(&g, 1, 2)], MESH_OBS_SEEN);
-	assert_int_equal(obs[lk(&g, 2, 3)], MESH_OBS_NONE);	/* not used */
+	assert_int_equal(obs[LK(0, 1)], MESH_OBS_LOCATED);
+	assert_int_equal(obs[LK(0, 2)], MESH_OBS_SEEN);
+	assert_int_equal(obs[LK(1, 2)], MESH_OBS_SEEN);
+	assert_int_equal(obs[LK(2, 3)], MESH_OBS_NONE);	/* not used */
 }
 
 static int count_tree(const unsigned char *in_tree, void *arg)
@@ -179,7 +170,7 @@ static const unsigned char *set_of(const struct mesh_graph *g, ...)
 	va_start(ap, g);
 	while ((a = va_arg(ap, int)) >= 0) {
 		b = va_arg(ap, int);
-		set[lk(g, a, b)] = 1;
+		set[mesh_link_of(g, a, b)] = 1;
 	}
 	va_end(ap);
 	return set;
