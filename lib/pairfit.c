@@ -16,34 +16,6 @@ size_t pairfit_keep(size_t n, double frac)
 	return k > n ? n : k;
 }
 
-/* The least-squares line of y on x over @k points: its means, slope and Sxx; -1 when Sxx is 0. */
-static int line(const double *x, const double *y, size_t k, double *xbar, double *ybar,
-		double *b, double *sxx)
-{
-	double mx = 0, my = 0, sx = 0, sxy = 0;
-	size_t i;
-
-	for (i = 0; i < k; i++) {
-		mx += x[i];
-		my += y[i];
-	}
-	mx /= (double)k;
-	my /= (double)k;
-	for (i = 0; i < k; i++) {
-		double dx = x[i] - mx;
-
-		sx += dx * dx;
-		sxy += dx * (y[i] - my);
-	}
-	if (sx == 0)
-		return -1;
-	*xbar = mx;
-	*ybar = my;
-	*b = sxy / sx;
-	*sxx = sx;
-	return 0;
-}
-
 int pairfit_fit(const struct pair_sample *s, size_t n, double frac, double *scratch,
 		struct pairfit *f)
 {
@@ -84,7 +56,7 @@ int pairfit_fit(const struct pair_sample *s, size_t n, double frac, double *scra
 			ty[j] = (double)p->true2 / 2;
 		j++;
 	}
-	if (line(x, y, k, &f->xbar, &f->ybar, &f->b, &f->sxx))
+	if (stats_line(x, y, k, &f->xbar, &f->ybar, &f->b, &f->sxx))
 		return -1;
 	/* Batch k holds the kept ones from ceil(k n / nb), in order. */
 	for (i = j = 0; j < nb; j++) {
@@ -103,7 +75,7 @@ int pairfit_fit(const struct pair_sample *s, size_t n, double frac, double *scra
 	if (truth) {
 		double tx, tsxx;
 
-		line(x, ty, k, &tx, &f->true_ybar, &f->true_b, &tsxx);
+		stats_line(x, ty, k, &tx, &f->true_ybar, &f->true_b, &tsxx);
 	}
 	return 0;
 }

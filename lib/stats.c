@@ -11,10 +11,11 @@
 #include <emmintrin.h>
 #endif
 
-int stats_linfit(const double *x, const double *y, size_t n, struct linfit *fit)
+int stats_line(const double *x, const double *y, size_t n, double *mean_x, double *mean_y,
+	       double *b, double *sxx)
 {
-	double mx = 0, my = 0, sxx = 0, sxy = 0, ss = 0, z = 0, sz = 0;
-	size_t i, nb, batch = 0;
+	double mx = 0, my = 0, sx = 0, sxy = 0;
+	size_t i;
 
 	if (n < 2)
 		return -1;
@@ -27,12 +28,25 @@ int stats_linfit(const double *x, const double *y, size_t n, struct linfit *fit)
 	for (i = 0; i < n; i++) {
 		double dx = x[i] - mx;
 
-		sxx += dx * dx;
+		sx += dx * dx;
 		sxy += dx * (y[i] - my);
 	}
-	if (sxx == 0)
+	if (sx == 0)
 		return -1;
-	fit->b = sxy / sxx;
+	*mean_x = mx;
+	*mean_y = my;
+	*b = sxy / sx;
+	*sxx = sx;
+	return 0;
+}
+
+int stats_linfit(const double *x, const double *y, size_t n, struct linfit *fit)
+{
+	double mx, my, sxx, ss = 0, z = 0, sz = 0;
+	size_t i, nb, batch = 0;
+
+	if (stats_line(x, y, n, &mx, &my, &fit->b, &sxx))
+		return -1;
 	fit->a = my - fit->b * mx;
 	nb = n < STATS_SE_BATCHES ? n : STATS_SE_BATCHES;
 	/* Batch k is i from ceil(k n / nb): i k n / nb computed once a batch. */

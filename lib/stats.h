@@ -22,6 +22,14 @@ struct linfit {
 #define STATS_SE_BATCHES 10
 
 /*
+ * The least-squares line through n >= 2 points, about their means: the
+ * means, the slope b and Sxx, the sum of (x - mean x)^2.  Returns 0, or -1
+ * when n < 2 or every x is the same.
+ */
+int stats_line(const double *x, const double *y, size_t n, double *mean_x, double *mean_y,
+	       double *b, double *sxx);
+
+/*
  * Least-squares fit of y = a + b x over n >= 2 points, computed about the
  * means (two passes) so that large x and y lose no precision.  Returns 0,
  * or -1 when n < 2 or every x is the same.
