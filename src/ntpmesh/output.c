@@ -76,10 +76,14 @@ static void name(const char *k, const char *v)
 	}
 }
 
+/* A word; NULL: not there. */
 static void word(const char *k, const char *v)
 {
 	key(k);
-	printf(json ? "\"%s\"" : "%s", v);
+	if (!v)
+		printf(json ? "null" : "-");
+	else
+		printf(json ? "\"%s\"" : "%s", v);
 }
 
 static void count(const char *k, double v)
@@ -328,9 +332,9 @@ static void fit(const struct mesh_run *r, const struct window *w)
 	count("loops", f->nloops);
 	count("nonzero", nonzero);
 	count("trees", f->trees);
-	word("robust", f->robust ? "l1" : "-");
+	word("robust", f->robust ? "l1" : NULL);
 	count("blamed", f->nblamed);
-	word("blame", f->robust ? blame_names[f->blame] : "-");
+	word("blame", f->robust ? blame_names[f->blame] : NULL);
 	count("unseen_dims", reached - 1);
 	printf(json ? "}" : "\n");
 }

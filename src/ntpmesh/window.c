@@ -46,32 +46,26 @@ static void read_links(const struct dirfit *row, struct window *w, const double 
 
 	for (k = 0; k < w->g.nlinks; k++) {
 		struct link_est *l = &w->link[k];
-		int n = 0, truth = 1;
+		int n = 0, truth = 1, d;
 		double t = 0;
 
 		l->y = l->var = 0;
-		if (l->ab >= 0) {
-			const struct pairfit *f = &row[l->ab].f;
-			int64_t at = w->mid + llround(shift[l->a]);
+		/* a's probes of b, then b's of a, negated */
+		for (d = 0; d < 2; d++) {
+			int file = d ? l->ba : l->ab, sign = d ? -1 : 1;
+			int64_t at = w->mid + llround(shift[d ? l->b : l->a]);
+			double *dy = d ? &l->ba_y : &l->ab_y, *dv = d ? &l->ba_var : &l->ab_var;
+			const struct pairfit *f;
 
-			l->ab_y = pairfit_at(f, at, &l->ab_var);
-			l->y += l->ab_y;
-			l->var += l->ab_var;
+			if (file < 0)
+				continue;
+			f = &row[file].f;
+			*dy = sign * pairfit_at(f, at, dv);
+			l->y += *dy;
+			l->var += *dv;
 			truth &= f->truth;
 			if (f->truth)
-				t += pairfit_truth_at(f, at);
-			n++;
-		}
-		if (l->ba >= 0) {
-			const struct pairfit *f = &row[l->ba].f;
-			int64_t at = w->mid + llround(shift[l->b]);
-
-			l->ba_y = -pairfit_at(f, at, &l->ba_var);
-			l->y += l->ba_y;
-			l->var += l->ba_var;
-			truth &= f->truth;
-			if (f->truth)
-				t -= pairfit_truth_at(f, at);
+				t += sign * pairfit_truth_at(f, at);
 			n++;
 		}
 		l->y /= n;
