@@ -264,13 +264,13 @@ check-fresh: deps
 	@: > $(LEDGER)
 	$(PROVE) tests/fresh/*.t; rc=$$?; scripts/leftovers $(CURDIR) $(LEDGER) || rc=1; exit $$rc
 
-bench: all $(BENCH)
+bench: all $(BENCH) build/helpers/meshgen
 	@for b in $(filter-out tests/bench/quick.sh tests/bench/ab.sh tests/bench/figures.sh tests/bench/ntp-capacity-loopback.sh,$(wildcard tests/bench/*.sh)); do \
 	  echo "== $$b"; sh $$b || exit 1; done
 
 # What a change to the hot path costs, in under 40 s (about 25), before committing
 # it (doc/hacking.md): same-run ratios with their targets; fails nothing.
-bench-quick: all build/bench/pingpong
+bench-quick: all build/bench/pingpong build/helpers/meshgen
 	@sh tests/bench/quick.sh
 
 # The figures of this tree against those of commit REF, built in a

@@ -297,7 +297,7 @@ need_prereq() {	# NAME...: skip_all naming the first that does not hold
 # (build/helpers).  The others: a program of that name on PATH.
 test_lazy_prereq ROOT '[ "$(id -u)" = 0 ]'
 test_lazy_prereq LAB 'test_have_prereq ROOT && command -v ip && command -v tc'
-test_lazy_prereq BUILT 'for t in ntpprobe ntpreflect ntpfilter offsetfit loadgen lossinject clockstep tether ntpx-units; do [ -x "$NTPX_BIN/$t" ] || exit 1; done'
+test_lazy_prereq BUILT 'for t in ntpprobe ntpreflect ntpfilter offsetfit ntpmesh loadgen lossinject clockstep tether ntpx-units; do [ -x "$NTPX_BIN/$t" ] || exit 1; done'
 test_lazy_prereq HELPERS '[ -x "$NTPX_HELPERS/ntpfake" ] && [ -x "$NTPX_HELPERS/udpq" ]'
 test_lazy_prereq GNUPLOT 'command -v gnuplot'
 test_lazy_prereq CHRONYD 'command -v chronyd'

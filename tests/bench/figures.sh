@@ -17,6 +17,10 @@
 #                                            (native XDP on veth), poll MODE
 #   fig_stat FILE...                         the median over lines of "V ..."
 #                                            and their range: "MED MIN MAX"
+#   fig_cpu CMD...                           CMD's CPU time, user and system,
+#                                            its children's too, in ns
+#   fig_fits BIN DIR                         fig_cpu of BIN/offsetfit on each
+#                                            DIR/*.rec in turn
 #
 # FIG_COUNT exchanges per block (default 400) at FIG_IV_US us (500).
 # MODE is block or busy.  BIN is a tree's bin/ (this tree's or the other
@@ -92,6 +96,20 @@ fig_lab() {	# BIN SERVER CLIENT MODE [OPTION...]
 		-c "$FIG_COUNT" "$@" "$(fig_ep "$_fcli" "$IFA")" >"$TMP/fig.rec" 2>/dev/null
 	kill "$_fs"; wait "$_fs" 2>/dev/null
 	fig_quant "$TMP/fig.rec"
+}
+
+# "NS - 1": the CPU time of CMD (and of what it waited for), for the
+# figures of tools that read records: steadier than the elapsed time on a
+# shared machine.  Its peak RSS in KiB is left in $TMP/cpu.rss.
+fig_cpu() {	# CMD...
+	/usr/bin/time -f '%U %S %M' -o "$TMP/cpu" "$@" >/dev/null 2>&1 || { echo "- - 0"; return; }
+	awk '{ print $3 }' "$TMP/cpu" >"$TMP/cpu.rss"
+	awk '{ printf "%.0f - 1\n", ($1 + $2) * 1e9 }' "$TMP/cpu"
+}
+
+# What fitting a mesh's pairs costs without ntpmesh: an offsetfit a file.
+fig_fits() {	# BIN DIR
+	fig_cpu sh -c 'for f; do "$0" "$f" >/dev/null || exit 1; done' "$1/offsetfit" "$2"/*.rec
 }
 
 fig_stat() {	# FILE: one value a line -> "MEDIAN MIN MAX" ("- - -" if none)

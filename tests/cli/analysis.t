@@ -318,6 +318,11 @@ stabvals() { awk -F'\t' -v c=$1 'NR == 1 { for (i = 2; i <= NF; i++) n[$i] = i -
 stabrows() { awk -F'\t' -v f="$1" -v t="$2" '$1 == f && $2 == t' "$P/figures/stability.tsv" | wc -l; }
 # the octaves of offsetfit --stability on the freerun udp run of rep 1
 octaves() { offsetfit --stability --series offset "$(ls -d "$P"/runs/*-freerun-*-udp-r1)/probe.rec" | grep -c '^[0-9]'; }
+# the decade taus of the same run, and the ratio of stability.tsv's
+# K-th tau to its first for FAMILY TRANSPORT
+decades() { offsetfit --stability --series offset --taus decade "$(ls -d "$P"/runs/*-freerun-*-udp-r1)/probe.rec" | grep -c '^[0-9]'; }
+tauratio() { awk -F'\t' -v f="$1" -v t="$2" -v k="$3" '$1 == f && $2 == t && ++n == 1 { a = $3 }
+	$1 == f && $2 == t && n == k { printf "%.3g", $3 / a; exit }' "$P/figures/stability.tsv"; }
 # The synthesized directional runs put q us on one way only: the
 # offset moves by half of what the delay does, + for c2r, - for r2c.
 slope() { awk -F'\t' -v t=$1 -v g=$2 '$1 == t && $2 == g { print $4 }' "$P/figures/offset-delay.tsv"; }
@@ -593,6 +598,16 @@ test_expect_success 'ntpx-figures --mask prtc-a: the mask on the TDEV and MTIE f
 test_expect_success 'ntpx-figures --mask with a mask that is not: exit 2, one line' '
 	test_exit 2 "$A/ntpx-figures" --mask prtc-z "$P" >/dev/null 2>"$TMP/fig.err" &&
 	test_is "$(cat "$TMP/fig.err")" "ntpx-figures: --mask prtc-z: No such file or directory"
+'
+test_expect_success 'ntpx-figures --taus decade: the runs'\'' decade taus, 1, 2, 4, 10 ... tau0' '
+	"$A/ntpx-figures" --taus decade "$P" 2>"$TMP/fig.err" &&
+	test "$(decades)" -ge 4 && test_is "$(stabrows freerun udp)" "$(decades)" &&
+	test_is "$(tauratio freerun udp 3) $(tauratio freerun udp 4)" "4 10" &&
+	test_is "$(stabtsv freerun udp adev)" "$(stab1 freerun udp adev)"
+'
+test_expect_success 'ntpx-figures --taus with a grid it does not draw: exit 2' '
+	test_exit 2 "$A/ntpx-figures" --taus all "$P" >/dev/null 2>"$TMP/fig.err" &&
+	test_is "$(head -1 "$TMP/fig.err")" "ntpx-figures: bad --taus '\''all'\'' (octave or decade)"
 '
 test_expect_success 'ntpx-figures without --mask again: no mask' '
 	"$A/ntpx-figures" "$P" 2>"$TMP/fig.err" &&
