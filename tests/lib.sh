@@ -78,7 +78,7 @@
 #   over ssh, each with an sshd of the test's own)
 #   diag TEXT           "# TEXT" on the suite's stderr (fd 4), even from a
 #                       command whose stderr goes to a file
-#   start_reflector [OPTION...] ntpreflect on a free loopback port
+#   start_reflector [OPTION...] ntpreflect --stratum 1 on a free loopback port
 #                       (REFLECT_PORT, REFLECT_PID)
 #   data_lines FILE, rec_cols FILE NAME..., count_status FILE WORD,
 #   rec_status FILE, one_clock FILE
@@ -385,11 +385,14 @@ lab_up() {
 	export NTPX_REF_EXEC NTPX_CLIENT_EXEC
 }
 
-# Starts ntpreflect on a free loopback port: sets REFLECT_PORT and
-# REFLECT_PID, its stderr in $TMP/reflect.err; waits until it listens.
+# Starts ntpreflect on a free loopback port as a local reference at
+# stratum 1 (--stratum 1: the host's clock may be unsynchronised, and the
+# tests want answers a client takes; OPTION... may say otherwise): sets
+# REFLECT_PORT and REFLECT_PID, its stderr in $TMP/reflect.err; waits
+# until it listens.
 start_reflector() {
 	REFLECT_PORT=$(free_udp_port)
-	spawn REFLECT_PID ntpreflect "$@" "udp://127.0.0.1:$REFLECT_PORT" 2>"$TMP/reflect.err"
+	spawn REFLECT_PID ntpreflect --stratum 1 "$@" "udp://127.0.0.1:$REFLECT_PORT" 2>"$TMP/reflect.err"
 	wait_until 5 udp_listening "$REFLECT_PORT"
 }
 

@@ -88,7 +88,7 @@ int main(int argc, char **argv)
 	long w;
 	int h, st = OUT_OK;
 
-	opt_init(argv[0]);
+	opt_init(argv);
 	out_init();
 	options(argc, argv);
 	input_find(&run, argv + optind, argc - optind);

@@ -55,7 +55,7 @@ fig_ntpx() {	# BIN MODE [OPTION...]
 	_fbin=$1 _fm=$2
 	shift 2
 	_fp=$(free_udp_port)
-	spawn _fs "$_fbin/ntpreflect" --poll "$_fm" "$@" "udp://127.0.0.1:$_fp" 2>/dev/null
+	spawn _fs "$_fbin/ntpreflect" --stratum 1 --poll "$_fm" "$@" "udp://127.0.0.1:$_fp" 2>/dev/null
 	wait_until 5 udp_listening "$_fp" || { echo "- - 0"; return; }
 	"$_fbin/ntpprobe" --poll "$_fm" -i "${FIG_IV_US}us" -w 100ms -c "$FIG_COUNT" "$@" \
 		"udp://127.0.0.1:$_fp" >"$TMP/fig.rec" 2>/dev/null
@@ -89,7 +89,7 @@ fig_ep() {	# kudp|uudp DEV -> the endpoint of the lab's reference
 fig_lab() {	# BIN SERVER CLIENT MODE [OPTION...]
 	_fbin=$1 _fsrv=$2 _fcli=$3 _fm=$4
 	shift 4
-	spawn _fs ip netns exec "$UB" "$_fbin/ntpreflect" --poll "$_fm" "$@" \
+	spawn _fs ip netns exec "$UB" "$_fbin/ntpreflect" --stratum 1 --poll "$_fm" "$@" \
 		"$(fig_ep "$_fsrv" "$IFB")" 2>/dev/null
 	wait_until 5 udp_listening_in "$UB" 12300 || { echo "- - 0"; return; }
 	ip netns exec "$UA" "$_fbin/ntpprobe" --poll "$_fm" -i "${FIG_IV_US}us" -w 100ms \

@@ -181,10 +181,10 @@ same_s() {
 # recov_rec RUN EVENT: "REACQUIRE WITHIN" of one recovery run recomputed
 # from its records, as doc/ntpx-runstat.1 defines them: seconds from the
 # run's EVENT (events.tsv) to the T2 (the reference's stamp) of the first
-# ok exchange after it, and to that of the third of three consecutive ok
-# exchanges after it whose |off2| / 2 is under 1 ms; '-' for never.  The
-# nanoseconds since 1970 in shell arithmetic (awk's doubles would round
-# them).
+# ok exchange after it, and to that of the third of three consecutive
+# exchanges after it that are ok with |off2| / 2 at most 1 ms (one that is
+# not ok breaks the three); '-' for never.  The nanoseconds since 1970 in
+# shell arithmetic (awk's doubles would round them).
 recov_rec() {
 	_ri=${1##*/} && _ri=${_ri%%-*} &&
 	_ra=$(awk -F'\t' -v i=$((1$_ri - 1000)) -v e="$2" '$2 == i && $3 == e { print $1; exit }' "$P/events.tsv") &&
@@ -192,9 +192,10 @@ recov_rec() {
 	_re=- _rw=- _rc=0
 	rec_cols "$1/probe.rec" status t2 off2 >"$TMP/recov.cols"
 	while read -r _st _t2 _o2; do
-		[ "$_st" = ok ] && [ $((_t2 - _ra)) -ge 0 ] || continue
+		if [ "$_st" != ok ]; then _rc=0; continue; fi
+		[ $((_t2 - _ra)) -ge 0 ] || continue
 		[ "$_re" != - ] || _re=$((_t2 - _ra))
-		if [ "${_o2#-}" -lt 2000000 ]; then _rc=$((_rc + 1)); else _rc=0; fi
+		if [ "${_o2#-}" -le 2000000 ]; then _rc=$((_rc + 1)); else _rc=0; fi
 		if [ $_rc = 3 ] && [ "$_rw" = - ]; then _rw=$((_t2 - _ra)); fi
 	done <"$TMP/recov.cols"
 	awk -v a=$_re -v b=$_rw 'function s(x) { return x == "-" ? "-" : sprintf("%.6f", x / 1e9) } BEGIN { print s(a), s(b) }'
@@ -366,7 +367,7 @@ test_expect_success 'setup: a server restart under a running probe' '
 	stop_pid "$PID_udp" &&
 	wait_until 10 unanswered &&
 	ev restart_server &&
-	spawn REFLECT_PID ntpreflect "udp://127.0.0.1:$PORT_udp" 2>>"$TMP/reflect.err" &&
+	spawn REFLECT_PID ntpreflect --stratum 1 "udp://127.0.0.1:$PORT_udp" 2>>"$TMP/reflect.err" &&
 	wait_until 10 again &&
 	stop_pid "$probe_pid" && ev run_end && touch "$RUN/done"
 '
@@ -481,7 +482,7 @@ test_expect_success 'step: the first reply stepped each sim: clock to within hal
 	set -- $(runs recovery step_120s udp) $(runs recovery step_120s udp2) &&
 	test $# = 4 && all stepped "$@"
 '
-test_expect_success 'step: within_1ms_s is the time to the third of three replies in a row under 1 ms' '
+test_expect_success 'step: within_1ms_s is the time to the third of three replies in a row within 1 ms' '
 	same_s "$(col recovery udp within_1ms_s step_120s)" "$(recov_med step_120s udp step 2)" &&
 	same_s "$(col recovery udp2 within_1ms_s step_120s)" "$(recov_med step_120s udp2 step 2)"
 '
