@@ -251,7 +251,7 @@ repeat: all $(UNIT) $(HELPERS)
 # check, so that a bound that holds only some of the time shows before it
 # lands.  (tests/cli/nts.t is here for how long its cookies live: its
 # server key rotates every 500 ms.)
-TIMING_TESTS := tests/cli/truth.t tests/cli/discipline.t tests/cli/nts.t tests/net/attack.t \
+TIMING_TESTS := tests/cli/truth.t tests/cli/discipline.t tests/cli/nts.t tests/cli/late.t tests/net/attack.t \
                 tests/net/flood.t tests/net/bias.t
 check-timing:
 	@$(MAKE) --no-print-directory repeat T="$(TIMING_TESTS)" N=1 HOG=2
@@ -264,13 +264,13 @@ check-fresh: deps
 	@: > $(LEDGER)
 	$(PROVE) tests/fresh/*.t; rc=$$?; scripts/leftovers $(CURDIR) $(LEDGER) || rc=1; exit $$rc
 
-bench: all $(BENCH)
+bench: all $(BENCH) build/helpers/meshgen
 	@for b in $(filter-out tests/bench/quick.sh tests/bench/ab.sh tests/bench/figures.sh tests/bench/ntp-capacity-loopback.sh,$(wildcard tests/bench/*.sh)); do \
 	  echo "== $$b"; sh $$b || exit 1; done
 
 # What a change to the hot path costs, in under 40 s (about 25), before committing
 # it (doc/hacking.md): same-run ratios with their targets; fails nothing.
-bench-quick: all build/bench/pingpong
+bench-quick: all build/bench/pingpong build/helpers/meshgen
 	@sh tests/bench/quick.sh
 
 # The figures of this tree against those of commit REF, built in a

@@ -101,8 +101,8 @@ fam_parse() {
 	fam_quiet=6s fam_outage=3s fam_calibrate_only=
 	while [ $# -gt 0 ]; do
 		case $1 in
-		-h|--help) fam_usage; exit 0 ;;
-		--version) echo "$prog $ntpx_version"; exit 0 ;;
+		-h|--help) ntpx_help fam_usage ;;
+		--version) ntpx_help ntpx_say_version ;;
 		--list-conditions) echo "$fam_conditions"; exit 0 ;;
 		--calibrate) fam_calibrate_only=1; shift; continue ;;
 		-o|--out|-c|--condition|-t|--transport|-d|--duration|-i|--interval|\
@@ -333,7 +333,7 @@ fam_events_header() {
 # certificate and key).
 fam_server_start() {
 	# shellcheck disable=SC2086
-	fam_bg server ref ntpreflect -l - ${fam_server_opts:-} "$fam_server_ep" >> "$fam_out/server.rec" \
+	fam_bg server ref ntpreflect --stratum 1 -l - ${fam_server_opts:-} "$fam_server_ep" >> "$fam_out/server.rec" \
 		2>> "$fam_out/server.err"
 }
 
@@ -503,6 +503,14 @@ fam_recs() {
 		if (t + 0 < from + 0 || t + 0 >= to + 0) next
 		print t, $3, $4, $5, $6, $7, $8, $9, $10
 	}'
+}
+
+# fam_runstat: ntpx-runstat's keys for this run (its records, its events):
+# analysis/ beside bin/ in the source tree, beside this once installed.
+fam_runstat() {
+	_rs=$ntpx_bin/../analysis/ntpx-runstat
+	[ -x "$_rs" ] || _rs=$ntpx_bin/ntpx-runstat
+	"$_rs" "$fam_out" "$fam_events" "$fam_run"
 }
 
 # fam_pct P [SCALE]: the P-th percentile (linear between ranks) of the numbers

@@ -4,17 +4,20 @@
  * that mean udp://, and each scheme's keys, from the schemes transport.c
  * lists (endpoint_private.h).  Names are not resolved here.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "endpoint_private.h"
 
+/* A URL's scheme is case-insensitive (RFC 3986 3.1): UDP:// is udp://. */
 static int scheme_find(const char *name, struct endpoint_scheme *s)
 {
 	size_t i;
 
 	for (i = 0; endpoint_scheme_nth(i, s) == 0; i++)
-		if (strcmp(s->name, name) == 0)
+		if (strcasecmp(s->name, name) == 0)
 			return 0;
 	return -1;
 }
@@ -100,6 +103,9 @@ static int parse_url(const char *url, const char *shown, struct endpoint *ep,
 		schemes_list(list, sizeof(list));
 		FAIL("unknown scheme '%s' (this build has: %s)", ep->scheme, list);
 	}
+	/* Its canonical spelling, in the URL a record's header shows too. */
+	memcpy(ep->scheme, sch.name, strlen(sch.name) + 1);
+	memcpy(ep->url, sch.name, strlen(sch.name));
 	hs = p + 3;
 	if (*hs == '[') {
 		he = strchr(hs, ']');
@@ -126,8 +132,11 @@ static int parse_url(const char *url, const char *shown, struct endpoint *ep,
 			if (port > 65535)
 				FAIL("endpoint '%s': port out of range", shown);
 		}
-		if (p == d)
+		if (p == d && (!*p || *p == '/' || *p == '?'))
 			FAIL("endpoint '%s': missing port after ':'", shown);
+		if (p == d)
+			FAIL("endpoint '%s': bad port '%.*s' (a number, 0..65535)", shown,
+			     (int)strcspn(p, "/?"), p);
 		ep->port = (uint16_t)port;
 	}
 	if (*p == '/')
@@ -138,6 +147,28 @@ static int parse_url(const char *url, const char *shown, struct endpoint *ep,
 	if (parse_params(q, ep, &sch, err, errlen))
 		return -1;
 	return sch.check ? sch.check(ep, err, errlen) : 0;
+}
+
+/*
+ * "udp:/10.0.0.1", "udp:10.0.0.1", "uudp:host:123": a scheme, but not
+ * "://".  Returns the scheme's length when @url starts with a word and a
+ * colon that is a scheme of ours or followed by '/'; else 0.
+ */
+static size_t scheme_without_slashes(const char *url)
+{
+	struct endpoint_scheme sch;
+	char name[16];
+	size_t n = 0;
+
+	if (!isalpha((unsigned char)url[0]))
+		return 0;
+	while (isalnum((unsigned char)url[n]) || url[n] == '+' || url[n] == '-' || url[n] == '.')
+		n++;
+	if (url[n] != ':' || n >= sizeof(name))
+		return 0;
+	memcpy(name, url, n);
+	name[n] = 0;
+	return url[n + 1] == '/' || scheme_find(name, &sch) == 0 ? n : 0;
 }
 
 /* IPv6 address literals hold two colons or more; names and IPv4 none. */
@@ -164,6 +195,10 @@ int endpoint_parse(const char *url, struct endpoint *ep, char *err, size_t errle
 			FAIL("endpoint has a control character at position %zu", (size_t)(p - url));
 	if (strstr(url, "://"))
 		return parse_url(url, url, ep, err, errlen);
+	hostlen = scheme_without_slashes(url);
+	if (hostlen)
+		FAIL("endpoint '%s': a scheme takes '://' (%.*s://%s)", url, (int)hostlen, url,
+		     url + hostlen + 1 + strspn(url + hostlen + 1, "/"));
 	/*
 	 * No scheme: HOST[:PORT][?KEY=VALUE...] is udp://, as every NTP
 	 * client takes a bare host.  A bare IPv6 literal ("::1", "fe80::1")
@@ -187,16 +222,6 @@ int endpoint_parse(const char *url, struct endpoint *ep, char *err, size_t errle
 		FAIL("endpoint too long");
 	memcpy(ep->url, full, (size_t)n + 1);
 	return 0;
-}
-
-int endpoint_from_args(int argc, char **argv, int optind, struct endpoint *ep,
-		       char *err, size_t errlen)
-{
-	if (optind != argc - 1) {
-		snprintf(err, errlen, "%s", optind == argc ? "missing ENDPOINT" : "more than one ENDPOINT");
-		return -1;
-	}
-	return endpoint_parse(argv[optind], ep, err, errlen);
 }
 
 const char *endpoint_param(const struct endpoint *ep, const char *key)

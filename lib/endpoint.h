@@ -54,12 +54,4 @@ int endpoint_parse(const char *url, struct endpoint *ep, char *err, size_t errle
 /* The value of parameter @key, or NULL when the URL does not set it. */
 const char *endpoint_param(const struct endpoint *ep, const char *key);
 
-/*
- * For a tool whose one operand is ENDPOINT: parses argv[optind] into @ep.
- * Returns 0, or -1 with one line in @err (missing, more than one, or what
- * is wrong with it), which the tool prints as a usage error.
- */
-int endpoint_from_args(int argc, char **argv, int optind, struct endpoint *ep,
-		       char *err, size_t errlen);
-
 #endif

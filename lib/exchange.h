@@ -67,6 +67,19 @@ struct exchange_spec {
 	const char *ok_partial;	/* the reason for an ok record without all of t1..t4 */
 };
 
+/*
+ * The columns of a tool that fits offsets (offsetfit, ntpmesh): an
+ * exchange's, every one checked, and true2 where a sim: clock wrote it,
+ * optional and parsed on ok records only.  Each one's index in the spec,
+ * for xr->idx[], xr->v[] and xr->vhave.
+ */
+enum exchange_offsets_col {
+	EXCHANGE_OFFSETS_SEQ, EXCHANGE_OFFSETS_T1, EXCHANGE_OFFSETS_T2, EXCHANGE_OFFSETS_T3,
+	EXCHANGE_OFFSETS_T4, EXCHANGE_OFFSETS_DELAY, EXCHANGE_OFFSETS_OFF2,
+	EXCHANGE_OFFSETS_STATUS, EXCHANGE_OFFSETS_TRUE2,
+};
+extern const struct exchange_spec exchange_offsets;
+
 /* The value of a column without one ('-', or not in #fields). */
 #define EXCHANGE_NONE	INT64_MIN
 

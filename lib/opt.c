@@ -12,14 +12,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "endpoint.h"
 #include "loss.h"
 #include "opt.h"
 #include "out.h"
 #include "version.h"
 
-void opt_init(const char *argv0)
+void opt_init(char **argv)
 {
-	ntpx_prog_set(argv0);
+	ntpx_prog_set(argv[0]);
+	/* glibc's getopt names argv[0] in its lines. */
+	argv[0] = (char *)ntpx_prog;
 	out_check_at_exit();
 }
 
@@ -58,6 +61,21 @@ int opt_loss_env(struct loss *l, char *err, size_t errlen)
 		return -1;
 	}
 	return 0;
+}
+
+void opt_endpoint(int argc, char **argv, int first, struct endpoint *ep)
+{
+	char err[256];
+
+	if (first != argc - 1)
+		opt_usage_error("%s", first >= argc ? "missing ENDPOINT" : "more than one ENDPOINT");
+	if (endpoint_parse(argv[first], ep, err, sizeof(err)))
+		ntpx_die(NTPX_EXIT_USAGE, "%s", err);
+}
+
+void opt_open_failed(const char *err)
+{
+	ntpx_die(errno == ENXIO ? NTPX_EXIT_USAGE : NTPX_EXIT_FAIL, "%s", err);
 }
 
 int opt_inputs(int argc, char **argv, int first,

@@ -13,9 +13,14 @@
 #include "log.h"
 #include "opt_units.h"
 
-/* Sets the tool's name for error lines (ntpx_prog_set, lib/log.h) from
-   argv[0], and has stdout checked at exit (out_check_at_exit, lib/out.h). */
-void opt_init(const char *argv0);
+/*
+ * Sets the tool's name for error lines (ntpx_prog_set, lib/log.h) from
+ * argv[0], and argv[0] to that name, so that getopt's own lines ("prog:
+ * unrecognized option '--x'") name the tool as ours do, never as the path
+ * it was run by; and has stdout checked at exit (out_check_at_exit,
+ * lib/out.h).
+ */
+void opt_init(char **argv);
 
 /* Prints "prog VERSION" on stdout. */
 void opt_version(void);
@@ -45,6 +50,23 @@ void opt_old(const char *old, const char *now);
  */
 struct loss;
 int opt_loss_env(struct loss *l, char *err, size_t errlen);
+
+/*
+ * The one operand ENDPOINT of a tool that opens a transport: argv[@first]
+ * parsed into @ep (lib/endpoint.h).  None or more than one is a usage
+ * error ("Try 'prog --help'."); a malformed one is its one line, saying
+ * what is wrong with it, and exit 2.
+ */
+struct endpoint;
+void opt_endpoint(int argc, char **argv, int first, struct endpoint *ep);
+
+/*
+ * A transport that did not open: @err, transport_open()'s line, on
+ * stderr, and exit 2 when its host name does not resolve (errno ENXIO, as
+ * transport_open() left it: a usage error, as ping's unknown host is),
+ * else 1.
+ */
+noreturn void opt_open_failed(const char *err);
 
 /*
  * The inputs of a tool that reads record files: each of argv[first ..

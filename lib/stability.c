@@ -858,21 +858,25 @@ static void terms(const double *x, const double *P, const double *C, double *B,
 	a->sm += sumsq2(B, m, e - jb, &a->nm, four) * (double)m * (double)m;
 }
 
-/* The MTIE window [j, j + m] into *w (the largest range) and *n (those with a sample). */
-static inline void window_add(const double *hi, const double *lo, size_t j, double *w,
-			      uint64_t *n)
+/*
+ * The MTIE window [j, j + m] into *w (the largest range) and *n (those
+ * with a sample), from the extremes of the w slots from j and from j +
+ * @off = j + m + 1 - w (w <= m + 1 <= 2 w; an octave's off is 1).
+ */
+static inline void window_add(const double *hi, const double *lo, size_t j, size_t off,
+			      double *w, uint64_t *n)
 {
-	double h = hi[j] > hi[j + 1] ? hi[j] : hi[j + 1];
-	double l = lo[j] < lo[j + 1] ? lo[j] : lo[j + 1];
+	double h = hi[j] > hi[j + off] ? hi[j] : hi[j + off];
+	double l = lo[j] < lo[j + off] ? lo[j] : lo[j + off];
 	double r = h - l;
 
 	*w = r > *w ? r : *w;
 	*n += (uint64_t)(h >= l);
 }
 
-/* The MTIE windows j in [jb, je) alone (windows_double()). */
-static void windows(const double *hi, const double *lo, size_t jb, size_t je, double *w,
-		    uint64_t *n)
+/* The MTIE windows j in [jb, je) alone (windows_double(), stab_taus()). */
+static void windows(const double *hi, const double *lo, size_t off, size_t jb, size_t je,
+		    double *w, uint64_t *n)
 {
 	size_t j = jb;
 
@@ -882,8 +886,8 @@ static void windows(const double *hi, const double *lo, size_t jb, size_t je, do
 		__m128i nv = _mm_setzero_si128();
 
 		for (; j + 2 <= je; j += 2) {
-			__m128d h = _mm_max_pd(_mm_loadu_pd(hi + j), _mm_loadu_pd(hi + j + 1));
-			__m128d l = _mm_min_pd(_mm_loadu_pd(lo + j), _mm_loadu_pd(lo + j + 1));
+			__m128d h = _mm_max_pd(_mm_loadu_pd(hi + j), _mm_loadu_pd(hi + j + off));
+			__m128d l = _mm_min_pd(_mm_loadu_pd(lo + j), _mm_loadu_pd(lo + j + off));
 
 			wv = _mm_max_pd(wv, _mm_sub_pd(h, l));
 			nv = _mm_sub_epi64(nv, _mm_castpd_si128(_mm_cmpge_pd(h, l)));
@@ -894,7 +898,7 @@ static void windows(const double *hi, const double *lo, size_t jb, size_t je, do
 	}
 #endif
 	for (; j < je; j++)
-		window_add(hi, lo, j, w, n);
+		window_add(hi, lo, j, off, w, n);
 }
 
 /* The extremes doubled alone, i in [ib, ie) (windows_double()). */
@@ -953,12 +957,12 @@ static void windows_double(double *hi, double *lo, size_t m, size_t nw, size_t n
 	}
 #endif
 	for (; j < both; j++) {
-		window_add(hi, lo, j, &w, &n);
+		window_add(hi, lo, j, 1, &w, &n);
 		hi[j] = hi[j + m] > hi[j] ? hi[j + m] : hi[j];
 		lo[j] = lo[j + m] < lo[j] ? lo[j + m] : lo[j];
 	}
 	/* Then the windows past the doubling, or the doubling past them. */
-	windows(hi, lo, j, nw, &w, &n);
+	windows(hi, lo, 1, j, nw, &w, &n);
 	extremes_double(hi, lo, j, nd, m);
 	a->mtie = w;
 	a->nw += n;
@@ -1002,6 +1006,67 @@ static void mtie_pair(double *hi, double *lo, size_t N, size_t m, int second, in
 }
 
 /*
+ * The points out of their sums, k < nk: TOTDEV's terms at the ends, then
+ * every deviation; m = ms[k], or with ms NULL the octaves 2^k.
+ */
+static void points_out(const double *x, size_t N, double tau0_s, const size_t *ms,
+		       struct acc *a, size_t nk, struct stab_point *out)
+{
+	size_t k;
+
+	for (k = 0; k < nk; k++) {
+		size_t m = ms ? ms[k] : (size_t)1 << k;
+		struct stab_point *p = &out[k];
+
+		memset(p, 0, sizeof(*p));
+		p->m = m;
+		p->tau_s = (double)m * tau0_s;
+		total_edges(x, N, m, &a[k]);
+		finish(p, &a[k]);
+	}
+}
+
+/*
+ * MDEV's prefix sums: P[j] the sum of the first j samples less the line
+ * through the first and last (line_of()), C[j] how many there were.
+ * The gaps into @at (GAPS_MAX(N) room; NULL: not listed).  Returns the
+ * gap list for terms() (NULL: not listed, or too many); with no sample
+ * at all NULL and g->n 0, with samples g->n SIZE_MAX when not listed.
+ */
+static struct gaps *prefix_build(const double *x, size_t N, double *P, double *C,
+				 uint32_t *at, struct gaps *gs)
+{
+	double base, slope;
+	size_t j, first = line_of(x, N, &base, &slope);
+	long double acc = 0;
+
+	gs->at = NULL;
+	gs->n = 0;
+	if (first == N)
+		return NULL;
+	P[0] = 0;
+	C[0] = 0;
+	for (j = 0; j < N; j++) {
+		int gap = isnan(x[j]);
+
+		if (!gap)
+			acc += x[j] - (base + slope * ((double)j - (double)first));
+		else if (at && gs->n < GAPS_MAX(N))
+			at[gs->n++] = (uint32_t)j;
+		else
+			gs->n = SIZE_MAX;	/* not listed, or too many */
+		P[j + 1] = (double)acc;
+		C[j + 1] = C[j] + !gap;
+	}
+	if (!at || gs->n == SIZE_MAX) {
+		gs->n = SIZE_MAX;
+		return NULL;
+	}
+	gs->at = at;
+	return gs;
+}
+
+/*
  * The small octaves, m <= SMALL_M, go chunk by chunk: every small octave
  * over CHUNK values of j before the next chunk, so that what they read
  * is still in the cache, and the window extremes doubled in a local copy
@@ -1032,10 +1097,8 @@ int stab_octaves_ext(const double *x, size_t slots, double tau0_s, unsigned what
 	double *P = NULL, *C = NULL, *hi, *lo, *lh = NULL, *ll = NULL, *bl = NULL;
 	uint32_t *at = NULL;
 	struct gaps gs = { NULL, 0 }, *gp = NULL;
-	double base = 0, slope = 0;
 	struct acc a[STAB_MAX_POINTS];
-	size_t j, j0, m, first, k, nk = 0, nsmall = 0, big;
-	long double acc = 0;
+	size_t j, j0, m, k, nk = 0, nsmall = 0, big;
 	int rc = -1, four = !(what & STAB_TWO_LANES) && wide();
 
 	if (N < 4 || N > UINT32_MAX - 1)
@@ -1056,28 +1119,10 @@ int stab_octaves_ext(const double *x, size_t slots, double tau0_s, unsigned what
 		at = malloc(GAPS_MAX(N) * sizeof(*at));
 	if (!P || !C || !lh || !ll || !bl || (big && !at))
 		goto out;
-	first = line_of(x, N, &base, &slope);
-	if (first == N) {
+	gp = prefix_build(x, N, P, C, at, &gs);
+	if (!gp && !gs.n) {	/* no sample at all */
 		rc = 0;
 		goto out;
-	}
-	P[0] = 0;
-	C[0] = 0;
-	for (j = 0; j < N; j++) {
-		int gap = isnan(x[j]);
-
-		if (!gap)
-			acc += x[j] - (base + slope * ((double)j - (double)first));
-		else if (at && gs.n < GAPS_MAX(N))
-			at[gs.n++] = (uint32_t)j;
-		else
-			gs.n = SIZE_MAX;	/* not listed, or too many */
-		P[j + 1] = (double)acc;
-		C[j + 1] = C[j] + !gap;
-	}
-	if (at && gs.n != SIZE_MAX) {
-		gs.at = at;
-		gp = &gs;
 	}
 
 	/* The large octaves' terms first: they need all of P and C. */
@@ -1126,15 +1171,7 @@ int stab_octaves_ext(const double *x, size_t slots, double tau0_s, unsigned what
 	}
 	for (k = nsmall, m = (size_t)1 << nsmall; k < nk; k += 2, m *= 4)
 		mtie_pair(hi, lo, N, m, k + 1 < nk, k + 2 < nk, &a[k], four);
-	for (k = 0, m = 1; k < nk; k++, m *= 2) {
-		struct stab_point *p = &out[k];
-
-		memset(p, 0, sizeof(*p));
-		p->m = m;
-		p->tau_s = (double)m * tau0_s;
-		total_edges(x, N, m, &a[k]);
-		finish(p, &a[k]);
-	}
+	points_out(x, N, tau0_s, NULL, a, nk, out);
 	rc = (int)nk;
 out:
 	if (rc < 0)
@@ -1145,6 +1182,77 @@ out:
 	free(lh);
 	free(ll);
 	free(bl);
+	return rc;
+}
+
+int stab_taus(const double *x, size_t slots, double tau0_s, unsigned what, const size_t *ms,
+	      size_t n, struct stab_point *out)
+{
+	const size_t N = slots;
+	double *P = NULL, *C = NULL, *hi, *lo, mt;
+	uint32_t *at = NULL;
+	struct gaps gs, *gp;
+	struct acc *a = NULL;
+	size_t j, k, m, nk, w;
+	int rc = -1, four = !(what & STAB_TWO_LANES) && wide();
+	uint64_t nw;
+
+	if (N < 4 || N > UINT32_MAX - 1)
+		return 0;
+	for (nk = 0; nk < n && ms[nk] >= 1 && ms[nk] <= (N - 1) / 3 &&
+		     (nk == 0 || ms[nk] > ms[nk - 1]); nk++)
+		;
+	if (!nk)
+		return 0;
+	a = calloc(nk, sizeof(*a));
+	P = malloc((N + 1) * sizeof(*P));
+	C = malloc((N + 1) * sizeof(*C));
+	at = malloc(GAPS_MAX(N) * sizeof(*at));
+	if (!a || !P || !C || !at)
+		goto out;
+	gp = prefix_build(x, N, P, C, at, &gs);
+	if (!gp && !gs.n) {
+		rc = 0;
+		goto out;
+	}
+	for (k = 0; k < nk; k++) {
+		m = ms[k];
+		terms(x, P, C, NULL, gp, N, m, 0, N - m, &a[k], four);
+		if (what & STAB_HADAMARD)
+			hadamard(x, N, m, 0, N - m, &a[k]);
+	}
+	/*
+	 * MTIE from the extremes over w slots in P's and C's memory, w
+	 * doubled (extremes_double()) while 2 w <= m + 1: the window [j, j +
+	 * m] is the w slots from j and the w slots that end at j + m.  The
+	 * levels go up once for the whole list: O(N log m) for them, O(N) a
+	 * tau for the windows.
+	 */
+	hi = P;
+	lo = C;
+	for (j = 0; j < N; j++) {
+		hi[j] = isnan(x[j]) ? -INFINITY : x[j];
+		lo[j] = isnan(x[j]) ? INFINITY : x[j];
+	}
+	for (k = 0, w = 1; k < nk; k++) {
+		m = ms[k];
+		for (; 2 * w <= m + 1; w *= 2)
+			extremes_double(hi, lo, 0, N - 2 * w + 1, w);
+		mt = 0;
+		nw = 0;
+		windows(hi, lo, m + 1 - w, 0, N - m, &mt, &nw);
+		a[k].mtie = mt;
+		a[k].nw = nw;
+	}
+	points_out(x, N, tau0_s, ms, a, nk, out);
+	rc = (int)nk;
+out:
+	if (rc < 0)
+		errno = ENOMEM;
+	free(a);
+	free(P);
+	free(C);
+	free(at);
 	return rc;
 }
 

@@ -2,9 +2,9 @@
 /*
  * stability.h - frequency and time stability of a phase (offset) series
  * over averaging time: overlapping Allan deviation, modified Allan
- * deviation, time deviation, MTIE and TIE-RMS at tau = tau0 * 2^k, the
- * definitions of NIST SP 1065 (Riley, Handbook of Frequency Stability
- * Analysis) and ITU-T G.810.
+ * deviation, time deviation, MTIE and TIE-RMS at tau = tau0 * 2^k (or
+ * any multiple of tau0: stab_taus()), the definitions of NIST SP 1065
+ * (Riley, Handbook of Frequency Stability Analysis) and ITU-T G.810.
  *
  * The series lives on a regular grid of slots tau0 apart; a slot without
  * a sample holds NAN and is a gap.  Gaps are never zeros: every ADEV,
@@ -115,6 +115,19 @@ int stab_octaves_ext(const double *x, size_t slots, double tau0_s, unsigned what
 		     struct stab_point *out, size_t max);
 
 /*
+ * The same statistics at the averaging factors ms[0..n-1] (ascending,
+ * each at least 1), up to the last at most (slots - 1) / 3, into out[]:
+ * any tau grid (decades, every m, a list).  One pass per m for each
+ * statistic, O(slots) a tau (MTIE's window extremes doubled once for
+ * the whole list, O(slots log m)); memory as stab_octaves().  The
+ * octaves' own values are the same as stab_octaves()' to rounding (it
+ * sums in another order).  Returns the number of points, or -1 with
+ * errno set (ENOMEM).
+ */
+int stab_taus(const double *x, size_t slots, double tau0_s, unsigned what, const size_t *ms,
+	      size_t n, struct stab_point *out);
+
+/*
  * The same statistics at one m by their definitions, O(slots m), HDEV,
  * OHDEV and TOTDEV included (TOTDEV from the reflected series built
  * out): the reference the unit tests hold stab_octaves() to.
@@ -130,10 +143,12 @@ void stab_direct(const double *x, size_t slots, double tau0_s, size_t m,
 /* The deviations an EDF is known for. */
 enum stab_dev {
 	STAB_DEV_ADEV,		/* overlapping Allan */
-	STAB_DEV_MDEV,		/* modified Allan, and TDEV */
+	STAB_DEV_MDEV,		/* modified Allan */
 	STAB_DEV_HDEV,		/* Hadamard, non-overlapping */
 	STAB_DEV_OHDEV,		/* Hadamard, overlapping */
 	STAB_DEV_TOTDEV,	/* total */
+	STAB_DEV_TDEV,		/* time deviation: MDEV's EDF */
+	STAB_NDEV
 };
 
 #define STAB_NO_ALPHA	99	/* no noise identified */
@@ -143,15 +158,16 @@ enum { STAB_ID_NONE, STAB_ID_LAG1, STAB_ID_B1 };
 /*
  * The dominant power-law noise at tau = m tau0, as the alpha of S_y(f) ~
  * f^alpha: 2 white PM, 1 flicker PM, 0 white FM, -1 flicker FM, -2
- * random-walk FM.  With at least STAB_LAG1_MIN samples x[k m] (gaps
- * skipped): the lag-1 autocorrelation of those samples less their
- * least-squares quadratic, differenced up to twice (Riley and Greenhall
- * 2004), its value matched, from m = 2 on, to those Greenhall's model
- * expects of every m-th sample of each noise; between white and flicker
- * PM from m = 4 on R(n) = (mdev / adev)^2.  With fewer samples B1, the
- * N-sample variance of the tau averages over adev^2, against Barnes'
- * B1(N, mu), and R(n).  *how says which (STAB_ID_*).  Returns
- * STAB_NO_ALPHA when neither has data.  O(slots / m).
+ * random-walk FM (the method's -3 and beyond are -2, its 3 is 2).  With
+ * at least STAB_LAG1_MIN samples x[k m] (gaps skipped), Riley and
+ * Greenhall's lag-1 method: those samples less their least-squares
+ * quadratic, differenced d = 0, 1, 2 times until delta = r1 / (1 + r1)
+ * of their lag-1 autocorrelation r1 is below 0.25, alpha = 2 - 2 d -
+ * round(2 delta).  With fewer, B1, the N-sample variance of the tau
+ * averages over adev^2, against Barnes' B1(N, mu), and where it says PM
+ * R(n) = (mdev / adev)^2 between white and flicker PM.  *how says which
+ * (STAB_ID_*).  Returns STAB_NO_ALPHA when neither has data.
+ * O(slots / m).
  */
 int stab_noise_id(const double *x, size_t slots, double tau0_s, size_t m, double adev,
 		  double mdev, int *how);
@@ -177,5 +193,71 @@ double stab_chi2_quantile(double p, double df);
  * NAN, NAN without an edf.
  */
 void stab_interval(double dev, double edf, double conf, double *lo, double *hi);
+
+/*
+ * stability_table.c: what offsetfit --stability prints for one series,
+ * the statistics at each tau with the noise and the intervals, computed
+ * and returned as a table, not printed.
+ */
+
+/* The taus of a table, as multiples m of tau0. */
+enum stab_taus {
+	STAB_TAUS_OCTAVE,	/* 1, 2, 4, 8, ... (stab_octaves()) */
+	STAB_TAUS_DECADE,	/* 1, 2, 4, 10, 20, 40, 100, ...: Stable32's and allantools' */
+	STAB_TAUS_ALL,		/* every m */
+	STAB_TAUS_LIST,		/* the list given */
+};
+
+/* What stab_table() computes. */
+struct stab_spec {
+	unsigned what;		/* STAB_HADAMARD for HDEV and OHDEV */
+	int noise;		/* identify alpha at each tau */
+	double conf;		/* > 0: intervals of this confidence (needs noise) */
+	enum stab_taus taus;
+	size_t max_m;		/* the largest m (0: none); never beyond (slots - 1) / 3 */
+	const size_t *list;	/* STAB_TAUS_LIST: ascending, distinct, at least 1 */
+	size_t nlist;
+};
+
+/*
+ * One tau: the statistics, the noise (STAB_NO_ALPHA when not asked for
+ * or not found; how: STAB_ID_*) and, with spec.conf, each deviation's
+ * EDF and interval, indexed by enum stab_dev: NAN where there is none
+ * (no value, no noise, or an EDF below STAB_EDF_MIN).
+ */
+struct stab_row {
+	struct stab_point p;
+	int alpha, how;
+	double edf[STAB_NDEV], lo[STAB_NDEV], hi[STAB_NDEV];
+};
+
+struct stab_table {
+	struct stab_row *row;
+	size_t n;
+};
+
+/*
+ * Fewer than two degrees of freedom: no interval ("too few samples").
+ * Below two, even the 1-sigma interval spans more than a factor of 3
+ * (chi-squared quantiles 0.35 and 3.7 at two), and the estimate rests on
+ * less than two independent terms' worth.
+ */
+#define STAB_EDF_MIN	2.0
+
+/* A deviation's value in @p (TDEV in ns, the others dimensionless). */
+double stab_dev_value(const struct stab_point *p, enum stab_dev dev);
+
+/*
+ * How many taus @spec gives over @slots: the rows of its table, and the
+ * passes over the grid it takes (stab_taus()).
+ */
+size_t stab_table_taus(const struct stab_spec *spec, size_t slots);
+
+/*
+ * The table of the grid @g as @spec asks, into @t (stab_table_free()).
+ * Returns 0, or -1 with errno set (ENOMEM).
+ */
+int stab_table(const struct stab_grid *g, const struct stab_spec *spec, struct stab_table *t);
+void stab_table_free(struct stab_table *t);
 
 #endif

@@ -4,12 +4,14 @@
  * at a tau, the equivalent degrees of freedom of each estimator for it,
  * and the chi-squared interval they give.
  *
- *   - Noise identification: the lag-1 autocorrelation of the phase
- *     decimated to tau (Riley and Greenhall, 2004), differenced until it
- *     is stationary, and matched to the values Greenhall's model of the
- *     decimated noise expects; with fewer than 30 samples, Barnes' B1
- *     ratio (N-sample over Allan variance) and, between white and flicker
- *     PM, the ratio R(n) of modified to Allan variance (SP 1065 sec. 5.5).
+ *   - Noise identification as Riley and Greenhall define it ("Power law
+ *     noise identification using the lag 1 autocorrelation", EFTF 2004;
+ *     SP 1065 sec. 5.6), which Stable32 and allantools follow: the phase
+ *     decimated to tau, less its quadratic, differenced until its lag-1
+ *     autocorrelation says it is stationary, the estimate rounded; with
+ *     fewer than 30 samples, Barnes' B1 ratio (N-sample over Allan
+ *     variance) and, where B1 says PM, the ratio R(n) of modified to
+ *     Allan variance between white and flicker PM (SP 1065 sec. 5.6).
  *   - EDF: Greenhall and Riley's algorithm ("Uncertainty of stability
  *     variances based on finite differences", PTTI 2003; SP 1065 sec.
  *     5.4.1) for ADEV, MDEV/TDEV, HDEV and OHDEV; for TOTDEV, SP 1065
@@ -265,17 +267,23 @@ double stab_edf(enum stab_dev dev, int alpha, size_t m, double n)
 
 	switch (dev) {
 	case STAB_DEV_ADEV: return edf_greenhall(alpha, 2, dm, n, 1, 0);
-	case STAB_DEV_MDEV: return edf_greenhall(alpha, 2, dm, n, 1, 1);
+	case STAB_DEV_MDEV: case STAB_DEV_TDEV: return edf_greenhall(alpha, 2, dm, n, 1, 1);
 	case STAB_DEV_HDEV: return edf_greenhall(alpha, 3, dm, n, 0, 0);
 	case STAB_DEV_OHDEV: return edf_greenhall(alpha, 3, dm, n, 1, 0);
 	case STAB_DEV_TOTDEV: return edf_total(alpha, dm, n);
+	case STAB_NDEV: break;
 	}
 	return NAN;
 }
 
 /* --- noise identification ------------------------------------------------ */
 
-/* The phase decimated to tau less its least-squares quadratic. */
+/*
+ * The phase decimated to tau, every m-th sample x[k m], k < n, less its
+ * least-squares quadratic (frequency offset and drift): Riley and
+ * Greenhall's preprocessing of phase data at averaging factor m, which
+ * SP 1065 sec. 5.6 and allantools follow.
+ */
 struct decim {
 	const double *x;
 	size_t m, n;		/* samples x[k m], k < n */
@@ -388,35 +396,6 @@ static double rn_theory(double m, int a)
 	       ((1.038 + 3 * log(M_PI * m)) / (4 * M_PI * M_PI));
 }
 
-/*
- * The noise whose lag-1 value after d differences of every m-th sample
- * lies nearest @rho, among those stationary there (alpha + 2d > 1), the
- * expected value from Greenhall's model of the sampled noise: sz(1) /
- * sz(0) with F = m.  The fixed steps of the lag-1 method (rho = -alpha/2
- * + 1 - d) hold for m = 1; decimated, the values move: flicker PM's
- * from -0.5 toward -0.9 at d = 1 (m = 2: -0.51, 16: -0.72), flicker FM's
- * from -0.5 to -0.28 at d = 2, next to the fixed step at -0.25.
- */
-static int nearest_alpha(double rho, int d, size_t m)
-{
-	double best = INFINITY;
-	int a, pick = 2;
-
-	for (a = 2; d > 0 && a >= -2; a--) {
-		double r, e;
-
-		if (a + 2 * d <= 1)
-			continue;
-		r = sz(1, (double)m, a, d) / sz(0, (double)m, a, d);
-		e = r / (1 + r);
-		if (fabs(rho - e) < best) {
-			best = fabs(rho - e);
-			pick = a;
-		}
-	}
-	return pick;
-}
-
 /* White (2) or flicker (1) PM by R(n) = MVAR / AVAR against the geometric mean of their values. */
 static int pm_by_rn(size_t m, double adev, double mdev)
 {
@@ -456,45 +435,54 @@ static int by_b1(const double *x, size_t n, double tau0_s, size_t m, double adev
 	return pick > -2 ? -1 - pick : 2;	/* mu -1, 0, 1: alpha 0, -1, -2 */
 }
 
+/*
+ * The lag-1 estimate (Riley and Greenhall eq. (2) to (4)): the phase
+ * differenced d = 0, 1, 2 times until delta = r1 / (1 + r1) falls below
+ * 0.25 (stationary), then alpha = 2 - 2 d - round(2 delta).  r1 at -1
+ * (a sawtooth) sends delta to minus infinity: as white as the method
+ * can say, 2 after the clamp to the five noises.
+ */
+static int by_lag1(const struct decim *q)
+{
+	int d;
+
+	for (d = 0; d <= 2; d++) {
+		double r1 = lag1(q, d), delta;
+
+		if (isnan(r1))
+			return STAB_NO_ALPHA;
+		delta = r1 > -1 + 1e-9 ? r1 / (1 + r1) : -1e9;
+		if (delta < 0.25 || d == 2) {
+			long a = 2 - 2 * d - lround(2 * fmax(delta, -4));
+
+			return a > 2 ? 2 : a < -2 ? -2 : (int)a;
+		}
+	}
+	return STAB_NO_ALPHA;
+}
+
 int stab_noise_id(const double *x, size_t slots, double tau0_s, size_t m, double adev,
 		  double mdev, int *how)
 {
 	struct decim q = { .x = x, .m = m, .n = m ? (slots - 1) / m + 1 : 0 };
-	int d, a = STAB_NO_ALPHA;
+	int a;
 
 	*how = STAB_ID_NONE;
 	if (!m || slots < 2)
 		return STAB_NO_ALPHA;
-	if (q.n >= STAB_LAG1_MIN && decim_fit(&q) >= STAB_LAG1_MIN)
-		for (d = 0; d <= 2; d++) {
-			double r1 = lag1(&q, d), rho;
-
-			if (isnan(r1))
-				break;
-			/* r1 near -1 (a sawtooth): as blue as it gets */
-			rho = r1 > -0.8 ? r1 / (1 + r1) : -4;
-			if (rho < 0.25 || d == 2) {
-				if (m == 1)
-					a = 2 - 2 * d - (int)lround(2 * rho);
-				else
-					a = nearest_alpha(rho, d, m);
-				a = a > 2 ? 2 : a < -2 ? -2 : a;
-				*how = STAB_ID_LAG1;
-				break;
-			}
-		}
-	/*
-	 * From m = 4 on, between the PM noises R(n) decides too: their lag-1
-	 * values draw together as m grows (-0.72 and -1 at m = 16).  Without
-	 * the lag-1 method's samples, B1 (and R(n)).
-	 */
-	if (*how == STAB_ID_NONE) {
-		a = by_b1(x, q.n, tau0_s, m, adev);
-		if (a == STAB_NO_ALPHA)
+	if (q.n >= STAB_LAG1_MIN && decim_fit(&q) >= STAB_LAG1_MIN) {
+		a = by_lag1(&q);
+		if (a != STAB_NO_ALPHA) {
+			*how = STAB_ID_LAG1;
 			return a;
-		*how = STAB_ID_B1;
+		}
 	}
-	if ((a == 1 || a == 2) && m >= 4 && !isnan(mdev) && adev > 0)
+	/* Too few samples for the lag-1 method: B1, and R(n) between the PM noises. */
+	a = by_b1(x, q.n, tau0_s, m, adev);
+	if (a == STAB_NO_ALPHA)
+		return a;
+	*how = STAB_ID_B1;
+	if (a == 2 && !isnan(mdev) && adev > 0)
 		a = pm_by_rn(m, adev, mdev);
 	return a;
 }

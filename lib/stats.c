@@ -11,10 +11,11 @@
 #include <emmintrin.h>
 #endif
 
-int stats_linfit(const double *x, const double *y, size_t n, struct linfit *fit)
+int stats_line(const double *x, const double *y, size_t n, double *mean_x, double *mean_y,
+	       double *b, double *sxx)
 {
-	double mx = 0, my = 0, sxx = 0, sxy = 0, ss = 0, z = 0, sz = 0;
-	size_t i, nb, batch = 0;
+	double mx = 0, my = 0, sx = 0, sxy = 0;
+	size_t i;
 
 	if (n < 2)
 		return -1;
@@ -27,12 +28,25 @@ int stats_linfit(const double *x, const double *y, size_t n, struct linfit *fit)
 	for (i = 0; i < n; i++) {
 		double dx = x[i] - mx;
 
-		sxx += dx * dx;
+		sx += dx * dx;
 		sxy += dx * (y[i] - my);
 	}
-	if (sxx == 0)
+	if (sx == 0)
 		return -1;
-	fit->b = sxy / sxx;
+	*mean_x = mx;
+	*mean_y = my;
+	*b = sxy / sx;
+	*sxx = sx;
+	return 0;
+}
+
+int stats_linfit(const double *x, const double *y, size_t n, struct linfit *fit)
+{
+	double mx, my, sxx, ss = 0, z = 0, sz = 0;
+	size_t i, nb, batch = 0;
+
+	if (stats_line(x, y, n, &mx, &my, &fit->b, &sxx))
+		return -1;
 	fit->a = my - fit->b * mx;
 	nb = n < STATS_SE_BATCHES ? n : STATS_SE_BATCHES;
 	/* Batch k is i from ceil(k n / nb): i k n / nb computed once a batch. */
@@ -337,4 +351,60 @@ double stats_median_i64(const int64_t *v, size_t n)
 	m = stats_quantile(d, n, 0.5);
 	free(d);
 	return m;
+}
+
+double stats_kth(double *v, size_t n, size_t k)
+{
+	select_k(v, 0, n - 1, k);
+	return v[k];
+}
+
+/*
+ * P(|T| <= t) for Student's t with @dof degrees of freedom (A&S 26.7.3,
+ * 26.7.4): with c = cos(theta), theta = atan(t / sqrt(dof)), a finite
+ * series in c^2, one form for odd and one for even degrees.
+ */
+static double t_central(double t, int dof)
+{
+	double th = atan(t / sqrt((double)dof)), s = sin(th), c2 = cos(th) * cos(th);
+	double term = 1, sum = 1;
+	int k;
+
+	if (dof % 2 == 0) {
+		/* sin(th) [1 + 1/2 c^2 + 1.3/2.4 c^4 + ... + 1.3...(dof-3)/2.4...(dof-2) c^(dof-2)] */
+		for (k = 2; k <= dof - 2; k += 2) {
+			term *= c2 * (k - 1) / k;
+			sum += term;
+		}
+		return s * sum;
+	}
+	if (dof == 1)
+		return 2 * th / M_PI;
+	/* 2/pi [th + sin(th) cos(th) (1 + 2/3 c^2 + ... + 2.4...(dof-3)/1.3...(dof-2) c^(dof-3))] */
+	for (k = 3; k <= dof - 2; k += 2) {
+		term *= c2 * (k - 1) / k;
+		sum += term;
+	}
+	return 2 / M_PI * (th + s * cos(th) * sum);
+}
+
+double stats_t_quantile(double p, int dof)
+{
+	double lo = 0, hi = 1, want;
+	int i;
+
+	if (p < 0.5)
+		return -stats_t_quantile(1 - p, dof);
+	want = 2 * p - 1;
+	while (t_central(hi, dof) < want && hi < 1e300)
+		hi *= 2;
+	for (i = 0; i < 200 && hi - lo > 1e-12 * hi; i++) {
+		double mid = (lo + hi) / 2;
+
+		if (t_central(mid, dof) < want)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (lo + hi) / 2;
 }

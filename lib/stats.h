@@ -22,6 +22,14 @@ struct linfit {
 #define STATS_SE_BATCHES 10
 
 /*
+ * The least-squares line through n >= 2 points, about their means: the
+ * means, the slope b and Sxx, the sum of (x - mean x)^2.  Returns 0, or -1
+ * when n < 2 or every x is the same.
+ */
+int stats_line(const double *x, const double *y, size_t n, double *mean_x, double *mean_y,
+	       double *b, double *sxx);
+
+/*
  * Least-squares fit of y = a + b x over n >= 2 points, computed about the
  * means (two passes) so that large x and y lose no precision.  Returns 0,
  * or -1 when n < 2 or every x is the same.
@@ -60,5 +68,19 @@ void stats_sort(double *v, size_t n);
 
 /* The median of int64 values (v is left as it is); n must be > 0. */
 double stats_median_i64(const int64_t *v, size_t n);
+
+/*
+ * The k-th smallest of v[0..n-1] (k from 0), by selection in place: v is
+ * reordered, the k smallest before it.  k must be < n.
+ */
+double stats_kth(double *v, size_t n, size_t k);
+
+/*
+ * The p-quantile (0 < p < 1) of Student's t distribution with @dof >= 1
+ * degrees of freedom: 2.306 for p 0.975 and 8.  From the closed forms of
+ * its distribution function for whole degrees of freedom (Abramowitz and
+ * Stegun 26.7.3 and 26.7.4), inverted by bisection to 1e-12.
+ */
+double stats_t_quantile(double p, int dof);
 
 #endif

@@ -78,6 +78,7 @@ int transport_resolve(const char *host, uint16_t port, int passive, int family,
 		snprintf(err, errlen, "cannot resolve '%s'%s: %s", host,
 			 family == AF_INET ? " (IPv4)" : family == AF_INET6 ? " (IPv6)" : "",
 			 gai_strerror(rc));
+		errno = ENXIO;
 		return -1;
 	}
 	memcpy(ss, ai->ai_addr, ai->ai_addrlen);

@@ -71,7 +71,9 @@ struct transport;
 
 /*
  * Opens @ep for @role.  Returns NULL with one line in @err on failure
- * (the endpoint, then the cause).
+ * (the endpoint, then the cause), and errno ENXIO when it failed because
+ * the endpoint's host name does not resolve: for the tool a usage error
+ * (exit 2), as ping's unknown host is.
  */
 struct transport *transport_open(const struct endpoint *ep, enum transport_role role,
 				 char *err, size_t errlen);

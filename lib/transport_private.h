@@ -135,7 +135,8 @@ void transport_tx_begin(struct transport *t, uint32_t id, unsigned layers);
  * Resolves host:port (a name or an address; @passive for a local bind;
  * @family AF_INET or AF_INET6 to choose, 0 for either) into @ss and
  * @sslen: the first address getaddrinfo() gives.  A name under .invalid
- * fails at once (RFC 6761).  Returns 0, or -1 with one line in @err.
+ * fails at once (RFC 6761).  Returns 0, or -1 with one line in @err and
+ * errno ENXIO, which a backend's open leaves for transport_open()'s caller.
  */
 int transport_resolve(const char *host, uint16_t port, int passive, int family,
 		      struct sockaddr_storage *ss, socklen_t *sslen, char *err, size_t errlen);

@@ -296,7 +296,7 @@ static struct transport *uudp_open(const struct endpoint *ep, enum transport_rol
 	struct port_config pc = { 0 };
 	char why[200];
 	uint32_t host, prefsrc = 0;
-	int n, wildcard;
+	int n, wildcard, saved;
 
 	u = calloc(1, sizeof(*u));
 	if (!u) {
@@ -318,8 +318,10 @@ static struct transport *uudp_open(const struct endpoint *ep, enum transport_rol
 	if (neigh_link(dev, &u->ifindex, u->local.mac, why, sizeof(why)))
 		FAIL("%s: %s", ep->url, why);
 	wildcard = strcmp(ep->host, "*") == 0;
-	if (!wildcard && ipv4_resolve(ep->host, &host))
+	if (!wildcard && ipv4_resolve(ep->host, &host)) {
+		errno = ENXIO;	/* for the caller: transport_open() */
 		FAIL("%s: cannot resolve '%s' to an IPv4 address", ep->url, ep->host);
+	}
 	if (wildcard)
 		host = 0;
 
@@ -411,6 +413,7 @@ static struct transport *uudp_open(const struct endpoint *ep, enum transport_rol
 	return &u->t;
 
 no_transport:
+	saved = errno;
 	if (u->epfd >= 0)
 		close(u->epfd);
 	if (u->port)
@@ -418,6 +421,7 @@ no_transport:
 	if (u->reserve_fd >= 0)
 		close(u->reserve_fd);
 	free(u);
+	errno = saved;
 	return NULL;
 }
 

@@ -188,7 +188,7 @@ int main(int argc, char **argv)
 	char err[256];
 	int rc = 0;
 
-	opt_init(argv[0]);
+	opt_init(argv);
 	out_init();
 	parse(argc, argv, &a);
 

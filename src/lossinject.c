@@ -49,7 +49,7 @@ int main(int argc, char **argv)
 	char spec[128], err[256];
 	int c;
 
-	opt_init(argv[0]);
+	opt_init(argv);
 	/* '+': options end at the command, whose own options are its own. */
 	while ((c = getopt_long(argc, argv, "+r:s:e:p:h", longopts, NULL)) != -1) {
 		switch (c) {

@@ -184,7 +184,7 @@ int main(int argc, char **argv)
 	int opt, fd = 0, rc, out;
 	uint64_t window = FILTER_WINDOW;
 
-	opt_init(argv[0]);
+	opt_init(argv);
 	while ((opt = getopt_long(argc, argv, "w:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'w':

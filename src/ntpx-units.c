@@ -5,22 +5,26 @@
  *
  *   ntpx-units duration VALUE     250ms, 2s, 1.5m, 3 (s)  -> ns
  *   ntpx-units rate VALUE         800M, 6G, 1.5k, 1000    -> bit/s
+ *   ntpx-units endpoint VALUE     host:12300, [::1], UDP://h -> the URL
+ *                                 it stands for (lib/endpoint.h)
  *
- * One integer on stdout; a value that does not parse is one line on
- * stderr and exit 1 (the caller says which option was bad).
+ * One line on stdout; a value that does not parse is one line on stderr
+ * and exit 1 (the caller says which option was bad; an endpoint's line
+ * says what is wrong with it).  Nothing is resolved or opened.
  */
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "endpoint.h"
 #include "opt.h"
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: %s duration VALUE | rate VALUE\n"
+	fprintf(out, "usage: %s duration VALUE | rate VALUE | endpoint VALUE\n"
 		"Prints VALUE parsed as every ntpx tool parses it: a duration in ns,\n"
-		"a rate in bit/s.\n"
+		"a rate in bit/s, an endpoint as the URL it stands for.\n"
 		"  -h, --help     this text\n"
 		"      --version  the version\n", ntpx_prog);
 }
@@ -35,7 +39,7 @@ int main(int argc, char **argv)
 	const char *what, *v;
 	int c;
 
-	opt_init(argv[0]);
+	opt_init(argv);
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1)
 		opt_other(c, usage);
 	if (argc - optind != 2)
@@ -55,8 +59,15 @@ int main(int argc, char **argv)
 		if (opt_rate(v, &bps, &frac) || frac)
 			ntpx_die(NTPX_EXIT_FAIL, "bad rate '%s'", v);
 		printf("%.0f\n", bps);
+	} else if (strcmp(what, "endpoint") == 0) {
+		struct endpoint ep;
+		char err[256];
+
+		if (endpoint_parse(v, &ep, err, sizeof(err)))
+			ntpx_die(NTPX_EXIT_FAIL, "%s", err);
+		printf("%s\n", ep.url);
 	} else {
-		opt_usage_error("unknown kind '%s' (duration, rate)", what);
+		opt_usage_error("unknown kind '%s' (duration, rate, endpoint)", what);
 	}
 	return NTPX_EXIT_OK;
 }

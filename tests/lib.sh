@@ -78,7 +78,7 @@
 #   over ssh, each with an sshd of the test's own)
 #   diag TEXT           "# TEXT" on the suite's stderr (fd 4), even from a
 #                       command whose stderr goes to a file
-#   start_reflector [OPTION...] ntpreflect on a free loopback port
+#   start_reflector [OPTION...] ntpreflect --stratum 1 on a free loopback port
 #                       (REFLECT_PORT, REFLECT_PID)
 #   data_lines FILE, rec_cols FILE NAME..., count_status FILE WORD,
 #   rec_status FILE, one_clock FILE
@@ -297,7 +297,7 @@ need_prereq() {	# NAME...: skip_all naming the first that does not hold
 # (build/helpers).  The others: a program of that name on PATH.
 test_lazy_prereq ROOT '[ "$(id -u)" = 0 ]'
 test_lazy_prereq LAB 'test_have_prereq ROOT && command -v ip && command -v tc'
-test_lazy_prereq BUILT 'for t in ntpprobe ntpreflect ntpfilter offsetfit loadgen lossinject clockstep tether ntpx-units; do [ -x "$NTPX_BIN/$t" ] || exit 1; done'
+test_lazy_prereq BUILT 'for t in ntpprobe ntpreflect ntpfilter offsetfit ntpmesh loadgen lossinject clockstep tether ntpx-units; do [ -x "$NTPX_BIN/$t" ] || exit 1; done'
 test_lazy_prereq HELPERS '[ -x "$NTPX_HELPERS/ntpfake" ] && [ -x "$NTPX_HELPERS/udpq" ]'
 test_lazy_prereq GNUPLOT 'command -v gnuplot'
 test_lazy_prereq CHRONYD 'command -v chronyd'
@@ -385,11 +385,14 @@ lab_up() {
 	export NTPX_REF_EXEC NTPX_CLIENT_EXEC
 }
 
-# Starts ntpreflect on a free loopback port: sets REFLECT_PORT and
-# REFLECT_PID, its stderr in $TMP/reflect.err; waits until it listens.
+# Starts ntpreflect on a free loopback port as a local reference at
+# stratum 1 (--stratum 1: the host's clock may be unsynchronised, and the
+# tests want answers a client takes; OPTION... may say otherwise): sets
+# REFLECT_PORT and REFLECT_PID, its stderr in $TMP/reflect.err; waits
+# until it listens.
 start_reflector() {
 	REFLECT_PORT=$(free_udp_port)
-	spawn REFLECT_PID ntpreflect "$@" "udp://127.0.0.1:$REFLECT_PORT" 2>"$TMP/reflect.err"
+	spawn REFLECT_PID ntpreflect --stratum 1 "$@" "udp://127.0.0.1:$REFLECT_PORT" 2>"$TMP/reflect.err"
 	wait_until 5 udp_listening "$REFLECT_PORT"
 }
 

@@ -197,7 +197,7 @@ int main(int argc, char **argv)
 	struct endpoint ep;
 	char err[256];
 
-	opt_init(argv[0]);
+	opt_init(argv);
 	while ((c = getopt_long(argc, argv, "r:C:s:d:b:S:i:kw:u:46hcn:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'r': a.rate = optarg; break;
@@ -230,8 +230,7 @@ int main(int argc, char **argv)
 		default: opt_other(c, usage);
 		}
 	}
-	if (endpoint_from_args(argc, argv, optind, &ep, err, sizeof(err)))
-		opt_usage_error("%s", err);
+	opt_endpoint(argc, argv, optind, &ep);
 	ep.family = family;
 	o.url = ep.url;
 	if (sink + o.calibrate + !!a.ntp > 1)
@@ -259,7 +258,7 @@ int main(int argc, char **argv)
 		ntpx_die(NTPX_EXIT_FAIL, "%s", err);
 	t = transport_open(&ep, sink ? TRANSPORT_SERVER : TRANSPORT_CLIENT, err, sizeof(err));
 	if (!t)
-		ntpx_die(NTPX_EXIT_FAIL, "%s", err);
+		opt_open_failed(err);
 	ntpx_err_lines(transport_warnings(t));
 
 	if (sink || a.ntp)

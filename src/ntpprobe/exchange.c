@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
 
@@ -69,20 +70,64 @@ static enum record_status judge(struct probe *p, const struct ntp_packet *r)
 }
 
 /*
- * A reply whose origin names one of the last requests that timed out (its
- * nonce): late, and counted once.  A slow reply can come in the middle of
- * a later exchange; it is no answer to that one, and no stranger either.
+ * A reply whose origin names one of the last PROBE_LATE_SLOTS requests
+ * that timed out (its nonce): late, and counted once.  A slow reply can
+ * come in the middle of a later exchange, many later at -i 1us; it is no
+ * answer to that one, and no stranger either.  The newest first: a late
+ * reply is most often the last request's.
  */
 static int late_reply(struct probe *p, uint64_t org)
 {
-	unsigned i;
+	unsigned i, k;
 
-	for (i = 0; i < PROBE_LATE_SLOTS; i++)
-		if (org && p->timed_out[i] == org) {
-			p->timed_out[i] = 0;
+	for (i = 1; org && i <= PROBE_LATE_SLOTS; i++) {
+		k = (p->timed_out_next - i) % PROBE_LATE_SLOTS;
+		if (p->timed_out[k] == org) {
+			p->timed_out[k] = 0;
 			return 1;
 		}
+	}
 	return 0;
+}
+
+/*
+ * The path answers slower than the interval (or the timeout) lets it:
+ * said once, with what was seen, so that a flood at -i 1us does not pass
+ * for one request every microsecond.  Once PROBE_PACE_SEEN times: three
+ * exchanges in a row slower than the interval, or three late replies; a
+ * single slow one is a hiccup of a loaded host, not the path.
+ */
+#define PROBE_PACE_SEEN	3
+
+/* @ns as a person reads it: "1.000 us", "2.500 ms", "1.000 s". */
+static const char *dur_str(char *buf, size_t len, int64_t ns)
+{
+	if (ns < 1000000)
+		snprintf(buf, len, "%.3f us", (double)ns / 1e3);
+	else if (ns < NTPX_NS_PER_SEC)
+		snprintf(buf, len, "%.3f ms", (double)ns / 1e6);
+	else
+		snprintf(buf, len, "%.3f s", (double)ns / 1e9);
+	return buf;
+}
+
+static void paced(struct probe *p, int64_t rtt)
+{
+	const struct probe_config *c = p->cfg;
+	char a[32], b[32];
+
+	if (p->paced || (rtt >= 0 ? ++p->slow_run : p->late) < PROBE_PACE_SEEN)
+		return;
+	p->paced = 1;
+	if (rtt >= 0)
+		ntpx_err("%s: an exchange took %s, longer than the interval (%s): requests go "
+			 "out back to back, slower than -i asks", c->ep.url,
+			 dur_str(a, sizeof(a), rtt), dur_str(b, sizeof(b), c->interval));
+	else
+		ntpx_err("%s: a reply came after its timeout (%s%s), which the path's round trip "
+			 "exceeds: such replies are counted late, never used", c->ep.url,
+			 dur_str(a, sizeof(a), c->timeout),
+			 !c->timeout_given && c->timeout == c->interval ? ", the interval's" : "");
 }
 
 /* The stamps the layers below took of request and reply. */
@@ -165,8 +210,10 @@ void probe_exchange(struct probe *p, uint64_t seq, struct probe_out *o,
 
 	/* Replies that arrived after their exchange timed out are late:
 	   drain them now so that they cannot be taken for this one. */
-	while (transport_recv(p->t, buf, sizeof(buf), NULL, p->clk, &stamp) >= 0)
+	while (transport_recv(p->t, buf, sizeof(buf), NULL, p->clk, &stamp) >= 0) {
 		p->late++;
+		paced(p, -1);
+	}
 
 	rc = transport_send(p->t, req, reqlen, NULL, p->clk,
 			    p->stamping ? TRANSPORT_STAMP_SEND : 0, &x->t[0]);
@@ -214,9 +261,10 @@ void probe_exchange(struct probe *p, uint64_t seq, struct probe_out *o,
 			/* Not an answer to this request: keep waiting for one.
 			   The answer to a request that timed out is late;
 			   anything else, remember. */
-			if (decoded && r.mode == NTP_MODE_SERVER && late_reply(p, r.org))
+			if (decoded && r.mode == NTP_MODE_SERVER && late_reply(p, r.org)) {
 				p->late++;
-			else
+				paced(p, -1);
+			} else
 				saw_other = 1;
 			continue;
 		}
@@ -257,6 +305,10 @@ void probe_exchange(struct probe *p, uint64_t seq, struct probe_out *o,
 		o->root_disp = r.root_disp;
 		x->t[3] = t4;
 		x->have |= 1u << 3;
+		if (t4 - x->t[0] <= p->cfg->interval)
+			p->slow_run = 0;
+		else if (p->cfg->count > 1)
+			paced(p, t4 - x->t[0]);
 		exchange_stamps(p, txid, 1, o);
 		/* An unsynchronised server's timestamps are its own: kept, when
 		   it sent them; a kiss carries none. */

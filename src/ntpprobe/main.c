@@ -26,7 +26,6 @@
 
 #include "clock.h"
 #include "discipline.h"
-#include "hist.h"
 #include "opt.h"
 #include "out.h"
 #include "priv.h"
@@ -42,7 +41,7 @@ int main(int argc, char **argv)
 	int64_t e;
 	int l;
 
-	opt_init(argv[0]);
+	opt_init(argv);
 	probe_options(argc, argv, &cfg);
 	if (cfg.cpu != UINT64_MAX) {
 		cpu_set_t set;
@@ -59,16 +58,17 @@ int main(int argc, char **argv)
 	p.truth = clock_true_error(p.clk, 0, &e) == 0;
 	if (cfg.discipline && !(p.disc = discipline_create(p.clk, &cfg.dp, err, sizeof(err))))
 		ntpx_die(NTPX_EXIT_USAGE, "%s", err);
-	p.delays = calloc(1, sizeof(*p.delays));
-	p.offsets = calloc(1, sizeof(*p.offsets));
-	if (!p.delays || !p.offsets)
+	p.delays = dist_new();
+	p.offsets = dist_new();
+	p.timed_out = calloc(PROBE_LATE_SLOTS, sizeof(*p.timed_out));
+	if (!p.delays || !p.offsets || !p.timed_out)
 		ntpx_die(NTPX_EXIT_FAIL, "out of memory");
 	/* The schedule first: a bad one opens nothing. */
 	if (opt_loss_env(&cfg.ep.loss, err, sizeof(err)))
 		ntpx_die(NTPX_EXIT_FAIL, "%s", err);
 	p.t = transport_open(&cfg.ep, TRANSPORT_CLIENT, err, sizeof(err));
 	if (!p.t)
-		ntpx_die(NTPX_EXIT_FAIL, "%s", err);
+		opt_open_failed(err);
 	ntpx_err_lines(transport_warnings(p.t));
 	if (cfg.nts) {
 		p.nts = nts_client_new();
@@ -109,7 +109,8 @@ int main(int argc, char **argv)
 	nts_client_free(p.nts);
 	discipline_free(p.disc);
 	clock_close(p.clk);
-	free(p.delays);
-	free(p.offsets);
+	dist_free(p.delays);
+	dist_free(p.offsets);
+	free(p.timed_out);
 	return probe_exit_status(&p);
 }

@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "discipline.h"
-#include "hist.h"
+#include "dist.h"
 #include "nts_client.h"
 #include "record.h"
 #include "stamp.h"
@@ -40,6 +40,8 @@ struct probe_config {
 	int xleave;			/* --xleave */
 	int human;			/* lines for a person, not records: --human,
 					   or stdout a terminal without --records */
+	int once;			/* -1: one exchange, one line (not --records) */
+	int timeout_given;		/* -w, else the interval's */
 	int nts;			/* --nts: NTS-KE, then authenticated exchanges */
 	char nts_host[256];		/* the NTS-KE server (default: the endpoint's host) */
 	char nts_port[8];		/* ... and its port (default 4460) */
@@ -75,8 +77,13 @@ struct xleave_reply {
 	int64_t xmt;			/* its transmit timestamp, ns */
 };
 
-/* How many timed-out requests a reply is still counted late for. */
-#define PROBE_LATE_SLOTS	8
+/*
+ * How many timed-out requests a reply is still counted late for: more
+ * than a flood at -i 1us sends in a round trip of a few milliseconds
+ * (a loaded machine's), so that a late reply is never taken for a
+ * stranger.  Looked through only for a reply that answers nothing else.
+ */
+#define PROBE_LATE_SLOTS	16384
 
 struct probe {
 	const struct probe_config *cfg;
@@ -86,17 +93,19 @@ struct probe {
 	int truth;			/* the clock knows its error: true2 written */
 	uint64_t counts[RECORD_NSTATUS];
 	uint64_t sent, late;
-	uint64_t timed_out[PROBE_LATE_SLOTS];	/* the nonces of the last requests
-						   that timed out, for late replies */
+	uint64_t *timed_out;		/* the nonces of the last PROBE_LATE_SLOTS
+					   requests that timed out, for late replies */
 	unsigned timed_out_next;
+	int paced;			/* the path was found slower than -i or -w
+					   allows, and said so (once) */
+	unsigned slow_run;		/* answered exchanges in a row that took
+					   longer than the interval */
 	int failed;			/* the discipline could not act on the clock */
 	int kissed_off;			/* a DENY or RSTR kiss ended the run */
 	int device_gone;		/* the transport said ENODEV: the run ends */
 	int out;			/* stdout's state (lib/out.h) */
-	struct hist *delays;		/* of ok exchanges, for the summary's median */
-	struct hist *offsets;		/* ... and their offsets (off2 / 2) */
-	int64_t off_min, off_max;	/* of ok exchanges: off2, ns */
-	int64_t delay_min;
+	struct dist *delays;		/* of ok exchanges, for the summary (ns) */
+	struct dist *offsets;		/* ... and their off2, ns */
 	double off_mean, off_m2;	/* Welford: the offsets' mean and the sum
 					   of squared deviations, ns */
 	struct probe_server server;

@@ -22,6 +22,8 @@ static void usage(FILE *out)
 	       "Send NTP client requests to ENDPOINT, one per interval, and write one\n"
 	       "record per exchange (T1..T4 in ns, delay, off2, status) on stdout; on a\n"
 	       "terminal, one line per exchange for a person instead.\n\n"
+	       "  -1, --once           one exchange, one line: offset +/- its error bound\n"
+	       "                       (half the delay plus the server's root distance)\n"
 	       "  -i, --interval DUR   time between requests (default 1s)\n"
 	       "  -c, --count N        stop after N exchanges\n"
 	       "  -d, --duration DUR   stop after DUR\n"
@@ -59,12 +61,13 @@ static void usage(FILE *out)
 	       "A summary goes to stderr at exit (to stdout with the lines for a person);\n"
 	       "SIGINT/SIGTERM end the run after the current exchange.  Exit status: 0\n"
 	       "when at least one exchange was ok, 1 when none was (or a write failed),\n"
-	       "2 for a usage error.\n", ntpx_prog);
+	       "2 for a usage error or a host name that does not resolve.\n", ntpx_prog);
 }
 
 void probe_options(int argc, char **argv, struct probe_config *cfg)
 {
 	static const struct option longopts[] = {
+		{ "once", no_argument, NULL, '1' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "count", required_argument, NULL, 'c' },
 		{ "duration", required_argument, NULL, 'd' },
@@ -86,7 +89,7 @@ void probe_options(int argc, char **argv, struct probe_config *cfg)
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
 	};
-	int c, step_given = 0, family = 0, human = -1;
+	int c, step_given = 0, family = 0, human = -1, count_given = 0;
 	const char *nts_arg = NULL;
 	char err[256];
 
@@ -100,8 +103,11 @@ void probe_options(int argc, char **argv, struct probe_config *cfg)
 		.clockname = "realtime",
 	};
 	discipline_defaults(&cfg->dp);
-	while ((c = getopt_long(argc, argv, "i:c:d:w:u:46h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "1i:c:d:w:u:46h", longopts, NULL)) != -1) {
 		switch (c) {
+		case '1':
+			cfg->once = 1;
+			break;
 		case 'i':
 			if (opt_duration(optarg, 0, &cfg->interval) || cfg->interval <= 0)
 				opt_usage_error("bad interval '%s'", optarg);
@@ -109,6 +115,7 @@ void probe_options(int argc, char **argv, struct probe_config *cfg)
 		case 'c':
 			if (opt_count(optarg, UINT64_MAX, &cfg->count) || cfg->count == 0)
 				opt_usage_error("bad count '%s'", optarg);
+			count_given = 1;
 			break;
 		case 'd':
 			if (opt_duration(optarg, 0, &cfg->duration) || cfg->duration <= 0)
@@ -117,6 +124,7 @@ void probe_options(int argc, char **argv, struct probe_config *cfg)
 		case 'w':
 			if (opt_duration(optarg, 0, &cfg->timeout) || cfg->timeout <= 0)
 				opt_usage_error("bad timeout '%s'", optarg);
+			cfg->timeout_given = 1;
 			break;
 		case 'u':
 			cfg->user = optarg;
@@ -174,12 +182,17 @@ void probe_options(int argc, char **argv, struct probe_config *cfg)
 			opt_other(c, usage);
 		}
 	}
-	if (endpoint_from_args(argc, argv, optind, &cfg->ep, err, sizeof(err)))
-		opt_usage_error("%s", err);
+	opt_endpoint(argc, argv, optind, &cfg->ep);
 	cfg->ep.family = family;
+	if (cfg->once && (count_given || cfg->duration > 0 || cfg->discipline || cfg->xleave))
+		opt_usage_error("--once is one exchange: no --count, --duration, --discipline or --xleave");
+	if (cfg->once)
+		cfg->count = 1;
 	/* Records for a pipe or a file, exactly as ever; a person at a
-	   terminal gets lines to read. */
-	cfg->human = human >= 0 ? human : isatty(STDOUT_FILENO);
+	   terminal gets lines to read; --once its one line anywhere, as
+	   sntp and ntpdig give it, unless --records asks for the record. */
+	cfg->once &= human != 0;
+	cfg->human = cfg->once ? 0 : human >= 0 ? human : isatty(STDOUT_FILENO);
 	if (cfg->ca && !cfg->nts)
 		opt_usage_error("--ca needs --nts");
 	if (cfg->nts && nts_ke_server_parse(nts_arg, cfg->ep.host, cfg->nts_host,

@@ -9,8 +9,10 @@
  * On a terminal (or with --human) the same exchanges are written for a
  * person instead, as ping writes its lines: seq, offset and delay in
  * microseconds, the server's stratum, refid and leap, the status; and the
- * summary in the same terms on stdout.  The records' bytes are never
- * touched by that path: a pipe or a file gets exactly what it always got.
+ * summary in the same terms on stdout.  With --once, the one exchange is
+ * one line, as sntp and ntpdig give it.  The records' bytes are never
+ * touched by those paths: a pipe or a file gets exactly what it always
+ * got.
  */
 #include <errno.h>
 #include <math.h>
@@ -19,6 +21,7 @@
 
 #include "clock.h"
 #include "discipline.h"
+#include "dist.h"
 #include "hist.h"
 #include "opt.h"
 #include "out.h"
@@ -58,7 +61,8 @@ static void endpoint_str(const struct probe *p, char *buf, size_t len)
 	if (!res)
 		snprintf(buf, len, "%s", p->cfg->ep.url);
 	else
-		snprintf(buf, len, p->cfg->human ? "%s (%s)" : "%s %s", p->cfg->ep.url, res);
+		snprintf(buf, len, p->cfg->human || p->cfg->once ? "%s (%s)" : "%s %s",
+			 p->cfg->ep.url, res);
 }
 
 static int human_header(struct probe *p)
@@ -77,9 +81,8 @@ int probe_write_header(struct probe *p)
 {
 	char fields[512], ep[640];
 
-	p->off_min = INT64_MAX;
-	p->off_max = INT64_MIN;
-	p->delay_min = INT64_MAX;
+	if (p->cfg->once)
+		return p->out = OUT_OK;
 	if (p->cfg->human)
 		return human_header(p);
 	endpoint_str(p, ep, sizeof(ep));
@@ -126,14 +129,8 @@ static void tally(struct probe *p, const struct record_exchange *x)
 	double off = (double)off2 / 2, dev;
 	uint64_t n = p->counts[RECORD_OK];
 
-	hist_add(p->delays, d);
-	hist_add(p->offsets, off2);
-	if (d < p->delay_min)
-		p->delay_min = d;
-	if (off2 < p->off_min)
-		p->off_min = off2;
-	if (off2 > p->off_max)
-		p->off_max = off2;
+	dist_add(p->delays, d);
+	dist_add(p->offsets, off2);
 	dev = off - p->off_mean;
 	p->off_mean += dev / (double)n;
 	p->off_m2 += dev * (off - p->off_mean);
@@ -158,6 +155,53 @@ static int human_line(struct probe *p, const struct probe_out *o)
 	}
 	snprintf(line + len, sizeof(line) - (size_t)len, " %s", record_status_name(x->status));
 	if (printf("%s\n", line) < 0)
+		return p->out = out_failed("standard output", errno);
+	return p->out = out_flush(stdout, "standard output");
+}
+
+/* NTP short format (16.16 s) in ns. */
+static double short_ns(uint32_t v)
+{
+	return (double)v * 1e9 / 65536.0;
+}
+
+/*
+ * --once: the exchange as sntp and ntpdig give it, offset +/- its error
+ * bound: the true offset lies within half the round trip of the measured
+ * one, if the server tells the time, widened by the server's own root
+ * distance (RFC 5905: root delay / 2 + root dispersion).  An exchange
+ * that is not ok is one line on stderr instead, saying what came.
+ */
+static int once_line(struct probe *p, const struct probe_out *o)
+{
+	const struct record_exchange *x = &o->x;
+	char ep[640], refid[16];
+	double bound;
+
+	endpoint_str(p, ep, sizeof(ep));
+	if (x->status == RECORD_TIMEOUT) {
+		ntpx_err("%s: no reply within %.3f s", ep, (double)p->cfg->timeout / 1e9);
+		return OUT_OK;
+	}
+	if (x->status == RECORD_KOD) {
+		ntpx_err("%s: kiss code %s", ep, p->kiss[0] ? p->kiss : "?");
+		return OUT_OK;
+	}
+	if (x->status == RECORD_UNSYNCED) {
+		ntpx_err("%s: the server says it is unsynchronised (leap %u, stratum %u)", ep,
+			 o->leap, o->stratum);
+		return OUT_OK;
+	}
+	if (x->status != RECORD_OK) {
+		ntpx_err("%s: %s", ep, record_status_name(x->status));
+		return OUT_OK;
+	}
+	bound = (double)record_delay(x->t) / 2 + short_ns(o->root_delay) / 2 +
+		short_ns(o->root_disp);
+	refid_str(o->stratum, o->refid, refid, sizeof(refid));
+	if (printf("%s offset %+.3f us +/- %.3f us, delay %.3f us, stratum %u, refid %s, leap %u\n",
+		   ep, (double)record_off2(x->t) / 2e3, bound / 1e3,
+		   (double)record_delay(x->t) / 1e3, o->stratum, refid, o->leap) < 0)
 		return p->out = out_failed("standard output", errno);
 	return p->out = out_flush(stdout, "standard output");
 }
@@ -218,6 +262,8 @@ int probe_emit(struct probe *p, struct probe_out *o)
 			snprintf(b, sizeof(b), "%lld", (long long)o->nts_open);
 		snprintf(line + len, sizeof(line) - (size_t)len, " %s %s", a, b);
 	}
+	if (p->cfg->once)
+		return once_line(p, o) == OUT_OK ? 0 : -1;
 	if (p->cfg->human)
 		return human_line(p, o) == OUT_OK ? 0 : -1;
 	/* A closed pipe stops the run as its end would; a full disk ends it
@@ -232,34 +278,72 @@ int probe_emit(struct probe *p, struct probe_out *o)
 /* NTP short format (16.16 s) in us. */
 static double short_us(uint32_t v)
 {
-	return (double)v * 1e6 / 65536.0;
+	return short_ns(v) / 1e3;
 }
 
-/* The ok exchanges' offsets: median, min, max, jitter (their standard
-   deviation), in us. */
+static const char *us_str(char *buf, size_t len, int sign, double ns, double err)
+{
+	dist_us_str(buf, len, sign, ns, err);
+	return buf;
+}
+
+/* The @q-quantile of @d, scaled by @scale (off2 to offset: 0.5), in us. */
+static const char *q_str(char *buf, size_t len, int sign, struct dist *d, double q,
+			 double scale)
+{
+	double err, v = dist_quantile(d, q, &err);
+
+	return us_str(buf, len, sign, v * scale, err * scale);
+}
+
+/* Where the quantiles are the histogram's (dist.h), the summary says so. */
+static const char *inexact_str(const struct probe *p, char *buf, size_t len)
+{
+	buf[0] = 0;
+	if (!dist_exact(p->offsets) || !dist_exact(p->delays))
+		snprintf(buf, len, " (quantiles past %u exchanges: within %.2f%%)",
+			 DIST_EXACT_MAX, 100.0 / (1 << HIST_BITS));
+	return buf;
+}
+
+/*
+ * The ok exchanges' offsets: median, min, max, their interquartile range
+ * (the middle half's width: robust, one late reply does not move it) and
+ * standard deviation (every exchange, outliers included), in us.
+ */
 static void offsets_str(const struct probe *p, char *buf, size_t len)
 {
 	uint64_t n = p->counts[RECORD_OK];
+	double e1, e3, q1 = dist_quantile(p->offsets, 0.25, &e1) / 2;
+	double q3 = dist_quantile(p->offsets, 0.75, &e3) / 2;
+	char med[32], lo[32], hi[32], iqr[32], sd[32];
 
-	snprintf(buf, len, "offset median %+.3f us, min %+.3f us, max %+.3f us, jitter %.3f us",
-		 hist_median(p->offsets) / 2e3, (double)p->off_min / 2e3,
-		 (double)p->off_max / 2e3,
-		 n > 1 ? sqrt(p->off_m2 / (double)(n - 1)) / 1e3 : 0.0);
+	snprintf(buf, len, "offset median %s, min %s, max %s, iqr %s, sd %s",
+		 q_str(med, sizeof(med), 1, p->offsets, 0.5, 0.5),
+		 us_str(lo, sizeof(lo), 1, (double)dist_min(p->offsets) / 2, 0),
+		 us_str(hi, sizeof(hi), 1, (double)dist_max(p->offsets) / 2, 0),
+		 us_str(iqr, sizeof(iqr), 0, q3 - q1, (e1 + e3) / 2),
+		 us_str(sd, sizeof(sd), 0, n > 1 ? sqrt(p->off_m2 / (double)(n - 1)) : 0.0, 0));
 }
 
 static void human_summary(struct probe *p, const char *counts)
 {
-	char ep[640], offs[160], refid[16];
+	char ep[640], offs[256], refid[16];
 	uint64_t n = p->counts[RECORD_OK];
 	int bad = 0;
 
 	endpoint_str(p, ep, sizeof(ep));
 	bad |= printf("--- %s ---\n%s\n", ep, counts) < 0;
 	if (n) {
+		char lo[32], med[32], p99[32], hi[32], note[64];
+
 		offsets_str(p, offs, sizeof(offs));
-		bad |= printf("%s\ndelay min %.3f us, median %.3f us, p99 %.3f us\n", offs,
-			      (double)p->delay_min / 1e3, hist_median(p->delays) / 1e3,
-			      (double)hist_rank(p->delays, n - n / 100) / 1e3) < 0;
+		bad |= printf("%s\ndelay min %s, median %s, p99 %s, max %s%s\n", offs,
+			      us_str(lo, sizeof(lo), 0, (double)dist_min(p->delays), 0),
+			      q_str(med, sizeof(med), 0, p->delays, 0.5, 1),
+			      q_str(p99, sizeof(p99), 0, p->delays, 0.99, 1),
+			      us_str(hi, sizeof(hi), 0, (double)dist_max(p->delays), 0),
+			      inexact_str(p, note, sizeof(note))) < 0;
 	}
 	if (p->server.known) {
 		refid_str(p->server.stratum, p->server.refid, refid, sizeof(refid));
@@ -277,12 +361,11 @@ static void human_summary(struct probe *p, const char *counts)
 void probe_summary(struct probe *p)
 {
 	uint64_t lost = p->counts[RECORD_TIMEOUT] + p->counts[RECORD_DROPPED];
-	char med[32] = "-", ctr[1024], counts[512], offs[160] = "", refid[16];
+	char med[32] = "-", ctr[1024], counts[512], offs[160] = "", refid[16], q[32], note[64];
 	int i, n;
 
-	/* From the histogram: within 0.39% (hist.h), in constant memory. */
-	if (p->delays->n)
-		snprintf(med, sizeof(med), "%.3f us", hist_median(p->delays) / 1e3);
+	if (dist_count(p->delays))
+		q_str(med, sizeof(med), 0, p->delays, 0.5, 1);
 	n = snprintf(counts, sizeof(counts), "sent %llu, ok %llu, lost %llu",
 		     (unsigned long long)p->sent, (unsigned long long)p->counts[RECORD_OK],
 		     (unsigned long long)lost);
@@ -300,12 +383,15 @@ void probe_summary(struct probe *p)
 		snprintf(counts + n, sizeof(counts) - (size_t)n, ", nts-bogus %llu, nts-nak %llu, nts-ke %llu",
 			 (unsigned long long)p->nts_bogus, (unsigned long long)p->nts_naks,
 			 (unsigned long long)p->nts_ke_runs);
-	if (p->cfg->human && p->out == OUT_OK) {
+	if (p->cfg->once) {
+		/* Its line was the summary. */
+	} else if (p->cfg->human && p->out == OUT_OK) {
 		human_summary(p, counts);
 	} else if (!p->cfg->human) {
-		if (p->delays->n)
-			snprintf(offs, sizeof(offs), ", median offset %+.3f us",
-				 hist_median(p->offsets) / 2e3);
+		if (dist_count(p->delays))
+			snprintf(offs, sizeof(offs), ", median offset %s%s",
+				 q_str(q, sizeof(q), 1, p->offsets, 0.5, 0.5),
+				 inexact_str(p, note, sizeof(note)));
 		fprintf(stderr, "%s: %s, median delay %s%s\n", ntpx_prog, counts, med, offs);
 		if (p->server.known) {
 			refid_str(p->server.stratum, p->server.refid, refid, sizeof(refid));

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "access.h"
 #include "clock.h"
@@ -32,7 +33,7 @@ int main(int argc, char **argv)
 	char err[256];
 	int rc;
 
-	opt_init(argv[0]);
+	opt_init(argv);
 	reflect_options(argc, argv, &cfg);
 	/* Before the log's header: a reader gone by then is an EPIPE too. */
 	out_init();
@@ -47,7 +48,7 @@ int main(int argc, char **argv)
 		ntpx_die(NTPX_EXIT_FAIL, "%s", err);
 	rf.t = transport_open(&cfg.ep, TRANSPORT_SERVER, err, sizeof(err));
 	if (!rf.t)
-		ntpx_die(NTPX_EXIT_FAIL, "%s", err);
+		opt_open_failed(err);
 	ntpx_err_lines(transport_warnings(rf.t));
 	if (!cfg.nostamps) {
 		rc = transport_stamps_enable(rf.t, err, sizeof(err));
@@ -75,6 +76,16 @@ int main(int argc, char **argv)
 				  err, sizeof(err)))
 		ntpx_die(NTPX_EXIT_FAIL, "%s", err);
 	reflect_reply_init(&rf);
+	/* For a person at a terminal: what is served, once.  A script's
+	   pipe or file gets none of it (nor with --quiet). */
+	if (!cfg.quiet && isatty(STDERR_FILENO)) {
+		char sync[160];
+
+		ntpx_err("serving %s, clock realtime (%s), basic and interleaved modes, %s%.0llu",
+			 cfg.ep.url, reflect_sync_str(&rf, sync, sizeof(sync)),
+			 cfg.nts_cert ? "NTS-KE on TCP port " : "no NTS",
+			 cfg.nts_cert ? (unsigned long long)cfg.nts_port : 0ull);
+	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 

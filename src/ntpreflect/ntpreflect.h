@@ -27,13 +27,21 @@
 #include "xleave.h"
 
 #define RECV_CAP	2048
+/* What a server synchronised by the host's daemon announces without
+   --stratum: the kernel does not say the daemon's stratum, and 2 is the
+   least it can be (doc/ntpreflect.1). */
+#define REFLECT_STRATUM_SYNCED	2
 #define REFLECT_AHEAD	8	/* requests taken per receive, where waiting */
 #define MAX_ALLOW	64
 
 /* What the command line asks for (options.c). */
 struct reflect_config {
-	uint64_t stratum;		/* 1..15 */
+	uint64_t stratum;		/* 1..15, with local */
 	uint32_t refid;
+	int local;			/* --stratum or --refid: a local reference,
+					   stated on purpose; else the kernel's
+					   synchronisation state says */
+	int quiet;			/* --quiet: no line at startup */
 	uint64_t count;			/* requests to answer; UINT64_MAX: no limit */
 	uint64_t nclients;		/* interleaved-mode slots */
 	const char *logpath, *user;	/* NULL: none */
@@ -96,6 +104,9 @@ struct reflector {
 	struct xleave_table *xt;	/* interleaved mode's client slots */
 	struct ratelimit *rl;		/* NULL without --ratelimit */
 	struct ntp_packet reply;	/* what every reply says the same way */
+	int64_t sync_at;		/* T2 when the kernel's state was last read
+					   into reply (0: never) */
+	uint32_t disp_min;		/* the root dispersion of one clock reading */
 	unsigned tx_layers;		/* the send layers the path stamps
 					   (transport_tx_layers()) */
 	FILE *log;			/* NULL without --log */
@@ -129,6 +140,8 @@ enum verdict reflect_admit(struct reflector *r, const struct transport_addr *fro
 
 /* reply.c */
 void reflect_reply_init(struct reflector *r);
+void reflect_sync(struct reflector *r, int64_t now);
+const char *reflect_sync_str(const struct reflector *r, char *buf, size_t len);
 void reflect_kiss(struct reflector *r, const struct transport_addr *from,
 		  const struct ntp_packet *q, int64_t t2);
 void reflect_answer(struct reflector *r, unsigned char *buf, ssize_t n,

@@ -19,8 +19,12 @@ static void usage(FILE *out)
 	fprintf(out, "usage: %s [options] ENDPOINT\n"
 	       "Serve NTPv4 to clients on ENDPOINT (udp://0.0.0.0:123, udp://127.0.0.1:12300,\n"
 	       "uudp://*:123?dev=IF, ib://HOST:123).\n\n"
-	       "      --stratum N      stratum to announce, 1..15 (default 1)\n"
-	       "      --refid ID       reference ID, up to 4 ASCII characters (default NTPX)\n"
+	       "      --stratum N      serve a local reference at stratum N, 1..15, whatever\n"
+	       "                       the host's clock (default: as the kernel says it is\n"
+	       "                       synchronised: leap 3 and stratum 16 while it is not)\n"
+	       "      --refid ID       the local reference's ID, up to 4 ASCII characters\n"
+	       "                       (default NTPX; alone: a local reference at stratum 1)\n"
+	       "      --quiet          no line on stderr at startup saying what is served\n"
 	       "  -c, --count N        exit after answering N requests\n"
 	       "  -l, --log FILE       write server-side records to FILE (- for stdout)\n"
 	       "      --poll MODE      block (default) or busy\n"
@@ -41,11 +45,13 @@ static void usage(FILE *out)
 	       "  -4, -6               resolve HOST to an IPv4 / IPv6 address only\n"
 	       "  -h, --help           this help\n"
 	       "      --version        print the version\n\n"
-	       "Counts of what was answered and ignored go to stderr at exit.\n", ntpx_prog);
+	       "On a terminal, one line on stderr at startup says what is served; counts\n"
+	       "of what was answered and ignored go to stderr at exit.\n", ntpx_prog);
 }
 
 /* Options with no letter of their own (ntpx(7), OPTIONS). */
-enum { OPT_STRATUM = 256, OPT_REFID, OPT_NTS_CERT, OPT_NTS_KEY, OPT_NTS_PORT, OPT_NTS_ROTATE };
+enum { OPT_STRATUM = 256, OPT_REFID, OPT_NTS_CERT, OPT_NTS_KEY, OPT_NTS_PORT, OPT_NTS_ROTATE,
+       OPT_QUIET };
 
 void reflect_options(int argc, char **argv, struct reflect_config *cfg)
 {
@@ -64,6 +70,7 @@ void reflect_options(int argc, char **argv, struct reflect_config *cfg)
 		{ "nts-key", required_argument, NULL, OPT_NTS_KEY },
 		{ "nts-port", required_argument, NULL, OPT_NTS_PORT },
 		{ "nts-rotate", required_argument, NULL, OPT_NTS_ROTATE },
+		{ "quiet", no_argument, NULL, OPT_QUIET },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
@@ -94,6 +101,7 @@ void reflect_options(int argc, char **argv, struct reflect_config *cfg)
 		case OPT_STRATUM:
 			if (opt_count(optarg, 15, &cfg->stratum) || cfg->stratum < 1)
 				opt_usage_error("bad stratum '%s' (1..15)", optarg);
+			cfg->local = 1;
 			break;
 		case 'r':
 			opt_old("-r", "--refid");
@@ -102,6 +110,7 @@ void reflect_options(int argc, char **argv, struct reflect_config *cfg)
 			if (ntp_refid_parse(optarg, &cfg->refid))
 				opt_usage_error("bad refid '%s' (1 to 4 printable ASCII characters)",
 						optarg);
+			cfg->local = 1;
 			break;
 		case 'n':
 			opt_old("-n", "-c (--count)");
@@ -149,6 +158,9 @@ void reflect_options(int argc, char **argv, struct reflect_config *cfg)
 			if (opt_count(optarg, 65535, &cfg->nts_port) || cfg->nts_port == 0)
 				opt_usage_error("bad NTS-KE port '%s'", optarg);
 			break;
+		case OPT_QUIET:
+			cfg->quiet = 1;
+			break;
 		case OPT_NTS_ROTATE:
 			if (opt_duration(optarg, 0, &cfg->nts_rotate) || cfg->nts_rotate <= 0)
 				opt_usage_error("bad key rotation period '%s'", optarg);
@@ -157,8 +169,7 @@ void reflect_options(int argc, char **argv, struct reflect_config *cfg)
 			opt_other(c, usage);
 		}
 	}
-	if (endpoint_from_args(argc, argv, optind, &cfg->ep, err, sizeof(err)))
-		opt_usage_error("%s", err);
+	opt_endpoint(argc, argv, optind, &cfg->ep);
 	cfg->ep.family = family;
 	if (!cfg->nts_cert != !cfg->nts_key)
 		opt_usage_error("--nts-cert and --nts-key go together");

@@ -62,17 +62,67 @@ void reflect_reply_init(struct reflector *r)
 {
 	int8_t precision = measure_precision(r->clk);
 
-	/* A reference of our own: no delay to it, the dispersion of one
-	   clock reading. */
+	/* A local reference (--stratum, --refid): no delay to it, the
+	   dispersion of one clock reading; else what the kernel says
+	   (reflect_sync). */
+	r->disp_min = ntp_short_from_ns((int64_t)ldexp(1e9, precision));
 	r->reply = (struct ntp_packet){
 		.leap = NTP_LEAP_NONE,
 		.mode = NTP_MODE_SERVER,
 		.stratum = (uint8_t)r->cfg->stratum,
 		.precision = precision,
 		.root_delay = 0,
-		.root_disp = ntp_short_from_ns((int64_t)ldexp(1e9, precision)),
+		.root_disp = r->disp_min,
 		.refid = r->cfg->refid,
 	};
+	reflect_sync(r, clock_realtime_ns());
+}
+
+/*
+ * Without a local reference, the replies say what the kernel says of the
+ * host's clock (adjtimex with modes 0: read only), read again once a
+ * second of T2 has passed: while it is unsynchronised, leap 3 and stratum
+ * 16, as chronyd and ntpd answer then, so that no client takes its time;
+ * synchronised, the kernel's leap indicator, REFLECT_STRATUM_SYNCED, and
+ * the kernel's maximum error as the root dispersion (a daemon sets it to
+ * its root distance; the kernel grows it while nobody does).
+ */
+void reflect_sync(struct reflector *r, int64_t now)
+{
+	struct clock_sync s;
+
+	if (r->cfg->local || (r->sync_at && now >= r->sync_at &&
+			      now - r->sync_at < NTPX_NS_PER_SEC))
+		return;
+	r->sync_at = now ? now : 1;
+	if (clock_sync_read(&s))	/* unreadable: say nothing of our time */
+		s = (struct clock_sync){ .synced = 0, .maxerror_ns = 16 * NTPX_NS_PER_SEC };
+	r->reply.leap = s.synced ? (uint8_t)s.leap : NTP_LEAP_ALARM;
+	r->reply.stratum = s.synced ? REFLECT_STRATUM_SYNCED : NTP_STRATUM_UNSYNC;
+	r->reply.root_disp = ntp_short_from_ns(s.maxerror_ns);
+	if (r->reply.root_disp < r->disp_min)
+		r->reply.root_disp = r->disp_min;
+}
+
+/* What the replies say of the clock, for a person: the startup line. */
+const char *reflect_sync_str(const struct reflector *r, char *buf, size_t len)
+{
+	char refid[5] = "";
+	int i;
+
+	for (i = 0; i < 4; i++)
+		refid[i] = (char)(r->cfg->refid >> (24 - 8 * i));
+	if (r->cfg->local)
+		snprintf(buf, len, "a local reference at stratum %u, refid %s, whatever the host's "
+			 "clock", r->reply.stratum, refid);
+	else if (r->reply.leap == NTP_LEAP_ALARM)
+		snprintf(buf, len, "unsynchronised as the kernel says: leap 3, stratum 16; "
+			 "--stratum N serves a local reference");
+	else
+		snprintf(buf, len, "synchronised as the kernel says: stratum %u, leap %u, root "
+			 "dispersion %.3f ms", r->reply.stratum, r->reply.leap,
+			 (double)r->reply.root_disp * 1e3 / 65536.0);
+	return buf;
 }
 
 /* The receive stamps in @rx that came into @e: t2k t2h. */

@@ -78,6 +78,8 @@ void reflect_serve(struct reflector *r)
 			reflect_answer(r, buf, n, &from, &q, t2);
 		else
 			ignored(r, &from, v, t2);
+		/* After the reply, never between its T2 and T3. */
+		reflect_sync(r, t2);
 		/* The replies' send stamps once the requests read together
 		   are answered: one look at the error queue for them all. */
 		if (!transport_pending(r->t))

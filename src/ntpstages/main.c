@@ -53,7 +53,7 @@ int main(int argc, char **argv)
 	int per_exchange = 0, same = 0, om = 0, c;
 	double *v, *w, *t;
 
-	opt_init(argv[0]);
+	opt_init(argv);
 	out_init();
 	while ((c = getopt_long(argc, argv, "esh", longopts, NULL)) != -1) {
 		if (c == 'e')

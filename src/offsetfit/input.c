@@ -20,7 +20,6 @@
 #include "exchange.h"
 #include "opt.h"
 #include "offsetfit.h"
-#include "util_private.h"
 
 static int grow(struct series *s)
 {
@@ -68,25 +67,6 @@ static int want_truth(struct series *s)
 	return 0;
 }
 
-/* What offsetfit reads, in the order of the checks (lib/exchange.h). */
-enum { C_SEQ, C_T1, C_T2, C_T3, C_T4, C_DELAY, C_OFF2, C_STATUS, C_TRUE2 };
-
-static const struct exchange_col cols[] = {
-	[C_SEQ] = { "seq", EXCHANGE_SEQ, 0 },
-	[C_T1] = { "t1", EXCHANGE_T1, 0 },
-	[C_T2] = { "t2", EXCHANGE_T2, 0 },
-	[C_T3] = { "t3", EXCHANGE_T3, 0 },
-	[C_T4] = { "t4", EXCHANGE_T4, 0 },
-	[C_DELAY] = { "delay", EXCHANGE_DELAY, 0 },
-	[C_OFF2] = { "off2", EXCHANGE_OFF2, 0 },
-	[C_STATUS] = { "status", EXCHANGE_STATUS, 0 },
-	[C_TRUE2] = { "true2", EXCHANGE_INT, EXCHANGE_OK_ONLY },	/* optional */
-};
-
-static const struct exchange_spec spec = {
-	cols, ARRAY_SIZE(cols), "ok record without all of T1..T4"
-};
-
 /* The first "#endpoint URL [ADDRESS]" names the series (--openmetrics). */
 static void on_comment(void *ctx, const char *line)
 {
@@ -103,7 +83,7 @@ int series_read(int fd, const char *name, struct series *s)
 	struct exchange_reader xr;
 	int rc;
 
-	if (exchange_reader_init(&xr, fd, name, &spec)) {
+	if (exchange_reader_init(&xr, fd, name, &exchange_offsets)) {
 		ntpx_err("out of memory");
 		return -1;
 	}
@@ -120,7 +100,7 @@ int series_read(int fd, const char *name, struct series *s)
 		if (x->status != RECORD_OK)
 			continue;
 		if ((s->n == s->cap && grow(s)) ||
-		    (xr.idx[C_TRUE2] >= 0 && want_truth(s))) {
+		    (xr.idx[EXCHANGE_OFFSETS_TRUE2] >= 0 && want_truth(s))) {
 			ntpx_err("out of memory after %zu records", s->n);
 			exchange_reader_free(&xr);
 			return -1;
@@ -131,8 +111,8 @@ int series_read(int fd, const char *name, struct series *s)
 		s->delay[s->n] = (float)xr.delay;
 		if (s->truth)
 			s->truth[s->n] = NAN;
-		if (xr.vhave & (1u << C_TRUE2)) {
-			s->truth[s->n] = (double)xr.v[C_TRUE2] / 2;
+		if (xr.vhave & (1u << EXCHANGE_OFFSETS_TRUE2)) {
+			s->truth[s->n] = (double)xr.v[EXCHANGE_OFFSETS_TRUE2] / 2;
 			s->ntruth++;
 		}
 		s->n++;

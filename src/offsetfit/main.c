@@ -29,7 +29,7 @@ int main(int argc, char **argv)
 	struct linfit fit;
 	int i;
 
-	opt_init(argv[0]);
+	opt_init(argv);
 	out_init();
 	i = fit_options(argc, argv, &cfg);
 	if (opt_inputs(argc, argv, i, read_input, &in))

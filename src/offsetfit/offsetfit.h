@@ -69,6 +69,9 @@ struct stab_config {
 	int ncols;
 	double conf;		/* --ci: the confidence (0: no intervals) */
 	double max_tau_s;	/* --max-tau; 0: a third of the run */
+	int taus;		/* --taus: enum stab_taus (lib/stability.h) */
+	double *tau_s;		/* --taus LIST: ascending, distinct, s */
+	size_t ntau;
 	struct mask mask[2];	/* --mask */
 	int nmask;
 };
@@ -106,6 +109,8 @@ int percentiles_print(struct series *s, int json);
 /* stability.c: --series's names into a bit set (-1: not one); the output */
 int stability_series_parse(const char *list, unsigned *set);
 /* --dev's names into sc->cols (-1: a name not known) */
+/* --taus: octave, decade, all or a list of durations into sc (-1: not one) */
+int stability_taus_parse(const char *arg, struct stab_config *sc);
 int stability_dev_parse(const char *list, struct stab_config *sc);
 int stability_print(const struct series *s, const struct linfit *fit, unsigned want,
 		    double tau0_s, int json, const struct stab_config *sc);

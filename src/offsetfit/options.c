@@ -26,7 +26,7 @@ static void usage(FILE *out)
 	       "      --cdf rtt|residual  value (us) and cumulative fraction, for gnuplot\n"
 	       "      --check           verify every record's delay/off2 arithmetic and\n"
 	       "                        print how many were checked\n"
-	       "      --stability       ADEV, MDEV, TDEV, MTIE, TIE-RMS per octave of tau\n"
+	       "      --stability       ADEV, MDEV, TDEV, MTIE, TIE-RMS per tau (--taus)\n"
 	       "      --series LIST     --stability's series: offset,residual,error\n"
 	       "                        (default: each the input has)\n"
 	       "      --tau0 DUR        the nominal interval (default: the median spacing)\n"
@@ -34,6 +34,9 @@ static void usage(FILE *out)
 	       "                        hdev,ohdev,totdev,alpha (default: the first five)\n"
 	       "      --ci [P]          intervals of confidence P (default 0.683, 1 sigma),\n"
 	       "                        their EDF and the noise (alpha) at each tau\n"
+	       "      --taus GRID       octave (default), decade (1, 2, 4, 10, 20, 40 ...\n"
+	       "                        times tau0), all (every multiple of tau0) or a\n"
+	       "                        list of durations, e.g. 1s,10s,100s\n"
 	       "      --max-tau DUR     the longest tau (default: a third of the run)\n"
 	       "      --mask SPEC       MTIE/TDEV against prtc-a, prtc-b, [mtie:|tdev:]FILE;\n"
 	       "                        exit 1 if any tau fails\n"
@@ -58,6 +61,7 @@ int fit_options(int argc, char **argv, struct fit_config *cfg)
 		{ "dev", required_argument, NULL, 'D' },
 		{ "ci", optional_argument, NULL, 'c' },
 		{ "max-tau", required_argument, NULL, 'X' },
+		{ "taus", required_argument, NULL, 'G' },
 		{ "mask", required_argument, NULL, 'M' },
 		{ "percentiles", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
@@ -120,6 +124,12 @@ int fit_options(int argc, char **argv, struct fit_config *cfg)
 				opt_usage_error("bad --max-tau '%s'", optarg);
 			stab_opt = 1;
 			continue;
+		case 'G':
+			if (stability_taus_parse(optarg, &cfg->stab))
+				opt_usage_error("bad --taus '%s' (octave, decade, all, or durations "
+						"such as 1s,10s,100s)", optarg);
+			stab_opt = 1;
+			continue;
 		case 'M':
 			mask = optarg;
 			stab_opt = 1;
@@ -145,8 +155,8 @@ int fit_options(int argc, char **argv, struct fit_config *cfg)
 	if (om && (json || mode != M_SUMMARY))
 		opt_usage_error("--openmetrics goes with the summary alone");
 	if ((series || tau0_ns || stab_opt) && mode != M_STABILITY)
-		opt_usage_error("--series, --tau0, --dev, --ci, --max-tau and --mask go with "
-				"--stability");
+		opt_usage_error("--series, --tau0, --dev, --ci, --taus, --max-tau and --mask go "
+				"with --stability");
 	if (mask)
 		cfg->stab.nmask = mask_parse(mask, cfg->stab.mask);
 	cfg->stab.max_tau_s = (double)max_tau_ns * 1e-9;

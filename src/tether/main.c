@@ -76,7 +76,7 @@ int main(int argc, char **argv)
 	const char *ready = NULL;
 	int c, serving = 0, kill_them = 0;
 
-	opt_init(argv[0]);
+	opt_init(argv);
 	while ((c = getopt_long(argc, argv, "+x:s:b:t:r:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'x': prefix = optarg; break;

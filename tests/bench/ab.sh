@@ -44,11 +44,8 @@ figures="floor-block ntpx-block ntpx-busy ntpx-block-nostamps"
 figures="$figures offsetfit offsetfit-stability"
 
 # offsetfit's figures: the CPU time (user + system) of one run on the
-# same file of AB_RECORDS records (build/bench/genrec), in ns (printed in us).
-fig_cpu() {	# CMD...
-	/usr/bin/time -f '%U %S' -o "$TMP/cpu" "$@" >/dev/null 2>&1 || { echo "- - 0"; return; }
-	awk '{ printf "%.0f - 1\n", ($1 + $2) * 1e9 }' "$TMP/cpu"
-}
+# same file of AB_RECORDS records (build/bench/genrec), in ns (printed in
+# us; fig_cpu).
 case " ${AB_FIGURES:-$figures} " in
 *" offsetfit"*)
 	"$NTPX_TOP/build/bench/genrec" "${AB_RECORDS:-3000000}" 7 >"$TMP/ab.rec"

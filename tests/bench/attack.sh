@@ -20,7 +20,7 @@ test_atexit "ip netns del $ns"
 ip netns exec "$ns" ip link set lo up
 port=12300
 ep="udp://127.0.0.1:$port?src=127.0.0.2"
-spawn R ip netns exec "$ns" "$NTPX_BIN/ntpreflect" "udp://127.0.0.1:$port" 2>/dev/null
+spawn R ip netns exec "$ns" "$NTPX_BIN/ntpreflect" --stratum 1 "udp://127.0.0.1:$port" 2>/dev/null
 listening() { ip netns exec "$ns" ss -Hlun "sport = :$port" | grep -q .; }
 wait_until 5 listening || { echo "attack: ntpreflect did not start"; exit 0; }
 

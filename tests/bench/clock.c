@@ -46,7 +46,7 @@ int main(int argc, char **argv)
 	long n = 2000000;
 	int opt, round;
 
-	opt_init(argv[0]);
+	opt_init(argv);
 	while ((opt = getopt(argc, argv, "n:w:")) != -1) {
 		if (opt == 'n')
 			n = atol(optarg);

@@ -17,6 +17,10 @@
 #                                            (native XDP on veth), poll MODE
 #   fig_stat FILE...                         the median over lines of "V ..."
 #                                            and their range: "MED MIN MAX"
+#   fig_cpu CMD...                           CMD's CPU time, user and system,
+#                                            its children's too, in ns
+#   fig_fits BIN DIR                         fig_cpu of BIN/offsetfit on each
+#                                            DIR/*.rec in turn
 #
 # FIG_COUNT exchanges per block (default 400) at FIG_IV_US us (500).
 # MODE is block or busy.  BIN is a tree's bin/ (this tree's or the other
@@ -51,7 +55,7 @@ fig_ntpx() {	# BIN MODE [OPTION...]
 	_fbin=$1 _fm=$2
 	shift 2
 	_fp=$(free_udp_port)
-	spawn _fs "$_fbin/ntpreflect" --poll "$_fm" "$@" "udp://127.0.0.1:$_fp" 2>/dev/null
+	spawn _fs "$_fbin/ntpreflect" --stratum 1 --poll "$_fm" "$@" "udp://127.0.0.1:$_fp" 2>/dev/null
 	wait_until 5 udp_listening "$_fp" || { echo "- - 0"; return; }
 	"$_fbin/ntpprobe" --poll "$_fm" -i "${FIG_IV_US}us" -w 100ms -c "$FIG_COUNT" "$@" \
 		"udp://127.0.0.1:$_fp" >"$TMP/fig.rec" 2>/dev/null
@@ -89,13 +93,27 @@ fig_ep() {	# kudp|uudp DEV -> the endpoint of the lab's reference
 fig_lab() {	# BIN SERVER CLIENT MODE [OPTION...]
 	_fbin=$1 _fsrv=$2 _fcli=$3 _fm=$4
 	shift 4
-	spawn _fs ip netns exec "$UB" "$_fbin/ntpreflect" --poll "$_fm" "$@" \
+	spawn _fs ip netns exec "$UB" "$_fbin/ntpreflect" --stratum 1 --poll "$_fm" "$@" \
 		"$(fig_ep "$_fsrv" "$IFB")" 2>/dev/null
 	wait_until 5 udp_listening_in "$UB" 12300 || { echo "- - 0"; return; }
 	ip netns exec "$UA" "$_fbin/ntpprobe" --poll "$_fm" -i "${FIG_IV_US}us" -w 100ms \
 		-c "$FIG_COUNT" "$@" "$(fig_ep "$_fcli" "$IFA")" >"$TMP/fig.rec" 2>/dev/null
 	kill "$_fs"; wait "$_fs" 2>/dev/null
 	fig_quant "$TMP/fig.rec"
+}
+
+# "NS - 1": the CPU time of CMD (and of what it waited for), for the
+# figures of tools that read records: steadier than the elapsed time on a
+# shared machine.  Its peak RSS in KiB is left in $TMP/cpu.rss.
+fig_cpu() {	# CMD...
+	/usr/bin/time -f '%U %S %M' -o "$TMP/cpu" "$@" >/dev/null 2>&1 || { echo "- - 0"; return; }
+	awk '{ print $3 }' "$TMP/cpu" >"$TMP/cpu.rss"
+	awk '{ printf "%.0f - 1\n", ($1 + $2) * 1e9 }' "$TMP/cpu"
+}
+
+# What fitting a mesh's pairs costs without ntpmesh: an offsetfit a file.
+fig_fits() {	# BIN DIR
+	fig_cpu sh -c 'for f; do "$0" "$f" >/dev/null || exit 1; done' "$1/offsetfit" "$2"/*.rec
 }
 
 fig_stat() {	# FILE: one value a line -> "MEDIAN MIN MAX" ("- - -" if none)

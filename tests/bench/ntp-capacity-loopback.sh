@@ -43,7 +43,7 @@ capacity() {
 }
 
 p1=$(port 0)
-ntpreflect "udp://127.0.0.1:$p1" 2>/dev/null &
+ntpreflect --stratum 1 "udp://127.0.0.1:$p1" 2>/dev/null &
 pid=$!
 up "$p1" || { echo "ntp-capacity: ntpreflect did not start"; exit 1; }
 set -- $(capacity "$p1")

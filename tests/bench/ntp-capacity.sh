@@ -132,7 +132,7 @@ pidfile $TMP/chronyd.pid
 EOC
 climb() {	# SERVER ROUND
 	case $1 in
-	ntpreflect) spawn pid ip netns exec "$NTPX_NS_REF" ntpreflect "udp://0.0.0.0:$port" 2>/dev/null ;;
+	ntpreflect) spawn pid ip netns exec "$NTPX_NS_REF" ntpreflect --stratum 1 "udp://0.0.0.0:$port" 2>/dev/null ;;
 	chronyd) spawn pid ip netns exec "$NTPX_NS_REF" chronyd -x -d -f "$TMP/chrony.conf" 2>"$TMP/chronyd.log" ;;
 	esac
 	if wait_until 5 in_ref; then

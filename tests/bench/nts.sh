@@ -121,7 +121,7 @@ EOF
 }
 
 p1=$(port 0) k1=$(tport 0)
-ntpreflect --nts-cert "$tmp/srv.pem" --nts-key "$tmp/srv.key" --nts-port "$k1" "udp://127.0.0.1:$p1" 2>"$tmp/refl.err" &
+ntpreflect --stratum 1 --nts-cert "$tmp/srv.pem" --nts-key "$tmp/srv.key" --nts-port "$k1" "udp://127.0.0.1:$p1" 2>"$tmp/refl.err" &
 pid=$!
 up "$p1" && up "$k1" t || { echo "nts: ntpreflect did not start: $(tail -1 "$tmp/refl.err")"; exit 1; }
 measure ntpreflect "$p1" "$k1" 0.6

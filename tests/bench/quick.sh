@@ -19,6 +19,9 @@ B=$NTPX_BIN
 
 lab=
 fig_lab_up >/dev/null 2>&1 && lab=1
+# ntpmesh's cost (tests/bench/ntpmesh.sh) on a mesh small enough for here.
+mesh=$TMP/mesh
+"$NTPX_HELPERS/meshgen" -T -s 9 -H a,b,c,d,e,f -c 20000 -i 1000000 "$mesh" >/dev/null 2>&1 || mesh=
 
 for b in $(seq 1 "$BLOCKS"); do
 	pp=$(fig_floor block) ppst=$(fig_floor block stamp)
@@ -31,6 +34,10 @@ for b in $(seq 1 "$BLOCKS"); do
 	if [ -n "$lab" ]; then
 		ku=$(fig_lab "$B" kudp kudp busy) uu=$(fig_lab "$B" uudp uudp busy)
 		fig_ratio "$uu" "$ku" 1 >>"$TMP/uk.m"
+	fi
+	if [ -n "$mesh" ]; then
+		nm=$(fig_cpu "$B/ntpmesh" "$mesh") of=$(fig_fits "$B" "$mesh")
+		fig_ratio "$nm" "$of" 1 >>"$TMP/mo.m"
 	fi
 done
 
@@ -55,5 +62,10 @@ if [ -n "$lab" ]; then
 	echo "uudp / kernel UDP, busy, lab fast path (uudp and kernel servers): median $(verdict "$TMP/uk.m" "<=0.60")"
 else
 	echo "uudp / kernel UDP: not measured (no lab: needs root, ip and ethtool)"
+fi
+if [ -n "$mesh" ]; then
+	echo "ntpmesh / offsetfit a pair, CPU, 6 hosts x 30 pairs x 20000 records (make bench: x 1 M): median $(verdict "$TMP/mo.m" "<=2")"
+else
+	echo "ntpmesh / offsetfit: not measured (no build/helpers/meshgen)"
 fi
 exit 0

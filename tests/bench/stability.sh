@@ -13,7 +13,11 @@
 # CPU, which a busy machine inflates less).  Each command runs three
 # times and the median elapsed time is quoted, with the CPU time (user
 # + system) of that run.  Issue 21's target: the analysis of the offset
-# beyond the fit costs no more CPU than the fit itself.
+# beyond the fit costs no more CPU than the fit itself.  Then the other
+# tau grids (--taus): decades, and every multiple of tau0 up to 10 s
+# (100 taus at genrec's 100 ms): a pass over the grid per tau, whose
+# cost per tau and per slot is stated with what it makes of --taus all
+# up to offsetfit's limit of 2^36 slot passes.
 . "$(dirname "$0")/../lib.sh"
 N=${NTPX_BENCH_RECORDS:-10000000}
 f=$TMP/records
@@ -39,11 +43,15 @@ one_kb=$(cat "$TMP/rss")
 two=$(median_of 3 "$NTPX_BIN/offsetfit" --stability "$f")
 full=$(median_of 3 "$NTPX_BIN/offsetfit" --stability --series offset --dev $all --ci "$f")
 full_kb=$(cat "$TMP/rss")
+dec=$(median_of 3 "$NTPX_BIN/offsetfit" --stability --series offset --taus decade "$f")
+every=$(median_of 3 "$NTPX_BIN/offsetfit" --stability --series offset --taus all --max-tau 10s "$f")
 "$NTPX_BIN/offsetfit" --stability --series offset "$f" | grep -c '^[0-9]' >"$TMP/octaves"
 
 awk -v n="$N" -v p="$plain" -v o="$one" -v t="$two" -v a="$full" -v kb="$one_kb" -v fkb="$full_kb" \
+    -v d="$dec" -v e="$every" \
     -v k="$(cat "$TMP/octaves")" 'BEGIN {
 	split(p, P, " "); split(o, O, " "); split(t, T, " "); split(a, A, " ")
+	split(d, D, " "); split(e, E, " ")
 	printf "offsetfit --stability: %d records, %d octaves of tau (median of 3 runs)\n", n, k
 	printf "  %-34s %6.2f s elapsed %6.2f s cpu\n", "plain fit", P[1], P[2]
 	printf "  %-34s %6.2f s elapsed %6.2f s cpu  %5.1f bytes/record peak\n", "--stability --series offset", O[1], O[2], kb * 1024 / n
@@ -53,4 +61,8 @@ awk -v n="$N" -v p="$plain" -v o="$one" -v t="$two" -v a="$full" -v kb="$one_kb"
 	r = P[2] > 0 ? (O[2] - P[2]) / P[2] : 0
 	printf "  beyond the fit / the fit itself, cpu: %.2f (target <= 1.0): %s\n", r, r <= 1.0 ? "met" : "NOT met"
 	printf "  every deviation with intervals and noise id over the plain fit: %.2fx elapsed, %.2fx cpu (target <= 3x)\n", A[1] / P[1], A[2] / P[2]
+	printf "  %-34s %6.2f s elapsed %6.2f s cpu\n", "--taus decade", D[1], D[2]
+	printf "  %-34s %6.2f s elapsed %6.2f s cpu\n", "--taus all --max-tau 10s (100 taus)", E[1], E[2]
+	per = (E[2] - P[2]) / 100	# beyond the plain fit: the grid and 100 taus
+	printf "  --taus all: %.1f ms cpu a tau, %.2f ns a slot; 2^36 slot passes (the limit) %.0f s\n", per * 1e3, per / n * 1e9, per / n * 2^36
 }'

@@ -25,7 +25,7 @@ ep="udp://$NTPX_REF_FAST:$port"
 listening() { $X ref ss -Hlun "sport = :$port" | grep -q .; }
 
 # 1. Noise by layer.
-spawn srv $X ref ntpreflect "$ep"
+spawn srv $X ref ntpreflect --stratum 1 "$ep"
 wait_until 5 listening
 $X client ntpprobe -i 1ms -w 100ms -c "$N" --xleave "$ep" >"$TMP/xl.rec" 2>/dev/null
 kill "$srv"; wait "$srv" 2>/dev/null
@@ -43,7 +43,7 @@ per=$((N / BLOCKS / 2))
 for b in $(seq 1 $BLOCKS); do
 	for mode in on off; do
 		opt=; [ $mode = off ] && opt=--no-stamps
-		spawn srv $X ref ntpreflect $opt "$ep"
+		spawn srv $X ref ntpreflect --stratum 1 $opt "$ep"
 		wait_until 5 listening
 		$X client ntpprobe -i 1ms -w 100ms -c "$per" $opt "$ep" 2>/dev/null |
 			awk "$ntpx_fields"'/^#fields/ { fields(); next } /^#/ { next }

@@ -181,10 +181,10 @@ same_s() {
 # recov_rec RUN EVENT: "REACQUIRE WITHIN" of one recovery run recomputed
 # from its records, as doc/ntpx-runstat.1 defines them: seconds from the
 # run's EVENT (events.tsv) to the T2 (the reference's stamp) of the first
-# ok exchange after it, and to that of the third of three consecutive ok
-# exchanges after it whose |off2| / 2 is under 1 ms; '-' for never.  The
-# nanoseconds since 1970 in shell arithmetic (awk's doubles would round
-# them).
+# ok exchange after it, and to that of the third of three consecutive
+# exchanges after it that are ok with |off2| / 2 at most 1 ms (one that is
+# not ok breaks the three); '-' for never.  The nanoseconds since 1970 in
+# shell arithmetic (awk's doubles would round them).
 recov_rec() {
 	_ri=${1##*/} && _ri=${_ri%%-*} &&
 	_ra=$(awk -F'\t' -v i=$((1$_ri - 1000)) -v e="$2" '$2 == i && $3 == e { print $1; exit }' "$P/events.tsv") &&
@@ -192,9 +192,10 @@ recov_rec() {
 	_re=- _rw=- _rc=0
 	rec_cols "$1/probe.rec" status t2 off2 >"$TMP/recov.cols"
 	while read -r _st _t2 _o2; do
-		[ "$_st" = ok ] && [ $((_t2 - _ra)) -ge 0 ] || continue
+		if [ "$_st" != ok ]; then _rc=0; continue; fi
+		[ $((_t2 - _ra)) -ge 0 ] || continue
 		[ "$_re" != - ] || _re=$((_t2 - _ra))
-		if [ "${_o2#-}" -lt 2000000 ]; then _rc=$((_rc + 1)); else _rc=0; fi
+		if [ "${_o2#-}" -le 2000000 ]; then _rc=$((_rc + 1)); else _rc=0; fi
 		if [ $_rc = 3 ] && [ "$_rw" = - ]; then _rw=$((_t2 - _ra)); fi
 	done <"$TMP/recov.cols"
 	awk -v a=$_re -v b=$_rw 'function s(x) { return x == "-" ? "-" : sprintf("%.6f", x / 1e9) } BEGIN { print s(a), s(b) }'
@@ -317,6 +318,11 @@ stabvals() { awk -F'\t' -v c=$1 'NR == 1 { for (i = 2; i <= NF; i++) n[$i] = i -
 stabrows() { awk -F'\t' -v f="$1" -v t="$2" '$1 == f && $2 == t' "$P/figures/stability.tsv" | wc -l; }
 # the octaves of offsetfit --stability on the freerun udp run of rep 1
 octaves() { offsetfit --stability --series offset "$(ls -d "$P"/runs/*-freerun-*-udp-r1)/probe.rec" | grep -c '^[0-9]'; }
+# the decade taus of the same run, and the ratio of stability.tsv's
+# K-th tau to its first for FAMILY TRANSPORT
+decades() { offsetfit --stability --series offset --taus decade "$(ls -d "$P"/runs/*-freerun-*-udp-r1)/probe.rec" | grep -c '^[0-9]'; }
+tauratio() { awk -F'\t' -v f="$1" -v t="$2" -v k="$3" '$1 == f && $2 == t && ++n == 1 { a = $3 }
+	$1 == f && $2 == t && n == k { printf "%.3g", $3 / a; exit }' "$P/figures/stability.tsv"; }
 # The synthesized directional runs put q us on one way only: the
 # offset moves by half of what the delay does, + for c2r, - for r2c.
 slope() { awk -F'\t' -v t=$1 -v g=$2 '$1 == t && $2 == g { print $4 }' "$P/figures/offset-delay.tsv"; }
@@ -361,7 +367,7 @@ test_expect_success 'setup: a server restart under a running probe' '
 	stop_pid "$PID_udp" &&
 	wait_until 10 unanswered &&
 	ev restart_server &&
-	spawn REFLECT_PID ntpreflect "udp://127.0.0.1:$PORT_udp" 2>>"$TMP/reflect.err" &&
+	spawn REFLECT_PID ntpreflect --stratum 1 "udp://127.0.0.1:$PORT_udp" 2>>"$TMP/reflect.err" &&
 	wait_until 10 again &&
 	stop_pid "$probe_pid" && ev run_end && touch "$RUN/done"
 '
@@ -476,7 +482,7 @@ test_expect_success 'step: the first reply stepped each sim: clock to within hal
 	set -- $(runs recovery step_120s udp) $(runs recovery step_120s udp2) &&
 	test $# = 4 && all stepped "$@"
 '
-test_expect_success 'step: within_1ms_s is the time to the third of three replies in a row under 1 ms' '
+test_expect_success 'step: within_1ms_s is the time to the third of three replies in a row within 1 ms' '
 	same_s "$(col recovery udp within_1ms_s step_120s)" "$(recov_med step_120s udp step 2)" &&
 	same_s "$(col recovery udp2 within_1ms_s step_120s)" "$(recov_med step_120s udp2 step 2)"
 '
@@ -592,6 +598,16 @@ test_expect_success 'ntpx-figures --mask prtc-a: the mask on the TDEV and MTIE f
 test_expect_success 'ntpx-figures --mask with a mask that is not: exit 2, one line' '
 	test_exit 2 "$A/ntpx-figures" --mask prtc-z "$P" >/dev/null 2>"$TMP/fig.err" &&
 	test_is "$(cat "$TMP/fig.err")" "ntpx-figures: --mask prtc-z: No such file or directory"
+'
+test_expect_success 'ntpx-figures --taus decade: the runs'\'' decade taus, 1, 2, 4, 10 ... tau0' '
+	"$A/ntpx-figures" --taus decade "$P" 2>"$TMP/fig.err" &&
+	test "$(decades)" -ge 4 && test_is "$(stabrows freerun udp)" "$(decades)" &&
+	test_is "$(tauratio freerun udp 3) $(tauratio freerun udp 4)" "4 10" &&
+	test_is "$(stabtsv freerun udp adev)" "$(stab1 freerun udp adev)"
+'
+test_expect_success 'ntpx-figures --taus with a grid it does not draw: exit 2' '
+	test_exit 2 "$A/ntpx-figures" --taus all "$P" >/dev/null 2>"$TMP/fig.err" &&
+	test_is "$(head -1 "$TMP/fig.err")" "ntpx-figures: bad --taus '\''all'\'' (octave or decade)"
 '
 test_expect_success 'ntpx-figures without --mask again: no mask' '
 	"$A/ntpx-figures" "$P" 2>"$TMP/fig.err" &&

@@ -5,7 +5,10 @@
 # offset=NS), a port where nothing listens, a name under .invalid (RFC
 # 6761: never asked).  The one that is off is marked, the ones that gave
 # nothing say why, --json gives the same per line, and the exit status
-# says whether every server answered.
+# says whether every server passed: it answered, it is not off, and its
+# offset is within --max-offset; a name that does not resolve is exit 2,
+# as ping's.  Options go before or after the servers, as monitoring
+# scripts put them.
 . "$(dirname "$0")/../lib.sh"
 need_prereq HELPERS
 need python3
@@ -29,12 +32,13 @@ test_expect_success 'setup: two reflectors, a server 50 ms ahead, a closed port'
 	test_is "$(printf "%s\n" $p1 $p2 $p3 $p4 | sort -u | wc -l)" 4
 '
 
-test_expect_success 'all at once: exit 1 (two gave no usable answer)' '
-	test_exit 1 ntpx-check -4 -c 3 -i 20ms -w 5s "127.0.0.1:$p1" "localhost:$p2" "127.0.0.1:$p3" \
+test_expect_success 'all at once: exit 2 (a name that does not resolve), every row there' '
+	test_exit 2 ntpx-check -4 -c 3 -i 20ms -w 5s "127.0.0.1:$p1" "localhost:$p2" "127.0.0.1:$p3" \
 		"127.0.0.1:$p4" ntp.invalid >"$TMP/all" 2>"$TMP/all.err" &&
 	cat "$TMP/all" >&4 &&
 	test_is "$(wc -l <"$TMP/all")" 6 &&
-	test_is "$(wc -c <"$TMP/all.err")" 0
+	test_grep -x "ntpx-check: cannot resolve .ntp.invalid. (IPv4): Name or service not known" "$TMP/all.err" &&
+	test_is "$(wc -l <"$TMP/all.err")" 1
 '
 
 test_expect_success 'the two reflectors agree (+), with their stratum and refid' '
@@ -53,7 +57,7 @@ test_expect_success 'the closed port and the name that does not resolve: (!) and
 	row "$TMP/all" ntp.invalid | grep -E "^! .* cannot resolve .ntp\.invalid. \(IPv4\): "
 '
 
-test_expect_success 'every server answered: exit 0' '
+test_expect_success 'every server answered and agrees: exit 0' '
 	ntpx-check -c 2 -i 20ms -w 5s "127.0.0.1:$p1" "127.0.0.1:$p2" >"$TMP/good" &&
 	test_is "$(grep -c "^+ " "$TMP/good")" 2
 '
@@ -61,6 +65,48 @@ test_expect_success 'every server answered: exit 0' '
 test_expect_success 'two servers that disagree: nobody can tell (?), exit 0' '
 	ntpx-check -c 2 -i 20ms -w 5s "127.0.0.1:$p1" "127.0.0.1:$p3" >"$TMP/two" &&
 	test_is "$(grep -c "^? .* no majority agrees$" "$TMP/two")" 2
+'
+
+test_expect_success 'a server the majority marks off fails: exit 1' '
+	test_exit 1 ntpx-check -c 2 -i 20ms -w 5s "127.0.0.1:$p1" "127.0.0.1:$p2" "127.0.0.1:$p3" >"$TMP/three" &&
+	test_is "$(grep -c "^+ " "$TMP/three")" 2 &&
+	test_grep "^x .*:$p3 " "$TMP/three"
+'
+
+test_expect_success '--max-offset: a server whose offset is beyond it fails, exit 1' '
+	test_exit 1 ntpx-check -c 2 -i 20ms -w 5s --max-offset 10ms "127.0.0.1:$p1" "127.0.0.1:$p3" >"$TMP/max" &&
+	row "$TMP/max" "127.0.0.1:$p3" | grep "offset beyond --max-offset 10ms$" &&
+	row "$TMP/max" "127.0.0.1:$p1" >"$TMP/max1" &&
+	test_must_fail grep "max-offset" "$TMP/max1" &&
+	ntpx-check -c 2 -i 20ms -w 5s --max-offset=100ms "127.0.0.1:$p1" "127.0.0.1:$p3" >/dev/null &&
+	test_exit 2 ntpx-check --max-offset 1parsec "127.0.0.1:$p1" 2>"$TMP/max.err" &&
+	test_grep "^ntpx-check: bad maximum offset .1parsec.$" "$TMP/max.err"
+'
+
+test_expect_success 'options after the servers, as ntpprobe takes them' '
+	ntpx-check "127.0.0.1:$p1" --json -c 2 -i 20ms -w 5s "127.0.0.1:$p2" >"$TMP/after" 2>"$TMP/after.err" &&
+	test_is "$(jget "$TMP/after" "127.0.0.1:$p1" sent)" 2 &&
+	test_is "$(jget "$TMP/after" "127.0.0.1:$p2" pass)" true &&
+	test_is "$(wc -c <"$TMP/after.err")" 0 &&
+	ntpx-check "127.0.0.1:$p1" -c1 -i20ms --count=2 >"$TMP/after2" &&
+	test_grep " 2/2$" "$TMP/after2"
+'
+
+# Each column starts (left-aligned) or ends (right-aligned) where its
+# heading does, on every row, whatever the servers are called.
+aligned() {
+	awk "NR == 1 { a = index(\$0, \"ADDRESS\"); o = index(\$0, \"OFFSET/us\") + 8; next }
+		substr(\$0, a - 1, 1) != \" \" || substr(\$0, a, 1) == \" \" ||
+		substr(\$0, o, 1) !~ /[0-9-]/ || substr(\$0, o + 1, 1) != \" \" { print \"not aligned: \" \$0; bad = 1 }
+		END { exit bad }" "$1"
+}
+test_expect_success 'long server names keep the columns in line' '
+	long="udp://[::ffff:127.0.0.1]:$p2" &&
+	ntpx-check -c 1 -w 5s "127.0.0.1:$p1" "$long" "localhost:$p2" >"$TMP/long" &&
+	cat "$TMP/long" >&4 &&
+	test_is "$(grep -c "^+ " "$TMP/long")" 3 &&
+	aligned "$TMP/long" &&
+	aligned "$TMP/all"
 '
 
 test_expect_success '--json: one object a line, the same facts' '
@@ -71,6 +117,8 @@ test_expect_success '--json: one object a line, the same facts' '
 	test_is "$(jget "$TMP/json" "127.0.0.1:$p1" refid)" "\"GPS\"" &&
 	test_is "$(jget "$TMP/json" "127.0.0.1:$p2" stratum)" 2 &&
 	test_is "$(jget "$TMP/json" "127.0.0.1:$p3" agrees)" false &&
+	test_is "$(jget "$TMP/json" "127.0.0.1:$p3" pass)" false &&
+	test_is "$(jget "$TMP/json" "127.0.0.1:$p1" pass)" true &&
 	test_is "$(jget "$TMP/json" "127.0.0.1:$p4" problem)" "\"refused 2\"" &&
 	test_is "$(jget "$TMP/json" "127.0.0.1:$p4" offset_us)" null
 '
@@ -86,7 +134,7 @@ test_expect_success CHRONYD 'setup: chronyd -x serving at stratum 3' '
 '
 
 test_expect_success CHRONYD 'chronyd and a reflector agree (+); chronyd at stratum 3' '
-	ntpx-check -c 3 -i 100ms -w 5s "127.0.0.1:$p1" "127.0.0.1:$pc" "127.0.0.1:$p3" >"$TMP/chrony" &&
+	test_exit 1 ntpx-check -c 3 -i 100ms -w 5s "127.0.0.1:$p1" "127.0.0.1:$pc" "127.0.0.1:$p3" >"$TMP/chrony" &&
 	cat "$TMP/chrony" >&4 &&
 	row "$TMP/chrony" "127.0.0.1:$pc" | grep -E "^\+ 127\.0\.0\.1:$pc +- +3 " &&
 	row "$TMP/chrony" "127.0.0.1:$p1" | grep "^+ " &&
@@ -100,6 +148,9 @@ test_expect_success 'usage errors: exit 2, one line each' '
 	test_exit 2 ntpx-check -i 1parsec localhost 2>/dev/null &&
 	test_exit 2 ntpx-check "localhost:99999" 2>"$TMP/u2" &&
 	test_is "$(wc -l <"$TMP/u2")" 1 &&
-	test_grep "^ntpx-check: endpoint .localhost:99999.: port out of range" "$TMP/u2"
+	test_grep "^ntpx-check: endpoint .localhost:99999.: port out of range" "$TMP/u2" &&
+	test_exit 2 ntpx-check "127.0.0.1:$p1" foo:bar 2>"$TMP/u3" >"$TMP/u3.out" &&
+	test_is "$(cat "$TMP/u3")" "ntpx-check: endpoint '\''foo:bar'\'': bad port '\''bar'\'' (a number, 0..65535)" &&
+	test_is "$(wc -c <"$TMP/u3.out")" 0
 '
 done_testing

@@ -34,4 +34,40 @@ test_expect_success 'the summary counts the three replies that came as late' '
 	test_grep "^ntpprobe: sent 4, ok 0, lost 4, late 3," "$TMP/err"
 '
 
+
+# An interval below what the path can answer (issue 33, 5): at -i 1us the
+# timeout is the interval's, far below loopback's round trip, so replies
+# come while later requests wait, many requests later; each is late, never
+# the reason to call a later exchange bogus, and the probe says once that
+# the path is slower than it was asked to go (by the late replies, or by
+# the exchanges answered within 1 us of waiting but slower than 1 us,
+# whichever it sees first).
+test_expect_success 'setup: a reflector' '
+	start_reflector
+'
+test_expect_success '-i 1us: replies late, none bogus, said once' '
+	ntpprobe -i 1us -c 20000 "127.0.0.1:$REFLECT_PORT" >"$TMP/flood" 2>"$TMP/flood.err" &&
+	diag "$(grep sent "$TMP/flood.err")" &&
+	test_is "$(count_status "$TMP/flood" bogus)" 0 &&
+	test_grep "^ntpprobe: sent 20000, ok [0-9]*, lost [0-9]*, late [1-9][0-9]*," "$TMP/flood.err" &&
+	test_is "$(grep -vc "^ntpprobe: \(sent\|server\) " "$TMP/flood.err")" 1 &&
+	grep -v "^ntpprobe: \(sent\|server\) " "$TMP/flood.err" | grep -E \
+		"after its timeout \(1.000 us, the interval.s\), which the path.s round trip exceeds|longer than the interval \(1.000 us\): requests go out back to back"
+'
+# Every exchange answered (-w 5s), each slower than 1 us: the requests go
+# out back to back, which is said once; and --duration is real time, not
+# the schedule's (200 ms at 1 us would be 200000 requests).
+test_expect_success '-i 1us -w 5s: back to back, said once; -d ends it in real time' '
+	ntpprobe -i 1us -w 5s -d 200ms "127.0.0.1:$REFLECT_PORT" >"$TMP/b2b" 2>"$TMP/b2b.err" &&
+	diag "$(grep sent "$TMP/b2b.err")" &&
+	test_is "$(grep -c "longer than the interval (1.000 us): requests go out back to back" "$TMP/b2b.err")" 1 &&
+	n=$(data_lines "$TMP/b2b" | wc -l) &&
+	test "$n" -gt 0 && test "$n" -lt 200000 &&
+	test_is "$(count_status "$TMP/b2b" ok)" "$n"
+'
+test_expect_success 'an interval the path keeps up with: no such line' '
+	ntpprobe -i 20ms -c 5 -w 5s "127.0.0.1:$REFLECT_PORT" >/dev/null 2>"$TMP/calm.err" &&
+	test_is "$(grep -vc "^ntpprobe: \(sent\|server\) " "$TMP/calm.err")" 0
+'
+
 done_testing

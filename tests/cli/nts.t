@@ -59,7 +59,7 @@ test_expect_success 'setup: a CA, a certificate for 127.0.0.1, another CA and on
 
 test_expect_success 'setup: ntpreflect serving NTP and NTS-KE on the loopback' '
 	port=$(free_udp_port) && keport=$(free_tcp_port) &&
-	spawn REFLECT ntpreflect --nts-cert "$TMP/srv.pem" --nts-key "$TMP/srv.key" --nts-port "$keport" \
+	spawn REFLECT ntpreflect --stratum 1 --nts-cert "$TMP/srv.pem" --nts-key "$TMP/srv.key" --nts-port "$keport" \
 		--nts-rotate "$ROTATE" --log "$TMP/log" "udp://127.0.0.1:$port" 2>"$TMP/reflect.err" &&
 	wait_until 10 tcp_listening "$keport" &&
 	wait_until 10 udp_listening "$port"
@@ -179,7 +179,7 @@ test_expect_success 'a certificate for another name than the one asked for: one 
 test_expect_success 'setup: a KE server whose certificate another CA signed' '
 	port2=$(free_udp_port) && while [ "$port2" = "$port" ]; do port2=$((port2 + 1)); done &&
 	keport2=$((keport + 1)) && while tcp_listening "$keport2"; do keport2=$((keport2 + 1)); done &&
-	spawn WRONG ntpreflect --nts-cert "$TMP/wrong.pem" --nts-key "$TMP/wrong.key" --nts-port "$keport2" \
+	spawn WRONG ntpreflect --stratum 1 --nts-cert "$TMP/wrong.pem" --nts-key "$TMP/wrong.key" --nts-port "$keport2" \
 		"udp://127.0.0.1:$port2" 2>"$TMP/wrong.err" &&
 	wait_until 10 tcp_listening "$keport2"
 '

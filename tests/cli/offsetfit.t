@@ -260,9 +260,57 @@ test_expect_success '--max-tau: the octaves up to it' '
 	offsetfit --stability --series offset --max-tau 4s "$TMP/line" >"$TMP/stab" &&
 	test_is "$(taus)" "1 2 4 "
 '
-test_expect_success '--dev, --ci, --max-tau and --mask go with --stability' '
+test_expect_success '--dev, --ci, --taus, --max-tau and --mask go with --stability' '
 	test_exit 2 offsetfit --ci "$TMP/nbs10" >/dev/null 2>&1 &&
+	test_exit 2 offsetfit --taus decade "$TMP/nbs10" >/dev/null 2>&1 &&
 	test_exit 2 offsetfit --mask prtc-a "$TMP/nbs10" >/dev/null 2>&1
+'
+
+# --taus: the grids clock people compare at.  The line's run is 99 s:
+# tau up to 33 s.
+test_expect_success '--taus decade: 1, 2 and 4 times each power of ten' '
+	offsetfit --stability --series offset --taus decade "$TMP/line" >"$TMP/stab" &&
+	test_is "$(taus)" "1 2 4 10 20 "
+'
+test_expect_success '--taus decade: each statistic as the octaves give it where they meet' '
+	test_is "$(sv offset 20 mtie_ns) $(sv offset 10 tie_rms_ns)" "200.0 100.0000" &&
+	offsetfit --stability --series error --taus decade "$TMP/line" >"$TMP/stab" &&
+	test_is "$(sv error 1 adev) $(sv error 4 n)" "1.4142e-08 89"
+'
+test_expect_success '--taus all --max-tau 6s: every multiple of tau0' '
+	offsetfit --stability --series offset --taus all --max-tau 6s "$TMP/line" >"$TMP/stab" &&
+	test_is "$(taus)" "1 2 3 4 5 6 " &&
+	test_is "$(sv offset 3 mtie_ns) $(sv offset 5 mtie_ns)" "30.0 50.0"
+'
+test_expect_success '--taus LIST: durations, in order, once each, up to a third of the run' '
+	offsetfit --stability --series offset --taus 7s,1s,7000ms,3s,40s "$TMP/line" >"$TMP/stab" &&
+	test_is "$(taus)" "1 3 7 "
+'
+test_expect_success '--taus with --ci and --json: every deviation at every tau' '
+	offsetfit --stability --series offset --taus 1s,3s,5s --dev adev,totdev,hdev --ci --json \
+		"$TMP/nbs10" >"$TMP/out" &&
+	test_is "$(grep -o "\"tau_s\":[0-9]*" "$TMP/out" | tr "\n" " ")" "\"tau_s\":1 \"tau_s\":3 " &&
+	test_grep "\"adev_edf\":[0-9.]*,\"totdev\"" "$TMP/out" &&
+	test_grep "\"tau_s\":3,\"n\":4,\"n_mdev\":2,\"n_tie\":7,\"n_mtie\":7,\"n_hdev\":1," "$TMP/out"
+'
+test_expect_success '--taus: a bad grid or duration is exit 2' '
+	test_exit 2 offsetfit --stability --taus weekly "$TMP/line" >/dev/null 2>"$TMP/err" &&
+	test_grep "bad --taus .weekly." "$TMP/err" &&
+	test_exit 2 offsetfit --stability --taus 1s,,3s "$TMP/line" >/dev/null 2>&1 &&
+	test_exit 2 offsetfit --stability --taus 0s "$TMP/line" >/dev/null 2>&1 &&
+	test_exit 2 offsetfit --stability --taus 1s,-3s "$TMP/line" >/dev/null 2>&1
+'
+test_expect_success '--taus LIST below tau0: exit 1 and why' '
+	test_exit 1 offsetfit --stability --taus 100ms "$TMP/line" >/dev/null 2>"$TMP/err" &&
+	test_is "$(cat "$TMP/err")" "offsetfit: --taus 0.1 s is below tau0 1 s"
+'
+# 2^36 slot passes: every tau of 480,000 slots would be 160,000 passes
+# of them, 7.7e10.
+test_expect_success '--taus all over too long a run: exit 1, and the --max-tau that fits' '
+	awk "BEGIN { print \"#ntpx-record 1\"; print \"#fields seq t1 t2 t3 t4 delay off2 status\"
+		for (k = 1; k <= 480000; k++) printf \"%d %d %d %d %d 100000 0 ok\\n\", k, k * 1e9, k * 1e9 + 50000, k * 1e9 + 51000, k * 1e9 + 101000 }" >"$TMP/long" &&
+	test_exit 1 offsetfit --stability --series offset --taus all "$TMP/long" >/dev/null 2>"$TMP/err" &&
+	test_is "$(cat "$TMP/err")" "offsetfit: --taus all: 159999 taus over 480000 slots is more than 2^36 slot passes; give --max-tau (143165 s here) or --taus decade"
 '
 
 # Masks.  The offset of $TMP/line wanders 10 ns/s: MTIE 10 tau ns.

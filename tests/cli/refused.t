@@ -18,7 +18,7 @@ test_expect_success 'refused while no server listens' '
 '
 
 test_expect_success 'ok once the server is up' '
-	spawn srv ntpreflect "udp://127.0.0.1:$port" 2>/dev/null &&
+	spawn srv ntpreflect --stratum 1 "udp://127.0.0.1:$port" 2>/dev/null &&
 	wait_until 10 has_status "$TMP/rec" ok
 '
 

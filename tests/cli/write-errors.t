@@ -10,7 +10,7 @@ test_lazy_prereq DEV_FULL '[ -w /dev/full ]'
 need_prereq DEV_FULL
 
 SYNTH=$NTPX_TOP/tests/helpers/synthrec.awk
-TOOLS="ntpprobe ntpreflect ntpfilter offsetfit loadgen lossinject clockstep"
+TOOLS="ntpprobe ntpreflect ntpfilter offsetfit ntpmesh loadgen lossinject clockstep"
 full_line() { echo "$1: write error on ${2:-standard output}: No space left on device"; }
 
 # full EXPECTED-LINE CMD...: CMD > /dev/full exits 1 and says exactly

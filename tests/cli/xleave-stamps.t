@@ -25,7 +25,7 @@ reflector_traced() {
 	REFLECT_PORT=$(free_udp_port)
 	spawn REFLECT_PID strace -f -qq -e trace=recvmmsg -o "$TMP/trace" \
 		-E ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
-		"$NTPX_BIN/ntpreflect" "$@" "udp://127.0.0.1:$REFLECT_PORT" \
+		"$NTPX_BIN/ntpreflect" --stratum 1 "$@" "udp://127.0.0.1:$REFLECT_PORT" \
 		2>"$TMP/reflect.err" &&
 	wait_until 10 udp_listening "$REFLECT_PORT"
 }

@@ -68,7 +68,7 @@ down_seen() { wait_until 20 port_inactive && wait_until 10 notok_after "$TMP/rec
 
 # --- the study's failed condition: the server restarts ---------------
 test_expect_success 'setup: the server answers, a probe runs against it' '
-	spawn srv ntpreflect "$srv_url" 2>"$TMP/srv1.err" &&
+	spawn srv ntpreflect --stratum 1 "$srv_url" 2>"$TMP/srv1.err" &&
 	if ! wait_until 10 server_ready
 	then
 		diag "first server never answered: $(cat "$TMP/srv1.err")" &&
@@ -85,7 +85,7 @@ test_expect_success 'the probe is answered' '
 test_expect_success 'setup: the server restarts' '
 	s_kill=$(last_seq "$TMP/rec") &&
 	stop_pid "$srv" &&
-	spawn srv ntpreflect "$srv_url" 2>"$TMP/srv2.err" &&
+	spawn srv ntpreflect --stratum 1 "$srv_url" 2>"$TMP/srv2.err" &&
 	wait_until 10 server_ready &&
 	s_up=$(last_seq "$TMP/rec")
 '

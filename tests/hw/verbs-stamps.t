@@ -49,7 +49,7 @@ test_expect_success IB_ENDPOINT 'setup: ntpreflect over ib:// on the device' '
 	rdma_ib_find &&
 	port=$((20000 + $$ % 20000)) &&
 	diag "device $IB_DEV, address $IB_ADDR, port $port" &&
-	spawn srv ntpreflect "ib://$IB_ADDR:$port?dev=$IB_DEV" 2>"$TMP/srv.err" &&
+	spawn srv ntpreflect --stratum 1 "ib://$IB_ADDR:$port?dev=$IB_DEV" 2>"$TMP/srv.err" &&
 	wait_until 10 ib_ready
 '
 

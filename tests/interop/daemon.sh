@@ -137,6 +137,6 @@ daemon_stop() {
 # ntpreflect, the daemon's server, on port 123 of the other namespace.
 reflect_up() { ip netns exec "$NS_R" ss -Hlun "sport = :123" | grep -q .; }
 reflector_start() {
-	spawn REFLECT_PID ip netns exec "$NS_R" "$NTPX_BIN/ntpreflect" "udp://$REFLECT_ADDR:123" 2>"$TMP/reflect.err" &&
+	spawn REFLECT_PID ip netns exec "$NS_R" "$NTPX_BIN/ntpreflect" --stratum 1 "udp://$REFLECT_ADDR:123" 2>"$TMP/reflect.err" &&
 	wait_until 10 reflect_up
 }

@@ -12,7 +12,7 @@ need_prereq ROOT
 # single-shot queries, each checked (the last failure's status in dig.rc).
 dig_in_netns='
 	ip link set lo up || exit 1
-	ntpreflect udp://127.0.0.1:123 2>"$1/reflect.err" &
+	ntpreflect --stratum 1 udp://127.0.0.1:123 2>"$1/reflect.err" &
 	pid=$!
 	i=0
 	while ! ss -Hlun "sport = :123" | grep -q . && [ $i -lt 500 ]; do

@@ -108,7 +108,7 @@ interleaved_5() { [ "$(grep -c ' 4I [DKH] [DKH]$' "$1/measurements.log")" -ge 5 
 test_expect_success 'setup: ntpreflect serving NTS with the same certificate' '
 	rport=$(free_udp_port) && while [ "$rport" = "$port" ]; do rport=$((rport + 1)); done &&
 	rkeport=$((keport + 1)) && while tcp_listening "$rkeport"; do rkeport=$((rkeport + 1)); done &&
-	spawn REFLECT ntpreflect --nts-cert "$TMP/srv.pem" --nts-key "$TMP/srv.key" --nts-port "$rkeport" \
+	spawn REFLECT ntpreflect --stratum 1 --nts-cert "$TMP/srv.pem" --nts-key "$TMP/srv.key" --nts-port "$rkeport" \
 		"udp://127.0.0.1:$rport" 2>"$TMP/reflect.err" &&
 	wait_until 10 tcp_listening "$rkeport" &&
 	wait_until 10 udp_listening "$rport"

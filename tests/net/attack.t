@@ -76,7 +76,7 @@ test_expect_success 'setup: a namespace of our own, its loopback up' '
 
 test_expect_success 'setup: a reflector allowing 127.0.0.2 and .3, probed idle from 127.0.0.2' '
 	port=12300 &&
-	spawn REFLECT_PID ip netns exec "$ns" ntpreflect --allow 127.0.0.2 --allow 127.0.0.3 \
+	spawn REFLECT_PID ip netns exec "$ns" ntpreflect --stratum 1 --allow 127.0.0.2 --allow 127.0.0.3 \
 		"udp://127.0.0.1:$port" 2>"$TMP/reflect.err" &&
 	wait_until 5 udp_listening_in "$ns" "$port" &&
 	inns ntpprobe -i 10ms -w 200ms -d 3s "udp://127.0.0.1:$port?src=127.0.0.2" >"$TMP/idle.rec" 2>"$TMP/idle.err" &&
@@ -174,7 +174,7 @@ test_expect_success LAB 'setup: a lab of our own, a uudp reflector on its fast p
 	uudp_lab &&
 	test -n "$MACB" &&
 	port=12300 &&
-	spawn U ip netns exec "$UB" ntpreflect "uudp://$IPB:$port?dev=$IFB" 2>"$TMP/u.err" &&
+	spawn U ip netns exec "$UB" ntpreflect --stratum 1 "uudp://$IPB:$port?dev=$IFB" 2>"$TMP/u.err" &&
 	wait_until 5 udp_listening_in "$UB" "$port" &&
 	ina ping -c 1 -W 2 "$IPB" >/dev/null &&
 	ina ntpprobe -i 10ms -w 200ms -d 3s "udp://$IPB:$port" >"$TMP/uidle.rec" 2>/dev/null &&

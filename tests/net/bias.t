@@ -139,7 +139,7 @@ test_expect_success "setup: a lab of the test's own, its slow path at 200 Mbit/s
 	half_q=$((NTPX_SLOW_QUEUE_NS / 2))
 '
 test_expect_success 'setup: a reflector in the reference, a load sink at each end' '
-	spawn refl $NTPX_REF_EXEC ntpreflect "udp://0.0.0.0:$port" 2>/dev/null &&
+	spawn refl $NTPX_REF_EXEC ntpreflect --stratum 1 "udp://0.0.0.0:$port" 2>/dev/null &&
 	spawn sink_ref $NTPX_REF_EXEC loadgen --sink udp://0.0.0.0:9000 >/dev/null 2>&1 &&
 	spawn sink_cli $NTPX_CLIENT_EXEC loadgen --sink udp://0.0.0.0:9000 >/dev/null 2>&1 &&
 	wait_until 5 in_ref $port && wait_until 5 in_ref 9000 && wait_until 5 in_cli 9000

@@ -145,6 +145,18 @@ test_expect_success 'recovery server_restart: the event and a reacquire time' '
 	echo "$(key "$d" reacquire_s)" | grep -Eq "^[0-9.]+\$"
 '
 
+# recovery on a sim: clock: within_1ms_s is ntpx-runstat's, the one
+# definition the report uses (tests/cli/runstat.t holds it to its cases).
+test_expect_success 'recovery slew_250ms: within_1ms_s and true_within_1ms_s are ntpx-runstat'\''s' '
+	d=$TMP/recovery-slew &&
+	ntpx-recovery -o "$d" -t udpfast --condition slew_250ms -d 2s -i 50ms 2>"$TMP/err" &&
+	"$NTPX_TOP/analysis/ntpx-runstat" "$d" "$d/events.tsv" 0 >"$TMP/slew.stat" &&
+	for k in within_1ms_s true_within_1ms_s; do
+		w=$(key "$d" $k) && test -n "$w" &&
+		test_grep -x "$k $w" "$TMP/slew.stat" || return 1
+	done
+'
+
 # steady: a disciplined sim clock, with truth.
 test_expect_success 'steady finishes' '
 	d=$TMP/steady &&

@@ -45,7 +45,7 @@ test_expect_success 'setup: a network namespace of our own, its loopback up' '
 '
 
 test_expect_success 'setup: ntpreflect in it' '
-	spawn refl ip netns exec "$ns" ntpreflect "udp://127.0.0.1:$port" 2>"$TMP/refl.err" &&
+	spawn refl ip netns exec "$ns" ntpreflect --stratum 1 "udp://127.0.0.1:$port" 2>"$TMP/refl.err" &&
 	wait_until 5 listening "$port" &&
 	ep=udp://127.0.0.1:$port
 '

@@ -91,7 +91,7 @@ test_expect_success 'the commands are found in the installed tree' '
 
 test_expect_success 'the installed ntpreflect listens' '
 	port=$(free_udp_port) &&
-	spawn rpid "$usr/bin/ntpreflect" "udp://127.0.0.1:$port" 2>"$TMP/reflect.err" &&
+	spawn rpid "$usr/bin/ntpreflect" --stratum 1 "udp://127.0.0.1:$port" 2>"$TMP/reflect.err" &&
 	wait_until 5 udp_listening "$port"
 '
 test_expect_success 'installed ntpprobe | offsetfit exits 0' '

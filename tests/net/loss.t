@@ -19,7 +19,7 @@ stop() { kill "$1" 2>/dev/null; wait "$1" 2>/dev/null; return 0; }
 
 test_expect_success 'setup: a reflector on loopback' '
 	port=$(free_udp_port) &&
-	spawn refl ntpreflect "udp://127.0.0.1:$port" 2>"$TMP/refl.err" &&
+	spawn refl ntpreflect --stratum 1 "udp://127.0.0.1:$port" 2>"$TMP/refl.err" &&
 	wait_until 5 udp_listening "$port" &&
 	ep=udp://127.0.0.1:$port
 '
@@ -64,7 +64,7 @@ test_expect_success 'without lossinject nothing is dropped' '
 test_expect_success 'setup: ntpreflect under lossinject --every 5, probed' '
 	port2=$(free_udp_port) &&
 	if [ "$port2" = "$port" ]; then port2=$((port + 1)); fi &&
-	spawn rpid lossinject --every 5 -- ntpreflect "udp://127.0.0.1:$port2" 2>"$TMP/refl2.err" &&
+	spawn rpid lossinject --every 5 -- ntpreflect --stratum 1 "udp://127.0.0.1:$port2" 2>"$TMP/refl2.err" &&
 	wait_until 5 udp_listening "$port2" &&
 	ntpprobe -i 2ms -c 50 -w 100ms "udp://127.0.0.1:$port2" >"$TMP/srv.rec" 2>/dev/null &&
 	stop "$rpid" &&

@@ -99,7 +99,7 @@ test_expect_success 'an unknown user: status 1, one line' '
 
 test_expect_success 'not root: status 1, one line' '
 	test_exit 1 run_err "$TMP/e2" setpriv --reuid nobody --regid nogroup --clear-groups \
-		"$NTPX_BIN/ntpreflect" --user nobody "udp://127.0.0.1:$(free_udp_port)" &&
+		"$NTPX_BIN/ntpreflect" --stratum 1 --user nobody "udp://127.0.0.1:$(free_udp_port)" &&
 	test $(wc -l <"$TMP/e2") = 1 &&
 	test_grep "only root" "$TMP/e2"
 '
@@ -110,7 +110,7 @@ test_expect_success LAB 'setup: a lab of our own (uudp), ntpreflect --user nobod
 	uudp_lab &&
 	test -n "$MACB" &&
 	port=12300 &&
-	spawn U ip netns exec "$UB" ntpreflect --user nobody "uudp://*:$port?dev=$IFB" 2>"$TMP/u.err" &&
+	spawn U ip netns exec "$UB" ntpreflect --stratum 1 --user nobody "uudp://*:$port?dev=$IFB" 2>"$TMP/u.err" &&
 	wait_until 5 udp_listening_in "$UB" "$port"
 '
 

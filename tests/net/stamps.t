@@ -37,8 +37,8 @@ test_expect_success 'setup: a lab of our own, its slow path at 200 Mbit/s' '
 '
 
 test_expect_success 'setup: ntpreflect on the slow path (logging its stamps) and on the fast path' '
-	spawn RPID $X ref ntpreflect --log "$TMP/slow.log" "udp://$NTPX_REF_SLOW:$port" 2>"$TMP/r1.err" &&
-	spawn FPID $X ref ntpreflect "udp://$NTPX_REF_FAST:$port" 2>"$TMP/r2.err" &&
+	spawn RPID $X ref ntpreflect --stratum 1 --log "$TMP/slow.log" "udp://$NTPX_REF_SLOW:$port" 2>"$TMP/r1.err" &&
+	spawn FPID $X ref ntpreflect --stratum 1 "udp://$NTPX_REF_FAST:$port" 2>"$TMP/r2.err" &&
 	wait_until 5 listening
 '
 
@@ -69,7 +69,7 @@ test_expect_success 'slow path, interleaved: every stamp in order' '
 
 # Load the slow path from the reference to the client at 130% of its rate.
 test_expect_success 'setup: the slow path from the reference to the client loaded at 130% of its rate' '
-	spawn RPID $X ref ntpreflect "udp://$NTPX_REF_SLOW:$port" 2>"$TMP/r3.err" &&
+	spawn RPID $X ref ntpreflect --stratum 1 "udp://$NTPX_REF_SLOW:$port" 2>"$TMP/r3.err" &&
 	spawn SINK $X client loadgen --sink -d 0 "udp://$NTPX_CLIENT_SLOW:9001" >/dev/null 2>&1 &&
 	wait_until 5 sinking &&
 	rate=$((NTPX_SLOW_RATE * 13 / 10)) &&
@@ -115,7 +115,7 @@ done
 test_expect_success 'setup: a uudp ntpreflect on the fast path; 50 interleaved exchanges with it' '
 	$X client ethtool -K fast tx off >/dev/null &&
 	$X ref ethtool -K fast tx off >/dev/null &&
-	spawn UPID ip netns exec "$NTPX_NS_REF" ntpreflect "uudp://$NTPX_REF_FAST:$xport?dev=fast" 2>"$TMP/u.err" &&
+	spawn UPID ip netns exec "$NTPX_NS_REF" ntpreflect --stratum 1 "uudp://$NTPX_REF_FAST:$xport?dev=fast" 2>"$TMP/u.err" &&
 	wait_until 10 xdp_up &&
 	$X client ntpprobe -i 10ms -c 50 --xleave "uudp://$NTPX_REF_FAST:$xport?dev=fast" >"$TMP/u.rec" 2>/dev/null
 '

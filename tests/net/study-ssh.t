@@ -200,7 +200,7 @@ test_expect_success 'the resumed package verifies' '
 # port: a family's run fails (its own server could not bind, or logged
 # nothing), and the study does not start a run on a taken port.
 test_expect_success "setup: someone else's server on the reference, on the run's port" '
-	spawn orphan ip netns exec "$NTPX_NS_REF" ntpreflect "udp://$NTPX_REF_SLOW:12300" 2>/dev/null &&
+	spawn orphan ip netns exec "$NTPX_NS_REF" ntpreflect --stratum 1 "udp://$NTPX_REF_SLOW:12300" 2>/dev/null &&
 	wait_until 10 orphan_up
 '
 test_expect_success "another server on the port: the family's run fails, no done" '

@@ -19,7 +19,7 @@ test_expect_success 'setup: a lab of our own, its fast path between two namespac
 '
 
 test_expect_success 'setup: a uudp ntpreflect, and a capture on the client side of whatever the server sends to our port' '
-	spawn ur ip netns exec "$UB" ntpreflect "uudp://$IPB:$port?dev=$IFB" 2>"$TMP/ur.err" &&
+	spawn ur ip netns exec "$UB" ntpreflect --stratum 1 "uudp://$IPB:$port?dev=$IFB" 2>"$TMP/ur.err" &&
 	wait_until 5 udp_listening_in "$UB" "$port" &&
 	spawn cap ip netns exec "$UA" tshark -q -i "$IFA" -w "$TMP/cap.pcap" -f "udp port $sport" 2>/dev/null &&
 	wait_until 10 test -s "$TMP/cap.pcap"

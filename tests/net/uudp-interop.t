@@ -54,14 +54,14 @@ test_expect_success 'setup: a lab of our own, its fast path between two namespac
 '
 
 test_expect_success 'setup: a uudp client against a kernel ntpreflect, captured at the server' '
-	spawn kr ip netns exec "$UB" ntpreflect "udp://$IPB:$port" 2>/dev/null &&
+	spawn kr ip netns exec "$UB" ntpreflect --stratum 1 "udp://$IPB:$port" 2>/dev/null &&
 	test_when_finished stop_pid "$kr" &&
 	wait_until 5 udp_listening_in "$UB" "$port" &&
 	capture "$UB" "$IFB" "$TMP/c1.pcap" ntpprobe -i 50ms -c 10 "uudp://$IPB:$port?dev=$IFA"
 '
 
 test_expect_success 'setup: a kernel client against a uudp ntpreflect, captured at the client' '
-	spawn ur ip netns exec "$UB" ntpreflect "uudp://*:$port?dev=$IFB" 2>"$TMP/ur.err" &&
+	spawn ur ip netns exec "$UB" ntpreflect --stratum 1 "uudp://*:$port?dev=$IFB" 2>"$TMP/ur.err" &&
 	wait_until 5 udp_listening_in "$UB" "$port" &&
 	capture "$UA" "$IFA" "$TMP/c2.pcap" ntpprobe -i 50ms -c 10 "udp://$IPB:$port"
 '

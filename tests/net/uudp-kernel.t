@@ -74,7 +74,7 @@ test_expect_success 'setup: a lab of our own, as ntpx-lab makes it' '
 
 # ntpreflect over kernel UDP, on every address of the reference.
 test_expect_success 'setup: ntpreflect over kernel UDP on every address of the reference' '
-	spawn kr ip netns exec "$NTPX_NS_REF" ntpreflect udp://0.0.0.0:123 2>"$TMP/kr.err" &&
+	spawn kr ip netns exec "$NTPX_NS_REF" ntpreflect --stratum 1 udp://0.0.0.0:123 2>"$TMP/kr.err" &&
 	wait_until 5 udp_listening_in "$NTPX_NS_REF" 123
 '
 
@@ -122,7 +122,7 @@ check_tests "$TMP/cs" chronyd slow
 
 # A kernel client against a uudp server, on slow (partial checksums).
 test_expect_success 'setup: a kernel client against a uudp ntpreflect on the slow path' '
-	spawn ur ip netns exec "$NTPX_NS_REF" ntpreflect "uudp://*:123?dev=$NTPX_DEV_SLOW" 2>"$TMP/ur.err" &&
+	spawn ur ip netns exec "$NTPX_NS_REF" ntpreflect --stratum 1 "uudp://*:123?dev=$NTPX_DEV_SLOW" 2>"$TMP/ur.err" &&
 	wait_until 5 udp_listening_in "$NTPX_NS_REF" 123 &&
 	ip netns exec "$NTPX_NS_CLIENT" ntpprobe -i 50ms -w 5s -c "$n" "udp://$NTPX_REF_SLOW:123" \
 		>"$TMP/us" 2>/dev/null &&

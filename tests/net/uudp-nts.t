@@ -26,7 +26,7 @@ test_expect_success 'setup: a CA and a certificate for the reference'\''s fast-p
 '
 
 test_expect_success 'setup: a uudp ntpreflect serving NTS, its KE listener on TCP' '
-	spawn ur ip netns exec "$UB" ntpreflect --nts-cert "$TMP/srv.pem" --nts-key "$TMP/srv.key" \
+	spawn ur ip netns exec "$UB" ntpreflect --stratum 1 --nts-cert "$TMP/srv.pem" --nts-key "$TMP/srv.key" \
 		"uudp://*:$port?dev=$IFB" 2>"$TMP/ur.err" &&
 	wait_until 5 udp_listening_in "$UB" "$port" &&
 	wait_until 5 ke_listening_in "$UB" 4460

@@ -43,7 +43,7 @@ test_expect_success 'setup: a lab of our own, its fast path between two namespac
 '
 
 test_expect_success 'setup: a kernel-UDP ntpreflect in the reference namespace' '
-	spawn kr ip netns exec "$UB" ntpreflect "udp://$IPB:$port" 2>/dev/null &&
+	spawn kr ip netns exec "$UB" ntpreflect --stratum 1 "udp://$IPB:$port" 2>/dev/null &&
 	wait_until 5 udp_listening_in "$UB" "$port"
 '
 
@@ -71,7 +71,7 @@ test_expect_success 'setup: a server off-link, on the reference'\''s loopback, r
 	inb ip addr add "$far/32" dev lo &&
 	inb sysctl -qw "net.ipv4.conf.$IFB.arp_ignore=1" &&
 	ina ip route add "$far/32" via "$IPB" dev "$IFA" &&
-	spawn fr ip netns exec "$UB" ntpreflect "udp://$far:$port" 2>/dev/null &&
+	spawn fr ip netns exec "$UB" ntpreflect --stratum 1 "udp://$far:$port" 2>/dev/null &&
 	wait_until 5 udp_listening_in "$UB" "$port"
 '
 

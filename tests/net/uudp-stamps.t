@@ -83,7 +83,7 @@ test_expect_success 'setup: a uudp ntpreflect on the fast path, its XDP program 
 	$X client ethtool -K fast tx off >/dev/null &&
 	$X ref ethtool -K fast tx off >/dev/null &&
 	url="uudp://$NTPX_REF_FAST:$xport?dev=fast" &&
-	spawn UPID ip netns exec "$NTPX_NS_REF" ntpreflect "$url" 2>"$TMP/u.err" &&
+	spawn UPID ip netns exec "$NTPX_NS_REF" ntpreflect --stratum 1 "$url" 2>"$TMP/u.err" &&
 	wait_until 10 xdp_up
 '
 

@@ -56,7 +56,7 @@ test_expect_success 'setup: a lab of our own, its fast path between two namespac
 
 # 1. uudp client (xdp) -> kernel UDP server.
 test_expect_success 'setup: a kernel-UDP ntpreflect in the reference namespace' '
-	spawn kr ip netns exec "$UB" ntpreflect "udp://$IPB:$port" 2>"$TMP/kr.err" &&
+	spawn kr ip netns exec "$UB" ntpreflect --stratum 1 "udp://$IPB:$port" 2>"$TMP/kr.err" &&
 	wait_until 5 udp_listening_in "$UB" "$port"
 '
 
@@ -97,7 +97,7 @@ test_expect_success 'xdpmode=zerocopy on veth (it has none) fails with status 1 
 # 2. kernel UDP client -> uudp server.
 test_expect_success 'setup: the kernel-UDP ntpreflect gone, a uudp one in its place' '
 	stop_pid "$kr" &&
-	spawn ur ip netns exec "$UB" ntpreflect "uudp://*:$port?dev=$IFB" 2>"$TMP/ur.err" &&
+	spawn ur ip netns exec "$UB" ntpreflect --stratum 1 "uudp://*:$port?dev=$IFB" 2>"$TMP/ur.err" &&
 	wait_until 5 udp_listening_in "$UB" "$port"
 '
 
@@ -157,14 +157,14 @@ test_expect_success 'SIGTERM: the program is detached' '
 
 # 5. SIGKILL: the link dies with the process; the next run attaches.
 test_expect_success 'SIGKILL: no program left behind' '
-	spawn k ip netns exec "$UB" ntpreflect "uudp://*:$port?dev=$IFB" 2>/dev/null &&
+	spawn k ip netns exec "$UB" ntpreflect --stratum 1 "uudp://*:$port?dev=$IFB" 2>/dev/null &&
 	wait_until 5 udp_listening_in "$UB" "$port" &&
 	stop_pid "$k" KILL &&
 	test_is "$(xdp_prog "$UB" "$IFB")" ""
 '
 
 test_expect_success 'after SIGKILL the next run attaches and answers every exchange' '
-	spawn ur2 ip netns exec "$UB" ntpreflect "uudp://*:$port?dev=$IFB" 2>"$TMP/ur2.err" &&
+	spawn ur2 ip netns exec "$UB" ntpreflect --stratum 1 "uudp://*:$port?dev=$IFB" 2>"$TMP/ur2.err" &&
 	test_when_finished stop_pid "$ur2" &&
 	wait_until 5 udp_listening_in "$UB" "$port" &&
 	n=$(probe_oks -i 50ms -w 5s -c 5 "udp://$IPB:$port") &&
@@ -181,7 +181,7 @@ test_expect_success CLANG 'a stale ntpx_xdp attached by netlink, as if left behi
 '
 
 test_expect_success CLANG 'a stale ntpx_xdp is replaced and the server answers every exchange' '
-	spawn ur3 ip netns exec "$UB" ntpreflect "uudp://*:$port?dev=$IFB" 2>"$TMP/ur3.err" &&
+	spawn ur3 ip netns exec "$UB" ntpreflect --stratum 1 "uudp://*:$port?dev=$IFB" 2>"$TMP/ur3.err" &&
 	wait_until 5 udp_listening_in "$UB" "$port" &&
 	test_is "$(probe_oks -i 50ms -w 5s -c 5 "udp://$IPB:$port")" 5
 '
@@ -232,7 +232,7 @@ test_expect_success LOADGEN 'loadgen over uudp: the sink received what was sent,
 '
 
 test_expect_success LOADGEN "an NTP flood against a uudp ntpreflect is answered: every request accepted, answered, and every reply reached loadgen or the kernel's drop counters" '
-	spawn ur5 ip netns exec "$UB" ntpreflect "uudp://*:$port?dev=$IFB" 2>"$TMP/ur5.err" &&
+	spawn ur5 ip netns exec "$UB" ntpreflect --stratum 1 "uudp://*:$port?dev=$IFB" 2>"$TMP/ur5.err" &&
 	wait_until 5 udp_listening_in "$UB" "$port" &&
 	a0=$(udp_drops "$UA") &&
 	ina loadgen -d 1s --ntp 2k "udp://$IPB:$port" >/dev/null 2>"$TMP/fl.err" &&

@@ -53,7 +53,7 @@ figures() {
 start_server() {
 	restarts=$((restarts + 1))
 	spawn R ip netns exec "$UB" lossinject --rate 0.01 --seed "$restarts" -- \
-		ntpreflect "$rurl" 2>>"$TMP/r.err"
+		ntpreflect --stratum 1 "$rurl" 2>>"$TMP/r.err"
 	wait_until 10 udp_listening_in "$UB" "$port"
 }
 # The schedule: restarts and flaps at their times, the first figures
@@ -168,7 +168,7 @@ test_expect_success "setup: the endpoints over $T" '
 '
 
 test_expect_success 'setup: a steady ntpreflect, and loadgen --ntp at 1k/s against it' '
-	spawn S ip netns exec "$UB" ntpreflect "udp://$IPB:$sport" 2>"$TMP/s.err" &&
+	spawn S ip netns exec "$UB" ntpreflect --stratum 1 "udp://$IPB:$sport" 2>"$TMP/s.err" &&
 	wait_until 5 udp_listening_in "$UB" "$sport" &&
 	spawn L ip netns exec "$UA" loadgen --ntp 1k -d 0 "udp://$IPB:$sport" >"$TMP/l.out" 2>"$TMP/l.err"
 '

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /* Unit tests for endpoint parsing (lib/endpoint.c) and lib/opt.c. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -42,6 +43,16 @@ static void endpoints_good(void **state)
 	assert_int_equal(endpoint_parse("udp://h:65535?dev=lo", &ep, err, sizeof(err)), 0);
 	assert_int_equal(ep.port, 65535);
 	assert_int_equal(ep.family, 0);
+
+	/* A scheme is case-insensitive (RFC 3986 3.1), and is spelt as
+	   ours in the URL that a record's header shows. */
+	assert_int_equal(endpoint_parse("UDP://127.0.0.1:9", &ep, err, sizeof(err)), 0);
+	assert_string_equal(ep.scheme, "udp");
+	assert_string_equal(ep.url, "udp://127.0.0.1:9");
+	assert_int_equal(endpoint_parse("Udp://Host.Example?dev=lo", &ep, err, sizeof(err)), 0);
+	assert_string_equal(ep.url, "udp://Host.Example?dev=lo");
+	assert_int_equal(endpoint_parse("uUdP://10.0.0.2:123?dev=eth1", &ep, err, sizeof(err)), 0);
+	assert_string_equal(ep.scheme, "uudp");
 }
 
 /* Without a scheme: what people type to every NTP client is udp:// to
@@ -110,6 +121,8 @@ static void resolve(void **state)
 	assert_non_null(strstr(err, "cannot resolve '::1' (IPv4): "));
 	assert_int_equal(transport_resolve("ntp.invalid", 123, 0, 0, &ss, &len, err, sizeof(err)), -1);
 	assert_string_equal(err, "cannot resolve 'ntp.invalid': Name or service not known");
+	/* ... told apart from every other failure to open (opt_open_failed). */
+	assert_int_equal(errno, ENXIO);
 	assert_int_equal(transport_resolve("A.B.INVALID.", 123, 0, 0, &ss, &len, err, sizeof(err)), -1);
 	assert_null(strchr(err, '\n'));
 	/* Not under .invalid: "invalidx" would be asked as any name is. */
@@ -136,6 +149,14 @@ static void endpoints_bad(void **state)
 		{ "h:65536", "endpoint 'h:65536': port out of range" },
 		{ "h?via=xdp", "unknown parameter 'via' for udp" },
 		{ "h\tx", "endpoint has a control character at position 1" },
+		/* What is wrong, said: a port that is no number, a scheme
+		   without its slashes. */
+		{ "foo:bar", "endpoint 'foo:bar': bad port 'bar' (a number, 0..65535)" },
+		{ "h:x1?dev=lo", "endpoint 'h:x1?dev=lo': bad port 'x1' (a number, 0..65535)" },
+		{ "udp:/127.0.0.1", "endpoint 'udp:/127.0.0.1': a scheme takes '://' (udp://127.0.0.1)" },
+		{ "udp:127.0.0.1:9", "endpoint 'udp:127.0.0.1:9': a scheme takes '://' (udp://127.0.0.1:9)" },
+		{ "IB:/h", "endpoint 'IB:/h': a scheme takes '://' (IB://h)" },
+		{ "tcp:/h", "endpoint 'tcp:/h': a scheme takes '://' (tcp://h)" },
 		{ "://x", "endpoint '://x' has a bad scheme" },
 		{ "tcp://x:1", "unknown scheme 'tcp' (this build has: udp" },
 		{ "udp://", "endpoint 'udp://' has no host" },

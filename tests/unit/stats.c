@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "stats.h"
+#include "support/rng.h"
 #include "util_private.h"
 
 static void linfit_exact_line(void **state)
@@ -63,22 +64,6 @@ static void linfit_large_values_keep_precision(void **state)
 	assert_int_equal(stats_linfit(x, y, 1000, &f), 0);
 	assert_float_equal(f.b, 25e3, 1e-3);
 	assert_float_equal(f.rms, 1, 1e-3);
-}
-
-/* A fixed-seed generator, so that the test is the same every run. */
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-
-static double rng_uniform(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return ((double)(rng_state >> 11) + 0.5) / 9007199254740992.0;
-}
-
-static double rng_normal(void)
-{
-	return sqrt(-2 * log(rng_uniform())) * cos(2 * M_PI * rng_uniform());
 }
 
 static void linfit_se_holds_for_correlated_noise(void **state)
@@ -313,6 +298,39 @@ static void rms_min_median(void **state)
 	assert_int_equal(d[0], 9);	/* left as it was */
 }
 
+/* Student's t against the printed table (NIST/SEMATECH e-Handbook, 1.3.6.7.2). */
+static void t_quantile_table(void **state)
+{
+	static const struct { double p; int dof; double t; } tab[] = {
+		{ 0.975, 1, 12.706 }, { 0.995, 3, 5.841 }, { 0.95, 8, 1.860 },
+		{ 0.975, 8, 2.306 }, { 0.995, 8, 3.355 }, { 0.975, 29, 2.045 },
+		{ 0.999, 10, 4.144 }, { 0.90, 2, 1.886 },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(tab); i++)
+		assert_float_equal(stats_t_quantile(tab[i].p, tab[i].dof), tab[i].t, 0.0006);
+	assert_float_equal(stats_t_quantile(0.025, 8), -stats_t_quantile(0.975, 8), 1e-12);
+	assert_float_equal(stats_t_quantile(0.5, 5), 0, 1e-9);
+}
+
+/* The k-th smallest agrees with sorting, ties included. */
+static void kth_matches_sort(void **state)
+{
+	double v[101], s[101];
+	size_t k;
+	int i;
+
+	(void)state;
+	for (k = 0; k < 101; k += 7) {
+		for (i = 0; i < 101; i++)
+			v[i] = s[i] = (double)((i * 37 + 11) % 23);
+		stats_sort(s, 101);
+		assert_float_equal(stats_kth(v, 101, k), s[k], 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -328,6 +346,8 @@ int main(void)
 		cmocka_unit_test(quantiles_large_match_sort),
 		cmocka_unit_test(quantiles_large_nan),
 		cmocka_unit_test(rms_min_median),
+		cmocka_unit_test(t_quantile_table),
+		cmocka_unit_test(kth_matches_sort),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * pairfit.c - one pair's offset over a window: the lowest-delay
+ * exchanges, a line through them, its value and variance at an instant
+ * (pairfit.h says why each).
+ */
+#include <math.h>
+
+#include "pairfit.h"
+#include "stats.h"
+
+size_t pairfit_keep(size_t n, double frac)
+{
+	size_t k = (size_t)ceil(frac * (double)n - 1e-9);
+
+	return k > n ? n : k;
+}
+
+int pairfit_fit(const struct pair_sample *s, size_t n, double frac, double *scratch,
+		struct pairfit *f)
+{
+	double *x = scratch, *y = scratch + n, *ty = scratch + 2 * n;
+	size_t k = pairfit_keep(n, frac), i, j, nb = PAIRFIT_BATCHES, below = 0, equal;
+	int64_t cut;
+	int truth = 1;
+
+	if (k < PAIRFIT_MIN)
+		return -1;
+	/* The cut: the k-th lowest delay (exact: a delay is an integer below 2^53). */
+	for (i = 0; i < n; i++)
+		scratch[i] = (double)s[i].delay;
+	cut = (int64_t)stats_kth(scratch, n, k - 1);
+	for (i = 0; i < n; i++)
+		below += s[i].delay < cut;
+	equal = k - below;	/* of those at the cut, the first ones */
+	f->n = n;
+	f->used = k;
+	f->delay_cut = cut;
+	f->origin = s[0].t;
+	f->tmin = f->tmax = s[0].t;
+	for (i = j = 0; i < n; i++) {
+		const struct pair_sample *p = &s[i];
+
+		f->tmin = p->t < f->tmin ? p->t : f->tmin;
+		f->tmax = p->t > f->tmax ? p->t : f->tmax;
+		if (p->delay > cut || (p->delay == cut && !equal))
+			continue;
+		if (p->delay == cut)
+			equal--;
+		/* Modulo 2^64 as a record's arithmetic: a t is whatever a file holds. */
+		x[j] = (double)(int64_t)((uint64_t)p->t - (uint64_t)f->origin) * 1e-9;
+		y[j] = (double)p->off2 / 2;
+		if (p->true2 == PAIRFIT_NO_TRUTH)
+			truth = 0;
+		else
+			ty[j] = (double)p->true2 / 2;
+		j++;
+	}
+	if (stats_line(x, y, k, &f->xbar, &f->ybar, &f->b, &f->sxx))
+		return -1;
+	/* Batch k holds the kept ones from ceil(k n / nb), in order. */
+	for (i = j = 0; j < nb; j++) {
+		size_t end = ((j + 1) * k + nb - 1) / nb;
+		double r, rs = 0, zs = 0;
+
+		for (; i < end; i++) {
+			r = y[i] - (f->ybar + f->b * (x[i] - f->xbar));
+			rs += r;
+			zs += (x[i] - f->xbar) * r;
+		}
+		f->rsum[j] = rs;
+		f->zsum[j] = zs;
+	}
+	f->truth = truth;
+	if (truth) {
+		double tx, tsxx;
+
+		stats_line(x, ty, k, &tx, &f->true_ybar, &f->true_b, &tsxx);
+	}
+	return 0;
+}
+
+static double x_of(const struct pairfit *f, int64_t t)
+{
+	return (double)(int64_t)((uint64_t)t - (uint64_t)f->origin) * 1e-9;
+}
+
+double pairfit_at(const struct pairfit *f, int64_t t, double *var)
+{
+	double dx = x_of(f, t) - f->xbar, c = dx / f->sxx, v = 0;
+	int j;
+
+	/* Each batch's sum of the influences r_i (1/n + dx (x_i - xbar) / Sxx). */
+	for (j = 0; j < PAIRFIT_BATCHES; j++) {
+		double z = f->rsum[j] / (double)f->used + c * f->zsum[j];
+
+		v += z * z;
+	}
+	*var = v * PAIRFIT_BATCHES / (PAIRFIT_BATCHES - 2);
+	return f->ybar + f->b * dx;
+}
+
+double pairfit_truth_at(const struct pairfit *f, int64_t t)
+{
+	return f->true_ybar + f->true_b * (x_of(f, t) - f->xbar);
+}
