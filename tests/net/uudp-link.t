@@ -20,7 +20,7 @@ test_expect_success 'setup: a lab of our own' '
 '
 
 test_expect_success 'a link that runs: the server opens and says nothing of it' '
-	spawn ur ip netns exec "$UB" ntpreflect "uudp://$IPB:$port?dev=$IFB" 2>"$TMP/ur1.err" &&
+	spawn ur ip netns exec "$UB" ntpreflect --stratum 1 "uudp://$IPB:$port?dev=$IFB" 2>"$TMP/ur1.err" &&
 	wait_until 5 udp_listening_in "$UB" "$port" &&
 	test_is "$(oks)" 5 &&
 	stop_pid "$ur" &&
@@ -30,7 +30,7 @@ test_expect_success 'a link that runs: the server opens and says nothing of it' 
 test_expect_success 'the peer down: the open waits with the program attached' '
 	ina ip link set dev "$IFA" down &&
 	test_when_finished "ina ip link set dev $IFA up" &&
-	spawn ur ip netns exec "$UB" ntpreflect "uudp://$IPB:$port?dev=$IFB" 2>"$TMP/ur2.err" &&
+	spawn ur ip netns exec "$UB" ntpreflect --stratum 1 "uudp://$IPB:$port?dev=$IFB" 2>"$TMP/ur2.err" &&
 	wait_until 5 attached &&
 	! udp_listening_in "$UB" "$port"
 '

@@ -58,7 +58,7 @@ test_expect_success 'setup: a lab of our own, four queues each way' '
 '
 
 test_expect_success 'setup: a kernel-UDP ntpreflect in the reference namespace' '
-	spawn kr ip netns exec "$UB" ntpreflect "udp://$IPB:$port" 2>"$TMP/kr.err" &&
+	spawn kr ip netns exec "$UB" ntpreflect --stratum 1 "udp://$IPB:$port" 2>"$TMP/kr.err" &&
 	wait_until 5 udp_listening_in "$UB" "$port"
 '
 
@@ -92,7 +92,7 @@ done
 
 test_expect_success 'setup: a uudp ntpreflect in the reference namespace' '
 	stop_pid "$kr" &&
-	spawn ur ip netns exec "$UB" ntpreflect "uudp://$IPB:$port?dev=$IFB" 2>"$TMP/ur.err" &&
+	spawn ur ip netns exec "$UB" ntpreflect --stratum 1 "uudp://$IPB:$port?dev=$IFB" 2>"$TMP/ur.err" &&
 	wait_until 5 udp_listening_in "$UB" "$port"
 '
 
@@ -121,7 +121,7 @@ test_expect_success 'an interface with 65 receive queues: refused, one line, exi
 	ip -n "$ns" addr add 10.78.0.1/24 dev big &&
 	ip -n "$ns" link set big up &&
 	ip -n "$ns" link set bigp up &&
-	test_exit 1 timeout 20 ip netns exec "$ns" ntpreflect "uudp://10.78.0.1:$port?dev=big" \
+	test_exit 1 timeout 20 ip netns exec "$ns" ntpreflect --stratum 1 "uudp://10.78.0.1:$port?dev=big" \
 		2>"$TMP/big.err" &&
 	test_is "$(cat "$TMP/big.err")" \
 		"ntpreflect: uudp://10.78.0.1:$port?dev=big: big: 65 receive queues, more than the 64 uudp gives an AF_XDP socket each (set fewer with ethtool -L)"
