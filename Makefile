@@ -38,7 +38,7 @@ endif
 build/pkg.mk: FORCE $(if $(MAKE_RESTARTS),,$(if $(filter deps $(DEPS_GOALS),$(MAKECMDGOALS)),deps))
 	@mkdir -p $(@D)
 	@pkg-config --exists $(PKGS) 2>/dev/null || { echo "make: pkg-config does not find all of $(PKGS): run 'make deps' as root (make demo, check and bench run it first)" >&2; exit 1; }
-	@{ echo "PKG_CFLAGS := $$(pkg-config --cflags $(PKGS))"; \
+	@{ echo "PKG_CFLAGS := $$(pkg-config --cflags $(PKGS))$$(scripts/rdma-core-defs)"; \
 	   echo "PKG_LIBS := $$(pkg-config --libs $(PKGS))"; } >$@.tmp; \
 	 cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
 

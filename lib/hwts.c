@@ -75,10 +75,22 @@ int hwts_acquire(struct hwts *h, int fd, const char *dev, int want)
 		return (h->tx ? HWTS_TX : 0) | (h->rx ? HWTS_RX : 0);
 	}
 	rc = cfg_io(h, SIOCSHWTSTAMP, &c);
+	/*
+	 * i40e refuses to stamp every received packet (ERANGE for
+	 * HWTSTAMP_FILTER_ALL) but stamps sends: the receive filter is
+	 * left as found, and the send stamps asked for alone.
+	 */
+	if (rc == -ERANGE && c.rx_filter != h->found.rx_filter) {
+		c.rx_filter = h->found.rx_filter;
+		if (c.tx_type == h->found.tx_type)
+			return rc;	/* nothing else was asked */
+		rc = cfg_io(h, SIOCSHWTSTAMP, &c);
+	}
 	if (rc)
 		return rc;
 	/* The driver writes back what it did: it may give more, or less. */
 	h->changed = 1;
+	h->set = c;
 	h->tx = tx_stamps(c.tx_type);
 	h->rx = rx_covers_ntp(c.rx_filter);
 	if (h->readable)
@@ -102,9 +114,18 @@ int hwts_release(struct hwts *h)
 
 	if (!h->changed)
 		return 0;
+	h->changed = 0;
+	/* Ours still?  A driver that cannot say is put back regardless. */
+	if (h->readable && cfg_io(h, SIOCGHWTSTAMP, &c) == 0 &&
+	    (c.tx_type != h->set.tx_type || c.rx_filter != h->set.rx_filter)) {
+		snprintf(h->note, sizeof(h->note),
+			 "%s: hardware stamping was changed meanwhile (now tx %s rx %s), by "
+			 "another program: left as it is", h->dev, tx_name(c.tx_type),
+			 rx_name(c.rx_filter));
+		return 1;
+	}
 	c = h->found;
 	c.flags = 0;
-	h->changed = 0;
 	rc = cfg_io(h, SIOCSHWTSTAMP, &c);
 	if (rc)
 		snprintf(h->note, sizeof(h->note),

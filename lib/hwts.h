@@ -9,9 +9,11 @@
  * stays; a receive filter that already covers NTP (ALL, NTP_ALL) stays,
  * and one that does not (NONE, or ptp4l's PTP filters) becomes ALL, a
  * superset of each.  The driver's answer is what counts: what it
- * accepted is checked, not assumed.  A change is said once, in h->note
+ * accepted is checked, not assumed, and a driver that refuses the
+ * receive filter (i40e: ERANGE for ALL) is asked for the send stamps
+ * alone.  A change is said once, in h->note
  * for the caller to show, and hwts_release puts the setting back as it
- * was found.  A driver that
+ * was found, unless another program changed it meanwhile.  A driver that
  * cannot be read (no SIOCGHWTSTAMP, before Linux 4.14 or in some drivers)
  * is set as if it had nothing on, and that is said too.
  */
@@ -25,6 +27,7 @@ struct hwts {
 	char dev[IFNAMSIZ];
 	int fd;				/* a socket for the ioctls */
 	struct hwtstamp_config found;	/* as it was (valid when readable) */
+	struct hwtstamp_config set;	/* as we left it (the driver's answer) */
 	int readable;			/* SIOCGHWTSTAMP answered */
 	int changed;			/* we set it: hwts_release puts it back */
 	int tx, rx;			/* what it stamps now, for us */
@@ -44,8 +47,11 @@ struct hwts {
 int hwts_acquire(struct hwts *h, int fd, const char *dev, int want);
 
 /*
- * Puts back what hwts_acquire changed.  Safe on a zeroed struct.  Returns
- * 0, or -errno with one line in h->note for the caller to say.
+ * Puts back what hwts_acquire changed, if the setting is still ours: one
+ * that another program (a ptp4l started or reconfigured meanwhile) has
+ * changed since is left as it is.  Safe on a zeroed struct.  Returns 0;
+ * 1 when it left the setting, or -errno when the driver refused, each
+ * with one line in h->note for the caller to say.
  */
 int hwts_release(struct hwts *h);
 

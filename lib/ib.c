@@ -20,9 +20,10 @@
  * its work completion (ibv_create_ah_from_wc), kept in a small LRU cache.
  *
  * Data path: one PD, one registered region holding the receive pool and
- * the send ring, a receive CQ with a completion channel (block mode waits
- * on it; busy mode spins on the CQ and makes no system call while it is
- * empty), a send CQ, one UD QP.  Each receive buffer has the 40-byte GRH
+ * the send slots (each free again when its own completion is reaped: a
+ * wildcard server's QPs complete in any order), a receive CQ with a
+ * completion channel (block mode waits on it; busy mode spins on the CQ
+ * and makes no system call while it is empty), a send CQ, one UD QP.  Each receive buffer has the 40-byte GRH
  * in front of the payload; a buffer is posted again as soon as its
  * datagram is consumed.  No retransmission, no RC: a lost datagram stays
  * lost, as over UDP.  A wildcard server serves every active port of its
@@ -396,7 +397,7 @@ static int ib_send(struct transport *t, void *buf, size_t len,
 	struct ibv_send_wr wr, *bad;
 	struct ibv_qp *qp = u->qp;
 	struct ibv_ah *ah;
-	unsigned layers;
+	unsigned layers, sn;
 	uint32_t qpn, qkey;
 	unsigned char *slot;
 	int64_t now = clock_monotonic_ns();
@@ -449,14 +450,15 @@ static int ib_send(struct transport *t, void *buf, size_t len,
 		qpn = u->rqpn;
 		qkey = u->rqkey;
 	}
-	if (u->send_busy >= IB_SEND_DEPTH)
+	if (!u->nsend_free)
 		return -ENOBUFS;
-	slot = u->mem + (size_t)(u->nrecv + u->send_next) * u->slot;
+	sn = u->send_free[u->nsend_free - 1];
+	slot = u->mem + (size_t)(u->nrecv + sn) * u->slot;
 	memcpy(slot, buf, len);
 	sge = (struct ibv_sge){ .addr = (uintptr_t)slot, .length = (uint32_t)len,
 				.lkey = u->mr->lkey };
 	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = u->send_next;
+	wr.wr_id = sn;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
 	wr.send_flags = IBV_SEND_SIGNALED | (len <= u->max_inline ? IBV_SEND_INLINE : 0);
@@ -469,13 +471,13 @@ static int ib_send(struct transport *t, void *buf, size_t len,
 	} else {
 		wr.opcode = IBV_WR_SEND;
 	}
-	u->send_tag[u->send_next] = 0;
+	u->send_tag[sn] = 0;
 	/* One layer at most (H): stamped when the send asks for it. */
 	layers = u->stamping && u->scq.mode != VERBS_STAMP_NONE ? transport_send_layers(t, flags) : 0;
 	if (layers) {
 		if (!++u->tx_seq)
 			u->tx_seq = 1;		/* 0 marks a send not asked for */
-		u->send_tag[u->send_next] = u->tx_seq;
+		u->send_tag[sn] = u->tx_seq;
 		transport_tx_begin(t, u->tx_seq, layers);
 	}
 	*stamp = clock_now(clk);
@@ -483,13 +485,12 @@ static int ib_send(struct transport *t, void *buf, size_t len,
 		transport_stamp_xmt(slot, *stamp);
 	rc = ibv_post_send(qp, &wr, &bad);
 	if (rc) {
-		u->send_tag[u->send_next] = 0;
+		u->send_tag[sn] = 0;
 		u->n.post_err++;
 		return -rc;
 	}
-	u->send_ah[u->send_next] = ah;
-	u->send_busy++;
-	u->send_next = (u->send_next + 1) % IB_SEND_DEPTH;
+	u->send_ah[sn] = ah;
+	u->nsend_free--;
 	if (flags & TRANSPORT_STAMP_XMT)
 		transport_stamp_xmt(buf, *stamp);
 	if (request && !u->server && !u->outstanding) {
@@ -518,6 +519,8 @@ static int ib_datapath(struct ib_transport *u, struct rdma_cm_id *id, char *err,
 	u->slot = IB_GRH_LEN + u->mtu;
 	u->nrecv = u->server ? IB_RECV_SERVER : IB_RECV_CLIENT;
 	nbuf = u->nrecv + IB_SEND_DEPTH;
+	for (u->nsend_free = 0; u->nsend_free < IB_SEND_DEPTH; u->nsend_free++)
+		u->send_free[u->nsend_free] = IB_SEND_DEPTH - 1 - u->nsend_free;
 	u->chan = ibv_create_comp_channel(u->ctx);
 	if (!u->chan || ib_nonblock(u->chan->fd)) {
 		IB_FAIL("%s: completion channel: %s", u->url, strerror(errno));
@@ -950,11 +953,12 @@ static void ib_counters(struct transport *t, char *buf, size_t len)
 				      ib_verdict_names[v], (unsigned long long)u->n.bad[v]);
 	if (n < len)
 		n += (size_t)snprintf(buf + n, len - n,
-				      " epoch=%llu send_err=%llu post_err=%llu async=%llu"
-				      " qp_rebuilds=%llu stamps=%s stamp_errors=%llu",
+				      " epoch=%llu send_err=%llu post_err=%llu poll_errors=%llu"
+				      " async=%llu qp_rebuilds=%llu stamps=%s stamp_errors=%llu",
 				      (unsigned long long)u->n.epoch,
 				      (unsigned long long)u->n.send_err,
 				      (unsigned long long)u->n.post_err,
+				      (unsigned long long)(u->rcq.poll_errors + u->scq.poll_errors),
 				      (unsigned long long)u->n.async,
 				      (unsigned long long)u->n.qp_rebuilds,
 				      u->rcq.mode == VERBS_STAMP_RAW ? "raw" :

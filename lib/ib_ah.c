@@ -77,10 +77,11 @@ void ib_reap_sends(struct ib_transport *u)
 
 	while ((n = verbs_cq_poll(&u->scq, wc, 16)) > 0) {
 		for (i = 0; i < n; i++) {
-			if (wc[i].wr_id < IB_SEND_DEPTH) {
+			if (wc[i].wr_id < IB_SEND_DEPTH && u->nsend_free < IB_SEND_DEPTH) {
 				uint32_t tag = u->send_tag[wc[i].wr_id];
 				int64_t ns;
 
+				u->send_free[u->nsend_free++] = (unsigned)wc[i].wr_id;
 				u->send_ah[wc[i].wr_id] = NULL;
 				u->send_tag[wc[i].wr_id] = 0;
 				if (tag) {
@@ -96,7 +97,6 @@ void ib_reap_sends(struct ib_transport *u)
 				sqe |= wc[i].status != IBV_WC_WR_FLUSH_ERR;
 			}
 		}
-		u->send_busy -= (unsigned)n <= u->send_busy ? (unsigned)n : u->send_busy;
 	}
 	if (u->nzombie)
 		ib_zombies_reap(u);

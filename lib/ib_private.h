@@ -39,7 +39,7 @@
 #include "transport_private.h"
 #include "verbs_stamp.h"
 
-#define IB_SEND_DEPTH	64		/* send ring */
+#define IB_SEND_DEPTH	64		/* send slots */
 #define IB_AH_CACHE	64		/* server: address handles kept */
 #define IB_PARTS	8		/* wildcard server: ports and partitions answered */
 #define IB_AEV_QUEUE	16		/* async events handed over, not yet seen */
@@ -130,7 +130,11 @@ struct ib_transport {
 	unsigned char *mem;
 	size_t slot;			/* bytes per buffer: GRH + MTU */
 	unsigned nrecv;
-	unsigned send_next, send_busy;
+	unsigned send_free[IB_SEND_DEPTH];	/* send slots (wr_ids) not in flight: a
+						   wildcard server's QPs complete in any
+						   order, so a slot is free once its own
+						   completion is reaped, not in turn */
+	unsigned nsend_free;
 	struct ibv_ah *send_ah[IB_SEND_DEPTH];	/* the handle each send in flight uses */
 	struct ibv_ah *zombie[IB_SEND_DEPTH];	/* dropped, still used by a send */
 	unsigned nzombie;

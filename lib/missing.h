@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * missing.h - kernel UAPI definitions newer than the headers Debian 12
- * builds with (linux-libc-dev 6.1, libxdp 1.3), as linuxptp's missing.h
- * does it: each guarded, so that newer headers win.  Include it after the
- * system headers it completes.
+ * builds with (linux-libc-dev 6.1, libxdp 1.3), and rdma-core's older
+ * releases lack, as linuxptp's missing.h does it: each guarded, so that
+ * newer headers win.  Include it after the system headers it completes.
  *
  * AF_XDP TX metadata (Linux 6.8; the umem flag that makes the kernel read
  * tx_metadata_len, 6.11; launch time, 6.14): a umem registered with
@@ -14,6 +14,16 @@
  */
 #ifndef NTPX_MISSING_H
 #define NTPX_MISSING_H
+
+/*
+ * rdma-core before v36 (Debian 11, Ubuntu 20.04) has no flag for mlx5's
+ * real-time clock, an enumerator of mlx5dv.h that no #ifdef sees: the
+ * Makefile asks libmlx5's version (scripts/rdma-core-defs).  Include
+ * this after <infiniband/mlx5dv.h>.
+ */
+#ifdef NTPX_MLX5DV_NO_REAL_TIME_TS
+#define MLX5DV_CONTEXT_FLAGS_REAL_TIME_TS	(1 << 7)
+#endif
 
 #include <linux/if_xdp.h>
 #include <linux/types.h>

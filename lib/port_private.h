@@ -59,6 +59,11 @@ struct port_config {
 	int busy_poll;		/* nonzero: the caller may spin; tune for it */
 	const char *sysfs;	/* where sysfs is; NULL: /sys (tests: a tree
 				   of their own) */
+	int64_t reopen_ns;	/* verbs: a device gone (DEVICE_FATAL) is
+				   opened again this often, ns; 0: each second */
+	long qperr;		/* verbs: the frame sent this many-th goes with a
+				   memory key the HCA refuses (a send error,
+				   uudp's qperr=); 0: none */
 	enum {
 		PORT_XDP_AUTO,		/* the best the driver has */
 		PORT_XDP_SKB,		/* generic XDP, copy */
@@ -131,6 +136,8 @@ struct port {
 	uint32_t tx_tag;	/* set by the caller before a PORT_TX_STAMP submit */
 	unsigned restarts;	/* the port rebuilt its queue (a QP in the error
 				   state): frames may have been lost, a new stream */
+	char note[256];		/* what the open has to tell the caller beside
+				   its success (one line), or "" */
 };
 
 /* The wrappers: what struct port_ops says, for the port @p. */
@@ -218,7 +225,11 @@ static inline void port_counters(struct port *p, char *buf, size_t len)
 struct port *port_xdp_open(const struct port_config *cfg, char *err, size_t errlen);
 struct port *port_verbs_open(const struct port_config *cfg, char *err, size_t errlen);
 
-/* Nonzero when @dev has an RDMA device behind it (sysfs), for via=auto. */
-int port_verbs_present(const char *dev);
+/*
+ * Nonzero when @dev has an RDMA device behind it (sysfs under @sysfs,
+ * NULL: /sys) that can carry uudp: raw-packet QPs and flow steering
+ * (mlx5, mlx4 with steering on), not iWARP.  For via=auto: else xdp.
+ */
+int port_verbs_usable(const char *sysfs, const char *dev);
 
 #endif

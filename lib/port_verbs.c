@@ -22,8 +22,13 @@
  * missing.  A receive completing in error because the QP went to the
  * error state has the QP rebuilt (RESET to RTS, receives posted again),
  * counted (qp_error=, qp_rebuilds=, last_async= from the async events)
- * and told to uudp as a restart; only a QP that cannot be rebuilt kills
- * the port (EIO from then on).  While the caller spins
+ * and told to uudp as a restart; so is a QP found in SQE or ERR after a
+ * send failed on its own (a raw QP's send error raises no async event);
+ * only a QP that cannot be rebuilt kills the port (EIO from then on).
+ * The port's fd is an epoll set of the completion channel and the async
+ * events: after IBV_EVENT_DEVICE_FATAL the dead context is let go of,
+ * sends fail with ENETDOWN, and a timer in the set has the device opened
+ * again each second until it is back (a restart too).  While the caller spins
  * (port.spin) rx_next only polls the CQ; blocking callers have it
  * consume the completion channel's event and re-arm.
  *
@@ -33,22 +38,31 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/timerfd.h>
 #include <arpa/inet.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
 
+#include "clock_read.h"
+#include "opt_units.h"
 #include "port_private.h"
 #include "verbs_stamp.h"
 #include "util_private.h"
 
-#define PORT_VERBS_BUF		2048	/* bytes per buffer: one 1500-MTU frame */
+#define PORT_VERBS_BUF_MIN	2048	/* bytes per buffer, at least: a 1500-MTU frame */
 #define PORT_VERBS_RX		256	/* receive buffers posted */
 #define PORT_VERBS_TX		256	/* send buffers */
+#define PORT_VERBS_ASYNC_NS	(10 * 1000000LL)	/* spinning: async events
+							   read this often */
+#define PORT_VERBS_REOPEN_NS	(1000 * 1000000LL)	/* a device gone: opened
+							   again this often at most */
 
 struct verbs_port {
 	struct port p;
@@ -66,11 +80,24 @@ struct verbs_port {
 	struct ibv_qp *qp;
 	struct ibv_flow *flow;
 	uint8_t port;			/* the device port behind the interface */
-	int dead;			/* -errno once the QP is in the error state */
+	int dead;			/* -errno: -EIO once the QP could not be
+					   rebuilt, -ENETDOWN while the device is gone */
+	struct port_config cfg;		/* as opened (dev: v->dev), to open again */
+	char dev[IF_NAMESIZE];
+	int epfd;			/* port.fd: the completion channel and the
+					   async events */
+	int tfd;			/* in the set, armed while the device is gone:
+					   a sleeping caller wakes to open it again */
+	int64_t async_ns;		/* spinning: when they were last read */
+	int64_t reopen_every;		/* the device gone: tried this often, ns */
+	uint64_t fatal, reopens;	/* DEVICE_FATAL seen; the device opened again */
+	int sq_error;			/* a send completed in error: QP state asked */
+	uint64_t sends;			/* frames posted, for cfg.qperr */
 	enum ibv_event_type last_async;
 	uint64_t async;			/* async events read */
 	struct ibv_mr *mr;
 	unsigned char *mem;		/* RX buffers, then TX buffers */
+	size_t buf;			/* bytes each: the interface's largest frame */
 	unsigned tx_free[PORT_VERBS_TX];
 	unsigned ntx_free;
 	unsigned tx_cur;
@@ -81,6 +108,7 @@ struct verbs_port {
 };
 
 static const struct port_ops verbs_port_ops;
+static void verbs_rebuild(struct verbs_port *v);
 
 /* The RDMA device behind netdev @dev, from sysfs under @sys; 0 or -1. */
 static int verbs_ibdev(const char *sys, const char *dev, char *name, size_t len)
@@ -105,11 +133,50 @@ static int verbs_ibdev(const char *sys, const char *dev, char *name, size_t len)
 	return rc;
 }
 
-int port_verbs_present(const char *dev)
+/*
+ * Can the RDMA device described by @da carry uudp?  NULL when it can,
+ * else why not, for the open's line.  No verbs capability says "raw
+ * packet", but ibv_create_flow needs managed flow steering, and the
+ * providers that report it (mlx5; mlx4 with its module option) are the
+ * ones with raw-packet QPs; an iWARP device (irdma, siw, cxgb4) has
+ * neither, nor have bnxt_re, qedr or rxe.
+ */
+static const char *verbs_unfit(struct ibv_context *ctx, const struct ibv_device_attr *da)
 {
-	char name[64];
+	if (ctx->device->transport_type == IBV_TRANSPORT_IWARP)
+		return "is an iWARP device, with no raw-packet QPs (use via=xdp)";
+	if (da->device_cap_flags & IBV_DEVICE_MANAGED_FLOW_STEERING)
+		return NULL;
+	if (strncmp(ibv_get_device_name(ctx->device), "mlx4", 4) == 0)
+		return "has no managed flow steering, so no flow rule can steer UDP to a QP "
+		       "(load mlx4_core with log_num_mgm_entry_size=-1, or use via=xdp)";
+	return "has no managed flow steering, so no flow rule can steer UDP to a QP "
+	       "(use via=xdp)";
+}
 
-	return verbs_ibdev(NULL, dev, name, sizeof(name)) == 0;
+int port_verbs_usable(const char *sysfs, const char *dev)
+{
+	struct ibv_device **list;
+	struct ibv_device_attr da;
+	struct ibv_context *ctx = NULL;
+	char name[64];
+	int i, n = 0, ok = 0;
+
+	if (verbs_ibdev(sysfs, dev, name, sizeof(name)))
+		return 0;
+	list = ibv_get_device_list(&n);
+	for (i = 0; list && i < n; i++)
+		if (strcmp(ibv_get_device_name(list[i]), name) == 0) {
+			ctx = ibv_open_device(list[i]);
+			break;
+		}
+	if (ctx) {
+		ok = ibv_query_device(ctx, &da) == 0 && !verbs_unfit(ctx, &da);
+		ibv_close_device(ctx);
+	}
+	if (list)
+		ibv_free_device_list(list);
+	return ok;
 }
 
 /*
@@ -138,6 +205,33 @@ static int verbs_devport(const char *sys, const char *dev)
 	return (int)n + 1;
 }
 
+/*
+ * Bytes per buffer: the interface's largest frame (its MTU, the Ethernet
+ * header and a VLAN tag), in whole cache lines, at least
+ * PORT_VERBS_BUF_MIN.  A frame longer than its receive buffer completes
+ * in error on mlx5 (a local length error) and takes the QP down with it,
+ * so one jumbo frame must fit.
+ */
+static size_t verbs_buf_size(const char *sys, const char *dev)
+{
+	char path[512], line[32];
+	long mtu = 0;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/class/net/%s/mtu", sys ? sys : "/sys", dev);
+	f = fopen(path, "re");
+	if (f) {
+		if (fgets(line, sizeof(line), f))
+			mtu = strtol(line, NULL, 10);
+		fclose(f);
+	}
+	if (mtu <= 0 || mtu > 65535)
+		mtu = 1500;
+	n = ((size_t)mtu + 14 + 4 + 63) / 64 * 64;
+	return n < PORT_VERBS_BUF_MIN ? PORT_VERBS_BUF_MIN : n;
+}
+
 /* The names counters use for the async events that matter here. */
 static const char *verbs_event_name(enum ibv_event_type t)
 {
@@ -153,23 +247,53 @@ static const char *verbs_event_name(enum ibv_event_type t)
 	}
 }
 
-/* Reads the async events, for the counters (they tell why). */
+static void verbs_teardown(struct verbs_port *v);
+
+/*
+ * Reads the async events, for the counters (they tell why), and acts on
+ * IBV_EVENT_DEVICE_FATAL: after a firmware reset, a health recovery or
+ * a driver rebind the context is dead for good (no completion ever
+ * comes, and a send is still taken), so the port lets go of everything
+ * of it and is opened again once the device is back (verbs_reopen()).
+ */
 static void verbs_async_read(struct verbs_port *v)
 {
 	struct ibv_async_event ev;
+	int fatal = 0;
 
-	while (ibv_get_async_event(v->ctx, &ev) == 0) {
+	while (v->ctx && ibv_get_async_event(v->ctx, &ev) == 0) {
 		v->async++;
 		v->last_async = ev.event_type;
+		fatal |= ev.event_type == IBV_EVENT_DEVICE_FATAL;
 		ibv_ack_async_event(&ev);
 	}
+	if (fatal) {
+		struct itimerspec it = {
+			.it_interval = { v->reopen_every / NTPX_NS_PER_SEC,
+					 v->reopen_every % NTPX_NS_PER_SEC },
+		};
+
+		v->fatal++;
+		verbs_teardown(v);
+		v->dead = -ENETDOWN;
+		it.it_value = it.it_interval;
+		timerfd_settime(v->tfd, 0, &it, NULL);
+	}
+}
+
+/* Whether the reopen timer expired; taken, so that the set sleeps again. */
+static int verbs_timer_take(struct verbs_port *v)
+{
+	uint64_t n;
+
+	return read(v->tfd, &n, sizeof(n)) == (ssize_t)sizeof(n);
 }
 
 static int verbs_post_rx(struct verbs_port *v, uint64_t i)
 {
 	struct ibv_sge sge = {
-		.addr = (uintptr_t)(v->mem + i * PORT_VERBS_BUF),
-		.length = PORT_VERBS_BUF,
+		.addr = (uintptr_t)(v->mem + i * v->buf),
+		.length = (uint32_t)v->buf,
 		.lkey = v->mr->lkey,
 	};
 	struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1 }, *bad;
@@ -214,7 +338,10 @@ static void verbs_rebuild(struct verbs_port *v)
 	unsigned i;
 
 	v->qp_errors++;
+	v->sq_error = 0;
 	verbs_async_read(v);
+	if (!v->ctx)
+		return;		/* the device went away: verbs_reopen() */
 	verbs_reap(v);
 	while (verbs_cq_poll(&v->rx_cq, &wc, 1) > 0)
 		;
@@ -277,8 +404,21 @@ static int verbs_flow(struct verbs_port *v, const struct port_config *cfg)
 	return v->flow ? 0 : -1;
 }
 
-static void verbs_close_all(struct verbs_port *v)
+/*
+ * Lets go of everything of the device (the buffers stay): after
+ * DEVICE_FATAL, before opening it again, and at close.  Closing the
+ * channel and the context takes their fds out of the epoll set.
+ */
+static void verbs_teardown(struct verbs_port *v)
 {
+	unsigned i;
+
+	/* Out of the set before they close (a descriptor shared with
+	   another process would stay in it). */
+	if (v->ch)
+		epoll_ctl(v->epfd, EPOLL_CTL_DEL, v->ch->fd, NULL);
+	if (v->ctx)
+		epoll_ctl(v->epfd, EPOLL_CTL_DEL, v->ctx->async_fd, NULL);
 	if (v->flow)
 		ibv_destroy_flow(v->flow);
 	if (v->qp)
@@ -294,40 +434,61 @@ static void verbs_close_all(struct verbs_port *v)
 		ibv_dealloc_pd(v->pd);
 	if (v->ctx)
 		ibv_close_device(v->ctx);
+	v->flow = NULL;
+	v->qp = NULL;
+	v->ch = NULL;
+	v->mr = NULL;
+	v->pd = NULL;
+	v->ctx = NULL;
+	v->rx_held = 0;
+	v->ntx_done = 0;
+	v->ntx_free = 0;
+	for (i = 0; i < PORT_VERBS_TX; i++)
+		v->tx_free[v->ntx_free++] = PORT_VERBS_RX + i;
+}
+
+static void verbs_close_all(struct verbs_port *v)
+{
+	verbs_teardown(v);
+	if (v->tfd >= 0)
+		close(v->tfd);
+	if (v->epfd >= 0)
+		close(v->epfd);
 	if (v->mem)
-		munmap(v->mem, (size_t)(PORT_VERBS_RX + PORT_VERBS_TX) * PORT_VERBS_BUF);
+		munmap(v->mem, (size_t)(PORT_VERBS_RX + PORT_VERBS_TX) * v->buf);
 	free(v);
 }
 
-struct port *port_verbs_open(const struct port_config *cfg, char *err, size_t errlen)
+/*
+ * Opens the RDMA device behind v->cfg.dev and makes the port on it: the
+ * QP with its CQs and receives, the flow rule, the channel armed and
+ * watched with the async events in v->epfd.  0, or -1 with one line in
+ * @err (what was made is left for verbs_teardown()).
+ */
+static int verbs_setup(struct verbs_port *v, char *err, size_t errlen)
 {
+	const struct port_config *cfg = &v->cfg;
 	struct ibv_qp_init_attr qa = {
 		.qp_type = IBV_QPT_RAW_PACKET,
 		.cap = { .max_send_wr = PORT_VERBS_TX, .max_recv_wr = PORT_VERBS_RX,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
-	size_t size = (size_t)(PORT_VERBS_RX + PORT_VERBS_TX) * PORT_VERBS_BUF;
+	size_t size = (size_t)(PORT_VERBS_RX + PORT_VERBS_TX) * v->buf;
 	struct ibv_device **list = NULL;
 	struct ibv_device_attr da;
-	struct verbs_port *v;
+	struct epoll_event ev = { .events = EPOLLIN };
 	char ibdev[64];
 	int i, n = 0, port;
 
-	/* Fail fast, before any allocation, when there is nothing to open. */
 	if (verbs_ibdev(cfg->sysfs, cfg->dev, ibdev, sizeof(ibdev))) {
 		snprintf(err, errlen, "%s: no RDMA device behind this interface "
 			 "(via=verbs needs a raw-packet capable NIC; try via=xdp)", cfg->dev);
-		return NULL;
+		return -1;
 	}
 	port = verbs_devport(cfg->sysfs, cfg->dev);
 	if (port < 0) {
 		snprintf(err, errlen, "%s: unreadable dev_port in sysfs", cfg->dev);
-		return NULL;
-	}
-	v = calloc(1, sizeof(*v));
-	if (!v) {
-		snprintf(err, errlen, "%s: out of memory", cfg->dev);
-		return NULL;
+		return -1;
 	}
 	v->port = (uint8_t)port;
 	list = ibv_get_device_list(&n);
@@ -337,58 +498,49 @@ struct port *port_verbs_open(const struct port_config *cfg, char *err, size_t er
 	if (!list || i == n) {
 		snprintf(err, errlen, "%s: RDMA device %s not found by libibverbs", cfg->dev,
 			 ibdev);
-		goto no_port;
+		goto fail;
 	}
 	v->ctx = ibv_open_device(list[i]);
 	if (!v->ctx) {
 		snprintf(err, errlen, "%s: cannot open %s: %s", cfg->dev, ibdev, strerror(errno));
-		goto no_port;
+		goto fail;
 	}
 	if (ibv_query_device(v->ctx, &da)) {
 		snprintf(err, errlen, "%s: %s: cannot query the device: %s", cfg->dev, ibdev,
 			 strerror(errno));
-		goto no_port;
+		goto fail;
 	}
 	if (v->port > da.phys_port_cnt) {
 		snprintf(err, errlen, "%s: %s has %u ports, not the %u this interface's dev_port "
 			 "names", cfg->dev, ibdev, da.phys_port_cnt, v->port);
-		goto no_port;
+		goto fail;
 	}
-	if (!(da.device_cap_flags & IBV_DEVICE_MANAGED_FLOW_STEERING)) {
-		snprintf(err, errlen, "%s: %s has no managed flow steering, so no flow rule can "
-			 "steer UDP to a QP (mlx4: load mlx4_core with log_num_mgm_entry_size=-1)",
-			 cfg->dev, ibdev);
-		goto no_port;
+	if (verbs_unfit(v->ctx, &da)) {
+		snprintf(err, errlen, "%s: %s %s", cfg->dev, ibdev, verbs_unfit(v->ctx, &da));
+		goto fail;
 	}
-	if (da.device_cap_flags & IBV_DEVICE_RAW_IP_CSUM)
-		v->p.caps |= PORT_CAP_CSUM;
+	v->p.caps = da.device_cap_flags & IBV_DEVICE_RAW_IP_CSUM ? PORT_CAP_CSUM : 0;
 	if (fcntl(v->ctx->async_fd, F_SETFL, fcntl(v->ctx->async_fd, F_GETFL) | O_NONBLOCK)) {
 		snprintf(err, errlen, "%s: %s: async events: %s", cfg->dev, ibdev, strerror(errno));
-		goto no_port;
-	}
-	v->mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (v->mem == MAP_FAILED) {
-		v->mem = NULL;
-		snprintf(err, errlen, "%s: buffers: %s", cfg->dev, strerror(errno));
-		goto no_port;
+		goto fail;
 	}
 	v->pd = ibv_alloc_pd(v->ctx);
 	if (!v->pd) {
 		snprintf(err, errlen, "%s: %s: protection domain: %s", cfg->dev, ibdev,
 			 strerror(errno));
-		goto no_port;
+		goto fail;
 	}
 	v->mr = ibv_reg_mr(v->pd, v->mem, size, IBV_ACCESS_LOCAL_WRITE);
 	if (!v->mr) {
 		snprintf(err, errlen, "%s: %s: memory registration: %s", cfg->dev, ibdev,
 			 strerror(errno));
-		goto no_port;
+		goto fail;
 	}
 	v->ch = ibv_create_comp_channel(v->ctx);
 	if (!v->ch || fcntl(v->ch->fd, F_SETFL, fcntl(v->ch->fd, F_GETFL) | O_NONBLOCK)) {
 		snprintf(err, errlen, "%s: %s: completion channel: %s", cfg->dev, ibdev,
 			 strerror(errno));
-		goto no_port;
+		goto fail;
 	}
 	/* Completion stamps where the device has them (verbs_stamp.h). */
 	verbs_clock_probe(&v->clk, v->ctx);
@@ -401,7 +553,7 @@ struct port *port_verbs_open(const struct port_config *cfg, char *err, size_t er
 		    verbs_cq_create(&v->clk, &v->tx_cq, PORT_VERBS_TX, NULL, NULL)) {
 			snprintf(err, errlen, "%s: %s: completion queue: %s", cfg->dev, ibdev,
 				 strerror(errno));
-			goto no_port;
+			goto fail;
 		}
 		qa.send_cq = v->tx_cq.cq;
 		qa.recv_cq = v->rx_cq.cq;
@@ -414,44 +566,120 @@ struct port *port_verbs_open(const struct port_config *cfg, char *err, size_t er
 	if (!v->qp) {
 		snprintf(err, errlen, "%s: %s: raw-packet QP: %s%s", cfg->dev, ibdev,
 			 strerror(errno), errno == EPERM ? " (needs CAP_NET_RAW)" : "");
-		goto no_port;
+		goto fail;
 	}
 	if (verbs_qp_up(v)) {
 		snprintf(err, errlen, "%s: %s: QP to ready-to-send: %s", cfg->dev, ibdev,
 			 strerror(errno));
-		goto no_port;
+		goto fail;
 	}
 	for (i = 0; i < PORT_VERBS_RX; i++)
 		if (verbs_post_rx(v, (uint64_t)i)) {
 			snprintf(err, errlen, "%s: %s: posting receives: %s", cfg->dev, ibdev,
 				 strerror(errno));
-			goto no_port;
+			goto fail;
 		}
+	v->ntx_free = 0;
 	for (i = 0; i < PORT_VERBS_TX; i++)
 		v->tx_free[v->ntx_free++] = PORT_VERBS_RX + (unsigned)i;
+	memset(v->tx_want, 0, sizeof(v->tx_want));
 	if (verbs_flow(v, cfg)) {
 		snprintf(err, errlen, "%s: %s: flow rule for UDP port %u: %s", cfg->dev, ibdev,
 			 cfg->udp_port, strerror(errno));
-		goto no_port;
+		goto fail;
 	}
 	if (ibv_req_notify_cq(v->rx_cq.cq, 0)) {
 		snprintf(err, errlen, "%s: %s: arming the completion queue: %s", cfg->dev,
 			 ibdev, strerror(errno));
-		goto no_port;
+		goto fail;
+	}
+	/* A sleeping caller wakes for a completion or an async event. */
+	if (epoll_ctl(v->epfd, EPOLL_CTL_ADD, v->ch->fd, &ev) ||
+	    epoll_ctl(v->epfd, EPOLL_CTL_ADD, v->ctx->async_fd, &ev)) {
+		snprintf(err, errlen, "%s: epoll: %s", cfg->dev, strerror(errno));
+		goto fail;
 	}
 	ibv_free_device_list(list);
-	v->p.ops = &verbs_port_ops;
-	v->p.fd = v->ch->fd;
-	v->p.frame_max = PORT_VERBS_BUF;
 	snprintf(v->p.mode, sizeof(v->p.mode), "%.16s-raw%s", ibdev,
 		 v->p.caps & PORT_CAP_CSUM ? "-ipcsum" : "");
+	return 0;
+
+fail:
+	if (list)
+		ibv_free_device_list(list);
+	return -1;
+}
+
+struct port *port_verbs_open(const struct port_config *cfg, char *err, size_t errlen)
+{
+	struct verbs_port *v;
+	char ibdev[64];
+
+	/* Fail fast, before any allocation, when there is nothing to open. */
+	if (verbs_ibdev(cfg->sysfs, cfg->dev, ibdev, sizeof(ibdev))) {
+		snprintf(err, errlen, "%s: no RDMA device behind this interface "
+			 "(via=verbs needs a raw-packet capable NIC; try via=xdp)", cfg->dev);
+		return NULL;
+	}
+	v = calloc(1, sizeof(*v));
+	if (!v) {
+		snprintf(err, errlen, "%s: out of memory", cfg->dev);
+		return NULL;
+	}
+	v->epfd = v->tfd = -1;
+	v->cfg = *cfg;
+	snprintf(v->dev, sizeof(v->dev), "%s", cfg->dev);
+	v->cfg.dev = v->dev;
+	v->reopen_every = cfg->reopen_ns > 0 ? cfg->reopen_ns : PORT_VERBS_REOPEN_NS;
+	v->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	v->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (v->epfd < 0 || v->tfd < 0 ||
+	    epoll_ctl(v->epfd, EPOLL_CTL_ADD, v->tfd, &(struct epoll_event){ .events = EPOLLIN })) {
+		snprintf(err, errlen, "%s: epoll: %s", cfg->dev, strerror(errno));
+		goto no_port;
+	}
+	v->buf = verbs_buf_size(cfg->sysfs, cfg->dev);
+	v->mem = mmap(NULL, (size_t)(PORT_VERBS_RX + PORT_VERBS_TX) * v->buf,
+		      PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (v->mem == MAP_FAILED) {
+		v->mem = NULL;
+		snprintf(err, errlen, "%s: buffers: %s", cfg->dev, strerror(errno));
+		goto no_port;
+	}
+	if (verbs_setup(v, err, errlen))
+		goto no_port;
+	v->p.ops = &verbs_port_ops;
+	v->p.fd = v->epfd;
+	v->p.frame_max = v->buf;
 	return &v->p;
 
 no_port:
-	if (list)
-		ibv_free_device_list(list);
 	verbs_close_all(v);
 	return NULL;
+}
+
+/*
+ * The device went away (DEVICE_FATAL): opened again each time the timer
+ * expires (every PORT_VERBS_REOPEN_NS), as the netdev names it now (a
+ * rebind may rename it), until it is back; then a restart for uudp, as
+ * after a rebuild.  1 when the port works again.
+ */
+static int verbs_reopen(struct verbs_port *v)
+{
+	char why[256];
+
+	if (v->dead != -ENETDOWN || !verbs_timer_take(v))
+		return 0;
+	if (verbs_setup(v, why, sizeof(why))) {
+		verbs_teardown(v);
+		return 0;
+	}
+	timerfd_settime(v->tfd, 0, &(struct itimerspec){ { 0, 0 }, { 0, 0 } }, NULL);
+	(void)verbs_timer_take(v);
+	v->dead = 0;
+	v->reopens++;
+	v->p.restarts++;
+	return 1;
 }
 
 /*
@@ -469,6 +697,11 @@ static void verbs_reap(struct verbs_port *v)
 
 			if (wc[i].status != IBV_WC_SUCCESS)
 				v->tx_errors++;
+			/* A send's own error (not a flush) leaves the QP in
+			   SQE or ERR: receives go on, every send fails. */
+			if (wc[i].status != IBV_WC_SUCCESS &&
+			    wc[i].status != IBV_WC_WR_FLUSH_ERR)
+				v->sq_error = 1;
 			if (b >= PORT_VERBS_RX + PORT_VERBS_TX)
 				continue;
 			if (v->tx_want[b] && v->ntx_done < PORT_VERBS_TX) {
@@ -481,23 +714,43 @@ static void verbs_reap(struct verbs_port *v)
 		}
 }
 
+/*
+ * A send completed in error (v->sq_error): the QP is asked its state,
+ * and rebuilt in SQE or ERR, where no send can go out again.
+ */
+static void verbs_sq_check(struct verbs_port *v)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+
+	if (!v->sq_error)
+		return;
+	v->sq_error = 0;
+	if (ibv_query_qp(v->qp, &a, IBV_QP_STATE, &ia) == 0 &&
+	    (a.qp_state == IBV_QPS_SQE || a.qp_state == IBV_QPS_ERR))
+		verbs_rebuild(v);
+}
+
 static void *verbs_tx_buf(struct port *p, size_t *cap)
 {
 	struct verbs_port *v = container_of(p, struct verbs_port, p);
 
-	verbs_reap(v);
+	/* Gone: a buffer all the same, the submit says why (ENETDOWN). */
+	if (!v->dead || verbs_reopen(v)) {
+		verbs_reap(v);
+		verbs_sq_check(v);
+	}
 	if (!v->ntx_free)
 		return NULL;
 	v->tx_cur = v->tx_free[--v->ntx_free];
-	*cap = PORT_VERBS_BUF;
-	return v->mem + (size_t)v->tx_cur * PORT_VERBS_BUF;
+	*cap = v->buf;
+	return v->mem + (size_t)v->tx_cur * v->buf;
 }
 
 static int verbs_tx_submit(struct port *p, void *buf, size_t len, int flags)
 {
 	struct verbs_port *v = container_of(p, struct verbs_port, p);
-	struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = (uint32_t)len,
-			       .lkey = v->mr->lkey };
+	struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = (uint32_t)len };
 	struct ibv_send_wr wr = { .wr_id = v->tx_cur, .sg_list = &sge, .num_sge = 1,
 				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
 	int rc;
@@ -506,6 +759,11 @@ static int verbs_tx_submit(struct port *p, void *buf, size_t len, int flags)
 		v->tx_free[v->ntx_free++] = v->tx_cur;
 		return v->dead;
 	}
+	sge.lkey = v->mr->lkey;
+	/* qperr=: a key of the right memory with another variant byte,
+	   which the HCA refuses (a local protection error, QP to SQE/ERR). */
+	if (v->cfg.qperr && ++v->sends == (uint64_t)v->cfg.qperr)
+		sge.lkey ^= 1;
 	if (flags & PORT_CAP_CSUM)
 		wr.send_flags |= IBV_SEND_IP_CSUM;
 	v->tx_want[v->tx_cur] = v->stamping && (flags & PORT_TX_STAMP);
@@ -537,15 +795,27 @@ static int verbs_rx_next(struct port *p, const void **frame, size_t *len)
 	if (v->rx_held)
 		return -EBUSY;
 	for (;;) {
+		/* Gone: nothing to receive until it is back (the timer
+		   in the set wakes a sleeping caller to try again). */
+		if (v->dead == -ENETDOWN && !verbs_reopen(v))
+			return 0;
 		if (v->dead)
 			return v->dead;
 		n = verbs_cq_poll(&v->rx_cq, &wc, 1);
 		if (n < 0)
-			return -EIO;
+			return n;
 		if (n == 0) {
-			/* Spinning: the CQ only, no system call. */
-			if (p->spin)
-				return 0;
+			/* Spinning: the CQ only, and now and then the async
+			   events, which nothing else would read. */
+			if (p->spin) {
+				int64_t now = clock_monotonic_ns();
+
+				if (now - v->async_ns < PORT_VERBS_ASYNC_NS)
+					return 0;
+				v->async_ns = now;
+				verbs_async_read(v);
+				return v->dead == -ENETDOWN ? 0 : v->dead;
+			}
 			/* Consume a wakeup and re-arm, then look once more:
 			   a completion may have come in between. */
 			if (ibv_get_cq_event(v->ch, &cq, &ctx) == 0) {
@@ -553,7 +823,10 @@ static int verbs_rx_next(struct port *p, const void **frame, size_t *len)
 				ibv_req_notify_cq(v->rx_cq.cq, 0);
 				continue;
 			}
-			return 0;
+			/* About to sleep: the async events, which wake the
+			   set too, read now. */
+			verbs_async_read(v);
+			return v->dead == -ENETDOWN ? 0 : v->dead;
 		}
 		if (wc.status != IBV_WC_SUCCESS) {
 			struct ibv_qp_attr a;
@@ -564,8 +837,6 @@ static int verbs_rx_next(struct port *p, const void **frame, size_t *len)
 			    (ibv_query_qp(v->qp, &a, IBV_QP_STATE, &ia) == 0 &&
 			     a.qp_state == IBV_QPS_ERR)) {
 				verbs_rebuild(v);
-				if (v->dead)
-					return v->dead;
 				continue;
 			}
 			if (verbs_post_rx(v, wc.wr_id))
@@ -577,7 +848,7 @@ static int verbs_rx_next(struct port *p, const void **frame, size_t *len)
 	v->rx_cur = wc.wr_id;
 	v->rx_ts = wc.ts;
 	v->rx_held = 1;
-	*frame = v->mem + wc.wr_id * PORT_VERBS_BUF;
+	*frame = v->mem + wc.wr_id * v->buf;
 	*len = wc.byte_len;
 	return 1;
 }
@@ -652,12 +923,15 @@ static void verbs_counters(struct port *p, char *buf, size_t len)
 {
 	struct verbs_port *v = container_of(p, struct verbs_port, p);
 
-	snprintf(buf, len, "rx_errors=%llu tx_errors=%llu repost_errors=%llu qp_error=%llu"
-		 " qp_rebuilds=%llu async=%llu last_async=%s stamps=%s stamp_errors=%llu"
-		 " hca_rate=%s",
+	snprintf(buf, len, "rx_errors=%llu tx_errors=%llu repost_errors=%llu poll_errors=%llu"
+		 " qp_error=%llu qp_rebuilds=%llu device_fatal=%llu reopens=%llu async=%llu"
+		 " last_async=%s stamps=%s stamp_errors=%llu hca_rate=%s",
 		 (unsigned long long)v->rx_errors, (unsigned long long)v->tx_errors,
-		 (unsigned long long)v->repost_errors, (unsigned long long)v->qp_errors,
+		 (unsigned long long)v->repost_errors,
+		 (unsigned long long)(v->rx_cq.poll_errors + v->tx_cq.poll_errors),
+		 (unsigned long long)v->qp_errors,
 		 (unsigned long long)v->rebuilds,
+		 (unsigned long long)v->fatal, (unsigned long long)v->reopens,
 		 (unsigned long long)v->async, v->async ? verbs_event_name(v->last_async) : "none",
 		 v->rx_cq.mode == VERBS_STAMP_RAW ? "raw" :
 		 v->rx_cq.mode == VERBS_STAMP_WALLCLOCK ? "wallclock" : "none",

@@ -10,12 +10,19 @@
  * process, is replaced; anybody else's program is left alone and the open
  * fails, naming it.  Programs are never stacked.
  *
- * The socket and its UMEM come from libxdp (xsk.h), with libxdp's own
- * program inhibited.  UMEM: PORT_XDP_FRAMES chunks of PORT_XDP_CHUNK
- * bytes; the first half feed the fill ring, the second half are transmit
- * buffers kept on a free stack and returned from the completion ring.
- * One socket on queue 0: a multi-queue NIC must steer the port there
- * (ethtool -N ... action 0) or run with one combined channel.
+ * One socket per receive queue (ETHTOOL_GCHANNELS), all in one UMEM of
+ * PORT_XDP_CHUNK-byte chunks: RSS sends a flow to any queue, and the
+ * program redirects a frame to the socket of the queue it came in on,
+ * so a socket on queue 0 alone would lose every reply of a client whose
+ * flow hashes elsewhere.  Each queue's socket has its own fill ring and
+ * receive chunks (xdp_rx_chunks()); queue 0's also transmits, from
+ * PORT_XDP_TX_CHUNKS buffers kept on a free stack and returned from its
+ * completion ring; the others share its UMEM (XDP_SHARED_UMEM) and so its
+ * mode.  An ntuple rule steering the port to queue 0 would do with one
+ * socket, but not every driver has ntuple filters, and a rule outlives
+ * a process that dies (the BPF link does not): so sockets, and an
+ * interface with more queues than PORT_XDP_MAX_QUEUES is refused with
+ * the line that says how to have fewer.
  *
  * Mode: veth runs generic XDP (skb mode) with copy; other drivers try
  * native XDP with zero-copy, then native with copy, then generic.  The
@@ -56,6 +63,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -81,10 +89,13 @@
 #include "xdp_own_private.h"
 #include "xdp_quiet_private.h"
 
-#define PORT_XDP_RX_FRAMES	(PORT_XDP_FRAMES / 2)
 #define PORT_XDP_PROG		"ntpx_xdp"
 #define PORT_XDP_TX_ROOM	256	/* bytes before a transmit frame in its chunk */
-#define PORT_XDP_TX_CHUNKS	(PORT_XDP_FRAMES - PORT_XDP_RX_FRAMES)
+#define PORT_XDP_TX_CHUNKS	2048	/* transmit buffers, queue 0's */
+#define PORT_XDP_RX_BUDGET	8192	/* receive chunks the queues share... */
+#define PORT_XDP_RX_MIN		256	/* ...but at least this many each */
+#define PORT_XDP_MAX_QUEUES	64	/* receive queues served, a socket each */
+#define PORT_XDP_LINK_NS	(5 * NTPX_NS_PER_SEC)	/* the link's wait after attaching */
 
 #ifndef SO_PREFER_BUSY_POLL
 #define SO_PREFER_BUSY_POLL	69
@@ -101,24 +112,36 @@ struct xdp_meta {
 
 #define XDP_META_MAGIC	0x4e54505853544d50ULL
 
+/* One receive queue's socket and rings. */
+struct xdp_rxq {
+	struct xsk_ring_prod fq;
+	struct xsk_ring_cons cq;	/* queue 0's: the transmit completions */
+	struct xsk_ring_cons rx;
+	struct xsk_socket *xsk;		/* libxdp's socket, or NULL */
+	struct xdp_own own;		/* our own (own.fd -1: none) */
+	int fd;				/* whichever it is, or -1 */
+	uint64_t frames;		/* frames taken off its receive ring */
+};
+
 struct xdp_port {
 	struct port p;
 	void *area;
-	struct xsk_umem *umem;
-	struct xsk_ring_prod fq;
-	struct xsk_ring_cons cq;
-	struct xsk_ring_prod tx;
-	struct xsk_ring_cons rx;
-	struct xsk_socket *xsk;
+	size_t area_len;
+	struct xsk_umem *umem;		/* libxdp's, when ours was refused */
+	struct xdp_rxq *q;		/* a socket per receive queue */
+	unsigned nq;
+	unsigned rx_chunks;		/* receive chunks per queue */
+	unsigned next_q;		/* the queue rx_next looks at first */
+	int epfd;			/* several queues: all their sockets, or -1 */
+	struct xsk_ring_prod tx;	/* queue 0's */
 	struct bpf_object *obj;
 	int link_fd;
 	int busy;
 	const char *dev;
-	struct xdp_own own;		/* our own socket, with TX metadata */
 	int stamping;
 	struct phc *phc;		/* zero-copy: the NIC's clock */
-	uint32_t tx_tag[PORT_XDP_FRAMES];	/* by chunk */
-	unsigned char tx_want[PORT_XDP_FRAMES];
+	uint32_t tx_tag[PORT_XDP_TX_CHUNKS];	/* by transmit chunk */
+	unsigned char tx_want[PORT_XDP_TX_CHUNKS];
 	struct { uint32_t tag; uint64_t ts; } tx_done[PORT_XDP_TX_CHUNKS];
 	unsigned ntx_done;
 	uint64_t tx_stamps_missing;	/* completions asked for that had none */
@@ -129,27 +152,116 @@ struct xdp_port {
 	unsigned ntx_free;
 	uint64_t tx_cur;	/* chunk handed out by tx_buf */
 	uint64_t rx_cur;	/* chunk handed out by rx_next */
+	unsigned rx_q;		/* the queue it came from */
 	int rx_held;
 	int64_t rx_mono;	/* its XDP program's stamp, or -1 */
 	uint64_t tx_kicks_failed, fill_short;
 };
 
+/* The chunk index of umem address @addr among the transmit chunks, or -1. */
+static long xdp_tx_index(const struct xdp_port *x, uint64_t addr)
+{
+	uint64_t k = addr / PORT_XDP_CHUNK, first = (uint64_t)x->nq * x->rx_chunks;
+
+	return k >= first && k - first < PORT_XDP_TX_CHUNKS ? (long)(k - first) : -1;
+}
+
+/* SIOCETHTOOL on @dev with the command at @cmd: 0, or -1 with errno. */
+static int ethtool_ioctl(const char *dev, void *cmd)
+{
+	struct ifreq ifr;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc, e;
+
+	if (fd < 0)
+		return -1;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", dev);
+	ifr.ifr_data = cmd;
+	rc = ioctl(fd, SIOCETHTOOL, &ifr);
+	e = errno;
+	close(fd);
+	errno = e;
+	return rc;
+}
+
 /* The interface's driver name ("veth", "mlx5_core"), or "" if unknown. */
 static void driver_name(const char *dev, char *buf, size_t len)
 {
 	struct ethtool_drvinfo info = { .cmd = ETHTOOL_GDRVINFO };
-	struct ifreq ifr;
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
 	buf[0] = 0;
+	if (ethtool_ioctl(dev, &info) == 0)
+		snprintf(buf, len, "%s", info.driver);
+}
+
+/* Whether @dev is up and running (IFF_RUNNING: the carrier is there). */
+static int xdp_link_running(const char *dev)
+{
+	struct ifreq ifr;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc;
+
 	if (fd < 0)
-		return;
+		return 1;	/* cannot tell: no wait */
 	memset(&ifr, 0, sizeof(ifr));
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", dev);
-	ifr.ifr_data = (void *)&info;
-	if (ioctl(fd, SIOCETHTOOL, &ifr) == 0)
-		snprintf(buf, len, "%s", info.driver);
+	rc = ioctl(fd, SIOCGIFFLAGS, &ifr);
 	close(fd);
+	return rc || (ifr.ifr_flags & (IFF_UP | IFF_RUNNING)) == (IFF_UP | IFF_RUNNING);
+}
+
+/*
+ * Attaching a program restarts the port on some drivers: igc closed and
+ * opened it until Linux 6.13 (the whole window of its zero-copy send
+ * stamps), i40e resets the PF, ice drops the carrier.  Frames sent until
+ * the link runs again are lost, and a ptp4l on the port goes FAULTY.  So
+ * once the sockets are bound the open waits for the link to run,
+ * PORT_XDP_LINK_NS at most, and says what it saw in one line (p.note);
+ * a link that runs throughout costs one ioctl.
+ */
+static void xdp_link_wait(struct xdp_port *x, int64_t attached)
+{
+	struct timespec step = { 0, 10 * 1000000L };
+	int64_t end = attached + PORT_XDP_LINK_NS;
+
+	if (xdp_link_running(x->dev))
+		return;
+	while (!xdp_link_running(x->dev) && clock_monotonic_ns() < end)
+		nanosleep(&step, NULL);
+	if (xdp_link_running(x->dev))
+		snprintf(x->p.note, sizeof(x->p.note), "%s: the link was down once the XDP "
+			 "program was attached, and running %lld ms after", x->dev,
+			 (long long)((clock_monotonic_ns() - attached) / 1000000));
+	else
+		snprintf(x->p.note, sizeof(x->p.note), "%s: the link is not running %lld s "
+			 "after the XDP program was attached; going on", x->dev,
+			 (long long)(PORT_XDP_LINK_NS / NTPX_NS_PER_SEC));
+}
+
+/*
+ * The interface's receive queues: its receive and combined channels
+ * (ETHTOOL_GCHANNELS: ice and i40e count in combined, veth in rx); 1
+ * for a driver that has no channels to tell.
+ */
+static unsigned xdp_rx_queues(const char *dev)
+{
+	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
+
+	if (ethtool_ioctl(dev, &ch) || ch.rx_count + ch.combined_count == 0)
+		return 1;
+	return ch.rx_count + ch.combined_count;
+}
+
+/*
+ * Receive chunks per queue: PORT_XDP_RX_BUDGET shared among them, no
+ * more than a fill ring holds and no fewer than PORT_XDP_RX_MIN, so that
+ * up to four queues keep the 2048 a flood on one of them needs
+ * (doc/uudp.md, tests/net/attack.t) and many cost 1 MiB each.
+ */
+static unsigned xdp_rx_chunks(unsigned nq)
+{
+	unsigned n = PORT_XDP_RX_BUDGET / nq;
+
+	return n > PORT_XDP_RING ? PORT_XDP_RING : n < PORT_XDP_RX_MIN ? PORT_XDP_RX_MIN : n;
 }
 
 /*
@@ -230,6 +342,13 @@ static int xdp_load(struct xdp_port *x, const struct port_config *cfg, char *err
 			 cfg->dev);
 		goto no_object;
 	}
+	/* A slot per receive queue: the program redirects by rx_queue_index. */
+	map = bpf_object__find_map_by_name(x->obj, "ntpx_xsks");
+	if (!map || bpf_map__set_max_entries(map, x->nq)) {
+		snprintf(err, errlen, "%s: XDP object has no socket map for %u queues", cfg->dev,
+			 x->nq);
+		goto no_object;
+	}
 	rc = bpf_object__load(x->obj);
 	if (rc) {
 		snprintf(err, errlen, "%s: cannot load the XDP program: %s%s%s", cfg->dev,
@@ -263,8 +382,15 @@ static int xdp_attach(struct xdp_port *x, const struct port_config *cfg, int pro
 	return 0;
 }
 
-static int xdp_socket(struct xdp_port *x, const struct port_config *cfg, __u32 mode,
-		      __u16 bind, char *err, size_t errlen)
+/*
+ * libxdp's socket on queue @qi (when the kernel refused our umem with TX
+ * metadata): queue 0's with the transmit ring, the others sharing its
+ * umem.  The socket of a process that just exited leaves its queue only
+ * when the kernel's deferred cleanup of its UMEM has run: until then the
+ * bind says EBUSY.  Waited for, briefly.
+ */
+static int xdp_socket(struct xdp_port *x, const struct port_config *cfg, unsigned qi,
+		      __u32 mode, __u16 bind, char *err, size_t errlen)
 {
 	struct xsk_socket_config sc = {
 		.rx_size = PORT_XDP_RING,
@@ -275,22 +401,76 @@ static int xdp_socket(struct xdp_port *x, const struct port_config *cfg, __u32 m
 	};
 	struct timespec step = { 0, 10 * 1000000L };
 	int64_t end = clock_monotonic_ns() + PORT_XDP_BUSY_NS;
+	struct xdp_rxq *q = &x->q[qi];
 	int rc;
 
-	/*
-	 * The socket of a process that just exited leaves queue 0 only when
-	 * the kernel's deferred cleanup of its UMEM has run: until then the
-	 * bind says EBUSY.  Wait for it, briefly.
-	 */
-	while ((rc = xsk_socket__create(&x->xsk, cfg->dev, 0, x->umem, &x->rx, &x->tx,
-					&sc)) == -EBUSY && clock_monotonic_ns() < end)
-		nanosleep(&step, NULL);
+	do {
+		if (qi == 0)
+			rc = xsk_socket__create(&q->xsk, cfg->dev, 0, x->umem, &q->rx, &x->tx,
+						&sc);
+		else
+			rc = xsk_socket__create_shared(&q->xsk, cfg->dev, qi, x->umem, &q->rx,
+						       NULL, &q->fq, &q->cq, &sc);
+	} while (rc == -EBUSY && clock_monotonic_ns() < end && !nanosleep(&step, NULL));
 	if (rc) {
-		x->xsk = NULL;
-		snprintf(err, errlen, "%s: AF_XDP socket (%s): %s", cfg->dev,
+		q->xsk = NULL;
+		snprintf(err, errlen, "%s: AF_XDP socket on queue %u (%s): %s", cfg->dev, qi,
 			 bind & XDP_ZEROCOPY ? "zero-copy" : "copy", strerror(-rc));
 		return -1;
 	}
+	q->fd = xsk_socket__fd(q->xsk);
+	return 0;
+}
+
+/* Our own socket on queue @qi: queue 0's owns the umem, the others share it. */
+static int xdp_own_socket(struct xdp_port *x, const struct port_config *cfg, unsigned qi,
+			  __u16 bind, char *err, size_t errlen)
+{
+	struct xdp_rxq *q = &x->q[qi];
+
+	/* A failed bind leaves the umem half set up: each try anew. */
+	if (qi == 0 && q->own.fd < 0 &&
+	    xdp_own_create(&q->own, cfg->dev, x->area, x->area_len, &q->fq, &q->cq, &q->rx,
+			   &x->tx, err, errlen))
+		return -1;
+	if (qi > 0 && xdp_own_create_shared(&q->own, cfg->dev, &q->fq, &q->cq, &q->rx, err,
+					    errlen))
+		return -1;
+	if (xdp_own_bind(&q->own, cfg->dev, cfg->ifindex, qi, bind, qi ? x->q[0].fd : -1, err,
+			 errlen)) {
+		xdp_own_close(&q->own);
+		return -1;
+	}
+	q->fd = q->own.fd;
+	return 0;
+}
+
+/* Closes the queues' sockets, the umem's owner last. */
+static void xdp_sockets_close(struct xdp_port *x)
+{
+	unsigned i;
+
+	for (i = x->nq; x->q && i-- > 0;) {
+		xdp_own_close(&x->q[i].own);
+		if (x->q[i].xsk)
+			xsk_socket__delete(x->q[i].xsk);
+		x->q[i].xsk = NULL;
+		x->q[i].fd = -1;
+	}
+}
+
+/* Every queue's socket in @mode, or none (-1 with @err). */
+static int xdp_sockets(struct xdp_port *x, const struct port_config *cfg, __u32 mode,
+		       __u16 bind, char *err, size_t errlen)
+{
+	unsigned i;
+
+	for (i = 0; i < x->nq; i++)
+		if (x->umem ? xdp_socket(x, cfg, i, mode, bind, err, errlen) :
+		    xdp_own_socket(x, cfg, i, bind, err, errlen)) {
+			xdp_sockets_close(x);
+			return -1;
+		}
 	return 0;
 }
 
@@ -299,10 +479,11 @@ static void xdp_close_all(struct xdp_port *x)
 	hwts_release(&x->hwts);
 	if (x->hwts_fd >= 0)
 		close(x->hwts_fd);
-	xdp_own_close(&x->own);
 	phc_close(x->phc);
-	if (x->xsk)
-		xsk_socket__delete(x->xsk);
+	xdp_sockets_close(x);
+	free(x->q);
+	if (x->epfd >= 0)
+		close(x->epfd);
 	if (x->umem)
 		xsk_umem__delete(x->umem);
 	if (x->link_fd >= 0)
@@ -310,7 +491,7 @@ static void xdp_close_all(struct xdp_port *x)
 	if (x->obj)
 		bpf_object__close(x->obj);
 	if (x->area)
-		munmap(x->area, (size_t)PORT_XDP_FRAMES * PORT_XDP_CHUNK);
+		munmap(x->area, x->area_len);
 	xdp_quiet_release();
 	free(x);
 }
@@ -335,19 +516,19 @@ struct port *port_xdp_open(const struct port_config *cfg, char *err, size_t errl
 		.frame_headroom = 0,
 	};
 	struct xdp_port *x = calloc(1, sizeof(*x));
-	size_t size = (size_t)PORT_XDP_FRAMES * PORT_XDP_CHUNK;
 	char drv[32], why[256] = "";
-	unsigned i, first, last;
-	__u32 idx, key = 0;
-	int prog_fd, rc, map_fd, xfd, one = 1;
+	unsigned i, qi, first, last, nrx;
+	int64_t attached;
+	__u32 idx;
+	int prog_fd, rc, map_fd, one = 1;
 
 	if (!x) {
 		snprintf(err, errlen, "%s: out of memory", cfg->dev);
 		return NULL;
 	}
 	x->link_fd = -1;
-	x->own.fd = -1;
 	x->hwts_fd = -1;
+	x->epfd = -1;
 	x->dev = cfg->dev;
 	x->ifindex = cfg->ifindex;
 	x->busy = cfg->busy_poll;
@@ -356,19 +537,38 @@ struct port *port_xdp_open(const struct port_config *cfg, char *err, size_t errl
 	   port closes. */
 	xdp_quiet_hold();
 	xdp_quiet_clear();
-	x->area = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	x->nq = xdp_rx_queues(cfg->dev);
+	if (x->nq > PORT_XDP_MAX_QUEUES) {
+		snprintf(err, errlen, "%s: %u receive queues, more than the %u uudp gives an "
+			 "AF_XDP socket each (set fewer with ethtool -L)", cfg->dev, x->nq,
+			 PORT_XDP_MAX_QUEUES);
+		goto no_port;
+	}
+	x->q = calloc(x->nq, sizeof(*x->q));
+	if (!x->q) {
+		snprintf(err, errlen, "%s: out of memory", cfg->dev);
+		goto no_port;
+	}
+	for (qi = 0; qi < x->nq; qi++)
+		x->q[qi].fd = x->q[qi].own.fd = -1;
+	x->rx_chunks = xdp_rx_chunks(x->nq);
+	nrx = x->nq * x->rx_chunks;
+	x->area_len = (size_t)(nrx + PORT_XDP_TX_CHUNKS) * PORT_XDP_CHUNK;
+	x->area = mmap(NULL, x->area_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
 	if (x->area == MAP_FAILED) {
 		x->area = NULL;
 		snprintf(err, errlen, "%s: UMEM: %s", cfg->dev, strerror(errno));
 		goto no_port;
 	}
 	/* Our own socket with TX metadata, else libxdp's without. */
-	rc = xdp_own_create(&x->own, cfg->dev, x->area, &x->fq, &x->cq, &x->rx, &x->tx,
-			    err, errlen);
+	rc = xdp_own_create(&x->q[0].own, cfg->dev, x->area, x->area_len, &x->q[0].fq,
+			    &x->q[0].cq, &x->q[0].rx, &x->tx, err, errlen);
 	if (rc < 0)
 		goto no_port;
 	if (rc > 0) {
-		rc = xsk_umem__create(&x->umem, x->area, size, &x->fq, &x->cq, &uc);
+		rc = xsk_umem__create(&x->umem, x->area, x->area_len, &x->q[0].fq, &x->q[0].cq,
+				      &uc);
 		if (rc) {
 			x->umem = NULL;
 			snprintf(err, errlen, "%s: UMEM registration: %s", cfg->dev,
@@ -383,6 +583,7 @@ struct port *port_xdp_open(const struct port_config *cfg, char *err, size_t errl
 		goto no_port;
 
 	driver_name(cfg->dev, drv, sizeof(drv));
+	attached = clock_monotonic_ns();
 	switch (cfg->xdp_mode) {
 	case PORT_XDP_ZEROCOPY:
 		first = last = 0;
@@ -408,56 +609,64 @@ struct port *port_xdp_open(const struct port_config *cfg, char *err, size_t errl
 			if (xdp_attach(x, cfg, prog_fd, modes[i].mode, why, sizeof(why)))
 				continue;
 		}
-		if (!x->umem) {
-			/* A failed bind may leave the umem half set up: anew. */
-			if (x->own.fd < 0 &&
-			    xdp_own_create(&x->own, cfg->dev, x->area, &x->fq, &x->cq, &x->rx,
-					   &x->tx, why, sizeof(why)))
-				continue;
-			if (xdp_own_bind(&x->own, cfg->dev, cfg->ifindex, modes[i].bind, why,
-					 sizeof(why)) == 0)
-				break;
-			xdp_own_close(&x->own);
-			continue;
-		}
-		if (xdp_socket(x, cfg, modes[i].mode, modes[i].bind, why, sizeof(why)) == 0)
+		if (xdp_sockets(x, cfg, modes[i].mode, modes[i].bind, why, sizeof(why)) == 0)
 			break;
 	}
-	if (!x->xsk && x->own.fd < 0) {
+	if (i > last) {
 		snprintf(err, errlen, "%s", why);	/* the last mode's reason */
 		goto no_port;
 	}
 	snprintf(x->p.mode, sizeof(x->p.mode), "%s", modes[i].name);
 
 	map_fd = bpf_object__find_map_fd_by_name(x->obj, "ntpx_xsks");
-	xfd = x->xsk ? xsk_socket__fd(x->xsk) : x->own.fd;
-	if (map_fd < 0 || bpf_map_update_elem(map_fd, &key, &xfd, 0)) {
-		snprintf(err, errlen, "%s: cannot insert the socket into the XSKMAP: %s", cfg->dev,
-			 strerror(errno));
-		goto no_port;
-	}
+	for (qi = 0; qi < x->nq; qi++)
+		if (map_fd < 0 || bpf_map_update_elem(map_fd, &qi, &x->q[qi].fd, 0)) {
+			snprintf(err, errlen, "%s: cannot insert the socket of queue %u into the "
+				 "XSKMAP: %s", cfg->dev, qi, strerror(errno));
+			goto no_port;
+		}
 
-	/* Receive chunks to the fill ring, transmit chunks to the free stack. */
-	if (xsk_ring_prod__reserve(&x->fq, PORT_XDP_RX_FRAMES, &idx) != PORT_XDP_RX_FRAMES) {
-		snprintf(err, errlen, "%s: fill ring too small", cfg->dev);
-		goto no_port;
-	}
-	for (i = 0; i < PORT_XDP_RX_FRAMES; i++)
-		*xsk_ring_prod__fill_addr(&x->fq, idx + i) = (uint64_t)i * PORT_XDP_CHUNK;
-	xsk_ring_prod__submit(&x->fq, PORT_XDP_RX_FRAMES);
-	for (i = PORT_XDP_RX_FRAMES; i < PORT_XDP_FRAMES; i++)
-		x->tx_free[x->ntx_free++] = (uint64_t)i * PORT_XDP_CHUNK;
+	/* Each queue's receive chunks to its fill ring, transmit chunks to the free stack. */
+	for (qi = 0; qi < x->nq; qi++) {
+		struct xdp_rxq *q = &x->q[qi];
 
-	if (x->busy) {
-		int usecs = 20, budget = 16;
+		if (xsk_ring_prod__reserve(&q->fq, x->rx_chunks, &idx) != x->rx_chunks) {
+			snprintf(err, errlen, "%s: fill ring too small", cfg->dev);
+			goto no_port;
+		}
+		for (i = 0; i < x->rx_chunks; i++)
+			*xsk_ring_prod__fill_addr(&q->fq, idx + i) =
+				((uint64_t)qi * x->rx_chunks + i) * PORT_XDP_CHUNK;
+		xsk_ring_prod__submit(&q->fq, x->rx_chunks);
+	}
+	for (i = 0; i < PORT_XDP_TX_CHUNKS; i++)
+		x->tx_free[x->ntx_free++] = (uint64_t)(nrx + i) * PORT_XDP_CHUNK;
+
+	for (qi = 0; x->busy && qi < x->nq; qi++) {
+		int usecs = 20, budget = 16, fd = x->q[qi].fd;
 
 		/* Best effort: kernels without it simply spin in userspace. */
-		(void)setsockopt(xfd, SOL_SOCKET, SO_PREFER_BUSY_POLL, &one, sizeof(one));
-		(void)setsockopt(xfd, SOL_SOCKET, SO_BUSY_POLL, &usecs, sizeof(usecs));
-		(void)setsockopt(xfd, SOL_SOCKET, SO_BUSY_POLL_BUDGET, &budget, sizeof(budget));
+		(void)setsockopt(fd, SOL_SOCKET, SO_PREFER_BUSY_POLL, &one, sizeof(one));
+		(void)setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &usecs, sizeof(usecs));
+		(void)setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL_BUDGET, &budget, sizeof(budget));
+	}
+	/* Several sockets: one fd that polls readable when any has a frame. */
+	x->p.fd = x->q[0].fd;
+	if (x->nq > 1) {
+		x->epfd = epoll_create1(EPOLL_CLOEXEC);
+		for (qi = 0; x->epfd >= 0 && qi < x->nq; qi++) {
+			struct epoll_event ev = { .events = EPOLLIN, .data.u32 = qi };
+
+			if (epoll_ctl(x->epfd, EPOLL_CTL_ADD, x->q[qi].fd, &ev))
+				break;
+		}
+		if (x->epfd < 0 || qi < x->nq) {
+			snprintf(err, errlen, "%s: epoll: %s", cfg->dev, strerror(errno));
+			goto no_port;
+		}
+		x->p.fd = x->epfd;
 	}
 	x->p.ops = &xdp_port_ops;
-	x->p.fd = xfd;
 	/*
 	 * A kernel socket at the other end of a veth leaves its UDP checksum
 	 * to a device that never completes it, and the bytes reach us so;
@@ -465,6 +674,7 @@ struct port *port_xdp_open(const struct port_config *cfg, char *err, size_t errl
 	 */
 	x->p.caps = strcmp(drv, "veth") == 0 ? PORT_CAP_RX_PARTIAL : 0;
 	x->p.frame_max = PORT_XDP_CHUNK - PORT_XDP_TX_ROOM;
+	xdp_link_wait(x, attached);
 	return &x->p;
 
 no_port:
@@ -486,13 +696,13 @@ static void xdp_reap(struct xdp_port *x)
 {
 	__u32 idx, n, i;
 
-	n = xsk_ring_cons__peek(&x->cq, PORT_XDP_RING, &idx);
+	n = xsk_ring_cons__peek(&x->q[0].cq, PORT_XDP_RING, &idx);
 	for (i = 0; i < n; i++) {
-		uint64_t a = *xsk_ring_cons__comp_addr(&x->cq, idx + i);
+		uint64_t a = *xsk_ring_cons__comp_addr(&x->q[0].cq, idx + i);
 		uint64_t c = a - a % PORT_XDP_CHUNK;
-		unsigned k = (unsigned)(c / PORT_XDP_CHUNK);
+		long k = xdp_tx_index(x, c);
 
-		if (k < PORT_XDP_FRAMES && x->tx_want[k]) {
+		if (k >= 0 && x->tx_want[k]) {
 			x->tx_want[k] = 0;
 			if (x->ntx_done < PORT_XDP_TX_CHUNKS) {
 				x->tx_done[x->ntx_done].tag = x->tx_tag[k];
@@ -503,7 +713,7 @@ static void xdp_reap(struct xdp_port *x)
 		x->tx_free[x->ntx_free++] = c;
 	}
 	if (n)
-		xsk_ring_cons__release(&x->cq, n);
+		xsk_ring_cons__release(&x->q[0].cq, n);
 }
 
 static void *xdp_tx_buf(struct port *p, size_t *cap)
@@ -522,6 +732,7 @@ static int xdp_tx_submit(struct port *p, void *buf, size_t len, int flags)
 {
 	struct xdp_port *x = container_of(p, struct xdp_port, p);
 	struct xdp_desc *d;
+	long k = xdp_tx_index(x, x->tx_cur);
 	__u32 idx;
 
 	if (xsk_ring_prod__reserve(&x->tx, 1, &idx) != 1) {
@@ -532,15 +743,15 @@ static int xdp_tx_submit(struct port *p, void *buf, size_t len, int flags)
 	d->addr = x->tx_cur + PORT_XDP_TX_ROOM;
 	d->len = (__u32)len;
 	d->options = 0;
-	x->tx_want[x->tx_cur / PORT_XDP_CHUNK] = 0;
-	if (x->stamping && x->own.fd >= 0 && (flags & PORT_TX_STAMP)) {
+	x->tx_want[k] = 0;
+	if (x->stamping && x->q[0].own.fd >= 0 && (flags & PORT_TX_STAMP)) {
 		struct xsk_tx_metadata *md = xdp_txmd(x, d->addr);
 
 		memset(md, 0, PORT_XDP_TXMD_LEN);
 		md->flags = XDP_TXMD_FLAGS_TIMESTAMP;
 		d->options = XDP_TX_METADATA;
-		x->tx_tag[x->tx_cur / PORT_XDP_CHUNK] = p->tx_tag;
-		x->tx_want[x->tx_cur / PORT_XDP_CHUNK] = 1;
+		x->tx_tag[k] = p->tx_tag;
+		x->tx_want[k] = 1;
 	}
 	xsk_ring_prod__submit(&x->tx, 1);
 	/*
@@ -549,7 +760,7 @@ static int xdp_tx_submit(struct port *p, void *buf, size_t len, int flags)
 	 * in the ring for the next one.
 	 */
 	if (xsk_ring_prod__needs_wakeup(&x->tx) &&
-	    sendto(x->p.fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 &&
+	    sendto(x->q[0].fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 &&
 	    errno != EAGAIN && errno != EBUSY && errno != ENOBUFS && errno != ENETDOWN)
 		return -errno;
 	xdp_reap(x);
@@ -563,25 +774,42 @@ static void xdp_tx_cancel(struct port *p)
 	x->tx_free[x->ntx_free++] = x->tx_cur;
 }
 
+/*
+ * The next frame of any queue, the queues taken in turn so that none
+ * starves another.
+ */
 static int xdp_rx_next(struct port *p, const void **frame, size_t *len)
 {
 	struct xdp_port *x = container_of(p, struct xdp_port, p);
 	const struct xdp_desc *d;
+	struct xdp_rxq *q = NULL;
+	unsigned i, qi = 0;
 	__u32 idx;
 
 	if (x->rx_held)
 		return -EBUSY;
-	if (xsk_ring_cons__peek(&x->rx, 1, &idx) != 1) {
+	for (i = 0; i < x->nq; i++) {
+		qi = (x->next_q + i) % x->nq;
+		if (xsk_ring_cons__peek(&x->q[qi].rx, 1, &idx) == 1) {
+			q = &x->q[qi];
+			break;
+		}
+	}
+	if (!q) {
 		/* The driver asks to be driven (zero-copy): a sleeping
 		   caller woken through epoll has not polled the XSK. */
-		if (xsk_ring_prod__needs_wakeup(&x->fq))
-			(void)recvfrom(x->p.fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+		for (i = 0; i < x->nq; i++)
+			if (xsk_ring_prod__needs_wakeup(&x->q[i].fq))
+				(void)recvfrom(x->q[i].fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
 		return 0;
 	}
-	d = xsk_ring_cons__rx_desc(&x->rx, idx);
+	x->next_q = (qi + 1) % x->nq;
+	q->frames++;
+	d = xsk_ring_cons__rx_desc(&q->rx, idx);
 	x->rx_cur = d->addr;
+	x->rx_q = qi;
 	*len = d->len;
-	xsk_ring_cons__release(&x->rx, 1);
+	xsk_ring_cons__release(&q->rx, 1);
 	*frame = xsk_umem__get_data(x->area, x->rx_cur);
 	x->rx_held = 1;
 	x->rx_mono = -1;
@@ -621,20 +849,11 @@ static int xdp_rx_stamp(struct port *p, int64_t *ns)
 static struct phc *xdp_phc(const char *dev)
 {
 	struct ethtool_ts_info info = { .cmd = ETHTOOL_GET_TS_INFO };
-	struct ifreq ifr;
-	struct phc *phc = NULL;
 	char err[128];
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
-	if (fd < 0)
+	if (ethtool_ioctl(dev, &info) || info.phc_index < 0)
 		return NULL;
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", dev);
-	ifr.ifr_data = (void *)&info;
-	if (ioctl(fd, SIOCETHTOOL, &ifr) == 0 && info.phc_index >= 0)
-		phc = phc_open(info.phc_index, err, sizeof(err));
-	close(fd);
-	return phc;
+	return phc_open(info.phc_index, err, sizeof(err));
 }
 
 /* The XDP program's receive stamps on: its ntpx_stamp (.bss) set to 1. */
@@ -739,9 +958,9 @@ static int xdp_stamps_enable(struct port *p, struct port_stamping *s, char *err,
 	}
 	s->tx_layer = -1;
 	s->tx_src = NULL;
-	if (x->own.fd < 0) {
+	if (x->q[0].own.fd < 0) {
 		ntpx_lines_add(s->warn, s->warnlen, "%s: no AF_XDP send stamps: %s", x->dev,
-			       x->own.txmd_why);
+			       x->q[0].own.txmd_why);
 		return 0;
 	}
 	if (strstr(p->mode, "zerocopy")) {
@@ -777,7 +996,7 @@ static int xdp_stamps_enable(struct port *p, struct port_stamping *s, char *err,
 		}
 		s->tx_layer = TRANSPORT_LAYER_H;
 		s->tx_src = "xdp:tx_metadata+phc";
-	} else if (x->own.txmd_noflag) {
+	} else if (x->q[0].own.txmd_noflag) {
 		ntpx_lines_add(s->warn, s->warnlen,
 			       "%s: no AF_XDP send stamps: copy-mode TX-metadata stamps need "
 			       "Linux 6.11 (this kernel took tx_metadata_len without "
@@ -837,12 +1056,13 @@ static void xdp_rx_release(struct port *p)
 	if (!x->rx_held)
 		return;
 	x->rx_held = 0;
-	if (xsk_ring_prod__reserve(&x->fq, 1, &idx) != 1) {
+	/* Back to the fill ring of the queue it came from. */
+	if (xsk_ring_prod__reserve(&x->q[x->rx_q].fq, 1, &idx) != 1) {
 		x->fill_short++;	/* cannot happen: as many slots as chunks */
 		return;
 	}
-	*xsk_ring_prod__fill_addr(&x->fq, idx) = xsk_umem__extract_addr(x->rx_cur);
-	xsk_ring_prod__submit(&x->fq, 1);
+	*xsk_ring_prod__fill_addr(&x->q[x->rx_q].fq, idx) = xsk_umem__extract_addr(x->rx_cur);
+	xsk_ring_prod__submit(&x->q[x->rx_q].fq, 1);
 }
 
 static void xdp_close(struct port *p)
@@ -852,29 +1072,45 @@ static void xdp_close(struct port *p)
 
 /*
  * Ours, then the kernel's count of the frames the program redirected to
- * the socket that it could not deliver (XDP_STATISTICS): rx_dropped (no
- * room in the RX ring or the UMEM), of which rx_ring_full with the RX
- * ring full, and how often the fill ring was found empty.  A frame lost
- * there never reaches rx_next, so no other counter sees it.
+ * the sockets that they could not deliver (XDP_STATISTICS, summed over
+ * the queues): rx_dropped (no room in the RX ring or the UMEM), of which
+ * rx_ring_full with the RX ring full, and how often a fill ring was found
+ * empty.  A frame lost there never reaches rx_next, so no other counter
+ * sees it.  Last, the frames taken from each queue, in queue order.
  */
 static void xdp_counters(struct port *p, char *buf, size_t len)
 {
 	struct xdp_port *x = container_of(p, struct xdp_port, p);
-	struct xdp_statistics st = { 0 };
-	socklen_t stlen = sizeof(st);
-	int fd = x->xsk ? xsk_socket__fd(x->xsk) : x->own.fd;
+	uint64_t dropped = 0, full = 0, empty = 0;
 	size_t n = strlen(buf);
+	unsigned qi, got = 0;
 
 	if (n < len)
 		n += (size_t)snprintf(buf + n, len - n,
-				      "%sfill_short=%llu tx_metadata=%s tx_stamps_missing=%llu",
-				      n ? " " : "", (unsigned long long)x->fill_short,
-				      x->own.fd >= 0 ? "yes" : "no",
+				      "%squeues=%u fill_short=%llu tx_metadata=%s tx_stamps_missing=%llu",
+				      n ? " " : "", x->nq, (unsigned long long)x->fill_short,
+				      x->q[0].own.fd >= 0 ? "yes" : "no",
 				      (unsigned long long)x->tx_stamps_missing);
-	if (n < len && fd >= 0 && getsockopt(fd, SOL_XDP, XDP_STATISTICS, &st, &stlen) == 0)
-		snprintf(buf + n, len - n, " xsk_rx_dropped=%llu xsk_rx_ring_full=%llu xsk_fill_empty=%llu",
-			 (unsigned long long)st.rx_dropped, (unsigned long long)st.rx_ring_full,
-			 (unsigned long long)st.rx_fill_ring_empty_descs);
+	for (qi = 0; qi < x->nq; qi++) {
+		struct xdp_statistics st = { 0 };
+		socklen_t stlen = sizeof(st);
+
+		if (getsockopt(x->q[qi].fd, SOL_XDP, XDP_STATISTICS, &st, &stlen))
+			continue;
+		dropped += st.rx_dropped;
+		full += st.rx_ring_full;
+		empty += st.rx_fill_ring_empty_descs;
+		got++;
+	}
+	if (n < len && got)
+		n += (size_t)snprintf(buf + n, len - n,
+				      " xsk_rx_dropped=%llu xsk_rx_ring_full=%llu xsk_fill_empty=%llu",
+				      (unsigned long long)dropped, (unsigned long long)full,
+				      (unsigned long long)empty);
+	/* Which queues the frames came on: where RSS (or XPS) put the flows. */
+	for (qi = 0; qi < x->nq && n < len; qi++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%llu", qi ? "," : " queue_frames=",
+				      (unsigned long long)x->q[qi].frames);
 }
 
 static const struct port_ops xdp_port_ops = {

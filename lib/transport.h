@@ -212,11 +212,12 @@ int transport_stamps_enable(struct transport *t, char *err, size_t errlen);
 void transport_stamps_release(struct transport *t);
 
 /*
- * What the latest transport_stamps_enable() or transport_stamps_release()
- * has to say beside its answer (a layer it cannot stamp and why, a NIC's
- * stamping setting it changed or could not put back): lines each ending
- * in "\n", "" when none, for the caller to show (ntpx_err_lines()); the
- * library prints nothing.
+ * What the open, or the latest transport_stamps_enable() or
+ * transport_stamps_release(), has to say beside its answer (a link that
+ * went down when an XDP program was attached, a layer it cannot stamp
+ * and why, a NIC's stamping setting it changed or could not put back):
+ * lines each ending in "\n", "" when none, for the caller to show
+ * (ntpx_err_lines()) after each; the library prints nothing.
  */
 const char *transport_warnings(const struct transport *t);
 

@@ -866,12 +866,15 @@ static void udp_hw_put_back(struct udp_transport *u)
 }
 
 /*
- * Hardware stamping on dev=, where the NIC has it: returns 1 with u->phc
- * open and the NIC stamping every packet, 0 when it has none (u->hw_why
- * says why).  The setting is read first and only what is missing is
- * switched on, never weakening another program's (ptp4l's) setting, the
- * driver's answer checked, the change said, and put back at close
- * (lib/hwts.h, after linuxptp's hwts_init).
+ * Hardware stamping on dev=, where the NIC has it: returns HWTS_TX and
+ * HWTS_RX for what it stamps (sends; every received packet) with u->phc
+ * open, 0 when it has none, u->hw_why saying why for what is missing.
+ * A NIC that stamps sends but not every receive (i40e refuses
+ * HWTSTAMP_FILTER_ALL; others give only PTP) keeps its send stamps.  The
+ * setting is read first and only what is missing is switched on, never
+ * weakening another program's (ptp4l's) setting, the driver's answer
+ * checked, the change said, and put back at close (lib/hwts.h, after
+ * linuxptp's hwts_init).
  */
 static int udp_hw_enable(struct udp_transport *u)
 {
@@ -895,18 +898,21 @@ static int udp_hw_enable(struct udp_transport *u)
 	got = hwts_acquire(&u->hwts, u->t.fd, u->dev, HWTS_TX | HWTS_RX);
 	if (u->hwts.note[0])
 		ntpx_lines_add(u->t.warn, sizeof(u->t.warn), "%s", u->hwts.note);
-	if (got != (HWTS_TX | HWTS_RX)) {
+	if (got <= 0 || !(got & HWTS_TX)) {
 		udp_hw_put_back(u);
 		u->hw_why = got < 0 ? "-:driver_refused_hw_stamping" :
-				      "-:driver_cannot_stamp_all_rx";
+				      "-:driver_cannot_stamp_sends";
 		return 0;
 	}
+	if (!(got & HWTS_RX))
+		u->hw_why = "-:driver_cannot_stamp_all_rx";
 	u->phc = phc_open(info.phc_index, err, sizeof(err));
 	if (!u->phc) {
 		udp_hw_put_back(u);
 		u->hw_why = "-:no_phc";
+		return 0;
 	}
-	return u->phc != NULL;
+	return got;
 }
 
 static int udp_stamps_enable(struct transport *t, char *err, size_t errlen)
@@ -919,10 +925,12 @@ static int udp_stamps_enable(struct transport *t, char *err, size_t errlen)
 		    SOF_TIMESTAMPING_OPT_ID | SOF_TIMESTAMPING_OPT_TSONLY;
 	int hw = udp_hw_enable(u);
 	unsigned tx = 1u << TRANSPORT_LAYER_Q | 1u << TRANSPORT_LAYER_K |
-		      (hw ? 1u << TRANSPORT_LAYER_H : 0);
+		      (hw & HWTS_TX ? 1u << TRANSPORT_LAYER_H : 0);
 
 	if (hw)
-		flags |= SOF_TIMESTAMPING_RX_HARDWARE | SOF_TIMESTAMPING_RAW_HARDWARE;
+		flags |= SOF_TIMESTAMPING_RAW_HARDWARE;
+	if (hw & HWTS_RX)
+		flags |= SOF_TIMESTAMPING_RX_HARDWARE;
 	if (u->peerlen)
 		flags |= (int)udp_tx_sof(tx);
 	if (setsockopt(t->fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof(flags))) {
@@ -938,12 +946,15 @@ static int udp_stamps_enable(struct transport *t, char *err, size_t errlen)
 	t->st.tx_src[TRANSPORT_LAYER_Q] = "so_timestamping:tx_sched";
 	t->st.tx_src[TRANSPORT_LAYER_K] = "so_timestamping:tx_software";
 	t->st.rx_src[TRANSPORT_LAYER_K] = "so_timestamping:rx_software";
-	if (hw) {
-		t->st.rx_layers |= 1u << TRANSPORT_LAYER_H;
+	if (hw & HWTS_TX)
 		t->st.tx_src[TRANSPORT_LAYER_H] = "so_timestamping:tx_hardware+phc";
+	else
+		t->st.tx_why[TRANSPORT_LAYER_H] = u->hw_why;
+	if (hw & HWTS_RX) {
+		t->st.rx_layers |= 1u << TRANSPORT_LAYER_H;
 		t->st.rx_src[TRANSPORT_LAYER_H] = "so_timestamping:rx_hardware+phc";
 	} else {
-		t->st.tx_why[TRANSPORT_LAYER_H] = t->st.rx_why[TRANSPORT_LAYER_H] = u->hw_why;
+		t->st.rx_why[TRANSPORT_LAYER_H] = u->hw_why;
 	}
 	return 0;
 }

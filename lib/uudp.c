@@ -8,11 +8,14 @@
  *
  * A client talks to HOST:PORT out of dev; a server answers on PORT at
  * HOST ("*" or 0.0.0.0: any of dev's IPv4 addresses).  via= picks the
- * port (default: verbs when dev has an RDMA device, else xdp).  mac= is
+ * port (default: verbs when dev has an RDMA device with raw-packet QPs
+ * and flow steering, mlx5 or mlx4, else xdp).  mac= is
  * the next hop's MAC, overriding the neighbour table; src= the source
  * address (default: the route's preferred source).  xdpmode= (auto, skb,
  * native, zerocopy) pins how the XDP port runs instead of the best the
- * driver has.
+ * driver has.  qperr=N (via=verbs, a test knob as ib's qkey=) has the
+ * Nth frame sent with a memory key the HCA refuses, a real send error
+ * that the port must recover from (doc/hardware.md, step 9).
  *
  * The kernel keeps the addresses: our UDP port is reserved by an ordinary
  * socket bound to it (so no kernel socket takes it), the next hop and
@@ -51,6 +54,7 @@
 #include <unistd.h>
 
 #include "frame.h"
+#include "log.h"
 #include "util_private.h"
 #include "neigh.h"
 #include "peer.h"
@@ -102,7 +106,8 @@ struct uudp_transport {
 	uint32_t tx_seq;		/* ids of datagrams sent with stamps */
 };
 
-static const char *const uudp_params[] = { "dev", "via", "mac", "src", "xdpmode", NULL };
+static const char *const uudp_params[] = { "dev", "via", "mac", "src", "xdpmode", "qperr",
+					    NULL };
 static const char *const uudp_xdp_modes[] = {	/* by enum port_config.xdp_mode */
 	"auto", "skb", "native", "zerocopy", NULL
 };
@@ -116,6 +121,19 @@ static int uudp_xdp_mode(const char *s)
 		if (strcmp(s, uudp_xdp_modes[i]) == 0)
 			return i;
 	return s ? -1 : PORT_XDP_AUTO;
+}
+
+/* qperr= as a count of frames (1 or more), 0 when absent, -1 when bad. */
+static long uudp_qperr(const char *s)
+{
+	char *end;
+	long n;
+
+	if (!s)
+		return 0;
+	errno = 0;
+	n = strtol(s, &end, 10);
+	return errno || end == s || *end || n < 1 || n > 1000000000 ? -1 : n;
 }
 
 #define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); goto no_transport; } while (0)
@@ -241,6 +259,7 @@ static int uudp_check(const struct endpoint *ep, char *err, size_t errlen)
 	const char *via = endpoint_param(ep, "via");
 	const char *mac = endpoint_param(ep, "mac");
 	const char *xm = endpoint_param(ep, "xdpmode");
+	const char *qe = endpoint_param(ep, "qperr");
 	uint8_t m[6];
 
 	if (!endpoint_param(ep, "dev"))
@@ -256,6 +275,11 @@ static int uudp_check(const struct endpoint *ep, char *err, size_t errlen)
 			 ep->url, xm);
 	else if (xm && via && strcmp(via, "xdp"))
 		snprintf(err, errlen, "%s: xdpmode= is for via=xdp", ep->url);
+	else if (qe && (!via || strcmp(via, "verbs")))
+		snprintf(err, errlen, "%s: qperr= is for via=verbs", ep->url);
+	else if (qe && uudp_qperr(qe) < 0)
+		snprintf(err, errlen, "%s: bad qperr '%s' (a count of frames, 1 or more)",
+			 ep->url, qe);
 	else
 		return 0;
 	return -1;
@@ -364,8 +388,9 @@ static struct transport *uudp_open(const struct endpoint *ep, enum transport_rol
 	memcpy(pc.mac, u->local.mac, 6);
 	pc.busy_poll = 1;
 	pc.xdp_mode = uudp_xdp_mode(endpoint_param(ep, "xdpmode"));
+	pc.qperr = uudp_qperr(endpoint_param(ep, "qperr"));
 	if (!via)
-		via = port_verbs_present(dev) ? "verbs" : "xdp";
+		via = port_verbs_usable(NULL, dev) ? "verbs" : "xdp";
 	if (strcmp(via, "verbs") == 0)
 		u->port = port_verbs_open(&pc, why, sizeof(why));
 	else
@@ -373,6 +398,8 @@ static struct transport *uudp_open(const struct endpoint *ep, enum transport_rol
 	if (!u->port)
 		FAIL("%s: %s", ep->url, why);
 	u->filter.udp_csum_partial = !!(u->port->caps & PORT_CAP_RX_PARTIAL);
+	if (u->port->note[0])
+		ntpx_lines_add(u->t.warn, sizeof(u->t.warn), "%s: %s", ep->url, u->port->note);
 	if (role == TRANSPORT_SERVER) {
 		u->reserve_fd = port_reserve(dev, u->local.ip, &u->local.port);
 		if (u->reserve_fd < 0)

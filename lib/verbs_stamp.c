@@ -9,6 +9,7 @@
 
 #include <infiniband/mlx5dv.h>
 
+#include "missing.h"
 #include "opt_units.h"
 #include "phc.h"
 #include "verbs_stamp.h"
@@ -19,6 +20,16 @@
 #define PPB		1000000000LL	/* a ratio in parts per billion */
 #define RATE_PPB	5000		/* the measured rate is used once its
 					   error bound is below this (5 ppm) */
+#define VERBS_BUSY_TRIES 64		/* start_poll's EBUSY: polled again at
+					   once this often at most */
+
+/* ibv_query_rt_values_ex gives the raw clock (libibverbs' stand-in fails). */
+static int rt_values_work(struct ibv_context *ctx)
+{
+	struct ibv_values_ex v = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
+
+	return ibv_query_rt_values_ex(ctx, &v) == 0 && (v.comp_mask & IBV_VALUES_MASK_RAW_CLOCK);
+}
 
 void verbs_clock_probe(struct verbs_clock *vc, struct ibv_context *ctx)
 {
@@ -28,12 +39,12 @@ void verbs_clock_probe(struct verbs_clock *vc, struct ibv_context *ctx)
 	memset(vc, 0, sizeof(*vc));
 	vc->ctx = ctx;
 	vc->mode = VERBS_STAMP_NONE;
-	/* A provider without extended CQs (or a context without the
-	   extended verbs at all) has no stamps to offer. */
-	if (!verbs_get_ctx_op(ctx, create_cq_ex)) {
-		vc->why = "-:no_extended_cq";
-		return;
-	}
+	/*
+	 * libibverbs fills every extended op a provider lacks with one that
+	 * fails (EOPNOTSUPP), so asking is how to know: a provider without
+	 * the extended verbs answers here, one without extended CQs when
+	 * the CQ is made (-:cq_refused_stamps).
+	 */
 	memset(&a, 0, sizeof(a));
 	if (ibv_query_device_ex(ctx, NULL, &a)) {
 		vc->why = "-:no_query_device_ex";
@@ -61,7 +72,7 @@ void verbs_clock_probe(struct verbs_clock *vc, struct ibv_context *ctx)
 	 * first: its offset is read with PTP_SYS_OFFSET_PRECISE or
 	 * _EXTENDED (lib/phc.h), narrower than a verbs command's bracket.
 	 */
-	vc->raw_ok = vc->mask && vc->khz && verbs_get_ctx_op(ctx, query_rt_values);
+	vc->raw_ok = vc->mask && vc->khz && rt_values_work(ctx);
 	if (phc_index_of(ctx->device->ibdev_path) >= 0 || !vc->raw_ok)
 		vc->mode = VERBS_STAMP_WALLCLOCK;
 	else
@@ -193,7 +204,7 @@ static void read_ex(struct verbs_cq *c, struct verbs_wc *w)
 int verbs_cq_poll(struct verbs_cq *c, struct verbs_wc *wc, int max)
 {
 	struct ibv_poll_cq_attr pa = { .comp_mask = 0 };
-	int n = 0, rc;
+	int n = 0, rc, tries;
 
 	if (max <= 0)
 		return 0;
@@ -204,8 +215,10 @@ int verbs_cq_poll(struct verbs_cq *c, struct verbs_wc *wc, int max)
 		if (max > 16)
 			max = 16;
 		n = ibv_poll_cq(c->cq, max, w);
-		if (n < 0)
+		if (n < 0) {
+			c->poll_errors++;
 			return -EIO;
+		}
 		for (i = 0; i < n; i++) {
 			memset(&wc[i], 0, sizeof(wc[i]));
 			wc[i].wr_id = w[i].wr_id;
@@ -224,20 +237,34 @@ int verbs_cq_poll(struct verbs_cq *c, struct verbs_wc *wc, int max)
 		}
 		return n;
 	}
-	rc = ibv_start_poll(c->cqx, &pa);
-	/* EBUSY: the clock information is being updated; try again later
-	   (ibv_create_cq_ex.3).  No end_poll after a failed start. */
-	if (rc == ENOENT || rc == EBUSY)
+	/*
+	 * No end_poll after a failed start.  EBUSY: libmlx5 found the
+	 * kernel updating the clock information (its own ten tries spent)
+	 * and left the completion in the CQ: polled again at once, since a
+	 * caller told "empty" would sleep on an armed CQ whose completion
+	 * came before the arming and will raise no event.  A negative
+	 * value is mlx5's CQ_POLL_ERR (-2): a completion it could not
+	 * parse, consumed; an error, never a count.
+	 */
+	for (tries = 0; (rc = ibv_start_poll(c->cqx, &pa)) == EBUSY && tries < VERBS_BUSY_TRIES;
+	     tries++)
+		c->busy++;
+	if (rc == ENOENT)
 		return 0;
-	if (rc)
-		return -rc;
+	if (rc) {
+		c->poll_errors++;
+		return rc == EBUSY ? -EBUSY : -EIO;
+	}
 	for (;;) {
 		read_ex(c, &wc[n++]);
 		if (n == max)
 			break;
 		rc = ibv_next_poll(c->cqx);
-		if (rc)
-			break;	/* ENOENT: drained; an error shows on the next poll */
+		if (rc) {
+			/* ENOENT: drained; anything else, as above */
+			c->poll_errors += rc != ENOENT;
+			break;
+		}
 	}
 	ibv_end_poll(c->cqx);
 	return n;

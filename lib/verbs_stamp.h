@@ -68,6 +68,8 @@ struct verbs_cq {
 	struct ibv_cq *cq;	/* for the QP, notify, destroy */
 	struct ibv_cq_ex *cqx;	/* NULL: a plain CQ */
 	enum verbs_stamp_mode mode;
+	uint64_t poll_errors;	/* polls that failed (a completion lost) */
+	uint64_t busy;		/* start_poll's EBUSY, polled again */
 };
 
 /* One completion, as far as the verbs paths read them. */
@@ -115,7 +117,9 @@ int verbs_qp_refused(struct verbs_clock *vc, int e);
 
 /*
  * Up to @max completions into @wc.  Returns how many (0: none waiting), or
- * -errno.  A completion in error carries only wr_id and status.
+ * -errno (-EIO: the provider could not parse a completion, which is
+ * gone; counted in c->poll_errors).  A completion in error carries only
+ * wr_id and status.
  */
 int verbs_cq_poll(struct verbs_cq *c, struct verbs_wc *wc, int max);
 

@@ -65,20 +65,53 @@ static int xdp_own_ring(struct xdp_own *o, int i, const struct xdp_ring_offset *
 	return 0;
 }
 
-int xdp_own_create(struct xdp_own *o, const char *dev, void *area, struct xsk_ring_prod *fq,
-		   struct xsk_ring_cons *cq, struct xsk_ring_cons *rx, struct xsk_ring_prod *tx,
-		   char *err, size_t errlen)
+/*
+ * The rings of the socket: fill, completion and receive, and transmit
+ * when @tx is given.  0, or -1 with @err.
+ */
+static int xdp_own_rings(struct xdp_own *o, const char *dev, struct xsk_ring_prod *fq,
+			 struct xsk_ring_cons *cq, struct xsk_ring_cons *rx,
+			 struct xsk_ring_prod *tx, char *err, size_t errlen)
+{
+	struct xdp_mmap_offsets off;
+	socklen_t olen = sizeof(off);
+	int n = PORT_XDP_RING;
+
+	if (setsockopt(o->fd, SOL_XDP, XDP_UMEM_FILL_RING, &n, sizeof(n)) ||
+	    setsockopt(o->fd, SOL_XDP, XDP_UMEM_COMPLETION_RING, &n, sizeof(n)) ||
+	    setsockopt(o->fd, SOL_XDP, XDP_RX_RING, &n, sizeof(n)) ||
+	    (tx && setsockopt(o->fd, SOL_XDP, XDP_TX_RING, &n, sizeof(n))) ||
+	    getsockopt(o->fd, SOL_XDP, XDP_MMAP_OFFSETS, &off, &olen)) {
+		snprintf(err, errlen, "%s: AF_XDP rings: %s", dev, strerror(errno));
+		return -1;
+	}
+	if (xdp_own_ring(o, 0, &off.fr, XDP_UMEM_PGOFF_FILL_RING, sizeof(__u64),
+			 fq, 1) ||
+	    xdp_own_ring(o, 1, &off.cr, XDP_UMEM_PGOFF_COMPLETION_RING, sizeof(__u64),
+			 cq, 0) ||
+	    xdp_own_ring(o, 2, &off.rx, XDP_PGOFF_RX_RING, sizeof(struct xdp_desc),
+			 rx, 0) ||
+	    (tx && xdp_own_ring(o, 3, &off.tx, XDP_PGOFF_TX_RING, sizeof(struct xdp_desc),
+				tx, 1))) {
+		snprintf(err, errlen, "%s: mapping the AF_XDP rings: %s", dev,
+			 strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int xdp_own_create(struct xdp_own *o, const char *dev, void *area, size_t len,
+		   struct xsk_ring_prod *fq, struct xsk_ring_cons *cq, struct xsk_ring_cons *rx,
+		   struct xsk_ring_prod *tx, char *err, size_t errlen)
 {
 	struct xdp_umem_reg_txmd mr = {
 		.addr = (uintptr_t)area,
-		.len = (uint64_t)PORT_XDP_FRAMES * PORT_XDP_CHUNK,
+		.len = len,
 		.chunk_size = PORT_XDP_CHUNK,
 		.flags = XDP_UMEM_TX_METADATA_LEN,
 		.tx_metadata_len = PORT_XDP_TXMD_LEN,
 	};
-	struct xdp_mmap_offsets off;
-	socklen_t olen = sizeof(off);
-	int n = PORT_XDP_RING;
+	int rc;
 
 	o->fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
 	if (o->fd < 0) {
@@ -92,51 +125,62 @@ int xdp_own_create(struct xdp_own *o, const char *dev, void *area, struct xsk_ri
 	 * stamps_enable asks the netdev family what the device does).
 	 */
 	o->txmd_noflag = 0;
-	if (setsockopt(o->fd, SOL_XDP, XDP_UMEM_REG, &mr, sizeof(mr)) && errno == EINVAL) {
+	rc = setsockopt(o->fd, SOL_XDP, XDP_UMEM_REG, &mr, sizeof(mr));
+	if (rc && errno == EINVAL) {
 		mr.flags = 0;
 		o->txmd_noflag = 1;
+		if (setsockopt(o->fd, SOL_XDP, XDP_UMEM_REG, &mr, sizeof(mr))) {
+			snprintf(o->txmd_why, sizeof(o->txmd_why),
+				 "the kernel refused a umem with TX metadata (%s; needs Linux 6.8)",
+				 strerror(errno));
+			xdp_own_close(o);
+			return 1;
+		}
+		rc = 0;
 	}
-	if (o->txmd_noflag && setsockopt(o->fd, SOL_XDP, XDP_UMEM_REG, &mr, sizeof(mr))) {
-		snprintf(o->txmd_why, sizeof(o->txmd_why),
-			 "the kernel refused a umem with TX metadata (%s; needs Linux 6.8)",
+	/* Not a refusal of the metadata: the memory (RLIMIT_MEMLOCK), say. */
+	if (rc) {
+		snprintf(err, errlen, "%s: UMEM registration (%zu bytes): %s", dev, len,
 			 strerror(errno));
 		xdp_own_close(o);
-		return 1;
+		return -1;
 	}
-	if (setsockopt(o->fd, SOL_XDP, XDP_UMEM_FILL_RING, &n, sizeof(n)) ||
-	    setsockopt(o->fd, SOL_XDP, XDP_UMEM_COMPLETION_RING, &n, sizeof(n)) ||
-	    setsockopt(o->fd, SOL_XDP, XDP_RX_RING, &n, sizeof(n)) ||
-	    setsockopt(o->fd, SOL_XDP, XDP_TX_RING, &n, sizeof(n)) ||
-	    getsockopt(o->fd, SOL_XDP, XDP_MMAP_OFFSETS, &off, &olen)) {
-		snprintf(err, errlen, "%s: AF_XDP rings: %s", dev, strerror(errno));
-		goto fail;
-	}
-	if (xdp_own_ring(o, 0, &off.fr, XDP_UMEM_PGOFF_FILL_RING, sizeof(__u64),
-			 fq, 1) ||
-	    xdp_own_ring(o, 1, &off.cr, XDP_UMEM_PGOFF_COMPLETION_RING, sizeof(__u64),
-			 cq, 0) ||
-	    xdp_own_ring(o, 2, &off.rx, XDP_PGOFF_RX_RING, sizeof(struct xdp_desc),
-			 rx, 0) ||
-	    xdp_own_ring(o, 3, &off.tx, XDP_PGOFF_TX_RING, sizeof(struct xdp_desc),
-			 tx, 1)) {
-		snprintf(err, errlen, "%s: mapping the AF_XDP rings: %s", dev,
-			 strerror(errno));
-		goto fail;
+	if (xdp_own_rings(o, dev, fq, cq, rx, tx, err, errlen)) {
+		xdp_own_close(o);
+		return -1;
 	}
 	return 0;
-fail:
-	xdp_own_close(o);
-	return -1;
 }
 
-int xdp_own_bind(struct xdp_own *o, const char *dev, int ifindex, __u16 how, char *err,
-		 size_t errlen)
+int xdp_own_create_shared(struct xdp_own *o, const char *dev, struct xsk_ring_prod *fq,
+			  struct xsk_ring_cons *cq, struct xsk_ring_cons *rx, char *err,
+			  size_t errlen)
 {
+	o->txmd_why[0] = 0;
+	o->txmd_noflag = 0;
+	o->fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (o->fd < 0) {
+		snprintf(err, errlen, "%s: AF_XDP socket: %s", dev, strerror(errno));
+		return -1;
+	}
+	if (xdp_own_rings(o, dev, fq, cq, rx, NULL, err, errlen)) {
+		xdp_own_close(o);
+		return -1;
+	}
+	return 0;
+}
+
+int xdp_own_bind(struct xdp_own *o, const char *dev, int ifindex, unsigned queue, __u16 how,
+		 int share_fd, char *err, size_t errlen)
+{
+	/* A socket sharing a umem takes its mode from the umem's owner:
+	   no flags of its own (xsk_bind). */
 	struct sockaddr_xdp sa = {
 		.sxdp_family = AF_XDP,
 		.sxdp_ifindex = (__u32)ifindex,
-		.sxdp_queue_id = 0,
-		.sxdp_flags = how | XDP_USE_NEED_WAKEUP,
+		.sxdp_queue_id = queue,
+		.sxdp_flags = share_fd >= 0 ? XDP_SHARED_UMEM : how | XDP_USE_NEED_WAKEUP,
+		.sxdp_shared_umem_fd = share_fd >= 0 ? (__u32)share_fd : 0,
 	};
 	struct timespec step = { 0, 10 * 1000000L };
 	int64_t end = clock_monotonic_ns() + PORT_XDP_BUSY_NS;
@@ -146,7 +190,7 @@ int xdp_own_bind(struct xdp_own *o, const char *dev, int ifindex, __u16 how, cha
 	       clock_monotonic_ns() < end)
 		nanosleep(&step, NULL);
 	if (rc) {
-		snprintf(err, errlen, "%s: AF_XDP socket (%s): %s", dev,
+		snprintf(err, errlen, "%s: AF_XDP socket on queue %u (%s): %s", dev, queue,
 			 how & XDP_ZEROCOPY ? "zero-copy" : "copy", strerror(errno));
 		return -1;
 	}

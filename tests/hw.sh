@@ -9,6 +9,11 @@
 #                       suite ends.  In a (setup) test: a diag line and
 #                       status 1, as lab_up does.
 #
+#   hw_route_dev PEER   prints the interface the route to PEER (an
+#                       address or a name) leaves by (ip route get), the
+#                       one a suite tests: a host may have an onboard NIC
+#                       before the one cabled to the peer
+#
 # Parts of a suite that need more than the whole (a peer, a port to flap)
 # are tests with a prerequisite of the suite's own (test_lazy_prereq):
 # "ok N # skip TITLE (missing PREREQ)".
@@ -30,4 +35,14 @@ hw_skip_all() {
 		exit 1
 	fi
 	skip_all "$*"
+}
+
+hw_route_dev() {
+	_hr=$1
+	case $_hr in
+	*[!0-9.]*) _hr=$(getent ahostsv4 "$_hr" | awk 'NR == 1 { print $1 }') ;;
+	esac
+	[ -n "$_hr" ] || return 0
+	ip route get "$_hr" 2>/dev/null |
+		awk '{ for (i = 1; i < NF; i++) if ($i == "dev") { print $(i + 1); exit } }'
 }

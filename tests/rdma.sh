@@ -5,7 +5,11 @@
 #
 #   rdma_devices            prints the RDMA device names, one a line (what
 #                           ibv_get_device_list() would return: it reads
-#                           the same sysfs class)
+#                           the same sysfs class; $NTPX_SYSFS, default /sys)
+#   rdma_iwarp DEV          DEV is iWARP (node type RNIC: irdma, siw,
+#                           cxgb4), with no UD or raw-packet QPs
+#   rdma_raw DEV            DEV has raw-packet QPs and flow steering, as
+#                           uudp via=verbs needs (mlx5, mlx4: by driver)
 #   rdma_need_device [DEV]  hw_skip_all with the reason unless an RDMA device
 #                           (DEV, when named) exists with an ACTIVE port;
 #                           NTPX_REQUIRE_HW=1 makes that a failure instead,
@@ -14,6 +18,7 @@
 #   rdma_active_ports DEV   prints the ACTIVE port numbers of DEV
 #   rdma_first_active_device
 #                           prints the first device with an ACTIVE port
+#                           that is not iWARP (ib:// needs UD QPs)
 #   rdma_device_addr DEV    prints the first IPv4 address of a netdev of
 #                           DEV (ib0, ens1f0...)
 #   rdma_ib_find            the device and address ib:// runs on: IB_DEV
@@ -21,26 +26,45 @@
 #                           port) and IB_ADDR (NTPX_IB_ADDR, else the
 #                           device's); status 1 and the reason in RDMA_WHY
 #                           when there is none
-#   rdma_netdev             prints the first network interface with an
-#                           RDMA device behind it (uudp via=verbs)
-#   rdma_behind NETDEV      NETDEV has an RDMA device behind it
+#   rdma_behind NETDEV      prints the RDMA device behind NETDEV; status 1
+#                           when there is none
 #   rdma_uudp_find          the interface and peer uudp via=verbs runs
-#                           with: UUDP_DEV (NTPX_UUDP_DEV, else
-#                           rdma_netdev) with an RDMA device behind it, and
-#                           NTPX_UUDP_PEER set; status 1 and the reason in
-#                           RDMA_WHY when not
+#                           with: NTPX_UUDP_PEER set, UUDP_DEV
+#                           (NTPX_UUDP_DEV, else the interface the route
+#                           to the peer leaves by, hw_route_dev) with an
+#                           RDMA device behind it that rdma_raw says can;
+#                           status 1 and the reason in RDMA_WHY when not
 
 . "$NTPX_TOP/tests/hw.sh"
 
+rdma_sys=${NTPX_SYSFS:-/sys}
+
 rdma_devices() {
-	[ -d /sys/class/infiniband ] || return 0
-	for _d in /sys/class/infiniband/*; do
+	[ -d "$rdma_sys/class/infiniband" ] || return 0
+	for _d in "$rdma_sys"/class/infiniband/*; do
 		[ -e "$_d" ] && echo "${_d##*/}"
 	done
 }
 
+rdma_iwarp() {
+	case $(cat "$rdma_sys/class/infiniband/$1/node_type" 2>/dev/null) in
+	*RNIC*) return 0 ;;
+	esac
+	return 1
+}
+
+# The providers with raw-packet QPs and flow rules (lib/port_verbs.c asks
+# the device itself; a shell can only tell them by their driver).
+rdma_raw() {
+	rdma_iwarp "$1" && return 1
+	case $(basename "$(readlink -f "$rdma_sys/class/infiniband/$1/device/driver" 2>/dev/null)") in
+	mlx5_core|mlx4_core) return 0 ;;
+	esac
+	return 1
+}
+
 rdma_active_ports() {
-	for _p in /sys/class/infiniband/"$1"/ports/*; do
+	for _p in "$rdma_sys"/class/infiniband/"$1"/ports/*; do
 		[ -r "$_p/state" ] || continue
 		case $(cat "$_p/state") in *ACTIVE*) echo "${_p##*/}" ;; esac
 	done
@@ -62,12 +86,13 @@ rdma_need_device() {
 
 rdma_first_active_device() {
 	for _d in $(rdma_devices); do
+		rdma_iwarp "$_d" && continue
 		[ -n "$(rdma_active_ports "$_d")" ] && { echo "$_d"; return; }
 	done
 }
 
 rdma_device_addr() {
-	for _n in /sys/class/infiniband/"$1"/device/net/*; do
+	for _n in "$rdma_sys"/class/infiniband/"$1"/device/net/*; do
 		[ -e "$_n" ] || continue
 		_a=$(ip -4 -o addr show dev "${_n##*/}" 2>/dev/null | awk '{ print $4 }' |
 			cut -d/ -f1 | head -1)
@@ -78,7 +103,7 @@ rdma_device_addr() {
 rdma_ib_find() {
 	IB_DEV=${NTPX_IB_DEV:-$(rdma_first_active_device)}
 	if [ -z "$IB_DEV" ]; then
-		RDMA_WHY="no RDMA device with an ACTIVE port"
+		RDMA_WHY="no RDMA device with an ACTIVE port, but for iWARP ones (no UD QPs)"
 		return 1
 	fi
 	IB_ADDR=${NTPX_IB_ADDR:-$(rdma_device_addr "$IB_DEV")}
@@ -88,28 +113,29 @@ rdma_ib_find() {
 	fi
 }
 
-rdma_netdev() {
-	for _d in /sys/class/net/*/device/infiniband; do
-		[ -d "$_d" ] || continue
-		basename "$(dirname "$(dirname "$_d")")"
-		return
+rdma_behind() {
+	for _b in "$rdma_sys/class/net/$1/device/infiniband"/*; do
+		[ -e "$_b" ] && { echo "${_b##*/}"; return 0; }
 	done
+	return 1
 }
 
-rdma_behind() { [ -d "/sys/class/net/$1/device/infiniband" ]; }
-
 rdma_uudp_find() {
-	UUDP_DEV=${NTPX_UUDP_DEV:-$(rdma_netdev)}
-	if [ -z "$UUDP_DEV" ]; then
-		RDMA_WHY="no RDMA device behind any network interface"
-		return 1
-	fi
-	if ! rdma_behind "$UUDP_DEV"; then
-		RDMA_WHY="$UUDP_DEV has no RDMA device behind it"
-		return 1
-	fi
 	if [ -z "${NTPX_UUDP_PEER:-}" ]; then
 		RDMA_WHY="NTPX_UUDP_PEER (a host running ntpreflect) is not set"
+		return 1
+	fi
+	UUDP_DEV=${NTPX_UUDP_DEV:-$(hw_route_dev "$NTPX_UUDP_PEER")}
+	if [ -z "$UUDP_DEV" ]; then
+		RDMA_WHY="no route to $NTPX_UUDP_PEER (ip route get)"
+		return 1
+	fi
+	if ! _ib=$(rdma_behind "$UUDP_DEV"); then
+		RDMA_WHY="$UUDP_DEV (the route to $NTPX_UUDP_PEER) has no RDMA device behind it"
+		return 1
+	fi
+	if ! rdma_raw "$_ib"; then
+		RDMA_WHY="$UUDP_DEV's RDMA device $_ib has no raw-packet QPs (not mlx5 or mlx4)"
 		return 1
 	fi
 }

@@ -33,7 +33,7 @@
 
 struct {
 	__uint(type, BPF_MAP_TYPE_XSKMAP);
-	__uint(max_entries, 64);
+	__uint(max_entries, 64);	/* set at load: the receive queues */
 	__type(key, __u32);
 	__type(value, __u32);
 } ntpx_xsks SEC(".maps");

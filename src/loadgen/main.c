@@ -259,6 +259,7 @@ int main(int argc, char **argv)
 	t = transport_open(&ep, sink ? TRANSPORT_SERVER : TRANSPORT_CLIENT, err, sizeof(err));
 	if (!t)
 		opt_open_failed(err);
+	ntpx_err_lines(transport_warnings(t));
 
 	if (sink || a.ntp)
 		deep_rcvbuf(t);

@@ -220,6 +220,7 @@ void probe_exchange(struct probe *p, uint64_t seq, struct probe_out *o,
 	if (rc < 0) {
 		x->have = 1;
 		x->status = rc == -ECONNREFUSED ? RECORD_REFUSED : RECORD_ERROR;
+		p->device_gone |= rc == -ENODEV;
 		return;
 	}
 	x->have = 1;
@@ -251,6 +252,7 @@ void probe_exchange(struct probe *p, uint64_t seq, struct probe_out *o,
 		}
 		if (n < 0) {
 			x->status = RECORD_ERROR;
+			p->device_gone |= n == -ENODEV;
 			return;
 		}
 		decoded = n <= (ssize_t)sizeof(buf) && ntp_decode(buf, (size_t)n, &r) == 0;

@@ -69,6 +69,7 @@ int main(int argc, char **argv)
 	p.t = transport_open(&cfg.ep, TRANSPORT_CLIENT, err, sizeof(err));
 	if (!p.t)
 		opt_open_failed(err);
+	ntpx_err_lines(transport_warnings(p.t));
 	if (cfg.nts) {
 		p.nts = nts_client_new();
 		if (!p.nts)

@@ -102,6 +102,7 @@ struct probe {
 					   longer than the interval */
 	int failed;			/* the discipline could not act on the clock */
 	int kissed_off;			/* a DENY or RSTR kiss ended the run */
+	int device_gone;		/* the transport said ENODEV: the run ends */
 	int out;			/* stdout's state (lib/out.h) */
 	struct dist *delays;		/* of ok exchanges, for the summary (ns) */
 	struct dist *offsets;		/* ... and their off2, ns */

@@ -408,7 +408,7 @@ void probe_summary(struct probe *p)
 
 int probe_exit_status(const struct probe *p)
 {
-	if (p->failed || p->kissed_off || p->out == OUT_FAILED)
+	if (p->failed || p->kissed_off || p->device_gone || p->out == OUT_FAILED)
 		return NTPX_EXIT_FAIL;
 	/* The reader went away (EPIPE): it stopped the run, as `| head`
 	   does, which is no verdict on the server (lib/out.h). */

@@ -74,7 +74,7 @@ void probe_run(struct probe *p)
 	end = p->cfg->duration > 0 ? start + p->cfg->duration : INT64_MAX;
 	when = start;
 	for (seq = 1; seq <= p->cfg->count && !probe_stopping && p->out == OUT_OK &&
-	     !p->kissed_off; seq++, when += interval) {
+	     !p->kissed_off && !p->device_gone; seq++, when += interval) {
 		struct probe_out o;
 		struct xleave_reply xr;
 
@@ -103,6 +103,12 @@ void probe_run(struct probe *p)
 				discipline_peer_reset(p->disc);
 		}
 		kiss(p, &o, &interval, &when);
+		/* The device went away for good (ib's DEVICE_FATAL, an
+		   interface deleted): this record says error, and that is
+		   the last.  uudp via=verbs opens its device again itself. */
+		if (p->device_gone)
+			ntpx_err("%s: the device went away (%s), stopping", p->cfg->ep.url,
+				 strerror(ENODEV));
 		if (!p->cfg->xleave) {
 			if (probe_emit(p, &o))
 				break;

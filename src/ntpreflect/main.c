@@ -49,6 +49,7 @@ int main(int argc, char **argv)
 	rf.t = transport_open(&cfg.ep, TRANSPORT_SERVER, err, sizeof(err));
 	if (!rf.t)
 		opt_open_failed(err);
+	ntpx_err_lines(transport_warnings(rf.t));
 	if (!cfg.nostamps) {
 		rc = transport_stamps_enable(rf.t, err, sizeof(err));
 		ntpx_err_lines(transport_warnings(rf.t));

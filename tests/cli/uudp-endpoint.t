@@ -72,4 +72,18 @@ test_expect_success 'xdpmode= with via=verbs' '
 	usage "xdpmode= is for via=xdp" \
 		ntpprobe -c 1 "uudp://127.0.0.1:123?dev=lo&via=verbs&xdpmode=skb"
 '
+
+test_expect_success 'qperr= without via=verbs' '
+	usage "qperr= is for via=verbs" \
+		ntpprobe -c 1 "uudp://127.0.0.1:123?dev=lo&qperr=10" &&
+	usage "qperr= is for via=verbs" \
+		ntpprobe -c 1 "uudp://127.0.0.1:123?dev=lo&via=xdp&qperr=10"
+'
+
+test_expect_success 'bad qperr=' '
+	for v in 0 -1 ten 10x; do
+		usage "bad qperr '\''$v'\'' (a count of frames, 1 or more)" \
+			ntpprobe -c 1 "uudp://127.0.0.1:123?dev=lo&via=verbs&qperr=$v" || return 1
+	done
+'
 done_testing

@@ -53,9 +53,18 @@ test_expect_success NORDMA 'without RDMA the verbs checks skip, saying so' '
 
 test_expect_success 'the inventory has what the issue asks for' '
 	for f in uname rdma-core ibv_devinfo ethtool rdma-link mlx5-real-time \
-		 flow-steering phc; do
+		 flow-steering phc xsk-features; do
 		test -s "$TMP/pkg/inventory/$f" || { diag "no inventory/$f"; return 1; }
 	done
+'
+
+# Issue 35: the queues AF_XDP binds to, ntuple state and dev_port of each
+# interface; lo is on every host.
+test_expect_success 'each interface: its channels, ntuple filters and dev_port' '
+	sed -n "/^== lo$/,/^== /p" "$TMP/pkg/inventory/ethtool" >"$TMP/lo" &&
+	test_grep "^dev_port: " "$TMP/lo" &&
+	test_grep -E "^(Channel parameters for lo|.*channel|.*Operation not supported)" "$TMP/lo" &&
+	test_grep "^ntuple-filters:" "$TMP/lo"
 '
 
 test_expect_success 'the package verifies against its MANIFEST' '

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: ISC
 # Hardware stamps (t1h t4h at the client, t2h t3h at the server with
 # --xleave): needs a NIC that stamps in hardware and a peer.  Set
-# NTPX_HWTS_DEV to the interface and NTPX_HWTS_PEER to the address of a
-# host running ntpreflect (with the same kind of NIC) on port
+# NTPX_HWTS_PEER to the address of a host running ntpreflect (with the
+# same kind of NIC), and NTPX_HWTS_DEV to the interface if it is not the
+# one the route to the peer leaves by, on port
 # ${NTPX_HWTS_PORT:-123}.  Where there is none this test skips with the
 # reason; NTPX_REQUIRE_HW=1 turns that skip into a failure.
 . "$(dirname "$0")/../lib.sh"
@@ -12,22 +13,18 @@ need ntpprobe ethtool
 
 hwts() { ethtool -T "$1" 2>/dev/null | grep -q 'hardware-transmit' &&
 	 ethtool -T "$1" 2>/dev/null | grep -Eq 'PTP Hardware Clock: [0-9]'; }
-# The whole suite's hardware: dev, NTPX_HWTS_DEV or the first interface
-# that stamps in hardware, and a peer; hw_skip_all with the reason.
+# The whole suite's hardware: a peer, and dev, NTPX_HWTS_DEV or the
+# interface the route to the peer leaves by (not the first that stamps:
+# an onboard i210 may come before the NIC cabled to the peer), stamping
+# in hardware; hw_skip_all with the reason.
 hwts_need() {
-	dev=${NTPX_HWTS_DEV:-}
-	if [ -z "$dev" ]; then
-		for d in /sys/class/net/*; do
-			d=${d##*/}
-			hwts "$d" && { dev=$d; break; }
-		done
-	fi
-	[ -n "$dev" ] ||
-		{ hw_skip_all "no interface with hardware timestamping and a PHC (ethtool -T)"; return 1; }
-	hwts "$dev" ||
-		{ hw_skip_all "$dev has no hardware timestamping or no PHC (ethtool -T $dev)"; return 1; }
 	[ -n "${NTPX_HWTS_PEER:-}" ] ||
 		{ hw_skip_all "no peer: set NTPX_HWTS_PEER to a host running ntpreflect"; return 1; }
+	dev=${NTPX_HWTS_DEV:-$(hw_route_dev "$NTPX_HWTS_PEER")}
+	[ -n "$dev" ] ||
+		{ hw_skip_all "no route to $NTPX_HWTS_PEER (ip route get)"; return 1; }
+	hwts "$dev" ||
+		{ hw_skip_all "$dev has no hardware timestamping or no PHC (ethtool -T $dev)"; return 1; }
 }
 hwts_need
 need_prereq ROOT

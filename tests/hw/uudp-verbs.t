@@ -1,9 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: ISC
 # uudp over a raw-packet verbs QP (ConnectX): needs an RDMA-capable NIC
-# and a peer.  Set NTPX_UUDP_DEV to the interface and NTPX_UUDP_PEER to the
-# address of a host running a kernel-UDP ntpreflect on port
-# ${NTPX_UUDP_PORT:-123}.  Where there is none this test skips with the
+# and a peer.  Set NTPX_UUDP_PEER to the address of a host running a
+# kernel-UDP ntpreflect on port ${NTPX_UUDP_PORT:-123}; the interface is
+# the one the route to it leaves by, or NTPX_UUDP_DEV.  Where there is none this test skips with the
 # reason; NTPX_REQUIRE_HW=1 turns that skip into a failure, for machines
 # that should have the hardware.
 . "$(dirname "$0")/../lib.sh"

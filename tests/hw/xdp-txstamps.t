@@ -4,8 +4,9 @@
 # TX metadata, on the NIC's PTP hardware clock (t1h, "xdp:tx_metadata+phc").
 # veth has no zero-copy mode (tests/net/uudp-stamps.t covers copy mode
 # there), so this needs a NIC whose driver fills the stamp (mlx5, igc,
-# stmmac) and a peer.  Set NTPX_XDP_DEV to the interface and NTPX_XDP_PEER
-# to a host running ntpreflect on port ${NTPX_XDP_PORT:-123}.  Where there
+# stmmac) and a peer.  Set NTPX_XDP_PEER to a host running ntpreflect on
+# port ${NTPX_XDP_PORT:-123}; the interface is the one the route to it
+# leaves by, or NTPX_XDP_DEV.  Where there
 # is none this test skips with the reason; NTPX_REQUIRE_HW=1 turns that
 # skip into a failure.
 . "$(dirname "$0")/../lib.sh"
@@ -14,14 +15,13 @@ need ntpprobe ethtool
 
 # The whole suite's hardware; hw_skip_all with the reason.
 xdp_need() {
-	dev=${NTPX_XDP_DEV:-}
-	[ -n "$dev" ] ||
-		{ hw_skip_all "NTPX_XDP_DEV (a NIC with zero-copy AF_XDP and a PHC) is not set"; return 1; }
+	[ -n "${NTPX_XDP_PEER:-}" ] ||
+		{ hw_skip_all "NTPX_XDP_PEER (a host running ntpreflect) is not set"; return 1; }
+	dev=${NTPX_XDP_DEV:-$(hw_route_dev "$NTPX_XDP_PEER")}
+	[ -n "$dev" ] || { hw_skip_all "no route to $NTPX_XDP_PEER (ip route get)"; return 1; }
 	[ -d "/sys/class/net/$dev" ] || { hw_skip_all "no interface $dev"; return 1; }
 	ethtool -T "$dev" 2>/dev/null | grep -Eq 'PTP Hardware Clock: [0-9]' ||
 		{ hw_skip_all "$dev has no PTP hardware clock (ethtool -T $dev)"; return 1; }
-	[ -n "${NTPX_XDP_PEER:-}" ] ||
-		{ hw_skip_all "NTPX_XDP_PEER (a host running ntpreflect) is not set"; return 1; }
 }
 xdp_need
 need_prereq ROOT

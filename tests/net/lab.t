@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: ISC
 # ntpx-lab: up (twice), status, env, exec, both paths carry traffic, the
 # shapers are where the man page says, the fast path's ends send complete
-# checksums and the slow path's keep their offloads, down leaves nothing,
-# two labs side by side, and the refusals.
+# checksums and the slow path's keep their offloads, --queues makes
+# multi-queue veths, down leaves nothing, two labs side by side, and the
+# refusals.
 . "$(dirname "$0")/../lib.sh"
 
 need_prereq LAB BUILT
@@ -30,6 +31,17 @@ txcsum() {
 	done
 }
 status_checksums() { $lab -n "$a" status | sed -n 's/^  checksums  //p'; }
+# "ns/dev=RX/TX ..." of every veth end of lab $a: its queues each way.
+queues() {
+	for _d in slow fast; do
+		for _ns in "ntpx-ref-$a" "ntpx-cli-$a"; do
+			ip -n "$_ns" -d link show dev "$_d" | awk -v w="$_ns/$_d" '
+				{ for (i = 1; i < NF; i++) { if ($i == "numtxqueues") t = $(i + 1)
+					if ($i == "numrxqueues") r = $(i + 1) } }
+				END { printf "%s=%s/%s ", w, r, t }'
+		done
+	done
+}
 as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups $lab -n "$b" up 2>&1; }
 
 test_expect_success 'up makes a lab' '
@@ -114,6 +126,34 @@ test_expect_success '--shape ingress puts it back on an ifb' '
 	$lab -n "$a" --shape ingress up &&
 	tc -n "ntpx-ref-$a" qdisc show dev ifbslow root | grep -q htb &&
 	! tc -n "ntpx-cli-$a" qdisc show dev slow root | grep -q htb
+'
+
+test_expect_success 'one queue each way on every veth by default' '
+	test_is "$(queues)" "ntpx-ref-$a/slow=1/1 ntpx-cli-$a/slow=1/1 ntpx-ref-$a/fast=1/1 ntpx-cli-$a/fast=1/1 "
+'
+test_expect_success '--queues 4 makes every veth again with four each way' '
+	$lab -n "$a" --queues 4 up &&
+	test_is "$(queues)" "ntpx-ref-$a/slow=4/4 ntpx-cli-$a/slow=4/4 ntpx-ref-$a/fast=4/4 ntpx-cli-$a/fast=4/4 "
+'
+test_expect_success 'env and status say so, and up keeps it' '
+	$lab -n "$a" env | grep -qx NTPX_QUEUES=4 &&
+	$lab -n "$a" status | grep -qx "  queues     fast 4, slow 4, each way" &&
+	$lab -n "$a" up && test_is "$($lab -n "$a" env | grep "^NTPX_QUEUES=")" NTPX_QUEUES=4
+'
+test_expect_success 'the multi-queue lab carries traffic both ways, shaped on slow' '
+	quiet $lab -n "$a" exec client ping -q -c 1 -W 2 10.77.1.1 &&
+	quiet $lab -n "$a" exec client ping -q -c 1 -W 2 10.77.2.1 &&
+	test "$(sent "ntpx-ref-$a" slow)" -gt 0
+'
+test_expect_success '--queues 1 puts one queue back' '
+	$lab -n "$a" --queues 1 up &&
+	test_is "$(queues)" "ntpx-ref-$a/slow=1/1 ntpx-cli-$a/slow=1/1 ntpx-ref-$a/fast=1/1 ntpx-cli-$a/fast=1/1 "
+'
+test_expect_success 'a bad queue count: a line that says so, exit 2' '
+	test_exit 2 $lab -n "$a" --queues 0 up 2>"$TMP/q.err" &&
+	test_is "$(head -n 1 "$TMP/q.err")" "ntpx-lab: queues 0 out of range (1..64)" &&
+	test_exit 2 $lab -n "$a" --queues 2x up 2>"$TMP/q.err" &&
+	test_is "$(head -n 1 "$TMP/q.err")" "ntpx-lab: bad queues '\''2x'\''"
 '
 
 test_expect_success 'a second lab comes up beside the first' '

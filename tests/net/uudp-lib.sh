@@ -6,7 +6,10 @@
 #                       (in a setup test; it fails when no lab can be made);
 #                       $UA is the client namespace, $UB the reference's,
 #                       joined by the fast path: $IFA/$IPA/$MACA on the
-#                       client side, $IFB/$IPB/$MACB on the reference's
+#                       client side, $IFB/$IPB/$MACB on the reference's.
+#                       Its veths have $UUDP_QUEUES queues each way
+#                       (NTPX_UUDP_QUEUES, default 4), as a NIC has several:
+#                       a kernel peer's flow lands on any of them
 #   ina CMD... / inb CMD...     run CMD in $UA / $UB (a shell function: to
 #                       spawn, write "ip netns exec $UB CMD" so that the PID
 #                       is the command's)
@@ -18,6 +21,8 @@
 # complete UDP checksums from kernel sockets (doc/uudp.md, "veth and UDP
 # checksums") is part of what these suites test.
 
+UUDP_QUEUES=${NTPX_UUDP_QUEUES:-4}
+
 uudp_lab() {
 	# In a (setup) test a lab that cannot be made fails the test; before
 	# the first test the suite is skipped (as lab_up does).
@@ -26,7 +31,7 @@ uudp_lab() {
 		diag "no lab: missing ip or not root"
 		return 1
 	fi
-	lab_up u || return 1
+	lab_up u --queues "$UUDP_QUEUES" || return 1
 	UA=$NTPX_NS_CLIENT
 	UB=$NTPX_NS_REF
 	IFA=$NTPX_DEV_FAST

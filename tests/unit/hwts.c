@@ -129,6 +129,26 @@ static void test_put_back_refused(void **state)
 	assert_int_equal(hwts_release(&h), 0);	/* tried once */
 }
 
+/*
+ * Issue 35: a ptp4l started (or reconfigured) while ntpx ran set the NIC
+ * its own way: that is left as it is, and said, not clobbered with what
+ * was there before ntpx.
+ */
+static void test_changed_meanwhile(void **state)
+{
+	struct hwts h;
+
+	assert_int_equal(hwts_acquire(&h, fd, "mock0", HWTS_TX | HWTS_RX), HWTS_TX | HWTS_RX);
+	mock_nic.cfg.tx_type = HWTSTAMP_TX_ONESTEP_SYNC;	/* ptp4l, meanwhile */
+	mock_nic.cfg.rx_filter = HWTSTAMP_FILTER_PTP_V2_EVENT;
+	assert_int_equal(hwts_release(&h), 1);
+	assert_int_equal(mock_nic.cfg.tx_type, HWTSTAMP_TX_ONESTEP_SYNC);
+	assert_int_equal(mock_nic.cfg.rx_filter, HWTSTAMP_FILTER_PTP_V2_EVENT);
+	assert_string_equal(h.note, "mock0: hardware stamping was changed meanwhile (now tx "
+			     "onestep_sync rx ptp), by another program: left as it is");
+	assert_int_equal(hwts_release(&h), 0);	/* once */
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -138,6 +158,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_driver_answer_counts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unreadable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_put_back_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_changed_meanwhile, setup, teardown),
 	};
 
 	if (argc > 1)

@@ -222,6 +222,8 @@ static int fab_garbage = -1;		/* RoCE v2/IPv4: the 20 unwritten bytes, or -1 */
 static int fab_client_dev = 1;		/* where a client's route leaves */
 static int fab_sidr_drop;		/* SIDR replies still to lose */
 static int fab_stale;			/* sends whose AH was gone when transmitted */
+static int fab_dup_wr;			/* sends posted with the wr_id of one held
+					   on a QP of the same send CQ */
 static int fab_idle_polls;		/* empty polls of a receive CQ while an
 					   rdma_cm or async event waited */
 static int cm_pending;			/* rdma_cm events queued, all channels */
@@ -530,7 +532,18 @@ static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_
 			break;
 		}
 		if (fab_hold) {
-			struct fsend *s = &src->sq[src->sqn++];
+			struct fsend *s;
+			struct fqp *o;
+			int k;
+
+			/* A wr_id is the sender's slot: one still in flight
+			   on any QP whose completions share the CQ is reused. */
+			for (o = qps; o; o = o->next)
+				for (k = 0; k < o->sqn; k++)
+					if (o->qp.send_cq == qp->send_cq &&
+					    o->sq[k].wr_id == wr->wr_id)
+						fab_dup_wr++;
+			s = &src->sq[src->sqn++];
 
 			s->wr_id = wr->wr_id;
 			s->ah = ah;
@@ -560,15 +573,12 @@ static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_
 	return rc;
 }
 
-/* Transmits every held send.  A send whose AH went meanwhile fails on rxe. */
-static void fab_release(void)
+/* Transmits the sends held on @q (fab held).  On rxe a send whose AH went meanwhile fails. */
+static void fab_release_locked(struct fqp *q)
 {
-	struct fqp *q;
 	int i;
 
-	pthread_mutex_lock(&fab);
-	fab_hold = 0;
-	for (q = qps; q; q = q->next) {
+	{
 		for (i = 0; i < q->sqn; i++) {
 			struct fsend *s = &q->sq[i];
 			struct ibv_wc c = { .wr_id = s->wr_id, .status = IBV_WC_SUCCESS,
@@ -587,6 +597,25 @@ static void fab_release(void)
 		}
 		q->sqn = 0;
 	}
+}
+
+/* Transmits every held send, and holds no more. */
+static void fab_release(void)
+{
+	struct fqp *q;
+
+	pthread_mutex_lock(&fab);
+	fab_hold = 0;
+	for (q = qps; q; q = q->next)
+		fab_release_locked(q);
+	pthread_mutex_unlock(&fab);
+}
+
+/* Transmits the sends held on the QP numbered @qpn alone; the rest stay held. */
+static void fab_release_qp(uint32_t qpn)
+{
+	pthread_mutex_lock(&fab);
+	fab_release_locked(fab_qp(qpn));
 	pthread_mutex_unlock(&fab);
 }
 
@@ -772,6 +801,7 @@ static void fab_reset(void)
 		d->vctx.context.abi_compat = __VERBS_ABI_IS_EXTENDED;
 		d->vctx.context.device = &d->dev;
 		d->vctx.context.ops = fake_ops;
+		mock_dummy_ex(&d->vctx);	/* until fab_stamps_on() */
 		assert_int_equal(pipe2(d->apipe, O_CLOEXEC), 0);
 		d->vctx.context.async_fd = d->apipe[0];
 		d->vctx.context.cmd_fd = -1;
@@ -795,7 +825,7 @@ static void fab_reset(void)
 	fab_garbage = -1;
 	fab_stamps = fab_rt = mock_mlx5 = mock_mlx5_rt = 0;
 	fab_client_dev = 1;
-	fab_sidr_drop = fab_stale = mock_chan_reads = fab_idle_polls = 0;
+	fab_sidr_drop = fab_stale = fab_dup_wr = mock_chan_reads = fab_idle_polls = 0;
 	cm_pending = 0;
 	pthread_mutex_unlock(&fab);
 	fab_link(0);
@@ -874,6 +904,14 @@ int (ibv_query_port)(struct ibv_context *context, uint8_t port_num,
 	pa->lid = fab_roce ? 0 : fab_lid(d, port_num);
 	pa->gid_tbl_len = NGID;
 	pa->pkey_tbl_len = 2;
+	return 0;
+}
+
+/* What ibv_query_device_ex falls back to where the provider has no _ex. */
+int ibv_query_device(struct ibv_context *context, struct ibv_device_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->phys_port_cnt = NPORT;
 	return 0;
 }
 
@@ -2143,6 +2181,38 @@ static void test_wrong_qkey(void **state)
 }
 
 /* Port down, then up: dropped at once, found again at once. */
+/*
+ * Issue 35 (3): the client's device goes away (DEVICE_FATAL: a firmware
+ * reset, a health recovery, a rebind).  A client waiting for a reply is
+ * woken by the async event and told ENODEV at once, not after its
+ * deadline, and so is every send after: the tools end with one line.
+ */
+static void test_device_fatal(void **state)
+{
+	unsigned char req[NTP_HEADER_LEN] = { 0xe3 }, buf[512];
+	struct ibv_async_event ev = { .event_type = IBV_EVENT_DEVICE_FATAL };
+	struct server s;
+	struct client c;
+	int64_t t, start;
+
+	server_start(&s);
+	client_open(&c, "ib://" SERVER_ADDR ":123");
+	assert_int_equal(exchange(&c, TRANSPORT_POLL_BLOCK), 1);
+	server_halt(&s);
+	assert_int_equal(transport_send(c.t, req, sizeof(req), NULL, c.clk, 0, &t), 0);
+	pthread_mutex_lock(&fab);
+	fab_event(&devs[fab_client_dev], &ev);
+	pthread_mutex_unlock(&fab);
+	start = clock_monotonic_ns();
+	assert_int_equal(transport_recv_wait(c.t, buf, sizeof(buf), NULL, c.clk, &t,
+					     start + 5000 * MS, TRANSPORT_POLL_BLOCK), -ENODEV);
+	assert_true(clock_monotonic_ns() - start < 5000 * MS);
+	assert_int_equal(transport_send(c.t, req, sizeof(req), NULL, c.clk, 0, &t), -ENODEV);
+	client_close(&c);
+	transport_close(s.t);
+	clock_close(s.clk);
+}
+
 static void test_port_flap(void **state)
 {
 	struct server s;
@@ -2502,6 +2572,50 @@ static void test_wildcard_dual_port(void **state)
  * interface.  An unrelated one costs nothing; the client's own GID
  * moving is a loss, found again.
  */
+/*
+ * Issue 35: a wildcard server's QPs (a port each here) share one send CQ,
+ * and completions come back in any order across them.  A reply held on
+ * port 2's QP keeps its slot while port 1's replies come and go: with a
+ * ring of slots the 64th send took that slot again, its buffer, handle
+ * and stamp tag, while the first was still in flight.  Slots are keyed by
+ * wr_id and taken back as each completes.
+ */
+static void test_wildcard_send_slots(void **state)
+{
+	struct ibv_wc wc = { .status = IBV_WC_SUCCESS, .opcode = IBV_WC_RECV, .slid = 7,
+			     .src_qp = 0x7007 };
+	struct server s;
+	struct client b;
+	struct fqp *q2;
+	int i, n;
+
+	server_start_url(&s, "ib://*:123?dev=fake0");
+	client_open(&b, "ib://10.9.0.12:123");		/* port 2: a QP there */
+	assert_int_equal(exchange_until(&b, 1), 1);
+	pthread_mutex_lock(&fab);
+	fab_hold = 1;
+	pthread_mutex_unlock(&fab);
+	pthread_mutex_lock(&fab);
+	for (q2 = qps; q2 && !(q2->dev == &devs[0] && q2->port == 2); q2 = q2->next)
+		;
+	pthread_mutex_unlock(&fab);
+	assert_non_null(q2);
+	n = __atomic_load_n(&s.answered, __ATOMIC_SEQ_CST);
+	inject(q2->qp.qp_num, 1, &wc, NTP_MODE_CLIENT);
+	wait_answered(&s, ++n);				/* held on port 2's QP */
+	for (i = 0; i < 100; i++) {			/* port 1's, each completed */
+		inject(s.qpn, 1, &wc, NTP_MODE_CLIENT);
+		wait_answered(&s, ++n);
+		fab_release_qp(s.qpn);
+	}
+	fab_release();
+	server_halt(&s);
+	assert_int_equal(fab_dup_wr, 0);
+	assert_int_equal(counter(s.t, "send_err"), 0);
+	client_close(&b);
+	server_stop(&s);
+}
+
 static void test_gid_change(void **state)
 {
 	struct server s;
@@ -2839,7 +2953,10 @@ static void test_hca_wallclock_no_phc(void **state)
 	server_stop(&s);
 }
 
-/* No extended verbs: plain CQs, no 'h' layer offered, '-' in the record. */
+/*
+ * No extended verbs: plain CQs, no 'h' layer offered, '-' in the record.  As
+ * libibverbs gives such a provider stand-ins that fail, the CQ says so.
+ */
 static void test_hca_no_stamps(void **state)
 {
 	unsigned char req[NTP_HEADER_LEN] = { 0xe3 };
@@ -2854,9 +2971,9 @@ static void test_hca_no_stamps(void **state)
 	assert_int_equal(transport_stamps_enable(c.t, err, sizeof(err)), 0);
 	/* #stamps says why there are none */
 	assert_string_equal(transport_stamp_source(c.t, 1, TRANSPORT_LAYER_H),
-			    "-:no_extended_cq");
+			    "-:cq_refused_stamps");
 	assert_string_equal(transport_stamp_source(c.t, 0, TRANSPORT_LAYER_H),
-			    "-:no_extended_cq");
+			    "-:cq_refused_stamps");
 	assert_int_equal(exchange_until(&c, 1), 1);
 	assert_int_equal(transport_send(c.t, req, sizeof(req), NULL, c.clk,
 					TRANSPORT_STAMP_SEND, &t1), 0);
@@ -2924,6 +3041,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_bad_input, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wrong_qkey, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_port_flap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_device_fatal, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ah_cache_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_roce_exchange, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_roce_v2_ipv6, setup, teardown),
@@ -2935,6 +3053,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_ah_drop_in_flight, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wildcard_partition, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wildcard_dual_port, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wildcard_send_slots, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gid_change, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_async_element, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_qp_rebuild, setup, teardown),

@@ -29,7 +29,17 @@
  *     a device in "wall-clock" mode is mlx5 with its clock in real-time
  *     mode: it makes a CQ with raw stamps, and the kernel refuses the QP
  *     on it (EOPNOTSUPP); mlx5dv_query_device says real-time mode when
- *     mock_mlx5_rt is set (support/verbs_mock.h).
+ *     mock_mlx5_rt is set (support/verbs_mock.h); the commonest, a
+ *     ConnectX-5 or -6 in free-running mode with a PHC, gives the wall
+ *     clock in ns of PHC time (TS_FREERUN);
+ *   - a provider without the extended verbs has libibverbs' stand-ins
+ *     that fail (mock_dummy_ex), never NULL ops;
+ *   - mlx5's start_poll failing with CQ_POLL_ERR (-2, the CQE consumed)
+ *     and EBUSY (mock_start_err, mock_start_busy); DEVICE_FATAL, after
+ *     which nothing completes and the device is gone from the list until
+ *     it is back (dev_fatal, dev_back); a send with a memory key the MR
+ *     does not have, which leaves the QP in SQE with no async event;
+ *   - an E810's irdma: iWARP, no flow steering.
  * What it cannot prove: anything about a NIC (tests/hw/uudp-verbs.t,
  * doc/hardware.md).
  */
@@ -51,6 +61,7 @@
 #include <infiniband/verbs.h>
 
 #include "port_private.h"
+#include "util_private.h"
 #include "support/phc_mock.h"
 #include "support/verbs_mock.h"
 
@@ -58,8 +69,18 @@
 #define RQ_CAP		512
 #define CQ_CAP		1024	/* more is an overrun: the test fails */
 #define FLUSH_LIMIT	100000	/* flushed reposts: the port spins forever */
+#define REOPEN_NS	(20 * 1000000LL)	/* a device gone: tried this often */
+#define MOCK_LKEY	0x77	/* support/verbs_mock.c's ibv_reg_mr */
 
-enum { TS_NONE, TS_RAW, TS_WALLCLOCK };
+/*
+ * What a device stamps: nothing; raw cycles only (no clock_info page);
+ * mlx5 in real-time mode (REAL_TIME_CLOCK_ENABLE: a raw CQ is made, the
+ * QP on it refused, the wall clock is the CQE's seconds << 32 | ns); or
+ * the commonest, a ConnectX-4 to -6 in free-running mode with a PHC:
+ * raw cycles or the wall clock, libmlx5 converting cycles to PHC ns
+ * through the clock_info page (mlx5dv_ts_to_ns).
+ */
+enum { TS_NONE, TS_RAW, TS_WALLCLOCK, TS_FREERUN };
 
 struct mdev {
 	struct ibv_device dev;
@@ -77,6 +98,10 @@ struct mdev {
 	int no_rt_values;	/* the provider has no ibv_query_rt_values_ex */
 	int creates_ex, creates_plain, refusals, rt_reads, qp_refusals;
 	int64_t last_true;	/* CLOCK_REALTIME the last stamp stands for */
+	int fatal;		/* DEVICE_FATAL: nothing completes, sends are taken */
+	int gone;		/* not in the device list (being reset) */
+	int lists;		/* ibv_get_device_list calls */
+	int sent;		/* sends completed in success */
 };
 
 struct mqp {
@@ -97,6 +122,7 @@ static struct mqp *the_qp;		/* the one QP a port makes */
 static struct mflow *the_flow;
 static int open_ctx;			/* contexts not closed */
 static char sysroot[64];
+static long open_qperr;			/* port_config.qperr of the next open_on */
 
 static struct mdev *dev_of(struct ibv_context *c)
 {
@@ -124,9 +150,11 @@ static uint64_t rtc_stamp(int64_t phc_ns)
 static void cq_push(struct mock_cq *c, const struct ibv_wc *wc)
 {
 	mdev.last_true = mock_rt_now() - mdev.lead_ns;
+	int64_t phc = mdev.last_true + mock_phc.off;
+
 	mock_cq_push(c, wc, mdev.last_true,
 		     !c->ex ? 0 : c->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP ?
-		     hca_cycles(mdev.last_true) : rtc_stamp(mdev.last_true + mock_phc.off));
+		     hca_cycles(mdev.last_true) : mock_mlx5_rt ? rtc_stamp(phc) : (uint64_t)phc);
 }
 
 static struct ibv_cq_ex *m_create_cq_ex(struct ibv_context *context,
@@ -138,7 +166,8 @@ static struct ibv_cq_ex *m_create_cq_ex(struct ibv_context *context,
 
 	/* mlx5 in real-time mode makes a raw CQ; the QP on it is refused */
 	if ((want == IBV_WC_EX_WITH_COMPLETION_TIMESTAMP && mdev.ts == TS_NONE) ||
-	    (want == IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK && mdev.ts != TS_WALLCLOCK) ||
+	    (want == IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK && mdev.ts != TS_WALLCLOCK &&
+	     mdev.ts != TS_FREERUN) ||
 	    want == (IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
 		     IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)) {
 		mdev.refusals++;
@@ -200,14 +229,32 @@ static int m_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_rec
 	return 0;
 }
 
+/*
+ * libmlx5 refuses a post only below RTS; in SQE or ERR the device flushes
+ * it.  A send that fails on its own (a memory key the MR does not have: a
+ * local protection error) puts the raw QP's send queue in error with its
+ * receive queue ready, which mlx5_ib reports as SQE, and raises no async
+ * event: receives go on, every later send is flushed.  After DEVICE_FATAL
+ * a send is taken and never completes.
+ */
 static int m_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
 	for (; wr; wr = wr->next) {
 		struct ibv_wc s = { .wr_id = wr->wr_id, .opcode = IBV_WC_SEND };
 
-		if (qp->state != IBV_QPS_RTS) {
+		if (qp->state < IBV_QPS_RTS) {
 			*bad = wr;
 			return EINVAL;
+		}
+		if (mdev.fatal)
+			continue;
+		if (qp->state == IBV_QPS_SQE || qp->state == IBV_QPS_ERR) {
+			s.status = IBV_WC_WR_FLUSH_ERR;
+		} else if (wr->sg_list[0].lkey != MOCK_LKEY) {
+			s.status = IBV_WC_LOC_PROT_ERR;
+			qp->state = IBV_QPS_SQE;
+		} else {
+			mdev.sent++;
 		}
 		cq_push((struct mock_cq *)qp->send_cq, &s);
 	}
@@ -237,6 +284,8 @@ static int m_destroy_flow(struct ibv_flow *flow)
 	return 0;
 }
 
+static void qp_error(void);
+
 /* A frame arrives on device port @port. */
 static void frame_in(uint8_t port, const void *data, uint32_t len)
 {
@@ -244,9 +293,20 @@ static void frame_in(uint8_t port, const void *data, uint32_t len)
 	struct ibv_wc wc = { .status = IBV_WC_SUCCESS, .opcode = IBV_WC_RECV };
 
 	if (!q || q->port != port || !the_flow || the_flow->port != port || !q->rn ||
-	    (q->qp.state != IBV_QPS_RTR && q->qp.state != IBV_QPS_RTS))
+	    mdev.fatal ||
+	    (q->qp.state != IBV_QPS_RTR && q->qp.state != IBV_QPS_RTS &&
+	     q->qp.state != IBV_QPS_SQE))
 		return;		/* nothing steers it here: the kernel's */
 	wc.wr_id = q->rq[q->rhead].wr_id;
+	if (len > q->rq[q->rhead].len) {
+		/* mlx5: a local length error, and the QP goes down */
+		wc.status = IBV_WC_LOC_LEN_ERR;
+		q->rhead = (q->rhead + 1) % RQ_CAP;
+		q->rn--;
+		cq_push((struct mock_cq *)q->qp.recv_cq, &wc);
+		qp_error();
+		return;
+	}
 	memcpy((void *)(uintptr_t)q->rq[q->rhead].addr, data, len);
 	q->rhead = (q->rhead + 1) % RQ_CAP;
 	q->rn--;
@@ -274,15 +334,36 @@ static void qp_error(void)
 	mock_poke(mdev.apipe[1]);
 }
 
+/*
+ * A firmware reset, a health recovery or a rebind: IBV_EVENT_DEVICE_FATAL
+ * on the async fd, and from then on nothing completes on this context.
+ * The device is gone from the list until dev_back().
+ */
+static void dev_fatal(void)
+{
+	struct ibv_async_event ev = { .event_type = IBV_EVENT_DEVICE_FATAL };
+
+	mdev.fatal = mdev.gone = 1;
+	mdev.aq[mdev.an++] = ev;
+	mock_poke(mdev.apipe[1]);
+}
+
+/* The device is back (a new context works; the old one stays dead). */
+static void dev_back(void)
+{
+	mdev.gone = 0;
+}
+
 /* ---- libibverbs, as far as lib/port_verbs.c uses it ---------------- */
 
 struct ibv_device **(ibv_get_device_list)(int *num)
 {
 	struct ibv_device **l = calloc(2, sizeof(*l));
 
-	l[0] = &mdev.dev;
+	mdev.lists++;
+	l[0] = mdev.gone ? NULL : &mdev.dev;
 	if (num)
-		*num = 1;
+		*num = !mdev.gone;
 	return l;
 }
 
@@ -300,10 +381,17 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 {
 	struct ibv_context *c = &mdev.vctx.context;
 
+	if (mdev.gone) {
+		errno = ENODEV;
+		return NULL;
+	}
+	assert_int_equal(open_ctx, 0);	/* the old context was let go */
+	mdev.fatal = 0;			/* a new context works */
 	memset(&mdev.vctx, 0, sizeof(mdev.vctx));
 	mdev.vctx.sz = sizeof(mdev.vctx);
 	mdev.vctx.ibv_create_flow = m_create_flow;
 	mdev.vctx.ibv_destroy_flow = m_destroy_flow;
+	mock_dummy_ex(&mdev.vctx);	/* what libibverbs gives a provider lacking them */
 	if (mdev.has_ex) {
 		mdev.vctx.query_device_ex = m_query_device_ex;
 		mdev.vctx.create_cq_ex = m_create_cq_ex;
@@ -456,10 +544,15 @@ static void dir(const char *rel)
 	assert_int_equal(mkdir(path, 0700), 0);
 }
 
-/* sysfs: eth0 and eth1 are ports 1 and 2 of mlx4_0; eth2 has a bad dev_port. */
+/*
+ * sysfs: eth0 and eth1 are ports 1 and 2 of mlx4_0; eth2 has a bad
+ * dev_port; eth3 is an E810's, with irdma0 (iWARP) behind it; eth4 a
+ * ConnectX-5's, mlx5_0, with a PHC of its own.
+ */
 static int group_setup(void **state)
 {
-	static const char *const devs[] = { "eth0", "eth1", "eth2" };
+	static const char *const devs[] = { "eth0", "eth1", "eth2", "eth3", "eth4" };
+	static const char *const ibdevs[] = { "mlx4_0", "mlx4_0", "mlx4_0", "irdma0", "mlx5_0" };
 	char rel[128];
 	size_t i;
 
@@ -468,23 +561,27 @@ static int group_setup(void **state)
 	assert_non_null(mkdtemp(sysroot));
 	dir("class");
 	dir("class/net");
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < ARRAY_SIZE(devs); i++) {
 		snprintf(rel, sizeof(rel), "class/net/%s", devs[i]);
 		dir(rel);
 		snprintf(rel, sizeof(rel), "class/net/%s/device", devs[i]);
 		dir(rel);
 		snprintf(rel, sizeof(rel), "class/net/%s/device/infiniband", devs[i]);
 		dir(rel);
-		snprintf(rel, sizeof(rel), "class/net/%s/device/infiniband/mlx4_0", devs[i]);
+		snprintf(rel, sizeof(rel), "class/net/%s/device/infiniband/%s", devs[i],
+			 ibdevs[i]);
 		dir(rel);
 	}
 	put("class/net/eth0/dev_port", "0\n");
 	put("class/net/eth1/dev_port", "1\n");
+	put("class/net/eth1/mtu", "9000\n");	/* jumbo frames on port 2 */
 	put("class/net/eth2/dev_port", "port two\n");
 	/* mlx4_0's PHC: TAI, as ptp4l keeps it (support/phc_mock.h) */
 	mock_phc_init();
 	snprintf(rel, sizeof(rel), "%s/ib/mlx4_0", sysroot);
 	mock_phc_add(rel, 3);
+	snprintf(rel, sizeof(rel), "%s/ib/mlx5_0", sysroot);
+	mock_phc_add(rel, 4);
 	return 0;
 }
 
@@ -506,7 +603,8 @@ static int setup(void **state)
 	mock_phc.off = 37000000000LL;
 	assert_int_equal(pipe2(mdev.apipe, O_CLOEXEC), 0);
 	mdev.cap_flags = IBV_DEVICE_MANAGED_FLOW_STEERING | IBV_DEVICE_RAW_IP_CSUM;
-	mock_chan_reads = mock_mlx5 = mock_mlx5_rt = mock_start_busy = 0;
+	mock_chan_reads = mock_mlx5 = mock_mlx5_rt = mock_start_busy = mock_start_err = 0;
+	open_qperr = 0;
 	return 0;
 }
 
@@ -524,7 +622,8 @@ static struct port *open_on(const char *dev, char *err, size_t errlen)
 {
 	struct port_config cfg = { .dev = dev, .udp_port = 123, .ip = 0x0a090001,
 				   .mac = { 2, 0, 0, 0, 0, 1 }, .busy_poll = 1,
-				   .sysfs = sysroot };
+				   .sysfs = sysroot, .reopen_ns = REOPEN_NS,
+				   .qperr = open_qperr };
 
 	err[0] = 0;
 	return port_verbs_open(&cfg, err, errlen);
@@ -576,12 +675,69 @@ static void test_second_port(void **state)
 	port_close(p);
 }
 
+/*
+ * eth1 runs jumbo frames (MTU 9000).  Buffers sized for 1500 would take
+ * the QP down at the first one (mlx5: a local length error); they are
+ * sized from the MTU, and a 9018-byte frame (VLAN-tagged) comes whole.
+ */
+static void test_jumbo(void **state)
+{
+	static unsigned char frame[9018] = { 2, 0, 0, 0, 0, 1 };
+	const unsigned char *f;
+	size_t len;
+	char err[256];
+	struct port *p = open_on("eth1", err, sizeof(err));
+
+	if (!p)
+		fail_msg("%s", err);
+	assert_true(p->frame_max >= sizeof(frame));
+	frame[sizeof(frame) - 1] = 0x5a;
+	frame_in(2, frame, sizeof(frame));
+	assert_int_equal(port_rx_next(p, (const void **)&f, &len), 1);
+	assert_int_equal(len, sizeof(frame));
+	assert_int_equal(f[sizeof(frame) - 1], 0x5a);
+	port_rx_release(p);
+	counters_have(p, "qp_error=0");
+	port_close(p);
+	/* eth0, MTU 1500 (no mtu file: as if 1500): 2 KiB buffers */
+	p = open_on("eth0", err, sizeof(err));
+	if (!p)
+		fail_msg("%s", err);
+	assert_int_equal(p->frame_max, 2048);
+	port_close(p);
+}
+
 static void test_bad_dev_port(void **state)
 {
 	char err[256];
 
 	assert_null(open_on("eth2", err, sizeof(err)));
 	assert_string_equal(err, "eth2: unreadable dev_port in sysfs");
+}
+
+/*
+ * Issue 35 (4): via=auto takes verbs only where the device has raw-packet
+ * QPs and flow steering.  An E810 or X722 has irdma behind it, iWARP with
+ * neither: xdp then, and via=verbs says why in one line.
+ */
+static void test_usable(void **state)
+{
+	char err[256];
+
+	assert_int_equal(port_verbs_usable(sysroot, "eth0"), 1);
+	assert_int_equal(port_verbs_usable(sysroot, "eth9"), 0);	/* nothing behind */
+	mdev.cap_flags = IBV_DEVICE_RAW_IP_CSUM;		/* mlx4 without steering */
+	assert_int_equal(port_verbs_usable(sysroot, "eth0"), 0);
+	snprintf(mdev.dev.name, sizeof(mdev.dev.name), "irdma0");
+	mdev.dev.transport_type = IBV_TRANSPORT_IWARP;
+	assert_int_equal(port_verbs_usable(sysroot, "eth3"), 0);
+	assert_null(open_on("eth3", err, sizeof(err)));
+	assert_string_equal(err, "eth3: irdma0 is an iWARP device, with no raw-packet QPs "
+			    "(use via=xdp)");
+	/* steering alone is not enough on iWARP */
+	mdev.cap_flags = IBV_DEVICE_MANAGED_FLOW_STEERING;
+	assert_int_equal(port_verbs_usable(sysroot, "eth3"), 0);
+	assert_int_equal(open_ctx, 0);
 }
 
 /* Issue 15 (7): no managed flow steering: say so, and how mlx4 gets it. */
@@ -630,6 +786,136 @@ static void test_qp_error(void **state)
 	b = port_tx_buf(p, &cap);
 	assert_non_null(b);
 	assert_int_equal(port_tx_submit(p, b, 60, 0), 0);
+	port_close(p);
+}
+
+/*
+ * Issue 35 (3): the device goes away (DEVICE_FATAL).  No completion will
+ * ever come and sends are still taken, so only the async fd tells: the
+ * port's fd polls readable for it, the port lets go of the dead context
+ * (sends fail with ENETDOWN meanwhile, receives find nothing), and opens
+ * the device again once it is back, woken by its own timer; uudp hears
+ * of a restart and frames flow.
+ */
+static void test_device_fatal(void **state)
+{
+	unsigned char frame[64] = { 2, 0, 0, 0, 0, 1 };
+	struct pollfd pfd;
+	const void *f;
+	size_t len, cap;
+	char err[256];
+	void *b;
+	int lists;
+	struct port *p = open_on("eth0", err, sizeof(err));
+
+	if (!p)
+		fail_msg("%s", err);
+	frame_in(1, frame, sizeof(frame));
+	assert_int_equal(port_rx_next(p, &f, &len), 1);
+	port_rx_release(p);
+	assert_int_equal(port_rx_next(p, &f, &len), 0);
+	pfd = (struct pollfd){ .fd = p->fd, .events = POLLIN };
+	assert_int_equal(poll(&pfd, 1, 0), 0);
+	dev_fatal();
+	/* a sleeping caller wakes */
+	assert_int_equal(poll(&pfd, 1, 0), 1);
+	assert_int_equal(port_rx_next(p, &f, &len), 0);
+	counters_have(p, "device_fatal=1");
+	counters_have(p, "last_async=device_fatal");
+	assert_null(the_qp);
+	assert_int_equal(open_ctx, 0);
+	b = port_tx_buf(p, &cap);
+	assert_non_null(b);
+	assert_int_equal(port_tx_submit(p, b, 60, 0), -ENETDOWN);
+	/* still gone: tried on the timer, and again */
+	lists = mdev.lists;
+	assert_int_equal(poll(&pfd, 1, 5000), 1);
+	assert_int_equal(port_rx_next(p, &f, &len), 0);
+	assert_int_equal(mdev.lists, lists + 1);
+	assert_int_equal(p->restarts, 0);
+	dev_back();
+	assert_int_equal(poll(&pfd, 1, 5000), 1);
+	assert_int_equal(port_rx_next(p, &f, &len), 0);
+	assert_int_equal(p->restarts, 1);
+	counters_have(p, "reopens=1");
+	assert_non_null(the_qp);
+	/* the timer is off again, and frames flow both ways */
+	assert_int_equal(poll(&pfd, 1, 0), 0);
+	frame_in(1, frame, sizeof(frame));
+	assert_int_equal(poll(&pfd, 1, 0), 1);
+	assert_int_equal(port_rx_next(p, &f, &len), 1);
+	port_rx_release(p);
+	b = port_tx_buf(p, &cap);
+	assert_int_equal(port_tx_submit(p, b, 60, 0), 0);
+	assert_int_equal(mdev.sent, 1);
+	port_close(p);
+}
+
+/* The same while the caller spins: the async events are read now and then. */
+static void test_device_fatal_spinning(void **state)
+{
+	const void *f;
+	size_t len;
+	char err[256];
+	int64_t end;
+	struct port *p = open_on("eth0", err, sizeof(err));
+
+	if (!p)
+		fail_msg("%s", err);
+	p->spin = 1;
+	dev_fatal();
+	end = mock_rt_now() + 5000000000LL;
+	while (the_qp && mock_rt_now() < end)
+		assert_int_equal(port_rx_next(p, &f, &len), 0);
+	assert_null(the_qp);
+	dev_back();
+	while (!p->restarts && mock_rt_now() < end)
+		assert_int_equal(port_rx_next(p, &f, &len), 0);
+	assert_int_equal(p->restarts, 1);
+	port_close(p);
+}
+
+/*
+ * Issue 35 (7): a send that fails on its own (not a flush) leaves the
+ * raw QP in SQE, with no async event: receives go on, every later send
+ * is flushed.  The port asks the QP's state and rebuilds it.  The error
+ * is the one uudp's qperr=N makes on a device (doc/hardware.md step 9):
+ * the Nth frame goes with a memory key the HCA refuses.
+ */
+static void test_send_queue_error(void **state)
+{
+	unsigned char frame[64] = { 2, 0, 0, 0, 0, 1 };
+	const void *f;
+	size_t len, cap;
+	char err[256];
+	void *b;
+	struct port *p;
+
+	open_qperr = 2;
+	p = open_on("eth0", err, sizeof(err));
+	if (!p)
+		fail_msg("%s", err);
+	b = port_tx_buf(p, &cap);
+	assert_int_equal(port_tx_submit(p, b, 60, 0), 0);
+	assert_int_equal(mdev.sent, 1);
+	assert_int_equal(the_qp->qp.state, IBV_QPS_RTS);
+	b = port_tx_buf(p, &cap);
+	assert_int_equal(port_tx_submit(p, b, 60, 0), 0);
+	assert_int_equal(the_qp->qp.state, IBV_QPS_SQE);
+	/* receives go on in SQE */
+	frame_in(1, frame, sizeof(frame));
+	assert_int_equal(port_rx_next(p, &f, &len), 1);
+	port_rx_release(p);
+	b = port_tx_buf(p, &cap);	/* reaps the error */
+	assert_int_equal(the_qp->qp.state, IBV_QPS_RTS);
+	counters_have(p, "tx_errors=1");
+	counters_have(p, "qp_rebuilds=1");
+	assert_int_equal(p->restarts, 1);
+	assert_int_equal(port_tx_submit(p, b, 60, 0), 0);
+	assert_int_equal(mdev.sent, 2);
+	frame_in(1, frame, sizeof(frame));
+	assert_int_equal(port_rx_next(p, &f, &len), 1);
+	port_rx_release(p);
 	port_close(p);
 }
 
@@ -717,12 +1003,35 @@ static void rx_stamp_near_truth(struct port *p, int64_t slack_ns)
 			 (long long)ns, (long long)(ns - mdev.last_true), (long long)(b - a));
 }
 
+/*
+ * A frame sent with its stamp asked for, tagged @tag: one note, with that
+ * tag, its stamp within @slack_ns and the reading's call of the truth.
+ */
+static void tx_stamp_near_truth(struct port *p, uint32_t tag, int64_t slack_ns)
+{
+	struct notes w = { 0 };
+	int64_t a, b, truth;
+	size_t cap;
+	void *buf = port_tx_buf(p, &cap);
+
+	assert_non_null(buf);
+	p->tx_tag = tag;
+	assert_int_equal(port_tx_submit(p, buf, 60, PORT_TX_STAMP), 0);
+	truth = mdev.last_true;
+	a = mock_rt_now();
+	port_tx_stamps(p, note, &w);
+	b = mock_rt_now();
+	assert_int_equal(w.n, 1);
+	assert_int_equal(w.tag[0], tag);
+	if (llabs(w.ns[0] - truth) > (b - a) + slack_ns)
+		fail_msg("send stamp %lld ns from the truth", (long long)(w.ns[0] - truth));
+}
+
 static void test_stamps_raw(void **state)
 {
 	unsigned char frame[64] = { 2, 0, 0, 0, 0, 1 };
 	struct port_stamping ps;
 	struct notes w = { 0 };
-	int64_t a, b, truth;
 	const void *f;
 	size_t len, cap;
 	char err[256];
@@ -749,21 +1058,10 @@ static void test_stamps_raw(void **state)
 	port_rx_release(p);
 
 	/* A send asked for: one note, with its tag; one not: none. */
+	tx_stamp_near_truth(p, 7, 13);
 	buf = port_tx_buf(p, &cap);
-	p->tx_tag = 7;
-	assert_int_equal(port_tx_submit(p, buf, 60, PORT_TX_STAMP), 0);
-	truth = mdev.last_true;
-	buf = port_tx_buf(p, &cap);	/* reaps the first completion */
 	p->tx_tag = 8;
 	assert_int_equal(port_tx_submit(p, buf, 60, 0), 0);
-	a = mock_rt_now();
-	port_tx_stamps(p, note, &w);
-	b = mock_rt_now();
-	assert_int_equal(w.n, 1);
-	assert_int_equal(w.tag[0], 7);
-	if (llabs(w.ns[0] - truth) > (b - a) + 13)
-		fail_msg("send stamp %lld ns from the truth", (long long)(w.ns[0] - truth));
-	w.n = 0;
 	port_tx_stamps(p, note, &w);
 	assert_int_equal(w.n, 0);
 	counters_have(p, "stamp_errors=0");
@@ -926,6 +1224,107 @@ static void test_stamps_wallclock(void **state)
 }
 
 /*
+ * Issue 35 (2): mlx5's start_poll returns CQ_POLL_ERR (-2) for a CQE it
+ * cannot parse, consumed.  That is an error, counted, never "2
+ * completions" read from a one-entry array; the next frame comes whole.
+ */
+static void test_poll_error(void **state)
+{
+	unsigned char a[64] = { 2, 0, 0, 0, 0, 1, 0xaa }, b[64] = { 2, 0, 0, 0, 0, 1, 0xbb };
+	const unsigned char *f;
+	size_t len;
+	char err[256];
+	struct port *p;
+
+	raw_device();
+	p = open_on("eth0", err, sizeof(err));
+	if (!p)
+		fail_msg("%s", err);
+	frame_in(1, a, sizeof(a));
+	frame_in(1, b, sizeof(b));
+	mock_start_err = 1;
+	assert_int_equal(port_rx_next(p, (const void **)&f, &len), -EIO);
+	assert_int_equal(mock_start_err, 0);
+	counters_have(p, "poll_errors=1");
+	assert_int_equal(port_rx_next(p, (const void **)&f, &len), 1);
+	assert_int_equal(len, sizeof(b));
+	assert_int_equal(f[6], 0xbb);
+	port_rx_release(p);
+	port_close(p);
+}
+
+/*
+ * Issue 35: EBUSY from start_poll leaves the completion in the CQ.  A
+ * blocking caller told "empty" after it consumed the CQ's event and armed
+ * it again would sleep: the completion came before the arming and raises
+ * no event.  Twice busy (before and after the re-arm), the frame is
+ * still handed out.
+ */
+static void test_start_busy_blocking(void **state)
+{
+	unsigned char frame[64] = { 2, 0, 0, 0, 0, 1 };
+	struct pollfd pfd;
+	const void *f;
+	size_t len;
+	char err[256];
+	struct port *p;
+
+	raw_device();
+	p = open_on("eth0", err, sizeof(err));
+	if (!p)
+		fail_msg("%s", err);
+	frame_in(1, frame, sizeof(frame));
+	mock_start_busy = 2;
+	assert_int_equal(port_rx_next(p, &f, &len), 1);
+	assert_int_equal(mock_start_busy, 0);
+	port_rx_release(p);
+	/* nothing left behind that a sleeping caller would miss */
+	assert_int_equal(port_rx_next(p, &f, &len), 0);
+	pfd = (struct pollfd){ .fd = p->fd, .events = POLLIN };
+	assert_int_equal(poll(&pfd, 1, 0), 0);
+	port_close(p);
+}
+
+/*
+ * The commonest device: a ConnectX-5 (or -6) in free-running mode, with
+ * a PHC.  It would give raw cycles, but a device with a PHC is asked for
+ * the wall clock first, which libmlx5 gives in ns of PHC time (not the
+ * real-time mode's seconds << 32 | ns): converted through the PHC, both
+ * ways, near the truth, without a cross-reading.
+ */
+static void test_stamps_cx5_freerunning(void **state)
+{
+	unsigned char frame[64] = { 2, 0, 0, 0, 0, 1 };
+	struct port_stamping ps;
+	const void *f;
+	size_t len;
+	char err[256];
+	struct port *p;
+
+	raw_device();
+	mdev.ts = TS_FREERUN;
+	mock_mlx5 = 1;
+	snprintf(mdev.dev.name, sizeof(mdev.dev.name), "mlx5_0");
+	snprintf(mdev.dev.ibdev_path, sizeof(mdev.dev.ibdev_path), "%s/ib/mlx5_0", sysroot);
+	p = open_on("eth4", err, sizeof(err));
+	if (!p)
+		fail_msg("%s", err);
+	assert_int_equal(mdev.refusals + mdev.qp_refusals, 0);
+	assert_int_equal(port_stamps_enable(p, &ps, err, sizeof(err)), 0);
+	assert_string_equal(ps.rx_src, "verbs:cqe_wallclock+phc");
+	assert_string_equal(ps.tx_src, "verbs:cqe_wallclock+phc");
+	counters_have(p, "stamps=wallclock");
+	frame_in(1, frame, sizeof(frame));
+	assert_int_equal(port_rx_next(p, &f, &len), 1);
+	rx_stamp_near_truth(p, 0);
+	port_rx_release(p);
+	tx_stamp_near_truth(p, 5, 0);
+	assert_int_equal(mdev.rt_reads, 1);	/* the probe's trial alone */
+	counters_have(p, "stamp_errors=0");
+	port_close(p);
+}
+
+/*
  * No stamps: a provider without the extended verbs, and one with them
  * that stamps nothing.  Plain CQs, no layer offered, frames still flow.
  */
@@ -989,11 +1388,12 @@ static void test_stamps_xread_fails(void **state)
 	void *buf;
 
 	raw_device();
-	mdev.rt_fail = 1;
 	p = open_on("eth0", err, sizeof(err));
 	if (!p)
 		fail_msg("%s", err);
 	assert_int_equal(port_stamps_enable(p, &ps, err, sizeof(err)), 0);
+	counters_have(p, "stamps=raw");
+	mdev.rt_fail = 1;	/* worked at the open, fails from now on */
 	frame_in(1, frame, sizeof(frame));
 	assert_int_equal(port_rx_next(p, &f, &len), 1);
 	assert_int_equal(port_rx_stamp(p, &ns), 0);
@@ -1015,15 +1415,23 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_first_port, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_second_port, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_jumbo, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_dev_port, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_flow_steering, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_usable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_qp_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_spin_polls_cq_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_device_fatal, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_device_fatal_spinning, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_send_queue_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stamps_raw, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stamps_wrap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stamps_rate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stamps_no_rt_values, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stamps_wallclock, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stamps_cx5_freerunning, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_poll_error, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_start_busy_blocking, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stamps_none_legacy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stamps_none_ex, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stamps_xread_fails, setup, teardown),

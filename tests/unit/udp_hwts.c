@@ -83,7 +83,8 @@ static void test_ptp4l_setting_kept(void **state)
 
 /*
  * A driver that cannot stamp every packet answers with a PTP filter: no
- * 'h' layer is claimed, #stamps says why, and the setting is put back.
+ * receive 'h' layer is claimed and #stamps says why; the send stamps it
+ * does give are kept (issue 35); the setting is put back at close.
  */
 static void test_driver_answer_checked(void **state)
 {
@@ -95,9 +96,38 @@ static void test_driver_answer_checked(void **state)
 	t = open_lo();
 	assert_string_equal(transport_stamp_source(t, 0, TRANSPORT_LAYER_H),
 			    "-:driver_cannot_stamp_all_rx");
+	assert_string_equal(transport_stamp_source(t, 1, TRANSPORT_LAYER_H),
+			    "so_timestamping:tx_hardware+phc");
+	assert_int_equal(mock_nic.cfg.tx_type, HWTSTAMP_TX_ON);
+	transport_close(t);
 	assert_int_equal(mock_nic.cfg.tx_type, HWTSTAMP_TX_OFF);
 	assert_int_equal(mock_nic.cfg.rx_filter, HWTSTAMP_FILTER_NONE);
+}
+
+/*
+ * Issue 35: i40e refuses HWTSTAMP_FILTER_ALL with ERANGE.  Its send
+ * stamps (t1h) are kept: the receive filter is left as found, the send
+ * stamps asked for alone, and the change said and put back.
+ */
+static void test_i40e_erange(void **state)
+{
+	struct transport *t;
+
+	mock_nic.erange_all = 1;
+	mock_nic.cfg.tx_type = HWTSTAMP_TX_OFF;
+	mock_nic.cfg.rx_filter = HWTSTAMP_FILTER_NONE;
+	t = open_lo();
+	assert_string_equal(transport_stamp_source(t, 1, TRANSPORT_LAYER_H),
+			    "so_timestamping:tx_hardware+phc");
+	assert_string_equal(transport_stamp_source(t, 0, TRANSPORT_LAYER_H),
+			    "-:driver_cannot_stamp_all_rx");
+	assert_int_equal(mock_nic.cfg.tx_type, HWTSTAMP_TX_ON);
+	assert_int_equal(mock_nic.cfg.rx_filter, HWTSTAMP_FILTER_NONE);
+	assert_string_equal(transport_warnings(t),
+			    "lo: hardware stamping changed from tx off rx none (0) "
+			    "to tx on rx none (0); put back at exit\n");
 	transport_close(t);
+	assert_int_equal(mock_nic.cfg.tx_type, HWTSTAMP_TX_OFF);
 }
 
 /*
@@ -124,6 +154,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_ptp4l_setting_kept, setup),
 		cmocka_unit_test_setup(test_driver_answer_checked, setup),
+		cmocka_unit_test_setup(test_i40e_erange, setup),
 		cmocka_unit_test_setup(test_put_back_refused, setup),
 	};
 

@@ -140,7 +140,8 @@ static int nic_ioctl(unsigned long req, void *data)
 	mock_nic.sets++;
 	if (mock_nic.refuse_set)
 		return efail(EPERM);
-	if (c->tx_type > HWTSTAMP_TX_ONESTEP_SYNC || c->rx_filter >= __HWTSTAMP_FILTER_CNT)
+	if (c->tx_type > HWTSTAMP_TX_ONESTEP_SYNC || c->rx_filter >= __HWTSTAMP_FILTER_CNT ||
+	    (mock_nic.erange_all && c->rx_filter == HWTSTAMP_FILTER_ALL))
 		return efail(ERANGE);
 	if (c->rx_filter != HWTSTAMP_FILTER_NONE &&
 	    (c->rx_filter != HWTSTAMP_FILTER_ALL || mock_nic.no_filter_all))

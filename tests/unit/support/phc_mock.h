@@ -53,6 +53,8 @@ struct mock_nic {
 	int no_filter_all;
 	int phc_index;			/* ETHTOOL_GET_TS_INFO's, -1: none */
 	int refuse_set;			/* SIOCSHWTSTAMP fails (EPERM) */
+	int erange_all;			/* HWTSTAMP_FILTER_ALL refused with ERANGE,
+					   as i40e refuses it */
 	int gets, sets;			/* calls seen */
 };
 

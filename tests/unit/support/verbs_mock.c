@@ -24,6 +24,7 @@
 int mock_chan_reads;
 int mock_mlx5, mock_mlx5_rt;
 int mock_start_busy;
+int mock_start_err;
 
 int mlx5dv_query_device(struct ibv_context *ctx_in, struct mlx5dv_context *attrs_out)
 {
@@ -56,6 +57,33 @@ uint64_t mock_hca_cycles(const struct mock_hca *h, int64_t rt_ns)
 
 	return (h->base_cyc + (uint64_t)(d / 1000000 * (int64_t)h->khz +
 					 d % 1000000 * (int64_t)h->khz / 1000000 + off)) & h->mask;
+}
+
+/* ------------------------------ the extended verbs a provider lacks */
+static int dummy_query_device_ex(struct ibv_context *context,
+				 const struct ibv_query_device_ex_input *input,
+				 struct ibv_device_attr_ex *attr, size_t attr_size)
+{
+	return EOPNOTSUPP;
+}
+
+static struct ibv_cq_ex *dummy_create_cq_ex(struct ibv_context *context,
+					    struct ibv_cq_init_attr_ex *a)
+{
+	errno = EOPNOTSUPP;
+	return NULL;
+}
+
+static int dummy_query_rt_values(struct ibv_context *context, struct ibv_values_ex *v)
+{
+	return EOPNOTSUPP;
+}
+
+void mock_dummy_ex(struct verbs_context *v)
+{
+	v->query_device_ex = dummy_query_device_ex;
+	v->create_cq_ex = dummy_create_cq_ex;
+	v->query_rt_values = dummy_query_rt_values;
 }
 
 /* ------------------------------------ async events, PDs, MRs: nothing */
@@ -260,6 +288,14 @@ static int start_poll(struct ibv_cq_ex *cq, struct ibv_poll_cq_attr *attr)
 		mock_start_busy--;
 		unlock();
 		return EBUSY;	/* no end_poll after it */
+	}
+	if (mock_start_err > 0 && c->n) {
+		/* mlx5: a CQE it cannot parse, consumed (CQ_POLL_ERR) */
+		mock_start_err--;
+		c->head = (c->head + 1) % MOCK_CQ_CAP;
+		c->n--;
+		unlock();
+		return -2;
 	}
 	c->polling = 1;
 	rc = next_locked(c);

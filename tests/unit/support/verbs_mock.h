@@ -95,6 +95,22 @@ extern int mock_mlx5, mock_mlx5_rt;
  */
 extern int mock_start_busy;
 
+/*
+ * ibv_start_poll returns -2 this many more times on a CQ that has a
+ * completion, and consumes it, as mlx5's does with a CQE it cannot parse
+ * (CQ_POLL_ERR: an unknown QP or SRQ number, an opcode it does not know).
+ * No end_poll after it.
+ */
+extern int mock_start_err;
+
+/*
+ * What libibverbs puts in a context for the extended verbs a provider
+ * lacks (its dummy ops): query_device_ex, create_cq_ex and
+ * query_rt_values that fail with EOPNOTSUPP.  A mock device without the
+ * extended verbs gets these, never NULL, as a real one does.
+ */
+void mock_dummy_ex(struct verbs_context *v);
+
 /* ibv_create_cq's CQ, and ibv_create_cq_ex's (its readers set). */
 struct mock_cq *mock_cq_create(struct ibv_context *context, int cqe, void *cq_context,
 			       struct ibv_comp_channel *channel);
