@@ -22,8 +22,6 @@ dropped() {
 }
 probing() { data_lines "$TMP/p1" | grep -Eq ' ok( |$)'; }
 uprobing() { data_lines "$TMP/u2" | grep -Eq ' ok( |$)'; }
-# run_err FILE CMD...: CMD with its stderr in FILE, its status its own.
-run_err() { _re=$1; shift; "$@" 2>"$_re"; }
 # run_out FILE CMD...: CMD with its stdout and stderr in FILE.
 run_out() { _ro=$1; shift; "$@" >"$_ro" 2>&1; }
 # The replies in loadgen's summary FILE.
@@ -92,14 +90,14 @@ test_expect_success 'loadgen --ntp --user nobody exits 0 with replies' '
 
 # 4. Wrong uses, one line each.
 test_expect_success 'an unknown user: status 1, one line' '
-	test_exit 1 run_err "$TMP/e1" ntpreflect --user ntpx-no-such-user "udp://127.0.0.1:$(free_udp_port)" &&
+	test_exit 1 ntpreflect --user ntpx-no-such-user "udp://127.0.0.1:$(free_udp_port)" 2>"$TMP/e1" &&
 	test $(wc -l <"$TMP/e1") = 1 &&
 	test_grep "no such user" "$TMP/e1"
 '
 
 test_expect_success 'not root: status 1, one line' '
-	test_exit 1 run_err "$TMP/e2" setpriv --reuid nobody --regid nogroup --clear-groups \
-		"$NTPX_BIN/ntpreflect" --stratum 1 --user nobody "udp://127.0.0.1:$(free_udp_port)" &&
+	test_exit 1 setpriv --reuid nobody --regid nogroup --clear-groups \
+		"$NTPX_BIN/ntpreflect" --stratum 1 --user nobody "udp://127.0.0.1:$(free_udp_port)" 2>"$TMP/e2" &&
 	test $(wc -l <"$TMP/e2") = 1 &&
 	test_grep "only root" "$TMP/e2"
 '
