@@ -26,8 +26,6 @@ uprobing() { data_lines "$TMP/u2" | grep -Eq ' ok( |$)'; }
 run_out() { _ro=$1; shift; "$@" >"$_ro" 2>&1; }
 # The replies in loadgen's summary FILE.
 replies() { sed -n 's/.*ntp requests [0-9]* replies \([0-9]*\).*/\1/p' "$1"; }
-reap() { wait "$1" 2>/dev/null; return 0; }
-stop() { kill "$1"; wait "$1" 2>/dev/null; return 0; }
 
 # 1. ntpreflect on udp.
 test_expect_success 'setup: ntpreflect --user nobody on udp' '
@@ -134,8 +132,8 @@ test_expect_success LAB 'uudp ntpprobe --user nobody: uid nobody, CapEff net_adm
 '
 
 test_expect_success LAB 'the program left with the unprivileged server' '
-	reap "$C" &&
-	stop "$U" &&
+	wait "$C" &&
+	stop_pid "$U" &&
 	test_is "$(xdp_prog "$UB" "$IFB")" ""
 '
 done_testing
