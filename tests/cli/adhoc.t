@@ -115,7 +115,7 @@ test_expect_success 'on a terminal: lines for a person, exit 0' '
 	cat "$TMP/tty.out" >&4 &&
 	test_grep -x "ntpprobe udp://127.0.0.1:$REFLECT_PORT: one request every 0.020 s, timeout 5.000 s" "$TMP/tty.out" &&
 	test_is "$(grep -Ec "^seq=[123] offset=[-+][0-9]+\.[0-9]{3} us delay=[0-9]+\.[0-9]{3} us stratum=1 refid=GPS leap=0 ok$" "$TMP/tty.out")" 3 &&
-	! grep "^#" "$TMP/tty.out"
+	test_grep ! "^#" "$TMP/tty.out"
 '
 
 # One clock on both sides: no offset beyond half the delay, so the

@@ -592,7 +592,7 @@ test_expect_success 'report: the stability captions read the error bars, alpha a
 test_expect_success 'ntpx-figures --mask prtc-a: the mask on the TDEV and MTIE figures, not ADEV' '
 	"$A/ntpx-figures" --mask prtc-a "$P" 2>"$TMP/fig.err" &&
 	test_grep "mask prtc-a" "$P/figures/mtie.svg" && test_grep "mask prtc-a" "$P/figures/tdev.svg" &&
-	! grep -q "mask prtc-a" "$P/figures/adev.svg" &&
+	test_grep ! "mask prtc-a" "$P/figures/adev.svg" &&
 	test "$(stabvals mtie_mask_ns)" -gt 3 && test "$(stabvals tdev_mask_ns)" -gt 3
 '
 test_expect_success 'ntpx-figures --mask with a mask that is not: exit 2, one line' '
@@ -611,7 +611,7 @@ test_expect_success 'ntpx-figures --taus with a grid it does not draw: exit 2' '
 '
 test_expect_success 'ntpx-figures without --mask again: no mask' '
 	"$A/ntpx-figures" "$P" 2>"$TMP/fig.err" &&
-	! grep -q "mask prtc-a" "$P/figures/mtie.svg" && test "$(stabvals mtie_mask_ns)" = 0
+	test_grep ! "mask prtc-a" "$P/figures/mtie.svg" && test "$(stabvals mtie_mask_ns)" = 0
 '
 
 # The findings: from the tables, nothing measured again.

@@ -73,7 +73,7 @@ test_expect_success 'freerun: run_start and run_end events' '
 	start_before_end "$d"
 '
 test_expect_success 'a finished run is refused' '
-	! ntpx-freerun -o "$d" -t udpfast -d 1s 2>/dev/null
+	test_must_fail ntpx-freerun -o "$d" -t udpfast -d 1s 2>/dev/null
 '
 test_expect_success 'an unknown condition is a usage error' '
 	test_exit 2 ntpx-recovery -o "$TMP/bad" -t udpfast --condition nosuch 2>/dev/null

@@ -118,7 +118,7 @@ test_expect_success 'report.html is there' '
 	test -s "$dir/report.html"
 '
 test_expect_success 'the analysis ran from the installed tree' '
-	! grep -q "not present" "$TMP/study.err"
+	test_grep ! "not present" "$TMP/study.err"
 '
 test_expect_success 'the package verifies' '
 	ntpx-study --verify "$dir"
