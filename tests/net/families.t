@@ -12,7 +12,6 @@
 need_prereq LAB BUILT
 
 key() { awk -v k="$2" '$1 == k { print $2 }' "$1/summary.txt"; }
-num() { echo "$1" | grep -Eq '^-?[0-9]+(\.[0-9]+)?$'; }
 has_event() { awk -F'\t' -v e="$2" '$3 == e { f = 1 } END { exit !f }' "$1/events.tsv"; }
 oks() { count_status "$1/probe.rec" ok; }
 finished() { [ -f "$1/done" ] && [ -s "$1/summary.txt" ]; }

@@ -12,17 +12,16 @@ need_prereq LAB BUILT
 need openssl
 
 key() { awk -v k="$2" '$1 == k { print $2 }' "$1/summary.txt"; }
-num() { echo "$1" | grep -Eq '^-?[0-9]+(\.[0-9]+)?$'; }
 finished() { [ -f "$1/done" ] && [ -s "$1/summary.txt" ]; }
 # Every figure of a segment is a number.
 figures() {
 	for k in delay_med_us turnaround_med_us error_med_us jitter_us; do
-		num "$(key "$1" "$2_$k")" || { diag "$2_$k: '$(key "$1" "$2_$k")'"; return 1; }
+		is_num "$(key "$1" "$2_$k")" || { diag "(that is $2_$k)"; return 1; }
 	done
 }
 nts_figures() {
 	for k in client_seal_med_ns client_open_med_ns server_open_med_ns server_seal_med_ns; do
-		num "$(key "$1" "$2_$k")" || { diag "$2_$k: '$(key "$1" "$2_$k")'"; return 1; }
+		is_num "$(key "$1" "$2_$k")" || { diag "(that is $2_$k)"; return 1; }
 	done
 }
 no_certs_left() { for _d in /tmp/ntpx-nts-*; do [ -e "$_d" ] && return 1; done; return 0; }
