@@ -34,8 +34,7 @@ interleaved_10() { [ "$(interleaved_samples)" -ge 10 ]; }
 # The reply's last stage, t3 (basic: chronyd's daemon stamp) or t3k
 # (interleaved: its kernel stamp) to our t4k, median over REC's ok records.
 stage_median() {
-	data_lines "$1" | while read -r seq t1 t2 t3 t4 delay off2 status t1q t1k t1h t2k t2h t3q t3k t3h t4k t4h; do
-		eval "v=\$$2"
+	rec_cols "$1" status t4k "$2" | while read -r status t4k v; do
 		[ "$status" = ok ] && [ "$t4k" != - ] && [ "$v" != - ] && echo $((t4k - v))
 	done | sort -n | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : "" }'
 }
