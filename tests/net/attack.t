@@ -221,7 +221,8 @@ test_expect_success LAB 'uudp: answered only the probe' '
 	ans=$(sed -n "s/.*answered \([0-9]*\).*/\1/p" "$TMP/u.err") &&
 	probes=$(($(data_count "$TMP/uidle.rec") + $(data_count "$TMP/uflood.rec"))) &&
 	diag "$ans answers, $probes requests" &&
-	test "${ans:-0}" -le "$probes"
+	is_num "$ans" &&
+	test "$ans" -le "$probes"
 '
 
 for r in ip_csum udp_csum fragment ip_length udp_length dst_ip dst_mac ip_version; do
