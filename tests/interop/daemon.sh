@@ -111,7 +111,7 @@ daemon_probe_all() {
 clock_state() { "$CLOCKSTATE"; }
 
 # CAP_SYS_TIME is bit 25.  A process that is gone has no CapEff to read:
-# that fails, as "! has_cap" would not.
+# that fails (a "!" before a test for the bit would pass).
 lacks_cap() {
 	_eff=$(awk '$1 == "CapEff:" { print $2 }' "/proc/$1/status") &&
 	[ -n "$_eff" ] && [ $(((0x$_eff >> $2) & 1)) = 0 ]
