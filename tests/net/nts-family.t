@@ -24,8 +24,16 @@ nts_figures() {
 		is_num "$(key "$1" "$2_$k")" || { diag "(that is $2_$k)"; return 1; }
 	done
 }
-no_certs_left() { for _d in /tmp/ntpx-nts-*; do [ -e "$_d" ] && return 1; done; return 0; }
-run() { ntpx-nts -o "$TMP/$1" -c "$2" -t "$3" -d 4s -i 50ms 2>"$TMP/$1.err" || { diag "$(tail -n 3 "$TMP/$1.err")"; return 1; }; }
+# The last run's certificates are gone: ntpx-nts names their directory
+# /tmp/ntpx-nts-PID-RUN; another run on this machine has its own.
+no_certs_left() { for _d in /tmp/ntpx-nts-"$nts_pid"-*; do [ -e "$_d" ] && return 1; done; return 0; }
+# run NAME CONDITION TRANSPORT: ntpx-nts, waited for; its PID in nts_pid.
+run() {
+	spawn nts_pid ntpx-nts -o "$TMP/$1" -c "$2" -t "$3" -d 4s -i 50ms 2>"$TMP/$1.err" &&
+	wait "$nts_pid" && return 0
+	diag "$(tail -n 3 "$TMP/$1.err")"
+	return 1
+}
 
 test_expect_success "setup: a lab of the test's own" '
 	lab_up n
