@@ -36,8 +36,16 @@
 #
 # Checks for bodies (each prints what it saw on failure):
 #   test_is GOT WANT    string equality
-#   test_grep [GREP-OPTION...] PATTERN FILE
-#                       grep -q, FILE shown on failure
+#   test_grep [!] [GREP-OPTION...] PATTERN FILE
+#                       grep -q, FILE shown on failure; with !, nothing
+#                       matches (the lines that do shown).  Either way
+#                       FILE must be there: "! grep -q" passes on a
+#                       missing file
+#   is_num X...         every X is one number (not empty, not "-")
+#   rows_parse [-t NAMES] FILE...
+#                       every FILE is a table with rows, each with as
+#                       many fields as its #fields line names; with -t,
+#                       all but the columns NAMES are numbers or "-"
 #   test_exit CODE CMD...   CMD exits with exactly CODE
 #   test_must_fail CMD...   CMD refuses (exit 1..125), not a crash (a
 #                       signal), not missing (126, 127)
@@ -82,7 +90,11 @@
 #                       (REFLECT_PORT, REFLECT_PID)
 #   data_lines FILE, rec_cols FILE NAME..., count_status FILE WORD,
 #   rec_status FILE, one_clock FILE
-#                       record helpers (columns found by name)
+#                       record helpers (columns found by name;
+#                       count_status fails on a file without #fields)
+#   probe_oks CMD...    the ok records of CMD, an ntpprobe: "N ok, exit S"
+#                       and status 1 when its exit status is not the one
+#                       N calls for (a crash after writing)
 #   $ntpx_fields        bin/ntpx-fields.awk, to put ahead of an awk program
 #                       that reads a #fields header: fields(), field(NAME)
 #
@@ -225,11 +237,27 @@ test_is() {
 }
 
 test_grep() {
+	_tg_not=
+	[ "$1" = ! ] && { _tg_not=1; shift; }
 	# The last argument is the file.
 	for _tg_file; do :; done
-	grep -q "$@" && return 0
-	diag "grep $* found nothing; the file (first 20 lines):"
-	head -n 20 "$_tg_file" 2>&1 | sed 's/^/#   /' >&4
+	if [ -z "$_tg_not" ]; then
+		grep -q "$@" && return 0
+		diag "grep $* found nothing; the file (first 20 lines):"
+		head -n 20 "$_tg_file" 2>&1 | sed 's/^/#   /' >&4
+		return 1
+	fi
+	# Nothing matched is status 1, not 2 ("! grep -q" passes on a file
+	# that is not there).
+	grep "$@" >"$TMP/.test_grep" 2>&1
+	_tg_st=$?
+	[ "$_tg_st" = 1 ] && return 0
+	if [ "$_tg_st" = 0 ]; then
+		diag "grep $* found (the first 20 lines):"
+	else
+		diag "grep $* failed (status $_tg_st):"
+	fi
+	head -n 20 "$TMP/.test_grep" | sed 's/^/#   /' >&4
 	return 1
 }
 
@@ -399,10 +427,75 @@ start_reflector() {
 # Data lines (not '#') of a record file.
 data_lines() { grep -v '^#' "$1"; }
 
-# Count of records in FILE whose status is WORD (the column found by name).
+# Count of records in FILE whose status is WORD (the column found by name);
+# nothing, and status 1, when FILE has no #fields line (no records, not
+# "0 of them").
 count_status() {
-	awk -v w="$2" "$ntpx_fields"'/^#fields/ { fields(); next }
-		/^#/ { next } field("status") == w { n++ } END { print n + 0 }' "$1"
+	awk -v w="$2" "$ntpx_fields"'/^#fields/ { fields(); h = 1; next }
+		/^#/ { next } field("status") == w { n++ }
+		END { if (!h) { print "count_status: no #fields line in " FILENAME > "/dev/stderr"; exit 1 }
+			print n + 0 }' "$1"
+}
+
+# probe_oks CMD...: how many ok records CMD (an ntpprobe, perhaps behind a
+# prefix: ip netns exec NS) wrote, its records in $TMP/probe_oks.rec and
+# its stderr in $TMP/probe_oks.err.  Its exit status must be the one that
+# count calls for (ntpprobe(1): 0 when one was ok, 1 when none was);
+# otherwise (a crash after writing, a record it could not write) it
+# prints "N ok, exit S", which no count equals, and fails.
+probe_oks() {
+	"$@" >"$TMP/probe_oks.rec" 2>"$TMP/probe_oks.err"
+	_po_st=$?
+	_po_n=$(count_status "$TMP/probe_oks.rec" ok) || { echo "no records, exit $_po_st"; return 1; }
+	_po_want=1
+	[ "$_po_n" = 0 ] || _po_want=0
+	[ "$_po_st" = "$_po_want" ] && { echo "$_po_n"; return 0; }
+	echo "$_po_n ok, exit $_po_st"
+	return 1
+}
+
+# A number as the tables, summaries and records print one: sign, digits,
+# a fraction, an exponent ("[.]": awk -v would take "\." for an escape).
+num_re='[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?'
+
+# is_num X...: every X is one number: not empty, not "-", not two lines.
+# Names the first that is not.
+is_num() {
+	for _in; do
+		case $_in in
+		*"$LF"*) ;;
+		*) printf '%s\n' "$_in" | grep -Eqx -- "$num_re" && continue ;;
+		esac
+		diag "not a number: '$_in'"
+		return 1
+	done
+}
+
+# rows_parse [-t NAMES] FILE...: every FILE is a table: a #fields line
+# (its names split at blanks) before the rows, at least one row, and in
+# each row as many tab-separated fields as the header names; other "#"
+# lines are comments.  With -t, the columns of the comma-separated NAMES
+# hold text, and every other field is a number or "-".  A FILE that is
+# missing fails (awk's status 2); each bad row is named.
+rows_parse() {
+	_rp_text=
+	[ "$1" = -t ] && { _rp_text=,$2,; shift 2; }
+	[ $# -gt 0 ] || { diag "rows_parse: no file"; return 1; }
+	for _rp_f; do
+		awk -F'\t' -v text="$_rp_text" -v num="^($num_re)\$" '
+			function bad(why) { print FILENAME ":" FNR ": " why > "/dev/stderr"; nbad++ }
+			/^#fields/ { n = split($0, h, /[ \t]+/) - 1
+				for (i = 1; i <= n; i++) name[i] = h[i + 1]
+				next }
+			/^#/ { next }
+			{ rows++
+			  if (!n) { bad("a row before the #fields line"); next }
+			  if (NF != n) { bad(NF " fields, #fields names " n); next }
+			  if (text != "") for (i = 1; i <= NF; i++)
+				if (!index(text, "," name[i] ",") && $i != "-" && $i !~ num) bad(name[i] " is not a number: \"" $i "\"") }
+			END { if (!rows) bad("no rows")
+				exit (nbad > 0) }' "$_rp_f" || return 1
+	done
 }
 
 # rec_cols FILE NAME...: the named columns of FILE's records, a line each,

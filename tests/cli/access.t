@@ -8,9 +8,6 @@
 . "$(dirname "$0")/../lib.sh"
 need ntpprobe ntpreflect
 
-# Ends the reflector and waits for it: its summary is then in
-# $TMP/reflect.err.
-stop_reflector() { kill "$REFLECT_PID"; wait "$REFLECT_PID" 2>/dev/null; return 0; }
 # The records of FILE after a kod that came less than 62 ms after it.
 short_gaps() {
 	awk "$ntpx_fields"'/^#fields/ { fields(); next }
@@ -40,7 +37,7 @@ test_expect_success 'a client outside gets nothing (10 of 10 timeout, exit 1)' '
 '
 
 test_expect_success 'the reflector counts 20 answered, 10 denied' '
-	stop_reflector &&
+	stop_pid "$REFLECT_PID" &&
 	test_is "$(sed -n "s/.*answered \([0-9]*\).*denied \([0-9]*\).*/\1 \2/p" "$TMP/reflect.err")" "20 10"
 '
 
@@ -48,7 +45,7 @@ test_expect_success 'the reflector counts 20 answered, 10 denied' '
 test_expect_success 'setup: a probe at 200 Hz against a reflector with --ratelimit 20/4' '
 	start_reflector --ratelimit 20/4 &&
 	ntpprobe -i 5ms -c 40 "udp://127.0.0.1:$REFLECT_PORT" >"$TMP/rl" 2>"$TMP/rl.err" &&
-	stop_reflector &&
+	stop_pid "$REFLECT_PID" &&
 	kod=$(count_status "$TMP/rl" kod) &&
 	okn=$(count_status "$TMP/rl" ok) &&
 	kiss=$(sed -n "s/.*kiss \([0-9]*\).*/\1/p" "$TMP/reflect.err") &&

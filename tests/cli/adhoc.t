@@ -14,7 +14,6 @@ PTY=$NTPX_HELPERS/ptyrun
 
 # ::1 can be bound (a host may run without IPv6).
 test_lazy_prereq IPV6 'python3 -c "import socket; socket.socket(socket.AF_INET6, socket.SOCK_DGRAM).bind((\"::1\", 0))"'
-stop_reflector() { kill "$REFLECT_PID" && wait "$REFLECT_PID" 2>/dev/null; return 0; }
 
 # The one line a failed command wrote on stderr, and nothing on stdout.
 one_line() {	# FILE-PREFIX PATTERN
@@ -84,7 +83,7 @@ test_expect_success 'a server that never answers: exit 1 once the timeouts ran o
 	start_reflector --allow 10.0.0.0/8 &&
 	test_exit 1 ntpprobe -c 2 -i 20ms -w 100ms "127.0.0.1:$REFLECT_PORT" >"$TMP/to.rec" 2>/dev/null &&
 	test_is "$(count_status "$TMP/to.rec" timeout)" 2 &&
-	stop_reflector &&
+	stop_pid "$REFLECT_PID" &&
 	start_reflector -s 1 -r GPS
 '
 
@@ -116,7 +115,7 @@ test_expect_success 'on a terminal: lines for a person, exit 0' '
 	cat "$TMP/tty.out" >&4 &&
 	test_grep -x "ntpprobe udp://127.0.0.1:$REFLECT_PORT: one request every 0.020 s, timeout 5.000 s" "$TMP/tty.out" &&
 	test_is "$(grep -Ec "^seq=[123] offset=[-+][0-9]+\.[0-9]{3} us delay=[0-9]+\.[0-9]{3} us stratum=1 refid=GPS leap=0 ok$" "$TMP/tty.out")" 3 &&
-	! grep "^#" "$TMP/tty.out"
+	test_grep ! "^#" "$TMP/tty.out"
 '
 
 # One clock on both sides: no offset beyond half the delay, so the

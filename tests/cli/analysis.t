@@ -137,14 +137,8 @@ mock_ok() { for r in "$P"/runs/*-bursts-* "$P"/runs/*-directional-* "$P"/runs/*-
 	offsetfit --check "$r/probe.rec" >/dev/null || return 1; done; }
 
 # Every table: present, a #fields header, rows with as many fields, each
-# either a name column, a number or '-'.
-rows_parse() {
-	awk -F'\t' 'NR == 1 { if ($1 != "#fields") exit 1; n = NF - 1
-		for (i = 2; i <= NF; i++) name[i - 1] = $i; next }
-	{ rows++; if (NF != n) exit 1
-	  for (i = 1; i <= NF; i++) if (name[i] !~ /^(transport|condition|loss)$/ && $i != "-" && $i !~ /^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$/) exit 1 }
-	END { exit !(rows > 0) }' "$1"
-}
+# either a name column, a number or '-' (rows_parse, tests/lib.sh).
+tables_parse() { rows_parse -t transport,condition,loss "$@"; }
 # Every FAMILY.md of results directory DIR has the header, rule and one
 # line per row of FAMILY.tsv.
 md_ok() {
@@ -163,8 +157,6 @@ col() {
 			if (!(k in n)) { print "no column " k; exit } next }
 		$1 == t && (c == "" || $n["condition"] == c || $n["loss"] == c) { print $n[k] }' "$P/results/$1.tsv"
 }
-# is_num X: X is a number (not empty, not "-", nothing after it).
-is_num() { echo "$1" | grep -Eqx '[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?'; }
 # between X LO HI: X is a number in LO..HI (X shown)
 between() {
 	diag "'$1' (want $2..$3)"
@@ -401,13 +393,13 @@ test_expect_success 'runs.tsv has every completed run and no other' '
 	test_is "$(grep -vc "^#" "$P/results/runs.tsv")" "$ndone"
 '
 
-test_expect_success 'freerun.tsv: rows parse' 'rows_parse "$P/results/freerun.tsv"'
-test_expect_success 'loaded.tsv: rows parse' 'rows_parse "$P/results/loaded.tsv"'
-test_expect_success 'bursts.tsv: rows parse' 'rows_parse "$P/results/bursts.tsv"'
-test_expect_success 'directional.tsv: rows parse' 'rows_parse "$P/results/directional.tsv"'
-test_expect_success 'recovery.tsv: rows parse' 'rows_parse "$P/results/recovery.tsv"'
-test_expect_success 'loss.tsv: rows parse' 'rows_parse "$P/results/loss.tsv"'
-test_expect_success 'steady.tsv: rows parse' 'rows_parse "$P/results/steady.tsv"'
+test_expect_success 'freerun.tsv: rows parse' 'tables_parse "$P/results/freerun.tsv"'
+test_expect_success 'loaded.tsv: rows parse' 'tables_parse "$P/results/loaded.tsv"'
+test_expect_success 'bursts.tsv: rows parse' 'tables_parse "$P/results/bursts.tsv"'
+test_expect_success 'directional.tsv: rows parse' 'tables_parse "$P/results/directional.tsv"'
+test_expect_success 'recovery.tsv: rows parse' 'tables_parse "$P/results/recovery.tsv"'
+test_expect_success 'loss.tsv: rows parse' 'tables_parse "$P/results/loss.tsv"'
+test_expect_success 'steady.tsv: rows parse' 'tables_parse "$P/results/steady.tsv"'
 test_expect_success 'every FAMILY.md has the header, rule and one line per row' '
 	md_ok "$P/results"
 '
@@ -592,7 +584,7 @@ test_expect_success 'report: the stability captions read the error bars, alpha a
 test_expect_success 'ntpx-figures --mask prtc-a: the mask on the TDEV and MTIE figures, not ADEV' '
 	"$A/ntpx-figures" --mask prtc-a "$P" 2>"$TMP/fig.err" &&
 	test_grep "mask prtc-a" "$P/figures/mtie.svg" && test_grep "mask prtc-a" "$P/figures/tdev.svg" &&
-	! grep -q "mask prtc-a" "$P/figures/adev.svg" &&
+	test_grep ! "mask prtc-a" "$P/figures/adev.svg" &&
 	test "$(stabvals mtie_mask_ns)" -gt 3 && test "$(stabvals tdev_mask_ns)" -gt 3
 '
 test_expect_success 'ntpx-figures --mask with a mask that is not: exit 2, one line' '
@@ -611,7 +603,7 @@ test_expect_success 'ntpx-figures --taus with a grid it does not draw: exit 2' '
 '
 test_expect_success 'ntpx-figures without --mask again: no mask' '
 	"$A/ntpx-figures" "$P" 2>"$TMP/fig.err" &&
-	! grep -q "mask prtc-a" "$P/figures/mtie.svg" && test "$(stabvals mtie_mask_ns)" = 0
+	test_grep ! "mask prtc-a" "$P/figures/mtie.svg" && test "$(stabvals mtie_mask_ns)" = 0
 '
 
 # The findings: from the tables, nothing measured again.

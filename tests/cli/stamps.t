@@ -111,7 +111,7 @@ test_expect_success '--no-stamps: the base columns only' '
 '
 
 test_expect_success '--no-stamps: no #stamps line' '
-	! grep -q "^#stamps" "$TMP/off.rec"
+	test_grep ! "^#stamps" "$TMP/off.rec"
 '
 
 test_expect_success 'offsetfit reads records with stamp columns' '

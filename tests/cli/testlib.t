@@ -3,7 +3,9 @@
 # tests/lib.sh itself: a cleanup that fails fails its test
 # (test_when_finished) or the suite (test_atexit), stop_pid judges how a
 # process ended, and a check that passes still passes.  Each case is a
-# small suite run here, its TAP and exit status read back.
+# small suite run here, its TAP and exit status read back.  Then the
+# checks that must not pass on nothing: test_grep !, is_num, rows_parse,
+# count_status and probe_oks, each on what it has to refuse.
 . "$(dirname "$0")/../lib.sh"
 
 # A tree where a suite's "$(dirname "$0")/../lib.sh" is this one's and
@@ -106,6 +108,76 @@ test_expect_success 'stop_pid KILL: SIGKILL is what was sent' '
 	spawn p sleep 100 &&
 	wait_until 5 runs "$p" sleep &&
 	stop_pid "$p" KILL
+'
+
+# Each refusal's own diagnostics (fd 4, stderr) are not this suite's.
+quiet() { "$@" 2>/dev/null 4>/dev/null; }
+
+test_expect_success 'setup: tables and records' '
+	printf "#fields\tname\tx\n#a comment\nab\t1.5\ncd\t-\n" >"$TMP/good.tsv" &&
+	printf "#fields\tname\tx\n" >"$TMP/norows.tsv" &&
+	printf "#fields\tname\tx\nab\t1\t2\n" >"$TMP/wide.tsv" &&
+	printf "ab\t1\n" >"$TMP/nohead.tsv" &&
+	printf "#fields\tname\tx\nab\tcd\n" >"$TMP/text.tsv" &&
+	fake=$TMP/fakeprobe &&
+	cat >"$fake" <<-\EOF &&
+	#!/bin/sh
+	# A stand-in for ntpprobe: a record of status $1, then exit $2, or
+	# death by SIGKILL, as of a probe that crashed after writing.
+	printf "#fields seq status\n1 %s\n" "$1"
+	[ "$2" = KILL ] && kill -KILL $$
+	exit "$2"
+	EOF
+	chmod +x "$fake"
+'
+test_expect_success 'test_grep !: passes where nothing matches' '
+	test_grep ! "^zz" "$TMP/good.tsv"
+'
+test_expect_success 'test_grep !: fails on a match, and on a file that is not there' '
+	test_must_fail quiet test_grep ! "^ab" "$TMP/good.tsv" &&
+	test_must_fail quiet test_grep ! "^zz" "$TMP/nowhere"
+'
+test_expect_success 'test_grep: fails on a file that is not there' '
+	test_must_fail quiet test_grep -v "^zz" "$TMP/nowhere"
+'
+test_expect_success 'is_num: numbers pass' '
+	is_num 0 -2.5 +3 .5 7. 1e-05 2E+09
+'
+test_expect_success 'is_num: nothing, "-", two lines, a number with more after it fail' '
+	test_must_fail quiet is_num "" &&
+	test_must_fail quiet is_num - &&
+	test_must_fail quiet is_num "1${LF}2" &&
+	test_must_fail quiet is_num 12us &&
+	test_must_fail quiet is_num 1 ""
+'
+test_expect_success 'rows_parse: a table with rows passes, with -t too' '
+	rows_parse "$TMP/good.tsv" &&
+	rows_parse -t name "$TMP/good.tsv"
+'
+test_expect_success 'rows_parse: no file, no rows, no header, a row too wide fail' '
+	test_must_fail quiet rows_parse "$TMP/nowhere" &&
+	test_must_fail quiet rows_parse "$TMP/good.tsv" "$TMP/nowhere" &&
+	test_must_fail quiet rows_parse "$TMP/norows.tsv" &&
+	test_must_fail quiet rows_parse "$TMP/nohead.tsv" &&
+	test_must_fail quiet rows_parse "$TMP/wide.tsv"
+'
+test_expect_success 'rows_parse -t: text where a number belongs fails' '
+	rows_parse "$TMP/text.tsv" &&
+	test_must_fail quiet rows_parse -t name "$TMP/text.tsv"
+'
+test_expect_success 'count_status: a file without #fields is no count, not 0' '
+	test_is "$(quiet count_status "$TMP/nohead.tsv" ok)" "" &&
+	test_must_fail quiet count_status "$TMP/nohead.tsv" ok
+'
+test_expect_success 'probe_oks: the count, when the exit status is the one it calls for' '
+	test_is "$(probe_oks "$fake" ok 0)" 1 &&
+	test_is "$(probe_oks "$fake" timeout 1)" 0
+'
+test_expect_success 'probe_oks: a probe that crashed after writing, or exited 0 with no ok, is no count' '
+	test_is "$(probe_oks "$fake" ok KILL)" "1 ok, exit 137" &&
+	test_is "$(probe_oks "$fake" timeout 0)" "0 ok, exit 0" &&
+	test_must_fail probe_oks "$fake" ok KILL >/dev/null &&
+	test_is "$(quiet probe_oks false)" "no records, exit 1"
 '
 
 done_testing

@@ -23,9 +23,6 @@ args_through_shell() {
 	tether -x "$shellish" -- printf '<%s>' 'a b' '' "x&y?z;w" "it's" '$HOME' '*' '~' 2>"$TMP/err"
 }
 quiet() { "$@" 2>/dev/null; }
-# run_err FILE CMD...: CMD with its stdout thrown away and its stderr in
-# FILE, its exit status its own.
-run_err() { _re=$1; shift; "$@" >/dev/null 2>"$_re"; }
 
 # Lifetimes: the command, a child it started in the background, and a
 # grandchild, each writing its PID.
@@ -55,26 +52,26 @@ test_expect_success '--ready: the file is made once the command started' '
 '
 
 test_expect_success 'no remote tether: 125 and one line naming the side, the prefix and the directory' '
-	test_exit 125 run_err "$TMP/err" tether --side ref -x env --bin "$TMP/nowhere" -- true &&
+	test_exit 125 tether --side ref -x env --bin "$TMP/nowhere" -- true >/dev/null 2>"$TMP/err" &&
 	test_grep "^tether: ref host (prefix '\''env'\''): no tether started in $TMP/nowhere " "$TMP/err"
 '
 
 test_expect_success 'CR LF line ends: refused, naming the side, the host and the prefix' '
-	test_exit 125 run_err "$TMP/err" tether --side client -x "$crlf" -- echo hi &&
+	test_exit 125 tether --side client -x "$crlf" -- echo hi >/dev/null 2>"$TMP/err" &&
 	test_grep "^tether: client host $(uname -n) (prefix '\''sh -c .*): CR LF line ends" "$TMP/err"
 '
 
 test_expect_success 'a line that is not tether'\''s: refused' '
-	test_exit 125 run_err "$TMP/err" tether --side ref -x "$foreign" -- echo hi &&
+	test_exit 125 tether --side ref -x "$foreign" -- echo hi >/dev/null 2>"$TMP/err" &&
 	test_grep "^tether: ref host (prefix .*): not a line of tether'\''s: '\''motd'\''" "$TMP/err"
 '
 
 test_expect_success 'no command: usage error' '
-	test_exit 2 run_err /dev/null tether -x env
+	test_exit 2 tether -x env >/dev/null 2>&1
 '
 
 test_expect_success 'a bad tag: usage error' '
-	test_exit 2 run_err /dev/null tether --list "a b"
+	test_exit 2 tether --list "a b" >/dev/null 2>&1
 '
 
 test_expect_success 'SIGTERM: the command'\''s whole group ends, and so does tether (143)' '

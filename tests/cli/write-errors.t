@@ -45,7 +45,7 @@ rc_of() { cat "$TMP/$1.rc" 2>/dev/null; }
 has_rc() { [ -s "$TMP/$1.rc" ]; }
 # NAME's reader got 3 lines, the writer ended with 0; it said no error.
 pipe_done() { test_is "$(wc -l < "$TMP/$1.out") $(rc_of "$1")" "3 0"; }
-no_error() { ! grep -qi 'error\|broken pipe' "$TMP/$1.err"; }
+no_error() { test_grep ! -i 'error\|broken pipe' "$TMP/$1.err"; }
 head_left() { [ "$(wc -l < "$TMP/ntpreflect.out")" = 3 ]; }
 poke() {
 	ntpprobe -c 1 -w 100ms "udp://127.0.0.1:$rport" > /dev/null 2>&1

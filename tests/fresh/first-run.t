@@ -172,7 +172,7 @@ test_expect_success FETCHED "make: $pkg removed, a plain make -j2 stops with one
 '
 
 test_expect_success FETCHED 'make: ... and compiles nothing' '
-	! grep -q "^cc " "$TMP/plain.log"
+	test_grep ! "^cc " "$TMP/plain.log"
 '
 
 test_expect_success FETCHED 'check: make -j2 check TESTS=build/unit/ntp.t tests/cli/refused.t succeeds the first time' '

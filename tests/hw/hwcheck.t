@@ -29,7 +29,7 @@ test_expect_success 'one line per check, as the verdicts file has them' '
 '
 
 test_expect_success 'every line is pass, or fail/skip with a reason' '
-	! grep -Ev "^[a-z0-9-]+ (pass|(fail|skip): .{8,})$" "$TMP/pkg/verdicts"
+	test_grep ! -Ev "^[a-z0-9-]+ (pass|(fail|skip): .{8,})$" "$TMP/pkg/verdicts"
 '
 
 test_expect_success 'the checks the issue names are all there' '
@@ -75,7 +75,7 @@ test_expect_success 'the package verifies against its MANIFEST' '
 test_expect_success 'a changed file fails the verification' '
 	cp -r "$TMP/pkg" "$TMP/bad" &&
 	echo changed >>"$TMP/bad/verdicts" &&
-	! "$NTPX_BIN/ntpx-study" --verify "$TMP/bad" >/dev/null 2>&1
+	test_exit 1 "$NTPX_BIN/ntpx-study" --verify "$TMP/bad" >/dev/null 2>&1
 '
 
 test_expect_success 'the stamp-order check passes the run and catches a swap' '
@@ -84,12 +84,12 @@ test_expect_success 'the stamp-order check passes the run and catches a swap' '
 	awk "$ntpx_fields"'"'"'/^#fields/ { fields(); print; next } /^#/ { print; next }
 		n++ == 0 { $(col["t1k"] + 1) = field("t1") - 1000 } { print }'"'"' \
 		"$TMP/pkg/records/udp-loopback.rec" >"$TMP/swapped.rec" &&
-	! "$HW" --order "$TMP/swapped.rec" >"$TMP/o.out" 2>/dev/null &&
+	test_exit 1 "$HW" --order "$TMP/swapped.rec" >"$TMP/o.out" 2>/dev/null &&
 	test_is "$(cut -d" " -f2 "$TMP/o.out")" 1
 '
 
 test_expect_success 'an existing package is not overwritten' '
-	! "$HW" --out "$TMP/pkg" >/dev/null 2>"$TMP/e2" &&
+	test_exit 1 "$HW" --out "$TMP/pkg" >/dev/null 2>"$TMP/e2" &&
 	test_grep "exists and is not empty" "$TMP/e2"
 '
 done_testing

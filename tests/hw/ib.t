@@ -139,7 +139,7 @@ test_expect_success 'and keeps being answered (at least 8 of 10)' '
 # After the miss run the client resolves again in the background: a
 # request sent meanwhile is an error record, not a timeout.
 test_expect_success IB 'requests with a wrong QKey are never answered' '
-	{ timeout 20 ntpprobe -i "${IVL}ms" -w 100ms -c 5 "$cli_url?qkey=0x1" >"$TMP/rec3" 2>/dev/null || :; } &&
+	test_exit 1 timeout 20 ntpprobe -i "${IVL}ms" -w 100ms -c 5 "$cli_url?qkey=0x1" >"$TMP/rec3" 2>/dev/null &&
 	test_is "$(count_status "$TMP/rec3" ok) of $(data_lines "$TMP/rec3" | wc -l)" "0 of 5"
 '
 

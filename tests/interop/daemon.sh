@@ -20,17 +20,20 @@
 #                          the log's tail when it does not
 #   daemon_probe_all N STATUS REC
 #                          N probes of the daemon, 100 ms apart, into REC:
-#                          every one of status STATUS (REC shown if not)
+#                          every one of status STATUS, and ntpprobe's exit
+#                          status the one that calls for: 0 for ok, else 1
+#                          (REC shown if not)
 #   daemon_stop PID        stops the daemon, waits until port 123 is closed
 #   reflector_start        ntpreflect on port 123 of $NS_R (REFLECT_PID),
 #                          its stderr in $TMP/reflect.err; waits until it
 #                          listens
 #   clock_state            the host clock's adjtimex state (read only)
-#   has_cap PID BIT        the process's effective capabilities hold BIT
+#   lacks_cap PID BIT      the process runs, and its effective
+#                          capabilities lack BIT
 #
 # A suite is then: daemon_pkgs at the top; setup tests for the clock's
 # state, daemon_net, the daemon alone (daemon_start); the checks on it
-# ("CAP_SYS_TIME" with has_cap, "unsynced" with daemon_probe_all); the
+# ("CAP_SYS_TIME" with lacks_cap, "unsynced" with daemon_probe_all); the
 # daemon as a client of reflector_start; "ok" with daemon_probe_all; the
 # host clock's state compared at the end.
 #
@@ -97,7 +100,9 @@ daemon_start() {
 }
 
 daemon_probe_all() {
-	probe_daemon -c "$1" -i 100ms >"$3" 2>/dev/null
+	_dp_want=1
+	[ "$2" = ok ] && _dp_want=0
+	test_exit "$_dp_want" probe_daemon -c "$1" -i 100ms >"$3" 2>/dev/null &&
 	test_is "$(count_status "$3" "$2")" "$1" && return 0
 	diag "$(cat "$3")"
 	return 1
@@ -105,10 +110,11 @@ daemon_probe_all() {
 
 clock_state() { "$CLOCKSTATE"; }
 
-# CAP_SYS_TIME is bit 25.
-has_cap() {
-	_eff=$(awk '$1 == "CapEff:" { print $2 }' "/proc/$1/status")
-	[ -n "$_eff" ] && [ $(((0x$_eff >> $2) & 1)) = 1 ]
+# CAP_SYS_TIME is bit 25.  A process that is gone has no CapEff to read:
+# that fails (a "!" before a test for the bit would pass).
+lacks_cap() {
+	_eff=$(awk '$1 == "CapEff:" { print $2 }' "/proc/$1/status") &&
+	[ -n "$_eff" ] && [ $(((0x$_eff >> $2) & 1)) = 0 ]
 }
 
 # Records of ntpprobe, from the reflector's namespace, against the daemon.

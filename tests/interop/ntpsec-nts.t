@@ -44,11 +44,11 @@ test_expect_success 'setup: ntpsec serving NTS' '
 '
 
 test_expect_success "CAP_SYS_TIME is not in the daemon's effective set" '
-	! has_cap $D 25
+	lacks_cap $D 25
 '
 
 test_expect_success 'ntpprobe --nts: NTS-KE with ntpsec, 10 answers of 10 authenticated (unsynced: no source)' '
-	{ nts_probe ca -c 10 -i 100ms >"$TMP/rec" 2>"$TMP/err" || :; } &&
+	test_exit 1 nts_probe ca -c 10 -i 100ms >"$TMP/rec" 2>"$TMP/err" &&
 	diag "$(head -n 1 "$TMP/err")" &&
 	test_is "$(count_status "$TMP/rec" unsynced)" 10 &&
 	test_grep "nts-bogus 0, nts-nak 0, nts-ke 1," "$TMP/err" &&

@@ -162,7 +162,7 @@ test_expect_success 'setup: ntpreflect stops, its summary written' '
 test_expect_success "ntpreflect ran NTS-KE for both, refused none, and answered interleaved" '
 	test_grep "nts-ke [2-9][0-9]*, nts-ke failed 0" "$TMP/reflect.err" &&
 	test_grep "interleaved [1-9]" "$TMP/reflect.err" &&
-	! grep -q "nts-bad\|nts-nak" "$TMP/reflect.err"
+	test_grep ! "nts-bad\|nts-nak" "$TMP/reflect.err"
 '
 
 done_testing

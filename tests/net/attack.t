@@ -38,8 +38,6 @@ kind_count() { sed -n "s/.*[ ,]$2 \([0-9]*\).*/\1/p" "$1"; }
 # The number after KEY in ntpprobe's summary FILE ("sent 400, ok 398, ..."),
 # 0 when it is not there (late is printed only when there were some).
 probe_count() { sed -n "s/.*[ :]$2 \([0-9]*\).*/\1/p" "$1" | head -n 1 | grep . || echo 0; }
-reap() { wait "$1" 2>/dev/null; return 0; }
-stop() { kill "$1"; wait "$1" 2>/dev/null; return 0; }
 # Datagrams the kernel of namespace NS could not deliver to a socket.
 kdrops() { eval "$(udp_mib "$1")" && echo "$inerr"; }
 # Every second of FILE's run (from its first T1) has an ok record.
@@ -89,11 +87,11 @@ test_expect_success 'setup: the probe again, under garbage from 127.0.0.3 and 12
 	spawn G2 ip netns exec "$ns" nice -n 19 "$GARBAGE" 127.0.0.1 "$port" 6 127.0.0.4 >"$TMP/g2.out" &&
 	inns ntpprobe -i 10ms -w 200ms -d 4s "udp://127.0.0.1:$port?src=127.0.0.2" >"$TMP/flood.rec" 2>"$TMP/flood.err" &&
 	rss1=$(rss_kb "$REFLECT_PID") &&
-	reap "$G1" && reap "$G2" &&
+	wait "$G1" && wait "$G2" &&
 	wait_until 5 drained "$ns" "$port" &&
 	d1=$(kdrops "$ns") &&
 	rss2=$(rss_kb "$REFLECT_PID") &&
-	stop "$REFLECT_PID" &&
+	stop_pid "$REFLECT_PID" &&
 	eval "$(udp_mib "$ns")" &&
 	diag "flooders: $(cat "$TMP/g1.out") / $(cat "$TMP/g2.out")" &&
 	diag "reflector: $(cat "$TMP/reflect.err")"
@@ -187,10 +185,10 @@ test_expect_success LAB 'setup: the probe again, under bad frames from the clien
 	c0=$(udp_drops "$UA") &&
 	ina ntpprobe -i 10ms -w 200ms -d 4s "udp://$IPB:$port" >"$TMP/uflood.rec" 2>"$TMP/uflood.err" &&
 	rss1=$(rss_kb "$U") &&
-	reap "$F" &&
+	wait "$F" &&
 	c1=$(udp_drops "$UA") &&
 	rss2=$(rss_kb "$U") &&
-	stop "$U" &&
+	stop_pid "$U" &&
 	diag "frameinject: $(cat "$TMP/f.out")" &&
 	diag "reflector: $(cat "$TMP/u.err")"
 '
@@ -223,7 +221,8 @@ test_expect_success LAB 'uudp: answered only the probe' '
 	ans=$(sed -n "s/.*answered \([0-9]*\).*/\1/p" "$TMP/u.err") &&
 	probes=$(($(data_count "$TMP/uidle.rec") + $(data_count "$TMP/uflood.rec"))) &&
 	diag "$ans answers, $probes requests" &&
-	test "${ans:-0}" -le "$probes"
+	is_num "$ans" &&
+	test "$ans" -le "$probes"
 '
 
 for r in ip_csum udp_csum fragment ip_length udp_length dst_ip dst_mac ip_version; do

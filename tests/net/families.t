@@ -12,7 +12,6 @@
 need_prereq LAB BUILT
 
 key() { awk -v k="$2" '$1 == k { print $2 }' "$1/summary.txt"; }
-num() { echo "$1" | grep -Eq '^-?[0-9]+(\.[0-9]+)?$'; }
 has_event() { awk -F'\t' -v e="$2" '$3 == e { f = 1 } END { exit !f }' "$1/events.tsv"; }
 oks() { count_status "$1/probe.rec" ok; }
 finished() { [ -f "$1/done" ] && [ -s "$1/summary.txt" ]; }
@@ -73,7 +72,7 @@ test_expect_success 'freerun: run_start and run_end events' '
 	start_before_end "$d"
 '
 test_expect_success 'a finished run is refused' '
-	! ntpx-freerun -o "$d" -t udpfast -d 1s 2>/dev/null
+	test_must_fail ntpx-freerun -o "$d" -t udpfast -d 1s 2>/dev/null
 '
 test_expect_success 'an unknown condition is a usage error' '
 	test_exit 2 ntpx-recovery -o "$TMP/bad" -t udpfast --condition nosuch 2>/dev/null
@@ -171,16 +170,15 @@ test_expect_success 'steady: the measured offset, jitter and the true error' '
 	grep -Eq "^-?[0-9.]+ [0-9.]+ [0-9.]+\$"
 '
 
-# SIGTERM in the middle of a run: every process it started ends.  The
-# cleanup is for a test that fails before its kill, and tolerates what
-# the body already reaped (how ntpx-loaded ends on SIGTERM is not what
-# this test checks: the next one checks what it leaves).
-test_expect_success 'setup: a loaded run, SIGTERM once its load is on' '
+# SIGTERM in the middle of a run: it ends with 143 (ntpx-families(1)),
+# and every process it started ends.  The cleanup is for a test that
+# fails before its kill, and tolerates what the body already reaped.
+test_expect_success 'setup: a loaded run, SIGTERM once its load is on: 143' '
 	spawn fpid ntpx-loaded -o "$TMP/killed" -t udpslow -d 20s -i 50ms --capacity "$cap" &&
 	test_when_finished "kill -TERM $fpid 2>/dev/null; wait $fpid || :" &&
 	wait_until 20 loading &&
 	kill -TERM "$fpid" &&
-	{ wait "$fpid" || :; }
+	test_exit 143 wait "$fpid"
 '
 test_expect_success 'SIGTERM mid-run: no process of the run is left in either namespace' '
 	nobody_left

@@ -15,7 +15,6 @@ dropped_t1_only() {
 	awk "$ntpx_fields"'/^#fields/ { fields(); next } /^#/ { next }
 		field("status") == "dropped" && field("t1") != "-" && field("t2") == "-"' "$1" | wc -l | tr -d ' '
 }
-stop() { kill "$1" 2>/dev/null; wait "$1" 2>/dev/null; return 0; }
 
 test_expect_success 'setup: a reflector on loopback' '
 	port=$(free_udp_port) &&
@@ -67,7 +66,7 @@ test_expect_success 'setup: ntpreflect under lossinject --every 5, probed' '
 	spawn rpid lossinject --every 5 -- ntpreflect --stratum 1 "udp://127.0.0.1:$port2" 2>"$TMP/refl2.err" &&
 	wait_until 5 udp_listening "$port2" &&
 	ntpprobe -i 2ms -c 50 -w 100ms "udp://127.0.0.1:$port2" >"$TMP/srv.rec" 2>/dev/null &&
-	stop "$rpid" &&
+	stop_pid "$rpid" &&
 	diag "$(cat "$TMP/refl2.err")"
 '
 

@@ -12,21 +12,28 @@ need_prereq LAB BUILT
 need openssl
 
 key() { awk -v k="$2" '$1 == k { print $2 }' "$1/summary.txt"; }
-num() { echo "$1" | grep -Eq '^-?[0-9]+(\.[0-9]+)?$'; }
 finished() { [ -f "$1/done" ] && [ -s "$1/summary.txt" ]; }
 # Every figure of a segment is a number.
 figures() {
 	for k in delay_med_us turnaround_med_us error_med_us jitter_us; do
-		num "$(key "$1" "$2_$k")" || { diag "$2_$k: '$(key "$1" "$2_$k")'"; return 1; }
+		is_num "$(key "$1" "$2_$k")" || { diag "(that is $2_$k)"; return 1; }
 	done
 }
 nts_figures() {
 	for k in client_seal_med_ns client_open_med_ns server_open_med_ns server_seal_med_ns; do
-		num "$(key "$1" "$2_$k")" || { diag "$2_$k: '$(key "$1" "$2_$k")'"; return 1; }
+		is_num "$(key "$1" "$2_$k")" || { diag "(that is $2_$k)"; return 1; }
 	done
 }
-no_certs_left() { for _d in /tmp/ntpx-nts-*; do [ -e "$_d" ] && return 1; done; return 0; }
-run() { ntpx-nts -o "$TMP/$1" -c "$2" -t "$3" -d 4s -i 50ms 2>"$TMP/$1.err" || { diag "$(tail -n 3 "$TMP/$1.err")"; return 1; }; }
+# The last run's certificates are gone: ntpx-nts names their directory
+# /tmp/ntpx-nts-PID-RUN; another run on this machine has its own.
+no_certs_left() { for _d in /tmp/ntpx-nts-"$nts_pid"-*; do [ -e "$_d" ] && return 1; done; return 0; }
+# run NAME CONDITION TRANSPORT: ntpx-nts, waited for; its PID in nts_pid.
+run() {
+	spawn nts_pid ntpx-nts -o "$TMP/$1" -c "$2" -t "$3" -d 4s -i 50ms 2>"$TMP/$1.err" &&
+	wait "$nts_pid" && return 0
+	diag "$(tail -n 3 "$TMP/$1.err")"
+	return 1
+}
 
 test_expect_success "setup: a lab of the test's own" '
 	lab_up n

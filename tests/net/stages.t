@@ -16,13 +16,12 @@ study_lab_down() { l=$(lab_of); [ -z "$l" ] || "$NTPX_BIN/ntpx-lab" -n "$l" down
 # The run directory of condition COND.
 run_of() { ls -d "$dir"/runs/*-stages-"$1"-udpfast-r1 2>/dev/null; }
 key() { awk -v k="$2" '$1 == k { print $2 }' "$1/summary.txt"; }
-num() { echo "$1" | grep -Eq '^-?[0-9]+(\.[0-9]+)?$'; }
 all_stages() {	# RUN
 	for seg in idle load; do
 		for s in client_send c2r server_recv turnaround server_send r2c client_recv; do
-			num "$(key "$1" ${seg}_${s}_med_us)" && num "$(key "$1" ${seg}_${s}_p99_us)" || return 1
+			is_num "$(key "$1" ${seg}_${s}_med_us)" "$(key "$1" ${seg}_${s}_p99_us)" || return 1
 		done
-		num "$(key "$1" ${seg}_kernel_rms_us)" && num "$(key "$1" ${seg}_user_rms_us)" || return 1
+		is_num "$(key "$1" ${seg}_kernel_rms_us)" "$(key "$1" ${seg}_user_rms_us)" || return 1
 	done
 }
 skipped_rows() { awk -F'\t' '!/^#/ { print $1, $2 }' "$dir/results/stages-skipped.tsv"; }

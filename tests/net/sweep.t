@@ -19,15 +19,15 @@ A=$NTPX_TOP/analysis
 S=$TMP/study
 
 key() { awk -v k="$2" '$1 == k { print $2 }' "$1/summary.txt"; }
-num() { echo "$1" | grep -Eq '^-?[0-9]+(\.[0-9]+)?$'; }
 dirs_of() { awk -F'\t' '!/^#/ { n[$2]++ } END { printf "%s%s", (n["c2r"] ? "c2r" : ""), (n["r2c"] ? "r2c" : "") }' "$1/load.tsv" 2>/dev/null; }
 capacity() { ntpx-sweep --calibrate -o "$TMP/cal" -t udpslow | awk '$1 == "capacity_bps" { print $2 }'; }
 # shellcheck disable=SC2010
 r() { echo "$P/runs/$(ls "$P/runs" | grep -- "-sweep-$1-")"; }
 # DIR KEY: the run's summary has KEY, a number.
 num_key() { awk -v k="$2" '$1 == k { f = ($2 ~ /^-?[0-9]+(\.[0-9]+)?$/) } END { exit !f }' "$1/summary.txt"; }
-positive() { awk -v b="$1" 'BEGIN { exit !(b > 0) }'; }
-negative() { awk -v b="$1" 'BEGIN { exit !(b < 0) }'; }
+# (awk would compare "nan" with 0 as a string, and find it greater.)
+positive() { is_num "$1" && awk -v b="$1" 'BEGIN { exit !(b > 0) }'; }
+negative() { is_num "$1" && awk -v b="$1" 'BEGIN { exit !(b < 0) }'; }
 fmt1() { awk -v b="$1" 'BEGIN { printf "%.1f", b }'; }
 col() { awk -F'\t' -v c="$1" -v k="$2" "$ntpx_fields"'NR == 1 { fields(); next }
 	field("condition") == c { print field(k) }' "$P/results/sweep.tsv"; }

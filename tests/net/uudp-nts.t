@@ -64,7 +64,7 @@ test_expect_success 'setup: the server stops, its summary written' '
 
 test_expect_success 'the server ran NTS-KE three times and refused nothing' '
 	test_grep "nts-ke 3, nts-ke failed 0" "$TMP/ur.err" &&
-	! grep -q "nts-bad\|nts-nak\|malformed" "$TMP/ur.err"
+	test_grep ! "nts-bad\|nts-nak\|malformed" "$TMP/ur.err"
 '
 
 done_testing

@@ -15,8 +15,6 @@ need ntpprobe ntpreflect
 port=12300
 miss_limit=3	# PEER_MISS_LIMIT_DEFAULT
 
-# probe_oks ARG...: the ok exchanges of an ntpprobe run in $UA.
-probe_oks() { ina ntpprobe "$@" 2>/dev/null | grep -Ec ' ok( |$)'; return 0; }
 oks_at_least() { test "$(count_status "$1" ok)" -ge "$2"; }
 # Nothing listens on the far address (the kernel server on $IPB, same
 # port, stays).
@@ -50,7 +48,7 @@ test_expect_success 'setup: a kernel-UDP ntpreflect in the reference namespace' 
 # mac= wins over the table, even over a permanent entry that is wrong.
 test_expect_success 'mac= reaches the server past a wrong permanent entry, every exchange' '
 	ina ip neigh replace "$IPB" lladdr 02:00:00:00:00:99 nud permanent dev "$IFA" &&
-	test_is "$(probe_oks -i 50ms -w 5s -c 5 "uudp://$IPB:$port?dev=$IFA&mac=$MACB")" 5
+	test_is "$(probe_oks ina ntpprobe -i 50ms -w 5s -c 5 "uudp://$IPB:$port?dev=$IFA&mac=$MACB")" 5
 '
 
 test_expect_success 'and the permanent entry is left alone' '
@@ -59,7 +57,7 @@ test_expect_success 'and the permanent entry is left alone' '
 
 test_expect_success 'a wrong mac= gets no replies: the override is used as given' '
 	ina ip neigh del "$IPB" dev "$IFA" &&
-	test_is "$(probe_oks -i 50ms -c 3 "uudp://$IPB:$port?dev=$IFA&mac=02:00:00:00:00:99")" 0
+	test_is "$(probe_oks ina ntpprobe -i 50ms -c 3 "uudp://$IPB:$port?dev=$IFA&mac=02:00:00:00:00:99")" 0
 '
 
 # A server off-link: the route's gateway is the next hop whose MAC is
@@ -76,7 +74,7 @@ test_expect_success 'setup: a server off-link, on the reference'\''s loopback, r
 '
 
 test_expect_success "a server behind a gateway is reached through the gateway's MAC, every exchange" '
-	test_is "$(probe_oks -i 50ms -w 5s -c 5 "uudp://$far:$port?dev=$IFA")" 5
+	test_is "$(probe_oks ina ntpprobe -i 50ms -w 5s -c 5 "uudp://$far:$port?dev=$IFA")" 5
 '
 
 test_expect_success 'no neighbour entry was sought for the far address' '

@@ -18,11 +18,6 @@ test_lazy_prereq LOADGEN 'command -v loadgen'
 
 port=12300
 
-# run_err FILE CMD...: CMD with its stderr in FILE, its exit status its
-# own (so that test_exit's own words are not in FILE).
-run_err() { _re=$1; shift; "$@" 2>"$_re"; }
-# probe_oks ARG...: the ok exchanges of an ntpprobe run in $UA.
-probe_oks() { ina ntpprobe "$@" 2>/dev/null | grep -Ec ' ok( |$)'; return 0; }
 # A BPF object of $TMP/NAME.c into $TMP/NAME.o.
 bpf_cc() { clang -O2 -g -target bpf -I/usr/include/"$(cc -print-multiarch)" -c -o "$2" "$1"; }
 write_other_c() {
@@ -89,7 +84,7 @@ test_expect_success 'xdpmode=native: driver-mode XDP with copy (10 of 10 ok)' '
 '
 
 test_expect_success 'xdpmode=zerocopy on veth (it has none) fails with status 1 and one line' '
-	test_exit 1 run_err "$TMP/zc.err" ina ntpprobe -c 1 "uudp://$IPB:$port?dev=$IFA&xdpmode=zerocopy" >/dev/null &&
+	test_exit 1 ina ntpprobe -c 1 "uudp://$IPB:$port?dev=$IFA&xdpmode=zerocopy" >/dev/null 2>"$TMP/zc.err" &&
 	test_is "$(wc -l <"$TMP/zc.err")" 1 &&
 	test_grep zero-copy "$TMP/zc.err"
 '
@@ -110,7 +105,7 @@ test_expect_success 'one XDP program, not a stack' '
 '
 
 test_expect_success 'a second uudp endpoint on the interface is refused, in one line' '
-	test_exit 1 run_err "$TMP/second.err" inb ntpreflect "uudp://*:$((port + 2))?dev=$IFB" &&
+	test_exit 1 inb ntpreflect "uudp://*:$((port + 2))?dev=$IFB" 2>"$TMP/second.err" &&
 	test_is "$(wc -l <"$TMP/second.err")" 1 &&
 	test_grep "in use by a running process" "$TMP/second.err"
 '
@@ -167,7 +162,7 @@ test_expect_success 'after SIGKILL the next run attaches and answers every excha
 	spawn ur2 ip netns exec "$UB" ntpreflect --stratum 1 "uudp://*:$port?dev=$IFB" 2>"$TMP/ur2.err" &&
 	test_when_finished stop_pid "$ur2" &&
 	wait_until 5 udp_listening_in "$UB" "$port" &&
-	n=$(probe_oks -i 50ms -w 5s -c 5 "udp://$IPB:$port") &&
+	n=$(probe_oks ina ntpprobe -i 50ms -w 5s -c 5 "udp://$IPB:$port") &&
 	{ test_is "$n" 5 || { diag "$(cat "$TMP/ur2.err")" && false; }; }
 '
 
@@ -183,7 +178,7 @@ test_expect_success CLANG 'a stale ntpx_xdp attached by netlink, as if left behi
 test_expect_success CLANG 'a stale ntpx_xdp is replaced and the server answers every exchange' '
 	spawn ur3 ip netns exec "$UB" ntpreflect --stratum 1 "uudp://*:$port?dev=$IFB" 2>"$TMP/ur3.err" &&
 	wait_until 5 udp_listening_in "$UB" "$port" &&
-	test_is "$(probe_oks -i 50ms -w 5s -c 5 "udp://$IPB:$port")" 5
+	test_is "$(probe_oks ina ntpprobe -i 50ms -w 5s -c 5 "udp://$IPB:$port")" 5
 '
 
 test_expect_success CLANG 'and nothing is left after exit' '
@@ -195,7 +190,7 @@ test_expect_success CLANG 'another program attached: exit 1' '
 	write_other_c "$TMP/other.c" &&
 	bpf_cc "$TMP/other.c" "$TMP/other.o" &&
 	inb ip link set dev "$IFB" xdpgeneric obj "$TMP/other.o" sec xdp &&
-	test_exit 1 run_err "$TMP/ur4.err" inb ntpreflect "uudp://*:$port?dev=$IFB"
+	test_exit 1 inb ntpreflect "uudp://*:$port?dev=$IFB" 2>"$TMP/ur4.err"
 '
 
 test_expect_success CLANG 'naming it, in one line' '
@@ -250,7 +245,7 @@ test_expect_success LOADGEN "an NTP flood against a uudp ntpreflect is answered:
 
 # 9. via=verbs on veth: one clear line, at once.
 test_expect_success 'via=verbs without an RDMA device fails with status 1 and one line' '
-	test_exit 1 run_err "$TMP/v.err" ina ntpprobe -c 1 "uudp://$IPB:$port?dev=$IFA&via=verbs" >/dev/null &&
+	test_exit 1 ina ntpprobe -c 1 "uudp://$IPB:$port?dev=$IFA&via=verbs" >/dev/null 2>"$TMP/v.err" &&
 	diag "$(cat "$TMP/v.err")" &&
 	test_is "$(wc -l <"$TMP/v.err")" 1 &&
 	test_grep "no RDMA device" "$TMP/v.err"
