@@ -165,7 +165,8 @@ void reflect_nts_stop(struct reflector *r)
  * @v: what reflect_admit() said so far, V_OK or V_MALFORMED (fields or a
  * MAC of no valid shape).  A malformed request gets its line here, with
  * the field that is wrong; a well formed one without NTS fields (or with
- * a MAC, which NTS never has) is plain NTP.
+ * a MAC, which NTS never has) is plain NTP; one with any field of NTS's
+ * types is NTS, and answered only when it passes every check.
  */
 enum verdict reflect_nts_check(struct reflector *r, const struct transport_addr *from,
 			       const unsigned char *buf, ssize_t n, enum verdict v)
@@ -181,8 +182,16 @@ enum verdict reflect_nts_check(struct reflector *r, const struct transport_addr 
 		nts_line(r, peer, "malformed, dropped", parsed ? "no valid MAC or extension fields" : why);
 		return V_MALFORMED;
 	}
-	if (!parsed || (!ef.uid.len && !ef.ncookies && !ef.nplaceholders && !ef.have_auth))
+	/* Not NTS at all: plain NTP. */
+	if (!ef.nts_fields)
 		return V_OK;
+	/* NTS fields of no valid shape (an identifier of 16 bytes): NTS that
+	   fails, not plain NTP. */
+	if (!parsed) {
+		transport_addr_str(r->t, from, peer, sizeof(peer));
+		nts_line(r, peer, "nts: dropped", why);
+		return V_NTS_BAD;
+	}
 	sv = nts_server_check(r->nts, buf, (size_t)n, &r->nreq, &why, &r->nts_open);
 	if (sv == NTS_SERVER_OK) {
 		r->nts_req = 1;

@@ -102,14 +102,72 @@ test_expect_success NTSQ 'a request built right is answered and its reply checks
 fence 48"
 '
 
-test_expect_success NTSQ 'a tampered authenticator: no reply, one line, the server serves on' '
+# RFC 8915 section 5.7: what the server cannot authenticate "SHOULD" get
+# an NTS NAK (the kiss NTSN with the identifier echoed, nothing sealed).
+test_expect_success NTSQ 'a tampered authenticator: an NTS NAK, one line, the server serves on' '
 	mark &&
 	ntsq tamper >"$TMP/q" &&
+	test_is "$(cat "$TMP/q")" "reply nak
+fence 48" &&
+	since_mark >"$TMP/lines" &&
+	test_is "$(wc -l <"$TMP/lines")" 1 &&
+	test_grep "^ntpreflect: 127.0.0.1:[0-9]*: nts: answered with a NAK: authenticator does not verify\$" "$TMP/lines" &&
+	still_serving
+'
+
+# NTS fields of no valid shape are NTS that fails, never plain NTP: no
+# answer at all (nts-bad), as chrony drops them.
+test_expect_success NTSQ 'an identifier of 16 bytes: no reply (not a plain one), one line naming the field' '
+	mark &&
+	ntsq shortuid >"$TMP/q" &&
 	test_is "$(cat "$TMP/q")" "fence 48" &&
 	since_mark >"$TMP/lines" &&
 	test_is "$(wc -l <"$TMP/lines")" 1 &&
-	test_grep "^ntpreflect: 127.0.0.1:[0-9]*: nts: dropped: authenticator does not verify\$" "$TMP/lines" &&
-	still_serving
+	test_grep "nts: dropped: extension field 1 (unique identifier): body of 16 bytes, less than 32\$" "$TMP/lines"
+'
+
+test_expect_success NTSQ 'the second cookie placeholder shorter than the cookie, sealed anew: no reply, one line' '
+	mark &&
+	ntsq placeholder >"$TMP/q" &&
+	test_is "$(cat "$TMP/q")" "fence 48" &&
+	since_mark >"$TMP/lines" &&
+	test_is "$(wc -l <"$TMP/lines")" 1 &&
+	test_grep "nts: dropped: cookie placeholder not as long as the cookie\$" "$TMP/lines"
+'
+
+test_expect_success NTSQ 'an ntpx field after the authenticator, which nothing may read: no reply, one line' '
+	mark &&
+	ntsq trailing >"$TMP/q" &&
+	test_is "$(cat "$TMP/q")" "fence 48" &&
+	since_mark >"$TMP/lines" &&
+	test_is "$(wc -l <"$TMP/lines")" 1 &&
+	test_grep "nts: dropped: extension fields after the authenticator\$" "$TMP/lines"
+'
+
+# RFC 8915 section 9.1: cookies travel in the clear, and must not let an
+# observer tie them together.  Two NTS-KE sessions' 16 cookies: their
+# nonces (bytes 4 to 19) share no byte position across all of them and
+# no two agree in 8 or more of 16 (a salt and a counter do both; random
+# nonces agree in one position on average; unit tests hold 1000).
+no_shared_structure() {
+	awk '{ n++; h[n] = $2 }
+	END {
+		if (n != 16) { print "cookies: " n; exit 1 }
+		for (k = 1; k <= 32; k += 2) {
+			c = 0; for (i = 2; i <= n; i++) c += substr(h[i], k, 2) == substr(h[1], k, 2)
+			if (c == n - 1) { print "byte " (k + 1) / 2 - 1 " the same in all"; exit 1 }
+		}
+		for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) {
+			c = 0; for (k = 1; k <= 32; k += 2) c += substr(h[i], k, 2) == substr(h[j], k, 2)
+			if (c >= 8) { print "cookies " i " and " j " agree in " c " bytes"; exit 1 }
+		}
+	}' "$1"
+}
+test_expect_success NTSQ 'the cookies of two NTS-KE sessions share no nonce structure' '
+	ntsq cookies >"$TMP/c1" && ntsq cookies >"$TMP/c2" &&
+	cat "$TMP/c1" "$TMP/c2" >"$TMP/cookies" &&
+	diag "$(head -n 2 "$TMP/cookies" | tr "\n" " ")" &&
+	no_shared_structure "$TMP/cookies"
 '
 
 test_expect_success NTSQ 'a truncated extension field: no reply, one line naming the field, the server serves on' '
@@ -197,7 +255,7 @@ test_expect_success 'setup: ntpreflect stops, its summary written' '
 '
 
 test_expect_success 'its summary counts the refused requests and KE sessions' '
-	test_grep "nts-bad [2-9]" "$TMP/reflect.err" &&
+	test_grep "nts-bad [4-9]" "$TMP/reflect.err" &&
 	test_grep "malformed 1," "$TMP/reflect.err" &&
 	test_grep "nts-nak [1-9]" "$TMP/reflect.err" &&
 	test_grep "nts-ke failed [1-9]" "$TMP/reflect.err"

@@ -102,7 +102,8 @@ static void request_fields(void **state)
 	assert_int_equal(v.ncookies, 1);
 	assert_int_equal(v.cookie[0].p[0], 3);
 	assert_int_equal(v.nplaceholders, 8 - 2 - 1);
-	assert_int_equal(v.placeholder_len, 100);
+	assert_int_equal(v.placeholder_min, 100);
+	assert_int_equal(v.placeholder_max, 100);
 	/* Sealed under C2S over all before it, with nothing inside. */
 	assert_true(v.have_auth);
 	assert_int_equal(nts_aead_open(c2s, v.nonce.p, v.nonce.len, pkt, v.aad_len, v.ct.p, v.ct.len, pt), 0);
