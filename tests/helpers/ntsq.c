@@ -52,8 +52,9 @@ static void judge(const unsigned char *buf, size_t n, void *ctx)
 {
 	struct nts_client *c = ctx;
 	const char *why = "";
+	size_t covered;
 
-	switch (nts_client_reply(c, buf, n, &why)) {
+	switch (nts_client_reply(c, buf, n, &covered, &why)) {
 	case NTS_REPLY_OK:
 		printf("reply ok\n");
 		break;

@@ -95,7 +95,12 @@ static void request_reply_round_trip(void **state)
 	assert_true(rlen <= qlen);
 	/* The keys are of no more use once the reply is sealed. */
 	assert_true(zeros(&req.keys, sizeof(req.keys)));
-	assert_int_equal(nts_client_reply(c, pkt, rlen, &why), NTS_REPLY_OK);
+	{
+		size_t covered;
+
+		assert_int_equal(nts_client_reply(c, pkt, rlen, &covered, &why), NTS_REPLY_OK);
+		assert_int_equal(covered, rlen - (4 + 4 + NTS_NONCE_LEN + 7 * 104 + NTS_TAG_LEN));
+	}
 	assert_int_equal(nts_client_cookies(c), 8);
 	nts_client_free(c);
 	nts_server_free(s);
