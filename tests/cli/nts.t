@@ -281,6 +281,18 @@ test_expect_success 'its log: nts_open and nts_seal for each NTS reply, - for pl
 	awk "\$12 == \"ok\" && \$13 == \"-\" { n++ } END { exit !(n >= 3) }" "$TMP/log"
 '
 
+# openssl writes keys 0600: the servers above said nothing of theirs.
+# One its group may read is a warning, and the server goes on: here to
+# a KE port that is taken, which ends it.
+test_expect_success 'a private key its group may read: one warning line at the start' '
+	! grep -q "warning" "$TMP/reflect.err" &&
+	cp "$TMP/srv.key" "$TMP/open.key" && chmod 640 "$TMP/open.key" &&
+	test_exit 1 ntpreflect --nts-cert "$TMP/srv.pem" --nts-key "$TMP/open.key" --nts-port "$keport2" \
+		"udp://127.0.0.1:$(free_udp_port)" 2>"$TMP/open.err" &&
+	test_is "$(head -n 1 "$TMP/open.err")" "ntpreflect: warning: $TMP/open.key: private key readable by its group (mode 0640)" &&
+	test_grep "^ntpreflect: nts-ke 127.0.0.1 port $keport2: Address already in use\$" "$TMP/open.err"
+'
+
 test_expect_success 'usage: --nts-cert without --nts-key' '
 	test_exit 2 ntpreflect --nts-cert "$TMP/srv.pem" "udp://127.0.0.1:$port" 2>"$TMP/u" &&
 	test_grep "^ntpreflect: --nts-cert and --nts-key go together\$" "$TMP/u"
