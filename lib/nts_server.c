@@ -96,6 +96,22 @@ struct nts_server *nts_server_new(int64_t period_ns, char *err, size_t errlen)
 	return s;
 }
 
+int nts_server_set_key(struct nts_server *s, uint32_t id, const unsigned char *key)
+{
+	char err[128];
+	struct nts_aead *a = nts_aead_new(key, NTS_KEY_LEN, err, sizeof(err));
+
+	if (!a)
+		return -1;
+	pthread_mutex_lock(&s->lock);
+	nts_aead_free(s->keys[s->cur].aead);
+	s->keys[s->cur].aead = a;
+	s->keys[s->cur].id = id;
+	s->started = clock_monotonic_ns();
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
 void nts_server_free(struct nts_server *s)
 {
 	unsigned i;

@@ -37,6 +37,13 @@ struct nts_server;
 struct nts_server *nts_server_new(int64_t period_ns, char *err, size_t errlen);
 void nts_server_free(struct nts_server *s);
 
+/*
+ * Makes @key (NTS_KEY_LEN bytes) with ID @id the current server key, its
+ * period starting now: a fuzz target's fixed key, under which the
+ * cookies of its committed inputs open in every run.  0, or -1.
+ */
+int nts_server_set_key(struct nts_server *s, uint32_t id, const unsigned char *key);
+
 /* A new cookie for @keys under the current key, with a random nonce,
    into @out (NTS_SERVER_COOKIE_LEN bytes); 0, or -1. */
 int nts_server_cookie(struct nts_server *s, const struct nts_keys *keys, unsigned char *out);
