@@ -25,6 +25,17 @@ ntsq() { "$NTPX_HELPERS/ntsq" 127.0.0.1 "$keport" "$TMP/ca.pem" 127.0.0.1 "$port
 # The lines ntpreflect wrote on stderr since the mark.
 mark() { wc -l <"$TMP/reflect.err" >"$TMP/mark"; }
 since_mark() { tail -n +"$(($(cat "$TMP/mark") + 1))" "$TMP/reflect.err"; }
+# refused MODE REPLY LINE: ntsq MODE saw REPLY ("reply nak", or "" for
+# none) before the fence's, and the server wrote one line, matching LINE.
+refused() {
+	mark &&
+	ntsq "$1" >"$TMP/q" &&
+	test_is "$(cat "$TMP/q")" "${2:+$2
+}fence 48" &&
+	since_mark >"$TMP/lines" &&
+	test_is "$(wc -l <"$TMP/lines")" 1 &&
+	test_grep "$3" "$TMP/lines"
+}
 # nts_t3 REC MODE: each ok record of REC (ntpprobe --nts) against
 # ntpreflect's log line of the same exchange (the same t2), on one clock,
 # exact in integers (the last 12 digits: a double cannot hold ns since
@@ -105,43 +116,22 @@ fence 48"
 # RFC 8915 section 5.7: what the server cannot authenticate "SHOULD" get
 # an NTS NAK (the kiss NTSN with the identifier echoed, nothing sealed).
 test_expect_success NTSQ 'a tampered authenticator: an NTS NAK, one line, the server serves on' '
-	mark &&
-	ntsq tamper >"$TMP/q" &&
-	test_is "$(cat "$TMP/q")" "reply nak
-fence 48" &&
-	since_mark >"$TMP/lines" &&
-	test_is "$(wc -l <"$TMP/lines")" 1 &&
-	test_grep "^ntpreflect: 127.0.0.1:[0-9]*: nts: answered with a NAK: authenticator does not verify\$" "$TMP/lines" &&
+	refused tamper "reply nak" "^ntpreflect: 127.0.0.1:[0-9]*: nts: answered with a NAK: authenticator does not verify\$" &&
 	still_serving
 '
 
 # NTS fields of no valid shape are NTS that fails, never plain NTP: no
 # answer at all (nts-bad), as chrony drops them.
 test_expect_success NTSQ 'an identifier of 16 bytes: no reply (not a plain one), one line naming the field' '
-	mark &&
-	ntsq shortuid >"$TMP/q" &&
-	test_is "$(cat "$TMP/q")" "fence 48" &&
-	since_mark >"$TMP/lines" &&
-	test_is "$(wc -l <"$TMP/lines")" 1 &&
-	test_grep "nts: dropped: extension field 1 (unique identifier): body of 16 bytes, less than 32\$" "$TMP/lines"
+	refused shortuid "" "nts: dropped: extension field 1 (unique identifier): body of 16 bytes, less than 32\$"
 '
 
 test_expect_success NTSQ 'the second cookie placeholder shorter than the cookie, sealed anew: no reply, one line' '
-	mark &&
-	ntsq placeholder >"$TMP/q" &&
-	test_is "$(cat "$TMP/q")" "fence 48" &&
-	since_mark >"$TMP/lines" &&
-	test_is "$(wc -l <"$TMP/lines")" 1 &&
-	test_grep "nts: dropped: cookie placeholder not as long as the cookie\$" "$TMP/lines"
+	refused placeholder "" "nts: dropped: cookie placeholder not as long as the cookie\$"
 '
 
 test_expect_success NTSQ 'an ntpx field after the authenticator, which nothing may read: no reply, one line' '
-	mark &&
-	ntsq trailing >"$TMP/q" &&
-	test_is "$(cat "$TMP/q")" "fence 48" &&
-	since_mark >"$TMP/lines" &&
-	test_is "$(wc -l <"$TMP/lines")" 1 &&
-	test_grep "nts: dropped: extension fields after the authenticator\$" "$TMP/lines"
+	refused trailing "" "nts: dropped: extension fields after the authenticator\$"
 '
 
 # RFC 8915 section 9.1: cookies travel in the clear, and must not let an
@@ -171,22 +161,12 @@ test_expect_success NTSQ 'the cookies of two NTS-KE sessions share no nonce stru
 '
 
 test_expect_success NTSQ 'a truncated extension field: no reply, one line naming the field, the server serves on' '
-	mark &&
-	ntsq truncate >"$TMP/q" &&
-	test_is "$(cat "$TMP/q")" "fence 48" &&
-	since_mark >"$TMP/lines" &&
-	test_is "$(wc -l <"$TMP/lines")" 1 &&
-	test_grep "malformed, dropped: extension field 3 (authenticator): length 40 runs past the end (36 bytes left)\$" "$TMP/lines" &&
+	refused truncate "" "malformed, dropped: extension field 3 (authenticator): length 40 runs past the end (36 bytes left)\$" &&
 	still_serving
 '
 
 test_expect_success NTSQ 'a request without its cookie: no reply, one line' '
-	mark &&
-	ntsq nocookie >"$TMP/q" &&
-	test_is "$(cat "$TMP/q")" "fence 48" &&
-	since_mark >"$TMP/lines" &&
-	test_is "$(wc -l <"$TMP/lines")" 1 &&
-	test_grep "nts: dropped: no cookie\$" "$TMP/lines"
+	refused nocookie "" "nts: dropped: no cookie\$"
 '
 
 # A server cannot tell a replayed request (RFC 8915 leaves it stateless);
@@ -199,13 +179,7 @@ fence 48"
 '
 
 test_expect_success NTSQ 'an expired cookie (held 2 s, keys rotate every 500 ms): an NTS NAK, one line' '
-	mark &&
-	ntsq wait=2s,ok >"$TMP/q" &&
-	test_is "$(cat "$TMP/q")" "reply nak
-fence 48" &&
-	since_mark >"$TMP/lines" &&
-	test_is "$(wc -l <"$TMP/lines")" 1 &&
-	test_grep "nts: answered with a NAK: cookie under an expired server key\$" "$TMP/lines" &&
+	refused wait=2s,ok "reply nak" "nts: answered with a NAK: cookie under an expired server key\$" &&
 	still_serving
 '
 
