@@ -154,6 +154,20 @@ int nts_server_cookie(struct nts_server *s, const struct nts_keys *keys, unsigne
 	return seal_cookie(s, keys, out);
 }
 
+int nts_server_ke_cookies(struct nts_server *s, const struct nts_keys *keys,
+			  struct nts_ke_msg *resp)
+{
+	unsigned i;
+
+	for (i = 0; i < NTS_COOKIES_MAX; i++) {
+		if (nts_server_cookie(s, keys, resp->cookie[i]) < 0)
+			return -1;
+		resp->cookie_len[i] = NTS_SERVER_COOKIE_LEN;
+	}
+	resp->ncookies = NTS_COOKIES_MAX;
+	return 0;
+}
+
 /* The keys inside @cookie: 0, -1 for a key we no longer have, -2 when it
    does not open. */
 static int open_cookie(struct nts_server *s, const struct nts_span *c, struct nts_keys *keys)

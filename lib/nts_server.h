@@ -48,6 +48,11 @@ int nts_server_set_key(struct nts_server *s, uint32_t id, const unsigned char *k
    into @out (NTS_SERVER_COOKIE_LEN bytes); 0, or -1. */
 int nts_server_cookie(struct nts_server *s, const struct nts_keys *keys, unsigned char *out);
 
+/* An NTS-KE response's cookies (@resp's): NTS_COOKIES_MAX of them, for
+   @keys; 0, or -1. */
+int nts_server_ke_cookies(struct nts_server *s, const struct nts_keys *keys,
+			  struct nts_ke_msg *resp);
+
 /* What a request held, for its reply. */
 struct nts_server_req {
 	unsigned char uid[NTS_SERVER_UID_MAX];	/* a copy: the reply may be

@@ -63,14 +63,9 @@ struct reflect_ke {
 static int ke_cookies(void *arg, const struct nts_keys *keys, struct nts_ke_msg *resp)
 {
 	struct reflector *r = arg;
-	unsigned i;
 
-	for (i = 0; i < NTS_COOKIES_MAX; i++) {
-		if (nts_server_cookie(r->nts, keys, resp->cookie[i]) < 0)
-			return -1;
-		resp->cookie_len[i] = NTS_SERVER_COOKIE_LEN;
-	}
-	resp->ncookies = NTS_COOKIES_MAX;
+	if (nts_server_ke_cookies(r->nts, keys, resp) < 0)
+		return -1;
 	/* The NTP port, when it is not 123 (section 4.1.8). */
 	if (r->cfg->ep.port != 123)
 		resp->port = r->cfg->ep.port;

@@ -55,14 +55,9 @@ struct forge {
 static int ke_cookies(void *arg, const struct nts_keys *keys, struct nts_ke_msg *resp)
 {
 	struct forge *f = arg;
-	unsigned i;
 
-	for (i = 0; i < NTS_COOKIES_MAX; i++) {
-		if (nts_server_cookie(f->srv, keys, resp->cookie[i]) < 0)
-			return -1;
-		resp->cookie_len[i] = NTS_SERVER_COOKIE_LEN;
-	}
-	resp->ncookies = NTS_COOKIES_MAX;
+	if (nts_server_ke_cookies(f->srv, keys, resp) < 0)
+		return -1;
 	if (strcmp(f->mode, "warning") == 0)
 		resp->warning = 7;
 	if (f->port >= 0)
