@@ -67,6 +67,31 @@ void ntpx_err_lines(const char *lines)
 	}
 }
 
+int log_limit_pass(struct log_limit *l, int64_t now, uint64_t *held)
+{
+	*held = 0;
+	if (!l->start || now - l->start >= l->window) {
+		*held = l->held;
+		l->start = now ? now : 1;
+		l->n = 0;
+		l->held = 0;
+	}
+	if (l->n < l->max) {
+		l->n++;
+		return 1;
+	}
+	l->held++;
+	return 0;
+}
+
+uint64_t log_limit_held(struct log_limit *l)
+{
+	uint64_t held = l->held;
+
+	l->held = 0;
+	return held;
+}
+
 void ntpx_die(int code, const char *fmt, ...)
 {
 	va_list ap;

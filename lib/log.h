@@ -9,6 +9,7 @@
 #define NTPX_LOG_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdnoreturn.h>
 
 enum {
@@ -36,6 +37,28 @@ noreturn void ntpx_die(int code, const char *fmt, ...)
 void ntpx_lines_add(char *buf, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void ntpx_err_lines(const char *lines);
+
+/*
+ * A limit on lines, for a server's lines about its clients, which a flood
+ * must neither turn into a flood of lines nor silence for the rest of
+ * the run: at most @max lines in each window of @window ns (the first
+ * window starts at the first line).  log_limit_pass() says whether a line
+ * at @now (ns, CLOCK_MONOTONIC) may go out; when a window has ended with
+ * lines held back, *@held gets their count (else 0), for a line of its
+ * own before this one.  log_limit_held() is the count held back in the
+ * window not yet ended, and zeroes it (at exit).  The caller serialises
+ * the calls.
+ */
+struct log_limit {
+	int64_t window;			/* ns */
+	unsigned max;
+	int64_t start;			/* the window's start; 0: none yet */
+	unsigned n;			/* lines passed in it */
+	uint64_t held;			/* ... and held back */
+};
+
+int log_limit_pass(struct log_limit *l, int64_t now, uint64_t *held);
+uint64_t log_limit_held(struct log_limit *l);
 
 /* "prog: error text\nTry 'prog --help'." then exit 2.  (Named for the
    options it is about; every tool calls it.) */

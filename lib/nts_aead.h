@@ -26,9 +26,17 @@ void nts_aead_free(struct nts_aead *a);
 int nts_aead_set_key(struct nts_aead *a, const unsigned char *key, size_t len);
 
 /*
- * Seals @plen bytes of @plain (may be 0) under @nonce (@nlen bytes) with
- * @alen bytes of associated data @aad into @ct, which has room for
- * @plen + 16 bytes.  Returns the ciphertext's length, or -1.
+ * @len random bytes into @nonce from GnuTLS's generator for nonces
+ * (unpredictable, and no structure shared between two draws: RFC 8915
+ * section 9.1 wants cookies nobody can link); 0 or -1.
+ */
+int nts_aead_nonce(void *nonce, size_t len);
+
+/*
+ * Seals @plen bytes of @plain (may be 0) under @nonce (@nlen bytes, at
+ * least 1) with @alen bytes of associated data @aad into @ct, which has
+ * room for @plen + 16 bytes.  Returns the ciphertext's length, or -1 (an
+ * empty nonce is refused).
  */
 long nts_aead_seal(struct nts_aead *a, const void *nonce, size_t nlen, const void *aad, size_t alen,
 		   const void *plain, size_t plen, void *ct);
@@ -36,7 +44,7 @@ long nts_aead_seal(struct nts_aead *a, const void *nonce, size_t nlen, const voi
 /*
  * Opens @clen bytes of @ct into @plain (room for @clen - 16 bytes).
  * Returns the plaintext's length, or -1 when it does not authenticate
- * (or is shorter than the tag).
+ * (or is shorter than the tag, or the nonce is empty).
  */
 long nts_aead_open(struct nts_aead *a, const void *nonce, size_t nlen, const void *aad, size_t alen,
 		   const void *ct, size_t clen, void *plain);

@@ -41,11 +41,6 @@ void nts_client_free(struct nts_client *c)
 	free(c);
 }
 
-void nts_client_forget(struct nts_client *c)
-{
-	c->ncookies = 0;
-}
-
 unsigned nts_client_cookies(const struct nts_client *c)
 {
 	return c->ncookies;
@@ -132,7 +127,8 @@ int nts_client_request(struct nts_client *c, void *pkt, size_t cap, size_t *len)
 	return 0;
 }
 
-enum nts_reply nts_client_reply(struct nts_client *c, const void *pkt, size_t len, const char **why)
+enum nts_reply nts_client_reply(struct nts_client *c, const void *pkt, size_t len, size_t *covered,
+				const char **why)
 {
 	struct nts_ef_view v, in;
 	struct ntp_packet r;
@@ -141,6 +137,7 @@ enum nts_reply nts_client_reply(struct nts_client *c, const void *pkt, size_t le
 	unsigned i;
 
 	c->open_ns = 0;
+	*covered = 0;
 	if (!c->pending) {
 		*why = "no request of ours is waiting";
 		return NTS_REPLY_BOGUS;
@@ -156,11 +153,11 @@ enum nts_reply nts_client_reply(struct nts_client *c, const void *pkt, size_t le
 				 : "no unique identifier";
 		return NTS_REPLY_BOGUS;
 	}
-	/* Section 5.7: a NAK is a kiss NTSN, unauthenticated, uid echoed. */
-	if (r.stratum == NTP_STRATUM_KOD && r.refid == 0x4e54534eu && !v.have_auth) {
-		c->pending = 0;
+	/* Section 5.7: a NAK is a kiss NTSN, unauthenticated, uid echoed.
+	   Anyone who saw the request can send one: the request stays
+	   pending for the authentic reply, and the cookies stay. */
+	if (r.stratum == NTP_STRATUM_KOD && r.refid == 0x4e54534eu && !v.have_auth)
 		return NTS_REPLY_NAK;
-	}
 	if (!v.have_auth) {
 		*why = "no authenticator";
 		return NTS_REPLY_BOGUS;
@@ -180,5 +177,6 @@ enum nts_reply nts_client_reply(struct nts_client *c, const void *pkt, size_t le
 	c->pending = 0;
 	for (i = 0; i < in.ncookies && i < NTS_EF_COOKIES_MAX; i++)
 		keep(c, in.cookie[i].p, in.cookie[i].len);
+	*covered = v.aad_len;
 	return NTS_REPLY_OK;
 }

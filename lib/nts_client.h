@@ -11,8 +11,10 @@
  * A reply is used only when it echoes that identifier and its
  * authenticator opens under the S2C key; its plaintext's cookies go into
  * the jar.  A kiss "NTSN" (the server cannot read the cookie) that echoes
- * the identifier empties the jar: the caller runs NTS-KE again, as it
- * does when the jar is empty.
+ * the identifier is unauthenticated, so anyone who saw the request can
+ * send one (RFC 8915 section 5.7): the request stays pending for an
+ * authentic reply, and the cookies stay in the jar until the caller has
+ * run NTS-KE again and it succeeded (nts_client_set).
  */
 #ifndef NTPX_NTS_CLIENT_H
 #define NTPX_NTS_CLIENT_H
@@ -46,22 +48,24 @@ int nts_client_request(struct nts_client *c, void *pkt, size_t cap, size_t *len)
 
 enum nts_reply {
 	NTS_REPLY_OK,		/* authentic: use it */
-	NTS_REPLY_NAK,		/* an NTSN kiss for our request: run NTS-KE again */
+	NTS_REPLY_NAK,		/* an NTSN kiss for our request: wait on for an
+				   authentic reply; none: run NTS-KE again */
 	NTS_REPLY_BOGUS,	/* not ours or not authentic: never use it */
 };
 
 /*
  * Judges the reply @pkt (@len bytes, its header already decoded and
  * matched to the request) to the last request; on BOGUS, *@why says why
- * in one line.  The time it took is in nts_client_open_ns().
+ * in one line.  On OK, *@covered is how many of its first bytes the
+ * authenticator covers (the header and the fields before it): nothing
+ * after them may be read, by any code (0 otherwise).  The time it took
+ * is in nts_client_open_ns().
  */
-enum nts_reply nts_client_reply(struct nts_client *c, const void *pkt, size_t len, const char **why);
+enum nts_reply nts_client_reply(struct nts_client *c, const void *pkt, size_t len, size_t *covered,
+				const char **why);
 
 /* The last request's sealing and the last reply's opening, ns. */
 int64_t nts_client_seal_ns(const struct nts_client *c);
 int64_t nts_client_open_ns(const struct nts_client *c);
-
-/* Drops every cookie (after a NAK). */
-void nts_client_forget(struct nts_client *c);
 
 #endif

@@ -147,6 +147,11 @@ static int walk(const unsigned char *p, size_t start, size_t len, struct nts_ef_
 		}
 		body = p + off + EF_HDR;
 		blen = flen - EF_HDR;
+		/* A field of sound length and one of NTS's types: the packet
+		   means to be NTS, whatever its body says. */
+		if (type == NTS_EF_UID || type == NTS_EF_COOKIE || type == NTS_EF_PLACEHOLDER ||
+		    type == NTS_EF_AUTH)
+			v->nts_fields++;
 		switch (type) {
 		case NTS_EF_UID:
 			if (!outer)
@@ -172,8 +177,10 @@ static int walk(const unsigned char *p, size_t start, size_t len, struct nts_ef_
 		case NTS_EF_PLACEHOLDER:
 			if (!outer)
 				goto other;
-			if (!v->nplaceholders)
-				v->placeholder_len = blen;
+			if (!v->nplaceholders || blen < v->placeholder_min)
+				v->placeholder_min = blen;
+			if (blen > v->placeholder_max)
+				v->placeholder_max = blen;
 			v->nplaceholders++;
 			break;
 		case NTS_EF_AUTH:
@@ -183,6 +190,7 @@ static int walk(const unsigned char *p, size_t start, size_t len, struct nts_ef_
 			if (parse_auth(body, blen, idx, v, why) < 0)
 				return -1;
 			v->have_auth = 1;
+			v->auth_end = off + flen;
 			/* What follows is not authenticated: not ours to read. */
 			return 0;
 		default:

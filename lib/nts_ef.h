@@ -25,7 +25,8 @@
  * The associated data is the packet from its first byte to the start of
  * the authenticator; the plaintext is a run of extension fields (a
  * server's new cookies).  Fields after the authenticator are not
- * authenticated and are ignored.
+ * authenticated: nothing may read them (a server refuses a request that
+ * has any, as chrony does; a client reads only what aad_len covers).
  */
 #ifndef NTPX_NTS_EF_H
 #define NTPX_NTS_EF_H
@@ -73,11 +74,15 @@ struct nts_ef_view {
 	unsigned ncookies;			/* cookies seen */
 	struct nts_span cookie[NTS_EF_COOKIES_MAX];	/* the first ones */
 	unsigned nplaceholders;			/* placeholders seen */
-	size_t placeholder_len;			/* the first one's body */
+	size_t placeholder_min, placeholder_max;	/* their bodies' lengths */
 	int have_auth;
 	size_t aad_len;				/* bytes before the authenticator */
+	size_t auth_end;			/* ... and through it */
 	struct nts_span nonce, ct;
 	unsigned nother;			/* other fields before it, skipped */
+	unsigned nts_fields;			/* fields of NTS's four types (of
+						   sound length) met, also by a
+						   parse that failed */
 };
 
 /*
@@ -91,7 +96,8 @@ struct nts_ef_view {
  * NTS_NONCE_LEN or whose ciphertext is shorter than NTS_TAG_LEN or runs
  * past the field.  Whether the fields a request or reply needs are there
  * is the caller's to judge.  Fields after the authenticator are not
- * parsed.
+ * parsed (auth_end < @len says there are some).  On failure, nts_fields
+ * still says whether the packet meant to be NTS.
  */
 int nts_ef_parse(const void *pkt, size_t len, struct nts_ef_view *v, const char **why);
 

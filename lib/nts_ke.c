@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "nts_ke.h"
 #include "util_private.h"
@@ -308,7 +309,35 @@ int nts_ke_check_response(const struct nts_ke_msg *m, const char **why)
 		*why = "no cookies";
 		return -1;
 	}
+	/* Section 4.1.4: no warning codes are defined, and an unrecognised
+	   one is treated as an error (as chrony does). */
+	if (m->warning >= 0) {
+		snprintf(why_buf, sizeof(why_buf), "server sent warning %d (unrecognised)", m->warning);
+		*why = why_buf;
+		return -1;
+	}
+	if (m->port == 0) {
+		*why = "port record names port 0";
+		return -1;
+	}
 	return 0;
+}
+
+int nts_ke_ntp_server(const struct nts_ke_msg *m, char *host, size_t hostlen, uint16_t *port)
+{
+	int changed = 0;
+
+	if (m->server[0] && strcasecmp(m->server, host) != 0) {
+		if (strlen(m->server) >= hostlen)
+			return -1;
+		strcpy(host, m->server);
+		changed = 1;
+	}
+	if (m->port >= 0 && m->port != *port) {
+		*port = (uint16_t)m->port;
+		changed = 1;
+	}
+	return changed;
 }
 
 static int has(const uint16_t *ids, int n, uint16_t id)

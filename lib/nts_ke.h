@@ -114,9 +114,20 @@ ssize_t nts_ke_parse(const void *buf, size_t len, struct nts_ke_msg *m, const ch
  * Judges a server's response for a client that asked for NTPv4 and
  * AES-SIV-CMAC-256: 0 when it is usable (exactly those, and at least one
  * cookie), else -1 with *@why (an Error record, a refused protocol or
- * AEAD, no cookies).
+ * AEAD, no cookies, a Warning record: section 4.1.4 defines no codes,
+ * so every one is unrecognised and an error; a Port record of 0).
  */
 int nts_ke_check_response(const struct nts_ke_msg *m, const char **why);
+
+/*
+ * The NTP server the checked response @m sends the client to (sections
+ * 4.1.7 and 4.1.8): @host (a string of @hostlen bytes) and *@port, the
+ * client's defaults, are replaced by its Server and Port records where
+ * it has them.  Returns 1 when either changed (a name is compared
+ * without regard to case), 0 when neither did, -1 when the name does not
+ * fit in @hostlen (nothing changed).
+ */
+int nts_ke_ntp_server(const struct nts_ke_msg *m, char *host, size_t hostlen, uint16_t *port);
 
 /*
  * What a server answers to the request @req (section 4): into @resp

@@ -5,7 +5,7 @@
  * request, and the fields of its reply.
  *
  * A cookie is the ID of the server key it is sealed under (4 bytes), a
- * random nonce (16) and AES-SIV-CMAC-256 of the C2S and S2C keys (16 + 64):
+ * random nonce of its own (16) and AES-SIV-CMAC-256 of the C2S and S2C keys (16 + 64):
  * 100 bytes.  The server key changes every rotation period, and cookies
  * under the current key and the NTS_SERVER_OLD_KEYS before it are
  * accepted, so a cookie lives at least NTS_SERVER_OLD_KEYS periods and
@@ -37,16 +37,29 @@ struct nts_server;
 struct nts_server *nts_server_new(int64_t period_ns, char *err, size_t errlen);
 void nts_server_free(struct nts_server *s);
 
-/* A new cookie for @keys under the current key into @out
-   (NTS_SERVER_COOKIE_LEN bytes); 0, or -1. */
+/*
+ * Makes @key (NTS_KEY_LEN bytes) with ID @id the current server key, its
+ * period starting now: a fuzz target's fixed key, under which the
+ * cookies of its committed inputs open in every run.  0, or -1.
+ */
+int nts_server_set_key(struct nts_server *s, uint32_t id, const unsigned char *key);
+
+/* A new cookie for @keys under the current key, with a random nonce,
+   into @out (NTS_SERVER_COOKIE_LEN bytes); 0, or -1. */
 int nts_server_cookie(struct nts_server *s, const struct nts_keys *keys, unsigned char *out);
+
+/* An NTS-KE response's cookies (@resp's): NTS_COOKIES_MAX of them, for
+   @keys; 0, or -1. */
+int nts_server_ke_cookies(struct nts_server *s, const struct nts_keys *keys,
+			  struct nts_ke_msg *resp);
 
 /* What a request held, for its reply. */
 struct nts_server_req {
 	unsigned char uid[NTS_SERVER_UID_MAX];	/* a copy: the reply may be
 						   built over the request */
 	size_t uid_len;
-	struct nts_keys keys;		/* from its cookie */
+	struct nts_keys keys;		/* from its cookie: wiped by every
+					   verdict but OK, and by the reply */
 	unsigned cookies;		/* to send back: 1 + placeholders, at most 8 */
 };
 
@@ -58,10 +71,13 @@ enum nts_server_verdict {
 
 /*
  * Checks the request @pkt of @len bytes: one unique identifier, one
- * cookie, placeholders as long as the cookie, an authenticator that opens
- * under the cookie's C2S key.  On DROP and NAK *@why says why in one line.
- * @seal_ns gets the time it took (opening the cookie and the
- * authenticator), ns.
+ * cookie, placeholders each as long as the cookie, an authenticator last
+ * (nothing after it) that opens under the cookie's C2S key.  A request
+ * of the wrong shape is dropped; one whose cookie or authenticator does
+ * not open gets a NAK (RFC 8915 section 5.7: the server "SHOULD" answer
+ * what it cannot validate or authenticate with the kiss NTSN).  On DROP
+ * and NAK *@why says why in one line.  @open_ns gets the time it took
+ * (opening the cookie and the authenticator), ns.
  */
 enum nts_server_verdict nts_server_check(struct nts_server *s, const void *pkt, size_t len,
 					 struct nts_server_req *req, const char **why,
@@ -72,17 +88,18 @@ enum nts_server_verdict nts_server_check(struct nts_server *s, const void *pkt, 
  * bytes, the transmit timestamp already written; capacity @cap) the
  * identifier of @req and an authenticator sealed under its S2C key over
  * all before it, with @req->cookies new cookies inside; fewer when
- * @cap does not hold them all.  Returns 0, or -1.  @seal_ns gets the time
- * it took.
+ * @cap does not hold them all.  Every cookie has a nonce of its own,
+ * random (RFC 8915 section 9.1: cookies nobody can link).  Returns 0, or
+ * -1.  @seal_ns gets the time it took.  @req's keys are wiped.
  */
-int nts_server_reply(struct nts_server *s, const struct nts_server_req *req, void *pkt,
-		     size_t cap, size_t *len, int64_t *seal_ns);
+int nts_server_reply(struct nts_server *s, struct nts_server_req *req, void *pkt, size_t cap,
+		     size_t *len, int64_t *seal_ns);
 
 /*
  * An NTS NAK to @req (its identifier known: nts_server_check() said
  * NAK): @reply's header must already say stratum 0, refid "NTSN"; the
- * identifier is appended.  Returns 0, or -1.
+ * identifier is appended.  Returns 0, or -1.  @req's keys are wiped.
  */
-int nts_server_nak(const struct nts_server_req *req, void *reply, size_t cap, size_t *len);
+int nts_server_nak(struct nts_server_req *req, void *reply, size_t cap, size_t *len);
 
 #endif

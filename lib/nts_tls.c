@@ -2,15 +2,20 @@
 /*
  * nts_tls.c - NTS-KE sessions over TLS 1.3 with GnuTLS; see nts_tls.h.
  * GnuTLS does all of TLS: the handshake, the certificate's check against
- * the trusted file and the name asked for, ALPN, the exporter.
+ * the trusted file and the name asked for, ALPN, the exporter.  What is
+ * ours is the transport under it, which holds every session to one
+ * deadline.
  */
 #include <errno.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include <gnutls/gnutls.h>
@@ -25,26 +30,134 @@
 #define PRIORITY "NORMAL:-VERS-ALL:+VERS-TLS1.3"
 
 /*
- * Whether a call that failed with @rc may be made again before
- * @deadline (CLOCK_MONOTONIC ns): a signal, or GNUTLS_E_AGAIN that came
- * before the socket's timeout did.  GnuTLS returns it on a blocking
- * socket too, after a record that carried no data for us (a TLS 1.3
- * NewSessionTicket, as OpenSSL servers send after the handshake).
+ * A session's transport: its socket and its one deadline
+ * (CLOCK_MONOTONIC ns) for the whole session, handshake and records
+ * alike.  GnuTLS reads and writes through io_pull() and io_push(), which
+ * never block in the socket and wait on it only for the time left, so
+ * that no peer can stretch a session past its deadline however it
+ * trickles its bytes (a per-read timeout such as SO_RCVTIMEO starts
+ * afresh at every byte that arrives, and so holds nothing).
  */
-static int again(int rc, int64_t deadline)
+struct io {
+	int fd;
+	int64_t deadline;
+	int timed_out;			/* a wait reached the deadline */
+};
+
+/* The time left, as ppoll takes it; 0 when none is. */
+static struct timespec io_left(const struct io *io, int64_t at_most)
 {
-	return (rc == GNUTLS_E_INTERRUPTED || rc == GNUTLS_E_AGAIN) && clock_monotonic_ns() < deadline;
+	int64_t left = io->deadline - clock_monotonic_ns();
+
+	if (left > at_most)
+		left = at_most;
+	if (left < 0)
+		left = 0;
+	return (struct timespec){ .tv_sec = left / NTPX_NS_PER_SEC, .tv_nsec = left % NTPX_NS_PER_SEC };
 }
 
-static void set_timeouts(int fd, int64_t ns)
+/*
+ * Waits until @io's socket is ready for @events or the deadline passes:
+ * 0, or -1 with errno (ETIMEDOUT at the deadline, which makes GnuTLS fail
+ * the call with GNUTLS_E_PULL_ERROR or GNUTLS_E_PUSH_ERROR).
+ */
+static int io_wait(struct io *io, short events)
 {
-	struct timeval tv = { .tv_sec = ns / NTPX_NS_PER_SEC, .tv_usec = ns % NTPX_NS_PER_SEC / 1000 };
+	for (;;) {
+		struct pollfd pfd = { .fd = io->fd, .events = events };
+		struct timespec ts = io_left(io, INT64_MAX);
+		int rc;
 
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+		if (ts.tv_sec == 0 && ts.tv_nsec == 0) {
+			io->timed_out = 1;
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		rc = ppoll(&pfd, 1, &ts, NULL);
+		if (rc > 0)
+			return 0;
+		if (rc < 0 && errno != EINTR)
+			return -1;
+	}
 }
 
-static int tcp_connect(const char *host, const char *port, int family, int64_t timeout_ns,
+static ssize_t io_pull(gnutls_transport_ptr_t ptr, void *buf, size_t len)
+{
+	struct io *io = ptr;
+
+	for (;;) {
+		ssize_t n = recv(io->fd, buf, len, MSG_DONTWAIT);
+
+		if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+			return n;
+		if (io_wait(io, POLLIN) < 0)
+			return -1;
+	}
+}
+
+/* Whether data comes within @ms (GnuTLS asks): the time left at most. */
+static int io_pull_timeout(gnutls_transport_ptr_t ptr, unsigned int ms)
+{
+	struct io *io = ptr;
+	struct pollfd pfd = { .fd = io->fd, .events = POLLIN };
+	int64_t wait = ms == GNUTLS_INDEFINITE_TIMEOUT ? INT64_MAX : (int64_t)ms * 1000000;
+	struct timespec ts = io_left(io, wait);
+	int rc = ppoll(&pfd, 1, &ts, NULL);
+
+	if (rc == 0 && clock_monotonic_ns() >= io->deadline)
+		io->timed_out = 1;
+	return rc;
+}
+
+static ssize_t io_push(gnutls_transport_ptr_t ptr, const void *buf, size_t len)
+{
+	struct io *io = ptr;
+
+	for (;;) {
+		/* MSG_NOSIGNAL: a peer gone is an error, not SIGPIPE. */
+		ssize_t n = send(io->fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+			return n;
+		if (io_wait(io, POLLOUT) < 0)
+			return -1;
+	}
+}
+
+/*
+ * @s reads and writes @io's socket, within its deadline.  TCP_NODELAY:
+ * each side writes a flight of small records and then waits for the
+ * other's, which Nagle's algorithm would hold back for the peer's delayed
+ * ACK (40 ms here, for every session).
+ */
+static void io_attach(gnutls_session_t s, struct io *io)
+{
+	int one = 1;
+
+	(void)setsockopt(io->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	gnutls_transport_set_ptr(s, io);
+	gnutls_transport_set_pull_function(s, io_pull);
+	gnutls_transport_set_pull_timeout_function(s, io_pull_timeout);
+	gnutls_transport_set_push_function(s, io_push);
+	/* No timer of GnuTLS's own: the session's deadline is the one. */
+	gnutls_handshake_set_timeout(s, GNUTLS_INDEFINITE_TIMEOUT);
+}
+
+/*
+ * Whether a call that failed with @rc may be made again before @io's
+ * deadline: a signal; GNUTLS_E_AGAIN, which GnuTLS returns after a record
+ * that carried no data for us (a TLS 1.3 NewSessionTicket, as OpenSSL
+ * servers send after the handshake); a handshake's non-fatal error (a
+ * warning alert).  Never once the deadline has passed.
+ */
+static int again(int rc, const struct io *io)
+{
+	return !gnutls_error_is_fatal(rc) && !io->timed_out && clock_monotonic_ns() < io->deadline;
+}
+
+/* A TCP connection to @host @port before @deadline, or -1 with a line in
+   @err. */
+static int tcp_connect(const char *host, const char *port, int family, int64_t deadline,
 		       char *err, size_t errlen)
 {
 	struct addrinfo hints = { .ai_family = family, .ai_socktype = SOCK_STREAM }, *res, *ai;
@@ -56,26 +169,39 @@ static int tcp_connect(const char *host, const char *port, int family, int64_t t
 		return -1;
 	}
 	for (ai = res; ai; ai = ai->ai_next) {
-		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+		struct io io = { .deadline = deadline };
+		socklen_t sl = sizeof(saved);
+
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
+			    ai->ai_protocol);
 		if (fd < 0) {
 			saved = errno;
 			continue;
 		}
-		set_timeouts(fd, timeout_ns);
+		io.fd = fd;
 		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
 			break;
 		saved = errno;
+		if (saved == EINPROGRESS) {
+			if (io_wait(&io, POLLOUT) < 0)
+				saved = errno;
+			else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &saved, &sl) < 0)
+				saved = errno;
+			if (saved == 0)
+				break;
+		}
 		close(fd);
 		fd = -1;
 	}
 	freeaddrinfo(res);
 	if (fd < 0)
-		snprintf(err, errlen, "connect: %s", strerror(saved == EINPROGRESS ? ETIMEDOUT : saved));
+		snprintf(err, errlen, "connect: %s", strerror(saved));
 	return fd;
 }
 
 /* What a failed GnuTLS call says; a failed certificate check, why. */
-static void tls_err(gnutls_session_t s, int rc, const char *what, char *err, size_t errlen)
+static void tls_err(gnutls_session_t s, const struct io *io, int rc, const char *what, char *err,
+		    size_t errlen)
 {
 	gnutls_datum_t out = { 0 };
 
@@ -92,7 +218,7 @@ static void tls_err(gnutls_session_t s, int rc, const char *what, char *err, siz
 			err[--n] = '\0';
 		return;
 	}
-	if (rc == GNUTLS_E_AGAIN || rc == GNUTLS_E_TIMEDOUT)
+	if (io->timed_out || rc == GNUTLS_E_AGAIN || rc == GNUTLS_E_TIMEDOUT)
 		snprintf(err, errlen, "%s: timed out", what);
 	else if (rc == GNUTLS_E_FATAL_ALERT_RECEIVED)
 		snprintf(err, errlen, "%s: the peer sent alert '%s'", what,
@@ -103,7 +229,7 @@ static void tls_err(gnutls_session_t s, int rc, const char *what, char *err, siz
 		snprintf(err, errlen, "%s: %s", what, gnutls_strerror(rc));
 }
 
-static int handshake(gnutls_session_t s, int64_t deadline, char *err, size_t errlen)
+static int handshake(gnutls_session_t s, struct io *io, char *err, size_t errlen)
 {
 	static const gnutls_datum_t alpn = { .data = (unsigned char *)NTS_KE_ALPN,
 					     .size = sizeof(NTS_KE_ALPN) - 1 };
@@ -112,16 +238,16 @@ static int handshake(gnutls_session_t s, int64_t deadline, char *err, size_t err
 
 	rc = gnutls_alpn_set_protocols(s, &alpn, 1, GNUTLS_ALPN_MANDATORY);
 	if (rc < 0) {
-		tls_err(s, rc, "alpn", err, errlen);
+		tls_err(s, io, rc, "alpn", err, errlen);
 		return -1;
 	}
 	do
 		rc = gnutls_handshake(s);
-	while (rc < 0 && (again(rc, deadline) || (!gnutls_error_is_fatal(rc) && rc != GNUTLS_E_AGAIN)));
+	while (rc < 0 && again(rc, io));
 	if (rc < 0) {
-		tls_err(s, rc, "handshake", err, errlen);
+		tls_err(s, io, rc, "handshake", err, errlen);
 		/* Tell the peer why (a certificate we refuse, say). */
-		if (rc != GNUTLS_E_PULL_ERROR && rc != GNUTLS_E_PREMATURE_TERMINATION)
+		if (!io->timed_out && rc != GNUTLS_E_PULL_ERROR && rc != GNUTLS_E_PREMATURE_TERMINATION)
 			(void)gnutls_alert_send_appropriate(s, rc);
 		return -1;
 	}
@@ -133,7 +259,7 @@ static int handshake(gnutls_session_t s, int64_t deadline, char *err, size_t err
 	return 0;
 }
 
-static int send_all(gnutls_session_t s, const void *buf, size_t len, int64_t deadline, char *err,
+static int send_all(gnutls_session_t s, struct io *io, const void *buf, size_t len, char *err,
 		    size_t errlen)
 {
 	const unsigned char *b = buf;
@@ -141,10 +267,10 @@ static int send_all(gnutls_session_t s, const void *buf, size_t len, int64_t dea
 	while (len) {
 		ssize_t n = gnutls_record_send(s, b, len);
 
-		if (n < 0 && again((int)n, deadline))
+		if (n < 0 && again((int)n, io))
 			continue;
 		if (n < 0) {
-			tls_err(s, (int)n, "send", err, errlen);
+			tls_err(s, io, (int)n, "send", err, errlen);
 			return -1;
 		}
 		b += n;
@@ -154,7 +280,7 @@ static int send_all(gnutls_session_t s, const void *buf, size_t len, int64_t dea
 }
 
 /* One message from the peer into @m: 0, or -1 with @err. */
-static int recv_msg(gnutls_session_t s, struct nts_ke_msg *m, int64_t deadline, char *err,
+static int recv_msg(gnutls_session_t s, struct io *io, struct nts_ke_msg *m, char *err,
 		    size_t errlen)
 {
 	static __thread unsigned char buf[NTS_KE_MSG_MAX];
@@ -175,22 +301,23 @@ static int recv_msg(gnutls_session_t s, struct nts_ke_msg *m, int64_t deadline, 
 			return -1;
 		}
 		n = gnutls_record_recv(s, buf + len, sizeof(buf) - len);
-		if (n < 0 && again((int)n, deadline))
+		if (n < 0 && again((int)n, io))
 			continue;
-		if (n == 0 || n == GNUTLS_E_PREMATURE_TERMINATION) {
+		if (!io->timed_out && (n == 0 || n == GNUTLS_E_PREMATURE_TERMINATION)) {
 			snprintf(err, errlen, "malformed message: truncated after %zu bytes%s", len,
 				 len ? "" : " (none)");
 			return -1;
 		}
 		if (n < 0) {
-			tls_err(s, (int)n, "receive", err, errlen);
+			tls_err(s, io, (int)n, "receive", err, errlen);
 			return -1;
 		}
 		len += (size_t)n;
 	}
 }
 
-static int export_keys(gnutls_session_t s, struct nts_keys *k, char *err, size_t errlen)
+static int export_keys(gnutls_session_t s, const struct io *io, struct nts_keys *k, char *err,
+		       size_t errlen)
 {
 	char ctx[5] = { NTS_PROTO_NTPV4 >> 8, NTS_PROTO_NTPV4 & 0xff, NTS_AEAD_SIV_CMAC_256 >> 8,
 			NTS_AEAD_SIV_CMAC_256 & 0xff, 0 };
@@ -204,7 +331,7 @@ static int export_keys(gnutls_session_t s, struct nts_keys *k, char *err, size_t
 					ctx, sizeof(k->s2c), (char *)k->s2c);
 	}
 	if (rc < 0) {
-		tls_err(s, rc, "key export", err, errlen);
+		tls_err(s, io, rc, "key export", err, errlen);
 		return -1;
 	}
 	return 0;
@@ -220,8 +347,8 @@ int nts_tls_client(const char *host, const char *port, const char *cafile, int f
 	struct nts_ke_msg m;
 	const char *why;
 	char msg[400];
-	int fd = -1, rc = -1, r;
-	int64_t deadline = clock_monotonic_ns() + timeout_ns;
+	int rc = -1, r;
+	struct io io = { .fd = -1, .deadline = clock_monotonic_ns() + timeout_ns };
 	ssize_t n;
 
 	msg[0] = 0;
@@ -243,8 +370,8 @@ int nts_tls_client(const char *host, const char *port, const char *cafile, int f
 			 r == 0 ? "no certificates" : gnutls_strerror(r));
 		goto out;
 	}
-	fd = tcp_connect(host, port, family, timeout_ns, msg, sizeof(msg));
-	if (fd < 0)
+	io.fd = tcp_connect(host, port, family, io.deadline, msg, sizeof(msg));
+	if (io.fd < 0)
 		goto out;
 	if ((r = gnutls_init(&s, GNUTLS_CLIENT)) < 0 ||
 	    (r = gnutls_priority_set_direct(s, PRIORITY, NULL)) < 0 ||
@@ -256,16 +383,16 @@ int nts_tls_client(const char *host, const char *port, const char *cafile, int f
 	if (strspn(host, "0123456789.") != strlen(host) && !strchr(host, ':'))
 		gnutls_server_name_set(s, GNUTLS_NAME_DNS, host, strlen(host));
 	gnutls_session_set_verify_cert(s, host, 0);
-	gnutls_transport_set_int(s, fd);
-	if (handshake(s, deadline, msg, sizeof(msg)) < 0 ||
-	    send_all(s, req, (size_t)n, deadline, msg, sizeof(msg)) < 0 ||
-	    recv_msg(s, resp, deadline, msg, sizeof(msg)) < 0)
+	io_attach(s, &io);
+	if (handshake(s, &io, msg, sizeof(msg)) < 0 ||
+	    send_all(s, &io, req, (size_t)n, msg, sizeof(msg)) < 0 ||
+	    recv_msg(s, &io, resp, msg, sizeof(msg)) < 0)
 		goto out;
 	if (nts_ke_check_response(resp, &why) < 0) {
 		snprintf(msg, sizeof(msg), "%s", why);
 		goto out;
 	}
-	if (export_keys(s, keys, msg, sizeof(msg)) < 0)
+	if (export_keys(s, &io, keys, msg, sizeof(msg)) < 0)
 		goto out;
 	gnutls_bye(s, GNUTLS_SHUT_WR);
 	rc = 0;
@@ -278,8 +405,8 @@ out:
 	}
 	if (s)
 		gnutls_deinit(s);
-	if (fd >= 0)
-		close(fd);
+	if (io.fd >= 0)
+		close(io.fd);
 	if (cred)
 		gnutls_certificate_free_credentials(cred);
 	return rc;
@@ -335,38 +462,40 @@ int nts_tls_serve(struct nts_tls_server *srv, int fd, int64_t timeout_ns, nts_tl
 	struct nts_keys keys;
 	char msg[400];
 	int rc = -1, r, ok;
-	int64_t deadline = clock_monotonic_ns() + timeout_ns;
+	struct io io = { .fd = fd, .deadline = clock_monotonic_ns() + timeout_ns };
 	ssize_t n;
 
 	msg[0] = 0;
-	set_timeouts(fd, timeout_ns);
 	if ((r = gnutls_init(&s, GNUTLS_SERVER)) < 0 || (r = gnutls_priority_set(s, srv->prio)) < 0 ||
 	    (r = gnutls_credentials_set(s, GNUTLS_CRD_CERTIFICATE, srv->cred)) < 0) {
 		snprintf(msg, sizeof(msg), "%s", gnutls_strerror(r));
 		goto out;
 	}
 	gnutls_certificate_server_set_request(s, GNUTLS_CERT_IGNORE);
-	gnutls_transport_set_int(s, fd);
-	if (handshake(s, deadline, msg, sizeof(msg)) < 0)
+	io_attach(s, &io);
+	if (handshake(s, &io, msg, sizeof(msg)) < 0)
 		goto out;
-	if (recv_msg(s, &req, deadline, msg, sizeof(msg)) < 0) {
-		/* Section 4.1.3: tell the client, then close. */
+	if (recv_msg(s, &io, &req, msg, sizeof(msg)) < 0) {
+		/* Section 4.1.3: tell the client, then close (not one that
+		   ran out of time: its session is over). */
 		nts_ke_msg_init(&resp);
 		resp.error = strstr(msg, "critical and unknown") ? NTS_KE_ERR_UNRECOGNIZED
 								  : NTS_KE_ERR_BAD_REQUEST;
 		n = nts_ke_build(out, sizeof(out), &resp);
-		if (n > 0)
+		if (n > 0 && !io.timed_out)
 			(void)gnutls_record_send(s, out, (size_t)n);
 		goto out;
 	}
 	ok = nts_ke_answer(&req, &resp);
-	if (ok && (export_keys(s, &keys, msg, sizeof(msg)) < 0 || fn(arg, &keys, &resp) < 0)) {
+	if (ok && (export_keys(s, &io, &keys, msg, sizeof(msg)) < 0 || fn(arg, &keys, &resp) < 0)) {
 		nts_ke_msg_init(&resp);
 		resp.error = NTS_KE_ERR_INTERNAL;
 		ok = 0;
 	}
+	/* The keys are in the cookies now, sealed. */
+	explicit_bzero(&keys, sizeof(keys));
 	n = nts_ke_build(out, sizeof(out), &resp);
-	if (n < 0 || send_all(s, out, (size_t)n, deadline, msg, sizeof(msg)) < 0)
+	if (n < 0 || send_all(s, &io, out, (size_t)n, msg, sizeof(msg)) < 0)
 		goto out;
 	gnutls_bye(s, GNUTLS_SHUT_WR);
 	if (!ok) {

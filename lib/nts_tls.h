@@ -10,8 +10,11 @@
  *                      32 bytes)
  *
  * with 0 for the client-to-server key (C2S) and 1 for server-to-client
- * (S2C).  Blocking: one exchange of one message each way, bounded by a
- * timeout.
+ * (S2C).  Blocking: one exchange of one message each way.  A session has
+ * one deadline, for the connection, the handshake and the records
+ * together: GnuTLS reads and writes through functions of ours that wait
+ * on the socket only for the time left, so that a peer that trickles its
+ * bytes cannot hold a session longer than that.
  */
 #ifndef NTPX_NTS_TLS_H
 #define NTPX_NTS_TLS_H
@@ -29,10 +32,11 @@ struct nts_keys {
  * Runs NTS-KE as a client against @host port @port (a name or a number),
  * trusting the certificates in the PEM file @cafile (NULL: the system's)
  * and checking that the server's certificate names @host; @family is
- * AF_UNSPEC, AF_INET or AF_INET6; no step waits longer than @timeout_ns.
- * On success returns 0 with the server's response, checked
- * (nts_ke_check_response), in @resp and the keys in @keys; otherwise -1
- * with one line in @err ("nts-ke 127.0.0.1:4460: certificate: ...").
+ * AF_UNSPEC, AF_INET or AF_INET6; the whole session, the connection
+ * included, ends within @timeout_ns.  On success returns 0 with the
+ * server's response, checked (nts_ke_check_response), in @resp and the
+ * keys in @keys (the caller wipes them when done); otherwise -1 with one
+ * line in @err ("nts-ke 127.0.0.1:4460: certificate: ...").
  */
 int nts_tls_client(const char *host, const char *port, const char *cafile, int family,
 		   int64_t timeout_ns, struct nts_ke_msg *resp, struct nts_keys *keys,
@@ -57,9 +61,12 @@ typedef int (*nts_tls_cookie_fn)(void *arg, const struct nts_keys *keys, struct 
 /*
  * Serves one NTS-KE session on the connected TCP socket @fd (which it
  * does not close): handshake, the client's request, the response with
- * @fn's cookies.  Returns 0 when a response with cookies went out, -1
- * with one line in @err otherwise (a failed handshake, a malformed
- * request: to that one an Error record is sent when the session allows).
+ * @fn's cookies, all within @timeout_ns of the call, whatever the client
+ * sends or does not send ("timed out" when that is why it failed).
+ * Returns 0 when a response with cookies went out, -1 with one line in
+ * @err otherwise (a failed handshake, a malformed request: to that one
+ * an Error record is sent when the session allows).  Thread-safe: one
+ * session per thread at a time, many threads at once.
  */
 int nts_tls_serve(struct nts_tls_server *s, int fd, int64_t timeout_ns, nts_tls_cookie_fn fn,
 		  void *arg, char *err, size_t errlen);

@@ -234,7 +234,7 @@ int flood_main(struct transport *t, const struct load_opts *o)
 	if (o->nts) {
 		char err[512];
 
-		f.nts = nts_flood_new(o->nts_host, o->nts_port, o->ca, o->family, err, sizeof(err));
+		f.nts = nts_flood_new(o, err, sizeof(err));
 		if (!f.nts)
 			ntpx_die(NTPX_EXIT_FAIL, "%s", err);
 	}

@@ -39,6 +39,8 @@ struct load_opts {
 	int64_t start;			/* --start, realtime ns; -1: the next whole second */
 	int nts;			/* --nts: NTS fields in --ntp's requests */
 	char nts_host[256], nts_port[8];	/* the NTS-KE server */
+	const char *ntp_host;		/* the endpoint's host and port, which */
+	uint16_t ntp_port;		/* NTS-KE must not send the flood away from */
 	const char *ca;			/* --ca, NULL: the system's */
 	int family;			/* -4, -6: for the NTS-KE server's name */
 	int calibrate, gso;
@@ -112,11 +114,12 @@ struct flood {
 
 int run_flood(struct flood *f);
 
-/* nts.c: NTS-KE with HOST PORT (NULL with @err), and each request's NTS
-   fields after its 48-byte header, sealed: its length, 0 if it did not fit. */
+/* nts.c: NTS-KE with @o's server (NULL with @err, also when the response
+   sends the client to another NTP server than @o's endpoint), and each
+   request's NTS fields after its 48-byte header, sealed: its length, 0 if
+   it did not fit. */
 struct nts_flood;
-struct nts_flood *nts_flood_new(const char *host, const char *port, const char *ca, int family,
-				char *err, size_t errlen);
+struct nts_flood *nts_flood_new(const struct load_opts *o, char *err, size_t errlen);
 void nts_flood_free(struct nts_flood *n);
 size_t nts_flood_request(struct nts_flood *n, unsigned char *pkt, size_t cap, uint64_t seq);
 /* --ntp as @o asks, on @t; exit code. */

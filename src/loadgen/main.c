@@ -233,6 +233,8 @@ int main(int argc, char **argv)
 	opt_endpoint(argc, argv, optind, &ep);
 	ep.family = family;
 	o.url = ep.url;
+	o.ntp_host = ep.host;
+	o.ntp_port = ep.port;
 	if (sink + o.calibrate + !!a.ntp > 1)
 		opt_usage_error("--sink, --calibrate and --ntp go alone");
 	if ((sink || a.ntp) && (a.rate || a.capacity || a.size || a.burst || a.start))

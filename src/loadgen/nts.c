@@ -31,24 +31,41 @@ struct nts_flood {
 	unsigned char salt[NTS_UID_LEN];	/* makes identifiers unlike another run's */
 };
 
-struct nts_flood *nts_flood_new(const char *host, const char *port, const char *ca, int family,
-				char *err, size_t errlen)
+struct nts_flood *nts_flood_new(const struct load_opts *o, char *err, size_t errlen)
 {
 	struct nts_flood *n = calloc(1, sizeof(*n));
 	struct nts_keys keys;
+	char host[sizeof(o->ntp_host)];
+	uint16_t port = o->ntp_port;
+	int v6 = strchr(o->nts_host, ':') != NULL;
 
 	if (!n) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	if (nts_tls_client(host, port, ca, family, 5 * NTPX_NS_PER_SEC, &n->resp, &keys, err,
-			   errlen) < 0 ||
-	    !(n->c2s = nts_aead_new(keys.c2s, sizeof(keys.c2s), err, errlen)) ||
-	    getrandom(n->salt, sizeof(n->salt), 0) != sizeof(n->salt)) {
-		nts_flood_free(n);
-		return NULL;
+	if (nts_tls_client(o->nts_host, o->nts_port, o->ca, o->family, 5 * NTPX_NS_PER_SEC, &n->resp,
+			   &keys, err, errlen) < 0)
+		goto fail;
+	/* The flood goes where the endpoint says: a response that sends the
+	   client elsewhere (RFC 8915 sections 4.1.7, 4.1.8) is refused. */
+	snprintf(host, sizeof(host), "%s", o->ntp_host);
+	if (nts_ke_ntp_server(&n->resp, host, sizeof(host), &port) != 0) {
+		snprintf(err, errlen, "nts-ke %s%s%s:%s: the response names NTP server %s port %u, "
+			 "not the endpoint's %s port %u: give that endpoint", v6 ? "[" : "",
+			 o->nts_host, v6 ? "]" : "", o->nts_port,
+			 n->resp.server[0] ? n->resp.server : o->ntp_host, port, o->ntp_host,
+			 o->ntp_port);
+		goto fail;
 	}
+	if (!(n->c2s = nts_aead_new(keys.c2s, sizeof(keys.c2s), err, errlen)) ||
+	    getrandom(n->salt, sizeof(n->salt), 0) != sizeof(n->salt))
+		goto fail;
+	explicit_bzero(&keys, sizeof(keys));
 	return n;
+fail:
+	explicit_bzero(&keys, sizeof(keys));
+	nts_flood_free(n);
+	return NULL;
 }
 
 void nts_flood_free(struct nts_flood *n)

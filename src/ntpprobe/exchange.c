@@ -130,6 +130,21 @@ static void paced(struct probe *p, int64_t rtt)
 			 !c->timeout_given && c->timeout == c->interval ? ", the interval's" : "");
 }
 
+/* What the reply @r, received at @t4, said of its server. */
+static void from_reply(struct probe_out *o, const struct ntp_packet *r, int64_t t4)
+{
+	struct record_exchange *x = &o->x;
+
+	o->replied = 1;
+	o->leap = r->leap;
+	o->stratum = r->stratum;
+	o->refid = r->refid;
+	o->root_delay = r->root_delay;
+	o->root_disp = r->root_disp;
+	x->t[3] = t4;
+	x->have |= 1u << 3;
+}
+
 /* The stamps the layers below took of request and reply. */
 static void exchange_stamps(struct probe *p, uint32_t txid, int replied, struct probe_out *o)
 {
@@ -164,7 +179,8 @@ void probe_exchange(struct probe *p, uint64_t seq, struct probe_out *o,
 		.poll = 0,
 		.precision = -20,
 	};
-	int64_t deadline, stamp;
+	struct ntp_packet nak_hdr = { 0 };	/* an NTS NAK's, once one came */
+	int64_t deadline, stamp, nak_t4 = 0;
 	size_t reqlen = NTP_HEADER_LEN;
 	uint32_t txid = 0;
 	int saw_other = 0, decoded, nak = 0;
@@ -176,10 +192,17 @@ void probe_exchange(struct probe *p, uint64_t seq, struct probe_out *o,
 	stamp_row_clear(&o->s);
 	o->nts_seal = o->nts_open = -1;
 	x->seq = seq;
-	/* Out of cookies (or told so by a NAK): NTS-KE again first. */
-	if (p->nts && !nts_client_cookies(p->nts) && probe_nts_ke(p) < 0) {
-		x->status = RECORD_ERROR;
-		return;
+	/* Out of cookies, or told so by a NAK that no authentic reply
+	   followed: NTS-KE first.  After a NAK the cookies are kept until
+	   NTS-KE succeeds (RFC 8915 section 5.7): polling goes on with
+	   them while it fails. */
+	if (p->nts && (p->nts_rekey || !nts_client_cookies(p->nts))) {
+		if (probe_nts_ke(p) == 0)
+			p->nts_rekey = 0;
+		else if (!nts_client_cookies(p->nts)) {
+			x->status = RECORD_ERROR;
+			return;
+		}
 	}
 	q.xmt = nonce();
 	if (p->cfg->xleave) {
@@ -235,11 +258,25 @@ void probe_exchange(struct probe *p, uint64_t seq, struct probe_out *o,
 	for (;;) {
 		struct ntp_packet r;
 		int64_t t4;
+		/* The part of the reply that may be read: with NTS, only
+		   what its authenticator covers. */
+		size_t covered;
 		ssize_t n = transport_recv_wait(p->t, buf, sizeof(buf), NULL, p->clk, &t4,
 						deadline, p->cfg->poll);
 
 		if (n == -EINTR)	/* a signal: finish this exchange first */
 			continue;
+		if (n == -ETIMEDOUT && nak) {
+			/* A NAK and no authentic reply after it: a kiss
+			   whatever its leap field says (ntp_judge would take
+			   NTSN under leap 3 for an unsynchronised server). */
+			p->nts_rekey = 1;
+			x->status = RECORD_KOD;
+			memcpy(p->kiss, "NTSN", 5);
+			from_reply(o, &nak_hdr, nak_t4);
+			exchange_stamps(p, txid, 0, o);
+			return;
+		}
 		if (n == -ETIMEDOUT) {
 			x->status = saw_other ? RECORD_BOGUS : RECORD_TIMEOUT;
 			p->timed_out[p->timed_out_next++ % PROBE_LATE_SLOTS] = q.xmt;
@@ -268,10 +305,11 @@ void probe_exchange(struct probe *p, uint64_t seq, struct probe_out *o,
 				saw_other = 1;
 			continue;
 		}
+		covered = (size_t)n;
 		if (p->nts) {
 			const char *why;
 
-			switch (nts_client_reply(p->nts, buf, (size_t)n, &why)) {
+			switch (nts_client_reply(p->nts, buf, (size_t)n, &covered, &why)) {
 			case NTS_REPLY_BOGUS:
 				/* Never used: counted, and the wait goes on
 				   for the authentic reply. */
@@ -280,31 +318,24 @@ void probe_exchange(struct probe *p, uint64_t seq, struct probe_out *o,
 				saw_other = 1;
 				continue;
 			case NTS_REPLY_NAK:
+				/* Unauthenticated (RFC 8915 section 5.7): the
+				   authentic reply may still come.  Kept, in
+				   case none does. */
 				p->nts_naks++;
-				nts_client_forget(p->nts);
 				nak = 1;
-				break;
+				nak_hdr = r;
+				nak_t4 = t4;
+				continue;
 			default:
+				/* The cookies work: a NAK before was not the
+				   server's, or no longer matters. */
+				p->nts_rekey = 0;
 				o->nts_open = nts_client_open_ns(p->nts);
 				break;
 			}
 		}
-		/* A NAK is a kiss whatever its leap field says (ntp_judge
-		   would take NTSN under leap 3 for an unsynchronised server). */
-		if (nak) {
-			x->status = RECORD_KOD;
-			memcpy(p->kiss, "NTSN", 5);
-		} else {
-			x->status = judge(p, &r);
-		}
-		o->replied = 1;
-		o->leap = r.leap;
-		o->stratum = r.stratum;
-		o->refid = r.refid;
-		o->root_delay = r.root_delay;
-		o->root_disp = r.root_disp;
-		x->t[3] = t4;
-		x->have |= 1u << 3;
+		x->status = judge(p, &r);
+		from_reply(o, &r, t4);
 		if (t4 - x->t[0] <= p->cfg->interval)
 			p->slow_run = 0;
 		else if (p->cfg->count > 1)
@@ -324,8 +355,8 @@ void probe_exchange(struct probe *p, uint64_t seq, struct probe_out *o,
 				x->have |= 1u << 2;
 			}
 			if (p->cfg->xleave) {
-				xr->has_ef = ntp_check_trailer(buf, (size_t)n) == 0 &&
-					     xleave_ef_find(buf, (size_t)n, &xr->ef);
+				xr->has_ef = ntp_check_trailer(buf, covered) == 0 &&
+					     xleave_ef_find(buf, covered, &xr->ef);
 				p->srv_rec = r.rec;
 				/* A basic reply's field is this exchange's. */
 				if (xr->has_ef && !xr->interleaved &&

@@ -66,10 +66,8 @@ int main(int argc, char **argv)
 	/* The schedule first: a bad one opens nothing. */
 	if (opt_loss_env(&cfg.ep.loss, err, sizeof(err)))
 		ntpx_die(NTPX_EXIT_FAIL, "%s", err);
-	p.t = transport_open(&cfg.ep, TRANSPORT_CLIENT, err, sizeof(err));
-	if (!p.t)
-		opt_open_failed(err);
-	ntpx_err_lines(transport_warnings(p.t));
+	/* NTS-KE first: its response may name the NTP server and port
+	   (RFC 8915 sections 4.1.7, 4.1.8), which the endpoint then uses. */
 	if (cfg.nts) {
 		p.nts = nts_client_new();
 		if (!p.nts)
@@ -77,7 +75,13 @@ int main(int argc, char **argv)
 		/* Its line is out; exit as ntpx_die() does. */
 		if (probe_nts_ke(&p) < 0)
 			exit(NTPX_EXIT_FAIL);
+		snprintf(cfg.ep.host, sizeof(cfg.ep.host), "%s", p.ntp_host);
+		cfg.ep.port = p.ntp_port;
 	}
+	p.t = transport_open(&cfg.ep, TRANSPORT_CLIENT, err, sizeof(err));
+	if (!p.t)
+		opt_open_failed(err);
+	ntpx_err_lines(transport_warnings(p.t));
 	if (cfg.user && priv_drop(cfg.user, priv_transport_caps(&cfg.ep, TRANSPORT_CLIENT),
 				  err, sizeof(err)))
 		ntpx_die(NTPX_EXIT_FAIL, "%s", err);

@@ -119,7 +119,11 @@ struct probe {
 	struct probe_out pending;	/* --xleave: the record waiting for the
 					   next reply (x.seq 0: none) */
 	struct nts_client *nts;		/* --nts, else NULL */
+	int nts_rekey;			/* a NAK and no authentic reply: NTS-KE
+					   before the next request */
 	char nts_server[272];		/* what the last NTS-KE response named, or "" */
+	char ntp_host[256];		/* the NTP server it sends the run to, */
+	uint16_t ntp_port;		/* the endpoint's where it names none */
 	uint64_t nts_bogus;		/* replies whose identifier or authenticator failed */
 	uint64_t nts_naks, nts_ke_runs;
 };
@@ -131,8 +135,10 @@ void probe_options(int argc, char **argv, struct probe_config *cfg);
 void probe_exchange(struct probe *p, uint64_t seq, struct probe_out *o,
 		    struct xleave_reply *xr);
 
-/* nts.c: runs NTS-KE and takes its keys and cookies; 0, or -1 after one
-   line on stderr. */
+/* nts.c: runs NTS-KE and takes its keys and cookies, and the NTP server
+   it names into ntp_host and ntp_port (before the endpoint is open: the
+   run's; after: it must be the one in use); 0, or -1 after one line on
+   stderr, the cookies as they were. */
 int probe_nts_ke(struct probe *p);
 
 /* run.c */

@@ -8,7 +8,7 @@
  * interleaved or a RATE kiss; serve.c is the receive loop; sent.c the
  * queue of datagrams whose log lines wait for the replies' send stamps;
  * output.c the log (--log) and the counts at exit; nts.c Network Time
- * Security (--nts-cert): its NTS-KE listener and the check of requests.
+ * Security (--nts-cert): the check of requests; ke.c its NTS-KE server.
  */
 #ifndef NTPX_NTPREFLECT_H
 #define NTPX_NTPREFLECT_H
@@ -20,6 +20,7 @@
 #include <sys/types.h>
 
 #include "access.h"
+#include "log.h"
 #include "ntp.h"
 #include "nts_server.h"
 #include "nts_tls.h"
@@ -114,16 +115,18 @@ struct reflector {
 	int out;			/* the log's state (lib/out.h) */
 	struct reflect_sent q[REFLECT_SENT_QUEUE];
 	unsigned head, n;
-	/* --nts-cert: the cookie keys, TLS, the NTS-KE thread and its
-	   listening socket; the request being answered (nts.c). */
+	/* --nts-cert: the cookie keys, TLS, the NTS-KE server (ke.c); the
+	   request being answered (nts.c); the lines about clients, at most
+	   NTS_LINES_PER_MIN a minute (both threads'). */
 	struct nts_server *nts;
 	struct nts_tls_server *tls;
-	pthread_t ke_thread;
-	int ke_fd;
+	struct reflect_ke *ke;
 	int nts_req;			/* the request being answered is NTS */
 	struct nts_server_req nreq;
 	int64_t nts_open;
-	uint64_t ke_ok, ke_failed, nts_lines;
+	uint64_t ke_ok, ke_failed, ke_refused;
+	pthread_mutex_t line_lock;
+	struct log_limit lines;
 	/* Counts, for the summary. */
 	uint64_t seq;			/* datagrams received */
 	uint64_t answered, verdicts[V_NVERDICT], send_errors, dropped, interleaved;
@@ -157,9 +160,22 @@ void reflect_sent_ef_tx(struct xleave_ef *e, const struct transport_stamps *ts);
 struct reflect_sent *reflect_sent_push(struct reflector *r);
 void reflect_sent_flush(struct reflector *r, int all);
 
-/* nts.c */
+/* ke.c: NTS-KE, sessions side by side (see there) */
+#define KE_SESSIONS		16	/* at once, each a thread of its own */
+#define KE_SESSIONS_STR		"16"
+#define KE_PER_ADDR		4	/* ... of one client address (IPv6: /64) */
+#define KE_PER_ADDR_STR		"4"
+#define KE_DEADLINE_NS		(2 * NTPX_NS_PER_SEC)	/* a session, all of it */
+struct reflect_ke;
 void reflect_nts_start(struct reflector *r);
 void reflect_nts_stop(struct reflector *r);
+
+/* nts.c */
+#define NTS_LINES_PER_MIN	100
+/* "PEER: WHAT: WHY" on stderr, as the limit allows (any thread); at
+   the end, how many the last minute held back. */
+void reflect_nts_line(struct reflector *r, const char *peer, const char *what, const char *why);
+void reflect_nts_lines_end(struct reflector *r);
 enum verdict reflect_nts_check(struct reflector *r, const struct transport_addr *from,
 			       const unsigned char *buf, ssize_t n, enum verdict v);
 void reflect_nts_nak(struct reflector *r, const struct transport_addr *from,

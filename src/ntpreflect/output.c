@@ -130,9 +130,10 @@ void reflect_summary(const struct reflector *r)
 	if (r->interleaved)
 		fprintf(stderr, ", interleaved %llu", (unsigned long long)r->interleaved);
 	if (r->nts)
-		fprintf(stderr, ", nts-ke %llu, nts-ke failed %llu",
+		fprintf(stderr, ", nts-ke %llu, nts-ke failed %llu, nts-ke refused %llu",
 			(unsigned long long)__atomic_load_n(&r->ke_ok, __ATOMIC_RELAXED),
-			(unsigned long long)__atomic_load_n(&r->ke_failed, __ATOMIC_RELAXED));
+			(unsigned long long)__atomic_load_n(&r->ke_failed, __ATOMIC_RELAXED),
+			(unsigned long long)__atomic_load_n(&r->ke_refused, __ATOMIC_RELAXED));
 	if (xleave_table_evictions(r->xt))
 		fprintf(stderr, ", client slots taken %llu",
 			(unsigned long long)xleave_table_evictions(r->xt));

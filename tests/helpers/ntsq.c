@@ -14,6 +14,14 @@
  *   replay    the same request sent twice: the second reply is
  *             "reply bogus: no request of ours is waiting"
  *   nocookie  the cookie's field made an unknown type
+ *   shortuid  the identifier cut to 16 bytes (an unknown field of 16
+ *             after it keeps the length)
+ *   placeholder  the second placeholder cut to 84 bytes (an unknown
+ *             field after it), the request sealed again: only that
+ *             length is wrong
+ *   trailing  an ntpx field (lib/xleave.h) after the authenticator
+ *   cookies   no NTP: one line per cookie NTS-KE gave, "cookie NONCE",
+ *             its nonce (bytes 4 to 19) in hex
  *   wait=DUR  (before another MODE, "wait=2s,ok") hold the cookies
  *             DUR before using one (an expired cookie)
  *
@@ -29,12 +37,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "nts_aead.h"
 #include "nts_client.h"
 #include "nts_ef.h"
 #include "nts_tls.h"
 #include "ntp.h"
 #include "opt_units.h"
 #include "util_private.h"
+#include "xleave.h"
 #include "fence.h"
 
 /* Any reply but the fence's, judged by the client's own check. */
@@ -42,8 +52,9 @@ static void judge(const unsigned char *buf, size_t n, void *ctx)
 {
 	struct nts_client *c = ctx;
 	const char *why = "";
+	size_t covered;
 
-	switch (nts_client_reply(c, buf, n, &why)) {
+	switch (nts_client_reply(c, buf, n, &covered, &why)) {
 	case NTS_REPLY_OK:
 		printf("reply ok\n");
 		break;
@@ -77,6 +88,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ntsq: %s\n", err);
 		return 2;
 	}
+	if (strcmp(mode, "cookies") == 0) {
+		unsigned i, k;
+
+		for (i = 0; i < resp.ncookies; i++) {
+			printf("cookie ");
+			for (k = 4; k < 20 && k < resp.cookie_len[i]; k++)
+				printf("%02x", resp.cookie[i][k]);
+			printf("\n");
+		}
+		return 0;
+	}
 	c = nts_client_new();
 	if (!c || nts_client_set(c, &keys, &resp, err, sizeof(err)) < 0) {
 		fprintf(stderr, "ntsq: %s\n", err);
@@ -106,6 +128,13 @@ int main(int argc, char **argv)
 	}
 	memset(pkt, 0, NTP_HEADER_LEN);
 	pkt[0] = 0x23;
+	/* Placeholders come when the jar is short: spend all but two. */
+	while (strcmp(mode, "placeholder") == 0 && nts_client_cookies(c) > 2) {
+		size_t scratch = NTP_HEADER_LEN;
+
+		if (nts_client_request(c, pkt, sizeof(pkt), &scratch) < 0)
+			return 2;
+	}
 	if (getrandom(pkt + 40, 8, 0) != 8 || nts_client_request(c, pkt, sizeof(pkt), &len) < 0 ||
 	    nts_ef_parse(pkt, len, &v, &why) < 0) {
 		fprintf(stderr, "ntsq: cannot build the request\n");
@@ -119,6 +148,30 @@ int main(int argc, char **argv)
 		sends = 2;
 	} else if (strcmp(mode, "nocookie") == 0) {
 		put16((unsigned char *)v.cookie[0].p - 4, 0x7f04);
+	} else if (strcmp(mode, "shortuid") == 0) {
+		put16(pkt + NTP_HEADER_LEN + 2, 20);
+		put16(pkt + NTP_HEADER_LEN + 20, 0x7f00);
+		put16(pkt + NTP_HEADER_LEN + 22, 16);
+	} else if (strcmp(mode, "placeholder") == 0) {
+		/* The second placeholder: after the identifier, the cookie
+		   and the first placeholder, each 4 + the cookie's length. */
+		unsigned char *second = pkt + NTP_HEADER_LEN + 36 + 2 * (4 + v.cookie[0].len);
+		struct nts_aead *a = nts_aead_new(keys.c2s, sizeof(keys.c2s), err, sizeof(err));
+
+		if (v.nplaceholders < 2 || !a) {
+			fprintf(stderr, "ntsq: no second placeholder to spoil\n");
+			return 2;
+		}
+		put16(second + 2, (uint16_t)(v.cookie[0].len - 12));
+		put16(second + v.cookie[0].len - 12, 0x7f00);
+		put16(second + v.cookie[0].len - 10, 16);
+		nts_aead_seal(a, v.nonce.p, v.nonce.len, pkt, v.aad_len, NULL, 0, (void *)v.ct.p);
+		nts_aead_free(a);
+	} else if (strcmp(mode, "trailing") == 0) {
+		struct xleave_ef none = { .have = 0 };
+
+		xleave_ef_put(pkt + len, &none);
+		len += XLEAVE_EF_LEN;
 	} else if (strcmp(mode, "ok") != 0) {
 		fprintf(stderr, "ntsq: bad mode '%s'\n", mode);
 		return 2;

@@ -1,12 +1,16 @@
 #!/bin/sh
 # SPDX-License-Identifier: ISC
-# ntpsec's ntpd as an NTS server (nts enable, cert, key, cookie; RFC 8915)
-# for ntpprobe --nts, unpacked from Debian's package and run as
-# tests/interop/ntpsec.t runs it: in a namespace of its own, CAP_SYS_TIME
-# dropped, the noclock shim preloaded, the host clock's state the same
-# before and after.  With no time source it answers unsynchronised, every
-# answer authenticated: its NTS-KE (OpenSSL) and AEAD against ours
-# (GnuTLS).  The certificates are made here with openssl.
+# ntpsec's ntpd with NTS (RFC 8915) both ways, unpacked from Debian's
+# package and run as tests/interop/ntpsec.t runs it: in a namespace of
+# its own, CAP_SYS_TIME dropped, the noclock shim preloaded, the host
+# clock's state the same before and after.  As a server (nts enable,
+# cert, key, cookie) for ntpprobe --nts: with no time source it answers
+# unsynchronised, every answer authenticated.  As a client (server ...
+# nts ca) of ntpreflect --nts-cert: it runs NTS-KE with ntpreflect, takes
+# its cookies, and synchronises on authenticated replies (ntpq -c nts
+# counts them, ntpreflect's log shows each one's NTS times).  Its NTS-KE
+# and AEAD are OpenSSL's, ours GnuTLS's.  The certificates are made here
+# with openssl.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/daemon.sh"
 . "$NTPX_TOP/tests/nts.sh"
@@ -33,8 +37,8 @@ test_expect_success 'setup: two namespaces, the daemon'\''s and the probe'\''s' 
 	daemon_net
 '
 
-test_expect_success 'setup: a CA, a certificate for the daemon'\''s address, another CA' '
-	nts_ca ca && nts_cert srv ca "$DAEMON_ADDR" && nts_ca other
+test_expect_success 'setup: a CA, certificates for the daemon'\''s address and ntpreflect'\''s, another CA' '
+	nts_ca ca && nts_cert srv ca "$DAEMON_ADDR" && nts_cert refl ca "$REFLECT_ADDR" && nts_ca other
 '
 
 test_expect_success 'setup: ntpsec serving NTS' '
@@ -69,6 +73,62 @@ test_expect_success 'a CA that did not sign its certificate: one line, exit 1' '
 
 test_expect_success 'setup: the daemon stops' '
 	daemon_stop "$D"
+'
+
+# ntpsec as the client: it polls every second (minpoll 0), each request
+# sealed with a cookie ntpreflect gave it.
+ntpq() {
+	ip netns exec "$NS_D" env PYTHONPATH="$DAEMON_ROOT/usr/lib/python3/dist-packages" \
+		python3 "$DAEMON_ROOT/usr/bin/ntpq" -4 -n "$@" 127.0.0.1
+}
+# ntpq -c nts: "NTS client recvs good:  N" and the like.
+nts_count() { ntpq -c nts 2>/dev/null | awk -F: -v k="$1" '$1 == k { print $2 + 0 }'; }
+good_5() { [ "$(nts_count "NTS client recvs good")" -ge 5 ]; }
+synced() { ntpq -c "rv 0 leap" 2>/dev/null | grep -q 'leap=00'; }
+reflect_ke_up() { ip netns exec "$NS_R" ss -Hltn "sport = :4460" | grep -q .; }
+
+test_expect_success 'setup: ntpreflect serving NTS on port 123, NTS-KE on 4460' '
+	spawn RNTS ip netns exec "$NS_R" "$NTPX_BIN/ntpreflect" --stratum 1 --nts-cert "$TMP/refl.pem" \
+		--nts-key "$TMP/refl.key" --log "$TMP/reflect.log" "udp://$REFLECT_ADDR:123" 2>"$TMP/rnts.err" &&
+	wait_until 10 reflect_up && wait_until 10 reflect_ke_up
+'
+
+test_expect_success 'setup: ntpsec as an NTS client of ntpreflect, until 5 authenticated replies' '
+	{ printf "logfile %s\nrestrict default\nrestrict 127.0.0.1\n" "$TMP/ntpd-client.log" &&
+	  echo "server $REFLECT_ADDR nts ca $TMP/ca.pem iburst minpoll 0 maxpoll 0"; } >"$TMP/client.conf" &&
+	daemon_run C "$NTPD" -n -c "$TMP/client.conf" >"$TMP/client.out" 2>&1 &&
+	if ! wait_until 60 good_5
+	then
+		diag "$(ntpq -c nts 2>&1; tail -n 20 "$TMP/ntpd-client.log")" &&
+		return 1
+	fi &&
+	ntpq -c nts >"$TMP/nts" 2>&1 && sed "s/^/# /" "$TMP/nts" >&2
+'
+
+test_expect_success 'ntpq -c nts: an NTS-KE that succeeded, replies authenticated, none bad' '
+	test "$(nts_count "NTS KE client probes good")" -ge 1 &&
+	test "$(nts_count "NTS client recvs good")" -ge 5 &&
+	test_is "$(nts_count "NTS client recvs w error")" 0
+'
+
+test_expect_success 'ntpq: leap 00, synchronised to ntpreflect over NTS' '
+	wait_until 60 synced
+'
+
+test_expect_success "ntpreflect's log: every reply to ntpsec carried NTS (nts_open, nts_seal), none refused" '
+	awk "\$1 !~ /^#/ { n++; if (\$12 != \"ok\" || \$13 !~ /^[0-9]+\$/ || \$14 !~ /^[0-9]+\$/) bad++ }
+		END { exit !(n >= 5 && !bad) }" "$TMP/reflect.log" &&
+	! grep -q "nts: \|nts-ke: " "$TMP/rnts.err"
+'
+
+test_expect_success "CAP_SYS_TIME is not in the client daemon's effective set" '
+	! has_cap $C 25
+'
+
+test_expect_success 'setup: the client daemon and ntpreflect stop' '
+	daemon_stop "$C" && stop_pid "$RNTS" &&
+	test_grep "nts-ke [1-9][0-9]*, nts-ke failed 0, nts-ke refused 0" "$TMP/rnts.err" &&
+	! grep -q "nts-bad\|nts-nak" "$TMP/rnts.err"
 '
 
 test_expect_success "the host clock's state is what it was" '

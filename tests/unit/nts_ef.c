@@ -47,7 +47,8 @@ static void request_round_trip(void **state)
 	assert_int_equal(v.ncookies, 1);
 	assert_int_equal(v.cookie[0].len, 100);
 	assert_int_equal(v.nplaceholders, 2);
-	assert_int_equal(v.placeholder_len, 100);
+	assert_int_equal(v.placeholder_min, 100);
+	assert_int_equal(v.placeholder_max, 100);
 	assert_true(v.have_auth);
 	assert_int_equal(v.aad_len, len - 40);
 	assert_ptr_equal(v.nonce.p, nonce);
@@ -140,6 +141,8 @@ static void malformed(void **state)
 		assert_int_equal(nts_ef_put(two, sizeof(two), &off, NTS_EF_UID, pkt + 52, 16), 0);
 		assert_int_equal(nts_ef_parse(two, off, &v, &why), -1);
 		assert_string_equal(why, "extension field 1 (unique identifier): body of 16 bytes, less than 32");
+		/* ... still meant to be NTS: the server's verdict is nts-bad. */
+		assert_int_equal(v.nts_fields, 1);
 	}
 }
 
@@ -156,6 +159,10 @@ static void after_auth_and_inner(void **state)
 	len = build_request(pkt, sizeof(pkt), &nonce, &ct);
 	memset(pkt + len, 0xee, 6);
 	assert_int_equal(nts_ef_parse(pkt, len + 6, &v, &why), 0);
+	/* ... but the view says it is there, for the server to refuse. */
+	assert_int_equal(v.auth_end, len);
+	assert_int_equal(v.aad_len, len - 40);
+	assert_int_equal(v.nts_fields, 5);
 
 	assert_int_equal(nts_ef_put(inner, sizeof(inner), &off, NTS_EF_COOKIE, pkt, 100), 0);
 	assert_int_equal(nts_ef_put(inner, sizeof(inner), &off, NTS_EF_COOKIE, pkt, 100), 0);

@@ -73,7 +73,9 @@ static void response_round_trip(void **state)
 	assert_int_equal(got.port, 12300);
 	assert_int_equal(got.warning, 7);
 	assert_int_equal(got.error, -1);
-	assert_int_equal(nts_ke_check_response(&got, &why), 0);
+	/* Parsed whole, but a warning makes the response unusable. */
+	assert_int_equal(nts_ke_check_response(&got, &why), -1);
+	assert_string_equal(why, "server sent warning 7 (unrecognised)");
 
 	/* Every prefix is "read more", never an error or a crash. */
 	for (i = 0; i < (unsigned)n; i++)
@@ -185,6 +187,44 @@ static void response_judged(void **state)
 	m.aeads[0] = NTS_AEAD_SIV_CMAC_256;
 	assert_int_equal(nts_ke_check_response(&m, &why), -1);
 	assert_string_equal(why, "no cookies");
+	m.ncookies = 1;
+	m.cookie_len[0] = 100;
+	assert_int_equal(nts_ke_check_response(&m, &why), 0);
+	/* Section 4.1.4 defines no warning codes: any one is an error. */
+	m.warning = 0;
+	assert_int_equal(nts_ke_check_response(&m, &why), -1);
+	assert_string_equal(why, "server sent warning 0 (unrecognised)");
+	m.warning = -1;
+	m.port = 0;
+	assert_int_equal(nts_ke_check_response(&m, &why), -1);
+	assert_string_equal(why, "port record names port 0");
+}
+
+/* Sections 4.1.7 and 4.1.8: the response's server and port replace the
+   client's defaults where it names them. */
+static void ntp_server_negotiated(void **state)
+{
+	struct nts_ke_msg m;
+	char host[16] = "127.0.0.1";
+	uint16_t port = 123;
+
+	(void)state;
+	nts_ke_msg_init(&m);
+	assert_int_equal(nts_ke_ntp_server(&m, host, sizeof(host), &port), 0);
+	assert_string_equal(host, "127.0.0.1");
+	assert_int_equal(port, 123);
+	m.port = 4123;
+	assert_int_equal(nts_ke_ntp_server(&m, host, sizeof(host), &port), 1);
+	assert_int_equal(port, 4123);
+	assert_int_equal(nts_ke_ntp_server(&m, host, sizeof(host), &port), 0);
+	strcpy(m.server, "Time.Example");
+	assert_int_equal(nts_ke_ntp_server(&m, host, sizeof(host), &port), 1);
+	assert_string_equal(host, "Time.Example");
+	strcpy(host, "time.example");
+	assert_int_equal(nts_ke_ntp_server(&m, host, sizeof(host), &port), 0);
+	strcpy(m.server, "a.name.longer.than.sixteen");
+	assert_int_equal(nts_ke_ntp_server(&m, host, sizeof(host), &port), -1);
+	assert_string_equal(host, "time.example");
 }
 
 static void server_answers(void **state)
@@ -255,6 +295,7 @@ int main(void)
 		cmocka_unit_test(extra_cookies_counted),
 		cmocka_unit_test(endless_refused),
 		cmocka_unit_test(response_judged),
+		cmocka_unit_test(ntp_server_negotiated),
 		cmocka_unit_test(server_answers),
 		cmocka_unit_test(server_option),
 	};
