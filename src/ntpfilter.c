@@ -7,15 +7,15 @@
  * means that ntpctl -s peers shows as offset and delay.
  *
  * Every input line is passed through unchanged apart from the appended
- * columns; "#fields" is rewritten to name them.  SIGINT is ignored when
- * the input is not a terminal, so that in "ntpprobe | ntpfilter" a ^C
- * stops the probe, which finishes its last line, and the filter ends with
- * its input, losing nothing.
+ * columns; "#fields" is rewritten to name them.  SIGINT ends the input
+ * when standard input is not a terminal (lib/record.h), so that in
+ * "ntpprobe | ntpfilter" a ^C stops the probe, which finishes its last
+ * line, and the filter ends with its input, losing nothing.  A last line
+ * cut short is dropped with one warning, and the exit status is 3.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,8 +207,7 @@ int main(int argc, char **argv)
 		if (fd < 0)
 			ntpx_die(NTPX_EXIT_FAIL, "%s: %s", name, strerror(errno));
 	}
-	if (!isatty(fd))
-		signal(SIGINT, SIG_IGN);
+	record_sigint_ends_input();
 	out_init();
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (record_reader_init(&r, fd, name))
@@ -228,6 +227,11 @@ int main(int argc, char **argv)
 		ntpx_err("%s", r.err);
 		record_reader_free(&r);
 		return NTPX_EXIT_FAIL;
+	}
+	if (r.cut) {
+		ntpx_err("%s", r.warn);
+		record_reader_free(&r);
+		return NTPX_EXIT_CUT;
 	}
 	record_reader_free(&r);
 	return NTPX_EXIT_OK;

@@ -32,6 +32,7 @@ struct series {
 	uint64_t records, checked;
 	uint64_t status[RECORD_NSTATUS];
 	char endpoint[256];	/* the first #endpoint's URL, or "" */
+	unsigned cut;		/* inputs whose cut-short last line was dropped */
 };
 
 /* What to print (options.c). */
