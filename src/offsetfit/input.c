@@ -16,6 +16,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "exchange.h"
 #include "opt.h"
@@ -67,6 +68,54 @@ static int want_truth(struct series *s)
 	return 0;
 }
 
+/*
+ * A step between ok records i - 1 and i.  Each exchange's true offset
+ * lies within half its delay of the measured one (whatever the path's
+ * asymmetry), so consecutive exchanges whose intervals, each widened by
+ * STEP_RATE_PPM over the time between them, do not overlap cannot be
+ * the same clock running on: it was stepped in between.
+ */
+static int stepped(const struct series *s, size_t i)
+{
+	double gap = fabs(s->t[i] - s->t[i - 1]) * 1e9;		/* ns */
+	double reach = ((double)s->delay[i] + (double)s->delay[i - 1]) / 2 +
+		       STEP_RATE_PPM * 1e-6 * gap;
+
+	return fabs(s->off[i] - s->off[i - 1]) > reach;
+}
+
+void series_last_segment(struct series *s)
+{
+	size_t i, k = s->seg, n = s->n - k;
+	double t0;
+
+	if (!k)
+		return;
+	t0 = s->t[k];
+	s->ntruth = 0;
+	for (i = 0; i < n; i++) {
+		s->t[i] = s->t[k + i] - t0;
+		s->off[i] = s->off[k + i];
+		s->delay[i] = s->delay[k + i];
+		if (s->truth) {
+			s->truth[i] = s->truth[k + i];
+			s->ntruth += !isnan(s->truth[i]);
+		}
+	}
+	s->before = k;
+	s->n = n;
+	s->seg = 0;
+}
+
+/* A "#reset" line: the server found again may be another clock. */
+static void on_comment(void *ctx, const char *line)
+{
+	struct series *s = ctx;
+
+	if (strncmp(line, "#reset", 6) == 0 && (line[6] == ' ' || !line[6]))
+		s->reset = 1;
+}
+
 /* Each exchange of an input (lib/exchange.h, exchange_read). */
 static int each(struct exchange_reader *xr, void *ctx)
 {
@@ -93,6 +142,11 @@ static int each(struct exchange_reader *xr, void *ctx)
 		s->truth[s->n] = (double)xr->v[EXCHANGE_OFFSETS_TRUE2] / 2;
 		s->ntruth++;
 	}
+	if (s->n && (s->reset || stepped(s, s->n))) {
+		s->steps++;
+		s->seg = s->n;
+	}
+	s->reset = 0;
 	s->n++;
 	return 0;
 }
@@ -103,7 +157,8 @@ static int each(struct exchange_reader *xr, void *ctx)
  */
 int series_read(int fd, const char *name, struct series *s)
 {
-	struct exchange_input in = { .spec = &exchange_offsets, .each = each, .ctx = s };
+	struct exchange_input in = { .spec = &exchange_offsets, .each = each, .ctx = s,
+				     .on_comment = on_comment };
 	int rc = exchange_read(&in, fd, name);
 
 	s->records += in.records;

@@ -28,10 +28,21 @@ static int report(const struct fit_config *cfg)
 {
 	struct linfit fit;
 
-	switch (cfg->mode) {
-	case M_CHECK:
+	if (cfg->mode == M_CHECK) {
 		printf("checked %llu\n", (unsigned long long)in.checked);
 		return output_finish();
+	}
+	/* Across a step no line fits: the last segment is the clock now.
+	   The summary says so in its own lines; the other outputs here. */
+	if (cfg->across_steps)
+		in.steps = 0;
+	else
+		series_last_segment(&in);
+	if (in.steps && cfg->mode != M_SUMMARY)
+		ntpx_err("%u step%s in the records (a #reset, or a jump their delays cannot "
+			 "explain): the last %zu ok records, after the last, are used",
+			 in.steps, in.steps == 1 ? "" : "s", in.n);
+	switch (cfg->mode) {
 	case M_CDF_RTT:
 		return output_cdf_rtt(&in);
 	case M_PERCENTILES:
