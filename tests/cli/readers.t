@@ -95,6 +95,35 @@ test_expect_success 'a reader whose input is the terminal stops at once (SIGINT,
 	test_is "$(cat "$TMP/tty.rc")" 130
 '
 
+# catches_int PID: PID has a handler for SIGINT (its SigCgt, bit 2).
+catches_int() {
+	_ci=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$1/status") &&
+	[ $((0x$_ci & 2)) != 0 ]
+}
+# ended PID: PID, a child of ours, has ended (a zombie until reaped).
+ended() { [ ! -e "/proc/$1" ] || grep -q "^$1 (.*) Z " "/proc/$1/stat"; }
+
+# The writer holds its end of the pipe open and ignores the ^C (it is
+# this shell): the reader must end its input by itself, after a quiet
+# second, and print what it read.  (Not through spawn: there the
+# redirection would be spawn's, and the shell gives a command run in the
+# background /dev/null for its input.)
+test_expect_success 'a writer the ^C does not stop: the reader ends its input, prints, exit 0' '
+	ntpprobe -c 40 -i 1ms -w 5s "udp://127.0.0.1:$REFLECT_PORT" >"$TMP/held.rec" 2>/dev/null &&
+	mkfifo "$TMP/fifo" &&
+	exec 5<>"$TMP/fifo" &&
+	{ offsetfit <"$TMP/fifo" >"$TMP/held.out" 2>"$TMP/held.err" & } &&
+	pid=$! &&
+	test_atexit "kill $pid 2>/dev/null; wait $pid 2>/dev/null || :" &&
+	cat "$TMP/held.rec" >&5 &&
+	wait_until 10 catches_int $pid &&
+	kill -INT $pid &&
+	wait_until 10 ended $pid &&
+	exec 5>&- &&
+	test_exit 0 wait $pid &&
+	test_grep "^records 40$" "$TMP/held.out"
+'
+
 # The cut-short last line: 40 records, the last cut in the middle.
 test_expect_success 'setup: records whose last line is cut short' '
 	ntpprobe -c 40 -i 1ms "udp://127.0.0.1:$REFLECT_PORT" >"$TMP/good" 2>/dev/null &&
