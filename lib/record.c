@@ -168,11 +168,6 @@ void record_sigint_ends_input(void)
 	sigaction(SIGINT, &sa, NULL);
 }
 
-int record_sigint_count(void)
-{
-	return sigints;
-}
-
 /*
  * After a SIGINT: 1 when the input has something to read (or its end)
  * within RECORD_SIGINT_QUIET_MS, 0 when it ends here.

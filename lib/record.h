@@ -149,8 +149,6 @@ int record_next(struct record_reader *r);
  */
 #define RECORD_SIGINT_QUIET_MS	1000
 void record_sigint_ends_input(void);
-/* The SIGINTs caught so far: 0, 1, 2 (two or more). */
-int record_sigint_count(void);
 
 /*
  * For a reader that walks a line its own way (lib/exchange.c): the bytes

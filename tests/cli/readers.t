@@ -162,9 +162,12 @@ test_expect_success 'ntpfilter: the cut line dropped, 39 records on, exit 3' '
 	whole "$TMP/c.out"
 '
 
+# (ntpmesh may say more of its windows: a probe on a loaded machine can
+# lose a few of the 40.)
 test_expect_success 'ntpmesh: the cut line dropped, the file fitted, exit 3' '
 	test_exit 3 ntpmesh "$TMP/pair.rec" >"$TMP/c.out" 2>"$TMP/c.err" &&
-	cut_said ntpmesh "$TMP/c.err" "$TMP/pair.rec" $((cut_line + 1)) &&
+	grep "cut short" "$TMP/c.err" >"$TMP/c.cut" &&
+	cut_said ntpmesh "$TMP/c.cut" "$TMP/pair.rec" $((cut_line + 1)) &&
 	test_grep "^hosts a b$" "$TMP/c.out"
 '
 
