@@ -53,12 +53,15 @@ test_expect_success 'offsetfit: ^C prints the fit of every record the probe wrot
 	test_grep ! . "$TMP/fit.err"
 '
 
+# (A loaded machine can leave the shortest tau without a value: the first
+# that has one.)
 test_expect_success 'offsetfit --stability: ^C prints the table, exit 0' '
 	on_ctrl_c stab offsetfit --stability &&
 	test_is "$(cat "$TMP/stab.rc")" 0 &&
 	test_grep "^#fields tau_s n adev " "$TMP/stab.out" &&
 	whole "$TMP/stab.out" &&
-	is_num $(awk "!/^#/ { print \$3; exit }" "$TMP/stab.out")
+	adev=$(awk "!/^#/ && NF && \$3 != \"-\" { print \$3; exit }" "$TMP/stab.out") &&
+	is_num "$adev"
 '
 
 test_expect_success 'ntpstages: ^C prints the stages of every record, exit 0' '
