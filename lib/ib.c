@@ -26,8 +26,11 @@
  * and makes no system call while it is empty), a send CQ, one UD QP.  Each receive buffer has the 40-byte GRH
  * in front of the payload; a buffer is posted again as soon as its
  * datagram is consumed.  No retransmission, no RC: a lost datagram stays
- * lost, as over UDP.  A wildcard server serves every active port of its
- * HCA (dual-port mlx4, Connect-IB; port= keeps it to one) and answers
+ * lost, as over UDP.  A wildcard server serves every device (dev= keeps
+ * it to one; each port of a ConnectX-4 or later is a device of its own:
+ * a server of this kind on each, ib_devs_*, and one listener that hands
+ * each SIDR request to the device it came in on), every active port of
+ * a device (dual-port mlx4, Connect-IB; port= keeps it to one), and answers
  * each IPoIB partition it is reached on from a QP on that port in that
  * partition: the port and P_Key index come from the SIDR request's id
  * (rdma_init_qp_attr()), and a port or partition seen for the first time
@@ -117,7 +120,7 @@
 					   the next goes out is not missed */
 
 /* epoll tags of the transport's fds */
-enum { IB_FD_CHAN, IB_FD_ASYNC, IB_FD_CM, IB_FD_WAKE };
+enum { IB_FD_CHAN, IB_FD_ASYNC, IB_FD_CM, IB_FD_WAKE, IB_FD_DEV };
 
 /* struct transport_addr's contents for this backend. */
 struct ib_addr {
@@ -125,6 +128,7 @@ struct ib_addr {
 	uint32_t qpn;
 	uint32_t qkey;
 	uint32_t part;		/* server: the partition's QP that answers */
+	uint32_t dev;		/* a several-device server: the device's (ib_devs_*) */
 };
 
 static const char *const ib_params[] = { "dev", "port", "gid", "qkey", NULL };
@@ -294,6 +298,9 @@ static int ib_ctl_readable(struct ib_transport *u)
 	return 0;
 }
 
+static ssize_t ib_devs_recv(struct ib_transport *u, void *buf, size_t cap,
+			    struct transport_addr *from, struct clock *clk, int64_t *stamp);
+
 static ssize_t ib_recv(struct transport *t, void *buf, size_t cap,
 		       struct transport_addr *from, struct clock *clk, int64_t *stamp)
 {
@@ -302,6 +309,9 @@ static ssize_t ib_recv(struct transport *t, void *buf, size_t cap,
 	struct ibv_wc wc;
 	ssize_t rc;
 	int n;
+
+	if (u->ndev)
+		return ib_devs_recv(u, buf, cap, from, clk, stamp);
 
 	/*
 	 * transport_fd() must poll readable whenever a datagram waits, for
@@ -326,10 +336,10 @@ static ssize_t ib_recv(struct transport *t, void *buf, size_t cap,
 			if (rc != -EAGAIN) {
 				int64_t now = clock_monotonic_ns(), h;
 
-				transport_rx_clear(t);
+				transport_rx_clear(u->top);
 				if (u->stamping && vw.ts &&
 				    verbs_clock_realtime(&u->vclk, u->rcq.mode, vw.ts, &h) == 1)
-					t->st.rx[TRANSPORT_LAYER_H] = h;
+					u->top->st.rx[TRANSPORT_LAYER_H] = h;
 
 				if (now - u->ctl_ns >= IB_CTL_BUSY_NS)
 					ib_control(u, now);
@@ -362,6 +372,65 @@ static ssize_t ib_recv(struct transport *t, void *buf, size_t cap,
 			ib_control(u, clock_monotonic_ns());
 		return u->dead ? u->dead : -EAGAIN;
 	}
+}
+
+/*
+ * A several-device server's rdma_cm: each SIDR request goes to the device
+ * it came in on (one of another device is refused here), the listener's
+ * own events are taken here.
+ */
+static void ib_devs_control(struct ib_transport *u, int64_t now)
+{
+	struct rdma_cm_event *ev;
+	unsigned i;
+
+	u->ctl_ns = now;
+	while (rdma_get_cm_event(u->cm, &ev) == 0) {
+		struct ib_transport *to = u;
+
+		for (i = 0; ev->event == RDMA_CM_EVENT_CONNECT_REQUEST && i < u->ndev; i++)
+			if (u->dev[i]->ctx == ev->id->verbs)
+				to = u->dev[i];
+		ib_cm_other(to, ev, now);
+	}
+}
+
+/*
+ * A several-device server's receive: each device's in turn, starting
+ * after the one that gave the last datagram; the address says which
+ * device answers.  Each device's receive keeps transport_fd()'s promise
+ * for its own set, so the set of sets keeps it too.
+ */
+static ssize_t ib_devs_recv(struct ib_transport *u, void *buf, size_t cap,
+			    struct transport_addr *from, struct clock *clk, int64_t *stamp)
+{
+	int64_t now;
+	unsigned k;
+
+	if (u->dead)
+		return u->dead;
+	for (k = 0; k < u->ndev; k++) {
+		unsigned i = (u->next_dev + k) % u->ndev;
+		struct ib_transport *d = u->dev[i];
+		struct ib_addr a;
+		ssize_t rc;
+
+		d->t.spin = u->t.spin;
+		rc = ib_recv(&d->t, buf, cap, from, clk, stamp);
+		if (rc == -EAGAIN)
+			continue;
+		u->next_dev = i + 1;
+		if (rc >= 0 && from && from->len == sizeof(a)) {
+			memcpy(&a, from->data, sizeof(a));
+			a.dev = i;
+			memcpy(from->data, &a, sizeof(a));
+		}
+		return rc;
+	}
+	now = clock_monotonic_ns();
+	if (now - u->ctl_ns >= IB_CTL_BUSY_NS || (!u->t.spin && ib_ctl_readable(u)))
+		ib_devs_control(u, now);
+	return u->dead ? u->dead : -EAGAIN;
 }
 
 /* Client: the address handle to send with, or -errno. */
@@ -403,6 +472,19 @@ static int ib_send(struct transport *t, void *buf, size_t len,
 	int64_t now = clock_monotonic_ns();
 	int rc;
 
+	if (u->ndev) {		/* a several-device server: the device's own */
+		struct ib_addr a;
+
+		if (u->dead)
+			return u->dead;
+		if (!to || to->len != sizeof(a))
+			return -EDESTADDRREQ;
+		memcpy(&a, to->data, sizeof(a));
+		if (a.dev >= u->ndev)
+			return -EHOSTUNREACH;
+		return ib_send(&u->dev[a.dev]->t, buf, len, to, clk, flags, stamp);
+	}
+
 	/*
 	 * Before a request, take in whatever the device and rdma_cm said
 	 * (port down, address change): before T1, so it costs the
@@ -414,7 +496,7 @@ static int ib_send(struct transport *t, void *buf, size_t len,
 		ib_rebuild(u);
 	if (u->dead)
 		return u->dead;
-	if (len > u->mtu)
+	if (!u->server && len > u->mtu)
 		return -EMSGSIZE;
 	ib_reap_sends(u);
 	if (u->server) {
@@ -425,6 +507,8 @@ static int ib_send(struct transport *t, void *buf, size_t len,
 		memcpy(&a, to->data, sizeof(a));
 		if (a.part >= IB_PARTS || !u->part[a.part].qp)
 			return -EHOSTUNREACH;
+		if (len > u->part[a.part].mtu)
+			return -EMSGSIZE;	/* its port's, not the first port's */
 		ah = ib_ahc_get(u, &a.key, NULL, NULL);
 		if (!ah)
 			return -EHOSTUNREACH;	/* evicted since it was received */
@@ -473,12 +557,14 @@ static int ib_send(struct transport *t, void *buf, size_t len,
 	}
 	u->send_tag[sn] = 0;
 	/* One layer at most (H): stamped when the send asks for it. */
-	layers = u->stamping && u->scq.mode != VERBS_STAMP_NONE ? transport_send_layers(t, flags) : 0;
+	layers = u->stamping && u->scq.mode != VERBS_STAMP_NONE ?
+		 transport_send_layers(u->top, flags) : 0;
 	if (layers) {
-		if (!++u->tx_seq)
-			u->tx_seq = 1;		/* 0 marks a send not asked for */
+		do
+			u->tx_seq += u->tx_step;
+		while (!u->tx_seq);		/* 0 marks a send not asked for */
 		u->send_tag[sn] = u->tx_seq;
-		transport_tx_begin(t, u->tx_seq, layers);
+		transport_tx_begin(u->top, u->tx_seq, layers);
 	}
 	*stamp = clock_now(clk);
 	if (flags & TRANSPORT_STAMP_XMT)
@@ -516,7 +602,24 @@ static int ib_datapath(struct ib_transport *u, struct rdma_cm_id *id, char *err,
 		return -1;
 	}
 	u->mtu = 128u << pa.active_mtu;		/* IBV_MTU_256 is 1 */
-	u->slot = IB_GRH_LEN + u->mtu;
+	/*
+	 * Receive buffers hold the largest datagram any port served can
+	 * bring (one longer than its buffer errors the QP): a wildcard's
+	 * other ports (dual-port mlx4, Connect-IB) may have a larger MTU
+	 * than this one, and an MTU may grow up to the port's largest.
+	 */
+	u->buf_mtu = 128u << pa.max_mtu;
+	for (i = 1; u->any_port && i < IB_PARTS; i++) {
+		uint32_t m = ib_port_mtu(u->ctx, (uint8_t)i, 1);
+
+		if (!m)
+			break;		/* ports count from 1; the first missing ends them */
+		if (m > u->buf_mtu)
+			u->buf_mtu = m;
+	}
+	if (u->buf_mtu < u->mtu)
+		u->buf_mtu = u->mtu;
+	u->slot = IB_GRH_LEN + u->buf_mtu;
 	u->nrecv = u->server ? IB_RECV_SERVER : IB_RECV_CLIENT;
 	nbuf = u->nrecv + IB_SEND_DEPTH;
 	for (u->nsend_free = 0; u->nsend_free < IB_SEND_DEPTH; u->nsend_free++)
@@ -581,8 +684,8 @@ static int ib_datapath(struct ib_transport *u, struct rdma_cm_id *id, char *err,
 		IB_FAIL("%s: UD queue pair: %s: %s", u->url, step, strerror(errno));
 		return -1;
 	}
-	u->part[0] = (struct ib_part){ .port = u->port, .pkey_index = pkey_index, .qp = u->qp,
-				       .mr = u->mr, .mem = u->mem };
+	u->part[0] = (struct ib_part){ .port = u->port, .pkey_index = pkey_index, .mtu = u->mtu,
+				       .qp = u->qp, .mr = u->mr, .mem = u->mem };
 	for (i = 0; i < u->nrecv; i++)
 		if (ib_post_recv(u, 0, i)) {
 			IB_FAIL("%s: posting receive buffers failed", u->url);
@@ -609,39 +712,48 @@ static int ib_datapath(struct ib_transport *u, struct rdma_cm_id *id, char *err,
 	return 0;
 }
 
-/* Server: the device a wildcard listener serves (dev=, or the only one). */
-static struct ibv_context *ib_pick_device(const char *dev, char *err, size_t errlen,
-					  const char *url)
+/*
+ * Server: the devices a wildcard listener serves into @out: dev=, or every
+ * one rdma_cm sees that can carry UD datagrams (an iWARP one cannot), at
+ * most IB_DEVS.  Each port of a ConnectX-4 or later is a device of its
+ * own, so a dual-port card is two.  Their number, or -1.
+ */
+static int ib_pick_devices(const char *dev, struct ibv_context **out, char *err, size_t errlen,
+			   const char *url)
 {
-	struct ibv_context **l, *c = NULL;
-	int i, num = 0;
+	struct ibv_context **l;
+	int i, num = 0, n = 0;
 
 	l = rdma_get_devices(&num);
 	if (!l) {
 		IB_FAIL("%s: rdma_cm sees no device: %s", url, strerror(errno));
-		return NULL;
+		return -1;
 	}
-	for (i = 0; i < num; i++) {
-		if (dev && strcmp(ibv_get_device_name(l[i]->device), dev))
+	for (i = 0; i < num && n >= 0; i++) {
+		if (dev ? strcmp(ibv_get_device_name(l[i]->device), dev) != 0 :
+			  l[i]->device->transport_type == IBV_TRANSPORT_IWARP)
 			continue;
-		if (c) {
-			IB_FAIL("%s: several RDMA devices; choose one with dev=", url);
-			c = NULL;
-			break;
+		if (n == IB_DEVS) {
+			IB_FAIL("%s: more than %d RDMA devices; choose one with dev=", url, IB_DEVS);
+			n = -1;
+		} else {
+			out[n++] = l[i];
 		}
-		c = l[i];
 	}
-	if (!c && !err[0])
+	if (n == 0)
 		IB_FAIL("%s: no RDMA device (asked for %s)", url, dev ? dev : "any");
 	rdma_free_devices(l);
-	return c;
+	return n > 0 ? n : -1;
 }
 
 static void ib_close(struct transport *t)
 {
 	struct ib_transport *u = container_of(t, struct ib_transport, t);
+	unsigned d;
 	int p;
 
+	for (d = 0; d < u->ndev; d++)
+		ib_close(&u->dev[d]->t);
 	ib_cm_resolver_stop(u);
 	ib_event_unregister(u);
 	if (u->t.fd >= 0)
@@ -690,6 +802,39 @@ static void ib_close(struct transport *t)
 	free(u);
 }
 
+/*
+ * A transport of @role, its rdma_cm channel made, nothing else yet; NULL
+ * with one line in @err.  @qkey and @gid: the client's, or -1.
+ */
+static struct ib_transport *ib_new(const struct endpoint *ep, enum transport_role role,
+				   long qkey, long gid, char *err, size_t errlen)
+{
+	struct ib_transport *u = calloc(1, sizeof(*u));
+
+	if (!u) {
+		IB_FAIL("out of memory");
+		return NULL;
+	}
+	u->t.ops = &ib_transport_ops;
+	u->t.role = role;
+	u->t.fd = -1;
+	u->top = &u->t;
+	u->tx_step = 1;
+	u->wake = u->stopfd = -1;
+	snprintf(u->url, sizeof(u->url), "%s", ep->url);
+	u->server = role == TRANSPORT_SERVER;
+	u->qkey_forced = qkey;
+	u->gid_index = (int)gid;
+	peer_init(&u->peer, NULL);
+	u->cm = rdma_create_event_channel();
+	if (!u->cm || ib_nonblock(u->cm->fd)) {
+		IB_FAIL("%s: rdma_cm event channel: %s", ep->url, strerror(errno));
+		ib_close(&u->t);
+		return NULL;
+	}
+	return u;
+}
+
 /* The URL's parameters, judged for @role, and the device asked for. */
 static int ib_open_check(const struct endpoint *ep, enum transport_role role, const char *dev,
 			 long *port, long *gid, long *qkey, char *err, size_t errlen)
@@ -712,11 +857,13 @@ static int ib_open_check(const struct endpoint *ep, enum transport_role role, co
 
 /*
  * Server: a cm_id bound to @host, and the device and port it serves: the
- * address's, or for a wildcard (bound to no device) dev= or the only
- * device, port= or every active port.
+ * address's, or for a wildcard (bound to no device) dev= or every device
+ * (*@ndev of them in @ctx, u->ctx when there is one), port= or every
+ * active port.
  */
 static int ib_server_bind(struct ib_transport *u, const struct endpoint *ep, const char *host,
-			  const char *dev, long port, char *err, size_t errlen)
+			  const char *dev, long port, struct ibv_context **ctx, int *ndev,
+			  char *err, size_t errlen)
 {
 	struct sockaddr_storage ss;
 
@@ -736,9 +883,10 @@ static int ib_server_bind(struct ib_transport *u, const struct endpoint *ep, con
 			return -1;
 		}
 	} else {
-		u->ctx = ib_pick_device(dev, err, errlen, ep->url);
-		if (!u->ctx)
+		*ndev = ib_pick_devices(dev, ctx, err, errlen, ep->url);
+		if (*ndev < 0)
 			return -1;
+		u->ctx = *ndev == 1 ? ctx[0] : NULL;
 		u->port = 1;
 		u->wildcard = 1;
 		u->any_port = !port;
@@ -764,16 +912,55 @@ static uint32_t ib_server_epoch(void)
 	return epoch == PEER_EPOCH_NONE ? 1 : epoch;
 }
 
-/* Server: bound, its epoch drawn, its data path built, listening. */
+static int ib_open_fds(struct ib_transport *u, const char *url, char *err, size_t errlen);
+
+/*
+ * A wildcard server on several devices: on each a server of its own,
+ * bound to nothing and listening to nothing (@u listens for them all),
+ * whose stamps and send ids are @u's.
+ */
+static int ib_devs_open(struct ib_transport *u, const struct endpoint *ep,
+			struct ibv_context **ctx, int n, char *err, size_t errlen)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct ib_transport *d = ib_new(ep, TRANSPORT_SERVER, -1, -1, err, errlen);
+
+		if (!d)
+			return -1;
+		u->dev[u->ndev++] = d;
+		snprintf(d->url, sizeof(d->url), "%.400s on %.64s", ep->url,
+			 ibv_get_device_name(ctx[i]->device));
+		d->top = &u->t;
+		d->tx_seq = (uint32_t)i;
+		d->tx_step = (uint32_t)n;
+		d->epoch = u->epoch;
+		d->ctx = ctx[i];
+		d->port = u->port;
+		d->wildcard = 1;
+		d->any_port = u->any_port;
+		if (ib_datapath(d, NULL, err, errlen) || ib_open_fds(d, d->url, err, errlen))
+			return -1;
+		ib_event_register(d);
+		d->ctl_ns = clock_monotonic_ns();
+	}
+	return 0;
+}
+
+/* Server: its epoch drawn, bound, its data path built, listening. */
 static int ib_open_server(struct ib_transport *u, const struct endpoint *ep, const char *dev,
 			  long port, char *err, size_t errlen)
 {
 	const char *host = strcmp(ep->host, "*") ? ep->host : "0.0.0.0";
+	struct ibv_context *ctx[IB_DEVS];
+	int ndev = 1;
 
-	if (ib_server_bind(u, ep, host, dev, port, err, errlen))
-		return -1;
 	u->epoch = ib_server_epoch();
-	if (ib_datapath(u, u->id->verbs ? u->id : NULL, err, errlen))
+	if (ib_server_bind(u, ep, host, dev, port, ctx, &ndev, err, errlen))
+		return -1;
+	if (ndev > 1 ? ib_devs_open(u, ep, ctx, ndev, err, errlen) :
+		       ib_datapath(u, u->id->verbs ? u->id : NULL, err, errlen))
 		return -1;
 	if (rdma_listen(u->id, 64)) {
 		IB_FAIL("%s: listen: %s", ep->url, strerror(errno));
@@ -855,6 +1042,30 @@ static int ib_open_fds(struct ib_transport *u, const char *url, char *err, size_
 	return 0;
 }
 
+/*
+ * A several-device server's fd: an epoll set of its rdma_cm channel and
+ * each device's own set (IB_FD_DEV + its index).
+ */
+static int ib_devs_fds(struct ib_transport *u, const char *url, char *err, size_t errlen)
+{
+	struct epoll_event ee = { .events = EPOLLIN, .data.u32 = IB_FD_CM };
+	unsigned i;
+
+	u->t.fd = epoll_create1(EPOLL_CLOEXEC);
+	if (u->t.fd < 0 || epoll_ctl(u->t.fd, EPOLL_CTL_ADD, u->cm->fd, &ee)) {
+		IB_FAIL("%s: epoll: %s", url, strerror(errno));
+		return -1;
+	}
+	for (i = 0; i < u->ndev; i++) {
+		ee.data.u32 = IB_FD_DEV + i;
+		if (epoll_ctl(u->t.fd, EPOLL_CTL_ADD, u->dev[i]->t.fd, &ee)) {
+			IB_FAIL("%s: epoll: %s", url, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static struct transport *ib_open(const struct endpoint *ep, enum transport_role role,
 				 char *err, size_t errlen)
 {
@@ -865,30 +1076,16 @@ static struct transport *ib_open(const struct endpoint *ep, enum transport_role 
 	err[0] = 0;
 	if (ib_open_check(ep, role, dev, &port, &gid, &qkey, err, errlen))
 		return NULL;
-	u = calloc(1, sizeof(*u));
-	if (!u) {
-		IB_FAIL("out of memory");
+	u = ib_new(ep, role, qkey, gid, err, errlen);
+	if (!u)
 		return NULL;
-	}
-	u->t.fd = -1;
-	u->wake = u->stopfd = -1;
-	snprintf(u->url, sizeof(u->url), "%s", ep->url);
-	u->server = role == TRANSPORT_SERVER;
-	u->qkey_forced = qkey;
-	u->gid_index = (int)gid;
-	peer_init(&u->peer, NULL);
-
-	u->cm = rdma_create_event_channel();
-	if (!u->cm || ib_nonblock(u->cm->fd)) {
-		IB_FAIL("%s: rdma_cm event channel: %s", ep->url, strerror(errno));
-		goto fail;
-	}
 	if (u->server ? ib_open_server(u, ep, dev, port, err, errlen) :
 			ib_open_client(u, ep, dev, port, err, errlen))
 		goto fail;
-	if (ib_open_fds(u, ep->url, err, errlen))
+	if (u->ndev ? ib_devs_fds(u, ep->url, err, errlen) : ib_open_fds(u, ep->url, err, errlen))
 		goto fail;
-	ib_event_register(u);
+	if (!u->ndev)
+		ib_event_register(u);
 	u->ctl_ns = clock_monotonic_ns();
 	return &u->t;
 
@@ -918,7 +1115,28 @@ static int ib_stamps_enable(struct transport *t, char *err, size_t errlen)
 {
 	struct ib_transport *u = container_of(t, struct ib_transport, t);
 	const char *rx = verbs_stamp_source(u->rcq.mode), *tx = verbs_stamp_source(u->scq.mode);
+	unsigned i;
 
+	if (u->ndev) {
+		/* Each device's; a layer is offered when one device offers it. */
+		for (i = 0; i < u->ndev; i++) {
+			const struct transport_stamp_state *d = &u->dev[i]->t.st;
+
+			ib_stamps_enable(&u->dev[i]->t, err, errlen);
+			if (!t->st.rx_layers) {
+				t->st.rx_layers = d->rx_layers;
+				t->st.rx_src[TRANSPORT_LAYER_H] = d->rx_src[TRANSPORT_LAYER_H];
+				t->st.rx_why[TRANSPORT_LAYER_H] = d->rx_why[TRANSPORT_LAYER_H];
+			}
+			if (!t->st.tx_layers) {
+				t->st.tx_layers = d->tx_layers;
+				t->st.tx_src[TRANSPORT_LAYER_H] = d->tx_src[TRANSPORT_LAYER_H];
+				t->st.tx_why[TRANSPORT_LAYER_H] = d->tx_why[TRANSPORT_LAYER_H];
+				t->st.tx_spin = d->tx_spin;
+			}
+		}
+		return 0;
+	}
 	u->stamping = 1;
 	if (rx) {
 		t->st.rx_layers = 1u << TRANSPORT_LAYER_H;
@@ -938,47 +1156,79 @@ static int ib_stamps_enable(struct transport *t, char *err, size_t errlen)
 
 static void ib_tx_drain(struct transport *t)
 {
-	ib_reap_sends(container_of(t, struct ib_transport, t));
+	struct ib_transport *u = container_of(t, struct ib_transport, t);
+	unsigned i;
+
+	for (i = 0; i < u->ndev; i++)
+		ib_reap_sends(u->dev[i]);
+	ib_reap_sends(u);
+}
+
+/* @sum += @c, counter by counter. */
+static void ib_count_add(struct ib_count *sum, const struct ib_count *c)
+{
+	uint64_t a[sizeof(*sum) / sizeof(uint64_t)], b[sizeof(*sum) / sizeof(uint64_t)];
+	size_t i;
+
+	_Static_assert(sizeof(struct ib_count) % sizeof(uint64_t) == 0,
+		       "struct ib_count holds counters only");
+	memcpy(a, sum, sizeof(a));
+	memcpy(b, c, sizeof(b));
+	for (i = 0; i < ARRAY_SIZE(a); i++)
+		a[i] += b[i];
+	memcpy(sum, a, sizeof(a));
 }
 
 static void ib_counters(struct transport *t, char *buf, size_t len)
 {
 	struct ib_transport *u = container_of(t, struct ib_transport, t);
 	const struct peer_counters *c = &u->peer.count;
+	const struct ib_transport *m = u->ndev ? u->dev[0] : u;	/* whose stamps= */
+	struct ib_count k = u->n;
+	uint64_t poll_errors = u->rcq.poll_errors + u->scq.poll_errors;
+	uint64_t stamp_errors = u->vclk.errors;
 	size_t n = 0;
+	unsigned i;
 	int v;
 
+	for (i = 0; i < u->ndev; i++) {	/* a several-device server: their sums */
+		const struct ib_transport *d = u->dev[i];
+
+		ib_count_add(&k, &d->n);
+		poll_errors += d->rcq.poll_errors + d->scq.poll_errors;
+		stamp_errors += d->vclk.errors;
+	}
 	for (v = IB_RECV_WC_ERROR; v < IB_RECV_NVERDICTS && n < len; v++)
 		n += (size_t)snprintf(buf + n, len - n, "%s%s=%llu", n ? " " : "",
-				      ib_verdict_names[v], (unsigned long long)u->n.bad[v]);
+				      ib_verdict_names[v], (unsigned long long)k.bad[v]);
 	if (n < len)
 		n += (size_t)snprintf(buf + n, len - n,
 				      " epoch=%llu send_err=%llu post_err=%llu poll_errors=%llu"
 				      " async=%llu qp_rebuilds=%llu stamps=%s stamp_errors=%llu",
-				      (unsigned long long)u->n.epoch,
-				      (unsigned long long)u->n.send_err,
-				      (unsigned long long)u->n.post_err,
-				      (unsigned long long)(u->rcq.poll_errors + u->scq.poll_errors),
-				      (unsigned long long)u->n.async,
-				      (unsigned long long)u->n.qp_rebuilds,
-				      u->rcq.mode == VERBS_STAMP_RAW ? "raw" :
-				      u->rcq.mode == VERBS_STAMP_WALLCLOCK ? "wallclock" : "none",
-				      (unsigned long long)u->vclk.errors);
+				      (unsigned long long)k.epoch,
+				      (unsigned long long)k.send_err,
+				      (unsigned long long)k.post_err,
+				      (unsigned long long)poll_errors,
+				      (unsigned long long)k.async,
+				      (unsigned long long)k.qp_rebuilds,
+				      m->rcq.mode == VERBS_STAMP_RAW ? "raw" :
+				      m->rcq.mode == VERBS_STAMP_WALLCLOCK ? "wallclock" : "none",
+				      (unsigned long long)stamp_errors);
 	if (n >= len)
 		return;
 	if (u->server)
 		snprintf(buf + n, len - n, " sidr_accept=%llu sidr_reject=%llu ah_new=%llu"
 			 " ah_evict=%llu ah_fail=%llu ah_deferred=%llu",
-			 (unsigned long long)u->n.sidr_accept, (unsigned long long)u->n.sidr_reject,
-			 (unsigned long long)u->n.ah_new, (unsigned long long)u->n.ah_evict,
-			 (unsigned long long)u->n.ah_fail, (unsigned long long)u->n.ah_deferred);
+			 (unsigned long long)k.sidr_accept, (unsigned long long)k.sidr_reject,
+			 (unsigned long long)k.ah_new, (unsigned long long)k.ah_evict,
+			 (unsigned long long)k.ah_fail, (unsigned long long)k.ah_deferred);
 	else
 		snprintf(buf + n, len - n, " replies=%llu misses=%llu losses=%llu"
 			 " resolutions=%llu resolve_failures=%llu sidr_retries=%llu resets=%llu",
 			 (unsigned long long)c->replies, (unsigned long long)c->misses,
 			 (unsigned long long)c->losses, (unsigned long long)c->resolutions,
 			 (unsigned long long)c->resolve_failures,
-			 (unsigned long long)u->n.sidr_retries, (unsigned long long)c->resets);
+			 (unsigned long long)k.sidr_retries, (unsigned long long)c->resets);
 }
 
 static void ib_addr_str(const struct transport_addr *ta, char *buf, size_t len)

@@ -89,7 +89,7 @@ void ib_reap_sends(struct ib_transport *u)
 					    verbs_clock_realtime(&u->vclk, u->scq.mode,
 								 wc[i].ts, &ns) != 1)
 						ns = TRANSPORT_NO_STAMP;
-					transport_tx_note(&u->t, tag, TRANSPORT_LAYER_H, ns);
+					transport_tx_note(u->top, tag, TRANSPORT_LAYER_H, ns);
 				}
 			}
 			if (wc[i].status != IBV_WC_SUCCESS) {

@@ -42,6 +42,7 @@
 #define IB_SEND_DEPTH	64		/* send slots */
 #define IB_AH_CACHE	64		/* server: address handles kept */
 #define IB_PARTS	8		/* wildcard server: ports and partitions answered */
+#define IB_DEVS		8		/* wildcard server: devices served */
 #define IB_AEV_QUEUE	16		/* async events handed over, not yet seen */
 #define IB_RESOLVE_NS	(1000 * 1000000LL)	/* bound on address and route */
 
@@ -76,6 +77,7 @@ struct ib_ah_slot {
 struct ib_part {
 	uint8_t port;
 	uint16_t pkey_index;
+	uint32_t mtu;		/* bytes, the port's active MTU: a reply's bound */
 	struct ibv_qp *qp;	/* NULL: unused */
 	struct ibv_mr *mr;
 	unsigned char *mem;	/* part 0: the transport's own region */
@@ -112,18 +114,24 @@ struct ib_transport {
 	char url[512];
 	int server;
 	struct ib_transport *reg_next;	/* ib_reg: open transports */
+	struct transport *top;		/* what the caller holds, whose stamps these
+					   are: &t, or a several-device server's */
 
 	struct rdma_event_channel *cm;
 	struct rdma_cm_id *id;		/* server: listening; client: last resolution */
 	struct ibv_context *ctx;	/* rdma_cm's context of the device */
 	uint8_t port;
 	uint32_t mtu;			/* bytes, active path MTU of the port */
+	uint32_t buf_mtu;		/* bytes, the largest a receive buffer holds:
+					   the largest MTU of the ports served */
 	struct ibv_comp_channel *chan;
 	struct ibv_pd *pd;
 	struct verbs_cq rcq, scq;
 	struct verbs_clock vclk;	/* completion stamps of u->ctx */
 	int stamping;			/* transport_stamps_enable() was called */
-	uint32_t tx_seq;		/* ids of sends whose stamps were asked for */
+	uint32_t tx_seq;		/* ids of sends whose stamps were asked for... */
+	uint32_t tx_step;		/* ...each tx_step on (a several-device server's
+					   devices share its ids) */
 	uint32_t send_tag[IB_SEND_DEPTH];	/* by wr_id: that id, or 0 */
 	struct ibv_qp *qp;		/* == part[0].qp */
 	struct ibv_mr *mr;
@@ -156,6 +164,14 @@ struct ib_transport {
 	struct ib_part part[IB_PARTS];
 	struct ib_ah_slot ahc[IB_AH_CACHE];
 	uint64_t ahc_clock;
+	/*
+	 * A wildcard server on several devices (each port of a ConnectX-4
+	 * or later is a device of its own): a server of this kind on each,
+	 * none of them listening; this one listens and hands each SIDR
+	 * request to the device it came in on (ib.c: ib_devs_*).
+	 */
+	struct ib_transport *dev[IB_DEVS];
+	unsigned ndev, next_dev;
 
 	/* client */
 	struct sockaddr_storage dst, src;
@@ -238,6 +254,9 @@ struct ibv_ah *ib_ahc_get(struct ib_transport *u, const struct ib_key *k,
 			  struct ibv_wc *wc, void *grh);
 
 /* ib_qp.c */
+
+/* The MTU of @port in bytes: its active one, or with @largest its largest; 0 when unknown. */
+uint32_t ib_port_mtu(struct ibv_context *ctx, uint8_t port, int largest);
 
 /* Posts receive buffer @i of partition @part.  0, or an errno value. */
 int ib_post_recv(struct ib_transport *u, unsigned part, unsigned i);

@@ -13,6 +13,15 @@
 #include "ib_private.h"
 #include "ntp.h"
 
+uint32_t ib_port_mtu(struct ibv_context *ctx, uint8_t port, int largest)
+{
+	struct ibv_port_attr pa;
+
+	if (ibv_query_port(ctx, port, &pa))
+		return 0;
+	return 128u << (largest ? pa.max_mtu : pa.active_mtu);	/* IBV_MTU_256 is 1 */
+}
+
 int ib_post_recv(struct ib_transport *u, unsigned part, unsigned i)
 {
 	struct ib_part *pt = &u->part[part];
@@ -188,6 +197,9 @@ int ib_part_get(struct ib_transport *u, uint8_t port, uint16_t pkey_index)
 		goto fail;
 	pt->port = port;
 	pt->pkey_index = pkey_index;
+	pt->mtu = ib_port_mtu(u->ctx, port, 0);
+	if (!pt->mtu || pt->mtu > u->buf_mtu)
+		pt->mtu = u->buf_mtu;	/* grown since the open: what the buffers hold */
 	p = (int)(pt - u->part);
 	for (i = 0; i < u->nrecv; i++)
 		if (ib_post_recv(u, (unsigned)p, i))

@@ -96,7 +96,7 @@
 
 #define MS		1000000LL
 #define SERVER_ADDR	"10.9.0.1"
-#define NDEV		3
+#define NDEV		4		/* fake3 only where a test adds it (ndevs) */
 #define NPORT		2
 #define NGID		8
 #define CQ_CAP		2048
@@ -121,6 +121,7 @@ struct fdev {
 	struct ibv_async_event aq[64];
 	int an;
 	int down[NPORT + 1];		/* port is down: nothing moves */
+	enum ibv_mtu mtu[NPORT + 1];	/* each port's, active and largest */
 	uint16_t lid;
 	struct fgid gid[NGID];		/* port 1's GID table */
 };
@@ -202,11 +203,14 @@ static const struct faddr {
 	{ "10.9.0.1", 0, 0, 0 }, { "10.9.0.11", 0, 0, 0 }, { "10.9.0.21", 0, 1, 0 },
 	{ "10.9.0.2", 1, 0, 0 }, { "10.9.0.3", 2, 0, 0 },
 	{ "10.9.0.12", 0, 0, 2 },	/* fake0's second port (IB only) */
+	{ "10.9.0.4", 3, 0, 0 },	/* fake3: the server's card's second port where,
+					   as on a ConnectX-4 or later, each port is a
+					   device of its own (present with ndevs = NDEV) */
 };
 #define NADDR	(int)ARRAY_SIZE(addrs)
 
 static struct fdev devs[NDEV];
-static int ndevs = NDEV;		/* 0: a host without RDMA */
+static int ndevs = NDEV - 1;		/* 0: a host without RDMA */
 static struct fqp *qps;
 static struct fid *ids;
 static struct fah *ahs;			/* every handle made, live or dead */
@@ -239,6 +243,12 @@ static uint16_t fab_lid(const struct fdev *d, int port)
 static int addr_port(const struct faddr *a)
 {
 	return a && a->port ? a->port : 1;
+}
+
+/* An address of the server's card (fake0, and fake3 its second device). */
+static int addr_server(const struct faddr *a)
+{
+	return a && (a->dev == 0 || a->dev == 3);
 }
 
 static struct fdev *fab_dev(struct ibv_context *ctx)
@@ -806,6 +816,7 @@ static void fab_reset(void)
 		d->vctx.context.async_fd = d->apipe[0];
 		d->vctx.context.cmd_fd = -1;
 		d->lid = (uint16_t)(i + 1);
+		d->mtu[1] = d->mtu[2] = IBV_MTU_2048;
 		/* each has a PHC (group_setup): sysfs shows ptpN under it */
 		snprintf(d->dev.ibdev_path, sizeof(d->dev.ibdev_path), "%s/ib/fake%d",
 			 mock_phc_root(), i);
@@ -819,7 +830,7 @@ static void fab_reset(void)
 		ahs = a->next;
 		free(a);
 	}
-	ndevs = NDEV;
+	ndevs = NDEV - 1;
 	force_qpn = 0;
 	fab_roce = fab_ah_by_ref = fab_hold = 0;
 	fab_garbage = -1;
@@ -899,7 +910,7 @@ int (ibv_query_port)(struct ibv_context *context, uint8_t port_num,
 	if (port_num < 1 || port_num > NPORT)
 		return EINVAL;
 	pa->state = d->down[port_num] ? IBV_PORT_DOWN : IBV_PORT_ACTIVE;
-	pa->max_mtu = pa->active_mtu = IBV_MTU_2048;
+	pa->max_mtu = pa->active_mtu = d->mtu[port_num];
 	pa->link_layer = fab_roce ? IBV_LINK_LAYER_ETHERNET : IBV_LINK_LAYER_INFINIBAND;
 	pa->lid = fab_roce ? 0 : fab_lid(d, port_num);
 	pa->gid_tbl_len = NGID;
@@ -1354,8 +1365,8 @@ int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 	const struct faddr *a = fab_addr(sin->sin_addr.s_addr);
 
 	f->port = ntohs(sin->sin_port);
-	if (a && a->dev == 0) {
-		id->verbs = &devs[0].vctx.context;
+	if (addr_server(a) && a->dev < ndevs) {
+		id->verbs = &devs[a->dev].vctx.context;
 		id->port_num = (uint8_t)addr_port(a);
 		f->pkey_index = a->pkey_index;
 		f->dst_ip = sin->sin_addr.s_addr;
@@ -1392,7 +1403,7 @@ int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src, struct sockad
 
 	pthread_mutex_lock(&fab);
 	f->port = ntohs(sin->sin_port);
-	if (a && a->dev == 0) {
+	if (addr_server(a) && a->dev < ndevs) {
 		id->verbs = &devs[fab_client_dev].vctx.context;
 		id->port_num = 1;
 		f->pkey_index = a->pkey_index;	/* the client's child interface */
@@ -1448,7 +1459,7 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *param)
 
 		r->id.channel = l->id.channel;
 		r->id.context = l->id.context;
-		r->id.verbs = &devs[0].vctx.context;
+		r->id.verbs = &devs[fab_addr(f->dst_ip)->dev].vctx.context;
 		r->id.port_num = (uint8_t)addr_port(fab_addr(f->dst_ip));
 		r->id.ps = RDMA_PS_UDP;
 		r->state = FID_REQ;
@@ -1503,7 +1514,7 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *param)
 								  IBV_GID_TYPE_ROCE_V2);
 			a->grh.hop_limit = 64;
 		} else {
-			a->dlid = fab_lid(&devs[0], r->id.port_num);
+			a->dlid = fab_lid(fab_dev(r->id.verbs), r->id.port_num);
 		}
 	}
 	pthread_mutex_unlock(&fab);
@@ -2569,6 +2580,100 @@ static void test_wildcard_dual_port(void **state)
 }
 
 /*
+ * Issue 35: each port of a ConnectX-4 or later is a device of its own
+ * (fake0 and fake3 here, two ports of the server's card), beside the
+ * clients' fake1 and fake2.  A wildcard server without dev= refused to
+ * open on a host with several devices; it serves every device, each
+ * request answered from the device it came in on.
+ */
+static void test_wildcard_two_devices(void **state)
+{
+	struct server s;
+	struct client a, b;
+
+	pthread_mutex_lock(&fab);
+	ndevs = NDEV;
+	pthread_mutex_unlock(&fab);
+	server_start_url(&s, "ib://*:123");
+	client_open(&a, "ib://10.9.0.1:123");
+	client_open(&b, "ib://10.9.0.4:123");
+	assert_int_equal(exchange(&a, TRANSPORT_POLL_BLOCK), 1);
+	assert_int_equal(exchange(&b, TRANSPORT_POLL_BLOCK), 1);
+	assert_int_equal(exchange(&a, TRANSPORT_POLL_BLOCK), 1);
+	assert_int_equal(exchange(&b, TRANSPORT_POLL_BLOCK), 1);
+	/* b's server is on fake3: its QP took b's requests */
+	pthread_mutex_lock(&fab);
+	assert_int_equal(fab_qp_on(3)->rx_n, 2);
+	pthread_mutex_unlock(&fab);
+	client_close(&a);
+	client_close(&b);
+	server_halt(&s);
+	assert_int_equal(counter(s.t, "sidr_accept"), 2);
+	assert_int_equal(counter(s.t, "sidr_reject"), 0);
+	transport_close(s.t);
+	clock_close(s.clk);
+}
+
+/* The server's QP on fake0's port 2. */
+static struct fqp *server_port2_qp(void)
+{
+	struct fqp *q;
+
+	pthread_mutex_lock(&fab);
+	for (q = qps; q && !(q->dev == &devs[0] && q->port == 2); q = q->next)
+		;
+	pthread_mutex_unlock(&fab);
+	assert_non_null(q);
+	return q;
+}
+
+/*
+ * Issue 35: a wildcard server's ports may differ in MTU.  Port 2's
+ * receive buffers hold what its MTU lets in (they were sized from port
+ * 1's: a datagram longer than a buffer errors the receive), and a reply
+ * there is bounded by port 2's MTU, not port 1's.
+ */
+static void test_wildcard_port_mtu(void **state)
+{
+	static unsigned char big[3000] = { 0x23 }, reply[300];
+	struct ibv_wc wc = { .status = IBV_WC_SUCCESS, .opcode = IBV_WC_RECV, .slid = 7,
+			     .src_qp = 0x7007 };
+	struct transport_addr from;
+	struct server s;
+	struct fqp *q2;
+	int64_t t;
+	int n;
+
+	devs[0].mtu[2] = IBV_MTU_4096;
+	server_start_url(&s, "ib://*:123?dev=fake0");
+	n = __atomic_load_n(&s.received, __ATOMIC_SEQ_CST);
+	q2 = server_port2_qp();
+	pthread_mutex_lock(&fab);
+	deliver(q2, &wc, NULL, 0, big, sizeof(big));
+	pthread_mutex_unlock(&fab);
+	wait_received(&s, n + 1);
+	server_halt(&s);
+	assert_int_equal(counter(s.t, "wc_error"), 0);
+	transport_close(s.t);
+	clock_close(s.clk);
+
+	devs[0].mtu[2] = IBV_MTU_256;
+	server_start_url(&s, "ib://*:123?dev=fake0");
+	server_halt(&s);
+	q2 = server_port2_qp();
+	pthread_mutex_lock(&fab);
+	deliver(q2, &wc, NULL, 0, big, NTP_HEADER_LEN);
+	pthread_mutex_unlock(&fab);
+	assert_int_equal(transport_recv_wait(s.t, reply, sizeof(reply), &from, s.clk, &t,
+					     clock_monotonic_ns() + 5000 * MS,
+					     TRANSPORT_POLL_BLOCK), NTP_HEADER_LEN);
+	assert_int_equal(transport_send(s.t, reply, 256, &from, s.clk, 0, &t), 0);
+	assert_int_equal(transport_send(s.t, reply, 257, &from, s.clk, 0, &t), -EMSGSIZE);
+	transport_close(s.t);
+	clock_close(s.clk);
+}
+
+/*
  * Issue 15 (8): the GID table changes with any address change on the
  * interface.  An unrelated one costs nothing; the client's own GID
  * moving is a loss, found again.
@@ -3055,6 +3160,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_wildcard_partition, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wildcard_dual_port, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wildcard_send_slots, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wildcard_two_devices, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wildcard_port_mtu, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gid_change, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_async_element, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_qp_rebuild, setup, teardown),
