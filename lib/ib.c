@@ -102,7 +102,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
-#include "ib.h"
+#include "ib_wire.h"
 #include "ib_private.h"
 #include "util_private.h"
 #include "ntp.h"
@@ -190,6 +190,283 @@ static int ib_sockaddr(const char *host, uint16_t port, int passive,
 	return transport_resolve(host, port, passive, 0, ss, &len, err, errlen);
 }
 
+/* Client: gives up the server's handle (the server is lost). */
+static void ib_drop_ah(struct ib_transport *u)
+{
+	if (u->ah) {
+		ib_ah_put(&u->ahs, u->ah);
+		u->ah = NULL;
+	}
+	u->outstanding = 0;
+}
+
+/*
+ * Reaps send completions: each slot free again, the stamp of a send that
+ * asked for one noted, the handle it held released; a UD send error can
+ * leave the SQ in SQE state, brought back.
+ */
+static void ib_reap_sends(struct ib_transport *u)
+{
+	struct verbs_wc wc[16];
+	int n, i, sqe = 0;
+
+	while ((n = verbs_cq_poll(&u->scq, wc, 16)) > 0) {
+		for (i = 0; i < n; i++) {
+			if (wc[i].wr_id < IB_SEND_DEPTH && u->nsend_free < IB_SEND_DEPTH) {
+				uint32_t tag = u->send_tag[wc[i].wr_id];
+				int64_t ns;
+
+				u->send_free[u->nsend_free++] = (unsigned)wc[i].wr_id;
+				u->ahs.send_ah[wc[i].wr_id] = NULL;
+				u->send_tag[wc[i].wr_id] = 0;
+				if (tag) {
+					if (wc[i].status != IBV_WC_SUCCESS ||
+					    verbs_clock_realtime(&u->vclk, u->scq.mode,
+								 wc[i].ts, &ns) != 1)
+						ns = TRANSPORT_NO_STAMP;
+					transport_tx_note(u->top, tag, TRANSPORT_LAYER_H, ns);
+				}
+			}
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				u->n.send_err++;
+				sqe |= wc[i].status != IBV_WC_WR_FLUSH_ERR;
+			}
+		}
+	}
+	if (u->ahs.nzombie)
+		ib_zombies_reap(&u->ahs);
+	if (sqe && ib_qps_sqe_recover(&u->q))
+		u->dead = -EIO;
+}
+
+/* The address handles' reaping of sends (ib_ahs.reap). */
+static void ib_ahs_reap(struct ib_ahs *a)
+{
+	ib_reap_sends(container_of(a, struct ib_transport, ahs));
+}
+
+/*
+ * The QPs found in the error state are rebuilt in place (ib_qp.c), the
+ * flushed send completions taken first.  Counted (qp_rebuilds=); a client
+ * tells the caller once (transport_peer_reset), so that its filters start
+ * afresh.  A QP that cannot be rebuilt leaves the transport dead (EIO).
+ */
+static void ib_rebuild(struct ib_transport *u)
+{
+	int bad[IB_PARTS];
+
+	u->rebuild = 0;
+	if (!ib_qps_failed(&u->q, bad))
+		return;
+	ib_reap_sends(u);
+	if (ib_qps_drain(&u->q, bad))
+		u->dead = -EIO;
+	if (ib_qps_rebuild(&u->q, bad, &u->n.qp_rebuilds)) {
+		u->dead = -EIO;
+		return;
+	}
+	if (!u->server) {
+		u->restarted = 1;
+		u->outstanding = 0;
+	}
+}
+
+/* The GID our handle sends from is still what it was. */
+static int ib_sgid_same(struct ib_transport *u)
+{
+	struct ibv_gid_entry e;
+
+	if (!u->ah || !u->ah_attr.is_global)
+		return 1;	/* LID routed: GIDs do not matter */
+	if (!u->sgid_known ||
+	    ibv_query_gid_ex(u->ctx, u->port, u->ah_attr.grh.sgid_index, &e, 0))
+		return 0;
+	return memcmp(&e.gid, &u->sgid.gid, sizeof(e.gid)) == 0 &&
+	       e.gid_type == u->sgid.gid_type;
+}
+
+/* An async event of ours (ib_event.c matched it). */
+static void ib_async(struct ib_transport *u, const struct ib_aev *ev, int64_t now)
+{
+	u->n.async++;
+	switch (ev->type) {
+	case IBV_EVENT_DEVICE_FATAL:
+		u->dead = -ENODEV;
+		break;
+	case IBV_EVENT_CQ_ERR:
+		u->dead = -EIO;		/* an overrun CQ: nothing to rebuild */
+		break;
+	case IBV_EVENT_QP_FATAL:
+	case IBV_EVENT_QP_REQ_ERR:
+	case IBV_EVENT_QP_ACCESS_ERR:
+		u->rebuild = 1;
+		break;
+	case IBV_EVENT_GID_CHANGE:
+		/*
+		 * On RoCE the table changes with every address change on
+		 * the interface (IPv6 temporary addresses too): only the
+		 * GID we send from moving is a loss.
+		 */
+		if (!u->server && ib_sgid_same(u))
+			break;
+		/* fall through */
+	case IBV_EVENT_PORT_ERR:
+	case IBV_EVENT_PORT_ACTIVE:
+	case IBV_EVENT_LID_CHANGE:
+	case IBV_EVENT_PKEY_CHANGE:
+	case IBV_EVENT_SM_CHANGE:
+	case IBV_EVENT_CLIENT_REREGISTER:
+		/* Addresses on this port may have changed: forget them. */
+		if (u->server) {
+			ib_ahc_flush(&u->ahs);
+		} else {
+			ib_drop_ah(u);
+			peer_invalidate(&u->peer, now);
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+/* @u's async events come to it from now on (ib_event.c). */
+static void ib_sink_register(struct ib_transport *u)
+{
+	u->ev.ctx = u->ctx;
+	u->ev.port = u->port;
+	u->ev.qps = &u->q;
+	u->ev.wake = u->wake;
+	ib_event_register(&u->ev);
+}
+
+/*
+ * An event on a cm_id we are not waiting for: the server's SIDR requests,
+ * a client's address change, the device going away.  Consumes @ev.
+ */
+static void ib_cm_event(struct ib_transport *u, struct rdma_cm_event *ev, int64_t now)
+{
+	struct rdma_cm_id *req = NULL;
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_CONNECT_REQUEST:
+		/* A SIDR request: answer with our QP, QKey and epoch. */
+		req = ev->id;
+		if (!u->server || req->verbs != u->ctx ||
+		    (!u->any_port && req->port_num != u->port)) {
+			rdma_reject(req, NULL, 0);
+			u->n.sidr_reject++;
+		} else if (ib_cm_accept(&u->q, req, u->qp->qp_num, u->wildcard, u->epoch)) {
+			u->n.sidr_accept++;
+		} else {
+			u->n.sidr_reject++;
+		}
+		break;
+	case RDMA_CM_EVENT_ADDR_CHANGE:
+		/* The address moved (bonding failover, a new port). */
+		if (!u->server) {
+			ib_drop_ah(u);
+			peer_invalidate(&u->peer, now);
+		}
+		break;
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		u->dead = -ENODEV;
+		break;
+	default:
+		break;
+	}
+	rdma_ack_cm_event(ev);
+	/* SIDR keeps no state after the reply: the request's id can go. */
+	if (req)
+		rdma_destroy_id(req);
+}
+
+/* What ib_cm.c meets on the own channel while it waits (ib_cm_client.other). */
+static int ib_cm_other(void *arg, struct rdma_cm_event *ev)
+{
+	struct ib_transport *u = arg;
+
+	ib_cm_event(u, ev, clock_monotonic_ns());
+	return u->dead;
+}
+
+/* Client: a new address handle from @r replaces the old. */
+static int ib_res_apply(struct ib_transport *u, const struct ib_res *r)
+{
+	struct ibv_ah_attr attr = r->attr;
+	struct ibv_ah *ah = ibv_create_ah(u->pd, &attr);
+
+	if (!ah)
+		return errno ? -errno : -ENOMEM;
+	ib_drop_ah(u);
+	u->ah = ah;
+	u->ah_attr = r->attr;
+	u->rqpn = r->qpn;
+	u->rqkey = r->qkey;
+	/* The GID it sends from, to tell a GID change that matters. */
+	u->sgid_known = r->attr.is_global &&
+			ibv_query_gid_ex(u->ctx, u->port, r->attr.grh.sgid_index, &u->sgid, 0) == 0;
+	return 0;
+}
+
+/*
+ * Client: takes in the resolver's outcome, if there is one, and asks for
+ * an attempt when one is due.  Returns nonzero while one runs.
+ */
+static int ib_resolve_step(struct ib_transport *u, int64_t now)
+{
+	struct ib_res r;
+
+	if (!u->c.have_thread)
+		return 0;
+	if (ib_cm_resolver_take(&u->c, &r)) {
+		u->n.sidr_retries += r.retries;
+		if (r.rc == 0)
+			r.rc = ib_res_apply(u, &r);
+		if (r.rc == 0) {
+			/* The routed id now holds the device: move it home. */
+			if (rdma_migrate_id(r.id, u->cm) == 0) {
+				if (u->id)
+					rdma_destroy_id(u->id);
+				u->id = r.id;
+			} else {
+				rdma_destroy_id(r.id);
+			}
+			peer_resolve_ok(&u->peer, now, r.epoch);
+			u->last_err = 0;
+		} else {
+			if (r.id)
+				rdma_destroy_id(r.id);
+			peer_resolve_failed(&u->peer, now);
+			u->last_err = r.rc;
+		}
+	}
+	return ib_cm_resolver_ask(&u->c, !u->ah && !u->dead && ib_cm_resolver_idle(&u->c) &&
+					 peer_resolve_due(&u->peer, now));
+}
+
+/* Client, at the open: the first SIDR exchange on the routed @id, as of @now. */
+static void ib_resolve_first(struct ib_transport *u, struct rdma_cm_id *id, int64_t now)
+{
+	struct ib_res r;
+	int rc;
+
+	/*
+	 * The server may be down: a per-exchange error, retried on the
+	 * backoff.  The routed id stays until a later resolution replaces
+	 * it: it holds the device.
+	 */
+	memset(&r, 0, sizeof(r));
+	rc = ib_cm_sidr(&u->c, u->cm, id, now + IB_RESOLVE_NS, &r);
+	if (rc == 0)
+		rc = ib_res_apply(u, &r);
+	if (rc == 0) {
+		peer_resolve_ok(&u->peer, now, r.epoch);
+	} else {
+		peer_resolve_failed(&u->peer, now);
+		u->last_err = rc;
+	}
+}
+
 /* Takes one event off the completion channel, if there is one. */
 static void ib_chan_drain(struct ib_transport *u)
 {
@@ -210,15 +487,19 @@ static void ib_chan_drain(struct ib_transport *u)
  */
 static void ib_control(struct ib_transport *u, int64_t now)
 {
+	struct ib_aev mine[IB_AEV_QUEUE];
 	struct rdma_cm_event *cev;
+	unsigned i, n;
 
 	u->ctl_ns = now;
 	ib_unwake(u->wake);
-	ib_event_take(u, now);
+	n = ib_event_take(&u->ev, mine);
+	for (i = 0; i < n; i++)
+		ib_async(u, &mine[i], now);
 	while (rdma_get_cm_event(u->cm, &cev) == 0)
-		ib_cm_other(u, cev, now);
+		ib_cm_event(u, cev, now);
 	if (!u->server)
-		ib_cm_resolve_step(u, now);
+		ib_resolve_step(u, now);
 }
 
 /*
@@ -235,11 +516,11 @@ static ssize_t ib_take(struct ib_transport *u, struct ibv_wc *wc, void *buf, siz
 	struct ib_addr a;
 	size_t len;
 
-	if (part >= IB_PARTS || !u->part[part].qp) {
+	if (part >= IB_PARTS || !u->q.part[part].qp) {
 		u->dead = -EIO;		/* not a buffer of ours */
 		return -EAGAIN;
 	}
-	grh = u->part[part].mem + (size_t)i * u->slot;
+	grh = u->q.part[part].mem + (size_t)i * u->q.slot;
 	if (wc->status == IBV_WC_WR_FLUSH_ERR) {
 		u->rebuild = 1;		/* the QP went to the error state */
 		return -EAGAIN;
@@ -251,15 +532,15 @@ static ssize_t ib_take(struct ib_transport *u, struct ibv_wc *wc, void *buf, siz
 	}
 	memset(&a, 0, sizeof(a));
 	if (ib_key_from_wc(wc, grh, &a.key)) {
-		u->n.ah_fail++;
+		u->ahs.failed++;
 		goto drop;
 	}
-	a.key.port = u->part[part].port;
+	a.key.port = u->q.part[part].port;
 	a.qpn = wc->src_qp;
-	a.qkey = u->qkey;
+	a.qkey = u->q.qkey;
 	a.part = part;
 	if (u->server) {
-		if (!ib_ahc_get(u, &a.key, wc, grh))
+		if (!ib_ahc_get(&u->ahs, &a.key, wc, grh))
 			goto drop;
 	} else if (peer_reply(&u->peer, clock_monotonic_ns(), ib_wc_epoch(wc)) == PEER_LOST) {
 		/* Another server instance answered: find it properly. */
@@ -275,12 +556,12 @@ static ssize_t ib_take(struct ib_transport *u, struct ibv_wc *wc, void *buf, siz
 		from->len = sizeof(a);
 		memcpy(from->data, &a, sizeof(a));
 	}
-	if (ib_post_recv(u, part, i))
+	if (ib_post_recv(&u->q, part, i))
 		u->dead = -EIO;
 	return (ssize_t)len;
 
 drop:
-	if (ib_post_recv(u, part, i))
+	if (ib_post_recv(&u->q, part, i))
 		u->dead = -EIO;
 	return -EAGAIN;
 }
@@ -391,7 +672,7 @@ static void ib_devs_control(struct ib_transport *u, int64_t now)
 		for (i = 0; ev->event == RDMA_CM_EVENT_CONNECT_REQUEST && i < u->ndev; i++)
 			if (u->dev[i]->ctx == ev->id->verbs)
 				to = u->dev[i];
-		ib_cm_other(to, ev, now);
+		ib_cm_event(to, ev, now);
 	}
 }
 
@@ -438,7 +719,7 @@ static int ib_client_ah(struct ib_transport *u, int64_t now)
 {
 	int64_t until = now + IB_RESOLVE_HOLD_NS;
 
-	while (!u->ah && ib_cm_resolve_step(u, clock_monotonic_ns())) {
+	while (!u->ah && ib_resolve_step(u, clock_monotonic_ns())) {
 		struct pollfd pfd = { .fd = u->wake, .events = POLLIN };
 		int64_t left = until - clock_monotonic_ns();
 		struct timespec ts;
@@ -505,14 +786,14 @@ static int ib_send(struct transport *t, void *buf, size_t len,
 		if (!to || to->len != sizeof(a))
 			return -EDESTADDRREQ;
 		memcpy(&a, to->data, sizeof(a));
-		if (a.part >= IB_PARTS || !u->part[a.part].qp)
+		if (a.part >= IB_PARTS || !u->q.part[a.part].qp)
 			return -EHOSTUNREACH;
-		if (len > u->part[a.part].mtu)
+		if (len > u->q.part[a.part].mtu)
 			return -EMSGSIZE;	/* its port's, not the first port's */
-		ah = ib_ahc_get(u, &a.key, NULL, NULL);
+		ah = ib_ahc_get(&u->ahs, &a.key, NULL, NULL);
 		if (!ah)
 			return -EHOSTUNREACH;	/* evicted since it was received */
-		qp = u->part[a.part].qp;
+		qp = u->q.part[a.part].qp;
 		qpn = a.qpn;
 		qkey = a.qkey;
 	} else {
@@ -537,7 +818,7 @@ static int ib_send(struct transport *t, void *buf, size_t len,
 	if (!u->nsend_free)
 		return -ENOBUFS;
 	sn = u->send_free[u->nsend_free - 1];
-	slot = u->mem + (size_t)(u->nrecv + sn) * u->slot;
+	slot = u->mem + (size_t)(u->q.nrecv + sn) * u->q.slot;
 	memcpy(slot, buf, len);
 	sge = (struct ibv_sge){ .addr = (uintptr_t)slot, .length = (uint32_t)len,
 				.lkey = u->mr->lkey };
@@ -545,7 +826,7 @@ static int ib_send(struct transport *t, void *buf, size_t len,
 	wr.wr_id = sn;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
-	wr.send_flags = IBV_SEND_SIGNALED | (len <= u->max_inline ? IBV_SEND_INLINE : 0);
+	wr.send_flags = IBV_SEND_SIGNALED | (len <= u->q.max_inline ? IBV_SEND_INLINE : 0);
 	wr.wr.ud.ah = ah;
 	wr.wr.ud.remote_qpn = qpn;
 	wr.wr.ud.remote_qkey = qkey;
@@ -575,7 +856,7 @@ static int ib_send(struct transport *t, void *buf, size_t len,
 		u->n.post_err++;
 		return -rc;
 	}
-	u->send_ah[sn] = ah;
+	u->ahs.send_ah[sn] = ah;
 	u->nsend_free--;
 	if (flags & TRANSPORT_STAMP_XMT)
 		transport_stamp_xmt(buf, *stamp);
@@ -608,20 +889,20 @@ static int ib_datapath(struct ib_transport *u, struct rdma_cm_id *id, char *err,
 	 * other ports (dual-port mlx4, Connect-IB) may have a larger MTU
 	 * than this one, and an MTU may grow up to the port's largest.
 	 */
-	u->buf_mtu = 128u << pa.max_mtu;
+	u->q.buf_mtu = 128u << pa.max_mtu;
 	for (i = 1; u->any_port && i < IB_PARTS; i++) {
 		uint32_t m = ib_port_mtu(u->ctx, (uint8_t)i, 1);
 
 		if (!m)
 			break;		/* ports count from 1; the first missing ends them */
-		if (m > u->buf_mtu)
-			u->buf_mtu = m;
+		if (m > u->q.buf_mtu)
+			u->q.buf_mtu = m;
 	}
-	if (u->buf_mtu < u->mtu)
-		u->buf_mtu = u->mtu;
-	u->slot = IB_GRH_LEN + u->buf_mtu;
-	u->nrecv = u->server ? IB_RECV_SERVER : IB_RECV_CLIENT;
-	nbuf = u->nrecv + IB_SEND_DEPTH;
+	if (u->q.buf_mtu < u->mtu)
+		u->q.buf_mtu = u->mtu;
+	u->q.slot = IB_GRH_LEN + u->q.buf_mtu;
+	u->q.nrecv = u->server ? IB_RECV_SERVER : IB_RECV_CLIENT;
+	nbuf = u->q.nrecv + IB_SEND_DEPTH;
 	for (u->nsend_free = 0; u->nsend_free < IB_SEND_DEPTH; u->nsend_free++)
 		u->send_free[u->nsend_free] = IB_SEND_DEPTH - 1 - u->nsend_free;
 	u->chan = ibv_create_comp_channel(u->ctx);
@@ -634,15 +915,17 @@ static int ib_datapath(struct ib_transport *u, struct rdma_cm_id *id, char *err,
 		IB_FAIL("%s: protection domain: %s", u->url, strerror(errno));
 		return -1;
 	}
-	u->mem = aligned_alloc(4096, (nbuf * u->slot + 4095) / 4096 * 4096);
+	u->q.ctx = u->ctx;
+	u->q.pd = u->ahs.pd = u->pd;
+	u->mem = aligned_alloc(4096, (nbuf * u->q.slot + 4095) / 4096 * 4096);
 	if (!u->mem) {
 		IB_FAIL("%s: out of memory", u->url);
 		return -1;
 	}
-	memset(u->mem, 0, nbuf * u->slot);
-	u->mr = ibv_reg_mr(u->pd, u->mem, nbuf * u->slot, IBV_ACCESS_LOCAL_WRITE);
+	memset(u->mem, 0, nbuf * u->q.slot);
+	u->mr = ibv_reg_mr(u->pd, u->mem, nbuf * u->q.slot, IBV_ACCESS_LOCAL_WRITE);
 	if (!u->mr) {
-		IB_FAIL("%s: registering %zu bytes: %s", u->url, nbuf * u->slot, strerror(errno));
+		IB_FAIL("%s: registering %zu bytes: %s", u->url, nbuf * u->q.slot, strerror(errno));
 		return -1;
 	}
 	/* Completion stamps where the device has them (verbs_stamp.h). */
@@ -656,11 +939,11 @@ static int ib_datapath(struct ib_transport *u, struct rdma_cm_id *id, char *err,
 	 */
 	memset(&qa, 0, sizeof(qa));
 	qa.qp_state = IBV_QPS_INIT;
-	u->qkey = RDMA_UDP_QKEY;
+	u->q.qkey = RDMA_UDP_QKEY;
 	if (id && rdma_init_qp_attr(id, &qa, &mask) == 0) {
 		pkey_index = qa.pkey_index;
 		if (qa.qkey)
-			u->qkey = qa.qkey;
+			u->q.qkey = qa.qkey;
 	}
 	/*
 	 * A QP refused for its CQs' stamp format (mlx5 in real-time mode)
@@ -668,13 +951,13 @@ static int ib_datapath(struct ib_transport *u, struct rdma_cm_id *id, char *err,
 	 */
 	for (;;) {
 		if (verbs_cq_create(&u->vclk, &u->rcq,
-				    (int)(u->server ? u->nrecv * IB_PARTS : u->nrecv), u,
+				    (int)(u->server ? u->q.nrecv * IB_PARTS : u->q.nrecv), u,
 				    u->chan) ||
 		    verbs_cq_create(&u->vclk, &u->scq, IB_SEND_DEPTH, u, NULL)) {
 			IB_FAIL("%s: completion queue: %s", u->url, strerror(errno));
 			return -1;
 		}
-		u->qp = ib_qp_up(u, u->port, pkey_index, &step);
+		u->qp = ib_qp_up(&u->q, u->port, pkey_index, &step);
 		if (u->qp || strcmp(step, "creating") || !verbs_qp_refused(&u->vclk, errno))
 			break;
 		verbs_cq_destroy(&u->rcq);
@@ -684,10 +967,10 @@ static int ib_datapath(struct ib_transport *u, struct rdma_cm_id *id, char *err,
 		IB_FAIL("%s: UD queue pair: %s: %s", u->url, step, strerror(errno));
 		return -1;
 	}
-	u->part[0] = (struct ib_part){ .port = u->port, .pkey_index = pkey_index, .mtu = u->mtu,
+	u->q.part[0] = (struct ib_part){ .port = u->port, .pkey_index = pkey_index, .mtu = u->mtu,
 				       .qp = u->qp, .mr = u->mr, .mem = u->mem };
-	for (i = 0; i < u->nrecv; i++)
-		if (ib_post_recv(u, 0, i)) {
+	for (i = 0; i < u->q.nrecv; i++)
+		if (ib_post_recv(&u->q, 0, i)) {
 			IB_FAIL("%s: posting receive buffers failed", u->url);
 			return -1;
 		}
@@ -702,7 +985,7 @@ static int ib_datapath(struct ib_transport *u, struct rdma_cm_id *id, char *err,
 		/* ports count from 1; the first that does not exist ends it */
 		for (p = 1; p < IB_PARTS && ibv_query_port(u->ctx, p, &pa) == 0; p++)
 			if (p != u->port && pa.state == IBV_PORT_ACTIVE)
-				ib_part_get(u, p, 0);
+				ib_part_get(&u->q, p, 0);
 	}
 	if (ibv_req_notify_cq(u->rcq.cq, 0)) {
 		IB_FAIL("%s: cannot arm the completion queue", u->url);
@@ -754,13 +1037,13 @@ static void ib_close(struct transport *t)
 
 	for (d = 0; d < u->ndev; d++)
 		ib_close(&u->dev[d]->t);
-	ib_cm_resolver_stop(u);
-	ib_event_unregister(u);
+	ib_cm_resolver_stop(&u->c);
+	ib_event_unregister(&u->ev);
 	if (u->t.fd >= 0)
 		close(u->t.fd);
 	/* The QPs first: then no send can name an address handle. */
 	for (p = IB_PARTS - 1; p >= 0; p--) {
-		struct ib_part *pt = &u->part[p];
+		struct ib_part *pt = &u->q.part[p];
 
 		if (pt->qp)
 			ibv_destroy_qp(pt->qp);
@@ -769,12 +1052,12 @@ static void ib_close(struct transport *t)
 		if (p)
 			free(pt->mem);
 	}
-	if (!u->part[0].qp && u->qp)
+	if (!u->q.part[0].qp && u->qp)
 		ibv_destroy_qp(u->qp);
-	memset(u->send_ah, 0, sizeof(u->send_ah));
+	memset(u->ahs.send_ah, 0, sizeof(u->ahs.send_ah));
 	ib_drop_ah(u);
-	ib_ahc_flush(u);
-	ib_zombies_reap(u);
+	ib_ahc_flush(&u->ahs);
+	ib_zombies_reap(&u->ahs);
 	if (u->rcq.cq) {
 		ib_chan_drain(u);
 		verbs_cq_destroy(&u->rcq);
@@ -793,12 +1076,12 @@ static void ib_close(struct transport *t)
 		rdma_destroy_id(u->id);
 	if (u->cm)
 		rdma_destroy_event_channel(u->cm);
-	if (u->rcm)
-		rdma_destroy_event_channel(u->rcm);
+	if (u->c.rcm)
+		rdma_destroy_event_channel(u->c.rcm);
 	if (u->wake >= 0)
 		close(u->wake);
-	if (u->stopfd >= 0)
-		close(u->stopfd);
+	if (u->c.stopfd >= 0)
+		close(u->c.stopfd);
 	free(u);
 }
 
@@ -820,13 +1103,25 @@ static struct ib_transport *ib_new(const struct endpoint *ep, enum transport_rol
 	u->t.fd = -1;
 	u->top = &u->t;
 	u->tx_step = 1;
-	u->wake = u->stopfd = -1;
+	u->c.stopfd = -1;
 	snprintf(u->url, sizeof(u->url), "%s", ep->url);
 	u->server = role == TRANSPORT_SERVER;
-	u->qkey_forced = qkey;
-	u->gid_index = (int)gid;
+	u->q.rcq = &u->rcq;
+	u->q.scq = &u->scq;
+	u->q.nsend = IB_SEND_DEPTH;
+	u->ahs.reap = ib_ahs_reap;
+	u->c.qkey_forced = qkey;
+	u->c.gid_index = (int)gid;
+	u->c.other = ib_cm_other;
+	u->c.arg = u;
 	peer_init(&u->peer, NULL);
-	u->cm = rdma_create_event_channel();
+	u->wake = u->c.wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (u->wake < 0) {
+		IB_FAIL("%s: eventfd: %s", ep->url, strerror(errno));
+		ib_close(&u->t);
+		return NULL;
+	}
+	u->cm = u->c.cm = rdma_create_event_channel();
 	if (!u->cm || ib_nonblock(u->cm->fd)) {
 		IB_FAIL("%s: rdma_cm event channel: %s", ep->url, strerror(errno));
 		ib_close(&u->t);
@@ -942,7 +1237,7 @@ static int ib_devs_open(struct ib_transport *u, const struct endpoint *ep,
 		d->any_port = u->any_port;
 		if (ib_datapath(d, NULL, err, errlen) || ib_open_fds(d, d->url, err, errlen))
 			return -1;
-		ib_event_register(d);
+		ib_sink_register(d);
 		d->ctl_ns = clock_monotonic_ns();
 	}
 	return 0;
@@ -980,7 +1275,7 @@ static int ib_open_client(struct ib_transport *u, const struct endpoint *ep, con
 	struct rdma_cm_id *route;
 	int rc;
 
-	if (ib_sockaddr(ep->host, ep->port, 0, &u->dst, err, errlen))
+	if (ib_sockaddr(ep->host, ep->port, 0, &u->c.dst, err, errlen))
 		return -1;
 	/*
 	 * Address and route must resolve now: they name the device
@@ -988,7 +1283,7 @@ static int ib_open_client(struct ib_transport *u, const struct endpoint *ep, con
 	 * local (no IPoIB route).  The server itself may be absent:
 	 * that is a per-exchange error, found again later.
 	 */
-	rc = ib_cm_route(u, u->cm, now + IB_RESOLVE_NS, &u->id);
+	rc = ib_cm_route(&u->c, u->cm, now + IB_RESOLVE_NS, &u->id);
 	if (rc) {
 		IB_FAIL("%s: cannot resolve a route to %s: %s", ep->url, ep->host,
 			strerror(-rc));
@@ -1009,8 +1304,11 @@ static int ib_open_client(struct ib_transport *u, const struct endpoint *ep, con
 	}
 	if (ib_datapath(u, route, err, errlen))
 		return -1;
-	ib_cm_resolve_first(u, route, now);
-	return ib_cm_resolver_start(u, ep->url, err, errlen);
+	u->c.ctx = u->ctx;
+	u->c.port = u->port;
+	u->c.qpn = u->qp->qp_num;
+	ib_resolve_first(u, route, now);
+	return ib_cm_resolver_start(&u->c, ep->url, err, errlen);
 }
 
 /*
@@ -1022,9 +1320,8 @@ static int ib_open_fds(struct ib_transport *u, const char *url, char *err, size_
 	struct epoll_event ee = { .events = EPOLLIN };
 	int fds[4], i;
 
-	u->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	u->t.fd = epoll_create1(EPOLL_CLOEXEC);
-	if (u->wake < 0 || u->t.fd < 0 || ib_nonblock(u->ctx->async_fd)) {
+	if (u->t.fd < 0 || ib_nonblock(u->ctx->async_fd)) {
 		IB_FAIL("%s: epoll: %s", url, strerror(errno));
 		return -1;
 	}
@@ -1085,7 +1382,7 @@ static struct transport *ib_open(const struct endpoint *ep, enum transport_role 
 	if (u->ndev ? ib_devs_fds(u, ep->url, err, errlen) : ib_open_fds(u, ep->url, err, errlen))
 		goto fail;
 	if (!u->ndev)
-		ib_event_register(u);
+		ib_sink_register(u);
 	u->ctl_ns = clock_monotonic_ns();
 	return &u->t;
 
@@ -1185,6 +1482,7 @@ static void ib_counters(struct transport *t, char *buf, size_t len)
 	const struct peer_counters *c = &u->peer.count;
 	const struct ib_transport *m = u->ndev ? u->dev[0] : u;	/* whose stamps= */
 	struct ib_count k = u->n;
+	struct ib_ahs ah = u->ahs;		/* its counters, summed */
 	uint64_t poll_errors = u->rcq.poll_errors + u->scq.poll_errors;
 	uint64_t stamp_errors = u->vclk.errors;
 	size_t n = 0;
@@ -1195,6 +1493,10 @@ static void ib_counters(struct transport *t, char *buf, size_t len)
 		const struct ib_transport *d = u->dev[i];
 
 		ib_count_add(&k, &d->n);
+		ah.made += d->ahs.made;
+		ah.evicted += d->ahs.evicted;
+		ah.failed += d->ahs.failed;
+		ah.deferred += d->ahs.deferred;
 		poll_errors += d->rcq.poll_errors + d->scq.poll_errors;
 		stamp_errors += d->vclk.errors;
 	}
@@ -1220,8 +1522,8 @@ static void ib_counters(struct transport *t, char *buf, size_t len)
 		snprintf(buf + n, len - n, " sidr_accept=%llu sidr_reject=%llu ah_new=%llu"
 			 " ah_evict=%llu ah_fail=%llu ah_deferred=%llu",
 			 (unsigned long long)k.sidr_accept, (unsigned long long)k.sidr_reject,
-			 (unsigned long long)k.ah_new, (unsigned long long)k.ah_evict,
-			 (unsigned long long)k.ah_fail, (unsigned long long)k.ah_deferred);
+			 (unsigned long long)ah.made, (unsigned long long)ah.evicted,
+			 (unsigned long long)ah.failed, (unsigned long long)ah.deferred);
 	else
 		snprintf(buf + n, len - n, " replies=%llu misses=%llu losses=%llu"
 			 " resolutions=%llu resolve_failures=%llu sidr_retries=%llu resets=%llu",

@@ -84,7 +84,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "clock.h"
-#include "ib.h"
+#include "ib_wire.h"
 #include "ntp.h"
 #include "nts_client.h"
 #include "nts_server.h"
