@@ -42,7 +42,9 @@
  *     requires, post_send needs RTS, post_recv refuses a RESET QP; a QP
  *     put into the error state (fab_qp_error) flushes its receives with
  *     IBV_WC_WR_FLUSH_ERR, flushes each later one at once, and raises
- *     IBV_EVENT_QP_FATAL on its element;
+ *     IBV_EVENT_QP_FATAL on its element; a send that fails on its own
+ *     (fab_send_fail) leaves the QP in SQE, where later posts are taken
+ *     and flushed until it is moved back to RTS;
  *   - rdma_connect needs a resolved route, rdma_accept a connect request
  *     not yet answered; SIDR replies carry the AH attributes rdma_cm
  *     gives (global on RoCE); a SIDR reply can be lost (fab_sidr_drop);
@@ -226,6 +228,8 @@ static int fab_garbage = -1;		/* RoCE v2/IPv4: the 20 unwritten bytes, or -1 */
 static int fab_client_dev = 1;		/* where a client's route leaves */
 static int fab_sidr_drop;		/* SIDR replies still to lose */
 static int fab_stale;			/* sends whose AH was gone when transmitted */
+static int fab_send_fail;		/* sends still to fail on their own (a local
+					   protection error): the QP goes to SQE */
 static int fab_dup_wr;			/* sends posted with the wr_id of one held
 					   on a QP of the same send CQ */
 static int fab_idle_polls;		/* empty polls of a receive CQ while an
@@ -535,11 +539,29 @@ static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_
 		struct fah *ah = (struct fah *)wr->wr.ud.ah;
 		int sig = src->sig_all || (wr->send_flags & IBV_SEND_SIGNALED);
 
-		if (qp->state != IBV_QPS_RTS || !ah || ah->dead || wr->num_sge != 1 ||
-		    wr->sg_list[0].length > sizeof(src->sq[0].data) || src->sqn == SQ_CAP) {
+		if ((qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQE) || !ah || ah->dead ||
+		    wr->num_sge != 1 || wr->sg_list[0].length > sizeof(src->sq[0].data) ||
+		    src->sqn == SQ_CAP) {
 			rc = EINVAL;
 			*bad = wr;
 			break;
+		}
+		/*
+		 * A send that fails on its own completes in error and leaves
+		 * the send queue in SQE (IB spec, UD); there a post is taken
+		 * and flushed, as libmlx5 does, until the QP is back in RTS.
+		 */
+		if (qp->state == IBV_QPS_SQE || fab_send_fail > 0) {
+			struct ibv_wc e = { .wr_id = wr->wr_id, .status = IBV_WC_WR_FLUSH_ERR,
+					    .opcode = IBV_WC_SEND, .qp_num = qp->qp_num };
+
+			if (qp->state != IBV_QPS_SQE) {
+				fab_send_fail--;
+				e.status = IBV_WC_LOC_PROT_ERR;
+				qp->state = IBV_QPS_SQE;
+			}
+			cq_push((struct mock_cq *)qp->send_cq, &e);
+			continue;
 		}
 		if (fab_hold) {
 			struct fsend *s;
@@ -837,6 +859,7 @@ static void fab_reset(void)
 	fab_stamps = fab_rt = mock_mlx5 = mock_mlx5_rt = 0;
 	fab_client_dev = 1;
 	fab_sidr_drop = fab_stale = fab_dup_wr = mock_chan_reads = fab_idle_polls = 0;
+	fab_send_fail = 0;
 	cm_pending = 0;
 	pthread_mutex_unlock(&fab);
 	fab_link(0);
@@ -2499,6 +2522,32 @@ static void test_ah_evict_in_flight(void **state)
 }
 
 /* Issue 15 (4), the client: the handle goes (port down) with a request queued. */
+/*
+ * Issue 35 (7), over ib: a UD send that fails on its own (not a flush)
+ * leaves the send queue in SQE.  Receives go on and every later send is
+ * flushed, so the client would time out forever; the reaping of that
+ * completion brings the QP back to RTS and the next exchange is answered.
+ */
+static void test_send_queue_error(void **state)
+{
+	struct server s;
+	struct client c;
+
+	server_start(&s);
+	client_open(&c, "ib://" SERVER_ADDR ":123");
+	assert_int_equal(exchange(&c, TRANSPORT_POLL_BLOCK), 1);
+	pthread_mutex_lock(&fab);
+	fab_send_fail = 1;
+	pthread_mutex_unlock(&fab);
+	assert_int_equal(exchange(&c, TRANSPORT_POLL_BLOCK), 0);	/* its request failed */
+	assert_int_equal(exchange(&c, TRANSPORT_POLL_BLOCK), 1);
+	assert_int_equal(exchange(&c, TRANSPORT_POLL_BLOCK), 1);
+	assert_int_equal(qp_of(c.qpn)->qp.state, IBV_QPS_RTS);
+	assert_int_equal(counter(c.t, "send_err"), 1);
+	client_close(&c);
+	server_stop(&s);
+}
+
 static void test_ah_drop_in_flight(void **state)
 {
 	unsigned char req[NTP_HEADER_LEN] = { 0xe3 };
@@ -3157,6 +3206,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_local_dest_gid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ah_evict_in_flight, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ah_drop_in_flight, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_send_queue_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wildcard_partition, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wildcard_dual_port, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wildcard_send_slots, setup, teardown),
