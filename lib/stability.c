@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "opt_units.h"
 #include "stability.h"
 #include "stats.h"
 
@@ -449,13 +450,13 @@ static void finish(struct stab_point *p, const struct acc *a)
 	p->n_hdev = a->nh;
 	p->n_ohdev = a->no;
 	p->n_tot = a->ntot;
-	p->hdev = a->nh ? sqrt(a->sh / (6 * tau * tau * (double)a->nh)) * 1e-9 : NAN;
-	p->ohdev = a->no ? sqrt(a->so / (6 * tau * tau * (double)a->no)) * 1e-9 : NAN;
-	p->totdev = a->ntot ? sqrt(a->stot / (2 * tau * tau * (double)a->ntot)) * 1e-9 : NAN;
+	p->hdev = a->nh ? ntpx_ns_to_sec(sqrt(a->sh / (6 * tau * tau * (double)a->nh))) : NAN;
+	p->ohdev = a->no ? ntpx_ns_to_sec(sqrt(a->so / (6 * tau * tau * (double)a->no))) : NAN;
+	p->totdev = a->ntot ? ntpx_ns_to_sec(sqrt(a->stot / (2 * tau * tau * (double)a->ntot))) : NAN;
 
-	p->adev = p->n_adev ? sqrt(sa / (2 * tau * tau * (double)p->n_adev)) * 1e-9 : NAN;
-	p->mdev = p->n_mdev ? sqrt(sm / (2 * m * m * tau * tau * (double)p->n_mdev)) * 1e-9 : NAN;
-	p->tdev_ns = p->n_mdev ? tau / sqrt(3) * p->mdev * 1e9 : NAN;
+	p->adev = p->n_adev ? ntpx_ns_to_sec(sqrt(sa / (2 * tau * tau * (double)p->n_adev))) : NAN;
+	p->mdev = p->n_mdev ? ntpx_ns_to_sec(sqrt(sm / (2 * m * m * tau * tau * (double)p->n_mdev))) : NAN;
+	p->tdev_ns = p->n_mdev ? ntpx_sec_to_ns(tau / sqrt(3) * p->mdev) : NAN;
 	p->tie_rms_ns = p->n_tie ? sqrt(st / (double)p->n_tie) : NAN;
 	p->mtie_ns = p->n_mtie ? mtie : NAN;
 }

@@ -188,7 +188,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct load_opts o = { .gso = 1, .interval = NTPX_NS_PER_SEC,
-			       .timeout = 200000000LL, .duration = -1, .start = -1 };
+			       .timeout = 200 * NTPX_NS_PER_MS, .duration = -1, .start = -1 };
 	struct load_args a = { 0 };
 	const char *duration = NULL, *user = NULL, *nts_arg = NULL;
 	int sink = 0, c, rc, family = 0;

@@ -155,7 +155,7 @@ int run_sender(struct sender *s)
 			continue;
 		}
 		if (s->rate) {
-			bucket += s->rate / 8 * (double)(now - last) / 1e9;
+			bucket += s->rate / 8 * ntpx_ns_to_sec((double)(now - last));
 			if (bucket > cap)
 				bucket = cap;
 			last = now;
@@ -210,7 +210,7 @@ int run_sender(struct sender *s)
 		load_hdr_put(fin, LOAD_FIN, s->run, s->seq);
 		for (i = 0; i < 3; i++) {
 			(void)transport_send_batch(s->t, &fm, 1);
-			wait_readable(s->t, 100000000LL);
+			wait_readable(s->t, 100 * NTPX_NS_PER_MS);
 			sender_poll_reports(s);
 			if (s->last.valid && s->last.packets + s->last.lost >= s->seq)
 				break;
@@ -225,7 +225,7 @@ int run_sender(struct sender *s)
 			return NTPX_EXIT_FAIL;
 		fprintf(stderr, "%s: sent %" PRIu64 " datagrams of %zu bytes, %" PRIu64
 			" bytes in %.3f s (%.6f Gbit/s)", ntpx_prog, s->sent_packets, s->size,
-			s->sent_bytes, (double)el / 1e9, (double)s->sent_bytes * 8 / (double)el);
+			s->sent_bytes, ntpx_ns_to_sec((double)el), (double)s->sent_bytes * 8 / (double)el);
 		if (s->got_report)
 			fprintf(stderr, "; sink received %" PRIu64 " (%.6f Gbit/s), lost %" PRIu64
 				" (%.3f%%)", s->last.packets,

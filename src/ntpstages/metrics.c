@@ -46,11 +46,11 @@ int metrics_print(const struct input *in, int same, double *v, double *w, double
 		if (!have_s[k])
 			continue;
 		snprintf(lab, sizeof(lab), "stage=\"%s\",quantile=\"0.5\"", stage_name(k));
-		om_sample(&m, "ntpx_stage_seconds", lab, sf[k].median * 1e-9);
+		om_sample(&m, "ntpx_stage_seconds", lab, ntpx_ns_to_sec(sf[k].median));
 		snprintf(lab, sizeof(lab), "stage=\"%s\",quantile=\"0.99\"", stage_name(k));
-		om_sample(&m, "ntpx_stage_seconds", lab, sf[k].p99 * 1e-9);
+		om_sample(&m, "ntpx_stage_seconds", lab, ntpx_ns_to_sec(sf[k].p99));
 		snprintf(lab, sizeof(lab), "stage=\"%s\"", stage_name(k));
-		om_sample(&m, "ntpx_stage_seconds_sum", lab, sf[k].sum * 1e-9);
+		om_sample(&m, "ntpx_stage_seconds_sum", lab, ntpx_ns_to_sec(sf[k].sum));
 		om_sample(&m, "ntpx_stage_seconds_count", lab, (double)sf[k].n);
 	}
 	om_family(&m, "ntpx_stage_jitter_seconds", "gauge",
@@ -59,7 +59,7 @@ int metrics_print(const struct input *in, int same, double *v, double *w, double
 		if (!have_s[k] || !isfinite(sf[k].jitter))
 			continue;
 		snprintf(lab, sizeof(lab), "stage=\"%s\"", stage_name(k));
-		om_sample(&m, "ntpx_stage_jitter_seconds", lab, sf[k].jitter * 1e-9);
+		om_sample(&m, "ntpx_stage_jitter_seconds", lab, ntpx_ns_to_sec(sf[k].jitter));
 	}
 
 #define LAYER_GAUGE(name, help, expr)						\
@@ -69,7 +69,7 @@ int metrics_print(const struct input *in, int same, double *v, double *w, double
 			if (!have_l[k])						\
 				continue;					\
 			snprintf(lab, sizeof(lab), "layer=\"%s\"", layer_name(k));	\
-			om_sample(&m, name, lab, (expr) * 1e-9);		\
+			om_sample(&m, name, lab, ntpx_ns_to_sec(expr));	\
 		}								\
 	} while (0)
 	LAYER_GAUGE("ntpx_layer_offset_seconds",
