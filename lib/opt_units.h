@@ -24,13 +24,13 @@
 
 /*
  * Nanoseconds as seconds, for what is computed or printed in seconds
- * (rates, fits, Prometheus' base units).  A division, not a multiplication
- * by 1e-9 (which a double cannot hold exactly): a whole number of
- * nanoseconds below 2^53 comes out as the double nearest its seconds.
+ * (rates, fits, Prometheus' base units): a multiplication by 1e-9, the
+ * form most of the tree wrote by hand, so that what it prints stayed the
+ * same to the last digit when these took their place.
  */
 static inline double ntpx_ns_to_sec(double ns)
 {
-	return ns / 1e9;
+	return ns * 1e-9;
 }
 
 /* Seconds as nanoseconds, unrounded: the caller rounds (llround) or truncates. */
