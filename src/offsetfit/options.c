@@ -42,8 +42,8 @@ static void usage(FILE *out)
 	       "                        exit 1 if any tau fails\n"
 	       "      --percentiles     distribution of offset and delay\n"
 	       "                        (--json: as JSON, with --stability too)\n"
-	       "  -h, --help            this help\n"
-	       "      --version         print the version\n", ntpx_prog);
+	       "  -h, --help            this text\n"
+	       "      --version         the version\n", ntpx_prog);
 }
 
 /* Returns the index of the first input in @argv. */
