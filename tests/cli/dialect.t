@@ -35,7 +35,7 @@ strays() {
 
 test_expect_success 'setup: records with stamps, from a reflector on loopback' '
 	start_reflector &&
-	ntpprobe -i 10ms -c 20 "udp://127.0.0.1:$REFLECT_PORT" >"$TMP/rec" 2>/dev/null &&
+	ntpprobe -i 10ms -c 20 -w 2s "udp://127.0.0.1:$REFLECT_PORT" >"$TMP/rec" 2>/dev/null &&
 	test_is "$(count_status "$TMP/rec" ok)" 20
 '
 
