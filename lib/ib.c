@@ -106,17 +106,18 @@
 #include "ib_private.h"
 #include "util_private.h"
 #include "ntp.h"
+#include "opt_units.h"
 #include "peer.h"
 #include "transport_private.h"
 #include "verbs_stamp.h"
 
 #define IB_RECV_CLIENT	64		/* receive pool, client */
 #define IB_RECV_SERVER	256		/* receive pool, server (per partition) */
-#define IB_RESOLVE_HOLD_NS (5 * 1000000LL) /* a send waits this long at most
+#define IB_RESOLVE_HOLD_NS (5 * NTPX_NS_PER_MS) /* a send waits this long at most
 					   for a resolution it started */
-#define IB_CTL_NS	(1 * 1000000LL)	/* load: events checked at most this often */
-#define IB_CTL_BUSY_NS	(10 * 1000000LL) /* spinning: events checked this often */
-#define IB_MISS_MIN_NS	(1 * 1000000LL)	/* a request younger than this when
+#define IB_CTL_NS	(1 * NTPX_NS_PER_MS)	/* load: events checked at most this often */
+#define IB_CTL_BUSY_NS	(10 * NTPX_NS_PER_MS) /* spinning: events checked this often */
+#define IB_MISS_MIN_NS	(1 * NTPX_NS_PER_MS)	/* a request younger than this when
 					   the next goes out is not missed */
 
 /* epoll tags of the transport's fds */

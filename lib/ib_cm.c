@@ -22,16 +22,17 @@
 
 #include "ib_wire.h"
 #include "ib_cm_private.h"
+#include "opt_units.h"
 #include "peer.h"
 #include "clock_read.h"
 
 #define IB_SIDR_TRIES	3		/* SIDR requests per resolution... */
-#define IB_SIDR_TRY_NS	(100 * 1000000LL) /* ...the first waited for this long,
+#define IB_SIDR_TRY_NS	(100 * NTPX_NS_PER_MS) /* ...the first waited for this long,
 					   each next one twice as long */
 
 static int ib_ms_left(int64_t deadline)
 {
-	int64_t left = (deadline - clock_monotonic_ns()) / 1000000;
+	int64_t left = (deadline - clock_monotonic_ns()) / NTPX_NS_PER_MS;
 
 	return left < 1 ? 1 : left > INT_MAX ? INT_MAX : (int)left;
 }

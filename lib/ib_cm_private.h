@@ -17,8 +17,9 @@
 
 #include "ib_event_private.h"
 #include "ib_qp_private.h"
+#include "opt_units.h"
 
-#define IB_RESOLVE_NS	(1000 * 1000000LL)	/* bound on address and route */
+#define IB_RESOLVE_NS	(1000 * NTPX_NS_PER_MS)	/* bound on address and route */
 
 /* A resolution's outcome. */
 struct ib_res {

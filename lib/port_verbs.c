@@ -59,9 +59,9 @@
 #define PORT_VERBS_BUF_MIN	2048	/* bytes per buffer, at least: a 1500-MTU frame */
 #define PORT_VERBS_RX		256	/* receive buffers posted */
 #define PORT_VERBS_TX		256	/* send buffers */
-#define PORT_VERBS_ASYNC_NS	(10 * 1000000LL)	/* spinning: async events
+#define PORT_VERBS_ASYNC_NS	(10 * NTPX_NS_PER_MS)	/* spinning: async events
 							   read this often */
-#define PORT_VERBS_REOPEN_NS	(1000 * 1000000LL)	/* a device gone: opened
+#define PORT_VERBS_REOPEN_NS	(1000 * NTPX_NS_PER_MS)	/* a device gone: opened
 							   again this often at most */
 
 struct verbs_port {
