@@ -739,6 +739,27 @@ static int ib_client_ah(struct ib_transport *u, int64_t now)
 
 static int ib_send(struct transport *t, void *buf, size_t len,
 		   const struct transport_addr *to, struct clock *clk, int flags,
+		   int64_t *stamp);
+
+/* A several-device server's send: by the device the address names. */
+static int ib_devs_send(struct ib_transport *u, void *buf, size_t len,
+			const struct transport_addr *to, struct clock *clk, int flags,
+			int64_t *stamp)
+{
+	struct ib_addr a;
+
+	if (u->dead)
+		return u->dead;
+	if (!to || to->len != sizeof(a))
+		return -EDESTADDRREQ;
+	memcpy(&a, to->data, sizeof(a));
+	if (a.dev >= u->ndev)
+		return -EHOSTUNREACH;
+	return ib_send(&u->dev[a.dev]->t, buf, len, to, clk, flags, stamp);
+}
+
+static int ib_send(struct transport *t, void *buf, size_t len,
+		   const struct transport_addr *to, struct clock *clk, int flags,
 		   int64_t *stamp)
 {
 	struct ib_transport *u = container_of(t, struct ib_transport, t);
@@ -754,18 +775,8 @@ static int ib_send(struct transport *t, void *buf, size_t len,
 	int64_t now = clock_monotonic_ns();
 	int rc;
 
-	if (u->ndev) {		/* a several-device server: the device's own */
-		struct ib_addr a;
-
-		if (u->dead)
-			return u->dead;
-		if (!to || to->len != sizeof(a))
-			return -EDESTADDRREQ;
-		memcpy(&a, to->data, sizeof(a));
-		if (a.dev >= u->ndev)
-			return -EHOSTUNREACH;
-		return ib_send(&u->dev[a.dev]->t, buf, len, to, clk, flags, stamp);
-	}
+	if (u->ndev)
+		return ib_devs_send(u, buf, len, to, clk, flags, stamp);
 
 	/*
 	 * Before a request, take in whatever the device and rdma_cm said
@@ -868,6 +879,28 @@ static int ib_send(struct transport *t, void *buf, size_t len,
 	return 0;
 }
 
+/*
+ * What a receive buffer holds: the largest datagram any port served can
+ * bring (one longer than its buffer errors the QP).  A wildcard's other
+ * ports (dual-port mlx4, Connect-IB) may have a larger MTU than u->port
+ * (@pa), and an MTU may grow up to the port's largest.
+ */
+static uint32_t ib_buf_mtu(struct ib_transport *u, const struct ibv_port_attr *pa)
+{
+	uint32_t most = 128u << pa->max_mtu;
+	unsigned i;
+
+	for (i = 1; u->any_port && i < IB_PARTS; i++) {
+		uint32_t m = ib_port_mtu(u->ctx, (uint8_t)i, 1);
+
+		if (!m)
+			break;		/* ports count from 1; the first missing ends them */
+		if (m > most)
+			most = m;
+	}
+	return most < u->mtu ? u->mtu : most;
+}
+
 /* PD, memory, CQs and the UD QP on u->ctx/u->port, receives posted. */
 static int ib_datapath(struct ib_transport *u, struct rdma_cm_id *id, char *err, size_t errlen)
 {
@@ -884,23 +917,7 @@ static int ib_datapath(struct ib_transport *u, struct rdma_cm_id *id, char *err,
 		return -1;
 	}
 	u->mtu = 128u << pa.active_mtu;		/* IBV_MTU_256 is 1 */
-	/*
-	 * Receive buffers hold the largest datagram any port served can
-	 * bring (one longer than its buffer errors the QP): a wildcard's
-	 * other ports (dual-port mlx4, Connect-IB) may have a larger MTU
-	 * than this one, and an MTU may grow up to the port's largest.
-	 */
-	u->q.buf_mtu = 128u << pa.max_mtu;
-	for (i = 1; u->any_port && i < IB_PARTS; i++) {
-		uint32_t m = ib_port_mtu(u->ctx, (uint8_t)i, 1);
-
-		if (!m)
-			break;		/* ports count from 1; the first missing ends them */
-		if (m > u->q.buf_mtu)
-			u->q.buf_mtu = m;
-	}
-	if (u->q.buf_mtu < u->mtu)
-		u->q.buf_mtu = u->mtu;
+	u->q.buf_mtu = ib_buf_mtu(u, &pa);
 	u->q.slot = IB_GRH_LEN + u->q.buf_mtu;
 	u->q.nrecv = u->server ? IB_RECV_SERVER : IB_RECV_CLIENT;
 	nbuf = u->q.nrecv + IB_SEND_DEPTH;
