@@ -77,7 +77,7 @@ static int want_truth(struct series *s)
  */
 static int stepped(const struct series *s, size_t i)
 {
-	double gap = fabs(s->t[i] - s->t[i - 1]) * 1e9;		/* ns */
+	double gap = ntpx_sec_to_ns(fabs(s->t[i] - s->t[i - 1]));
 	double reach = ((double)s->delay[i] + (double)s->delay[i - 1]) / 2 +
 		       STEP_RATE_PPM * 1e-6 * gap;
 
@@ -133,7 +133,7 @@ static int each(struct exchange_reader *xr, void *ctx)
 	    (xr->idx[EXCHANGE_OFFSETS_TRUE2] >= 0 && want_truth(s)))
 		return exchange_error(xr, "out of memory after %zu records", s->n);
 	/* Modulo 2^64, as record_delay(): a T1 is whatever a file holds. */
-	s->t[s->n] = (double)(int64_t)((uint64_t)x->t[0] - (uint64_t)s->t0) * 1e-9;
+	s->t[s->n] = ntpx_ns_to_sec((double)(int64_t)((uint64_t)x->t[0] - (uint64_t)s->t0));
 	s->off[s->n] = (double)xr->off2 / 2;
 	s->delay[s->n] = (float)xr->delay;
 	if (s->truth)
