@@ -206,6 +206,51 @@ mesh_veth() {	# NS1 DEV1 NS2 DEV2
 	done
 }
 
+# The relay of link X-Y in its middle namespace (bin/wiredelay), each
+# direction held its delay, under SCHED_FIFO so that the holds stay exact
+# when every core is busy; its summary in XY.wiredelay.stats when it ends.
+# Returns once it is ready, or 1 with mesh_relay_err.
+mesh_relay_start() {
+	eval "_dab=\${d_$1_$2} _dba=\${d_$2_$1}"
+	_wd=$(mesh_tool wiredelay)
+	[ -x "$_wd" ] || { mesh_relay_err="--delay needs $_wd (the relay that holds each frame)"; return 1; }
+	_md=$(mesh_dir)
+	rm -f "$_md/$1$2.ready" "$_md/$1$2.wiredelay.stats"
+	_wo=
+	[ -z "$_dab" ] || _wo="$_wo --delay-ab ${_dab}ns"
+	[ -z "$_dba" ] || _wo="$_wo --delay-ba ${_dba}ns"
+	# shellcheck disable=SC2086
+	ip netns exec "$(mesh_ns "$1$2")" "$_wd" $_wo --priority 50 --ready "$_md/$1$2.ready" \
+		--stats "$_md/$1$2.wiredelay.stats" "$1" "$2" </dev/null >/dev/null \
+		2>"$_md/$1$2.wiredelay.log" &
+	_wpid=$!
+	echo "$_wpid" >"$_md/$1$2.wiredelay.pid"
+	# Its ready file, or its end: no guess at how long it takes.
+	while [ ! -e "$_md/$1$2.ready" ]; do
+		kill -0 "$_wpid" 2>/dev/null || {
+			mesh_relay_err="wiredelay on $1-$2 ended: $(tail -n 1 "$_md/$1$2.wiredelay.log")"
+			return 1
+		}
+		sleep 0.01
+	done
+}
+
+# Ends the relay of X-Y (its summary written) and waits for it.
+mesh_relay_stop() {
+	_wpid=$(cat "$(mesh_dir)/$1$2.wiredelay.pid" 2>/dev/null) || return 0
+	kill "$_wpid" 2>/dev/null
+	while kill -0 "$_wpid" 2>/dev/null; do sleep 0.01; done
+	rm -f "$(mesh_dir)/$1$2.wiredelay.pid"
+}
+
+# The links that have a relay: "X Y" lines.
+mesh_relays() {
+	for _l in $mesh_list; do
+		eval "_r=\${d_${_l%-*}_${_l#*-}}\${d_${_l#*-}_${_l%-*}}"
+		[ -z "$_r" ] || echo "${_l%-*} ${_l#*-}"
+	done
+}
+
 mesh_link() {	# A B
 	_na=$(mesh_ns "$1") _nb=$(mesh_ns "$2")
 	if ! mesh_middle "$1" "$2"; then
@@ -222,24 +267,7 @@ mesh_link() {	# A B
 		[ -z "$_ba" ] || mesh_shaper "$_nm" "$1" "$_ba"
 		eval "_dab=\${d_$1_$2} _dba=\${d_$2_$1}"
 		if [ -n "$_dab$_dba" ]; then
-			_wd=$(mesh_tool wiredelay)
-			[ -x "$_wd" ] || fail_up "--delay needs $_wd (the relay that holds each frame)"
-			_rdy=$(mesh_dir)/$1$2.ready
-			rm -f "$_rdy"
-			_wo=
-			[ -z "$_dab" ] || _wo="$_wo --delay-ab ${_dab}ns"
-			[ -z "$_dba" ] || _wo="$_wo --delay-ba ${_dba}ns"
-			# shellcheck disable=SC2086
-			ip netns exec "$_nm" "$_wd" $_wo --ready "$_rdy" "$1" "$2" </dev/null >/dev/null \
-				2>"$(mesh_dir)/$1$2.wiredelay.log" &
-			echo $! >"$(mesh_dir)/$1$2.wiredelay.pid"
-			# Its ready file, or its end: no guess at how long it takes.
-			_wpid=$!
-			while [ ! -e "$_rdy" ]; do
-				kill -0 "$_wpid" 2>/dev/null ||
-					fail_up "wiredelay on $1-$2 ended: $(tail -n 1 "$(mesh_dir)/$1$2.wiredelay.log")"
-				sleep 0.01
-			done
+			mesh_relay_start "$1" "$2" || fail_up "$mesh_relay_err"
 		else
 			run ip -n "$_nm" link add br0 type bridge
 			run ip -n "$_nm" link set dev "$1" master br0
@@ -416,6 +444,12 @@ mesh_run() {
 			sleep 0.01
 		done
 	done
+	# Each relay afresh, so that its summary is of this run's frames.
+	mesh_relays >"$_odir/.relays"
+	while read -r _a _b; do
+		mesh_relay_stop "$_a" "$_b"
+		mesh_relay_start "$_a" "$_b" || { mesh_run_stop; die "$mesh_relay_err"; }
+	done <"$_odir/.relays"
 	# Directional load: a sink on TO, a flood from FROM, the run's length.
 	for _v in $_loads; do
 		_f=${_v%%:*} _t=${_v#*:} _t=${_t%%=*}
@@ -443,6 +477,15 @@ mesh_run() {
 	_lpids=
 	for _p in $_rpids; do kill "$_p" 2>/dev/null; wait "$_p"; done
 	_rpids=
+	# The relays' summaries of the run (how exactly each delay was
+	# held), then the relays again for the lab.
+	while read -r _a _b; do
+		mesh_relay_stop "$_a" "$_b"
+		cp "$(mesh_dir)/$_a$_b.wiredelay.stats" "$_odir/$_a$_b.wiredelay.stats" ||
+			_rc=1
+		mesh_relay_start "$_a" "$_b" || die "$mesh_relay_err"
+	done <"$_odir/.relays"
+	rm -f "$_odir/.relays"
 	trap - INT TERM HUP
 	# What the run was, for whoever reads it without the lab.
 	{
