@@ -213,24 +213,42 @@ static int once_line(struct probe *p, const struct probe_out *o)
 /*
  * The bound the truth never breaks: a two-way exchange whose stamps
  * bracket the real events has T2 - T1 >= the true offset >= T3 - T4, so
- * true2 lies within off2 +/- delay.  A sim clock rounds each reading to
- * the nanosecond, and true2 adds four of them: TRUTH_SLACK_NS (of
- * true2, twice the offset) is that rounding.  A record that breaks the
- * bound at some layer has a stamp matched to the wrong datagram or a
- * misread clock (issue 32, section 4).
+ * true2 lies within off2 +/- delay while the clocks keep their offset
+ * across the exchange.  Clocks of different frequencies move it: 40 ppm
+ * apart over a round trip of 75 ms (a loaded host's) is 3 us.  So each
+ * leg is held to the truth at its own two instants, which is causality
+ * in true time: the server's receive no earlier than the client's send,
+ * the client's receive no earlier than the server's send.  A reading T
+ * was taken at the reference instant T - e, where e is the clock's error
+ * then (e at T - e(T) is that to well under a nanosecond).  A sim clock
+ * rounds each reading to the nanosecond: TRUTH_SLACK_NS.  A record that
+ * breaks the bound at some layer has a stamp matched to the wrong
+ * datagram or a misread clock (issue 32, section 4).
  */
-#define TRUTH_SLACK_NS	4
+#define TRUTH_SLACK_NS	2
 
 static const char *const layer_names[PROBE_NLAYERS] = { "user", "client-kernel", "kernel" };
+
+/* The error of clock @c (0 for one without truth) when it read @t. */
+static int64_t error_at(struct clock *c, int64_t t)
+{
+	int64_t e = 0;
+
+	if (c && clock_true_error(c, t, &e) == 0 && clock_true_error(c, t - e, &e) == 0)
+		return e;
+	return 0;
+}
 
 static void truth_bound(struct probe *p, const struct probe_out *o)
 {
 	const int64_t *v = o->s.v;
+	struct clock *cc = p->client_truth ? p->clk : NULL, *sc = p->srv_clk;
 	int64_t t[PROBE_NLAYERS][4] = {
 		{ o->x.t[0], o->x.t[1], o->x.t[2], o->x.t[3] },
 		{ v[STAMP_T1K], o->x.t[1], o->x.t[2], v[STAMP_T4K] },
 		{ v[STAMP_T1K], v[STAMP_T2K], v[STAMP_T3K], v[STAMP_T4K] },
 	};
+	int64_t fwd, back;
 	int l, i;
 
 	for (l = 0; l < PROBE_NLAYERS; l++) {
@@ -239,14 +257,18 @@ static void truth_bound(struct probe *p, const struct probe_out *o)
 		if (i < 4)
 			continue;
 		p->bound_n[l]++;
-		if (o->true2 <= 2 * (t[l][1] - t[l][0]) + TRUTH_SLACK_NS &&
-		    o->true2 >= 2 * (t[l][2] - t[l][3]) - TRUTH_SLACK_NS)
+		/* each leg in true time: its arrival less its departure */
+		fwd = (t[l][1] - error_at(sc, t[l][1])) - (t[l][0] - error_at(cc, t[l][0]));
+		back = (t[l][3] - error_at(cc, t[l][3])) - (t[l][2] - error_at(sc, t[l][2]));
+		if (fwd >= -TRUTH_SLACK_NS && back >= -TRUTH_SLACK_NS)
 			continue;
 		if (!p->bound_broken[0] && !p->bound_broken[1] && !p->bound_broken[2])
-			ntpx_err("record %llu: the true offset %+.1f ns lies outside %+.1f .. %+.1f ns "
-				 "(T3 - T4 .. T2 - T1) at the %s layer", (unsigned long long)o->x.seq,
-				 (double)o->true2 / 2, (double)(t[l][2] - t[l][3]),
-				 (double)(t[l][1] - t[l][0]), layer_names[l]);
+			ntpx_err("record %llu: at the %s layer, the %s, %lld ns before it in true time "
+				 "(the true offset lies outside T3 - T4 .. T2 - T1)",
+				 (unsigned long long)o->x.seq, layer_names[l],
+				 fwd < -TRUTH_SLACK_NS ? "server's receive stamp is of an instant "
+				 "before the client's send" : "client's receive stamp is of an instant "
+				 "before the server's send", (long long)-(fwd < -TRUTH_SLACK_NS ? fwd : back));
 		p->bound_broken[l]++;
 	}
 }

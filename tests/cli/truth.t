@@ -265,7 +265,7 @@ test_expect_success 'a misread server clock breaks the bound on every record, an
 		"$ep2" >"$TMP/wrong.rec" 2>"$TMP/wrong.err" &&
 	set -- $(bound user "$TMP/wrong.err") && broken=$1 checked=$2 &&
 	test "$checked" -gt 0 && test_is "$broken" "$checked" &&
-	test_grep "lies outside" "$TMP/wrong.err"
+	test_grep "lies outside T3 - T4 .. T2 - T1" "$TMP/wrong.err"
 '
 
 test_expect_success 'a bad --pair or --server-clock is refused with one line, exit 2 (a usage error)' '
