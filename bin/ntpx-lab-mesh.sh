@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: ISC
-# ntpx-mesh.sh - ntpx-lab's mesh of N hosts (--hosts N), sourced by
+# ntpx-lab-mesh.sh - ntpx-lab's mesh of N hosts (--hosts N), sourced by
 # bin/ntpx-lab after its options are read; not a command.  See the top of
 # bin/ntpx-lab and doc/ntpx-lab.1.
 #
