@@ -205,4 +205,21 @@ test_expect_success 'ntpmesh does not find it: every host stays off by half what
 	done
 '
 
+# The family in the quick study (bin/ntpx-mesh, ntpx-study -f mesh): one
+# condition, its table row and its report section.
+test_expect_success 'the quick study runs the mesh family: a row in results/mesh.tsv, a section in the report' '
+	ntpx-lab -n "$LAB" down &&
+	unset NTPX_REF_EXEC NTPX_CLIENT_EXEC NTPX_LAB &&
+	test_atexit "for l in \$(awk '"'"'\$1 == \"lab:\" { print \$2 }'"'"' \"$TMP/study/inventory/lab.txt\" 2>/dev/null); do \"\$NTPX_BIN/ntpx-lab\" -n \"\$l\" down; done" &&
+	"$NTPX_TOP/bin/ntpx-study" --quick --seed 3 -f mesh -c delay-1ms -t udpslow "$TMP/study" \
+		>/dev/null 2>"$TMP/study.err" &&
+	rows_parse -t transport,condition,blamed,top_link "$TMP/study/results/mesh.tsv" &&
+	rec_cols "$TMP/study/results/mesh.tsv" condition blamed top_link bound_broken >"$TMP/row" &&
+	read -r cond blamed top broken <"$TMP/row" &&
+	diag "delay-1ms: blamed $blamed, largest $top, bound broken $broken" &&
+	test_is "$cond $top $broken" "delay-1ms B-C 0" &&
+	case ,$blamed, in *,B-C,*) ;; *) false ;; esac &&
+	test_grep "<section id=\"mesh\"><h2>Asymmetry from loops of hosts" "$TMP/study/report.html"
+'
+
 done_testing
