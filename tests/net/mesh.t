@@ -205,6 +205,29 @@ test_expect_success 'ntpmesh does not find it: every host stays off by half what
 	done
 '
 
+test_expect_success 'a fourth lab, A->B at 200 Mbit/s with a 2 ms queue, 240 offered for 20 s: 10 s windows' '
+	ntpx-lab -n "$LAB" down &&
+	lab_up msh --hosts 4 --seed 7 --rate A:B=200M --queue 2ms &&
+	ntpx-lab -n "$LAB" mesh-run -o "$TMP/ld" -d 20s -i 10ms --load A:B=240M 2>"$TMP/ld.err" &&
+	ntpmesh --stamps kernel --window 10s "$TMP/ld" >"$TMP/ld.out" 2>/dev/null
+'
+
+test_expect_success 'the moving asymmetry: each window tracks the queue'"'"'s bias on A-B within 10%' '
+	grep "^link [0-9]* A B " "$TMP/ld.out" >"$TMP/ld.ab" && test -s "$TMP/ld.ab" && nw=0 &&
+	while read -r _ w _ _ rest; do
+		set -- $rest
+		# the run'"'"'s last moments, too few exchanges for a fit
+		[ "$2" != - ] || continue
+		nw=$((nw + 1)) a=$2 tr=$(echo "$rest" | awk "{ for (i = 1; i < NF; i++) if (\$i == \"true_us\") print \$(i + 1) }") &&
+		diag "window $w: A-B asymmetry $a us, truth $tr us" &&
+		# the queue built: a tenth of its 2 ms at least, from the truth
+		awk -v t="$tr" "BEGIN { exit !(t >= 200) }" &&
+		abs_le "$(awk -v a="$a" -v t="$tr" "BEGIN { print a - t }")" "$(awk -v t="$tr" "BEGIN { print t / 10 }")" ||
+			return 1
+	done <"$TMP/ld.ab" &&
+	test "$nw" -ge 2
+'
+
 # The family in the quick study (bin/ntpx-mesh, ntpx-study -f mesh): one
 # condition, its table row and its report section.
 test_expect_success 'the quick study runs the mesh family: a row in results/mesh.tsv, a section in the report' '
