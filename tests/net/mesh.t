@@ -230,7 +230,7 @@ test_expect_success 'the moving asymmetry: each window tracks the queue'"'"'s bi
 
 # The family in the quick study (bin/ntpx-mesh, ntpx-study -f mesh): one
 # condition, its table row and its report section.
-test_expect_success 'the quick study runs the mesh family: a row in results/mesh.tsv, a section in the report' '
+test_expect_success 'the quick study runs the mesh family: a row in results/mesh.tsv, a section and a figure in the report' '
 	ntpx-lab -n "$LAB" down &&
 	unset NTPX_REF_EXEC NTPX_CLIENT_EXEC NTPX_LAB &&
 	test_atexit "for l in \$(awk '"'"'\$1 == \"lab:\" { print \$2 }'"'"' \"$TMP/study/inventory/lab.txt\" 2>/dev/null); do \"\$NTPX_BIN/ntpx-lab\" -n \"\$l\" down; done" &&
@@ -242,7 +242,9 @@ test_expect_success 'the quick study runs the mesh family: a row in results/mesh
 	diag "delay-1ms: blamed $blamed, largest $top, bound broken $broken" &&
 	test_is "$cond $top $broken" "delay-1ms B-C 0" &&
 	case ,$blamed, in *,B-C,*) ;; *) false ;; esac &&
-	test_grep "<section id=\"mesh\"><h2>Asymmetry from loops of hosts" "$TMP/study/report.html"
+	test_grep "<section id=\"mesh\"><h2>Asymmetry from loops of hosts" "$TMP/study/report.html" &&
+	head -c 8 "$TMP/study/figures/mesh.png" | od -An -tx1 | tr -d " \n" | grep -qx 89504e470d0a1a0a &&
+	test_grep "figures/mesh.png" "$TMP/study/report.html"
 '
 
 done_testing
