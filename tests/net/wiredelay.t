@@ -150,6 +150,7 @@ test_expect_success "each leg's median rose by its direction's delay, within the
 	set -- $(legs "$TMP/d0.rec" "$TMP/d1.rec" kernel) $(iqr_legs "$TMP/d0.rec") $(iqr_legs "$TMP/d1.rec") &&
 	tf=$(($(stat ab_hold_median_ns "$TMP/w0.stats") + $(stat ab_hold_median_ns "$TMP/w1.stats") + $3 + $5)) &&
 	tb=$(($(stat ba_hold_median_ns "$TMP/w0.stats") + $(stat ba_hold_median_ns "$TMP/w1.stats") + $4 + $6)) &&
+	diag "$(cat "$TMP/w1.err")" &&
 	within "$1" "$dab" "$tf" &&
 	within "$2" "$dba" "$tb"
 '
