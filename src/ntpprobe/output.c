@@ -92,6 +92,10 @@ int probe_write_header(struct probe *p)
 	p->out = OUT_OK;
 	if (record_write_header(stdout, "ntpprobe", ep, clock_name(p->clk), fields))
 		p->out = out_failed("standard output", errno);
+	/* doc/ntpx-record.5: the two hosts of a mesh's directed pair. */
+	if (p->out == OUT_OK && p->cfg->pair_client[0] &&
+	    printf("#pair %s %s\n", p->cfg->pair_client, p->cfg->pair_server) < 0)
+		p->out = out_failed("standard output", errno);
 	/* doc/ntpx-record.5: the AEAD, the cookies NTS-KE gave, its server,
 	   and the NTP server it named, if any. */
 	if (p->out == OUT_OK && p->nts &&
@@ -207,6 +211,59 @@ static int once_line(struct probe *p, const struct probe_out *o)
 }
 
 /*
+ * The bound the truth never breaks: a two-way exchange whose stamps
+ * bracket the real events has T2 - T1 >= the true offset >= T3 - T4, so
+ * true2 lies within off2 +/- delay.  A sim clock rounds each reading to
+ * the nanosecond, and true2 adds four of them: TRUTH_SLACK_NS (of
+ * true2, twice the offset) is that rounding.  A record that breaks the
+ * bound at some layer has a stamp matched to the wrong datagram or a
+ * misread clock (issue 32, section 4).
+ */
+#define TRUTH_SLACK_NS	4
+
+static const char *const layer_names[PROBE_NLAYERS] = { "user", "client-kernel", "kernel" };
+
+static void truth_bound(struct probe *p, const struct probe_out *o)
+{
+	const int64_t *v = o->s.v;
+	int64_t t[PROBE_NLAYERS][4] = {
+		{ o->x.t[0], o->x.t[1], o->x.t[2], o->x.t[3] },
+		{ v[STAMP_T1K], o->x.t[1], o->x.t[2], v[STAMP_T4K] },
+		{ v[STAMP_T1K], v[STAMP_T2K], v[STAMP_T3K], v[STAMP_T4K] },
+	};
+	int l, i;
+
+	for (l = 0; l < PROBE_NLAYERS; l++) {
+		for (i = 0; i < 4 && t[l][i] != STAMP_NONE; i++)
+			;
+		if (i < 4)
+			continue;
+		p->bound_n[l]++;
+		if (o->true2 <= 2 * (t[l][1] - t[l][0]) + TRUTH_SLACK_NS &&
+		    o->true2 >= 2 * (t[l][2] - t[l][3]) - TRUTH_SLACK_NS)
+			continue;
+		if (!p->bound_broken[0] && !p->bound_broken[1] && !p->bound_broken[2])
+			ntpx_err("record %llu: the true offset %+.1f ns lies outside %+.1f .. %+.1f ns "
+				 "(T3 - T4 .. T2 - T1) at the %s layer", (unsigned long long)o->x.seq,
+				 (double)o->true2 / 2, (double)(t[l][2] - t[l][3]),
+				 (double)(t[l][1] - t[l][0]), layer_names[l]);
+		p->bound_broken[l]++;
+	}
+}
+
+/* "truth bound broken: user 0/N, ..." for the summary. */
+static const char *bound_str(const struct probe *p, char *buf, size_t len)
+{
+	int l, n = snprintf(buf, len, "truth bound (off2/2 +/- delay/2) broken:");
+
+	for (l = 0; l < PROBE_NLAYERS && n > 0 && (size_t)n < len; l++)
+		n += snprintf(buf + n, len - (size_t)n, "%s %s %llu/%llu", l ? "," : "",
+			      layer_names[l], (unsigned long long)p->bound_broken[l],
+			      (unsigned long long)p->bound_n[l]);
+	return buf;
+}
+
+/*
  * Counts and writes one record.  Returns -1 when the run must end: the
  * discipline failed (p->failed), or the output did (p->out, lib/out.h).
  */
@@ -223,6 +280,8 @@ int probe_emit(struct probe *p, struct probe_out *o)
 	p->counts[x->status]++;
 	if (x->status == RECORD_OK)
 		tally(p, x);
+	if (x->status == RECORD_OK && o->has_true2 && x->have == RECORD_HAVE_ALL)
+		truth_bound(p, o);
 	if (o->replied) {
 		p->server = (struct probe_server){
 			.known = 1, .leap = o->leap, .stratum = o->stratum, .refid = o->refid,
@@ -328,7 +387,7 @@ static void offsets_str(const struct probe *p, char *buf, size_t len)
 
 static void human_summary(struct probe *p, const char *counts)
 {
-	char ep[640], offs[256], refid[16];
+	char ep[640], offs[256], refid[16], bnd[160];
 	uint64_t n = p->counts[RECORD_OK];
 	int bad = 0;
 
@@ -345,6 +404,8 @@ static void human_summary(struct probe *p, const char *counts)
 			      us_str(hi, sizeof(hi), 0, (double)dist_max(p->delays), 0),
 			      inexact_str(p, note, sizeof(note))) < 0;
 	}
+	if (p->truth)
+		bad |= printf("%s\n", bound_str(p, bnd, sizeof(bnd))) < 0;
 	if (p->server.known) {
 		refid_str(p->server.stratum, p->server.refid, refid, sizeof(refid));
 		bad |= printf("server stratum %u, refid %s, leap %u, root delay %.3f us, "
@@ -393,6 +454,8 @@ void probe_summary(struct probe *p)
 				 q_str(q, sizeof(q), 1, p->offsets, 0.5, 0.5),
 				 inexact_str(p, note, sizeof(note)));
 		fprintf(stderr, "%s: %s, median delay %s%s\n", ntpx_prog, counts, med, offs);
+		if (p->truth)
+			fprintf(stderr, "%s: %s\n", ntpx_prog, bound_str(p, ctr, sizeof(ctr)));
 		if (p->server.known) {
 			refid_str(p->server.stratum, p->server.refid, refid, sizeof(refid));
 			fprintf(stderr, "%s: server stratum %u, refid %s, leap %u, root delay %.3f us, "
