@@ -35,7 +35,7 @@ strays() {
 
 test_expect_success 'setup: records with stamps, from a reflector on loopback' '
 	start_reflector &&
-	ntpprobe -i 10ms -c 20 -w 2s "udp://127.0.0.1:$REFLECT_PORT" >"$TMP/rec" 2>/dev/null &&
+	ntpprobe -i 10ms -w 5s -c 20 "udp://127.0.0.1:$REFLECT_PORT" >"$TMP/rec" 2>/dev/null &&
 	test_is "$(count_status "$TMP/rec" ok)" 20
 '
 
@@ -82,7 +82,7 @@ test_expect_success 'ntpreflect -n 2: answers two requests and exits, as -c 2' '
 	p=$(free_udp_port) &&
 	spawn r ntpreflect --stratum 1 -n 2 "udp://127.0.0.1:$p" 2>"$TMP/r.err" &&
 	wait_until 5 udp_listening "$p" &&
-	ntpprobe -i 10ms -c 2 "udp://127.0.0.1:$p" >/dev/null 2>&1 &&
+	ntpprobe -i 10ms -w 5s -c 2 "udp://127.0.0.1:$p" >/dev/null 2>&1 &&
 	wait "$r" &&
 	test_grep "^ntpreflect: -n is the old spelling of -c (--count)" "$TMP/r.err"
 '
