@@ -41,8 +41,8 @@ static void usage(FILE *out)
 	       "                        from: user (t1 t2 t3 t4, the default) or kernel\n"
 	       "                        (t1k t2k t3k t4k: ntpprobe --xleave's records)\n"
 	       "      --json            the same as one JSON object\n"
-	       "  -h, --help            this help\n"
-	       "      --version         print the version\n", ntpx_prog);
+	       "  -h, --help            this text\n"
+	       "      --version         the version\n", ntpx_prog);
 }
 
 static void options(int argc, char **argv)
