@@ -47,7 +47,7 @@ static void usage(FILE *f)
 		"                      exact when every core is busy\n"
 		"      --ready FILE    created (with the process id) once both ports are open\n"
 		"      --stats FILE    the summary as key-value lines, written at the end\n"
-		"  -h, --help          this help\n"
+		"  -h, --help          this text\n"
 		"      --version       the version\n",
 		ntpx_prog, WD_QUEUE_DEFAULT);
 }
