@@ -96,6 +96,8 @@
 #define PORT_XDP_RX_MIN		256	/* ...but at least this many each */
 #define PORT_XDP_MAX_QUEUES	64	/* receive queues served, a socket each */
 #define PORT_XDP_LINK_NS	(5 * NTPX_NS_PER_SEC)	/* the link's wait after attaching */
+#define PORT_XDP_BURST		64	/* receive descriptors taken per look at a
+					   ring, and chunks given back per fill */
 
 #ifndef SO_PREFER_BUSY_POLL
 #define SO_PREFER_BUSY_POLL	69
@@ -121,6 +123,10 @@ struct xdp_rxq {
 	struct xdp_own own;		/* our own (own.fd -1: none) */
 	int fd;				/* whichever it is, or -1 */
 	uint64_t frames;		/* frames taken off its receive ring */
+	__u32 rx_idx, rx_avail, rx_n;	/* the burst peeked: next slot, how many
+					   left, how many it had */
+	uint64_t refill[PORT_XDP_BURST];	/* chunks released, for its fill ring */
+	unsigned nrefill;
 };
 
 struct xdp_port {
@@ -156,7 +162,12 @@ struct xdp_port {
 	int rx_held;
 	int64_t rx_mono;	/* its XDP program's stamp, or -1 */
 	uint64_t tx_kicks_failed, fill_short;
+	unsigned tx_unkicked;	/* frames in the TX ring the kernel was not
+				   yet asked to send (PORT_TX_LATER) */
+	uint64_t tx_kicks, rx_bursts;
 };
+
+static unsigned xdp_rx_pending(const struct port *p);
 
 /* The chunk index of umem address @addr among the transmit chunks, or -1. */
 static long xdp_tx_index(const struct xdp_port *x, uint64_t addr)
@@ -716,11 +727,33 @@ static void xdp_reap(struct xdp_port *x)
 		xsk_ring_cons__release(&x->q[0].cq, n);
 }
 
+/*
+ * Asks the kernel to send what waits in the TX ring.  In copy mode the
+ * kernel sends only when asked; zero-copy drivers say when they need the
+ * kick.  A failed kick leaves the descriptors in the ring for the next.
+ */
+static int xdp_kick(struct xdp_port *x)
+{
+	x->tx_unkicked = 0;
+	if (!xsk_ring_prod__needs_wakeup(&x->tx))
+		return 0;
+	x->tx_kicks++;
+	if (sendto(x->q[0].fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 &&
+	    errno != EAGAIN && errno != EBUSY && errno != ENOBUFS && errno != ENETDOWN)
+		return -errno;
+	return 0;
+}
+
 static void *xdp_tx_buf(struct port *p, size_t *cap)
 {
 	struct xdp_port *x = container_of(p, struct xdp_port, p);
 
 	xdp_reap(x);
+	if (!x->ntx_free && x->tx_unkicked) {
+		/* Frames held for the burst's end hold the buffers: send them. */
+		(void)xdp_kick(x);
+		xdp_reap(x);
+	}
 	if (!x->ntx_free)
 		return NULL;
 	x->tx_cur = x->tx_free[--x->ntx_free];
@@ -734,6 +767,7 @@ static int xdp_tx_submit(struct port *p, void *buf, size_t len, int flags)
 	struct xdp_desc *d;
 	long k = xdp_tx_index(x, x->tx_cur);
 	__u32 idx;
+	int rc;
 
 	if (xsk_ring_prod__reserve(&x->tx, 1, &idx) != 1) {
 		x->tx_free[x->ntx_free++] = x->tx_cur;
@@ -755,14 +789,19 @@ static int xdp_tx_submit(struct port *p, void *buf, size_t len, int flags)
 	}
 	xsk_ring_prod__submit(&x->tx, 1);
 	/*
-	 * In copy mode the kernel sends only when asked; zero-copy drivers
-	 * say when they need the kick.  A failed kick leaves the descriptor
-	 * in the ring for the next one.
+	 * A frame that may wait (its stamp is not in it: an interleaved
+	 * reply) waits while the receive burst it answers lasts, and one
+	 * kick sends them all (xdp_rx_next); any other goes now, so that
+	 * the stamp it carries is read as late as the frame allows.
 	 */
-	if (xsk_ring_prod__needs_wakeup(&x->tx) &&
-	    sendto(x->q[0].fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 &&
-	    errno != EAGAIN && errno != EBUSY && errno != ENOBUFS && errno != ENETDOWN)
-		return -errno;
+	if ((flags & PORT_TX_LATER) && xdp_rx_pending(p) &&
+	    x->tx_unkicked + 1 < PORT_XDP_BURST) {
+		x->tx_unkicked++;
+		return 0;
+	}
+	rc = xdp_kick(x);
+	if (rc)
+		return rc;
 	xdp_reap(x);
 	return 0;
 }
@@ -774,27 +813,83 @@ static void xdp_tx_cancel(struct port *p)
 	x->tx_free[x->ntx_free++] = x->tx_cur;
 }
 
+/* Frames peeked on the queues' receive rings and not yet handed out. */
+static unsigned xdp_rx_pending(const struct port *p)
+{
+	const struct xdp_port *x = container_of(p, const struct xdp_port, p);
+	unsigned qi, n = 0;
+
+	for (qi = 0; qi < x->nq; qi++)
+		n += x->q[qi].rx_avail;
+	return n;
+}
+
+/* The chunks released on queue @q back to its fill ring, in one go. */
+static void xdp_refill(struct xdp_port *x, struct xdp_rxq *q)
+{
+	__u32 idx, i;
+
+	if (!q->nrefill)
+		return;
+	if (xsk_ring_prod__reserve(&q->fq, q->nrefill, &idx) != q->nrefill) {
+		x->fill_short += q->nrefill;	/* cannot happen: as many slots as chunks */
+		q->nrefill = 0;
+		return;
+	}
+	for (i = 0; i < q->nrefill; i++)
+		*xsk_ring_prod__fill_addr(&q->fq, idx + i) = q->refill[i];
+	xsk_ring_prod__submit(&q->fq, q->nrefill);
+	q->nrefill = 0;
+}
+
 /*
- * The next frame of any queue, the queues taken in turn so that none
- * starves another.
+ * A burst: up to PORT_XDP_BURST descriptors of the first queue, taken in
+ * turn from @x->next_q, that has any; its chunks released before given
+ * back to the fill rings first, the frames held for the burst before it
+ * sent.  Returns the queue, or NULL when none has a frame.
+ */
+static struct xdp_rxq *xdp_rx_burst(struct xdp_port *x)
+{
+	unsigned i, qi;
+
+	for (qi = 0; qi < x->nq; qi++)
+		xdp_refill(x, &x->q[qi]);
+	if (x->tx_unkicked)
+		(void)xdp_kick(x);
+	for (i = 0; i < x->nq; i++) {
+		struct xdp_rxq *q = &x->q[(x->next_q + i) % x->nq];
+
+		q->rx_avail = xsk_ring_cons__peek(&q->rx, PORT_XDP_BURST, &q->rx_idx);
+		if (q->rx_avail) {
+			q->rx_n = q->rx_avail;
+			x->next_q = (x->next_q + i + 1) % x->nq;
+			x->rx_bursts++;
+			return q;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * The next frame of any queue, a burst at a time (xdp_rx_burst), the
+ * queues taken in turn so that none starves another.
  */
 static int xdp_rx_next(struct port *p, const void **frame, size_t *len)
 {
 	struct xdp_port *x = container_of(p, struct xdp_port, p);
 	const struct xdp_desc *d;
 	struct xdp_rxq *q = NULL;
-	unsigned i, qi = 0;
-	__u32 idx;
+	unsigned i;
 
 	if (x->rx_held)
 		return -EBUSY;
-	for (i = 0; i < x->nq; i++) {
-		qi = (x->next_q + i) % x->nq;
-		if (xsk_ring_cons__peek(&x->q[qi].rx, 1, &idx) == 1) {
-			q = &x->q[qi];
+	for (i = 0; i < x->nq; i++)
+		if (x->q[i].rx_avail) {
+			q = &x->q[i];
 			break;
 		}
-	}
+	if (!q)
+		q = xdp_rx_burst(x);
 	if (!q) {
 		/* The driver asks to be driven (zero-copy): a sleeping
 		   caller woken through epoll has not polled the XSK. */
@@ -803,13 +898,14 @@ static int xdp_rx_next(struct port *p, const void **frame, size_t *len)
 				(void)recvfrom(x->q[i].fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
 		return 0;
 	}
-	x->next_q = (qi + 1) % x->nq;
 	q->frames++;
-	d = xsk_ring_cons__rx_desc(&q->rx, idx);
+	d = xsk_ring_cons__rx_desc(&q->rx, q->rx_idx++);
 	x->rx_cur = d->addr;
-	x->rx_q = qi;
+	x->rx_q = (unsigned)(q - x->q);
 	*len = d->len;
-	xsk_ring_cons__release(&q->rx, 1);
+	/* The burst's ring slots go back once all are read. */
+	if (--q->rx_avail == 0)
+		xsk_ring_cons__release(&q->rx, q->rx_n);
 	*frame = xsk_umem__get_data(x->area, x->rx_cur);
 	x->rx_held = 1;
 	x->rx_mono = -1;
@@ -1051,23 +1147,24 @@ static void xdp_tx_stamps(struct port *p, void (*note)(void *arg, uint32_t tag, 
 static void xdp_rx_release(struct port *p)
 {
 	struct xdp_port *x = container_of(p, struct xdp_port, p);
-	__u32 idx;
+	struct xdp_rxq *q = &x->q[x->rx_q];
 
 	if (!x->rx_held)
 		return;
 	x->rx_held = 0;
-	/* Back to the fill ring of the queue it came from. */
-	if (xsk_ring_prod__reserve(&x->q[x->rx_q].fq, 1, &idx) != 1) {
-		x->fill_short++;	/* cannot happen: as many slots as chunks */
-		return;
-	}
-	*xsk_ring_prod__fill_addr(&x->q[x->rx_q].fq, idx) = xsk_umem__extract_addr(x->rx_cur);
-	xsk_ring_prod__submit(&x->q[x->rx_q].fq, 1);
+	/* Back to the fill ring of the queue it came from, with its burst's. */
+	q->refill[q->nrefill++] = xsk_umem__extract_addr(x->rx_cur);
+	if (q->nrefill == PORT_XDP_BURST)
+		xdp_refill(x, q);
 }
 
 static void xdp_close(struct port *p)
 {
-	xdp_close_all(container_of(p, struct xdp_port, p));
+	struct xdp_port *x = container_of(p, struct xdp_port, p);
+
+	if (x->tx_unkicked)
+		(void)xdp_kick(x);
+	xdp_close_all(x);
 }
 
 /*
@@ -1087,10 +1184,13 @@ static void xdp_counters(struct port *p, char *buf, size_t len)
 
 	if (n < len)
 		n += (size_t)snprintf(buf + n, len - n,
-				      "%squeues=%u fill_short=%llu tx_metadata=%s tx_stamps_missing=%llu",
+				      "%squeues=%u fill_short=%llu tx_metadata=%s tx_stamps_missing=%llu"
+				      " rx_bursts=%llu tx_kicks=%llu",
 				      n ? " " : "", x->nq, (unsigned long long)x->fill_short,
 				      x->q[0].own.fd >= 0 ? "yes" : "no",
-				      (unsigned long long)x->tx_stamps_missing);
+				      (unsigned long long)x->tx_stamps_missing,
+				      (unsigned long long)x->rx_bursts,
+				      (unsigned long long)x->tx_kicks);
 	for (qi = 0; qi < x->nq; qi++) {
 		struct xdp_statistics st = { 0 };
 		socklen_t stlen = sizeof(st);
@@ -1120,6 +1220,7 @@ static const struct port_ops xdp_port_ops = {
 	.tx_cancel = xdp_tx_cancel,
 	.rx_next = xdp_rx_next,
 	.rx_release = xdp_rx_release,
+	.rx_pending = xdp_rx_pending,
 	.rx_stamp = xdp_rx_stamp,
 	.stamps_enable = xdp_stamps_enable,
 	.stamps_release = xdp_stamps_release,

@@ -460,7 +460,7 @@ static int uudp_send(struct transport *t, void *buf, size_t len,
 {
 	struct uudp_transport *u = container_of(t, struct uudp_transport, t);
 	struct frame_addr src = u->local, dst;
-	int offload = u->port->caps & PORT_CAP_CSUM, rc, request;
+	int offload = u->port->caps & PORT_CAP_CSUM, rc, request, pflags;
 	unsigned char *f;
 	unsigned layers;
 	size_t cap, flen;
@@ -508,12 +508,14 @@ static int uudp_send(struct transport *t, void *buf, size_t len,
 		frame_udp_csum_fill(f, flen);
 	/* One layer at most: stamped when the send asks for it. */
 	layers = u->stamping && u->ps.tx_layer >= 0 ? transport_send_layers(t, flags) : 0;
+	/* A frame without its own send stamp may go with its burst's. */
+	pflags = offload | (flags & TRANSPORT_STAMP_XMT ? 0 : PORT_TX_LATER);
 	if (layers) {
 		u->port->tx_tag = ++u->tx_seq;
 		transport_tx_begin(t, u->tx_seq, layers);
-		rc = port_tx_submit(u->port, f, flen, offload | PORT_TX_STAMP);
+		rc = port_tx_submit(u->port, f, flen, pflags | PORT_TX_STAMP);
 	} else {
-		rc = port_tx_submit(u->port, f, flen, offload);
+		rc = port_tx_submit(u->port, f, flen, pflags);
 	}
 	if (rc)
 		return rc;
@@ -587,6 +589,14 @@ static ssize_t uudp_recv(struct transport *t, void *buf, size_t cap,
 		peer_reply(&u->peer, clock_monotonic_ns(), PEER_EPOCH_NONE);
 	}
 	return (ssize_t)fi.payload_len;
+}
+
+/* Frames of the burst the port took that uudp_recv() has yet to hand out. */
+static unsigned uudp_pending(const struct transport *t)
+{
+	const struct uudp_transport *u = container_of(t, const struct uudp_transport, t);
+
+	return port_rx_pending(u->port);
 }
 
 static void uudp_close(struct transport *t)
@@ -734,4 +744,5 @@ const struct transport_ops uudp_transport_ops = {
 	.stamps_enable = uudp_stamps_enable,
 	.stamps_release = uudp_stamps_release,
 	.tx_drain = uudp_tx_drain,
+	.pending = uudp_pending,
 };
