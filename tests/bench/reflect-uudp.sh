@@ -208,7 +208,9 @@ try_step() {
 echo "capacity to 0.1% loss:"
 for srv in $servers; do
 	start "$srv" || continue
-	capacity_climb $cap_rates | tee "$TMP/cap.$srv" | grep -v '^capacity'
+	# Not a pipeline: a TERM or INT ends the climb at once (fg_wait).
+	fg_wait capacity_climb $cap_rates >"$TMP/cap.$srv"
+	grep -v '^capacity' "$TMP/cap.$srv"
 	stop
 done
 set -- $(awk '{ print $2, $3 }' "$TMP/cap.uudp" 2>/dev/null | tail -n 1) 0 - \
