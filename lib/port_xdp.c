@@ -509,29 +509,198 @@ static void xdp_close_all(struct xdp_port *x)
 
 static const struct port_ops xdp_port_ops;
 
-struct port *port_xdp_open(const struct port_config *cfg, char *err, size_t errlen)
+/* How a port runs, best first: xdp_bind_mode() tries them in this order. */
+static const struct {
+	__u32 mode;
+	__u16 bind;
+	const char *name;
+} xdp_modes[] = {
+	{ XDP_FLAGS_DRV_MODE, XDP_ZEROCOPY, "drv-zerocopy" },
+	{ XDP_FLAGS_DRV_MODE, XDP_COPY, "drv-copy" },
+	{ XDP_FLAGS_SKB_MODE, XDP_COPY, "skb-copy" },
+};
+
+/*
+ * The receive queues and the UMEM area: a socket per queue (no more than
+ * PORT_XDP_MAX_QUEUES), each with its receive chunks, then the transmit
+ * chunks.
+ */
+static int xdp_open_queues(struct xdp_port *x, const struct port_config *cfg, char *err,
+			   size_t errlen)
 {
-	static const struct {
-		__u32 mode;
-		__u16 bind;
-		const char *name;
-	} modes[] = {
-		{ XDP_FLAGS_DRV_MODE, XDP_ZEROCOPY, "drv-zerocopy" },
-		{ XDP_FLAGS_DRV_MODE, XDP_COPY, "drv-copy" },
-		{ XDP_FLAGS_SKB_MODE, XDP_COPY, "skb-copy" },
-	};
+	unsigned qi;
+
+	x->nq = xdp_rx_queues(cfg->dev);
+	if (x->nq > PORT_XDP_MAX_QUEUES) {
+		snprintf(err, errlen, "%s: %u receive queues, more than the %u uudp gives an "
+			 "AF_XDP socket each (set fewer with ethtool -L)", cfg->dev, x->nq,
+			 PORT_XDP_MAX_QUEUES);
+		return -1;
+	}
+	x->q = calloc(x->nq, sizeof(*x->q));
+	if (!x->q) {
+		snprintf(err, errlen, "%s: out of memory", cfg->dev);
+		return -1;
+	}
+	for (qi = 0; qi < x->nq; qi++)
+		x->q[qi].fd = x->q[qi].own.fd = -1;
+	x->rx_chunks = xdp_rx_chunks(x->nq);
+	x->area_len = ((size_t)x->nq * x->rx_chunks + PORT_XDP_TX_CHUNKS) * PORT_XDP_CHUNK;
+	x->area = mmap(NULL, x->area_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+	if (x->area == MAP_FAILED) {
+		x->area = NULL;
+		snprintf(err, errlen, "%s: UMEM: %s", cfg->dev, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* The UMEM registered: ours with TX metadata, else libxdp's without. */
+static int xdp_open_umem(struct xdp_port *x, const struct port_config *cfg, char *err,
+			 size_t errlen)
+{
 	struct xsk_umem_config uc = {
 		.fill_size = PORT_XDP_RING,
 		.comp_size = PORT_XDP_RING,
 		.frame_size = PORT_XDP_CHUNK,
 		.frame_headroom = 0,
 	};
-	struct xdp_port *x = calloc(1, sizeof(*x));
-	char drv[32], why[256] = "";
-	unsigned i, qi, first, last, nrx;
-	int64_t attached;
+	int rc;
+
+	rc = xdp_own_create(&x->q[0].own, cfg->dev, x->area, x->area_len, &x->q[0].fq,
+			    &x->q[0].cq, &x->q[0].rx, &x->tx, err, errlen);
+	if (rc <= 0)
+		return rc;
+	rc = xsk_umem__create(&x->umem, x->area, x->area_len, &x->q[0].fq, &x->q[0].cq, &uc);
+	if (rc) {
+		x->umem = NULL;
+		snprintf(err, errlen, "%s: UMEM registration: %s", cfg->dev, strerror(-rc));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The program attached and every queue's socket bound, in the first of
+ * the modes cfg->xdp_mode allows that the driver takes (veth: generic
+ * XDP, whose copy is the one the kernel tests most).  Returns the index
+ * in xdp_modes, or -1 with the last mode's reason in @err.
+ */
+static int xdp_bind_mode(struct xdp_port *x, const struct port_config *cfg, int prog_fd,
+			 const char *drv, char *err, size_t errlen)
+{
+	char why[256] = "";
+	unsigned i, first, last;
+
+	switch (cfg->xdp_mode) {
+	case PORT_XDP_ZEROCOPY:
+		first = last = 0;
+		break;
+	case PORT_XDP_NATIVE:
+		first = last = 1;
+		break;
+	case PORT_XDP_SKB:
+		first = last = 2;
+		break;
+	default:
+		first = strcmp(drv, "veth") == 0 ? 2 : 0;
+		last = 2;
+		break;
+	}
+	for (i = first; i <= last; i++) {
+		if (x->link_fd < 0 || (i > first && xdp_modes[i].mode != xdp_modes[i - 1].mode)) {
+			if (x->link_fd >= 0) {
+				close(x->link_fd);
+				x->link_fd = -1;
+			}
+			if (xdp_attach(x, cfg, prog_fd, xdp_modes[i].mode, why, sizeof(why)))
+				continue;
+		}
+		if (xdp_sockets(x, cfg, xdp_modes[i].mode, xdp_modes[i].bind, why,
+				sizeof(why)) == 0)
+			return (int)i;
+	}
+	snprintf(err, errlen, "%s", why);
+	return -1;
+}
+
+/*
+ * The sockets in the program's XSKMAP, a slot per queue; each queue's
+ * receive chunks in its fill ring, the transmit chunks on the free stack.
+ */
+static int xdp_open_rings(struct xdp_port *x, const struct port_config *cfg, char *err,
+			  size_t errlen)
+{
+	unsigned qi, i, nrx = x->nq * x->rx_chunks;
+	int map_fd = bpf_object__find_map_fd_by_name(x->obj, "ntpx_xsks");
 	__u32 idx;
-	int prog_fd, rc, map_fd, one = 1;
+
+	for (qi = 0; qi < x->nq; qi++)
+		if (map_fd < 0 || bpf_map_update_elem(map_fd, &qi, &x->q[qi].fd, 0)) {
+			snprintf(err, errlen, "%s: cannot insert the socket of queue %u into the "
+				 "XSKMAP: %s", cfg->dev, qi, strerror(errno));
+			return -1;
+		}
+	for (qi = 0; qi < x->nq; qi++) {
+		struct xdp_rxq *q = &x->q[qi];
+
+		if (xsk_ring_prod__reserve(&q->fq, x->rx_chunks, &idx) != x->rx_chunks) {
+			snprintf(err, errlen, "%s: fill ring too small", cfg->dev);
+			return -1;
+		}
+		for (i = 0; i < x->rx_chunks; i++)
+			*xsk_ring_prod__fill_addr(&q->fq, idx + i) =
+				((uint64_t)qi * x->rx_chunks + i) * PORT_XDP_CHUNK;
+		xsk_ring_prod__submit(&q->fq, x->rx_chunks);
+	}
+	for (i = 0; i < PORT_XDP_TX_CHUNKS; i++)
+		x->tx_free[x->ntx_free++] = (uint64_t)(nrx + i) * PORT_XDP_CHUNK;
+	return 0;
+}
+
+/*
+ * Busy polling tuned where the caller spins (best effort: kernels
+ * without it simply spin in userspace), and the fd the caller polls:
+ * queue 0's socket, or with several an epoll set of them all.
+ */
+static int xdp_open_poll(struct xdp_port *x, const struct port_config *cfg, char *err,
+			 size_t errlen)
+{
+	unsigned qi;
+	int one = 1;
+
+	for (qi = 0; x->busy && qi < x->nq; qi++) {
+		int usecs = 20, budget = 16, fd = x->q[qi].fd;
+
+		(void)setsockopt(fd, SOL_SOCKET, SO_PREFER_BUSY_POLL, &one, sizeof(one));
+		(void)setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &usecs, sizeof(usecs));
+		(void)setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL_BUDGET, &budget, sizeof(budget));
+	}
+	x->p.fd = x->q[0].fd;
+	if (x->nq == 1)
+		return 0;
+	x->epfd = epoll_create1(EPOLL_CLOEXEC);
+	for (qi = 0; x->epfd >= 0 && qi < x->nq; qi++) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = qi };
+
+		if (epoll_ctl(x->epfd, EPOLL_CTL_ADD, x->q[qi].fd, &ev))
+			break;
+	}
+	if (x->epfd < 0 || qi < x->nq) {
+		snprintf(err, errlen, "%s: epoll: %s", cfg->dev, strerror(errno));
+		return -1;
+	}
+	x->p.fd = x->epfd;
+	return 0;
+}
+
+struct port *port_xdp_open(const struct port_config *cfg, char *err, size_t errlen)
+{
+	struct xdp_port *x = calloc(1, sizeof(*x));
+	char drv[32];
+	int64_t attached;
+	int prog_fd, m;
 
 	if (!x) {
 		snprintf(err, errlen, "%s: out of memory", cfg->dev);
@@ -548,135 +717,20 @@ struct port *port_xdp_open(const struct port_config *cfg, char *err, size_t errl
 	   port closes. */
 	xdp_quiet_hold();
 	xdp_quiet_clear();
-	x->nq = xdp_rx_queues(cfg->dev);
-	if (x->nq > PORT_XDP_MAX_QUEUES) {
-		snprintf(err, errlen, "%s: %u receive queues, more than the %u uudp gives an "
-			 "AF_XDP socket each (set fewer with ethtool -L)", cfg->dev, x->nq,
-			 PORT_XDP_MAX_QUEUES);
-		goto no_port;
-	}
-	x->q = calloc(x->nq, sizeof(*x->q));
-	if (!x->q) {
-		snprintf(err, errlen, "%s: out of memory", cfg->dev);
-		goto no_port;
-	}
-	for (qi = 0; qi < x->nq; qi++)
-		x->q[qi].fd = x->q[qi].own.fd = -1;
-	x->rx_chunks = xdp_rx_chunks(x->nq);
-	nrx = x->nq * x->rx_chunks;
-	x->area_len = (size_t)(nrx + PORT_XDP_TX_CHUNKS) * PORT_XDP_CHUNK;
-	x->area = mmap(NULL, x->area_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-		       -1, 0);
-	if (x->area == MAP_FAILED) {
-		x->area = NULL;
-		snprintf(err, errlen, "%s: UMEM: %s", cfg->dev, strerror(errno));
-		goto no_port;
-	}
-	/* Our own socket with TX metadata, else libxdp's without. */
-	rc = xdp_own_create(&x->q[0].own, cfg->dev, x->area, x->area_len, &x->q[0].fq,
-			    &x->q[0].cq, &x->q[0].rx, &x->tx, err, errlen);
-	if (rc < 0)
-		goto no_port;
-	if (rc > 0) {
-		rc = xsk_umem__create(&x->umem, x->area, x->area_len, &x->q[0].fq, &x->q[0].cq,
-				      &uc);
-		if (rc) {
-			x->umem = NULL;
-			snprintf(err, errlen, "%s: UMEM registration: %s", cfg->dev,
-				 strerror(-rc));
-			goto no_port;
-		}
-	}
-	if (xdp_clear_stale(cfg, err, errlen))
+	if (xdp_open_queues(x, cfg, err, errlen) || xdp_open_umem(x, cfg, err, errlen) ||
+	    xdp_clear_stale(cfg, err, errlen))
 		goto no_port;
 	prog_fd = xdp_load(x, cfg, err, errlen);
 	if (prog_fd < 0)
 		goto no_port;
-
 	driver_name(cfg->dev, drv, sizeof(drv));
 	attached = clock_monotonic_ns();
-	switch (cfg->xdp_mode) {
-	case PORT_XDP_ZEROCOPY:
-		first = last = 0;
-		break;
-	case PORT_XDP_NATIVE:
-		first = last = 1;
-		break;
-	case PORT_XDP_SKB:
-		first = last = 2;
-		break;
-	default:
-		/* veth: generic XDP, whose copy is the one the kernel tests most */
-		first = strcmp(drv, "veth") == 0 ? 2 : 0;
-		last = 2;
-		break;
-	}
-	for (i = first; i <= last; i++) {
-		if (x->link_fd < 0 || (i > first && modes[i].mode != modes[i - 1].mode)) {
-			if (x->link_fd >= 0) {
-				close(x->link_fd);
-				x->link_fd = -1;
-			}
-			if (xdp_attach(x, cfg, prog_fd, modes[i].mode, why, sizeof(why)))
-				continue;
-		}
-		if (xdp_sockets(x, cfg, modes[i].mode, modes[i].bind, why, sizeof(why)) == 0)
-			break;
-	}
-	if (i > last) {
-		snprintf(err, errlen, "%s", why);	/* the last mode's reason */
+	m = xdp_bind_mode(x, cfg, prog_fd, drv, err, errlen);
+	if (m < 0)
 		goto no_port;
-	}
-	snprintf(x->p.mode, sizeof(x->p.mode), "%s", modes[i].name);
-
-	map_fd = bpf_object__find_map_fd_by_name(x->obj, "ntpx_xsks");
-	for (qi = 0; qi < x->nq; qi++)
-		if (map_fd < 0 || bpf_map_update_elem(map_fd, &qi, &x->q[qi].fd, 0)) {
-			snprintf(err, errlen, "%s: cannot insert the socket of queue %u into the "
-				 "XSKMAP: %s", cfg->dev, qi, strerror(errno));
-			goto no_port;
-		}
-
-	/* Each queue's receive chunks to its fill ring, transmit chunks to the free stack. */
-	for (qi = 0; qi < x->nq; qi++) {
-		struct xdp_rxq *q = &x->q[qi];
-
-		if (xsk_ring_prod__reserve(&q->fq, x->rx_chunks, &idx) != x->rx_chunks) {
-			snprintf(err, errlen, "%s: fill ring too small", cfg->dev);
-			goto no_port;
-		}
-		for (i = 0; i < x->rx_chunks; i++)
-			*xsk_ring_prod__fill_addr(&q->fq, idx + i) =
-				((uint64_t)qi * x->rx_chunks + i) * PORT_XDP_CHUNK;
-		xsk_ring_prod__submit(&q->fq, x->rx_chunks);
-	}
-	for (i = 0; i < PORT_XDP_TX_CHUNKS; i++)
-		x->tx_free[x->ntx_free++] = (uint64_t)(nrx + i) * PORT_XDP_CHUNK;
-
-	for (qi = 0; x->busy && qi < x->nq; qi++) {
-		int usecs = 20, budget = 16, fd = x->q[qi].fd;
-
-		/* Best effort: kernels without it simply spin in userspace. */
-		(void)setsockopt(fd, SOL_SOCKET, SO_PREFER_BUSY_POLL, &one, sizeof(one));
-		(void)setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &usecs, sizeof(usecs));
-		(void)setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL_BUDGET, &budget, sizeof(budget));
-	}
-	/* Several sockets: one fd that polls readable when any has a frame. */
-	x->p.fd = x->q[0].fd;
-	if (x->nq > 1) {
-		x->epfd = epoll_create1(EPOLL_CLOEXEC);
-		for (qi = 0; x->epfd >= 0 && qi < x->nq; qi++) {
-			struct epoll_event ev = { .events = EPOLLIN, .data.u32 = qi };
-
-			if (epoll_ctl(x->epfd, EPOLL_CTL_ADD, x->q[qi].fd, &ev))
-				break;
-		}
-		if (x->epfd < 0 || qi < x->nq) {
-			snprintf(err, errlen, "%s: epoll: %s", cfg->dev, strerror(errno));
-			goto no_port;
-		}
-		x->p.fd = x->epfd;
-	}
+	snprintf(x->p.mode, sizeof(x->p.mode), "%s", xdp_modes[m].name);
+	if (xdp_open_rings(x, cfg, err, errlen) || xdp_open_poll(x, cfg, err, errlen))
+		goto no_port;
 	x->p.ops = &xdp_port_ops;
 	/*
 	 * A kernel socket at the other end of a veth leaves its UDP checksum
@@ -1185,7 +1239,7 @@ static void xdp_counters(struct port *p, char *buf, size_t len)
 	if (n < len)
 		n += (size_t)snprintf(buf + n, len - n,
 				      "%squeues=%u fill_short=%llu tx_metadata=%s tx_stamps_missing=%llu"
-				      " rx_bursts=%llu tx_kicks=%llu",
+				      " bursts=%llu tx_kicks=%llu",
 				      n ? " " : "", x->nq, (unsigned long long)x->fill_short,
 				      x->q[0].own.fd >= 0 ? "yes" : "no",
 				      (unsigned long long)x->tx_stamps_missing,
