@@ -125,7 +125,7 @@ struct xdp_rxq {
 	uint64_t frames;		/* frames taken off its receive ring */
 	__u32 rx_idx, rx_avail, rx_n;	/* the burst peeked: next slot, how many
 					   left, how many it had */
-	uint64_t refill[PORT_XDP_BURST];	/* chunks released, for its fill ring */
+	uint64_t refill[PORT_XDP_RING];	/* chunks released, for its fill ring */
 	unsigned nrefill;
 };
 
@@ -878,22 +878,30 @@ static unsigned xdp_rx_pending(const struct port *p)
 	return n;
 }
 
-/* The chunks released on queue @q back to its fill ring, in one go. */
+/*
+ * The chunks released on queue @q back to its fill ring, in one go.  The
+ * kernel tells what it took from a fill ring only when it next looks for
+ * more, so the ring may show less room than it has: what does not fit
+ * waits for the next refill (counted in fill_short), and no chunk is lost.
+ */
 static void xdp_refill(struct xdp_port *x, struct xdp_rxq *q)
 {
-	__u32 idx, i;
+	__u32 idx, i, n;
 
 	if (!q->nrefill)
 		return;
-	if (xsk_ring_prod__reserve(&q->fq, q->nrefill, &idx) != q->nrefill) {
-		x->fill_short += q->nrefill;	/* cannot happen: as many slots as chunks */
-		q->nrefill = 0;
+	n = xsk_prod_nb_free(&q->fq, q->nrefill);
+	if (n > q->nrefill)
+		n = q->nrefill;
+	if (n < q->nrefill)
+		x->fill_short++;
+	if (!n || xsk_ring_prod__reserve(&q->fq, n, &idx) != n)
 		return;
-	}
-	for (i = 0; i < q->nrefill; i++)
+	for (i = 0; i < n; i++)
 		*xsk_ring_prod__fill_addr(&q->fq, idx + i) = q->refill[i];
-	xsk_ring_prod__submit(&q->fq, q->nrefill);
-	q->nrefill = 0;
+	xsk_ring_prod__submit(&q->fq, n);
+	q->nrefill -= n;
+	memmove(q->refill, q->refill + n, q->nrefill * sizeof(q->refill[0]));
 }
 
 /*
@@ -1208,7 +1216,7 @@ static void xdp_rx_release(struct port *p)
 	x->rx_held = 0;
 	/* Back to the fill ring of the queue it came from, with its burst's. */
 	q->refill[q->nrefill++] = xsk_umem__extract_addr(x->rx_cur);
-	if (q->nrefill == PORT_XDP_BURST)
+	if (q->nrefill >= PORT_XDP_BURST)
 		xdp_refill(x, q);
 }
 

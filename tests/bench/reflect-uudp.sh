@@ -77,11 +77,11 @@ host_ticks() { awk '$1 == "cpu" { print $2 + $3, $4, $7 + $8, $5 + $6 + $9 }' /p
 
 # step_run RATE: S generators at RATE/S each for $step against the
 # running server.  Prints "wanted got loss_pct replies min mean max sd
-# srv_drop cli_drop m_usr m_sys m_sirq idle_pct attr srv": the response
+# srv_drop cli_drop m_usr m_sys m_sirq idle_pct attr srv gen": the response
 # time in us; CPU per reply in us: the machine's (user, kernel, softirq,
 # and its idle share in % over the step), what the experiment's own
-# processes ran (the server, the generators, ksoftirqd), and the
-# server's own.
+# processes ran (the server, the generators, ksoftirqd), the server's
+# own and the generators'.
 step_run() {
 	_w=$(rate_num "$1")
 	_each=$(awk -v w="$_w" -v s="$S" 'BEGIN { printf "%d", w / s }')
@@ -122,11 +122,12 @@ step_run() {
 			f = rep > 0 ? 1e6 / hz / rep : 0
 			all = (t[5] + t[6] + t[7] + t[8]) - (t[1] + t[2] + t[3] + t[4])
 			m = n ? s1 / n : 0; v = n ? s2 / n - m * m : 0
-			printf "%d %.0f %.4f %d %.3f %.3f %.3f %.3f %d %d %.3f %.3f %.3f %.1f %.3f %.3f\n", w, rate,
+			printf "%d %.0f %.4f %d %.3f %.3f %.3f %.3f %d %d %.3f %.3f %.3f %.1f %.3f %.3f %.3f\n", w, rate,
 				q ? 100 * (q - rep) / q : 100, rep, mn, m, mx, (v > 0 ? sqrt(v) : 0), sd, cd,
 				(t[5] - t[1]) * f, (t[6] - t[2]) * f, (t[7] - t[3]) * f,
 				(all > 0 ? 100 * (t[8] - t[4]) / all : 0),
-				(rep > 0 ? (srv + ks + gen) / 1e3 / rep : 0), (rep > 0 ? srv / 1e3 / rep : 0) }'
+				(rep > 0 ? (srv + ks + gen) / 1e3 / rep : 0), (rep > 0 ? srv / 1e3 / rep : 0),
+				(rep > 0 ? gen / 1e3 / rep : 0) }'
 }
 
 # row LABEL SERVER STEP-LINE...: one line of the table
@@ -167,7 +168,7 @@ done
 # left in a step it is only 2 cores over the rate, whatever the server).
 for r in $rates; do
 	awk -v r="$r" '$3 == r { mach[$2, $1] = $14 + $15 + $16; idle[$2, $1] = $17; at[$2, $1] = $18
-			sv[$2, $1] = $19; rt[$2, $1] = $9; if ($1 > n) n = $1 }
+			sv[$2, $1] = $19; gn[$2, $1] = $20; rt[$2, $1] = $9; if ($1 > n) n = $1 }
 		function med(v, k,   i, j, t) {
 			for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
 			return k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2 }
@@ -186,11 +187,42 @@ for r in $rates; do
 		END {
 			show("uudp"); show("kudp"); show("chronyd")
 			ratio("uudp", "chronyd", "CPU per reply uudp/chronyd", "0.333")
+			# The generators answer every server alike: when their own
+			# cost per reply is a third of all chronyd costs or more, no
+			# server can meet the target on one machine.
+			for (b = 1; b <= n; b++) if (at["chronyd", b] > 0) { g[++kg] = gn["chronyd", b] / at["chronyd", b]; gg[kg] = gn["chronyd", b] }
+			if (kg) { m = med(g, kg)
+				printf "at %s/s: the generators alone cost %.2f us per reply, %.2f of chronyd'"'"'s whole%s\n", r, med(gg, kg), m,
+					m >= 0.333 ? ": the 1/3 target cannot be met with the generator on this machine" : "" }
 			ratio("uudp", "kudp", "CPU per reply uudp/kernel UDP", "")
 			for (b = 1; b <= n; b++) if (("uudp", b) in rt && rt["chronyd", b] > 0) { q[++k] = rt["uudp", b] / rt["chronyd", b]; u[k] = rt["uudp", b]; c[k] = rt["chronyd", b] }
 			if (k) { m = med(q, k); printf "at %s/s: mean response time T3-T2, uudp %.2f us, chronyd %.2f us: ratio %.3f [%.3f-%.3f] (target <= 1): %s\n", r, med(u, k), med(c, k), m, q[1], q[k], m <= 1 ? "met" : "NOT met" }
 		}' "$TMP/cpu"
 done
+
+# Where each server's time goes at the same rate: perf profiles of
+# ntpreflect over uudp and of chronyd (RU_PROFILE=0 skips them), their
+# processes alone (what runs in their system calls, the softirqs a veth
+# send sets off included), the symbols that take 2% or more.
+prof_rate=${RU_PROFILE_RATE:-${rates%% *}}
+if [ "${RU_PROFILE:-1}" != 0 ] && command -v perf >/dev/null 2>&1; then
+	for srv in $servers; do
+		[ "$srv" = kudp ] && continue
+		start "$srv" || continue
+		ip netns exec "$NTPX_NS_CLIENT" loadgen --ntp "$(rate_num "$prof_rate")" -d 3s "$ep" \
+			>/dev/null 2>"$TMP/prof.lg" &
+		_lg=$!
+		if perf record -q -g -p "$pid" -o "$TMP/perf.$srv" -- sleep 2 >/dev/null 2>&1; then
+			echo "profile of $srv at $prof_rate/s (perf, its process, self time):"
+			perf report -q -i "$TMP/perf.$srv" --no-children --sort dso,sym --stdio 2>/dev/null |
+				awk '$1 ~ /%$/ && $1 + 0 >= 2 { sub(/^ +/, ""); print "  " $0 }' | head -n 20
+		else
+			echo "profile of $srv: perf record failed"
+		fi
+		wait "$_lg"
+		stop
+	done
+fi
 
 [ "${RU_CAPACITY:-1}" = 0 ] && exit 0
 
