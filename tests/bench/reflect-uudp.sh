@@ -38,6 +38,7 @@ lab_up ru --queues "${RU_QUEUES:-1}" >/dev/null 2>&1 || { echo "reflect-uudp: no
 port=12300
 servers="uudp kudp"
 command -v chronyd >/dev/null && servers="uudp kudp chronyd"
+servers=${RU_SERVERS:-$servers}
 
 cat >"$TMP/chrony.conf" <<EOC
 port $port
@@ -56,6 +57,8 @@ start() {
 	case $1 in
 	uudp) spawn pid ip netns exec "$NTPX_NS_REF" ntpreflect --stratum 1 \
 		"uudp://$NTPX_REF_FAST:$port?dev=$NTPX_DEV_FAST&via=xdp" 2>"$TMP/srv.err" ;;
+	uudpn) spawn pid ip netns exec "$NTPX_NS_REF" ntpreflect --stratum 1 \
+		"uudp://$NTPX_REF_FAST:$port?dev=$NTPX_DEV_FAST&xdpmode=native" 2>"$TMP/srv.err" ;;
 	kudp) spawn pid ip netns exec "$NTPX_NS_REF" ntpreflect --stratum 1 \
 		"udp://$NTPX_REF_FAST:$port" 2>"$TMP/srv.err" ;;
 	chronyd) spawn pid ip netns exec "$NTPX_NS_REF" chronyd -x -d -f "$TMP/chrony.conf" \
