@@ -266,7 +266,8 @@ static unsigned xdp_rx_queues(const char *dev)
  * Receive chunks per queue: PORT_XDP_RX_BUDGET shared among them, no
  * more than a fill ring holds and no fewer than PORT_XDP_RX_MIN, so that
  * up to four queues keep the 2048 a flood on one of them needs
- * (doc/uudp.md, tests/net/attack.t) and many cost 1 MiB each.
+ * (doc/uudp.md, tests/net/attack.t), one or two the 4096 that a bursty
+ * generator's catching up needs, and many cost 1 MiB each.
  */
 static unsigned xdp_rx_chunks(unsigned nq)
 {

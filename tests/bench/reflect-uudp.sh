@@ -6,6 +6,9 @@
 # The servers run in a lab's reference namespace on its fast path (a
 # veth, RU_QUEUES queues each way, default 1), the generators (RU_SENDERS
 # loadgen --ntp, default 2, splitting the rate) in the client namespace.
+# RU_PIN=1 puts the server on the first CPU and the generators on the
+# last: on a machine of its own; on a shared one a pinned server cannot
+# leave a CPU that another user's work took, and loses what it would not.
 #
 # First the figure that decides: CPU per reply of the whole machine
 # (/proc/stat: user, kernel and softirq time of all cores, over the
@@ -51,17 +54,24 @@ EOC
 
 in_ref() { ip netns exec "$NTPX_NS_REF" ss -Hlun "sport = :$port" | grep -q .; }
 
+# RU_PIN=1: the server on the first CPU, the generators on the last, so
+# that they do not take each other's core.
+srv_pin= gen_pin=
+if [ "${RU_PIN:-0}" != 0 ] && command -v taskset >/dev/null 2>&1 && [ "$(nproc)" -ge 2 ]; then
+	srv_pin="taskset -c 0" gen_pin="taskset -c $(($(nproc) - 1))"
+fi
+
 # start SERVER: the server in the reference namespace, its PID in $pid;
 # fails when it does not listen within 5 s.
 start() {
 	case $1 in
-	uudp) spawn pid ip netns exec "$NTPX_NS_REF" ntpreflect --stratum 1 \
+	uudp) spawn pid $srv_pin ip netns exec "$NTPX_NS_REF" ntpreflect --stratum 1 \
 		"uudp://$NTPX_REF_FAST:$port?dev=$NTPX_DEV_FAST&via=xdp" 2>"$TMP/srv.err" ;;
-	uudpn) spawn pid ip netns exec "$NTPX_NS_REF" ntpreflect --stratum 1 \
+	uudpn) spawn pid $srv_pin ip netns exec "$NTPX_NS_REF" ntpreflect --stratum 1 \
 		"uudp://$NTPX_REF_FAST:$port?dev=$NTPX_DEV_FAST&xdpmode=native" 2>"$TMP/srv.err" ;;
-	kudp) spawn pid ip netns exec "$NTPX_NS_REF" ntpreflect --stratum 1 \
+	kudp) spawn pid $srv_pin ip netns exec "$NTPX_NS_REF" ntpreflect --stratum 1 \
 		"udp://$NTPX_REF_FAST:$port" 2>"$TMP/srv.err" ;;
-	chronyd) spawn pid ip netns exec "$NTPX_NS_REF" chronyd -x -d -f "$TMP/chrony.conf" \
+	chronyd) spawn pid $srv_pin ip netns exec "$NTPX_NS_REF" chronyd -x -d -f "$TMP/chrony.conf" \
 		2>"$TMP/srv.err" ;;
 	esac
 	wait_until 5 in_ref || { echo "reflect-uudp: $1 did not start: $(tail -n 1 "$TMP/srv.err")"; return 1; }
@@ -92,7 +102,7 @@ step_run() {
 	_p0=$(run_ns "$pid") _k0=$(run_ns $ksoft) _h0=$(host_ticks)
 	_pids=
 	for _i in $(seq 1 "$S"); do
-		/usr/bin/time -f '%U %S' -o "$TMP/lt.$_i" ip netns exec "$NTPX_NS_CLIENT" \
+		/usr/bin/time -f '%U %S' -o "$TMP/lt.$_i" $gen_pin ip netns exec "$NTPX_NS_CLIENT" \
 			loadgen --ntp "$_each" -d "$step" "$ep" >/dev/null 2>"$TMP/lg.$_i" &
 		_pids="$_pids $!"
 	done
@@ -248,8 +258,8 @@ for srv in $servers; do
 	grep -v '^capacity' "$TMP/cap.$srv"
 	stop
 done
-set -- $(awk '{ print $2, $3 }' "$TMP/cap.uudp" 2>/dev/null | tail -n 1) 0 - \
-	$(awk '{ print $2, $3 }' "$TMP/cap.chronyd" 2>/dev/null | tail -n 1) 0 -
+cap_of() { awk '$1 == "capacity" { c = $2; b = $3 } END { print (c ? c : 0), (b ? b : "-") }' "$TMP/cap.$1" 2>/dev/null || echo 0 -; }
+set -- $(cap_of uudp) $(cap_of chronyd)
 awk -v u="$1" -v uby="$2" -v c="$3" -v cby="$4" 'BEGIN {
 	lb = uby == "generator"
 	printf "capacity: uudp %.0f/s%s, chronyd -x %.0f/s%s\n", u, lb ? " (generator-limited: at least)" : "",
