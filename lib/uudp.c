@@ -39,8 +39,11 @@
  *
  * Timestamps: T1/T3 are read immediately before the frame is handed to
  * the port (after the transmit stamp is written and the UDP checksum
- * computed over it, unless the NIC completes it), T2/T4 immediately after
- * the port shows a received frame, before it is checked.
+ * computed over it, unless the NIC completes it), T4 immediately after
+ * the port shows a received frame, before it is checked.  A server's T2
+ * is the port's receive stamp where it has one (the XDP program's
+ * reading as it redirected the frame, or the HCA's completion), on the
+ * server's clock; else, as T4, the moment the port showed the frame.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -609,8 +612,17 @@ static ssize_t uudp_recv(struct transport *t, void *buf, size_t cap,
 	if (u->stamping && u->ps.rx_layer >= 0) {
 		int64_t k;
 
-		if (port_rx_stamp(u->port, &k) == 1)
+		if (port_rx_stamp(u->port, &k) == 1) {
 			t->st.rx[u->ps.rx_layer] = k;
+			/*
+			 * A server's T2 is the frame's arrival (issue 38): the
+			 * stamp below us, on its clock, as chronyd's is the
+			 * kernel's.  The wait in the ring and the wake-up are
+			 * then in T3 - T2, as they are in chronyd's.
+			 */
+			if (t->role == TRANSPORT_SERVER)
+				*stamp = clock_from_realtime(clk, k);
+		}
 	}
 	memcpy(buf, (const unsigned char *)f + fi.payload_off,
 	       fi.payload_len < cap ? fi.payload_len : cap);
