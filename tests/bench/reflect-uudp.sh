@@ -325,4 +325,6 @@ awk -v u="$1" -v uby="$2" -v c="$3" -v cby="$4" 'BEGIN {
 		c, cby == "generator" ? " (generator-limited: at least)" : ""
 	if (c > 0)
 		printf "capacity uudp/chronyd %.2f%s (target >= 3): %s\n", u / c, lb ? " (at least)" : "",
-			u / c >= 3 ? "met" : lb ? "not shown: the generators are the limit" : "NOT met" }'
+			u / c >= 3 ? "met" : lb ? "not shown: the generators are the limit" : "NOT met"
+	else
+		print "capacity uudp/chronyd: no figure (chronyd had no clean step)" }'
