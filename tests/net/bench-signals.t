@@ -22,10 +22,10 @@ steps=40
 climb=$(awk -v n="$steps" 'BEGIN { for (i = 0; i < n; i++) printf "%s1k", i ? " " : "" }')
 bound=$((steps / 2))
 
-# run_until NAME PATTERN SIG SCRIPT [VAR=VALUE...]: SCRIPT in a session
+# run_until NAME COND SIG SCRIPT [VAR=VALUE...]: SCRIPT in a session
 # of its own, its output in $TMP/NAME.out, its ledger $TMP/NAME.ledger;
-# once PATTERN is in its output, SIG to its shell.  Fails when the
-# pattern never came, or the script did not end within $bound s.
+# once COND (a command, evaluated) holds, SIG to its shell.  Fails when
+# it never held, or the script did not end within $bound s.
 run_until() {
 	_n=$1 _pat=$2 _sig=$3 _scr=$4
 	shift 4
@@ -37,8 +37,8 @@ run_until() {
 	_pid=$!
 	eval "${_n}_pid=$_pid"
 	test_atexit "session_clean $_n"
-	if ! wait_until 120 grep -q "$_pat" "$TMP/$_n.out"; then
-		diag "$_scr never printed '$_pat'"; tail -n 3 "$TMP/$_n.out" | sed 's/^/# /' >&4
+	if ! wait_until 120 eval "$_pat"; then
+		diag "$_scr: never $_pat"; tail -n 3 "$TMP/$_n.out" | sed 's/^/# /' >&4
 		return 1
 	fi
 	kill -s "$_sig" "$_pid"
@@ -74,7 +74,7 @@ nothing_left() {
 }
 
 test_expect_success 'ntp-capacity.sh, SIGTERM during a climb: ends at once' '
-	run_until cap "round 1:" TERM ntp-capacity.sh BENCH_STEP=1s BENCH_RATES="$climb" \
+	run_until cap "grep -q \"round 1:\" \"\$TMP/cap.out\"" TERM ntp-capacity.sh BENCH_STEP=1s BENCH_RATES="$climb" \
 		CAP_ROUNDS=1 CAP_SENDERS=1 CAP_OLD=0
 '
 test_expect_success 'ntp-capacity.sh: no namespace and no process left' '
@@ -82,11 +82,24 @@ test_expect_success 'ntp-capacity.sh: no namespace and no process left' '
 '
 
 test_expect_success 'reflect-uudp.sh, SIGINT during a climb: ends at once' '
-	run_until ru "capacity to 0.1% loss:" INT reflect-uudp.sh RU_STEP=1s RU_RATES=1k \
-		RU_BLOCKS=1 RU_SENDERS=1 RU_CAP_RATES="$climb"
+	run_until ru "grep -q \"capacity to 0.1% loss:\" \"\$TMP/ru.out\"" INT reflect-uudp.sh RU_STEP=1s RU_RATES=1k \
+		RU_BLOCKS=1 RU_SENDERS=1 RU_CAP_RATES="$climb" RU_XLEAVE=0 RU_PROFILE=0
 '
 test_expect_success 'reflect-uudp.sh: no namespace and no process left' '
 	nothing_left ru
 '
+
+# The other scripts that make a lab: stopped once their lab is up,
+# alternately by TERM and INT.  Their longest foreground step is a few
+# seconds; they must end within the same bound, leaving nothing.
+lab_seen() { ns_left "$1" | grep -q .; }
+sig=TERM
+for scr in attack uudp calibrate quick; do
+	test_expect_success "$scr.sh, SIG$sig once its lab is up: ends, nothing left" '
+		run_until '"$scr"' "lab_seen '"$scr"'" '"$sig"' '"$scr"'.sh &&
+		nothing_left '"$scr"'
+	'
+	[ "$sig" = TERM ] && sig=INT || sig=TERM
+done
 
 done_testing
