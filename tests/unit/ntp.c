@@ -13,7 +13,7 @@
 /* Every one of the 10^9 nanosecond fractions survives ns -> NTP -> ns. */
 static void ns_round_trip_all_fractions(void **state)
 {
-	const int64_t base = 1764455329LL * 1000000000;
+	const int64_t base = 1764455329LL * NTPX_NS_PER_SEC;
 	int64_t ns;
 
 	(void)state;
@@ -46,9 +46,9 @@ static void known_values(void **state)
  */
 static void era_boundary_2036(void **state)
 {
-	const int64_t wrap = 2085978496LL * 1000000000;
-	const int64_t offsets[] = { -3600LL * 1000000000, -1, 0, 1, 123456789,
-				    3600LL * 1000000000 };
+	const int64_t wrap = 2085978496LL * NTPX_NS_PER_SEC;
+	const int64_t offsets[] = { -3600LL * NTPX_NS_PER_SEC, -1, 0, 1, 123456789,
+				    3600LL * NTPX_NS_PER_SEC };
 	size_t i, j;
 
 	(void)state;
@@ -64,9 +64,9 @@ static void era_boundary_2036(void **state)
 	/* Far from any wrap, and before 1970 (era 0, 1900..1970). */
 	assert_int_equal(ntp_ts_to_ns(ntp_ts_from_ns(-5000000000LL), 0), -5000000000LL);
 	/* Era 1, decades after the wrap. */
-	assert_int_equal(ntp_ts_to_ns(ntp_ts_from_ns(wrap + 900000000LL * 1000000000),
-				      wrap + 900000000LL * 1000000000),
-			 wrap + 900000000LL * 1000000000);
+	assert_int_equal(ntp_ts_to_ns(ntp_ts_from_ns(wrap + 900000000LL * NTPX_NS_PER_SEC),
+				      wrap + 900000000LL * NTPX_NS_PER_SEC),
+			 wrap + 900000000LL * NTPX_NS_PER_SEC);
 }
 
 static void codec_round_trip(void **state)
