@@ -59,6 +59,12 @@
  * What it cannot prove: anything about a real HCA, rdma_cm or timing
  * (doc/hardware.md lists what only hardware shows; tests/hw/ib.t).
  *
+ * How the tests wait: for the event itself, with WAIT_NS only as the
+ * bound of a failure.  A reply is waited for (exchange); a request that
+ * must go unanswered is told from a slow reply by what settles it: the
+ * fabric losing it during its send (fdev.lost) or the server's counters
+ * moving (exchange_lost), never by a reply's absence over some time.
+ *
  * Devices: fake0 (lid 1) holds the server's addresses 10.9.0.1 and
  * 10.9.0.11 and, on a child partition at P_Key index 1, 10.9.0.21; fake1
  * (lid 2, 10.9.0.2) and fake2 (lid 3, 10.9.0.3) are where a client's
