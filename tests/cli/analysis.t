@@ -65,7 +65,7 @@ real_runs() {
 		done
 		for c in 1pct 5pct; do
 			newrun loss $c udp $rep && ev run_start &&
-			lossinject --rate "${c%pct}%" --seed $rep -- ntpprobe -i 5ms -c 80 "udp://127.0.0.1:$PORT_udp" \
+			lossinject --drop "${c%pct}%" --seed $rep -- ntpprobe -i 5ms -c 80 "udp://127.0.0.1:$PORT_udp" \
 				>"$RUN/probe.rec" 2>>"$TMP/probe.err" &&
 			# The runner's keys win over what analysis/ derives: jitter_us
 			# here has no record column to come from.
