@@ -294,8 +294,7 @@ static int ib_ctl_readable(struct ib_transport *u)
 	return 0;
 }
 
-static ssize_t ib_recv(struct transport *t, void *buf, size_t cap,
-		       struct transport_addr *from, struct clock *clk, int64_t *stamp)
+static ssize_t ib_recv(struct transport *t, struct transport_dgram *d, struct clock *clk)
 {
 	struct ib_transport *u = container_of(t, struct ib_transport, t);
 	struct verbs_wc vw;
@@ -320,16 +319,15 @@ static ssize_t ib_recv(struct transport *t, void *buf, size_t cap,
 			return u->dead;
 		n = verbs_cq_poll(&u->rcq, &vw, 1);
 		if (n > 0) {
-			*stamp = clock_now(clk);
+			d->rx_at = clock_now(clk);
 			verbs_wc_ibv(&vw, &wc);
-			rc = ib_take(u, &wc, buf, cap, from);
+			rc = ib_take(u, &wc, d->buf, d->cap, &d->peer);
 			if (rc != -EAGAIN) {
 				int64_t now = clock_monotonic_ns(), h;
 
-				transport_rx_clear(t);
 				if (u->stamping && vw.ts &&
 				    verbs_clock_realtime(&u->vclk, u->rcq.mode, vw.ts, &h) == 1)
-					t->st.rx[TRANSPORT_LAYER_H] = h;
+					d->rx.at[TRANSPORT_LAYER_H] = h;
 
 				if (now - u->ctl_ns >= IB_CTL_BUSY_NS)
 					ib_control(u, now);
@@ -386,11 +384,12 @@ static int ib_client_ah(struct ib_transport *u, int64_t now)
 	return 0;
 }
 
-static int ib_send(struct transport *t, void *buf, size_t len,
-		   const struct transport_addr *to, struct clock *clk, int flags,
-		   int64_t *stamp)
+static int ib_send(struct transport *t, struct transport_dgram *d,
+		   const struct transport_addr *to, struct clock *clk, int flags)
 {
 	struct ib_transport *u = container_of(t, struct ib_transport, t);
+	void *buf = d->buf;
+	size_t len = d->len;
 	const unsigned char *b = buf;
 	int request = len >= NTP_HEADER_LEN && (b[0] & 7) == NTP_MODE_CLIENT;
 	struct ibv_sge sge;
@@ -478,11 +477,11 @@ static int ib_send(struct transport *t, void *buf, size_t len,
 		if (!++u->tx_seq)
 			u->tx_seq = 1;		/* 0 marks a send not asked for */
 		u->send_tag[sn] = u->tx_seq;
-		transport_tx_begin(t, u->tx_seq, layers);
+		transport_tx_begin(t, d, u->tx_seq, layers);
 	}
-	*stamp = clock_now(clk);
+	d->tx_at = clock_now(clk);
 	if (flags & TRANSPORT_STAMP_XMT)
-		transport_stamp_xmt(slot, *stamp);
+		transport_stamp_xmt(slot, d->tx_at);
 	rc = ibv_post_send(qp, &wr, &bad);
 	if (rc) {
 		u->send_tag[sn] = 0;
@@ -492,7 +491,7 @@ static int ib_send(struct transport *t, void *buf, size_t len,
 	u->send_ah[sn] = ah;
 	u->nsend_free--;
 	if (flags & TRANSPORT_STAMP_XMT)
-		transport_stamp_xmt(buf, *stamp);
+		transport_stamp_xmt(buf, d->tx_at);
 	if (request && !u->server && !u->outstanding) {
 		u->outstanding = 1;
 		u->req_ns = now;

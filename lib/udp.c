@@ -295,19 +295,18 @@ static void udp_tx_count_reset(struct udp_transport *u)
  * starts again.  The kernel stamps every layer then: TRANSPORT_STAMP_ONLY
  * only chooses what is kept.
  */
-static int udp_send_counted(struct udp_transport *u, void *buf, size_t len,
-			    const struct transport_addr *to, struct clock *clk, int flags,
-			    int64_t *stamp)
+static int udp_send_counted(struct udp_transport *u, struct transport_dgram *d,
+			    const struct transport_addr *to, struct clock *clk, int flags)
 {
 	unsigned layers = transport_send_layers(&u->t, flags);
 	ssize_t n;
 
 	if (layers)
-		transport_tx_begin(&u->t, u->next_id, layers);
-	*stamp = clock_now(clk);
+		transport_tx_begin(&u->t, d, u->next_id, layers);
+	d->tx_at = clock_now(clk);
 	if (flags & TRANSPORT_STAMP_XMT)
-		transport_stamp_xmt(buf, *stamp);
-	n = sendto(u->t.fd, buf, len, MSG_DONTWAIT, to ? (const struct sockaddr *)to->data : NULL,
+		transport_stamp_xmt(d->buf, d->tx_at);
+	n = sendto(u->t.fd, d->buf, d->len, MSG_DONTWAIT, to ? (const struct sockaddr *)to->data : NULL,
 		   to ? to->len : 0);
 	if (n < 0) {
 		int e = errno;
@@ -317,27 +316,28 @@ static int udp_send_counted(struct udp_transport *u, void *buf, size_t len,
 	}
 	u->next_id++;
 	u->tx_unread = 1;
-	return (size_t)n == len ? 0 : -EMSGSIZE;
+	return (size_t)n == d->len ? 0 : -EMSGSIZE;
 }
 
-static int udp_send(struct transport *t, void *buf, size_t len,
-		    const struct transport_addr *to, struct clock *clk, int flags,
-		    int64_t *stamp)
+static int udp_send(struct transport *t, struct transport_dgram *d,
+		    const struct transport_addr *to, struct clock *clk, int flags)
 {
 	struct udp_transport *u = container_of(t, struct udp_transport, t);
+	void *buf = d->buf;
+	size_t len = d->len;
 	unsigned layers;
 	ssize_t n;
 
 	if (u->tx_flags)
-		return udp_send_counted(u, buf, len, to, clk, flags, stamp);
+		return udp_send_counted(u, d, to, clk, flags);
 	layers = transport_send_layers(t, flags);
 	if (u->stamping && layers) {
 		uint32_t id = u->next_id;
 
-		transport_tx_begin(t, id, layers);
-		*stamp = clock_now(clk);
+		transport_tx_begin(t, d, id, layers);
+		d->tx_at = clock_now(clk);
 		if (flags & TRANSPORT_STAMP_XMT)
-			transport_stamp_xmt(buf, *stamp);
+			transport_stamp_xmt(buf, d->tx_at);
 		n = -1;
 		if (u->set_id != 0) {
 			n = udp_send_stamped(u, buf, len, to, layers, id, 1);
@@ -360,9 +360,9 @@ static int udp_send(struct transport *t, void *buf, size_t len,
 		u->tx_unread = 1;
 		return (size_t)n == len ? 0 : -EMSGSIZE;
 	}
-	*stamp = clock_now(clk);
+	d->tx_at = clock_now(clk);
 	if (flags & TRANSPORT_STAMP_XMT)
-		transport_stamp_xmt(buf, *stamp);
+		transport_stamp_xmt(buf, d->tx_at);
 	if (to)
 		n = sendto(t->fd, buf, len, MSG_DONTWAIT, (const struct sockaddr *)to->data,
 			   to->len);
@@ -406,16 +406,16 @@ static void udp_rx_stamps(const struct udp_transport *u, struct msghdr *h, int64
 	}
 }
 
-/* recvmsg() with the SCM_TIMESTAMPING message kept in t->st.rx. */
-static ssize_t udp_recv_stamped(struct transport *t, void *buf, size_t cap,
+/* recvmsg() with the SCM_TIMESTAMPING message's stamps into @d. */
+static ssize_t udp_recv_stamped(struct transport *t, struct transport_dgram *d,
 				struct sockaddr_storage *ss, socklen_t *sslen,
-				struct clock *clk, int64_t *stamp, int flags)
+				struct clock *clk, int flags)
 {
 	union {
 		char buf[CMSG_SPACE(sizeof(struct scm_timestamping))];
 		struct cmsghdr align;
 	} ctl;
-	struct iovec iov = { .iov_base = buf, .iov_len = cap };
+	struct iovec iov = { .iov_base = d->buf, .iov_len = d->cap };
 	struct msghdr h = {
 		.msg_name = ss, .msg_namelen = *sslen,
 		.msg_iov = &iov, .msg_iovlen = 1,
@@ -426,9 +426,9 @@ static ssize_t udp_recv_stamped(struct transport *t, void *buf, size_t cap,
 	n = recvmsg(t->fd, &h, MSG_TRUNC | flags);
 	if (n < 0)
 		return -errno;
-	*stamp = clock_now(clk);
+	d->rx_at = clock_now(clk);
 	*sslen = h.msg_namelen;
-	udp_rx_stamps(container_of(t, struct udp_transport, t), &h, t->st.rx);
+	udp_rx_stamps(container_of(t, struct udp_transport, t), &h, d->rx.at);
 	return n;
 }
 
@@ -479,21 +479,18 @@ static int udp_read_ahead(struct udp_transport *u, struct clock *clk, int flags)
 }
 
 /* The next datagram read ahead, as udp_recv_one() returns one. */
-static ssize_t udp_ahead_take(struct udp_transport *u, void *buf, size_t cap,
-			      struct transport_addr *from, int64_t *stamp)
+static ssize_t udp_ahead_take(struct udp_transport *u, struct transport_dgram *d)
 {
 	struct udp_ahead *a = u->ahead;
 	unsigned i = a->next++;
 	struct udp_slot *s = &a->slot[i];
-	size_t kept = s->len < a->cap ? s->len : a->cap;
+	size_t kept = s->len < a->cap ? s->len : a->cap, cap = d->cap;
 
-	memcpy(buf, a->data + i * a->cap, kept < cap ? kept : cap);
-	memcpy(u->t.st.rx, s->rx, sizeof(u->t.st.rx));
-	*stamp = a->stamp;
-	if (from) {
-		from->len = s->sslen <= sizeof(from->data) ? s->sslen : 0;
-		memcpy(from->data, &s->ss, from->len);
-	}
+	memcpy(d->buf, a->data + i * a->cap, kept < cap ? kept : cap);
+	memcpy(d->rx.at, s->rx, sizeof(d->rx.at));
+	d->rx_at = a->stamp;
+	d->peer.len = s->sslen <= sizeof(d->peer.data) ? s->sslen : 0;
+	memcpy(d->peer.data, &s->ss, d->peer.len);
 	/* Longer than was kept of it but not than the caller's buffer: it
 	   was truncated all the same, so its length must say so. */
 	if (s->len > a->cap && s->len <= cap)
@@ -535,8 +532,7 @@ static unsigned udp_pending(const struct transport *t)
 }
 
 /* One datagram; @flags MSG_DONTWAIT, or 0 to sleep until one comes. */
-static ssize_t udp_recv_one(struct transport *t, void *buf, size_t cap,
-			    struct transport_addr *from, struct clock *clk, int64_t *stamp,
+static ssize_t udp_recv_one(struct transport *t, struct transport_dgram *d, struct clock *clk,
 			    int flags)
 {
 	struct udp_transport *u = container_of(t, struct udp_transport, t);
@@ -551,32 +547,28 @@ static ssize_t udp_recv_one(struct transport *t, void *buf, size_t cap,
 			if (r < 0)
 				return r;
 		}
-		return udp_ahead_take(u, buf, cap, from, stamp);
+		return udp_ahead_take(u, d);
 	}
 	if (u->stamping) {
-		transport_rx_clear(t);
-		n = udp_recv_stamped(t, buf, cap, &ss, &sslen, clk, stamp, flags);
+		n = udp_recv_stamped(t, d, &ss, &sslen, clk, flags);
 		if (n < 0)
 			return n;
 		goto got;
 	}
 	/* MSG_TRUNC: the datagram's real length, so truncation is seen. */
-	n = recvfrom(t->fd, buf, cap, MSG_TRUNC | flags, (struct sockaddr *)&ss, &sslen);
+	n = recvfrom(t->fd, d->buf, d->cap, MSG_TRUNC | flags, (struct sockaddr *)&ss, &sslen);
 	if (n < 0)
 		return -errno;
-	*stamp = clock_now(clk);
+	d->rx_at = clock_now(clk);
 got:
-	if (from) {
-		from->len = sslen <= sizeof(from->data) ? sslen : 0;
-		memcpy(from->data, &ss, from->len);
-	}
+	d->peer.len = sslen <= sizeof(d->peer.data) ? sslen : 0;
+	memcpy(d->peer.data, &ss, d->peer.len);
 	return n;
 }
 
-static ssize_t udp_recv(struct transport *t, void *buf, size_t cap,
-			struct transport_addr *from, struct clock *clk, int64_t *stamp)
+static ssize_t udp_recv(struct transport *t, struct transport_dgram *d, struct clock *clk)
 {
-	return udp_recv_one(t, buf, cap, from, clk, stamp, MSG_DONTWAIT);
+	return udp_recv_one(t, d, clk, MSG_DONTWAIT);
 }
 
 /*
@@ -630,9 +622,8 @@ static int udp_rcvtimeo(struct udp_transport *u, int64_t max)
  * precisely, with the send stamps read first, or they would end that
  * poll at once.
  */
-static ssize_t udp_recv_block(struct transport *t, void *buf, size_t cap,
-			      struct transport_addr *from, struct clock *clk, int64_t *stamp,
-			      int64_t deadline)
+static ssize_t udp_recv_block(struct transport *t, struct transport_dgram *d,
+			      struct clock *clk, int64_t deadline)
 {
 	struct udp_transport *u = container_of(t, struct udp_transport, t);
 	int64_t max = deadline == INT64_MAX ? NTPX_NS_PER_SEC :
@@ -644,7 +635,7 @@ static ssize_t udp_recv_block(struct transport *t, void *buf, size_t cap,
 
 		if (rc < 0)
 			return rc;
-		n = udp_recv_one(t, buf, cap, from, clk, stamp, 0);
+		n = udp_recv_one(t, d, clk, 0);
 	}
 	if (n == -EAGAIN && u->tx_unread)
 		udp_tx_drain(t);
@@ -785,6 +776,24 @@ static size_t udp_addr_key(const struct transport_addr *a, void *key, size_t cap
 		n = cap;
 	memcpy(key, k, n);
 	return n;
+}
+
+/* The host of @a, for a server's policy (IPv4 as ::ffff:a.b.c.d). */
+static void udp_addr_host(const struct transport_addr *a, struct transport_host *h)
+{
+	const struct sockaddr *sa = (const void *)a->data;
+
+	if (sa->sa_family == AF_INET && a->len >= sizeof(struct sockaddr_in)) {
+		const struct sockaddr_in *s4 = (const void *)sa;
+
+		memset(h->a, 0, 10);
+		h->a[10] = h->a[11] = 0xff;
+		memcpy(h->a + 12, &s4->sin_addr, 4);
+		h->has = 1;
+	} else if (sa->sa_family == AF_INET6 && a->len >= sizeof(struct sockaddr_in6)) {
+		memcpy(h->a, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, 16);
+		h->has = 1;
+	}
 }
 
 /* One message of the error queue: its send stamp, into the ring. */
@@ -1021,6 +1030,7 @@ const struct transport_ops udp_transport_ops = {
 	.stamps_release = udp_stamps_release,
 	.tx_drain = udp_tx_drain,
 	.addr_key = udp_addr_key,
+	.addr_host = udp_addr_host,
 	.rcvbuf_set = udp_rcvbuf_set,
 	.payload_max = udp_payload_max,
 };

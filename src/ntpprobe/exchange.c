@@ -145,17 +145,19 @@ static void from_reply(struct probe_out *o, const struct ntp_packet *r, int64_t 
 	x->have |= 1u << 3;
 }
 
-/* The stamps the layers below took of request and reply. */
-static void exchange_stamps(struct probe *p, uint32_t txid, int replied, struct probe_out *o)
+/* The stamps the layers below took of the request and of @reply (NULL:
+   none came). */
+static void exchange_stamps(struct probe *p, uint32_t txid, const struct transport_dgram *reply,
+			    struct probe_out *o)
 {
 	struct transport_stamps ts;
+	int replied = reply != NULL;
 
 	if (!p->stamping)
 		return;
 	if (replied) {
-		transport_rx_stamps(p->t, p->clk, &ts);
-		o->s.v[STAMP_T4K] = ts.at[TRANSPORT_LAYER_K];
-		o->s.v[STAMP_T4H] = ts.at[TRANSPORT_LAYER_H];
+		o->s.v[STAMP_T4K] = reply->rx.at[TRANSPORT_LAYER_K];
+		o->s.v[STAMP_T4H] = reply->rx.at[TRANSPORT_LAYER_H];
 	}
 	/* The request's send stamps came before the reply could: wait for
 	   them only briefly. */
@@ -171,6 +173,7 @@ void probe_exchange(struct probe *p, uint64_t seq, struct probe_out *o,
 		    struct xleave_reply *xr)
 {
 	unsigned char req[SEND_CAP], buf[RECV_CAP];
+	struct transport_dgram out = { .buf = req }, in = { .buf = buf, .cap = sizeof(buf) };
 	struct record_exchange *x = &o->x;
 	struct ntp_packet q = {
 		.leap = NTP_LEAP_ALARM,	/* a client is unsynchronised to its server */
@@ -180,9 +183,8 @@ void probe_exchange(struct probe *p, uint64_t seq, struct probe_out *o,
 		.precision = -20,
 	};
 	struct ntp_packet nak_hdr = { 0 };	/* an NTS NAK's, once one came */
-	int64_t deadline, stamp, nak_t4 = 0;
+	int64_t deadline, nak_t4 = 0;
 	size_t reqlen = NTP_HEADER_LEN;
-	uint32_t txid = 0;
 	int saw_other = 0, decoded, nak = 0;
 	int rc;
 
@@ -233,13 +235,14 @@ void probe_exchange(struct probe *p, uint64_t seq, struct probe_out *o,
 
 	/* Replies that arrived after their exchange timed out are late:
 	   drain them now so that they cannot be taken for this one. */
-	while (transport_recv(p->t, buf, sizeof(buf), NULL, p->clk, &stamp) >= 0) {
+	while (transport_recv(p->t, &in, p->clk) >= 0) {
 		p->late++;
 		paced(p, -1);
 	}
 
-	rc = transport_send(p->t, req, reqlen, NULL, p->clk,
-			    p->stamping ? TRANSPORT_STAMP_SEND : 0, &x->t[0]);
+	out.len = reqlen;
+	rc = transport_send(p->t, &out, p->clk, p->stamping ? TRANSPORT_STAMP_SEND : 0);
+	x->t[0] = out.tx_at;
 	if (rc < 0) {
 		x->have = 1;
 		x->status = rc == -ECONNREFUSED ? RECORD_REFUSED : RECORD_ERROR;
@@ -252,7 +255,6 @@ void probe_exchange(struct probe *p, uint64_t seq, struct probe_out *o,
 		x->status = RECORD_DROPPED;
 		return;
 	}
-	txid = transport_tx_id(p->t);
 	p->sent++;
 	deadline = clock_monotonic_ns() + p->cfg->timeout;
 	for (;;) {
@@ -261,9 +263,9 @@ void probe_exchange(struct probe *p, uint64_t seq, struct probe_out *o,
 		/* The part of the reply that may be read: with NTS, only
 		   what its authenticator covers. */
 		size_t covered;
-		ssize_t n = transport_recv_wait(p->t, buf, sizeof(buf), NULL, p->clk, &t4,
-						deadline, p->cfg->poll);
+		ssize_t n = transport_recv_wait(p->t, &in, p->clk, deadline, p->cfg->poll);
 
+		t4 = in.rx_at;
 		if (n == -EINTR)	/* a signal: finish this exchange first */
 			continue;
 		if (n == -ETIMEDOUT && nak) {
@@ -274,13 +276,13 @@ void probe_exchange(struct probe *p, uint64_t seq, struct probe_out *o,
 			x->status = RECORD_KOD;
 			memcpy(p->kiss, "NTSN", 5);
 			from_reply(o, &nak_hdr, nak_t4);
-			exchange_stamps(p, txid, 0, o);
+			exchange_stamps(p, out.tx_id, NULL, o);
 			return;
 		}
 		if (n == -ETIMEDOUT) {
 			x->status = saw_other ? RECORD_BOGUS : RECORD_TIMEOUT;
 			p->timed_out[p->timed_out_next++ % PROBE_LATE_SLOTS] = q.xmt;
-			exchange_stamps(p, txid, 0, o);
+			exchange_stamps(p, out.tx_id, NULL, o);
 			return;
 		}
 		if (n == -ECONNREFUSED) {
@@ -340,7 +342,7 @@ void probe_exchange(struct probe *p, uint64_t seq, struct probe_out *o,
 			p->slow_run = 0;
 		else if (p->cfg->count > 1)
 			paced(p, t4 - x->t[0]);
-		exchange_stamps(p, txid, 1, o);
+		exchange_stamps(p, out.tx_id, &in, o);
 		/* An unsynchronised server's timestamps are its own: kept, when
 		   it sent them; a kiss carries none. */
 		if (x->status == RECORD_OK ||
