@@ -4,9 +4,10 @@
  * is the wiring (options, open, run, report, exit code); options.c reads
  * the command line into a struct probe_config; exchange.c is one NTP
  * exchange; run.c the schedule of exchanges (intervals, kiss codes,
- * signals); interleave.c completes a record from the next exchange's
- * reply (--xleave); output.c writes the header, the records and the
- * summary.
+ * signals) and, with --discipline, the clock steered by each record;
+ * interleave.c completes a record from the next exchange's reply
+ * (--xleave); output.c writes the header, the records, #reset lines and
+ * the summary, and nothing else.
  */
 #ifndef NTPX_NTPPROBE_H
 #define NTPX_NTPPROBE_H
