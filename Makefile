@@ -30,17 +30,44 @@ CLANG    ?= clang
 # afresh).  Any other goal only asks pkg-config, and without the packages
 # stops with one line that names them.  clean, deps and check-fresh build
 # nothing and ask nothing (doc/hacking.md, First time on a machine).
-PKGS       := libibverbs libmlx5 librdmacm libxdp libbpf libmnl gnutls
+#
+# Two paths are optional, each built only when pkg-config finds all of
+# its libraries (or not at all with NO_VERBS=1, NO_XDP=1): the verbs
+# path (ib:// and uudp's via=verbs) and the AF_XDP path (uudp's via=xdp).
+# Without one its files are left out, lib/absent.c stands in with one
+# line that says what the build lacked, and build/features, which the
+# suites and scripts/hwcheck read, does not name it: they skip it with
+# that reason.
+PKGS_BASE  := libmnl gnutls
+PKGS_VERBS := libibverbs libmlx5 librdmacm
+PKGS_XDP   := libxdp libbpf
+PKGS       := $(PKGS_BASE) $(PKGS_VERBS) $(PKGS_XDP)
 DEPS_GOALS := demo check bench soak repeat fuzz
 ifneq ($(filter-out clean deps lint check-fresh,$(or $(MAKECMDGOALS),all)),)
 include build/pkg.mk
 endif
 build/pkg.mk: FORCE $(if $(MAKE_RESTARTS),,$(if $(filter deps $(DEPS_GOALS),$(MAKECMDGOALS)),deps))
 	@mkdir -p $(@D)
-	@pkg-config --exists $(PKGS) 2>/dev/null || { echo "make: pkg-config does not find all of $(PKGS): run 'make deps' as root (make demo, check and bench run it first)" >&2; exit 1; }
-	@{ echo "PKG_CFLAGS := $$(pkg-config --cflags $(PKGS))$$(scripts/rdma-core-defs)"; \
-	   echo "PKG_LIBS := $$(pkg-config --libs $(PKGS))"; } >$@.tmp; \
+	@pkg-config --exists $(PKGS_BASE) 2>/dev/null || { echo "make: pkg-config does not find all of $(PKGS_BASE): run 'make deps' as root (make demo, check and bench run it first)" >&2; exit 1; }
+	@{ echo "PKG_BASE_CFLAGS := $$(pkg-config --cflags $(PKGS_BASE))"; \
+	   echo "PKG_BASE_LIBS := $$(pkg-config --libs $(PKGS_BASE))"; \
+	   if pkg-config --exists $(PKGS_VERBS) 2>/dev/null; then \
+		echo "VERBS_FOUND := 1"; \
+		echo "PKG_VERBS_CFLAGS := $$(pkg-config --cflags $(PKGS_VERBS))$$(scripts/rdma-core-defs)"; \
+		echo "PKG_VERBS_LIBS := $$(pkg-config --libs $(PKGS_VERBS))"; \
+	   fi; \
+	   if pkg-config --exists $(PKGS_XDP) 2>/dev/null; then \
+		echo "XDP_FOUND := 1"; \
+		echo "PKG_XDP_CFLAGS := $$(pkg-config --cflags $(PKGS_XDP))"; \
+		echo "PKG_XDP_LIBS := $$(pkg-config --libs $(PKGS_XDP))"; \
+	   fi; } >$@.tmp; \
 	 cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+HAVE_VERBS := $(if $(NO_VERBS),,$(VERBS_FOUND))
+HAVE_XDP   := $(if $(NO_XDP),,$(XDP_FOUND))
+PKG_CFLAGS  = $(PKG_BASE_CFLAGS) $(if $(HAVE_VERBS),$(PKG_VERBS_CFLAGS),-DNTPX_NO_VERBS) \
+	      $(if $(HAVE_XDP),$(PKG_XDP_CFLAGS),-DNTPX_NO_XDP)
+PKG_LIBS    = $(if $(HAVE_VERBS),$(PKG_VERBS_LIBS)) $(if $(HAVE_XDP),$(PKG_XDP_LIBS)) \
+	      $(PKG_BASE_LIBS)
 
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
             -Wmissing-prototypes -Wformat=2 -Wno-unused-parameter \
@@ -55,11 +82,17 @@ ifeq ($(SAN),1)
   LDFLAGS += -fsanitize=address,undefined
 endif
 
-LIB_SRC  := $(sort $(wildcard lib/*.c))
+# The optional paths' files (above), and their unit tests.
+VERBS_SRC  := $(wildcard lib/ib*.c) lib/port_verbs.c lib/verbs_stamp.c
+XDP_SRC    := lib/port_xdp.c lib/xdp_own.c lib/xdp_quiet.c
+VERBS_UNIT := tests/unit/ib.c tests/unit/ib_fabric.c tests/unit/port_verbs.c
+XDP_UNIT   := tests/unit/xdp_quiet.c
+NOT_BUILT  := $(if $(HAVE_VERBS),,$(VERBS_SRC) $(VERBS_UNIT)) $(if $(HAVE_XDP),,$(XDP_SRC) $(XDP_UNIT))
+LIB_SRC  := $(filter-out $(NOT_BUILT),$(sort $(wildcard lib/*.c)))
 LIB_OBJ  := $(patsubst lib/%.c,build/lib/%.o,$(LIB_SRC))
 TOOL_DIRS := $(patsubst src/%/,%,$(sort $(dir $(wildcard src/*/*.c))))
 TOOLS    := $(sort $(patsubst src/%.c,bin/%,$(wildcard src/*.c)) $(addprefix bin/,$(TOOL_DIRS)))
-UNIT     := $(patsubst tests/unit/%.c,build/unit/%.t,$(sort $(wildcard tests/unit/*.c)))
+UNIT     := $(patsubst tests/unit/%.c,build/unit/%.t,$(filter-out $(NOT_BUILT),$(sort $(wildcard tests/unit/*.c))))
 BENCH    := $(patsubst tests/bench/%.c,build/bench/%,$(sort $(wildcard tests/bench/*.c)))
 FUZZ     := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(sort $(wildcard tests/fuzz/*.c)))
 HELPERS  := $(patsubst tests/helpers/%.c,build/helpers/%,$(sort $(wildcard tests/helpers/*.c)))
@@ -82,7 +115,14 @@ TESTS    = $(UNIT) $(sort $(wildcard tests/cli/*.t tests/net/*.t tests/interop/*
 .PHONY: all deps check lint repeat check-timing check-fresh bench bench-quick bench-ab fuzz fuzz-merge soak demo install clean hwcheck FORCE
 .DELETE_ON_ERROR:
 
-all: lib/libntpx.a $(TOOLS) $(SHGEN)
+all: lib/libntpx.a $(TOOLS) $(SHGEN) build/features
+
+# The optional paths this build has, one a line (verbs, xdp), for the
+# suites (tests/lib.sh: need_built) and scripts/hwcheck.
+build/features: FORCE
+	@mkdir -p build
+	@printf '%s' '$(if $(HAVE_VERBS),verbs )$(if $(HAVE_XDP),xdp )' | tr ' ' '\n' > $@.tmp; \
+	 cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
 
 bin/ntpx-setup.sh: bin/ntpx-setup.sh.in Makefile
 	sed 's/@VERSION@/$(VERSION)/g' $< >$@.tmp && mv $@.tmp $@
@@ -179,7 +219,7 @@ build/bpf/%.o: lib/bpf/%.bpf.c
 build/bpf/%.h: build/bpf/%.o
 	{ echo 'static const unsigned char $*_bpf_obj[] = {'; \
 	  od -An -v -tx1 $< | sed 's/ *\([0-9a-f][0-9a-f]\)/0x\1,/g'; echo '};'; } > $@
-build/lib/port_xdp.o $(FUZZ): build/bpf/ntpx_xdp.h
+build/lib/port_xdp.o $(if $(HAVE_XDP),$(FUZZ)): build/bpf/ntpx_xdp.h
 .PRECIOUS: build/bpf/%.o
 
 # After prove, scripts/leftovers fails the run if a process started from

@@ -331,10 +331,37 @@ fam_events_header() {
 # The server on the reference, logging its side of every exchange, with
 # the family's own options ($fam_server_opts, split on blanks: ntpx-nts's
 # certificate and key).
+# Returns once it runs on its host (fam_started).
 fam_server_start() {
+	fam_prefix ref
+	fam_ready=${_x:+$fam_out/server.started}
+	rm -f "$fam_out/server.started"
 	# shellcheck disable=SC2086
 	fam_bg server ref ntpreflect --stratum 1 -l - ${fam_server_opts:-} "$fam_server_ep" >> "$fam_out/server.rec" \
 		2>> "$fam_out/server.err"
+	fam_ready=
+	fam_started "$server" "${_x:+$fam_out/server.started}" "$fam_out/server.err"
+}
+
+# fam_started PID READY ERR: over a prefix (READY not empty), wait until
+# PID's tether has started its command on the other host (READY, made by
+# tether --ready).  Connecting takes a while, seconds over ssh on a busy
+# machine, and a family's schedule and events count from when a program
+# runs, not from when it was asked for.  PID ending first, or 10 s
+# without a start (a limit on a failure), ends the run with one line:
+# the program and ERR's last line.
+fam_started() {
+	[ -n "$2" ] || return 0
+	_end=$(($(fam_now_ns) + 10000000000))
+	until [ -e "$2" ]; do
+		eval "_name=\${fam_name_$1:-pid $1}"
+		kill -0 "$1" 2>/dev/null ||
+			fam_die "$_name ended before it started: $(tail -n 1 "$3" 2>/dev/null)"
+		[ "$(fam_now_ns)" -lt "$_end" ] ||
+			fam_die "$_name did not start within 10 s: $(tail -n 1 "$3" 2>/dev/null)"
+		sleep 0.01
+	done
+	rm -f "$2"
 }
 
 # Wait until the server answers (at most 10 s): a one-shot probe over the
@@ -355,14 +382,20 @@ fam_server_wait() {
 }
 
 # fam_probe_start [DUR] [extra ntpprobe options...]: the client, into probe.rec
-# (the first segment) or a further segment appended at probe_end.
+# (the first segment) or a further segment appended at probe_end; returns
+# once it runs on its host (fam_started).
 probe_seg=0
 fam_probe_start() {
 	_d=$1
 	shift
 	probe_seg=$((probe_seg + 1))
+	fam_prefix client
+	fam_ready=${_x:+$fam_out/probe.started}
+	rm -f "$fam_out/probe.started"
 	fam_bg probe client ${probe_wrap:-} ntpprobe -i "$fam_interval" ${_d:+-d "$_d"} "$@" "$fam_client_ep" \
 		> "$fam_out/probe.$probe_seg" 2>> "$fam_out/probe.err"
+	fam_ready=
+	fam_started "$probe" "${_x:+$fam_out/probe.started}" "$fam_out/probe.err"
 }
 
 # fam_probe_end: wait for (or, with "kill", stop) the client; append its records.

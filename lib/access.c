@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "access.h"
+#include "opt_units.h"
 
 #define WAYS	4
 
@@ -250,7 +251,7 @@ enum ratelimit_verdict ratelimit_check(struct ratelimit *rl, const struct access
 		s->last = now_ns;
 	}
 	s->seen = now_ns;
-	dt = now_ns > s->last ? (double)(now_ns - s->last) * 1e-9 : 0;
+	dt = now_ns > s->last ? ntpx_ns_to_sec((double)(now_ns - s->last)) : 0;
 	s->last = now_ns;
 	s->tokens = fmin(rl->burst, s->tokens + dt * rl->rate);
 	s->kiss = fmin(1, s->kiss + dt * rl->rate);

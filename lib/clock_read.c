@@ -36,6 +36,6 @@ int clock_sync_read(struct clock_sync *s)
 		return -errno;
 	s->synced = state != TIME_ERROR && !(tx.status & STA_UNSYNC);
 	s->leap = !s->synced ? 0 : tx.status & STA_INS ? 1 : tx.status & STA_DEL ? 2 : 0;
-	s->maxerror_ns = (int64_t)tx.maxerror * 1000;
+	s->maxerror_ns = (int64_t)tx.maxerror * NTPX_NS_PER_US;
 	return 0;
 }

@@ -69,13 +69,13 @@ static int sys_step(struct clock *c, int64_t ns, char *err, size_t errlen)
 
 static int64_t tv_to_ns(const struct timeval *tv)
 {
-	return (int64_t)tv->tv_sec * NTPX_NS_PER_SEC + (int64_t)tv->tv_usec * 1000;
+	return (int64_t)tv->tv_sec * NTPX_NS_PER_SEC + (int64_t)tv->tv_usec * NTPX_NS_PER_US;
 }
 
 static int sys_slew(struct clock *c, int64_t ns, int64_t *old_ns, char *err, size_t errlen)
 {
 	struct timeval tv, old;
-	int64_t us = ns / 1000;
+	int64_t us = ns / NTPX_NS_PER_US;
 
 	tv.tv_sec = us / 1000000;
 	tv.tv_usec = us % 1000000;

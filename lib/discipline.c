@@ -182,7 +182,7 @@ static int adjfreq(struct discipline *d, double offset, struct discipline_out *o
 	rc = clock_slew_left(d->c, &left, err, errlen);
 	if (rc)
 		return rc;
-	t = (double)(now + left - d->t_base) / 1e9;
+	t = ntpx_ns_to_sec((double)(now + left - d->t_base));
 	d->xy += d->overall * t;
 	d->x += t;
 	d->y += d->overall;
@@ -223,7 +223,7 @@ static int adjtime_update(struct discipline *d, int64_t off2, struct discipline_
 	out->action = DISCIPLINE_SLEW;
 	out->corr = corr + pending;
 	/* priv_adjfreq() sees "synced" as the previous adjtime left it ... */
-	rc = adjfreq(d, (double)corr / 1e9, out, err, errlen);
+	rc = adjfreq(d, ntpx_ns_to_sec((double)corr), out, err, errlen);
 	/* ... and this one's answer sets it for the next. */
 	d->synced = !d->firstadj && llabs(old) < d->p.synced_ns;
 	d->firstadj = 0;

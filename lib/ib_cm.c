@@ -1,32 +1,38 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * ib_cm.c - the ib transport's rdma_cm (RDMA_PS_UDP), where each event
- * has a handler of its own.  A server answers each SIDR request with the
- * QP of the port and partition it came in on (ib_qp.c), its QKey and its
- * epoch.  A client resolves address and route and "connects", which is
- * a SIDR exchange: its answer gives the server's QPN, QKey, an address
- * handle's attributes and, in the private data, the server's epoch.  The
- * first resolution runs at the open; later ones in a resolver thread of
- * their own, on a channel of their own, with IB_SIDR_TRIES tries of
- * growing patience, since the kernel's own SIDR retry comes only after
- * seconds.
+ * ib_cm.c - the ib transport's rdma_cm (RDMA_PS_UDP).  A server answers
+ * each SIDR request with the QP of the port and partition it came in on
+ * (ib_qp.c), its QKey and its epoch.  A client resolves address and
+ * route and "connects", which is a SIDR exchange: its answer gives the
+ * server's QPN, QKey, an address handle's attributes and, in the private
+ * data, the server's epoch.  The first resolution runs at the open; later
+ * ones in a resolver thread of their own, on a channel of their own, with
+ * IB_SIDR_TRIES tries of growing patience, since the kernel's own SIDR
+ * retry comes only after seconds.  What an outcome or another event
+ * means for the transport is its owner's (ib.c): the address handle, the
+ * peer, the counters.
  */
 #include <endian.h>
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
 
-#include "ib_private.h"
+#include "ib_wire.h"
+#include "ib_cm_private.h"
+#include "opt_units.h"
+#include "peer.h"
+#include "clock_read.h"
 
 #define IB_SIDR_TRIES	3		/* SIDR requests per resolution... */
-#define IB_SIDR_TRY_NS	(100 * 1000000LL) /* ...the first waited for this long,
+#define IB_SIDR_TRY_NS	(100 * NTPX_NS_PER_MS) /* ...the first waited for this long,
 					   each next one twice as long */
 
 static int ib_ms_left(int64_t deadline)
 {
-	int64_t left = (deadline - clock_monotonic_ns()) / 1000000;
+	int64_t left = (deadline - clock_monotonic_ns()) / NTPX_NS_PER_MS;
 
 	return left < 1 ? 1 : left > INT_MAX ? INT_MAX : (int)left;
 }
@@ -54,70 +60,32 @@ static int ib_cm_status(const struct rdma_cm_event *ev)
 	}
 }
 
-/*
- * An event on a cm_id we are not waiting for: the server's SIDR requests,
- * a client's address change, the device going away.  Consumes @ev.
- */
-void ib_cm_other(struct ib_transport *u, struct rdma_cm_event *ev, int64_t now)
+int ib_cm_accept(struct ib_qps *q, struct rdma_cm_id *req, uint32_t qpn, int wildcard,
+		 uint32_t epoch)
 {
-	struct rdma_cm_id *req = NULL;
+	uint32_t pd[2] = { htobe32(IB_SIDR_MAGIC), htobe32(epoch) };
+	struct rdma_conn_param p = {
+		.private_data = pd, .private_data_len = sizeof(pd), .qp_num = qpn,
+	};
+	struct ibv_qp_attr qa;
+	int mask, part = 0;
 
-	switch (ev->event) {
-	case RDMA_CM_EVENT_CONNECT_REQUEST:
-		/* A SIDR request: answer with our QP, QKey and epoch. */
-		req = ev->id;
-		if (!u->server || req->verbs != u->ctx ||
-		    (!u->any_port && req->port_num != u->port)) {
-			rdma_reject(req, NULL, 0);
-			u->n.sidr_reject++;
-		} else {
-			uint32_t pd[2] = { htobe32(IB_SIDR_MAGIC), htobe32(u->epoch) };
-			struct rdma_conn_param p = {
-				.private_data = pd, .private_data_len = sizeof(pd),
-				.qp_num = u->qp->qp_num,
-			};
-			struct ibv_qp_attr qa;
-			int mask, part = 0;
-
-			/*
-			 * A wildcard server answers on the port and in the
-			 * partition of the interface the request came in on,
-			 * as rdma_cm says: one QP for each.
-			 */
-			memset(&qa, 0, sizeof(qa));
-			qa.qp_state = IBV_QPS_INIT;
-			if (u->wildcard)
-				part = ib_part_get(u, req->port_num,
-						   rdma_init_qp_attr(req, &qa, &mask) == 0 ?
-						   qa.pkey_index : 0);
-			if (part >= 0)
-				p.qp_num = u->part[part].qp->qp_num;
-			if (part >= 0 && rdma_accept(req, &p) == 0) {
-				u->n.sidr_accept++;
-			} else {
-				if (part < 0)
-					rdma_reject(req, NULL, 0);
-				u->n.sidr_reject++;
-			}
-		}
-		break;
-	case RDMA_CM_EVENT_ADDR_CHANGE:
-		/* The address moved (bonding failover, a new port). */
-		if (!u->server) {
-			ib_drop_ah(u);
-			peer_invalidate(&u->peer, now);
-		}
-		break;
-	case RDMA_CM_EVENT_DEVICE_REMOVAL:
-		u->dead = -ENODEV;
-		break;
-	default:
-		break;
-	}
-	rdma_ack_cm_event(ev);
-	/* SIDR keeps no state after the reply: the request's id can go. */
-	if (req)
-		rdma_destroy_id(req);
+	/*
+	 * A wildcard server answers on the port and in the partition of the
+	 * interface the request came in on, as rdma_cm says: one QP for each.
+	 */
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_state = IBV_QPS_INIT;
+	if (wildcard)
+		part = ib_part_get(q, req->port_num,
+				   rdma_init_qp_attr(req, &qa, &mask) == 0 ? qa.pkey_index : 0);
+	if (part >= 0)
+		p.qp_num = q->part[part].qp->qp_num;
+	if (part >= 0 && rdma_accept(req, &p) == 0)
+		return 1;
+	if (part < 0)
+		rdma_reject(req, NULL, 0);
+	return 0;
 }
 
 /*
@@ -127,14 +95,14 @@ void ib_cm_other(struct ib_transport *u, struct rdma_cm_event *ev, int64_t now)
  * acked.  The resolver also stops when close asks it to.  Returns 0 with
  * *@out (to be acked) or -errno.
  */
-static int ib_cm_wait(struct ib_transport *u, struct rdma_event_channel *ch,
+static int ib_cm_wait(struct ib_cm_client *c, struct rdma_event_channel *ch,
 		      struct rdma_cm_id *id, int64_t deadline, struct rdma_cm_event **out)
 {
-	int own = ch == u->cm;
+	int own = ch == c->cm;
 
 	for (;;) {
 		struct pollfd pfd[2] = { { .fd = ch->fd, .events = POLLIN },
-					 { .fd = u->stopfd, .events = POLLIN } };
+					 { .fd = c->stopfd, .events = POLLIN } };
 		struct rdma_cm_event *ev;
 
 		if (rdma_get_cm_event(ch, &ev) == 0) {
@@ -143,9 +111,10 @@ static int ib_cm_wait(struct ib_transport *u, struct rdma_event_channel *ch,
 				return 0;
 			}
 			if (own) {
-				ib_cm_other(u, ev, clock_monotonic_ns());
-				if (u->dead)
-					return u->dead;
+				int dead = c->other(c->arg, ev);
+
+				if (dead)
+					return dead;
 			} else {
 				rdma_ack_cm_event(ev);
 			}
@@ -155,7 +124,7 @@ static int ib_cm_wait(struct ib_transport *u, struct rdma_event_channel *ch,
 			return -errno;
 		if (clock_monotonic_ns() >= deadline)
 			return -ETIMEDOUT;
-		if (poll(pfd, own || u->stopfd < 0 ? 1 : 2, ib_ms_left(deadline)) < 0 &&
+		if (poll(pfd, own || c->stopfd < 0 ? 1 : 2, ib_ms_left(deadline)) < 0 &&
 		    errno != EINTR)
 			return -errno;
 		if (pfd[1].revents)
@@ -164,12 +133,12 @@ static int ib_cm_wait(struct ib_transport *u, struct rdma_event_channel *ch,
 }
 
 /* Waits for @want on @id; any other event on it is its failure. */
-static int ib_cm_expect(struct ib_transport *u, struct rdma_event_channel *ch,
+static int ib_cm_expect(struct ib_cm_client *c, struct rdma_event_channel *ch,
 			struct rdma_cm_id *id, enum rdma_cm_event_type want, int64_t deadline,
 			struct rdma_cm_event **out)
 {
 	struct rdma_cm_event *ev = NULL;
-	int rc = ib_cm_wait(u, ch, id, deadline, &ev);
+	int rc = ib_cm_wait(c, ch, id, deadline, &ev);
 
 	if (rc)
 		return rc;
@@ -186,21 +155,21 @@ static int ib_cm_expect(struct ib_transport *u, struct rdma_event_channel *ch,
  * Client: a fresh cm_id on @ch with address and route resolved towards
  * the server.  Returns 0 with *@idp, or -errno.
  */
-int ib_cm_route(struct ib_transport *u, struct rdma_event_channel *ch, int64_t deadline,
+int ib_cm_route(struct ib_cm_client *c, struct rdma_event_channel *ch, int64_t deadline,
 		struct rdma_cm_id **idp)
 {
 	struct rdma_cm_event *ev;
 	struct rdma_cm_id *id;
 	int rc;
 
-	if (rdma_create_id(ch, &id, u, RDMA_PS_UDP))
+	if (rdma_create_id(ch, &id, c->arg, RDMA_PS_UDP))
 		return -errno;
-	if (rdma_resolve_addr(id, u->have_src ? (struct sockaddr *)&u->src : NULL,
-			      (struct sockaddr *)&u->dst, ib_ms_left(deadline))) {
+	if (rdma_resolve_addr(id, c->have_src ? (struct sockaddr *)&c->src : NULL,
+			      (struct sockaddr *)&c->dst, ib_ms_left(deadline))) {
 		rc = -errno;
 		goto no_addr;
 	}
-	rc = ib_cm_expect(u, ch, id, RDMA_CM_EVENT_ADDR_RESOLVED, deadline, &ev);
+	rc = ib_cm_expect(c, ch, id, RDMA_CM_EVENT_ADDR_RESOLVED, deadline, &ev);
 	if (rc)
 		goto no_addr;
 	rdma_ack_cm_event(ev);
@@ -208,7 +177,7 @@ int ib_cm_route(struct ib_transport *u, struct rdma_event_channel *ch, int64_t d
 		rc = -errno;
 		goto no_route;
 	}
-	rc = ib_cm_expect(u, ch, id, RDMA_CM_EVENT_ROUTE_RESOLVED, deadline, &ev);
+	rc = ib_cm_expect(c, ch, id, RDMA_CM_EVENT_ROUTE_RESOLVED, deadline, &ev);
 	if (rc)
 		goto no_route;
 	rdma_ack_cm_event(ev);
@@ -222,28 +191,27 @@ no_addr:
 }
 
 /*
- * Client: the SIDR exchange on a routed @id (channel @ch).  On success
- * @r holds the server's QPN, QKey, epoch and the address handle's
- * attributes.  Touches nothing of @u that changes after the open, so
- * that the resolver thread may run it.
+ * Client: the SIDR exchange on a routed @id (channel @ch).  Touches
+ * nothing of @c that changes after the open, so that the resolver thread
+ * may run it.
  */
-static int ib_cm_sidr(struct ib_transport *u, struct rdma_event_channel *ch,
-		      struct rdma_cm_id *id, int64_t deadline, struct ib_res *r)
+int ib_cm_sidr(struct ib_cm_client *c, struct rdma_event_channel *ch, struct rdma_cm_id *id,
+	       int64_t deadline, struct ib_res *r)
 {
-	struct rdma_conn_param p = { .qp_num = u->qp->qp_num };
+	struct rdma_conn_param p = { .qp_num = c->qpn };
 	struct rdma_cm_event *ev;
 	int rc;
 
-	if (id->verbs != u->ctx || id->port_num != u->port)
+	if (id->verbs != c->ctx || id->port_num != c->port)
 		return -ENETUNREACH;	/* the route moved to another HCA port */
 	if (rdma_connect(id, &p))
 		return -errno;
-	rc = ib_cm_expect(u, ch, id, RDMA_CM_EVENT_ESTABLISHED, deadline, &ev);
+	rc = ib_cm_expect(c, ch, id, RDMA_CM_EVENT_ESTABLISHED, deadline, &ev);
 	if (rc)
 		return rc;
 	r->attr = ev->param.ud.ah_attr;
-	if (u->gid_index >= 0 && r->attr.is_global)
-		r->attr.grh.sgid_index = (uint8_t)u->gid_index;
+	if (c->gid_index >= 0 && r->attr.is_global)
+		r->attr.grh.sgid_index = (uint8_t)c->gid_index;
 	r->epoch = PEER_EPOCH_NONE;
 	if (ev->param.ud.private_data && ev->param.ud.private_data_len >= 8) {
 		uint32_t pd[2];
@@ -253,28 +221,9 @@ static int ib_cm_sidr(struct ib_transport *u, struct rdma_event_channel *ch,
 			r->epoch = be32toh(pd[1]);
 	}
 	r->qpn = ev->param.ud.qp_num;
-	r->qkey = u->qkey_forced >= 0 ? (uint32_t)u->qkey_forced : ev->param.ud.qkey;
+	r->qkey = c->qkey_forced >= 0 ? (uint32_t)c->qkey_forced : ev->param.ud.qkey;
 	rdma_ack_cm_event(ev);
-	return r->attr.port_num != u->port ? -ENETUNREACH : 0;
-}
-
-/* Client: a new address handle from @r replaces the old. */
-static int ib_res_apply(struct ib_transport *u, const struct ib_res *r)
-{
-	struct ibv_ah_attr attr = r->attr;
-	struct ibv_ah *ah = ibv_create_ah(u->pd, &attr);
-
-	if (!ah)
-		return errno ? -errno : -ENOMEM;
-	ib_drop_ah(u);
-	u->ah = ah;
-	u->ah_attr = r->attr;
-	u->rqpn = r->qpn;
-	u->rqkey = r->qkey;
-	/* The GID it sends from, to tell a GID change that matters. */
-	u->sgid_known = r->attr.is_global &&
-			ibv_query_gid_ex(u->ctx, u->port, r->attr.grh.sgid_index, &u->sgid, 0) == 0;
-	return 0;
+	return r->attr.port_num != c->port ? -ENETUNREACH : 0;
 }
 
 /*
@@ -282,7 +231,7 @@ static int ib_res_apply(struct ib_transport *u, const struct ib_res *r)
  * channel, the SIDR sent again with twice the patience when its reply
  * does not come (it may be lost; the kernel's own retry is seconds away).
  */
-static void ib_attempt(struct ib_transport *u, struct ib_res *r)
+static void ib_attempt(struct ib_cm_client *c, struct ib_res *r)
 {
 	int64_t patience = IB_SIDR_TRY_NS;
 	unsigned try;
@@ -295,10 +244,10 @@ static void ib_attempt(struct ib_transport *u, struct ib_res *r)
 
 		if (try)
 			r->retries++;
-		rc = ib_cm_route(u, u->rcm, now + IB_RESOLVE_NS, &id);
+		rc = ib_cm_route(c, c->rcm, now + IB_RESOLVE_NS, &id);
 		if (rc)
 			break;
-		rc = ib_cm_sidr(u, u->rcm, id, clock_monotonic_ns() + patience, r);
+		rc = ib_cm_sidr(c, c->rcm, id, clock_monotonic_ns() + patience, r);
 		if (rc == 0) {
 			r->id = id;
 			break;
@@ -312,143 +261,108 @@ static void ib_attempt(struct ib_transport *u, struct ib_res *r)
 
 static void *ib_resolver(void *arg)
 {
-	struct ib_transport *u = arg;
+	struct ib_cm_client *c = arg;
 	struct ib_res r;
 
-	pthread_mutex_lock(&u->rmu);
+	pthread_mutex_lock(&c->rmu);
 	for (;;) {
-		while (!u->want && !u->stop)
-			pthread_cond_wait(&u->rcv, &u->rmu);
-		if (u->stop)
+		while (!c->want && !c->stop)
+			pthread_cond_wait(&c->rcv, &c->rmu);
+		if (c->stop)
 			break;
-		u->want = 0;
-		u->busy = 1;
-		pthread_mutex_unlock(&u->rmu);
-		ib_attempt(u, &r);
-		pthread_mutex_lock(&u->rmu);
-		u->busy = 0;
-		if (u->stop) {
+		c->want = 0;
+		c->busy = 1;
+		pthread_mutex_unlock(&c->rmu);
+		ib_attempt(c, &r);
+		pthread_mutex_lock(&c->rmu);
+		c->busy = 0;
+		if (c->stop) {
 			if (r.id)
 				rdma_destroy_id(r.id);
 			break;
 		}
-		u->res = r;
-		u->done = 1;
-		ib_wake(u->wake);
+		c->res = r;
+		c->done = 1;
+		ib_wake(c->wake);
 	}
-	pthread_mutex_unlock(&u->rmu);
+	pthread_mutex_unlock(&c->rmu);
 	return NULL;
 }
 
-/*
- * Client: takes in the resolver's outcome, if there is one, and asks for
- * an attempt when one is due.  Returns nonzero while one runs.
- */
-int ib_cm_resolve_step(struct ib_transport *u, int64_t now)
+int ib_cm_resolver_take(struct ib_cm_client *c, struct ib_res *r)
 {
-	struct ib_res r;
-	int done, running;
+	int done;
 
-	if (!u->have_thread)
-		return 0;
-	pthread_mutex_lock(&u->rmu);
-	done = u->done;
+	pthread_mutex_lock(&c->rmu);
+	done = c->done;
 	if (done) {
-		r = u->res;
-		u->done = 0;
+		*r = c->res;
+		c->done = 0;
 	}
-	pthread_mutex_unlock(&u->rmu);
-	if (done) {
-		u->n.sidr_retries += r.retries;
-		if (r.rc == 0)
-			r.rc = ib_res_apply(u, &r);
-		if (r.rc == 0) {
-			/* The routed id now holds the device: move it home. */
-			if (rdma_migrate_id(r.id, u->cm) == 0) {
-				if (u->id)
-					rdma_destroy_id(u->id);
-				u->id = r.id;
-			} else {
-				rdma_destroy_id(r.id);
-			}
-			peer_resolve_ok(&u->peer, now, r.epoch);
-			u->last_err = 0;
-		} else {
-			if (r.id)
-				rdma_destroy_id(r.id);
-			peer_resolve_failed(&u->peer, now);
-			u->last_err = r.rc;
-		}
+	pthread_mutex_unlock(&c->rmu);
+	return done;
+}
+
+int ib_cm_resolver_idle(struct ib_cm_client *c)
+{
+	int idle;
+
+	pthread_mutex_lock(&c->rmu);
+	idle = !c->busy && !c->want && !c->done;
+	pthread_mutex_unlock(&c->rmu);
+	return idle;
+}
+
+int ib_cm_resolver_ask(struct ib_cm_client *c, int want)
+{
+	int running;
+
+	pthread_mutex_lock(&c->rmu);
+	if (want && !c->busy && !c->want && !c->done) {
+		c->want = 1;
+		pthread_cond_signal(&c->rcv);
 	}
-	pthread_mutex_lock(&u->rmu);
-	if (!u->ah && !u->busy && !u->want && !u->done && !u->dead &&
-	    peer_resolve_due(&u->peer, now)) {
-		u->want = 1;
-		pthread_cond_signal(&u->rcv);
-	}
-	running = u->want || u->busy || u->done;
-	pthread_mutex_unlock(&u->rmu);
+	running = c->want || c->busy || c->done;
+	pthread_mutex_unlock(&c->rmu);
 	return running;
 }
 
-void ib_cm_resolve_first(struct ib_transport *u, struct rdma_cm_id *id, int64_t now)
-{
-	struct ib_res r;
-	int rc;
-
-	/*
-	 * The server may be down: a per-exchange error, retried on the
-	 * backoff.  The routed id stays until a later resolution replaces
-	 * it: it holds the device.
-	 */
-	memset(&r, 0, sizeof(r));
-	rc = ib_cm_sidr(u, u->cm, id, now + IB_RESOLVE_NS, &r);
-	if (rc == 0)
-		rc = ib_res_apply(u, &r);
-	if (rc == 0) {
-		peer_resolve_ok(&u->peer, now, r.epoch);
-	} else {
-		peer_resolve_failed(&u->peer, now);
-		u->last_err = rc;
-	}
-}
-
 /* Later resolutions run in a thread, on a channel of their own. */
-int ib_cm_resolver_start(struct ib_transport *u, const char *url, char *err, size_t errlen)
+int ib_cm_resolver_start(struct ib_cm_client *c, const char *url, char *err, size_t errlen)
 {
 	int rc;
 
-	u->rcm = rdma_create_event_channel();
-	u->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (!u->rcm || u->stopfd < 0 || ib_nonblock(u->rcm->fd)) {
-		IB_FAIL("%s: rdma_cm event channel: %s", url, strerror(errno));
+	c->rcm = rdma_create_event_channel();
+	c->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (!c->rcm || c->stopfd < 0 || ib_nonblock(c->rcm->fd)) {
+		snprintf(err, errlen, "%s: rdma_cm event channel: %s", url, strerror(errno));
 		return -1;
 	}
-	pthread_mutex_init(&u->rmu, NULL);
-	pthread_cond_init(&u->rcv, NULL);
-	rc = pthread_create(&u->th, NULL, ib_resolver, u);
+	pthread_mutex_init(&c->rmu, NULL);
+	pthread_cond_init(&c->rcv, NULL);
+	rc = pthread_create(&c->th, NULL, ib_resolver, c);
 	if (rc) {
-		pthread_cond_destroy(&u->rcv);
-		pthread_mutex_destroy(&u->rmu);
-		IB_FAIL("%s: resolver thread: %s", url, strerror(rc));
+		pthread_cond_destroy(&c->rcv);
+		pthread_mutex_destroy(&c->rmu);
+		snprintf(err, errlen, "%s: resolver thread: %s", url, strerror(rc));
 		return -1;
 	}
-	u->have_thread = 1;
+	c->have_thread = 1;
 	return 0;
 }
 
-void ib_cm_resolver_stop(struct ib_transport *u)
+void ib_cm_resolver_stop(struct ib_cm_client *c)
 {
-	if (!u->have_thread)
+	if (!c->have_thread)
 		return;
-	pthread_mutex_lock(&u->rmu);
-	u->stop = 1;
-	pthread_cond_signal(&u->rcv);
-	pthread_mutex_unlock(&u->rmu);
-	ib_wake(u->stopfd);
-	pthread_join(u->th, NULL);
-	if (u->done && u->res.id)
-		rdma_destroy_id(u->res.id);
-	pthread_cond_destroy(&u->rcv);
-	pthread_mutex_destroy(&u->rmu);
+	pthread_mutex_lock(&c->rmu);
+	c->stop = 1;
+	pthread_cond_signal(&c->rcv);
+	pthread_mutex_unlock(&c->rmu);
+	ib_wake(c->stopfd);
+	pthread_join(c->th, NULL);
+	if (c->done && c->res.id)
+		rdma_destroy_id(c->res.id);
+	pthread_cond_destroy(&c->rcv);
+	pthread_mutex_destroy(&c->rmu);
 }

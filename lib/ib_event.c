@@ -1,51 +1,54 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * ib_event.c - a device's async events, matched to their source
- * (ev->element): a QP or CQ event to the transport that owns it, a port
- * event to those on that port.  Transports on one device share its
+ * (ev->element): a QP or CQ event to the sink whose transport owns it, a
+ * port event to those on that port.  Transports on one device share its
  * context and so its event queue; whichever reads an event hands it to
- * its owners, through the one registry of open transports here (the ib
- * transport's only global state) and the owner's wakeup eventfd.
+ * its owners, through the one registry of sinks here (the ib transport's
+ * only global state) and the owner's wakeup eventfd.  What an event
+ * does is the owner's (ib.c).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 
-#include "ib_private.h"
+#include "ib_event_private.h"
 
 static pthread_mutex_t ib_reg_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct ib_transport *ib_reg;	/* every open transport, for async events */
+static struct ib_evsink *ib_reg;	/* every open transport's, for async events */
 
-void ib_event_register(struct ib_transport *u)
+void ib_event_register(struct ib_evsink *s)
 {
 	pthread_mutex_lock(&ib_reg_mu);
-	u->reg_next = ib_reg;
-	ib_reg = u;
+	s->next = ib_reg;
+	ib_reg = s;
 	pthread_mutex_unlock(&ib_reg_mu);
 }
 
-void ib_event_unregister(struct ib_transport *u)
+void ib_event_unregister(struct ib_evsink *s)
 {
-	struct ib_transport **pp;
+	struct ib_evsink **pp;
 
 	pthread_mutex_lock(&ib_reg_mu);
-	for (pp = &ib_reg; *pp; pp = &(*pp)->reg_next)
-		if (*pp == u) {
-			*pp = u->reg_next;
+	for (pp = &ib_reg; *pp; pp = &(*pp)->next)
+		if (*pp == s) {
+			*pp = s->next;
 			break;
 		}
 	pthread_mutex_unlock(&ib_reg_mu);
 }
 
-/* Does @ev concern @u?  Matched by its element, as the event names it. */
-static int ib_async_mine(const struct ib_transport *u, const struct ibv_async_event *ev)
+/* Does @ev concern @s?  Matched by its element, as the event names it. */
+static int ib_async_mine(const struct ib_evsink *s, const struct ibv_async_event *ev)
 {
+	const struct ib_qps *q = s->qps;
 	int p;
 
 	switch (ev->event_type) {
 	case IBV_EVENT_DEVICE_FATAL:
 		return 1;
 	case IBV_EVENT_CQ_ERR:
-		return ev->element.cq == u->rcq.cq || ev->element.cq == u->scq.cq;
+		return ev->element.cq == q->rcq->cq || ev->element.cq == q->scq->cq;
 	case IBV_EVENT_QP_FATAL:
 	case IBV_EVENT_QP_REQ_ERR:
 	case IBV_EVENT_QP_ACCESS_ERR:
@@ -55,7 +58,7 @@ static int ib_async_mine(const struct ib_transport *u, const struct ibv_async_ev
 	case IBV_EVENT_PATH_MIG_ERR:
 	case IBV_EVENT_QP_LAST_WQE_REACHED:
 		for (p = 0; p < IB_PARTS; p++)
-			if (u->part[p].qp && ev->element.qp == u->part[p].qp)
+			if (q->part[p].qp && ev->element.qp == q->part[p].qp)
 				return 1;
 		return 0;
 	case IBV_EVENT_PORT_ERR:
@@ -65,10 +68,10 @@ static int ib_async_mine(const struct ib_transport *u, const struct ibv_async_ev
 	case IBV_EVENT_GID_CHANGE:
 	case IBV_EVENT_SM_CHANGE:
 	case IBV_EVENT_CLIENT_REREGISTER:
-		if (ev->element.port_num == u->port)
+		if (ev->element.port_num == s->port)
 			return 1;
 		for (p = 0; p < IB_PARTS; p++)
-			if (u->part[p].qp && u->part[p].port == ev->element.port_num)
+			if (q->part[p].qp && q->part[p].port == ev->element.port_num)
 				return 1;
 		return 0;
 	default:
@@ -76,94 +79,29 @@ static int ib_async_mine(const struct ib_transport *u, const struct ibv_async_ev
 	}
 }
 
-/* The GID our handle sends from is still what it was. */
-static int ib_sgid_same(struct ib_transport *u)
+unsigned ib_event_take(struct ib_evsink *s, struct ib_aev *mine)
 {
-	struct ibv_gid_entry e;
-
-	if (!u->ah || !u->ah_attr.is_global)
-		return 1;	/* LID routed: GIDs do not matter */
-	if (!u->sgid_known ||
-	    ibv_query_gid_ex(u->ctx, u->port, u->ah_attr.grh.sgid_index, &e, 0))
-		return 0;
-	return memcmp(&e.gid, &u->sgid.gid, sizeof(e.gid)) == 0 &&
-	       e.gid_type == u->sgid.gid_type;
-}
-
-/* An async event of ours. */
-static void ib_async(struct ib_transport *u, const struct ib_aev *ev, int64_t now)
-{
-	u->n.async++;
-	switch (ev->type) {
-	case IBV_EVENT_DEVICE_FATAL:
-		u->dead = -ENODEV;
-		break;
-	case IBV_EVENT_CQ_ERR:
-		u->dead = -EIO;		/* an overrun CQ: nothing to rebuild */
-		break;
-	case IBV_EVENT_QP_FATAL:
-	case IBV_EVENT_QP_REQ_ERR:
-	case IBV_EVENT_QP_ACCESS_ERR:
-		u->rebuild = 1;
-		break;
-	case IBV_EVENT_GID_CHANGE:
-		/*
-		 * On RoCE the table changes with every address change on
-		 * the interface (IPv6 temporary addresses too): only the
-		 * GID we send from moving is a loss.
-		 */
-		if (!u->server && ib_sgid_same(u))
-			break;
-		/* fall through */
-	case IBV_EVENT_PORT_ERR:
-	case IBV_EVENT_PORT_ACTIVE:
-	case IBV_EVENT_LID_CHANGE:
-	case IBV_EVENT_PKEY_CHANGE:
-	case IBV_EVENT_SM_CHANGE:
-	case IBV_EVENT_CLIENT_REREGISTER:
-		/* Addresses on this port may have changed: forget them. */
-		if (u->server) {
-			ib_ahc_flush(u);
-		} else {
-			ib_drop_ah(u);
-			peer_invalidate(&u->peer, now);
-		}
-		break;
-	default:
-		break;
-	}
-}
-
-/*
- * Reads the device's async events and hands each to the open transports
- * it concerns (those on one device share its event queue); then takes
- * @u's own.
- */
-void ib_event_take(struct ib_transport *u, int64_t now)
-{
-	struct ib_aev mine[IB_AEV_QUEUE];
 	struct ibv_async_event aev;
-	struct ib_transport *o;
-	unsigned i, n;
+	struct ib_evsink *o;
+	unsigned n;
 
 	pthread_mutex_lock(&ib_reg_mu);
-	while (ibv_get_async_event(u->ctx, &aev) == 0) {
-		for (o = ib_reg; o; o = o->reg_next) {
-			if (o->ctx != u->ctx || !ib_async_mine(o, &aev))
+	while (ibv_get_async_event(s->ctx, &aev) == 0) {
+		for (o = ib_reg; o; o = o->next) {
+			if (o->ctx != s->ctx || !ib_async_mine(o, &aev))
 				continue;
 			if (o->an < IB_AEV_QUEUE) {
 				o->aq[o->an].type = aev.event_type;
 				o->aq[o->an++].port = aev.element.port_num;
 			}
-			if (o != u)
+			if (o != s)
 				ib_wake(o->wake);
 		}
 		ibv_ack_async_event(&aev);
 	}
-	n = u->an;
-	memcpy(mine, u->aq, n * sizeof(mine[0]));
-	u->an = 0;
+	n = s->an;
+	memcpy(mine, s->aq, n * sizeof(mine[0]));
+	s->an = 0;
 	pthread_mutex_unlock(&ib_reg_mu);
-	for (i = 0; i < n; i++)
-		ib_async(u, &mine[i], now);
+	return n;
 }

@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * ib_wire.c - the ib transport's rules for what arrives, pure: a receive
- * completion judged (ib.h), the header in front of a datagram told apart
+ * completion judged (ib_wire.h), the header in front of a datagram told apart
  * (an IB/RoCE v1 GRH, a RoCE v2 IPv6 or IPv4 header) and read as the key
- * of the server's address-handle cache (ib_private.h).  No device, no
+ * of the server's address-handle cache (ib_wire_private.h).  No device, no
  * system call: tests/unit/ib.c holds them.
  */
 #include <endian.h>
 #include <string.h>
 
-#include "ib.h"
-#include "ib_private.h"
+#include "ib_wire.h"
+#include "ib_wire_private.h"
 #include "ntp.h"
 
 #define IB_NEXT_HDR_BTH	0x1b		/* a GRH's next header: IB transport */

@@ -27,12 +27,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "opt_units.h"
+
 #define LOAD_HDR_LEN		16
 #define LOAD_MAGIC_DATA		0x4e54584cu	/* "NTXL" */
 #define LOAD_MAGIC_FIN		0x4e545846u	/* "NTXF": the sender is done */
 #define LOAD_MAGIC_REPORT	0x4e545852u	/* "NTXR": sink -> sender */
 #define LOAD_REPORT_LEN		48
-#define LOAD_REPORT_NS		50000000LL	/* the sink reports every 50 ms */
+#define LOAD_REPORT_NS		(50 * NTPX_NS_PER_MS)	/* the sink reports every 50 ms */
 
 enum load_kind {
 	LOAD_FOREIGN = 0,	/* not a load datagram */

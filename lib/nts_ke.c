@@ -4,6 +4,7 @@
  * nts_ke.h.  Every length is checked before it is read: a record's header
  * before its body, its body against what its type allows.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -279,6 +280,27 @@ int nts_ke_server_parse(const char *arg, const char *dflt_host, char *host, size
 	}
 	memcpy(host, h, hlen);
 	host[hlen] = '\0';
+	snprintf(port, 8, "%lu", n);
+	return 0;
+}
+
+int nts_ke_port_parse(const char *arg, const char *port_arg, char port[8])
+{
+	const char *colon = arg ? strchr(arg, ':') : NULL;
+	unsigned long n;
+	char *end;
+
+	if (!*port_arg || strspn(port_arg, "0123456789") != strlen(port_arg))
+		return -1;
+	errno = 0;
+	n = strtoul(port_arg, &end, 10);
+	if (errno || n == 0 || n > 65535)
+		return -1;
+	/* As nts_ke_server_parse() reads a port: after "]:", or after the
+	   one colon of a host that is not a bare IPv6 address. */
+	if (arg && (arg[0] == '[' ? strstr(arg, "]:") != NULL :
+		    colon && !strchr(colon + 1, ':')))
+		return -2;
 	snprintf(port, 8, "%lu", n);
 	return 0;
 }

@@ -147,6 +147,14 @@ int nts_ke_answer(const struct nts_ke_msg *req, struct nts_ke_msg *resp);
 int nts_ke_server_parse(const char *arg, const char *dflt_host, char *host, size_t hostlen,
 			char port[8]);
 
+/*
+ * --nts-port PORT, NTS-KE's port in every tool (ntpx(7)), over what
+ * nts_ke_server_parse() made of @arg (--nts's value, NULL when bare):
+ * @port becomes @port_arg.  0; -1 for a port not 1..65535; -2 when @arg
+ * names a port of its own (HOST:PORT, [IPv6]:PORT): two ports.
+ */
+int nts_ke_port_parse(const char *arg, const char *port_arg, char port[8]);
+
 /* Record type names, for messages: "AEAD", "record 9" for unknown ones. */
 const char *nts_ke_type_name(unsigned type, char buf[16]);
 

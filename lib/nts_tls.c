@@ -100,7 +100,7 @@ static int io_pull_timeout(gnutls_transport_ptr_t ptr, unsigned int ms)
 {
 	struct io *io = ptr;
 	struct pollfd pfd = { .fd = io->fd, .events = POLLIN };
-	int64_t wait = ms == GNUTLS_INDEFINITE_TIMEOUT ? INT64_MAX : (int64_t)ms * 1000000;
+	int64_t wait = ms == GNUTLS_INDEFINITE_TIMEOUT ? INT64_MAX : (int64_t)ms * NTPX_NS_PER_MS;
 	struct timespec ts = io_left(io, wait);
 	int rc = ppoll(&pfd, 1, &ts, NULL);
 

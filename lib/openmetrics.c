@@ -2,6 +2,7 @@
 /*
  * openmetrics.c - the Prometheus text exposition format (openmetrics.h).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -24,11 +25,20 @@ void om_escape(const char *in, char *out, size_t cap)
 	out[n] = 0;
 }
 
-void om_init(struct om *m, const char *endpoint)
+/* A write's result: the first failure is kept (errno, or EIO if it has none). */
+static void om_wrote(struct om *m, int rc)
+{
+	if (rc < 0 && !m->err)
+		m->err = errno ? errno : EIO;
+}
+
+void om_init(struct om *m, FILE *f, const char *endpoint)
 {
 	char ep[512], tr[40], scheme[24];
 	const char *sch;
 
+	m->f = f;
+	m->err = 0;
 	m->labels[0] = 0;
 	if (!endpoint || !*endpoint)
 		return;
@@ -39,21 +49,38 @@ void om_init(struct om *m, const char *endpoint)
 	snprintf(m->labels, sizeof(m->labels), "endpoint=\"%s\",transport=\"%s\"", ep, tr);
 }
 
-void om_family(const char *name, const char *type, const char *help)
+void om_family(struct om *m, const char *name, const char *type, const char *help)
 {
-	printf("# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+	if (m->err)
+		return;
+	errno = 0;
+	om_wrote(m, fprintf(m->f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type));
 }
 
-void om_sample(const struct om *m, const char *name, const char *extra, double v)
+void om_sample(struct om *m, const char *name, const char *extra, double v)
 {
 	int l = m->labels[0] != 0, e = extra && *extra;
 
-	printf("%s%s%s%s%s%s %.9g\n", name, l || e ? "{" : "", m->labels, l && e ? "," : "",
-	       e ? extra : "", l || e ? "}" : "", v);
+	if (m->err)
+		return;
+	errno = 0;
+	om_wrote(m, fprintf(m->f, "%s%s%s%s%s%s %.9g\n", name, l || e ? "{" : "", m->labels,
+			    l && e ? "," : "", e ? extra : "", l || e ? "}" : "", v));
 }
 
-void om_gauge(const struct om *m, const char *name, const char *help, double v)
+void om_gauge(struct om *m, const char *name, const char *help, double v)
 {
-	om_family(name, "gauge", help);
+	om_family(m, name, "gauge", help);
 	om_sample(m, name, NULL, v);
+}
+
+int om_end(struct om *m)
+{
+	if (!m->err) {
+		errno = 0;
+		om_wrote(m, fflush(m->f) == EOF ? -1 : 0);
+	}
+	if (!m->err && ferror(m->f))
+		m->err = EIO;
+	return -m->err;
 }

@@ -14,6 +14,7 @@
 
 #include "endpoint.h"
 #include "loss.h"
+#include "nts_ke.h"
 #include "opt.h"
 #include "out.h"
 #include "version.h"
@@ -50,6 +51,21 @@ void opt_old(const char *old, const char *now)
 {
 	fprintf(stderr, "%s: %s is the old spelling of %s; it goes in the next release\n",
 		ntpx_prog, old, now);
+}
+
+void opt_nts_port(const char *nts_arg, const char *port_arg, char port[8])
+{
+	if (!port_arg)
+		return;
+	switch (nts_ke_port_parse(nts_arg, port_arg, port)) {
+	case -1:
+		opt_usage_error("bad NTS-KE port '%s'", port_arg);
+		break;
+	case -2:
+		opt_usage_error("--nts=%s names a port already: --nts-port or :PORT, not both",
+				nts_arg);
+		break;
+	}
 }
 
 int opt_loss_env(struct loss *l, char *err, size_t errlen)

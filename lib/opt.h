@@ -43,6 +43,13 @@ noreturn void opt_other(int c, void (*usage)(FILE *out));
 void opt_old(const char *old, const char *now);
 
 /*
+ * A client's --nts-port (@port_arg, NULL when not given) over @port, what
+ * --nts=@nts_arg gave (nts_ke_port_parse()); a bad port, or a second one
+ * beside --nts=HOST:PORT, is the tool's usage error.
+ */
+void opt_nts_port(const char *nts_arg, const char *port_arg, char port[8]);
+
+/*
  * The send-loss schedule in $NTPX_LOSS (lossinject's; none when unset or
  * empty), for the tool to put in its endpoint (struct endpoint's loss):
  * lib/ reads no environment.  Returns as loss_parse() (lib/loss.h), the

@@ -46,8 +46,9 @@ static int parse_decimal(const char **sp, int signed_ok, double *v)
 int opt_duration(const char *s, int signed_ok, int64_t *ns)
 {
 	static const struct { const char *unit; double ns; } units[] = {
-		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
-		{ "m", 60e9 }, { "h", 3600e9 }, { "", 1e9 },
+		{ "ns", 1 }, { "us", NTPX_NS_PER_US }, { "ms", NTPX_NS_PER_MS },
+		{ "s", NTPX_NS_PER_SEC }, { "m", 60.0 * NTPX_NS_PER_SEC },
+		{ "h", 3600.0 * NTPX_NS_PER_SEC }, { "", NTPX_NS_PER_SEC },
 	};
 	double v;
 	size_t i;

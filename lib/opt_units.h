@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * opt_units.h - the values every tool parses the same way: durations,
- * rates, ppm, counts (opt_units.c, a leaf that lib/ may use as well).
+ * rates, ppm, counts (opt_units.c, a leaf that lib/ may use as well);
+ * and the time units every file writes its constants and conversions in.
  *
  * Parsers take the whole string or nothing: trailing junk, an empty string,
  * a missing number or an overflow is an error (-1), and the output is left
@@ -12,7 +13,31 @@
 
 #include <stdint.h>
 
+/*
+ * Time in ntpx is int64_t nanoseconds (doc/ntpx-record.5).  A constant is
+ * written in these units ("250 * NTPX_NS_PER_MS"), never as a count of
+ * zeros, so that its unit is read, not counted.
+ */
 #define NTPX_NS_PER_SEC 1000000000LL
+#define NTPX_NS_PER_MS	1000000LL
+#define NTPX_NS_PER_US	1000LL
+
+/*
+ * Nanoseconds as seconds, for what is computed or printed in seconds
+ * (rates, fits, Prometheus' base units): a multiplication by 1e-9, the
+ * form most of the tree wrote by hand, so that what it prints stayed the
+ * same to the last digit when these took their place.
+ */
+static inline double ntpx_ns_to_sec(double ns)
+{
+	return ns * 1e-9;
+}
+
+/* Seconds as nanoseconds, unrounded: the caller rounds (llround) or truncates. */
+static inline double ntpx_sec_to_ns(double sec)
+{
+	return sec * 1e9;
+}
 
 /*
  * A duration: a decimal number with an optional unit ns, us, ms, s, m, h;

@@ -7,6 +7,7 @@
 #include <math.h>
 
 #include "pairfit.h"
+#include "opt_units.h"
 #include "stats.h"
 
 size_t pairfit_keep(size_t n, double frac)
@@ -48,7 +49,7 @@ int pairfit_fit(const struct pair_sample *s, size_t n, double frac, double *scra
 		if (p->delay == cut)
 			equal--;
 		/* Modulo 2^64 as a record's arithmetic: a t is whatever a file holds. */
-		x[j] = (double)(int64_t)((uint64_t)p->t - (uint64_t)f->origin) * 1e-9;
+		x[j] = ntpx_ns_to_sec((double)(int64_t)((uint64_t)p->t - (uint64_t)f->origin));
 		y[j] = (double)p->off2 / 2;
 		if (p->true2 == PAIRFIT_NO_TRUTH)
 			truth = 0;
@@ -82,7 +83,7 @@ int pairfit_fit(const struct pair_sample *s, size_t n, double frac, double *scra
 
 static double x_of(const struct pairfit *f, int64_t t)
 {
-	return (double)(int64_t)((uint64_t)t - (uint64_t)f->origin) * 1e-9;
+	return ntpx_ns_to_sec((double)(int64_t)((uint64_t)t - (uint64_t)f->origin));
 }
 
 double pairfit_at(const struct pairfit *f, int64_t t, double *var)

@@ -55,7 +55,7 @@ struct pairfit {
 	size_t used;		/* of them, the lowest-delay ones fitted */
 	int64_t tmin, tmax;	/* ns: the first and last of the n */
 	int64_t delay_cut;	/* ns: the highest delay kept */
-	int64_t origin;		/* ns: x = (t - origin) / 1e9 */
+	int64_t origin;		/* ns: x = (t - origin) in s */
 	double xbar, ybar;	/* s, ns: the kept ones' means (y = off2 / 2) */
 	double b, sxx;		/* ns/s: the slope (the clocks' rate difference); s^2 */
 	double rsum[PAIRFIT_BATCHES];	/* ns: each batch's sum of residuals */

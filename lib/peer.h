@@ -34,7 +34,7 @@
 #include "opt_units.h"
 
 #define PEER_MISS_LIMIT_DEFAULT		3
-#define PEER_BACKOFF_MIN_DEFAULT	(100 * 1000000LL)	/* ns: 100 ms */
+#define PEER_BACKOFF_MIN_DEFAULT	(100 * NTPX_NS_PER_MS)	/* ns: 100 ms */
 #define PEER_BACKOFF_MAX_DEFAULT	(8 * NTPX_NS_PER_SEC)	/* ns: 8 s */
 
 /* "This transport carries no epoch"; a server never picks it. */

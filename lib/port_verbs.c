@@ -59,9 +59,9 @@
 #define PORT_VERBS_BUF_MIN	2048	/* bytes per buffer, at least: a 1500-MTU frame */
 #define PORT_VERBS_RX		256	/* receive buffers posted */
 #define PORT_VERBS_TX		256	/* send buffers */
-#define PORT_VERBS_ASYNC_NS	(10 * 1000000LL)	/* spinning: async events
+#define PORT_VERBS_ASYNC_NS	(10 * NTPX_NS_PER_MS)	/* spinning: async events
 							   read this often */
-#define PORT_VERBS_REOPEN_NS	(1000 * 1000000LL)	/* a device gone: opened
+#define PORT_VERBS_REOPEN_NS	(1000 * NTPX_NS_PER_MS)	/* a device gone: opened
 							   again this often at most */
 
 struct verbs_port {
@@ -460,27 +460,19 @@ static void verbs_close_all(struct verbs_port *v)
 }
 
 /*
- * Opens the RDMA device behind v->cfg.dev and makes the port on it: the
- * QP with its CQs and receives, the flow rule, the channel armed and
- * watched with the async events in v->epfd.  0, or -1 with one line in
- * @err (what was made is left for verbs_teardown()).
+ * The RDMA device behind v->cfg.dev, opened (its name into @ibdev), with
+ * the port the interface is on, checked fit for raw-packet QPs, its
+ * async events non-blocking.  0, or -1 with one line in @err.
  */
-static int verbs_setup(struct verbs_port *v, char *err, size_t errlen)
+static int verbs_device_open(struct verbs_port *v, char *ibdev, size_t iblen, char *err,
+			     size_t errlen)
 {
 	const struct port_config *cfg = &v->cfg;
-	struct ibv_qp_init_attr qa = {
-		.qp_type = IBV_QPT_RAW_PACKET,
-		.cap = { .max_send_wr = PORT_VERBS_TX, .max_recv_wr = PORT_VERBS_RX,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-	};
-	size_t size = (size_t)(PORT_VERBS_RX + PORT_VERBS_TX) * v->buf;
-	struct ibv_device **list = NULL;
+	struct ibv_device **list;
 	struct ibv_device_attr da;
-	struct epoll_event ev = { .events = EPOLLIN };
-	char ibdev[64];
 	int i, n = 0, port;
 
-	if (verbs_ibdev(cfg->sysfs, cfg->dev, ibdev, sizeof(ibdev))) {
+	if (verbs_ibdev(cfg->sysfs, cfg->dev, ibdev, iblen)) {
 		snprintf(err, errlen, "%s: no RDMA device behind this interface "
 			 "(via=verbs needs a raw-packet capable NIC; try via=xdp)", cfg->dev);
 		return -1;
@@ -505,43 +497,76 @@ static int verbs_setup(struct verbs_port *v, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: cannot open %s: %s", cfg->dev, ibdev, strerror(errno));
 		goto fail;
 	}
+	ibv_free_device_list(list);	/* the context holds its device */
+	list = NULL;
 	if (ibv_query_device(v->ctx, &da)) {
 		snprintf(err, errlen, "%s: %s: cannot query the device: %s", cfg->dev, ibdev,
 			 strerror(errno));
-		goto fail;
+		return -1;
 	}
 	if (v->port > da.phys_port_cnt) {
 		snprintf(err, errlen, "%s: %s has %u ports, not the %u this interface's dev_port "
 			 "names", cfg->dev, ibdev, da.phys_port_cnt, v->port);
-		goto fail;
+		return -1;
 	}
 	if (verbs_unfit(v->ctx, &da)) {
 		snprintf(err, errlen, "%s: %s %s", cfg->dev, ibdev, verbs_unfit(v->ctx, &da));
-		goto fail;
+		return -1;
 	}
 	v->p.caps = da.device_cap_flags & IBV_DEVICE_RAW_IP_CSUM ? PORT_CAP_CSUM : 0;
 	if (fcntl(v->ctx->async_fd, F_SETFL, fcntl(v->ctx->async_fd, F_GETFL) | O_NONBLOCK)) {
 		snprintf(err, errlen, "%s: %s: async events: %s", cfg->dev, ibdev, strerror(errno));
-		goto fail;
+		return -1;
 	}
+	return 0;
+
+fail:
+	if (list)
+		ibv_free_device_list(list);
+	return -1;
+}
+
+/* The protection domain, the buffers registered, the completion channel. */
+static int verbs_memory(struct verbs_port *v, const char *ibdev, char *err, size_t errlen)
+{
+	const char *dev = v->cfg.dev;
+
 	v->pd = ibv_alloc_pd(v->ctx);
 	if (!v->pd) {
-		snprintf(err, errlen, "%s: %s: protection domain: %s", cfg->dev, ibdev,
+		snprintf(err, errlen, "%s: %s: protection domain: %s", dev, ibdev,
 			 strerror(errno));
-		goto fail;
+		return -1;
 	}
-	v->mr = ibv_reg_mr(v->pd, v->mem, size, IBV_ACCESS_LOCAL_WRITE);
+	v->mr = ibv_reg_mr(v->pd, v->mem, (size_t)(PORT_VERBS_RX + PORT_VERBS_TX) * v->buf,
+			   IBV_ACCESS_LOCAL_WRITE);
 	if (!v->mr) {
-		snprintf(err, errlen, "%s: %s: memory registration: %s", cfg->dev, ibdev,
+		snprintf(err, errlen, "%s: %s: memory registration: %s", dev, ibdev,
 			 strerror(errno));
-		goto fail;
+		return -1;
 	}
 	v->ch = ibv_create_comp_channel(v->ctx);
 	if (!v->ch || fcntl(v->ch->fd, F_SETFL, fcntl(v->ch->fd, F_GETFL) | O_NONBLOCK)) {
-		snprintf(err, errlen, "%s: %s: completion channel: %s", cfg->dev, ibdev,
+		snprintf(err, errlen, "%s: %s: completion channel: %s", dev, ibdev,
 			 strerror(errno));
-		goto fail;
+		return -1;
 	}
+	return 0;
+}
+
+/*
+ * The CQs (stamped where the device can) and the raw-packet QP in RTS,
+ * its receives posted and every send buffer free.
+ */
+static int verbs_queues(struct verbs_port *v, const char *ibdev, char *err, size_t errlen)
+{
+	struct ibv_qp_init_attr qa = {
+		.qp_type = IBV_QPT_RAW_PACKET,
+		.cap = { .max_send_wr = PORT_VERBS_TX, .max_recv_wr = PORT_VERBS_RX,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	const char *dev = v->cfg.dev;
+	int i;
+
 	/* Completion stamps where the device has them (verbs_stamp.h). */
 	verbs_clock_probe(&v->clk, v->ctx);
 	/*
@@ -551,9 +576,9 @@ static int verbs_setup(struct verbs_port *v, char *err, size_t errlen)
 	for (;;) {
 		if (verbs_cq_create(&v->clk, &v->rx_cq, PORT_VERBS_RX, NULL, v->ch) ||
 		    verbs_cq_create(&v->clk, &v->tx_cq, PORT_VERBS_TX, NULL, NULL)) {
-			snprintf(err, errlen, "%s: %s: completion queue: %s", cfg->dev, ibdev,
+			snprintf(err, errlen, "%s: %s: completion queue: %s", dev, ibdev,
 				 strerror(errno));
-			goto fail;
+			return -1;
 		}
 		qa.send_cq = v->tx_cq.cq;
 		qa.recv_cq = v->rx_cq.cq;
@@ -564,50 +589,74 @@ static int verbs_setup(struct verbs_port *v, char *err, size_t errlen)
 		verbs_cq_destroy(&v->tx_cq);
 	}
 	if (!v->qp) {
-		snprintf(err, errlen, "%s: %s: raw-packet QP: %s%s", cfg->dev, ibdev,
+		snprintf(err, errlen, "%s: %s: raw-packet QP: %s%s", dev, ibdev,
 			 strerror(errno), errno == EPERM ? " (needs CAP_NET_RAW)" : "");
-		goto fail;
+		return -1;
 	}
 	if (verbs_qp_up(v)) {
-		snprintf(err, errlen, "%s: %s: QP to ready-to-send: %s", cfg->dev, ibdev,
+		snprintf(err, errlen, "%s: %s: QP to ready-to-send: %s", dev, ibdev,
 			 strerror(errno));
-		goto fail;
+		return -1;
 	}
 	for (i = 0; i < PORT_VERBS_RX; i++)
 		if (verbs_post_rx(v, (uint64_t)i)) {
-			snprintf(err, errlen, "%s: %s: posting receives: %s", cfg->dev, ibdev,
+			snprintf(err, errlen, "%s: %s: posting receives: %s", dev, ibdev,
 				 strerror(errno));
-			goto fail;
+			return -1;
 		}
 	v->ntx_free = 0;
 	for (i = 0; i < PORT_VERBS_TX; i++)
 		v->tx_free[v->ntx_free++] = PORT_VERBS_RX + (unsigned)i;
 	memset(v->tx_want, 0, sizeof(v->tx_want));
+	return 0;
+}
+
+/*
+ * The flow rule that brings the port's frames to the QP, the receive CQ
+ * armed, and the channel and async events watched in v->epfd.
+ */
+static int verbs_listen(struct verbs_port *v, const char *ibdev, char *err, size_t errlen)
+{
+	const struct port_config *cfg = &v->cfg;
+	struct epoll_event ev = { .events = EPOLLIN };
+
 	if (verbs_flow(v, cfg)) {
 		snprintf(err, errlen, "%s: %s: flow rule for UDP port %u: %s", cfg->dev, ibdev,
 			 cfg->udp_port, strerror(errno));
-		goto fail;
+		return -1;
 	}
 	if (ibv_req_notify_cq(v->rx_cq.cq, 0)) {
 		snprintf(err, errlen, "%s: %s: arming the completion queue: %s", cfg->dev,
 			 ibdev, strerror(errno));
-		goto fail;
+		return -1;
 	}
 	/* A sleeping caller wakes for a completion or an async event. */
 	if (epoll_ctl(v->epfd, EPOLL_CTL_ADD, v->ch->fd, &ev) ||
 	    epoll_ctl(v->epfd, EPOLL_CTL_ADD, v->ctx->async_fd, &ev)) {
 		snprintf(err, errlen, "%s: epoll: %s", cfg->dev, strerror(errno));
-		goto fail;
+		return -1;
 	}
-	ibv_free_device_list(list);
+	return 0;
+}
+
+/*
+ * Opens the RDMA device behind v->cfg.dev and makes the port on it: the
+ * QP with its CQs and receives, the flow rule, the channel armed and
+ * watched with the async events in v->epfd.  0, or -1 with one line in
+ * @err (what was made is left for verbs_teardown()).
+ */
+static int verbs_setup(struct verbs_port *v, char *err, size_t errlen)
+{
+	char ibdev[64];
+
+	if (verbs_device_open(v, ibdev, sizeof(ibdev), err, errlen) ||
+	    verbs_memory(v, ibdev, err, errlen) ||
+	    verbs_queues(v, ibdev, err, errlen) ||
+	    verbs_listen(v, ibdev, err, errlen))
+		return -1;
 	snprintf(v->p.mode, sizeof(v->p.mode), "%.16s-raw%s", ibdev,
 		 v->p.caps & PORT_CAP_CSUM ? "-ipcsum" : "");
 	return 0;
-
-fail:
-	if (list)
-		ibv_free_device_list(list);
-	return -1;
 }
 
 struct port *port_verbs_open(const struct port_config *cfg, char *err, size_t errlen)

@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "opt_units.h"
 #include "stability.h"
 #include "stats.h"
 
@@ -449,13 +450,13 @@ static void finish(struct stab_point *p, const struct acc *a)
 	p->n_hdev = a->nh;
 	p->n_ohdev = a->no;
 	p->n_tot = a->ntot;
-	p->hdev = a->nh ? sqrt(a->sh / (6 * tau * tau * (double)a->nh)) * 1e-9 : NAN;
-	p->ohdev = a->no ? sqrt(a->so / (6 * tau * tau * (double)a->no)) * 1e-9 : NAN;
-	p->totdev = a->ntot ? sqrt(a->stot / (2 * tau * tau * (double)a->ntot)) * 1e-9 : NAN;
+	p->hdev = a->nh ? ntpx_ns_to_sec(sqrt(a->sh / (6 * tau * tau * (double)a->nh))) : NAN;
+	p->ohdev = a->no ? ntpx_ns_to_sec(sqrt(a->so / (6 * tau * tau * (double)a->no))) : NAN;
+	p->totdev = a->ntot ? ntpx_ns_to_sec(sqrt(a->stot / (2 * tau * tau * (double)a->ntot))) : NAN;
 
-	p->adev = p->n_adev ? sqrt(sa / (2 * tau * tau * (double)p->n_adev)) * 1e-9 : NAN;
-	p->mdev = p->n_mdev ? sqrt(sm / (2 * m * m * tau * tau * (double)p->n_mdev)) * 1e-9 : NAN;
-	p->tdev_ns = p->n_mdev ? tau / sqrt(3) * p->mdev * 1e9 : NAN;
+	p->adev = p->n_adev ? ntpx_ns_to_sec(sqrt(sa / (2 * tau * tau * (double)p->n_adev))) : NAN;
+	p->mdev = p->n_mdev ? ntpx_ns_to_sec(sqrt(sm / (2 * m * m * tau * tau * (double)p->n_mdev))) : NAN;
+	p->tdev_ns = p->n_mdev ? ntpx_sec_to_ns(tau / sqrt(3) * p->mdev) : NAN;
 	p->tie_rms_ns = p->n_tie ? sqrt(st / (double)p->n_tie) : NAN;
 	p->mtie_ns = p->n_mtie ? mtie : NAN;
 }
@@ -1090,98 +1091,164 @@ int stab_octaves(const double *x, size_t slots, double tau0_s,
 	return stab_octaves_ext(x, slots, tau0_s, 0, out, max);
 }
 
+/*
+ * One stab_octaves_ext() run: what it computes and the memory it works
+ * in.  The run is these steps in order: octs_plan, octs_alloc,
+ * prefix_build, octs_large_terms, octs_chunk over the run, octs_large_mtie,
+ * points_out, octs_free.
+ */
+struct octs {
+	const double *x;
+	size_t N;
+	unsigned what;
+	int four;			/* four lanes (wide()) */
+	size_t nk, nsmall;		/* octaves; those of m <= SMALL_M */
+	int big;			/* octaves above SMALL_M */
+	double *P, *C;			/* prefix sums, then the large octaves' extremes */
+	double *lh, *ll, *bl;		/* a chunk's extremes and block means */
+	uint32_t *at;			/* the gaps (large octaves only) */
+	struct gaps gs, *gp;
+	struct acc a[STAB_MAX_POINTS];
+};
+
+/* Which octaves: 2^k for k < nk, m <= (N - 1) / 3, at most @max. */
+static void octs_plan(struct octs *r, const double *x, size_t N, unsigned what, size_t max)
+{
+	size_t m;
+
+	memset(r, 0, sizeof(*r));
+	r->x = x;
+	r->N = N;
+	r->what = what;
+	r->four = !(what & STAB_TWO_LANES) && wide();
+	if (max > STAB_MAX_POINTS)
+		max = STAB_MAX_POINTS;
+	for (m = 1; m <= (N - 1) / 3 && r->nk < max; m *= 2, r->nk++)
+		if (m <= SMALL_M)
+			r->nsmall++;
+	r->big = r->nk > r->nsmall;
+}
+
+/* 0, or -1 when some memory could not be had (octs_free() frees the rest). */
+static int octs_alloc(struct octs *r)
+{
+	const size_t N = r->N;
+
+	r->P = malloc((N + 1) * sizeof(*r->P));
+	r->C = malloc((N + 1) * sizeof(*r->C));
+	r->lh = malloc((CHUNK + 2 * SMALL_M + 1) * sizeof(*r->lh));
+	r->ll = malloc((CHUNK + 2 * SMALL_M + 1) * sizeof(*r->ll));
+	r->bl = malloc((CHUNK + 2 * SMALL_M + 1) * sizeof(*r->bl));
+	if (r->big)
+		r->at = malloc(GAPS_MAX(N) * sizeof(*r->at));
+	return r->P && r->C && r->lh && r->ll && r->bl && (!r->big || r->at) ? 0 : -1;
+}
+
+static void octs_free(struct octs *r)
+{
+	free(r->P);
+	free(r->C);
+	free(r->at);
+	free(r->lh);
+	free(r->ll);
+	free(r->bl);
+}
+
+/* The large octaves' terms, first: they need all of P and C. */
+static void octs_large_terms(struct octs *r)
+{
+	size_t k, m;
+
+	for (k = r->nsmall, m = (size_t)1 << r->nsmall; k < r->nk; k++, m *= 2) {
+		terms(r->x, r->P, r->C, NULL, r->gp, r->N, m, 0, r->N - m, &r->a[k], r->four);
+		if (r->what & STAB_HADAMARD)
+			hadamard(r->x, r->N, m, 0, r->N - m, &r->a[k]);
+	}
+}
+
+/*
+ * The chunk from @j0: every small octave's terms and MTIE over it, and
+ * the extremes at level 2 SMALL_M into @hi and @lo for the large octaves.
+ */
+static void octs_chunk(struct octs *r, size_t j0, double *hi, double *lo)
+{
+	const double *x = r->x;
+	const size_t N = r->N;
+	size_t len = N - j0 < CHUNK + 2 * SMALL_M + 1 ? N - j0 : CHUNK + 2 * SMALL_M + 1;
+	size_t j, k, m;
+
+	for (j = 0; j < len; j++) {
+		int gap = isnan(x[j0 + j]);
+
+		r->lh[j] = gap ? -INFINITY : x[j0 + j];
+		r->ll[j] = gap ? INFINITY : x[j0 + j];
+	}
+	for (k = 0, m = 1; k < r->nsmall; k++, m *= 2) {
+		size_t end = min_z(j0 + CHUNK, N - m);
+
+		/*
+		 * The last chunk can start past the last window of a
+		 * larger octave (N - m < j0): nothing of that octave
+		 * here, but its extremes still double below.
+		 */
+		if (end > j0) {
+			terms(x, r->P, r->C, r->bl, NULL, N, m, j0, end, &r->a[k], r->four);
+			if (r->what & STAB_HADAMARD)
+				hadamard(x, N, m, j0, end, &r->a[k]);
+		}
+		windows_double(r->lh, r->ll, m, end > j0 ? end - j0 : 0,
+			       len >= 2 * m ? len - 2 * m + 1 : 0, &r->a[k], r->four);
+	}
+	/* level 2 SMALL_M, for the large octaves */
+	if (r->big) {
+		memcpy(hi + j0, r->lh, min_z(CHUNK, N - j0) * sizeof(*hi));
+		memcpy(lo + j0, r->ll, min_z(CHUNK, N - j0) * sizeof(*lo));
+	}
+}
+
+/* The large octaves' MTIE, two octaves a pass, from @hi and @lo. */
+static void octs_large_mtie(struct octs *r, double *hi, double *lo)
+{
+	size_t k, m;
+
+	for (k = r->nsmall, m = (size_t)1 << r->nsmall; k < r->nk; k += 2, m *= 4)
+		mtie_pair(hi, lo, r->N, m, k + 1 < r->nk, k + 2 < r->nk, &r->a[k], r->four);
+}
+
 int stab_octaves_ext(const double *x, size_t slots, double tau0_s, unsigned what,
 		     struct stab_point *out, size_t max)
 {
-	const size_t N = slots;
-	double *P = NULL, *C = NULL, *hi, *lo, *lh = NULL, *ll = NULL, *bl = NULL;
-	uint32_t *at = NULL;
-	struct gaps gs = { NULL, 0 }, *gp = NULL;
-	struct acc a[STAB_MAX_POINTS];
-	size_t j, j0, m, k, nk = 0, nsmall = 0, big;
-	int rc = -1, four = !(what & STAB_TWO_LANES) && wide();
+	struct octs r;
+	double *hi, *lo;
+	size_t j0;
+	int rc = -1;
 
-	if (N < 4 || N > UINT32_MAX - 1)
+	if (slots < 4 || slots > UINT32_MAX - 1)
 		return 0;
-	if (max > STAB_MAX_POINTS)
-		max = STAB_MAX_POINTS;
-	for (m = 1; m <= (N - 1) / 3 && nk < max; m *= 2, nk++)
-		if (m <= SMALL_M)
-			nsmall++;
-	big = nk > nsmall;
-	memset(a, 0, sizeof(a));
-	P = malloc((N + 1) * sizeof(*P));
-	C = malloc((N + 1) * sizeof(*C));
-	lh = malloc((CHUNK + 2 * SMALL_M + 1) * sizeof(*lh));
-	ll = malloc((CHUNK + 2 * SMALL_M + 1) * sizeof(*ll));
-	bl = malloc((CHUNK + 2 * SMALL_M + 1) * sizeof(*bl));
-	if (big)
-		at = malloc(GAPS_MAX(N) * sizeof(*at));
-	if (!P || !C || !lh || !ll || !bl || (big && !at))
+	octs_plan(&r, x, slots, what, max);
+	if (octs_alloc(&r))
 		goto out;
-	gp = prefix_build(x, N, P, C, at, &gs);
-	if (!gp && !gs.n) {	/* no sample at all */
+	r.gp = prefix_build(x, r.N, r.P, r.C, r.at, &r.gs);
+	if (!r.gp && !r.gs.n) {	/* no sample at all */
 		rc = 0;
 		goto out;
 	}
-
-	/* The large octaves' terms first: they need all of P and C. */
-	for (k = nsmall, m = (size_t)1 << nsmall; k < nk; k++, m *= 2) {
-		terms(x, P, C, NULL, gp, N, m, 0, N - m, &a[k], four);
-		if (what & STAB_HADAMARD)
-			hadamard(x, N, m, 0, N - m, &a[k]);
-	}
+	octs_large_terms(&r);
 	/*
 	 * The large octaves' extremes in P's and C's memory: a chunk reads
 	 * them from its start on, so the slots of the chunks done are free.
 	 */
-	hi = P;
-	lo = C;
-
-	for (j0 = 0; j0 < N; j0 += CHUNK) {
-		size_t len = N - j0 < CHUNK + 2 * SMALL_M + 1 ? N - j0 : CHUNK + 2 * SMALL_M + 1;
-
-		for (j = 0; j < len; j++) {
-			int gap = isnan(x[j0 + j]);
-
-			lh[j] = gap ? -INFINITY : x[j0 + j];
-			ll[j] = gap ? INFINITY : x[j0 + j];
-		}
-		for (k = 0, m = 1; k < nsmall; k++, m *= 2) {
-			size_t end = min_z(j0 + CHUNK, N - m);
-
-			/*
-			 * The last chunk can start past the last window of a
-			 * larger octave (N - m < j0): nothing of that octave
-			 * here, but its extremes still double below.
-			 */
-			if (end > j0) {
-				terms(x, P, C, bl, NULL, N, m, j0, end, &a[k], four);
-				if (what & STAB_HADAMARD)
-					hadamard(x, N, m, j0, end, &a[k]);
-			}
-			windows_double(lh, ll, m, end > j0 ? end - j0 : 0,
-				       len >= 2 * m ? len - 2 * m + 1 : 0, &a[k], four);
-		}
-		/* level 2 SMALL_M, for the large octaves */
-		if (big) {
-			memcpy(hi + j0, lh, min_z(CHUNK, N - j0) * sizeof(*hi));
-			memcpy(lo + j0, ll, min_z(CHUNK, N - j0) * sizeof(*lo));
-		}
-	}
-	for (k = nsmall, m = (size_t)1 << nsmall; k < nk; k += 2, m *= 4)
-		mtie_pair(hi, lo, N, m, k + 1 < nk, k + 2 < nk, &a[k], four);
-	points_out(x, N, tau0_s, NULL, a, nk, out);
-	rc = (int)nk;
+	hi = r.P;
+	lo = r.C;
+	for (j0 = 0; j0 < r.N; j0 += CHUNK)
+		octs_chunk(&r, j0, hi, lo);
+	octs_large_mtie(&r, hi, lo);
+	points_out(x, r.N, tau0_s, NULL, r.a, r.nk, out);
+	rc = (int)r.nk;
 out:
 	if (rc < 0)
 		errno = ENOMEM;
-	free(P);
-	free(C);
-	free(at);
-	free(lh);
-	free(ll);
-	free(bl);
+	octs_free(&r);
 	return rc;
 }
 

@@ -2,7 +2,9 @@
 /*
  * stats.c - least squares, quantiles by selection, RMS.
  */
+#include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "stats.h"
@@ -338,19 +340,18 @@ void stats_sort(double *v, size_t n)
 	qsort(v, n, sizeof(*v), cmp_double);
 }
 
-double stats_median_i64(const int64_t *v, size_t n)
+int stats_median_i64(const int64_t *v, size_t n, double *median)
 {
-	double *d = malloc(n * sizeof(*d));
-	double m;
+	double *d;
 	size_t i;
 
-	if (!d)
-		abort();
+	if (n > SIZE_MAX / sizeof(*d) || !(d = malloc(n * sizeof(*d))))
+		return -ENOMEM;
 	for (i = 0; i < n; i++)
 		d[i] = (double)v[i];
-	m = stats_quantile(d, n, 0.5);
+	*median = stats_quantile(d, n, 0.5);
 	free(d);
-	return m;
+	return 0;
 }
 
 double stats_kth(double *v, size_t n, size_t k)

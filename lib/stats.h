@@ -66,8 +66,11 @@ double stats_rms(const double *v, size_t n);	/* sqrt(mean(v^2)) */
 /* Sorts v ascending (for CDFs). */
 void stats_sort(double *v, size_t n);
 
-/* The median of int64 values (v is left as it is); n must be > 0. */
-double stats_median_i64(const int64_t *v, size_t n);
+/*
+ * The median of int64 values into *@median (v is left as it is); n must
+ * be > 0.  0, or -ENOMEM when there is no memory for the copy it sorts.
+ */
+int stats_median_i64(const int64_t *v, size_t n, double *median);
 
 /*
  * The k-th smallest of v[0..n-1] (k from 0), by selection in place: v is

@@ -300,7 +300,7 @@ static int64_t cyc_ns(const struct verbs_clock *vc, uint64_t cyc)
 {
 	if (vc->ns_per_cyc > 0)
 		return (int64_t)((double)cyc * vc->ns_per_cyc);
-	return (int64_t)(cyc / vc->khz * 1000000 + cyc % vc->khz * 1000000 / vc->khz);
+	return (int64_t)(cyc / vc->khz * NTPX_NS_PER_MS + cyc % vc->khz * NTPX_NS_PER_MS / vc->khz);
 }
 
 /*

@@ -35,7 +35,7 @@ static void usage(FILE *f)
 "      --show           print offset, frequency, slew remaining, wander\n"
 "      --system         allow changing the realtime clock (needs CAP_SYS_TIME)\n"
 "  -h, --help           this text\n"
-"      --version        print the version\n");
+"      --version        the version\n");
 }
 
 enum {

@@ -21,10 +21,10 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: %s --rate P [--seed S] -- COMMAND [ARG...]\n"
+		"usage: %s --drop P [--seed S] -- COMMAND [ARG...]\n"
 		"       %s --every N [--phase K] -- COMMAND [ARG...]\n"
 		"Runs COMMAND with the ntpx library dropping sends before submission.\n"
-		"  -r, --rate P     drop each send with probability P: 5%%, 0.05\n"
+		"      --drop P     drop each send with probability P: 5%%, 0.05\n"
 		"      --seed S     the schedule's seed (default 1): same seed, same drops\n"
 		"      --every N    drop sends N, 2N, 3N... (numbered from 1)\n"
 		"  -p, --phase K    with --every: drop sends K, K+N, K+2N... (0 <= K < N)\n"
@@ -36,7 +36,8 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "rate", required_argument, NULL, 'r' },
+		{ "drop", required_argument, NULL, 'D' },
+		{ "rate", required_argument, NULL, 'R' },
 		{ "seed", required_argument, NULL, 'S' },
 		{ "every", required_argument, NULL, 'E' },
 		{ "phase", required_argument, NULL, 'p' },
@@ -53,7 +54,10 @@ int main(int argc, char **argv)
 	/* '+': options end at the command, whose own options are its own. */
 	while ((c = getopt_long(argc, argv, "+r:s:e:p:h", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'r': rate = optarg; break;
+		/* -r and --rate: a rate is traffic (ntpx(7)); a drop is --drop. */
+		case 'r': opt_old("-r", "--drop"); rate = optarg; break;
+		case 'R': opt_old("--rate", "--drop"); /* fall through */
+		case 'D': rate = optarg; break;
 		case 's': opt_old("-s", "--seed"); /* fall through */
 		case 'S': seed = optarg; break;
 		case 'e': opt_old("-e", "--every"); /* fall through */
@@ -64,9 +68,9 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!rate == !every)
-		usage_die("give one of --rate and --every");
+		usage_die("give one of --drop and --every");
 	if (seed && !rate)
-		usage_die("--seed goes with --rate");
+		usage_die("--seed goes with --drop");
 	if (phase && !every)
 		usage_die("--phase goes with --every");
 	if (rate) {
@@ -75,8 +79,8 @@ int main(int argc, char **argv)
 
 		/* "5%" or a probability "0.05"; nothing above one. */
 		if (opt_rate(rate, &p, &frac) || (!frac && p > 1))
-			usage_die("bad rate '%s' (expected a percentage 5%% or a probability 0.05)",
-					rate);
+			usage_die("bad --drop '%s' (expected a percentage 5%% or a probability 0.05)",
+				  rate);
 		l.kind = LOSS_RATE;
 		l.rate = p;
 		if (seed && opt_count(seed, UINT64_MAX, &l.seed))

@@ -37,14 +37,15 @@ static const char *const added[] = {
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: ntpfilter [--window N] [FILE]\n"
+"usage: ntpfilter [--window N] [FILE...]\n"
 "\n"
-"Reads records (FILE or standard input) and writes them with the clock\n"
-"filter's columns appended: " FILTER_FIELDS " " MEAN_FIELDS ".\n"
+"Reads records (each FILE in turn, each from an empty window, or standard\n"
+"input) and writes them with the clock filter's columns appended:\n"
+ FILTER_FIELDS " " MEAN_FIELDS ".\n"
 "\n"
 "      --window N   samples in the filter (default %d, OpenNTPD's)\n"
 "  -h, --help       this text\n"
-"      --version    print the version\n", FILTER_WINDOW);
+"      --version    the version\n", FILTER_WINDOW);
 }
 
 struct ctx {
@@ -178,11 +179,12 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct record_reader r;
 	struct ctx ctx = { .clash = "" };
-	const char *name = "-";
-	int opt, fd = 0, rc, out;
+	int opt, i, nfiles, out, rc = 0;
 	uint64_t window = FILTER_WINDOW;
+	char *const stdin_only[] = { "-" };
+	char *const *files;
+	char err[512] = "";
 
 	opt_init(argv);
 	while ((opt = getopt_long(argc, argv, "w:h", longopts, NULL)) != -1) {
@@ -199,36 +201,47 @@ int main(int argc, char **argv)
 			opt_other(opt, usage);
 		}
 	}
-	if (argc - optind > 1)
-		opt_usage_error("one input file at most");
-	if (optind < argc && strcmp(argv[optind], "-") != 0) {
-		name = argv[optind];
-		fd = open(name, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			ntpx_die(NTPX_EXIT_FAIL, "%s: %s", name, strerror(errno));
-	}
-	if (!isatty(fd))
-		signal(SIGINT, SIG_IGN);
+	/* FILE...: each its own stream, in turn; none, standard input. */
+	files = optind < argc ? argv + optind : stdin_only;
+	nfiles = optind < argc ? argc - optind : 1;
 	out_init();
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (record_reader_init(&r, fd, name))
-		ntpx_die(NTPX_EXIT_FAIL, "out of memory");
-	r.on_comment = on_comment;
-	r.ctx = &ctx;
-	rc = filter_records(&r, &ctx, (int)window);
+	for (i = 0; i < nfiles && rc == 0; i++) {
+		const char *name = files[i];
+		struct record_reader r;
+		int fd = 0;
+
+		if (strcmp(name, "-") != 0) {
+			fd = open(name, O_RDONLY | O_CLOEXEC);
+			if (fd < 0) {
+				ntpx_err("%s: %s", name, strerror(errno));
+				rc = NTPX_EXIT_FAIL;
+				break;
+			}
+		}
+		if (i == 0 && !isatty(fd))
+			signal(SIGINT, SIG_IGN);
+		if (record_reader_init(&r, fd, name))
+			ntpx_die(NTPX_EXIT_FAIL, "out of memory");
+		r.on_comment = on_comment;
+		r.ctx = &ctx;
+		if (filter_records(&r, &ctx, (int)window) < 0) {
+			snprintf(err, sizeof(err), "%s", r.err);
+			rc = NTPX_EXIT_FAIL;
+		}
+		record_reader_free(&r);
+		if (fd > 0)
+			close(fd);
+		if (ctx.werr)
+			break;
+	}
 	/* A closed pipe ends the run quietly, whatever the input still
 	   held; any other write error is the run's error (lib/out.h). */
 	out = ctx.werr ? out_failed("standard output", ctx.werr) :
 			 out_flush(stdout, "standard output");
-	if (out != OUT_OK) {
-		record_reader_free(&r);
+	if (out != OUT_OK)
 		return out_exit_code(out);
-	}
-	if (rc < 0) {
-		ntpx_err("%s", r.err);
-		record_reader_free(&r);
-		return NTPX_EXIT_FAIL;
-	}
-	record_reader_free(&r);
-	return NTPX_EXIT_OK;
+	if (err[0])
+		ntpx_err("%s", err);
+	return rc;
 }

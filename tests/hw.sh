@@ -14,6 +14,11 @@
 #                       one a suite tests: a host may have an onboard NIC
 #                       before the one cabled to the peer
 #
+#   hw_built PATH       status 0 when this build has PATH (verbs: ib:// and
+#                       uudp's via=verbs; xdp: uudp's AF_XDP port), as make
+#                       wrote it in build/features; else 1 with the reason
+#                       in HW_WHY (the libraries the build went without)
+#
 # Parts of a suite that need more than the whole (a peer, a port to flap)
 # are tests with a prerequisite of the suite's own (test_lazy_prereq):
 # "ok N # skip TITLE (missing PREREQ)".
@@ -45,4 +50,14 @@ hw_route_dev() {
 	[ -n "$_hr" ] || return 0
 	ip route get "$_hr" 2>/dev/null |
 		awk '{ for (i = 1; i < NF; i++) if ($i == "dev") { print $(i + 1); exit } }'
+}
+
+hw_built() {
+	grep -qx "$1" "$NTPX_TOP/build/features" 2>/dev/null && return 0
+	case $1 in
+	verbs) HW_WHY="this ntpx was built without libibverbs, libmlx5 and librdmacm (rdma-core): ib:// and via=verbs are left out" ;;
+	xdp) HW_WHY="this ntpx was built without libxdp and libbpf: uudp's AF_XDP port is left out" ;;
+	*) HW_WHY="this ntpx was built without $1" ;;
+	esac
+	return 1
 }

@@ -52,10 +52,13 @@
 #
 # Prerequisites, declared once, evaluated the first time a test asks:
 #   test_lazy_prereq NAME SCRIPT    ROOT, LAB, BUILT, HELPERS, GNUPLOT,
-#                       ... below; a suite may declare its own
+#                       XDP, VERBS ... below; a suite may declare its own
 #   test_have_prereq NAME           0 when NAME holds
 #   need_prereq NAME... the whole suite needs them: "1..0 # skip missing
 #                       prerequisite NAME" otherwise
+#   need_built PATH...  the whole suite needs the optional paths (verbs,
+#                       xdp) this build may have left out: "1..0 # skip"
+#                       naming the libraries it lacked otherwise
 #   need CMD...         the whole suite needs these programs on PATH
 #   skip_all REASON     "1..0 # skip REASON" (before any test)
 #
@@ -319,6 +322,13 @@ need_prereq() {	# NAME...: skip_all naming the first that does not hold
 		test_have_prereq "$_p" || skip_all "missing prerequisite $_p"
 	done
 }
+need_built() {	# PATH...: skip_all, with the libraries it lacked, when
+		# this build left PATH (verbs, xdp) out (tests/hw.sh: hw_built)
+	. "$NTPX_TOP/tests/hw.sh"
+	for _b in "$@"; do
+		hw_built "$_b" || skip_all "$HW_WHY"
+	done
+}
 
 # ROOT: uid 0.  LAB: what ntpx-lab needs (root, ip, tc).  BUILT: the
 # tools of bin/ are built (make).  HELPERS: the test programs are
@@ -330,6 +340,10 @@ test_lazy_prereq HELPERS '[ -x "$NTPX_HELPERS/ntpfake" ] && [ -x "$NTPX_HELPERS/
 test_lazy_prereq GNUPLOT 'command -v gnuplot'
 test_lazy_prereq CHRONYD 'command -v chronyd'
 test_lazy_prereq TSHARK 'command -v tshark'
+# XDP, VERBS: this build has uudp's AF_XDP port, the verbs path (make
+# leaves out a path whose libraries it did not find: build/features).
+test_lazy_prereq XDP '. "$NTPX_TOP/tests/hw.sh" && hw_built xdp'
+test_lazy_prereq VERBS '. "$NTPX_TOP/tests/hw.sh" && hw_built verbs'
 
 spawn() {
 	_var=$1

@@ -11,6 +11,8 @@
 #   rdma_raw DEV            DEV has raw-packet QPs and flow steering, as
 #                           uudp via=verbs needs (mlx5, mlx4: by driver)
 #   rdma_need_device [DEV]  hw_skip_all with the reason unless an RDMA device
+#                           is there, this build has the verbs path
+#                           (hw_built), and a device
 #                           (DEV, when named) exists with an ACTIVE port;
 #                           NTPX_REQUIRE_HW=1 makes that a failure instead,
 #                           for a machine that should have one.  In a
@@ -74,6 +76,7 @@ rdma_need_device() {
 	_devs=$(rdma_devices | tr '\n' ' ')
 	[ -n "$_devs" ] ||
 		{ hw_skip_all "no RDMA device (/sys/class/infiniband is empty or absent)"; return 1; }
+	hw_built verbs || { hw_skip_all "$HW_WHY"; return 1; }
 	if [ -n "${1:-}" ]; then
 		case " $_devs" in
 		*" $1 "*) ;;
@@ -101,6 +104,7 @@ rdma_device_addr() {
 }
 
 rdma_ib_find() {
+	hw_built verbs || { RDMA_WHY=$HW_WHY; return 1; }
 	IB_DEV=${NTPX_IB_DEV:-$(rdma_first_active_device)}
 	if [ -z "$IB_DEV" ]; then
 		RDMA_WHY="no RDMA device with an ACTIVE port, but for iWARP ones (no UD QPs)"
@@ -121,6 +125,7 @@ rdma_behind() {
 }
 
 rdma_uudp_find() {
+	hw_built verbs || { RDMA_WHY=$HW_WHY; return 1; }
 	if [ -z "${NTPX_UUDP_PEER:-}" ]; then
 		RDMA_WHY="NTPX_UUDP_PEER (a host running ntpreflect) is not set"
 		return 1

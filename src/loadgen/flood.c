@@ -62,7 +62,7 @@ static void flood_response(struct flood *f, const struct ntp_packet *r)
 
 	if (!r->rec || !r->xmt)
 		return;
-	ns = (int64_t)((double)d * 1e9 / 4294967296.0);
+	ns = (int64_t)ntpx_sec_to_ns((double)d / 4294967296.0);
 	if (!f->rt_n || ns < f->rt_min)
 		f->rt_min = ns;
 	if (!f->rt_n || ns > f->rt_max)
@@ -125,7 +125,7 @@ int run_flood(struct flood *f)
 	emit_flush();
 	while (!stopping) {
 		int64_t now = clock_monotonic_ns();
-		uint64_t due = (uint64_t)((double)(now - start) * f->rate / 1e9);
+		uint64_t due = (uint64_t)(ntpx_ns_to_sec((double)(now - start)) * f->rate);
 		unsigned want;
 
 		if (f->duration && now - start >= f->duration)
@@ -141,10 +141,11 @@ int run_flood(struct flood *f)
 			next_line += f->interval;
 		}
 		if (due <= f->sent) {
-			int64_t next = start + (int64_t)((double)(f->sent + 1) * 1e9 / f->rate);
+			int64_t next = start + (int64_t)ntpx_sec_to_ns((double)(f->sent + 1) / f->rate);
 
-			if (next - now > 20000)
-				wait_readable(f->t, next - now > 1000000 ? 1000000 : next - now);
+			if (next - now > 20 * NTPX_NS_PER_US)
+				wait_readable(f->t, next - now > NTPX_NS_PER_MS ? NTPX_NS_PER_MS :
+					      next - now);
 			continue;
 		}
 		want = due - f->sent > BATCH ? BATCH : (unsigned)(due - f->sent);
@@ -195,7 +196,7 @@ int run_flood(struct flood *f)
 		return NTPX_EXIT_FAIL;
 	}
 	{
-		double el = (double)(sent_end - start) / 1e9;
+		double el = ntpx_ns_to_sec((double)(sent_end - start));
 		uint64_t lost = f->sent - f->replies;
 
 		fprintf(stderr, "%s: ntp requests %" PRIu64 " replies %" PRIu64 " lost %" PRIu64

@@ -24,7 +24,7 @@
    authenticator. */
 #define NTS_FLOOD_REQ_MAX	(48 + 36 + 4 + 256 + 40)
 #define MAX_RUNS	32		/* senders a sink keeps apart */
-#define WARMUP_NS	500000000LL	/* calibration ignores the first 0.5 s,
+#define WARMUP_NS	(500 * NTPX_NS_PER_MS)	/* calibration ignores the first 0.5 s,
 					   or a quarter of a shorter run */
 
 /* What the options asked for, every value parsed and checked by main.c

@@ -141,6 +141,7 @@ static void usage(FILE *out)
 	       "      --nts[=HOST[:PORT]]  --ntp: NTS-KE at HOST (default: the endpoint's)\n"
 	       "                       port PORT (4460) first, then every request with\n"
 	       "                       NTS fields, sealed (RFC 8915)\n"
+	       "      --nts-port PORT  with --nts: NTS-KE's port (4460), as ntpreflect's\n"
 	       "      --ca FILE        with --nts: the CA certificates to trust (PEM)\n"
 	       "      --no-gso          one datagram per message\n"
 	       "  -u, --user NAME       run as NAME once the endpoint is open\n"
@@ -166,7 +167,7 @@ static void deep_rcvbuf(struct transport *t)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_CALIBRATE = 256, OPT_NTP, OPT_NTS, OPT_CA };
+	enum { OPT_CALIBRATE = 256, OPT_NTP, OPT_NTS, OPT_NTS_PORT, OPT_CA };
 	static const struct option longopts[] = {
 		{ "rate", required_argument, NULL, 'r' },
 		{ "capacity", required_argument, NULL, 'C' },
@@ -179,6 +180,7 @@ int main(int argc, char **argv)
 		{ "sink", no_argument, NULL, 'k' },
 		{ "ntp", required_argument, NULL, OPT_NTP },
 		{ "nts", optional_argument, NULL, OPT_NTS },
+		{ "nts-port", required_argument, NULL, OPT_NTS_PORT },
 		{ "ca", required_argument, NULL, OPT_CA },
 		{ "timeout", required_argument, NULL, 'w' },
 		{ "no-gso", no_argument, NULL, 'G' },
@@ -188,9 +190,9 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct load_opts o = { .gso = 1, .interval = NTPX_NS_PER_SEC,
-			       .timeout = 200000000LL, .duration = -1, .start = -1 };
+			       .timeout = 200 * NTPX_NS_PER_MS, .duration = -1, .start = -1 };
 	struct load_args a = { 0 };
-	const char *duration = NULL, *user = NULL, *nts_arg = NULL;
+	const char *duration = NULL, *user = NULL, *nts_arg = NULL, *nts_port = NULL;
 	int sink = 0, c, rc, family = 0;
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct transport *t;
@@ -217,6 +219,7 @@ int main(int argc, char **argv)
 		case 'n': opt_old("-n", "--ntp"); /* fall through */
 		case OPT_NTP: a.ntp = optarg; break;
 		case OPT_NTS: o.nts = 1; nts_arg = optarg; break;
+		case OPT_NTS_PORT: nts_port = optarg; break;
 		case OPT_CA: o.ca = optarg; break;
 		case 'w':
 			/* As ntpprobe's: no wait at all is not a timeout. */
@@ -245,9 +248,12 @@ int main(int argc, char **argv)
 		opt_usage_error("--nts and --ca are for --ntp");
 	if (o.ca && !o.nts)
 		opt_usage_error("--ca needs --nts");
+	if (nts_port && !o.nts)
+		opt_usage_error("--nts-port needs --nts");
 	o.family = family;
 	if (o.nts && nts_ke_server_parse(nts_arg, ep.host, o.nts_host, sizeof(o.nts_host), o.nts_port) < 0)
 		opt_usage_error("bad NTS-KE server '%s'", nts_arg ? nts_arg : ep.host);
+	opt_nts_port(nts_arg, nts_port, o.nts_port);
 	if (duration && (opt_duration(duration, 0, &o.duration)))
 		opt_usage_error("bad duration '%s'", duration);
 	load_values(&a, &o);

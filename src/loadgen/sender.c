@@ -100,146 +100,218 @@ static void fill(struct sender *s, unsigned char *buf, size_t ndg)
 	}
 }
 
-int run_sender(struct sender *s)
-{
-	static unsigned char bufs[BATCH][MAX_DGRAM];
-	struct transport_msg m[BATCH];
-	size_t msg_bytes = s->size * s->per_msg;
-	double bucket = 0, cap;
-	int64_t start = clock_monotonic_ns(), last = start, next_line = start + s->interval;
-	int64_t last_line = start;
-	uint64_t line_sent = 0;
-	int i, n;
+/*
+ * One run's pace: its clock, the token bucket and the interval line.  The
+ * run is these steps in order: pace_start, the header, sender_loop (each
+ * turn pace_line, pace_burst_off, pace_want, sender_send), sender_fin and
+ * sender_summary.
+ */
+struct pace {
+	size_t msg_bytes;		/* a message: per_msg datagrams */
+	double bucket, cap;		/* bytes */
+	int64_t start, last;		/* monotonic ns: the run's start, the last fill */
+	int64_t next_line, last_line;	/* monotonic ns */
+	uint64_t line_sent;		/* bytes sent since the last line */
+};
 
+/* The bucket's size, and the start: the first edge of a burst schedule
+   that starts in the future. */
+static void pace_start(const struct sender *s, struct pace *p)
+{
+	p->msg_bytes = s->size * s->per_msg;
+	p->bucket = 0;
+	p->line_sent = 0;
+	p->start = p->last = p->last_line = clock_monotonic_ns();
+	p->next_line = p->start + s->interval;
 	/* The bucket holds 2 ms at the rate, or three messages if that is
 	   more: enough that a late wake-up costs no rate, little enough that
 	   a burst at line rate does not fill a shaper's queue by itself.
 	   Flat out, a batch. */
-	cap = s->rate ? s->rate / 8 * 2e-3 : (double)msg_bytes * BATCH;
-	if (cap < 3.0 * (double)msg_bytes)
-		cap = 3.0 * (double)msg_bytes;
-	/* Wait for the first edge when the schedule starts in the future. */
+	p->cap = s->rate ? s->rate / 8 * 2e-3 : (double)p->msg_bytes * BATCH;
+	if (p->cap < 3.0 * (double)p->msg_bytes)
+		p->cap = 3.0 * (double)p->msg_bytes;
 	if (s->off) {
 		int64_t w = s->start_rt - clock_realtime_ns();
 
 		if (w > 0)
 			sleep_ns(w);
-		start = last = last_line = clock_monotonic_ns();
-		next_line = start + s->interval;
+		p->start = p->last = p->last_line = clock_monotonic_ns();
+		p->next_line = p->start + s->interval;
 	}
+}
+
+/* The interval line, when it is due at @now. */
+static void pace_line(struct sender *s, struct pace *p, int64_t now)
+{
+	if (now < p->next_line)
+		return;
+	sender_line(s, now - p->last_line, p->line_sent);
+	p->line_sent = 0;
+	p->last_line = now;
+	p->next_line += s->interval;
+}
+
+/* In the off part of the burst schedule: sleeps towards the next edge (or
+   line), empties the bucket and says 1; 0 when the schedule is on. */
+static int pace_burst_off(const struct sender *s, struct pace *p, int64_t now)
+{
+	int64_t w = burst_wait(s, clock_realtime_ns()), until;
+
+	if (!w)
+		return 0;
+	until = p->next_line - now;
+	p->bucket = 0;
+	sleep_ns(w < until ? w : until);
+	p->last = clock_monotonic_ns();
+	return 1;
+}
+
+/* How many messages to send at @now: a batch flat out, else what the
+   bucket holds; 0 after sleeping until it holds one (or the line). */
+static int pace_want(const struct sender *s, struct pace *p, int64_t now)
+{
+	int want;
+
+	if (!s->rate)
+		return BATCH;
+	p->bucket += s->rate / 8 * ntpx_ns_to_sec((double)(now - p->last));
+	if (p->bucket > p->cap)
+		p->bucket = p->cap;
+	p->last = now;
+	if (p->bucket < (double)p->msg_bytes) {
+		int64_t need = (int64_t)(((double)p->msg_bytes - p->bucket) * 8e9 / s->rate);
+
+		sleep_ns(need < p->next_line - now ? need : p->next_line - now);
+		return 0;
+	}
+	want = (int)(p->bucket / (double)p->msg_bytes);
+	return want > BATCH ? BATCH : want;
+}
+
+/* @want messages, one batch: 0 (sent, or a refusal to try again), or -1
+   with the error line. */
+static int sender_send(struct sender *s, struct pace *p, int want)
+{
+	static unsigned char bufs[BATCH][MAX_DGRAM];
+	struct transport_msg m[BATCH];
+	int i, n;
+
+	for (i = 0; i < want; i++) {
+		fill(s, bufs[i], s->per_msg);
+		m[i] = (struct transport_msg){ .buf = bufs[i], .len = p->msg_bytes,
+					       .segment = s->per_msg > 1 ? s->size : 0 };
+	}
+	n = transport_send_batch(s->t, m, (unsigned)want);
+	if (n < 0) {
+		/* Sequence numbers not sent are taken back. */
+		s->seq -= (uint64_t)want * s->per_msg;
+		if (n == -EAGAIN || n == -ENOBUFS) {
+			wait_writable(s->t);
+			return 0;
+		}
+		if (n == -ECONNREFUSED) {	/* no sink (yet): ICMP */
+			s->send_errors++;
+			return 0;
+		}
+		ntpx_err("send: %s", strerror(-n));
+		return -1;
+	}
+	s->seq -= (uint64_t)(want - n) * s->per_msg;
+	s->sent_packets += (uint64_t)n * s->per_msg;
+	s->sent_bytes += (uint64_t)n * p->msg_bytes;
+	p->line_sent += (uint64_t)n * p->msg_bytes;
+	if (s->rate)
+		p->bucket -= (double)n * (double)p->msg_bytes;
+	return 0;
+}
+
+/* Sends until the duration is over or a signal: 0, or -1 on a send error. */
+static int sender_loop(struct sender *s, struct pace *p)
+{
+	while (!stopping) {
+		int64_t now = clock_monotonic_ns();
+		int want;
+
+		if (s->duration && now - p->start >= s->duration)
+			break;
+		sender_poll_reports(s);
+		pace_line(s, p, now);
+		if (pace_burst_off(s, p, now))
+			continue;
+		want = pace_want(s, p, now);
+		if (want && sender_send(s, p, want))
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * FIN, a few times as it may be lost as anything else, until the sink has
+ * accounted for every datagram: what was in flight arrives or is counted
+ * lost.  Then the line of what the sink reported since @sending, its view
+ * while we sent.
+ */
+static void sender_fin(struct sender *s, const struct pace *p, const struct report *sending)
+{
+	unsigned char fin[LOAD_HDR_LEN];
+	struct transport_msg fm = { .buf = fin, .len = sizeof(fin) };
+	int i;
+
+	load_hdr_put(fin, LOAD_FIN, s->run, s->seq);
+	for (i = 0; i < 3; i++) {
+		(void)transport_send_batch(s->t, &fm, 1);
+		wait_readable(s->t, 100 * NTPX_NS_PER_MS);
+		sender_poll_reports(s);
+		if (s->last.valid && s->last.packets + s->last.lost >= s->seq)
+			break;
+	}
+	if (s->last.valid && (!sending->valid || s->last.elapsed > sending->elapsed))
+		sender_line(s, clock_monotonic_ns() - p->last_line, p->line_sent);
+}
+
+/* The run's one line on stderr: what was sent in @el ns, what the sink got. */
+static void sender_summary(const struct sender *s, const struct report *sending, int64_t el)
+{
+	fprintf(stderr, "%s: sent %" PRIu64 " datagrams of %zu bytes, %" PRIu64
+		" bytes in %.3f s (%.6f Gbit/s)", ntpx_prog, s->sent_packets, s->size,
+		s->sent_bytes, ntpx_ns_to_sec((double)el), (double)s->sent_bytes * 8 / (double)el);
+	if (s->got_report)
+		fprintf(stderr, "; sink received %" PRIu64 " (%.6f Gbit/s), lost %" PRIu64
+			" (%.3f%%)", s->last.packets,
+			sending->valid && sending->elapsed ?
+			(double)sending->bytes * 8 / (double)sending->elapsed : 0.0,
+			s->last.lost,
+			s->sent_packets ? 100.0 * (double)s->last.lost / (double)s->sent_packets : 0.0);
+	else
+		fprintf(stderr, "; no report from a sink");
+	if (s->send_errors)
+		fprintf(stderr, ", refused %" PRIu64, s->send_errors);
+	fputc('\n', stderr);
+}
+
+int run_sender(struct sender *s)
+{
+	struct report sending;
+	struct pace p;
+	int64_t el;
+
+	pace_start(s, &p);
 	if (!s->quiet) {
 		emit("#ntpx-load 1\n#tool loadgen\n");
 		print_fields();
 		emit_flush();
 	}
-	while (!stopping) {
-		int64_t now = clock_monotonic_ns(), w;
-		int want;
-
-		if (s->duration && now - start >= s->duration)
-			break;
-		sender_poll_reports(s);
-		if (now >= next_line) {
-			sender_line(s, now - last_line, line_sent);
-			line_sent = 0;
-			last_line = now;
-			next_line += s->interval;
-		}
-		w = burst_wait(s, clock_realtime_ns());
-		if (w) {
-			int64_t until = next_line - now;
-
-			bucket = 0;
-			sleep_ns(w < until ? w : until);
-			last = clock_monotonic_ns();
-			continue;
-		}
-		if (s->rate) {
-			bucket += s->rate / 8 * (double)(now - last) / 1e9;
-			if (bucket > cap)
-				bucket = cap;
-			last = now;
-			if (bucket < (double)msg_bytes) {
-				int64_t need = (int64_t)(((double)msg_bytes - bucket) * 8e9 / s->rate);
-
-				sleep_ns(need < next_line - now ? need : next_line - now);
-				continue;
-			}
-			want = (int)(bucket / (double)msg_bytes);
-			if (want > BATCH)
-				want = BATCH;
-		} else {
-			want = BATCH;
-		}
-		for (i = 0; i < want; i++) {
-			fill(s, bufs[i], s->per_msg);
-			m[i] = (struct transport_msg){ .buf = bufs[i], .len = msg_bytes,
-						       .segment = s->per_msg > 1 ? s->size : 0 };
-		}
-		n = transport_send_batch(s->t, m, (unsigned)want);
-		if (n < 0) {
-			/* Sequence numbers not sent are taken back. */
-			s->seq -= (uint64_t)want * s->per_msg;
-			if (n == -EAGAIN || n == -ENOBUFS) {
-				wait_writable(s->t);
-				continue;
-			}
-			if (n == -ECONNREFUSED) {	/* no sink (yet): ICMP */
-				s->send_errors++;
-				continue;
-			}
-			ntpx_err("send: %s", strerror(-n));
-			return NTPX_EXIT_FAIL;
-		}
-		s->seq -= (uint64_t)(want - n) * s->per_msg;
-		s->sent_packets += (uint64_t)n * s->per_msg;
-		s->sent_bytes += (uint64_t)n * msg_bytes;
-		line_sent += (uint64_t)n * msg_bytes;
-		if (s->rate)
-			bucket -= (double)n * (double)msg_bytes;
-	}
-	{
-		int64_t el = clock_monotonic_ns() - start;
-		struct report sending = s->last;	/* the sink's view while we sent */
-		unsigned char fin[LOAD_HDR_LEN];
-		struct transport_msg fm = { .buf = fin, .len = sizeof(fin) };
-
-		/* FIN, a few times as it may be lost as anything else, until
-		   the sink has accounted for every datagram: what was in
-		   flight arrives or is counted lost. */
-		load_hdr_put(fin, LOAD_FIN, s->run, s->seq);
-		for (i = 0; i < 3; i++) {
-			(void)transport_send_batch(s->t, &fm, 1);
-			wait_readable(s->t, 100000000LL);
-			sender_poll_reports(s);
-			if (s->last.valid && s->last.packets + s->last.lost >= s->seq)
-				break;
-		}
-		if (s->last.valid && (!sending.valid || s->last.elapsed > sending.elapsed))
-			sender_line(s, clock_monotonic_ns() - last_line, line_sent);
-		if (s->quiet) {
-			s->last = sending;
-			return NTPX_EXIT_OK;
-		}
+	if (sender_loop(s, &p))
+		return NTPX_EXIT_FAIL;
+	el = clock_monotonic_ns() - p.start;
+	sending = s->last;
+	sender_fin(s, &p, &sending);
+	if (!s->quiet) {
 		if (loadgen_out == OUT_FAILED)
 			return NTPX_EXIT_FAIL;
-		fprintf(stderr, "%s: sent %" PRIu64 " datagrams of %zu bytes, %" PRIu64
-			" bytes in %.3f s (%.6f Gbit/s)", ntpx_prog, s->sent_packets, s->size,
-			s->sent_bytes, (double)el / 1e9, (double)s->sent_bytes * 8 / (double)el);
-		if (s->got_report)
-			fprintf(stderr, "; sink received %" PRIu64 " (%.6f Gbit/s), lost %" PRIu64
-				" (%.3f%%)", s->last.packets,
-				sending.valid && sending.elapsed ?
-				(double)sending.bytes * 8 / (double)sending.elapsed : 0.0,
-				s->last.lost,
-				s->sent_packets ? 100.0 * (double)s->last.lost / (double)s->sent_packets : 0.0);
-		else
-			fprintf(stderr, "; no report from a sink");
-		if (s->send_errors)
-			fprintf(stderr, ", refused %" PRIu64, s->send_errors);
-		fputc('\n', stderr);
-		s->last = sending;
+		sender_summary(s, &sending, el);
 	}
+	s->last = sending;
 	return NTPX_EXIT_OK;
 }
 

@@ -188,7 +188,7 @@ int run_sink(struct transport *t, int64_t interval, int64_t duration)
 
 		fprintf(stderr, "%s: sink received %" PRIu64 " datagrams, %" PRIu64
 			" bytes in %.3f s (%.6f Gbit/s), lost %" PRIu64 ", from %d senders",
-			ntpx_prog, s.packets, s.bytes, (double)el / 1e9,
+			ntpx_prog, s.packets, s.bytes, ntpx_ns_to_sec((double)el),
 			(double)s.bytes * 8 / (double)el, s.lost + sink_lost(&s), s.nruns);
 		if (s.foreign)
 			fprintf(stderr, ", not ours %" PRIu64, s.foreign);

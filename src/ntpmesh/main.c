@@ -38,8 +38,8 @@ static void usage(FILE *out)
 	       "      --fraction F      fit the lowest-delay fraction F of each pair's\n"
 	       "                        exchanges in a window (default 0.25)\n"
 	       "      --json            the same as one JSON object\n"
-	       "  -h, --help            this help\n"
-	       "      --version         print the version\n", ntpx_prog);
+	       "  -h, --help            this text\n"
+	       "      --version         the version\n", ntpx_prog);
 }
 
 static void options(int argc, char **argv)

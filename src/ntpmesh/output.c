@@ -118,7 +118,7 @@ static void u95(const char *k, double var)
 static void when(const char *k, int64_t ns)
 {
 	key(k);
-	printf("%lld.%09lld", (long long)(ns / 1000000000), (long long)(ns % 1000000000));
+	printf("%lld.%09lld", (long long)(ns / NTPX_NS_PER_SEC), (long long)(ns % NTPX_NS_PER_SEC));
 }
 
 /* A member of the top level: "KEY VALUE" a line, or ,"KEY":VALUE. */
@@ -157,7 +157,7 @@ void output_begin(const struct mesh_run *r)
 	top_end();
 	top("window_s");
 	if (r->window_ns)
-		printf("%.9f", (double)r->window_ns / 1e9);
+		printf("%.9f", ntpx_ns_to_sec((double)r->window_ns));
 	else
 		printf(json ? "null" : "-");
 	top_end();

@@ -38,7 +38,10 @@ static void usage(FILE *out)
 	       "                       (adds the filter's columns and corr adj dfreq)\n"
 	       "      --step-threshold DUR  with --discipline: step the clock at the\n"
 	       "                       first reply when its offset is above DUR\n"
-	       "      --discipline-params K=V,...  window, freq-samples, max-freq\n"
+	       "      --window N       with --discipline: samples in the clock filter\n"
+	       "                       (default 8, OpenNTPD's), as ntpfilter's --window\n"
+	       "      --discipline-params K=V,...  window (--window), freq-samples,\n"
+	       "                       max-freq\n"
 	       "      --no-stamps      no kernel or hardware stamps (t1q t1k ... t4h)\n"
 	       "      --xleave         ask for interleaved mode: the server's own stamps\n"
 	       "                       of each exchange fill t2k t3q t3k\n"
@@ -46,6 +49,8 @@ static void usage(FILE *out)
 	       "                       cookies from NTS-KE at HOST (default: the\n"
 	       "                       endpoint's host) port PORT (default 4460), every\n"
 	       "                       exchange authenticated (adds nts_seal nts_open)\n"
+	       "      --nts-port PORT  with --nts: NTS-KE's port (default 4460), as\n"
+	       "                       ntpreflect's --nts-port\n"
 	       "      --ca FILE        with --nts: trust the certificates in FILE (PEM)\n"
 	       "                       instead of the system's\n"
 	       "  -u, --user NAME      run as NAME once the endpoint is open\n"
@@ -53,8 +58,8 @@ static void usage(FILE *out)
 	       "      --human          lines for a person (offset, delay, stratum...),\n"
 	       "                       even when stdout is not a terminal\n"
 	       "      --records        records, even on a terminal\n"
-	       "  -h, --help           this help\n"
-	       "      --version        print the version\n\n"
+	       "  -h, --help           this text\n"
+	       "      --version        the version\n\n"
 	       "ENDPOINT: HOST[:PORT] (a name, an address, [IPv6]:PORT or a bare IPv6\n"
 	       "address: udp:// to port 123), udp://HOST[:PORT][?dev=IF&src=ADDR],\n"
 	       "uudp://HOST:PORT?dev=IF[&via=xdp|verbs][&mac=MAC], ib://HOST[:PORT][?dev=DEV].\n"
@@ -66,10 +71,11 @@ static void usage(FILE *out)
 
 /* What the command line said beyond the config, for the checks after it. */
 struct seen {
-	int step_given, count_given;
+	int step_given, window_given, count_given;
 	int family;			/* -4, -6, or 0 */
 	int human;			/* --human 1, --records 0, else -1 */
 	const char *nts_arg;		/* --nts=ARG, or NULL */
+	const char *nts_port;		/* --nts-port, or NULL */
 };
 
 /* The config before any option. */
@@ -90,6 +96,7 @@ static void defaults(struct probe_config *cfg)
 /* Option @c (its argument in optarg) into @cfg and @seen. */
 static void option(int c, struct probe_config *cfg, struct seen *seen)
 {
+	uint64_t window;
 	char err[256];
 
 	switch (c) {
@@ -137,6 +144,14 @@ static void option(int c, struct probe_config *cfg, struct seen *seen)
 			opt_usage_error("bad step threshold '%s'", optarg);
 		seen->step_given = 1;
 		break;
+	case 'W':
+		/* ntpfilter's --window, the same words (ntpx(7)) */
+		if (opt_count(optarg, FILTER_MAX_WINDOW, &window) || window < 1)
+			opt_usage_error("bad --window '%s' (1 to %d)", optarg,
+					FILTER_MAX_WINDOW);
+		cfg->dp.window = (int)window;
+		seen->window_given = 1;
+		break;
 	case 'X':
 		if (discipline_parse(&cfg->dp, optarg, err, sizeof(err)))
 			opt_usage_error("%s", err);
@@ -150,6 +165,9 @@ static void option(int c, struct probe_config *cfg, struct seen *seen)
 	case 'n':
 		cfg->nts = 1;
 		seen->nts_arg = optarg;
+		break;
+	case 'Y':
+		seen->nts_port = optarg;
 		break;
 	case 'A':
 		cfg->ca = optarg;
@@ -188,12 +206,17 @@ static void settle(struct probe_config *cfg, const struct seen *seen)
 	cfg->human = cfg->once ? 0 : human >= 0 ? human : isatty(STDOUT_FILENO);
 	if (cfg->ca && !cfg->nts)
 		opt_usage_error("--ca needs --nts");
+	if (seen->nts_port && !cfg->nts)
+		opt_usage_error("--nts-port needs --nts");
 	if (cfg->nts && nts_ke_server_parse(seen->nts_arg, cfg->ep.host, cfg->nts_host,
 					    sizeof(cfg->nts_host), cfg->nts_port) < 0)
 		opt_usage_error("bad NTS-KE server '%s'",
 				seen->nts_arg ? seen->nts_arg : cfg->ep.host);
+	opt_nts_port(seen->nts_arg, seen->nts_port, cfg->nts_port);
 	if (seen->step_given && !cfg->discipline)
 		opt_usage_error("--step-threshold needs --discipline");
+	if (seen->window_given && !cfg->discipline)
+		opt_usage_error("--window needs --discipline");
 	if (cfg->timeout < 0)
 		cfg->timeout = cfg->interval < NTPX_NS_PER_SEC ? cfg->interval : NTPX_NS_PER_SEC;
 }
@@ -212,10 +235,12 @@ void probe_options(int argc, char **argv, struct probe_config *cfg)
 		{ "discipline", no_argument, NULL, 'D' },
 		{ "step-threshold", required_argument, NULL, 'T' },
 		{ "discipline-params", required_argument, NULL, 'X' },
+		{ "window", required_argument, NULL, 'W' },
 		{ "no-stamps", no_argument, NULL, 'N' },
 		{ "xleave", no_argument, NULL, 'x' },
 		{ "user", required_argument, NULL, 'u' },
 		{ "nts", optional_argument, NULL, 'n' },
+		{ "nts-port", required_argument, NULL, 'Y' },
 		{ "ca", required_argument, NULL, 'A' },
 		{ "human", no_argument, NULL, 'H' },
 		{ "records", no_argument, NULL, 'R' },

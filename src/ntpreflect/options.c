@@ -43,8 +43,8 @@ static void usage(FILE *out)
 	       "      --nts-rotate DUR the cookie key's period (default 1h); cookies under\n"
 	       "                       it and the 2 keys before it are accepted\n"
 	       "  -4, -6               resolve HOST to an IPv4 / IPv6 address only\n"
-	       "  -h, --help           this help\n"
-	       "      --version        print the version\n\n"
+	       "  -h, --help           this text\n"
+	       "      --version        the version\n\n"
 	       "On a terminal, one line on stderr at startup says what is served; counts\n"
 	       "of what was answered and ignored go to stderr at exit.\n", ntpx_prog);
 }

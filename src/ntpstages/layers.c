@@ -55,7 +55,7 @@ int layer_stats(const struct input *in, size_t k, double *v, double *w, double *
 			tt[m] = x[l->t[m]];
 		if (tt[0] == NONE || tt[1] == NONE || tt[2] == NONE || tt[3] == NONE)
 			continue;
-		t[n] = (double)(int64_t)((uint64_t)x[S_T1] - (uint64_t)in->x[0][S_T1]) / 1e9;
+		t[n] = ntpx_ns_to_sec((double)(int64_t)((uint64_t)x[S_T1] - (uint64_t)in->x[0][S_T1]));
 		v[n] = (double)record_off2(tt) / 2;
 		w[n] = (double)record_delay(tt);
 		n++;

@@ -36,8 +36,8 @@ static void usage(FILE *out)
 	       "                       the one-way paths are true one-way delays\n"
 	       "      --openmetrics    both tables in the Prometheus text format (for\n"
 	       "                       node_exporter's textfile collector)\n"
-	       "  -h, --help           this help\n"
-	       "      --version        print the version\n", ntpx_prog);
+	       "  -h, --help           this text\n"
+	       "      --version        the version\n", ntpx_prog);
 }
 
 int main(int argc, char **argv)

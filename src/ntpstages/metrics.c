@@ -25,6 +25,7 @@ int metrics_print(const struct input *in, int same, double *v, double *w, double
 	size_t k, ns = stage_count(), nl = layer_count();
 	char lab[160];
 	struct om m;
+	int rc;
 
 	if (ns > MAX_STAGES || nl > MAX_LAYERS)
 		return OUT_FAILED;
@@ -32,43 +33,43 @@ int metrics_print(const struct input *in, int same, double *v, double *w, double
 		have_s[k] = stage_stats(in, k, v, &sf[k]) == 0;
 	for (k = 0; k < nl; k++)
 		have_l[k] = layer_stats(in, k, v, w, t, &lf[k]) == 0;
-	om_init(&m, in->endpoint);
+	om_init(&m, stdout, in->endpoint);
 	om_gauge(&m, "ntpx_records", "Exchanges read.", (double)in->records);
 	om_gauge(&m, "ntpx_ok_records", "Exchanges with status ok, those decomposed.",
 		 (double)in->n);
 	om_gauge(&m, "ntpx_same_clock", "1 when both hosts read one clock (--same-clock): "
 		 "the one-way stages are then true one-way delays.", same);
 
-	om_family("ntpx_stage_seconds", "summary",
+	om_family(&m, "ntpx_stage_seconds", "summary",
 		  "Time between two stamps of an exchange, per stage (ntpstages(1)).");
 	for (k = 0; k < ns; k++) {
 		if (!have_s[k])
 			continue;
 		snprintf(lab, sizeof(lab), "stage=\"%s\",quantile=\"0.5\"", stage_name(k));
-		om_sample(&m, "ntpx_stage_seconds", lab, sf[k].median * 1e-9);
+		om_sample(&m, "ntpx_stage_seconds", lab, ntpx_ns_to_sec(sf[k].median));
 		snprintf(lab, sizeof(lab), "stage=\"%s\",quantile=\"0.99\"", stage_name(k));
-		om_sample(&m, "ntpx_stage_seconds", lab, sf[k].p99 * 1e-9);
+		om_sample(&m, "ntpx_stage_seconds", lab, ntpx_ns_to_sec(sf[k].p99));
 		snprintf(lab, sizeof(lab), "stage=\"%s\"", stage_name(k));
-		om_sample(&m, "ntpx_stage_seconds_sum", lab, sf[k].sum * 1e-9);
+		om_sample(&m, "ntpx_stage_seconds_sum", lab, ntpx_ns_to_sec(sf[k].sum));
 		om_sample(&m, "ntpx_stage_seconds_count", lab, (double)sf[k].n);
 	}
-	om_family("ntpx_stage_jitter_seconds", "gauge",
+	om_family(&m, "ntpx_stage_jitter_seconds", "gauge",
 		  "Jitter of a stage: RMS of successive differences over sqrt 2.");
 	for (k = 0; k < ns; k++) {
 		if (!have_s[k] || !isfinite(sf[k].jitter))
 			continue;
 		snprintf(lab, sizeof(lab), "stage=\"%s\"", stage_name(k));
-		om_sample(&m, "ntpx_stage_jitter_seconds", lab, sf[k].jitter * 1e-9);
+		om_sample(&m, "ntpx_stage_jitter_seconds", lab, ntpx_ns_to_sec(sf[k].jitter));
 	}
 
 #define LAYER_GAUGE(name, help, expr)						\
 	do {									\
-		om_family(name, "gauge", help);					\
+		om_family(&m, name, "gauge", help);				\
 		for (k = 0; k < nl; k++) {					\
 			if (!have_l[k])						\
 				continue;					\
 			snprintf(lab, sizeof(lab), "layer=\"%s\"", layer_name(k));	\
-			om_sample(&m, name, lab, (expr) * 1e-9);		\
+			om_sample(&m, name, lab, ntpx_ns_to_sec(expr));	\
 		}								\
 	} while (0)
 	LAYER_GAUGE("ntpx_layer_offset_seconds",
@@ -81,7 +82,7 @@ int metrics_print(const struct input *in, int same, double *v, double *w, double
 		    "Jitter of one layer's offsets: RMS of successive differences over sqrt 2.",
 		    lf[k].jitter);
 #undef LAYER_GAUGE
-	om_family("ntpx_host_share_ratio", "gauge",
+	om_family(&m, "ntpx_host_share_ratio", "gauge",
 		  "Share of the user layer's offset variance that the layer's stamps take out: "
 		  "the host stacks' part of the noise.");
 	for (k = 1; k < nl; k++) {
@@ -92,5 +93,8 @@ int metrics_print(const struct input *in, int same, double *v, double *w, double
 		snprintf(lab, sizeof(lab), "layer=\"%s\"", layer_name(k));
 		om_sample(&m, "ntpx_host_share_ratio", lab, h);
 	}
+	rc = om_end(&m);
+	if (rc < 0)
+		return out_failed("standard output", -rc);
 	return out_flush(stdout, "standard output");
 }

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "exchange.h"
+#include "opt_units.h"
 
 /* The stamps of one exchange, in the order of enum st. */
 enum st {

@@ -106,7 +106,7 @@ int series_read(int fd, const char *name, struct series *s)
 			return -1;
 		}
 		/* Modulo 2^64, as record_delay(): a T1 is whatever a file holds. */
-		s->t[s->n] = (double)(int64_t)((uint64_t)x->t[0] - (uint64_t)s->t0) * 1e-9;
+		s->t[s->n] = ntpx_ns_to_sec((double)(int64_t)((uint64_t)x->t[0] - (uint64_t)s->t0));
 		s->off[s->n] = (double)xr.off2 / 2;
 		s->delay[s->n] = (float)xr.delay;
 		if (s->truth)

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "opt_units.h"
 #include "record.h"
 #include "stats.h"
 

@@ -42,8 +42,8 @@ static void usage(FILE *out)
 	       "                        exit 1 if any tau fails\n"
 	       "      --percentiles     distribution of offset and delay\n"
 	       "                        (--json: as JSON, with --stability too)\n"
-	       "  -h, --help            this help\n"
-	       "      --version         print the version\n", ntpx_prog);
+	       "  -h, --help            this text\n"
+	       "      --version         the version\n", ntpx_prog);
 }
 
 /* Returns the index of the first input in @argv. */
@@ -159,10 +159,10 @@ int fit_options(int argc, char **argv, struct fit_config *cfg)
 				"with --stability");
 	if (mask)
 		cfg->stab.nmask = mask_parse(mask, cfg->stab.mask);
-	cfg->stab.max_tau_s = (double)max_tau_ns * 1e-9;
+	cfg->stab.max_tau_s = ntpx_ns_to_sec((double)max_tau_ns);
 	cfg->mode = mode;
 	cfg->json = om ? SUMMARY_OPENMETRICS : json;
 	cfg->series = series;
-	cfg->tau0_s = (double)tau0_ns * 1e-9;
+	cfg->tau0_s = ntpx_ns_to_sec((double)tau0_ns);
 	return optind;
 }

@@ -170,7 +170,7 @@ int stability_taus_parse(const char *arg, struct stab_config *sc)
 			free(buf);
 			return -1;
 		}
-		sc->tau_s[sc->ntau++] = (double)ns * 1e-9;
+		sc->tau_s[sc->ntau++] = ntpx_ns_to_sec((double)ns);
 	}
 	free(buf);
 	qsort(sc->tau_s, sc->ntau, sizeof(*sc->tau_s), cmp_double);

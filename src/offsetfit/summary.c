@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "openmetrics.h"
+#include "out.h"
 #include "offsetfit.h"
 
 /*
@@ -30,37 +31,41 @@ static int openmetrics_print(const struct series *s, const struct linfit *fit, d
 			     int truth, double bias, double erms, double rsum, double dsum)
 {
 	struct om m;
+	int rc;
 
-	om_init(&m, s->endpoint);
+	om_init(&m, stdout, s->endpoint);
 	om_gauge(&m, "ntpx_records", "Exchanges read.", (double)s->records);
 	om_gauge(&m, "ntpx_ok_records", "Exchanges with status ok, those fitted.", (double)s->n);
 	om_gauge(&m, "ntpx_lost_records", "Exchanges lost (timeout or dropped).", (double)lost);
 	om_gauge(&m, "ntpx_offset_seconds",
 		 "Offset (server minus client) of the fitted line at the last exchange.",
-		 (fit->a + fit->b * t_end) * 1e-9);
+		 ntpx_ns_to_sec(fit->a + fit->b * t_end));
 	om_gauge(&m, "ntpx_drift_ratio", "Slope of the fitted offset: the frequency error (1e-6 is 1 ppm).",
-		 fit->b * 1e-9);
+		 ntpx_ns_to_sec(fit->b));
 	om_gauge(&m, "ntpx_residual_rms_seconds", "RMS of the residuals about the fitted line.",
-		 fit->rms * 1e-9);
-	om_family("ntpx_residual_abs_seconds", "summary", "The absolute residuals about the fitted line.");
-	om_sample(&m, "ntpx_residual_abs_seconds", "quantile=\"0.5\"", rq[0] * 1e-9);
-	om_sample(&m, "ntpx_residual_abs_seconds", "quantile=\"0.99\"", rq[1] * 1e-9);
-	om_sample(&m, "ntpx_residual_abs_seconds", "quantile=\"0.999\"", rq[2] * 1e-9);
-	om_sample(&m, "ntpx_residual_abs_seconds_sum", NULL, rsum * 1e-9);
+		 ntpx_ns_to_sec(fit->rms));
+	om_family(&m, "ntpx_residual_abs_seconds", "summary", "The absolute residuals about the fitted line.");
+	om_sample(&m, "ntpx_residual_abs_seconds", "quantile=\"0.5\"", ntpx_ns_to_sec(rq[0]));
+	om_sample(&m, "ntpx_residual_abs_seconds", "quantile=\"0.99\"", ntpx_ns_to_sec(rq[1]));
+	om_sample(&m, "ntpx_residual_abs_seconds", "quantile=\"0.999\"", ntpx_ns_to_sec(rq[2]));
+	om_sample(&m, "ntpx_residual_abs_seconds_sum", NULL, ntpx_ns_to_sec(rsum));
 	om_sample(&m, "ntpx_residual_abs_seconds_count", NULL, (double)s->n);
-	om_family("ntpx_delay_seconds", "summary", "The round-trip delay of the ok exchanges.");
-	om_sample(&m, "ntpx_delay_seconds", "quantile=\"0\"", dmin * 1e-9);
-	om_sample(&m, "ntpx_delay_seconds", "quantile=\"0.5\"", dq[0] * 1e-9);
-	om_sample(&m, "ntpx_delay_seconds", "quantile=\"0.99\"", dq[1] * 1e-9);
-	om_sample(&m, "ntpx_delay_seconds_sum", NULL, dsum * 1e-9);
+	om_family(&m, "ntpx_delay_seconds", "summary", "The round-trip delay of the ok exchanges.");
+	om_sample(&m, "ntpx_delay_seconds", "quantile=\"0\"", ntpx_ns_to_sec(dmin));
+	om_sample(&m, "ntpx_delay_seconds", "quantile=\"0.5\"", ntpx_ns_to_sec(dq[0]));
+	om_sample(&m, "ntpx_delay_seconds", "quantile=\"0.99\"", ntpx_ns_to_sec(dq[1]));
+	om_sample(&m, "ntpx_delay_seconds_sum", NULL, ntpx_ns_to_sec(dsum));
 	om_sample(&m, "ntpx_delay_seconds_count", NULL, (double)s->n);
 
 	if (truth) {
 		om_gauge(&m, "ntpx_error_bias_seconds", "Mean of measured minus true offset (sim clock).",
-			 bias * 1e-9);
+			 ntpx_ns_to_sec(bias));
 		om_gauge(&m, "ntpx_error_rms_seconds", "RMS of measured minus true offset (sim clock).",
-			 erms * 1e-9);
+			 ntpx_ns_to_sec(erms));
 	}
+	rc = om_end(&m);
+	if (rc < 0)
+		return out_exit_code(out_failed(STDOUT_NAME, -rc));
 	return output_finish();
 }
 

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "opt_units.h"
 #include "tether.h"
 
 volatile sig_atomic_t sig_got;
@@ -52,7 +53,7 @@ int64_t mono_ms(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (int64_t)ts.tv_sec * (NTPX_NS_PER_SEC / NTPX_NS_PER_MS) + ts.tv_nsec / NTPX_NS_PER_MS;
 }
 
 int write_all(int fd, const char *p, size_t n)

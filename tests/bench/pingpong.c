@@ -45,6 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "opt_units.h"
 #include "stats.h"
 
 static int64_t now(void)
@@ -52,7 +53,7 @@ static int64_t now(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	return (int64_t)ts.tv_sec * NTPX_NS_PER_SEC + ts.tv_nsec;
 }
 
 /* 0: no stamps; else the send stamps asked per datagram. */
@@ -63,7 +64,7 @@ static uint64_t stamp_sink;	/* the stamps go somewhere, as in ntpx (mod 2^64) */
 
 static int64_t ts_ns(const struct timespec *ts)
 {
-	return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
+	return (int64_t)ts->tv_sec * NTPX_NS_PER_SEC + ts->tv_nsec;
 }
 
 /* The socket's stamping, as lib/udp.c's udp_stamps_enable(). */
@@ -213,8 +214,8 @@ static int client(const char *host, int port, long interval_us, long count, int 
 		int64_t t1, t4;
 
 		next.tv_nsec += interval_us * 1000;
-		while (next.tv_nsec >= 1000000000) {
-			next.tv_nsec -= 1000000000;
+		while (next.tv_nsec >= NTPX_NS_PER_SEC) {
+			next.tv_nsec -= NTPX_NS_PER_SEC;
 			next.tv_sec++;
 		}
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);

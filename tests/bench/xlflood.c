@@ -37,13 +37,14 @@
 #include <unistd.h>
 
 #include "util_private.h"
+#include "opt_units.h"
 
 static int64_t now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	return (int64_t)ts.tv_sec * NTPX_NS_PER_SEC + ts.tv_nsec;
 }
 
 #define TAG	0x5854000000000000ULL	/* "XT": our numbers, never a timestamp */
@@ -88,9 +89,9 @@ int main(int argc, char **argv)
 
 		(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof(buf));
 	}
-	gap = 1000000000 / (int64_t)rate;
+	gap = NTPX_NS_PER_SEC / (int64_t)rate;
 	start = now_ns();
-	end = start + (int64_t)secs * 1000000000;
+	end = start + (int64_t)secs * NTPX_NS_PER_SEC;
 	for (i = 0;; i++) {
 		int64_t due = start + (int64_t)i * gap, t;
 		unsigned char buf[256];
@@ -132,7 +133,7 @@ int main(int argc, char **argv)
 				replies++;
 				inter += xl;
 				if ((!xl || last_xl[c]) && d >= 0 && d < (1LL << 32)) {
-					double us = (double)((d * 1000000000) >> 32) / 1e3;
+					double us = (double)((d * NTPX_NS_PER_SEC) >> 32) / 1e3;
 
 					if (!rn || us < rmin)
 						rmin = us;

@@ -65,7 +65,7 @@ real_runs() {
 		done
 		for c in 1pct 5pct; do
 			newrun loss $c udp $rep && ev run_start &&
-			lossinject --rate "${c%pct}%" --seed $rep -- ntpprobe -i 5ms -c 80 "udp://127.0.0.1:$PORT_udp" \
+			lossinject --drop "${c%pct}%" --seed $rep -- ntpprobe -i 5ms -c 80 "udp://127.0.0.1:$PORT_udp" \
 				>"$RUN/probe.rec" 2>>"$TMP/probe.err" &&
 			# The runner's keys win over what analysis/ derives: jitter_us
 			# here has no record column to come from.
@@ -308,11 +308,16 @@ stab1ci() { for d in "$P"/runs/*-$1-*-$2-r[12]; do offsetfit --stability --serie
 stabvals() { awk -F'\t' -v c=$1 'NR == 1 { for (i = 2; i <= NF; i++) n[$i] = i - 1; next } (c in n) && $n[c] != "-"' "$P/figures/stability.tsv" | wc -l; }
 # rows of stability.tsv for FAMILY TRANSPORT
 stabrows() { awk -F'\t' -v f="$1" -v t="$2" '$1 == f && $2 == t' "$P/figures/stability.tsv" | wc -l; }
-# the octaves of offsetfit --stability on the freerun udp run of rep 1
-octaves() { offsetfit --stability --series offset "$(ls -d "$P"/runs/*-freerun-*-udp-r1)/probe.rec" | grep -c '^[0-9]'; }
-# the decade taus of the same run, and the ratio of stability.tsv's
-# K-th tau to its first for FAMILY TRANSPORT
-decades() { offsetfit --stability --series offset --taus decade "$(ls -d "$P"/runs/*-freerun-*-udp-r1)/probe.rec" | grep -c '^[0-9]'; }
+# the most taus (--taus GRID) of offsetfit --stability on the freerun udp
+# runs: ntpx-figures has a row for each k-th tau that any repetition has,
+# and a run's taus follow its own span, which a busy machine stretches
+# in one repetition and not the other
+most_taus() { for d in "$P"/runs/*-freerun-*-udp-r[12]; do
+	offsetfit --stability --series offset --taus "$1" "$d/probe.rec" | grep -c '^[0-9]'; done | sort -n | tail -n 1; }
+# the octaves, the decade taus, and the ratio of stability.tsv's K-th tau
+# to its first for FAMILY TRANSPORT
+octaves() { most_taus octave; }
+decades() { most_taus decade; }
 tauratio() { awk -F'\t' -v f="$1" -v t="$2" -v k="$3" '$1 == f && $2 == t && ++n == 1 { a = $3 }
 	$1 == f && $2 == t && n == k { printf "%.3g", $3 / a; exit }' "$P/figures/stability.tsv"; }
 # The synthesized directional runs put q us on one way only: the

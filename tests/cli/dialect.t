@@ -35,7 +35,7 @@ strays() {
 
 test_expect_success 'setup: records with stamps, from a reflector on loopback' '
 	start_reflector &&
-	ntpprobe -i 10ms -c 20 "udp://127.0.0.1:$REFLECT_PORT" >"$TMP/rec" 2>/dev/null &&
+	ntpprobe -i 10ms -w 5s -c 20 "udp://127.0.0.1:$REFLECT_PORT" >"$TMP/rec" 2>/dev/null &&
 	test_is "$(count_status "$TMP/rec" ok)" 20
 '
 
@@ -67,7 +67,7 @@ same() {
 	_nrc=$?
 	test_is "$_orc" "$_nrc" &&
 	cmp "$TMP/old.out" "$TMP/new.out" &&
-	test_grep -E "^[a-z-]+: -[a-zA-Z] is the old spelling of [^ ]+( \(--[a-z-]+\))?; it goes in the next release$" "$TMP/old.err" &&
+	test_grep -E "^[a-z-]+: (-[a-zA-Z]|--[a-z-]+) is the old spelling of [^ ]+( \(--[a-z-]+\))?; it goes in the next release$" "$TMP/old.err" &&
 	tail -n +2 "$TMP/old.err" >"$TMP/old.rest" &&
 	cmp "$TMP/old.rest" "$TMP/new.err"
 }
@@ -82,7 +82,7 @@ test_expect_success 'ntpreflect -n 2: answers two requests and exits, as -c 2' '
 	p=$(free_udp_port) &&
 	spawn r ntpreflect --stratum 1 -n 2 "udp://127.0.0.1:$p" 2>"$TMP/r.err" &&
 	wait_until 5 udp_listening "$p" &&
-	ntpprobe -i 10ms -c 2 "udp://127.0.0.1:$p" >/dev/null 2>&1 &&
+	ntpprobe -i 10ms -w 5s -c 2 "udp://127.0.0.1:$p" >/dev/null 2>&1 &&
 	wait "$r" &&
 	test_grep "^ntpreflect: -n is the old spelling of -c (--count)" "$TMP/r.err"
 '
@@ -102,9 +102,21 @@ test_expect_success 'ntpstages -s: --same-clock' '
 	same ntpstages -s "$TMP/rec" :: ntpstages --same-clock "$TMP/rec"
 '
 test_expect_success 'lossinject -s, -e: --seed, --every' '
-	same lossinject -r 5% -s 3 -- sh -c "echo \$NTPX_LOSS" :: lossinject -r 5% --seed 3 -- sh -c "echo \$NTPX_LOSS" &&
+	same lossinject --drop 5% -s 3 -- sh -c "echo \$NTPX_LOSS" :: lossinject --drop 5% --seed 3 -- sh -c "echo \$NTPX_LOSS" &&
 	test_grep "3" "$TMP/new.out" &&
 	same lossinject -e 4 -- sh -c "echo \$NTPX_LOSS" :: lossinject --every 4 -- sh -c "echo \$NTPX_LOSS"
+'
+# A rate is traffic (loadgen -r 5%: of the capacity); a drop probability
+# is --drop, and lossinject's -r and --rate are its old spellings.
+test_expect_success 'lossinject -r, --rate: --drop' '
+	same lossinject -r 5% --seed 3 -- sh -c "echo \$NTPX_LOSS" :: lossinject --drop 5% --seed 3 -- sh -c "echo \$NTPX_LOSS" &&
+	test_is "$(cat "$TMP/new.out")" "rate:0.05:3" &&
+	same lossinject --rate 0.25 -- sh -c "echo \$NTPX_LOSS" :: lossinject --drop 0.25 -- sh -c "echo \$NTPX_LOSS" &&
+	same lossinject --rate 101% -- true :: lossinject --drop 101% -- true &&
+	test_grep "^lossinject: bad --drop .101%." "$TMP/new.err" &&
+	"$NTPX_BIN/lossinject" --help >"$TMP/help" &&
+	test_grep -e "--drop P" "$TMP/help" &&
+	! grep -e "--rate" "$TMP/help"
 '
 test_expect_success 'tether -s, -b, -t, -r: --side, --bin, --tag, --ready' '
 	same tether -x env -s one --bin /nowhere -- true :: tether -x env --side one --bin /nowhere -- true &&
@@ -154,6 +166,73 @@ test_expect_success 'loadgen checks every value before it opens the endpoint' '
 	done &&
 	test_exit 2 loadgen --ntp 5% "$nobind" 2>"$TMP/err" &&
 	test_grep "^loadgen: bad --ntp rate" "$TMP/err"
+'
+
+# The clock filter's window is --window N in ntpfilter and ntpprobe alike
+# (and --discipline-params window=N in ntpprobe, the same): fcount, the
+# samples in the window, rises to N and no further.
+fcount_max() { awk "$ntpx_fields"'/^#fields/ { fields(); next } /^#/ { next }
+	{ c = field("fcount") + 0; if (c > m) m = c } END { print m + 0 }' "$1"; }
+test_expect_success 'the filter window: --window N in ntpfilter and ntpprobe --discipline' '
+	clockstep --clock "sim:$TMP/wclk" --create >/dev/null &&
+	ntpprobe --clock "sim:$TMP/wclk" --discipline --window 3 -i 10ms -c 20 -w 2s \
+		"udp://127.0.0.1:$REFLECT_PORT" >"$TMP/w3.rec" 2>/dev/null &&
+	test_is "$(fcount_max "$TMP/w3.rec")" 3 &&
+	ntpprobe --clock "sim:$TMP/wclk" --discipline --discipline-params window=5 -i 10ms -c 20 -w 2s \
+		"udp://127.0.0.1:$REFLECT_PORT" >"$TMP/w5.rec" 2>/dev/null &&
+	test_is "$(fcount_max "$TMP/w5.rec")" 5 &&
+	ntpfilter --window 3 "$TMP/rec" >"$TMP/f3.rec" &&
+	test_is "$(fcount_max "$TMP/f3.rec")" 3 &&
+	test_exit 2 ntpprobe --window 3 "udp://127.0.0.1:$REFLECT_PORT" 2>"$TMP/err" &&
+	test_grep "^ntpprobe: --window needs --discipline$" "$TMP/err" &&
+	test_exit 2 ntpprobe --discipline --window 0 "udp://127.0.0.1:$REFLECT_PORT" 2>"$TMP/err" &&
+	test_grep "^ntpprobe: bad --window .0. (1 to 64)$" "$TMP/err" &&
+	test_exit 2 ntpfilter --window 0 "$TMP/rec" 2>"$TMP/err" &&
+	test_grep "^ntpfilter: bad --window .0. (1 to 64)$" "$TMP/err"
+'
+
+# NTS-KE's port is --nts-port everywhere (tests/cli/nts.t runs it against
+# a server); a client's --nts=HOST:PORT says the same in the address.
+test_expect_success 'NTS-KE port: --nts-port in ntpreflect, ntpprobe and loadgen' '
+	for t in ntpreflect ntpprobe loadgen; do
+		"$NTPX_BIN/$t" --help >"$TMP/help" &&
+		test_grep -e "--nts-port PORT" "$TMP/help" || return 1
+	done &&
+	test_exit 2 ntpprobe --nts-port 4461 udp://127.0.0.1:9 2>"$TMP/err" &&
+	test_grep "^ntpprobe: --nts-port needs --nts$" "$TMP/err" &&
+	test_exit 2 ntpprobe --nts=127.0.0.1:4460 --nts-port 4461 udp://127.0.0.1:9 2>"$TMP/err" &&
+	test_grep "^ntpprobe: --nts=127.0.0.1:4460 names a port already" "$TMP/err" &&
+	test_exit 2 loadgen --ntp 1k --nts --nts-port 0 udp://127.0.0.1:9 2>"$TMP/err" &&
+	test_grep "^loadgen: bad NTS-KE port .0.$" "$TMP/err" &&
+	test_exit 2 ntpreflect --nts-port 0 udp://127.0.0.1:9 2>"$TMP/err" &&
+	test_grep "^ntpreflect: bad NTS-KE port .0.$" "$TMP/err"
+'
+
+test_expect_success '-h, --help is "this text" and --version "the version" in every --help' '
+	for t in $tools; do
+		"$NTPX_BIN/$t" --help >"$TMP/help" 2>&1 &&
+		test_grep -E "^ +-h, --help +this text$" "$TMP/help" &&
+		test_grep -E "^ +--version +the version$" "$TMP/help" || { diag "$t"; return 1; }
+	done
+'
+
+# Every reader of records takes FILE...; ntpfilter filters each on its own.
+test_expect_success 'ntpfilter FILE...: each file in turn, each from an empty window' '
+	ntpfilter "$TMP/rec" >"$TMP/one" &&
+	ntpfilter "$TMP/rec" "$TMP/rec" >"$TMP/two" &&
+	cat "$TMP/one" "$TMP/one" >"$TMP/twice" &&
+	cmp "$TMP/two" "$TMP/twice" &&
+	ntpfilter <"$TMP/rec" >"$TMP/stdin" &&
+	cmp "$TMP/one" "$TMP/stdin" &&
+	ntpfilter "$TMP/rec" - <"$TMP/rec" >"$TMP/dash" &&
+	cmp "$TMP/twice" "$TMP/dash" &&
+	test_exit 1 ntpfilter "$TMP/rec" "$TMP/nosuch" >"$TMP/part" 2>"$TMP/err" &&
+	cmp "$TMP/one" "$TMP/part" &&
+	test_is "$(cat "$TMP/err")" "ntpfilter: $TMP/nosuch: No such file or directory" &&
+	for t in offsetfit ntpstages ntpfilter ntpx-convert; do
+		"$NTPX_BIN/$t" --help >"$TMP/help" 2>&1 &&
+		test_grep -E "^usage: $t .*\[FILE\.\.\.\]" "$TMP/help" || return 1
+	done
 '
 
 done_testing

@@ -8,6 +8,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$NTPX_TOP/tests/rdma.sh"
 need timeout
+hw_built verbs || skip_all "$HW_WHY"
 
 # NORDMA: this host has no RDMA device.
 test_lazy_prereq NORDMA '[ -z "$(rdma_devices)" ]'

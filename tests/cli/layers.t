@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: ISC
 # doc/design.md is the map of the tree (scripts/layers): its layer table
-# names every source file of lib/ and src/, a lib/ file includes no header
+# names every source file of lib/ (lib/bpf/ too) and src/, a lib/ file includes no header
 # of a layer above its own, and no two files include each other or call
 # each other in a loop.  Then, on a copy, each of those broken once.
 . "$(dirname "$0")/../lib.sh"
@@ -61,6 +61,20 @@ test_expect_success 'a file the table names no more, and one it names wrongly' '
 	test_grep "^lib/stamp.c: not in doc/design.md.s layer table\$" "$TMP/found" &&
 	test_grep "^lib/stamps.c: in doc/design.md.s layer table, not in the tree\$" "$TMP/found" &&
 	test_is "$(wc -l <"$TMP/found")" 3
+'
+
+test_expect_success 'the XDP program of lib/bpf/: in the table, and held to its row' '
+	test_when_finished "cp \"$NTPX_TOP/doc/design.md\" \"$c/doc/design.md\"" &&
+	test_when_finished "cp \"$NTPX_TOP/lib/bpf/ntpx_xdp.bpf.c\" \"$c/lib/bpf/\"" &&
+	sed -i "s#| lib/bpf/ntpx_xdp.bpf.c |#| |#" "$c/doc/design.md" &&
+	test_exit 1 check "$c" &&
+	test_grep "^lib/bpf/ntpx_xdp.bpf.c: not in doc/design.md.s layer table\$" "$TMP/found" &&
+	test_is "$(wc -l <"$TMP/found")" 1 &&
+	cp "$NTPX_TOP/doc/design.md" "$c/doc/design.md" &&
+	sed -i "s/^#include <linux\/bpf.h>/&\n#include \"..\/record.h\"/" "$c/lib/bpf/ntpx_xdp.bpf.c" &&
+	test_exit 1 check "$c" &&
+	test_grep "^lib/bpf/ntpx_xdp.bpf.c: includes record.h, from a layer above its own\$" "$TMP/found" &&
+	test_is "$(wc -l <"$TMP/found")" 1
 '
 
 test_expect_success 'a lib/ file that includes a header of a layer above' '

@@ -85,6 +85,18 @@ test_expect_success 'ntpprobe --nts: 20 of 20 ok, authenticated, one NTS-KE for 
 	one_clock "$TMP/rec"
 '
 
+# ntpx(7): NTS-KE's port is --nts-port in every tool; a client's
+# --nts=HOST:PORT is the same port written in the address.
+test_expect_success 'ntpprobe and loadgen --nts --nts-port: the port as ntpreflect names it' '
+	test_exit 0 ntpprobe --records --nts --nts-port "$keport" --ca "$TMP/ca.pem" -i 50ms -c 3 -w 5s \
+		"udp://127.0.0.1:$port" >"$TMP/prec" 2>/dev/null &&
+	test_is "$(count_status "$TMP/prec" ok)" 3 &&
+	test_grep "^#nts aead AEAD_AES_SIV_CMAC_256 cookies 8 ke 127.0.0.1:$keport server -:$port\$" "$TMP/prec" &&
+	test_exit 0 loadgen --ntp 1k -d 200ms -w 2s --nts --nts-port "$keport" --ca "$TMP/ca.pem" \
+		"udp://127.0.0.1:$port" >/dev/null 2>"$TMP/plg" &&
+	test_grep "ntp requests [1-9][0-9]* replies [1-9][0-9]* " "$TMP/plg"
+'
+
 test_expect_success 'ntpprobe --nts --xleave: interleaved replies, authenticated' '
 	test_exit 0 probe ca --xleave -i 50ms -c 10 -w 5s >"$TMP/xrec" 2>"$TMP/xerr" &&
 	test_is "$(count_status "$TMP/xrec" ok)" 10 &&

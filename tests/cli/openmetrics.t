@@ -92,7 +92,9 @@ test_expect_success 'usage: --openmetrics goes alone' '
 test_expect_success 'a write error: exit 1, one line' '
 	test_exit 1 offsetfit --openmetrics "$TMP/rec" >/dev/full 2>"$TMP/full1" &&
 	test_grep "write error on standard output" "$TMP/full1" &&
+	test_is "$(wc -l <"$TMP/full1")" 1 &&
 	test_exit 1 ntpstages --openmetrics "$TMP/rec" >/dev/full 2>"$TMP/full2" &&
-	test_grep "write error on standard output" "$TMP/full2"
+	test_grep "write error on standard output" "$TMP/full2" &&
+	test_is "$(wc -l <"$TMP/full2")" 1
 '
 done_testing

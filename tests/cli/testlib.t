@@ -180,4 +180,33 @@ test_expect_success 'probe_oks: a probe that crashed after writing, or exited 0 
 	test_is "$(quiet probe_oks false)" "no records, exit 1"
 '
 
+# need_built and the XDP prerequisite read what make wrote in
+# build/features: a tree whose build has the verbs path only.
+test_expect_success 'setup: a build with the verbs path, not the AF_XDP one' '
+	ln -s "$NTPX_TOP/tests/hw.sh" "$top/tests/hw.sh" &&
+	mkdir -p "$top/build" &&
+	echo verbs >"$top/build/features" &&
+	put nox <<-\EOF &&
+	need_built verbs xdp
+	test_expect_success a true
+	EOF
+	put v <<-\EOF &&
+	need_built verbs
+	test_expect_success XDP a true
+	test_expect_success VERBS b true
+	EOF
+	run nox >"$TMP/nox.exit" &&
+	run v >"$TMP/v.exit"
+'
+test_expect_success 'need_built: a path the build left out skips the suite, naming its libraries' '
+	test_is "$(cat "$TMP/nox.exit")" "exit 0" &&
+	test_is "$(cat "$TMP/nox.tap")" \
+		"1..0 # skip this ntpx was built without libxdp and libbpf: uudp'"'"'s AF_XDP port is left out"
+'
+test_expect_success 'need_built: a path it has runs; the XDP prerequisite skips its test' '
+	test_is "$(cat "$TMP/v.exit")" "exit 0" &&
+	grep -qx "ok 1 # skip a (missing XDP)" "$TMP/v.tap" &&
+	grep -qx "ok 2 - b" "$TMP/v.tap"
+'
+
 done_testing

@@ -33,6 +33,7 @@
 
 #include "frame.h"
 #include "neigh.h"
+#include "opt_units.h"
 #include "util_private.h"
 
 #define MAX_KINDS	64
@@ -42,7 +43,7 @@ static int64_t now_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	return (int64_t)ts.tv_sec * NTPX_NS_PER_SEC + ts.tv_nsec;
 }
 
 int main(int argc, char **argv)
@@ -64,7 +65,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "frameinject: bad -d '%s'\n", argv[2]);
 			return 2;
 		}
-		end = now_ns() + (int64_t)(sec * 1e9);
+		end = now_ns() + (int64_t)ntpx_sec_to_ns(sec);
 		argv[2] = argv[0];
 		argv += 2;
 		argc -= 2;

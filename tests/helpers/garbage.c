@@ -32,6 +32,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "opt_units.h"
+
 #define BATCH	64
 #define MAXLEN	3000
 #define RING	(1u << 20)
@@ -49,7 +51,7 @@ static int64_t now_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	return (int64_t)ts.tv_sec * NTPX_NS_PER_SEC + ts.tv_nsec;
 }
 
 /* xorshift: random bytes fast; getrandom() only seeds it. */
@@ -163,7 +165,7 @@ int main(int argc, char **argv)
 	if (getrandom(&rs, sizeof(rs), 0) != sizeof(rs) || !rs)
 		rs = 88172645463325252ull;
 
-	end = now_ns() + (int64_t)(atof(argv[3]) * 1e9);
+	end = now_ns() + (int64_t)ntpx_sec_to_ns(atof(argv[3]));
 	drain = end + 200000000;
 	for (;;) {
 		int64_t t = now_ns();

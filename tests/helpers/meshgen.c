@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "record.h"
+#include "opt_units.h"
 
 #define MAXH	32
 
@@ -99,12 +100,12 @@ static void direction(const char *arg, int *from, int *to, double *v)
 /* Host h's clock at true time T: its offset plus its rate's drift since T0. */
 static int64_t clock_at(int h, int64_t T)
 {
-	return T + (int64_t)llround(theta0[h] + ppb[h] * (double)(T - T0) * 1e-9);
+	return T + (int64_t)llround(theta0[h] + ppb[h] * ntpx_ns_to_sec((double)(T - T0)));
 }
 
 static double oneway(int from, int to, int64_t T, double q, double j)
 {
-	double d = 50000 + fixed[from][to] + ramp[from][to] * (double)(T - T0) * 1e-9 -
+	double d = 50000 + fixed[from][to] + ramp[from][to] * ntpx_ns_to_sec((double)(T - T0)) -
 		   q * log(uniform()) + j * normal();
 
 	return d < 1000 ? 1000 : d;

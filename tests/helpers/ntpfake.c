@@ -39,7 +39,7 @@ static int64_t now_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	return (int64_t)ts.tv_sec * NTPX_NS_PER_SEC + ts.tv_nsec;
 }
 
 static int parse_refid(const char *s, uint32_t *refid)

@@ -15,6 +15,7 @@ need ntpprobe ethtool
 
 # The whole suite's hardware; hw_skip_all with the reason.
 xdp_need() {
+	hw_built xdp || { hw_skip_all "$HW_WHY"; return 1; }
 	[ -n "${NTPX_XDP_PEER:-}" ] ||
 		{ hw_skip_all "NTPX_XDP_PEER (a host running ntpreflect) is not set"; return 1; }
 	dev=${NTPX_XDP_DEV:-$(hw_route_dev "$NTPX_XDP_PEER")}

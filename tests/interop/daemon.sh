@@ -19,11 +19,14 @@
 #                          the daemon answers ntpprobe (20 s): status 1 and
 #                          the log's tail when it does not
 #   daemon_probe_all N STATUS REC
-#                          N probes of the daemon, 100 ms apart, into REC:
+#                          N probes of the daemon, 100 ms apart, each
+#                          waiting up to 5 s for its reply, into REC:
 #                          every one of status STATUS, and ntpprobe's exit
 #                          status the one that calls for: 0 for ok, else 1
 #                          (REC shown if not)
-#   daemon_stop PID        stops the daemon, waits until port 123 is closed
+#   daemon_stop PID        stops the daemon and waits for it and each of
+#                          its processes, by PID, then until port 123 is
+#                          closed
 #   reflector_start        ntpreflect on port 123 of $NS_R (REFLECT_PID),
 #                          its stderr in $TMP/reflect.err; waits until it
 #                          listens
@@ -80,12 +83,16 @@ daemon_net() {
 
 # ip netns exec execs (no fork), and so do setpriv and env: the PID is the
 # daemon's own.
+# At exit, a daemon still running is stopped as daemon_stop does (this
+# runs before spawn's kill, and before what was set up earlier: the user
+# the daemon runs as).
 daemon_run() {
 	_v=$1
 	shift
 	spawn "$_v" ip netns exec "$NS_D" \
 		setpriv --bounding-set=-sys_time --inh-caps=-sys_time \
 		env LD_PRELOAD="$NOCLOCK${DAEMON_PRELOAD:+ $DAEMON_PRELOAD}" "$@"
+	test_atexit "daemon_end $!"
 }
 
 daemon_start() {
@@ -102,7 +109,7 @@ daemon_start() {
 daemon_probe_all() {
 	_dp_want=1
 	[ "$2" = ok ] && _dp_want=0
-	test_exit "$_dp_want" probe_daemon -c "$1" -i 100ms >"$3" 2>/dev/null &&
+	test_exit "$_dp_want" probe_daemon -c "$1" -i 100ms -w 5s >"$3" 2>/dev/null &&
 	test_is "$(count_status "$3" "$2")" "$1" && return 0
 	diag "$(cat "$3")"
 	return 1
@@ -133,10 +140,34 @@ daemon_answers() {
 # stopped daemon's helper processes are gone too).
 daemon_gone() { ! ip netns exec "$NS_D" ss -Hlun "sport = :123" | grep -q .; }
 
-# Stops the daemon spawned as PID and waits until it is gone.
-daemon_stop() {
+# The PIDs of PID's processes: PID and its descendants (OpenNTPD's
+# privilege-separated engine and resolver, ntpd's DNS helper), found by
+# parent PID.
+daemon_pids() {
+	echo "$1"
+	for _dc in $(pgrep -P "$1"); do daemon_pids "$_dc"; done
+}
+# None of the PIDs runs any more (a child of the daemon is no child of
+# this shell, which cannot wait for it).
+pids_gone() {
+	for _pg in "$@"; do ! kill -0 "$_pg" 2>/dev/null || return 1; done
+}
+# daemon_end PID: SIGTERM to the daemon spawned as PID, then wait for
+# it and for each process it had, by PID: a process that outlives the
+# daemon would keep its user (userdel: "user ntpd is currently used by
+# process") and its port.  Once only: a PID stopped is no longer ours.
+daemon_end() {
+	eval "[ -z \"\${_daemon_ended_$1:-}\" ]" || return 0
+	eval "_daemon_ended_$1=1"
+	_de=$(daemon_pids "$1")
 	kill "$1" 2>/dev/null
 	wait "$1" 2>/dev/null
+	# shellcheck disable=SC2086
+	wait_until 10 pids_gone $_de
+}
+# Stops the daemon spawned as PID and waits until it is gone.
+daemon_stop() {
+	daemon_end "$1" &&
 	wait_until 10 daemon_gone
 }
 

@@ -168,7 +168,7 @@ for kind in short truncated malformed version control private mode denied; do
 done
 
 # ---- 2. uudp: bad frames put on the reflector's link by the client side.
-test_expect_success LAB 'setup: a lab of our own, a uudp reflector on its fast path, probed idle' '
+test_expect_success LAB,XDP 'setup: a lab of our own, a uudp reflector on its fast path, probed idle' '
 	uudp_lab &&
 	test -n "$MACB" &&
 	port=12300 &&
@@ -179,7 +179,7 @@ test_expect_success LAB 'setup: a lab of our own, a uudp reflector on its fast p
 	rss0=$(rss_kb "$U")
 '
 
-test_expect_success LAB 'setup: the probe again, under bad frames from the client side' '
+test_expect_success LAB,XDP 'setup: the probe again, under bad frames from the client side' '
 	frames="ip_csum udp_csum fragment ip_length udp_length dst_ip dst_mac ip_version control private version mode" &&
 	spawn F ip netns exec "$UA" nice -n 19 "$INJECT" -d 6 "$IFA" "$MACB" "$IPA" "$IPB" "$port" 40000 $frames >"$TMP/f.out" &&
 	c0=$(udp_drops "$UA") &&
@@ -193,12 +193,12 @@ test_expect_success LAB 'setup: the probe again, under bad frames from the clien
 	diag "reflector: $(cat "$TMP/u.err")"
 '
 
-test_expect_success LAB 'frameinject flooded' '
+test_expect_success LAB,XDP 'frameinject flooded' '
 	diag "$(summary_value "$TMP/f.out" sent) frames" &&
 	test "$(summary_value "$TMP/f.out" sent)" -gt 0
 '
 
-test_expect_success LAB 'uudp: under the flood the probe is answered every second' '
+test_expect_success LAB,XDP 'uudp: under the flood the probe is answered every second' '
 	answered_throughout "$TMP/uflood.rec"
 '
 
@@ -206,18 +206,18 @@ test_expect_success LAB 'uudp: under the flood the probe is answered every secon
 # (xsk_rx_dropped, XDP_STATISTICS); the client's kernel, replies it
 # dropped.  Both runs of the probe go to the same socket, so its count
 # covers the idle run too.
-test_expect_success LAB 'uudp: every probe request left unanswered was dropped by a ring or the kernel' '
+test_expect_success LAB,XDP 'uudp: every probe request left unanswered was dropped by a ring or the kernel' '
 	xd=$(counter "$TMP/u.err" xsk_rx_dropped) &&
 	test -n "$xd" &&
 	unanswered_dropped "$TMP/uflood.err" $((xd + c1 - c0))
 '
 
-test_expect_success LAB 'uudp: the reflector'\''s RSS is flat' '
+test_expect_success LAB,XDP 'uudp: the reflector'\''s RSS is flat' '
 	rss_flat
 '
 
 # Not one bad frame answered: every answer went to the probe.
-test_expect_success LAB 'uudp: answered only the probe' '
+test_expect_success LAB,XDP 'uudp: answered only the probe' '
 	ans=$(sed -n "s/.*answered \([0-9]*\).*/\1/p" "$TMP/u.err") &&
 	probes=$(($(data_count "$TMP/uidle.rec") + $(data_count "$TMP/uflood.rec"))) &&
 	diag "$ans answers, $probes requests" &&
@@ -226,14 +226,14 @@ test_expect_success LAB 'uudp: answered only the probe' '
 '
 
 for r in ip_csum udp_csum fragment ip_length udp_length dst_ip dst_mac ip_version; do
-	test_expect_success LAB "uudp: the counters name rx_$r" '
+	test_expect_success LAB,XDP "uudp: the counters name rx_$r" '
 		diag "rx_$r $(counter "$TMP/u.err" "rx_$r")" &&
 		test "$(counter "$TMP/u.err" "rx_$r")" -gt 0
 	'
 done
 
 for kind in version control private mode; do
-	test_expect_success LAB "uudp: the counters name '$kind'" '
+	test_expect_success LAB,XDP "uudp: the counters name '$kind'" '
 		c=$(kind_count "$TMP/u.err" "$kind") &&
 		diag "$kind ${c:-none}" &&
 		test "${c:-0}" -gt 0

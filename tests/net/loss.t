@@ -37,19 +37,19 @@ test_expect_success 'a dropped record has its T1 and nothing after' '
 '
 
 test_expect_success '--rate 5% --seed 7 drops something' '
-	lossinject --rate 5% --seed 7 -- ntpprobe -i 2ms -c 200 -w 200ms "$ep" >"$TMP/r1.rec" 2>/dev/null &&
+	lossinject --drop 5% --seed 7 -- ntpprobe -i 2ms -c 200 -w 200ms "$ep" >"$TMP/r1.rec" 2>/dev/null &&
 	a=$(dropped_at "$TMP/r1.rec") &&
 	diag "seed 7 drops: $a" &&
 	test -n "$a"
 '
 
 test_expect_success '--rate 5% --seed 7 twice: the same positions' '
-	lossinject --rate 5% --seed 7 -- ntpprobe -i 2ms -c 200 -w 200ms "$ep" >"$TMP/r2.rec" 2>/dev/null &&
+	lossinject --drop 5% --seed 7 -- ntpprobe -i 2ms -c 200 -w 200ms "$ep" >"$TMP/r2.rec" 2>/dev/null &&
 	test_is "$(dropped_at "$TMP/r2.rec")" "$a"
 '
 
 test_expect_success '--seed 8 drops other positions' '
-	lossinject --rate 5% --seed 8 -- ntpprobe -i 2ms -c 200 -w 200ms "$ep" >"$TMP/r3.rec" 2>/dev/null &&
+	lossinject --drop 5% --seed 8 -- ntpprobe -i 2ms -c 200 -w 200ms "$ep" >"$TMP/r3.rec" 2>/dev/null &&
 	test "$(dropped_at "$TMP/r3.rec")" != "$a"
 '
 

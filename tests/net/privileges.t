@@ -105,7 +105,7 @@ test_expect_success 'not root: status 1, one line' '
 
 # 5. uudp: the server keeps nothing; the client keeps CAP_NET_ADMIN for
 # rediscovery (bit 12: 0x1000).
-test_expect_success LAB 'setup: a lab of our own (uudp), ntpreflect --user nobody on its fast path' '
+test_expect_success LAB,XDP 'setup: a lab of our own (uudp), ntpreflect --user nobody on its fast path' '
 	uudp_lab &&
 	test -n "$MACB" &&
 	port=12300 &&
@@ -113,28 +113,28 @@ test_expect_success LAB 'setup: a lab of our own (uudp), ntpreflect --user nobod
 	wait_until 5 udp_listening_in "$UB" "$port"
 '
 
-test_expect_success LAB 'uudp ntpreflect --user nobody: uid nobody, no capabilities' '
+test_expect_success LAB,XDP 'uudp ntpreflect --user nobody: uid nobody, no capabilities' '
 	wait_until 5 dropped "$U" &&
 	dropped "$U"
 '
 
-test_expect_success LAB 'its XDP program is attached' '
+test_expect_success LAB,XDP 'its XDP program is attached' '
 	test_is "$(xdp_prog "$UB" "$IFB")" "ntpx_xdp"
 '
 
-test_expect_success LAB 'it still answers over uudp (10 of 10 ok)' '
+test_expect_success LAB,XDP 'it still answers over uudp (10 of 10 ok)' '
 	ina ntpprobe -i 50ms -w 5s -c 10 "udp://$IPB:$port" >"$TMP/u1" 2>/dev/null &&
 	test_is "$(count_status "$TMP/u1" ok)" 10
 '
 
-test_expect_success LAB 'uudp ntpprobe --user nobody: uid nobody, CapEff net_admin only' '
+test_expect_success LAB,XDP 'uudp ntpprobe --user nobody: uid nobody, CapEff net_admin only' '
 	spawn C ip netns exec "$UA" ntpprobe --user nobody -i 50ms -c 40 "uudp://$IPB:$port?dev=$IFA" >"$TMP/u2" 2>/dev/null &&
 	wait_until 5 uprobing &&
 	diag "CapEff $(capeff "$C")" &&
 	test "$(st "$C" Uid)" = "$uid $uid $uid $uid" -a "$(capeff "$C")" = 0000000000001000
 '
 
-test_expect_success LAB 'the program left with the unprivileged server' '
+test_expect_success LAB,XDP 'the program left with the unprivileged server' '
 	wait "$C" &&
 	stop_pid "$U" &&
 	test_is "$(xdp_prog "$UB" "$IFB")" ""

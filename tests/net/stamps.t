@@ -112,7 +112,7 @@ done
 
 # uudp over AF_XDP on the fast path (veth leaves UDP checksums to "the
 # NIC": off, so that the kernel computes them; see tests/net/uudp-lib.sh).
-test_expect_success 'setup: a uudp ntpreflect on the fast path; 50 interleaved exchanges with it' '
+test_expect_success XDP 'setup: a uudp ntpreflect on the fast path; 50 interleaved exchanges with it' '
 	$X client ethtool -K fast tx off >/dev/null &&
 	$X ref ethtool -K fast tx off >/dev/null &&
 	spawn UPID ip netns exec "$NTPX_NS_REF" ntpreflect --stratum 1 "uudp://$NTPX_REF_FAST:$xport?dev=fast" 2>"$TMP/u.err" &&
@@ -120,17 +120,17 @@ test_expect_success 'setup: a uudp ntpreflect on the fast path; 50 interleaved e
 	$X client ntpprobe -i 10ms -c 50 --xleave "uudp://$NTPX_REF_FAST:$xport?dev=fast" >"$TMP/u.rec" 2>/dev/null
 '
 
-test_expect_success "uudp: the XDP program is the receive stamps' source" '
+test_expect_success XDP "uudp: the XDP program is the receive stamps' source" '
 	test_grep "^#stamps .*t4k=xdp:bpf_ktime_get_ns" "$TMP/u.rec"
 '
 
-test_expect_success 'uudp: t2k and t4k on nearly every ok record' '
+test_expect_success XDP 'uudp: t2k and t4k on nearly every ok record' '
 	set -- $(xdp_order "$TMP/u.rec") &&
 	diag "$2 of $1 without" &&
 	test "$1" -ge 45 -a "$2" -le $(($1 / 10))
 '
 
-test_expect_success 'uudp: t1 < t2k <= t2 and t3 < t4k <= t4 on every one' '
+test_expect_success XDP 'uudp: t1 < t2k <= t2 and t3 < t4k <= t4 on every one' '
 	set -- $(xdp_order "$TMP/u.rec") &&
 	test_is "$3" 0
 '

@@ -23,7 +23,13 @@ study=$NTPX_TOP/bin/ntpx-study
 fams=directional,recovery
 conds=c2r,r2c,server_restart
 
-key() { awk -v k="$2" '$1 == k { print $2 }' "$1"/runs/*-"$3"-udp1-r1/summary.txt; }
+# DIR KEY RUN: KEY of DIR's run RUN (family-condition); a run without a
+# summary (it failed) is one diag line, and nothing.
+key() {
+	set -- "$1" "$2" "$3" "$(ls -d "$1"/runs/*-"$3"-udp1-r1 2>/dev/null)"
+	[ -f "$4/summary.txt" ] || { diag "$1: no summary.txt for $3"; return 1; }
+	awk -v k="$2" '$1 == k { print $2 }' "$4/summary.txt"
+}
 nothing_left() { [ -z "$(twohost_left ref)$(twohost_left client)" ]; }
 all_done() {	# DIR: every run of the order has its done file
 	[ "$(find "$1/runs" -name "done" | wc -l)" = "$(grep -vc '^#' "$1/order.tsv")" ]

@@ -5,6 +5,7 @@
 # in one way.  Each is counted under its reason, none is answered, and the
 # server keeps serving.  frameinject (tests/helpers) makes them.
 . "$(dirname "$0")/../lib.sh"
+need_built xdp
 . "$(dirname "$0")/uudp-lib.sh"
 need_prereq LAB
 need ntpprobe ntpreflect tshark

@@ -5,6 +5,7 @@
 # and UDP checksums and nothing malformed; chronyd -Q (it measures and
 # prints, never sets the clock) gets a sane offset from a uudp ntpreflect.
 . "$(dirname "$0")/../lib.sh"
+need_built xdp
 . "$(dirname "$0")/uudp-lib.sh"
 need_prereq LAB
 need ntpprobe ntpreflect tshark chronyd

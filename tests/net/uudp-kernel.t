@@ -16,6 +16,7 @@
 # 5 s for each reply, a limit on a failure (as wait_until's), not a bound
 # on timing.
 . "$(dirname "$0")/../lib.sh"
+need_built xdp
 . "$(dirname "$0")/uudp-lib.sh"
 need_prereq LAB
 need ntpprobe ntpreflect chronyd

@@ -7,6 +7,7 @@
 # listens), goes on once the peer is up, says so in one line, and answers
 # every request.  A link that runs throughout costs no wait and no line.
 . "$(dirname "$0")/../lib.sh"
+need_built xdp
 . "$(dirname "$0")/uudp-lib.sh"
 need_prereq LAB
 need ntpprobe ntpreflect

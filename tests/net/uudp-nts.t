@@ -7,6 +7,7 @@
 # UDP, every one authenticated.  The certificates are made here with
 # openssl, for the reference's fast-path address.
 . "$(dirname "$0")/../lib.sh"
+need_built xdp
 . "$(dirname "$0")/uudp-lib.sh"
 . "$NTPX_TOP/tests/nts.sh"
 # Nothing on a veth loses a datagram by chance, so every exchange must be

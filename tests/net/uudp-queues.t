@@ -8,6 +8,7 @@
 # kernel and was lost.  An interface with more queues than uudp serves
 # is refused with one line.
 . "$(dirname "$0")/../lib.sh"
+need_built xdp
 . "$(dirname "$0")/uudp-lib.sh"
 # Nothing on a veth loses a datagram by chance: every exchange is ok.
 # -w 5s is a limit on a failure, not a bound on timing.

@@ -8,6 +8,7 @@
 # each reply (-w 5s, a limit on a failure, not a bound on timing) and must
 # be ok throughout.
 . "$(dirname "$0")/../lib.sh"
+need_built xdp
 . "$(dirname "$0")/uudp-lib.sh"
 need_prereq LAB
 need ntpprobe ntpreflect

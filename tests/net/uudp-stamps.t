@@ -16,6 +16,7 @@
 # in the columns, the records still ok, and the reason said once.  And
 # with any TX metadata refused: libxdp's umem, tx_metadata=no.
 . "$(dirname "$0")/../lib.sh"
+need_built xdp
 need_prereq LAB
 need cc clockstep
 

@@ -6,6 +6,7 @@
 # exit and after SIGKILL; a stale program of ours replaced, anybody else's
 # left alone; via=verbs without a device fails fast.
 . "$(dirname "$0")/../lib.sh"
+need_built xdp
 . "$(dirname "$0")/uudp-lib.sh"
 # Nothing on a veth loses a datagram by chance, so every exchange must be
 # ok.  A reply can be late only by what a busy machine adds: the probes

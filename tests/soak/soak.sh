@@ -52,7 +52,7 @@ figures() {
 }
 start_server() {
 	restarts=$((restarts + 1))
-	spawn R ip netns exec "$UB" lossinject --rate 0.01 --seed "$restarts" -- \
+	spawn R ip netns exec "$UB" lossinject --drop 0.01 --seed "$restarts" -- \
 		ntpreflect --stratum 1 "$rurl" 2>>"$TMP/r.err"
 	wait_until 10 udp_listening_in "$UB" "$port"
 }
@@ -183,7 +183,7 @@ test_expect_success 'setup: the server to restart, with 1% loss (lossinject)' '
 test_expect_success 'setup: the 1 kHz probe, with 1% loss, through ntpfilter' '
 	mkfifo "$TMP/pipe" &&
 	spawn F sh -c "exec ntpfilter <\"\$1\" >\"\$2\"" sh "$TMP/pipe" "$TMP/rec" &&
-	spawn P sh -c "exec ip netns exec \"\$1\" lossinject --rate 0.01 --seed 7 -- \
+	spawn P sh -c "exec ip netns exec \"\$1\" lossinject --drop 0.01 --seed 7 -- \
 		ntpprobe -i 1ms \"\$2\" >\"\$3\" 2>\"\$4\"" sh "$UA" "$url" "$TMP/pipe" "$TMP/p.err" &&
 	t0=$(date +%s)
 '

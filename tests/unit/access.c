@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "access.h"
+#include "opt_units.h"
 #include "util_private.h"
 
 static struct access_net net(const char *s)
@@ -146,7 +147,7 @@ static void test_buckets(void **state)
 {
 	struct ratelimit *rl = ratelimit_create(10, 3);
 	struct access_ip a = ip4(0xc0000201), b = ip4(0xc0000202);
-	int64_t t = 1000000000;
+	int64_t t = NTPX_NS_PER_SEC;
 	int i;
 
 	(void)state;
@@ -170,7 +171,7 @@ static void test_buckets(void **state)
 		assert_int_equal(ratelimit_check(rl, &a, t), RATELIMIT_PASS);
 	}
 	/* A long silence refills to the burst, no more. */
-	t += 3600 * 1000000000LL;
+	t += 3600 * NTPX_NS_PER_SEC;
 	for (i = 0; i < 3; i++)
 		assert_int_equal(ratelimit_check(rl, &a, t), RATELIMIT_PASS);
 	assert_int_equal(ratelimit_check(rl, &a, t), RATELIMIT_KISS);

@@ -26,8 +26,8 @@
 
 #include "clock.h"
 #include "clock_sim_private.h"
+#include "opt_units.h"
 
-#define NS	1000000000LL
 
 static char dir[64];
 static char name[128];		/* "sim:DIR/clk" */
@@ -84,18 +84,18 @@ static int64_t e_at(struct clock *c, int64_t ref)
 
 static void test_offset_and_freq(void **state)
 {
-	struct clock *c = make(-120 * NS, 25, 0, 0);
+	struct clock *c = make(-120 * NTPX_NS_PER_SEC, 25, 0, 0);
 	int64_t t, r, now = clock_now(c);
 
 	/* Reading: the clock is its reference plus e, e from the parameters. */
 	r = clock_last_ref(c);
 	assert_true(r > 0);
 	assert_int_equal(now - r, e_at(c, r));
-	assert_true(llabs(now - r + 120 * NS) < 1000000);	/* 25 ppm for < 40 s */
+	assert_true(llabs(now - r + 120 * NTPX_NS_PER_SEC) < 1000000);	/* 25 ppm for < 40 s */
 	/* 25 ppm: exactly 25000 ns per second, 250000 per ten. */
-	t = r + 3 * NS;
-	assert_true(llabs(e_at(c, t + NS) - e_at(c, t) - 25000) <= 1);
-	assert_true(llabs(e_at(c, t + 10 * NS) - e_at(c, t) - 250000) <= 1);
+	t = r + 3 * NTPX_NS_PER_SEC;
+	assert_true(llabs(e_at(c, t + NTPX_NS_PER_SEC) - e_at(c, t) - 25000) <= 1);
+	assert_true(llabs(e_at(c, t + 10 * NTPX_NS_PER_SEC) - e_at(c, t) - 250000) <= 1);
 	clock_close(c);
 }
 
@@ -106,7 +106,7 @@ static void test_offset_and_freq(void **state)
  */
 static void test_from_realtime(void **state)
 {
-	struct clock *c = make(1500 * 1000000LL, 37.5, 0.02, 11);
+	struct clock *c = make(1500 * NTPX_NS_PER_MS, 37.5, 0.02, 11);
 	struct clock *rt = clock_open("realtime", (char[64]){0}, 64);
 	char err[256];
 	int i;
@@ -135,10 +135,10 @@ static void test_step(void **state)
 	char err[256];
 	int64_t r = clock_realtime_ns(), before = e_at(c, r);
 
-	assert_int_equal(clock_step(c, 1500 * 1000000LL, err, sizeof(err)), 0);
-	assert_true(llabs(e_at(c, r) - before - 1500 * 1000000LL) <= 1);
-	assert_int_equal(clock_step(c, -3 * NS, err, sizeof(err)), 0);
-	assert_true(llabs(e_at(c, r) - before + 1500 * 1000000LL) <= 1);
+	assert_int_equal(clock_step(c, 1500 * NTPX_NS_PER_MS, err, sizeof(err)), 0);
+	assert_true(llabs(e_at(c, r) - before - 1500 * NTPX_NS_PER_MS) <= 1);
+	assert_int_equal(clock_step(c, -3 * NTPX_NS_PER_SEC, err, sizeof(err)), 0);
+	assert_true(llabs(e_at(c, r) - before + 1500 * NTPX_NS_PER_MS) <= 1);
 	clock_close(c);
 }
 
@@ -149,22 +149,22 @@ static void test_slew_rate(void **state)
 	char err[256];
 	int64_t left, r0, e0;
 
-	assert_int_equal(clock_slew(c, 250 * 1000000LL, NULL, err, sizeof(err)), 0);
+	assert_int_equal(clock_slew(c, 250 * NTPX_NS_PER_MS, NULL, err, sizeof(err)), 0);
 	assert_int_equal(clock_sim_state(c, &st, err, sizeof(err)), 0);
 	r0 = st.ref_ns;
 	e0 = st.error_ns;
 	/* At 500 ppm: 5 ms after 10 s, 250 ms only after 500 s, then no more. */
-	assert_true(llabs(e_at(c, r0 + 10 * NS) - e0 - 5000000) <= 1);
-	assert_true(llabs(e_at(c, r0 + 2 * NS) - e0 - 1000000) <= 1);
-	assert_true(llabs(e_at(c, r0 + 600 * NS) - 250 * 1000000LL) <= 1);
+	assert_true(llabs(e_at(c, r0 + 10 * NTPX_NS_PER_SEC) - e0 - 5000000) <= 1);
+	assert_true(llabs(e_at(c, r0 + 2 * NTPX_NS_PER_SEC) - e0 - 1000000) <= 1);
+	assert_true(llabs(e_at(c, r0 + 600 * NTPX_NS_PER_SEC) - 250 * NTPX_NS_PER_MS) <= 1);
 	assert_int_equal(clock_slew_left(c, &left, err, sizeof(err)), 0);
-	assert_true(left <= 250 * 1000000LL && left > 249 * 1000000LL);
+	assert_true(left <= 250 * NTPX_NS_PER_MS && left > 249 * NTPX_NS_PER_MS);
 
 	/* adjtime semantics: the new slew replaces the rest of the old one. */
-	assert_int_equal(clock_slew(c, -2 * 1000000LL, &left, err, sizeof(err)), 0);
-	assert_true(left <= 250 * 1000000LL && left > 249 * 1000000LL);
+	assert_int_equal(clock_slew(c, -2 * NTPX_NS_PER_MS, &left, err, sizeof(err)), 0);
+	assert_true(left <= 250 * NTPX_NS_PER_MS && left > 249 * NTPX_NS_PER_MS);
 	assert_int_equal(clock_sim_state(c, &st, err, sizeof(err)), 0);
-	assert_true(llabs(e_at(c, st.ref_ns + 100 * NS) - (st.error_ns - 2000000)) <= 1);
+	assert_true(llabs(e_at(c, st.ref_ns + 100 * NTPX_NS_PER_SEC) - (st.error_ns - 2000000)) <= 1);
 	assert_true(llabs(st.slew_left_ns + 2000000) <= 1000);
 	clock_close(c);
 }
@@ -181,10 +181,10 @@ static void test_freq_set_add(void **state)
 	assert_int_equal(clock_freq_add(c, -50, err, sizeof(err)), 0);
 	assert_int_equal(clock_freq_get(c, &ppm, err, sizeof(err)), 0);
 	assert_true(ppm > -47.000001 && ppm < -46.999999);
-	r = clock_realtime_ns() + NS;
-	assert_true(llabs(e_at(c, r + NS) - e_at(c, r) + 47000) <= 1);
+	r = clock_realtime_ns() + NTPX_NS_PER_SEC;
+	assert_true(llabs(e_at(c, r + NTPX_NS_PER_SEC) - e_at(c, r) + 47000) <= 1);
 	assert_int_equal(clock_freq_set(c, 500, err, sizeof(err)), 0);
-	assert_true(llabs(e_at(c, r + NS) - e_at(c, r) - 500000) <= 1);
+	assert_true(llabs(e_at(c, r + NTPX_NS_PER_SEC) - e_at(c, r) - 500000) <= 1);
 	assert_int_equal(clock_freq_set(c, 2e5, err, sizeof(err)), -ERANGE);
 	clock_close(c);
 }
@@ -195,7 +195,8 @@ static void test_wander_deterministic(void **state)
 	struct clock *a = make(0, 0, 0.05, 7);
 	struct clock *b = clock_open(name, (char[64]){0}, 64);
 	int64_t r = clock_realtime_ns(), ea[4];
-	int64_t ts[4] = { r + 3600 * NS, r + 5 * NS, r + 7200 * NS + 17, r + 100 * NS };
+	int64_t ts[4] = { r + 3600 * NTPX_NS_PER_SEC, r + 5 * NTPX_NS_PER_SEC,
+			   r + 7200 * NTPX_NS_PER_SEC + 17, r + 100 * NTPX_NS_PER_SEC };
 	int i;
 
 	assert_non_null(b);
@@ -240,9 +241,9 @@ static void test_realtime_refuses(void **state)
 
 	assert_non_null(c);
 	/* Without clock_allow_system() nothing reaches the kernel. */
-	assert_int_equal(clock_step(c, NS, err, sizeof(err)), -EPERM);
+	assert_int_equal(clock_step(c, NTPX_NS_PER_SEC, err, sizeof(err)), -EPERM);
 	assert_non_null(strstr(err, "refusing"));
-	assert_int_equal(clock_slew(c, NS, NULL, err, sizeof(err)), -EPERM);
+	assert_int_equal(clock_slew(c, NTPX_NS_PER_SEC, NULL, err, sizeof(err)), -EPERM);
 	assert_int_equal(clock_freq_set(c, 1, err, sizeof(err)), -EPERM);
 	assert_int_equal(clock_true_error(c, 0, &e), -ENOTSUP);
 	clock_close(c);
@@ -297,7 +298,7 @@ static void torn_check(struct torn *t, struct clock *c, long n)
 
 static void test_no_torn_reads(void **state)
 {
-	struct torn t = { .d = 1000 * NS };
+	struct torn t = { .d = 1000 * NTPX_NS_PER_SEC };
 	struct clock_sim_state st;
 	struct clock *r;
 	pthread_t th;
@@ -311,7 +312,7 @@ static void test_no_torn_reads(void **state)
 	t.e0 = st.error_ns;
 	t.r0 = st.ref_ns;
 	assert_int_equal(pthread_create(&th, NULL, torn_writer, &t), 0);
-	end = clock_monotonic_ns() + NS / 2;
+	end = clock_monotonic_ns() + NTPX_NS_PER_SEC / 2;
 	while (clock_monotonic_ns() < end)
 		torn_check(&t, r, 1000);
 	t.stop = 1;
@@ -346,7 +347,7 @@ struct handshake {
 /* The child: waits (5 s at most) until the reader has read @state. */
 static int hold_until_read(struct handshake *h, int state)
 {
-	int64_t give_up = clock_monotonic_ns() + 5 * NS;
+	int64_t give_up = clock_monotonic_ns() + 5 * NTPX_NS_PER_SEC;
 
 	atomic_store(&h->seen, 0);
 	atomic_store(&h->want, state);
@@ -359,7 +360,7 @@ static int hold_until_read(struct handshake *h, int state)
 
 static void test_no_torn_reads_across_processes(void **state)
 {
-	struct torn t = { .d = 1000 * NS };
+	struct torn t = { .d = 1000 * NTPX_NS_PER_SEC };
 	struct clock_sim_state st;
 	struct handshake *h;
 	struct clock *r;
@@ -379,7 +380,7 @@ static void test_no_torn_reads_across_processes(void **state)
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		struct clock *w = clock_open(name, err, sizeof(err));
-		int64_t end = clock_monotonic_ns() + 4 * NS / 10;
+		int64_t end = clock_monotonic_ns() + 4 * NTPX_NS_PER_SEC / 10;
 		int i;
 
 		if (!w)
@@ -445,7 +446,7 @@ static void *stuck_reader(void *arg)
 
 static void test_reader_waits_for_writer(void **state)
 {
-	struct clock *c = make(5 * NS, 0, 0, 0);
+	struct clock *c = make(5 * NTPX_NS_PER_SEC, 0, 0, 0);
 	struct stuck s = { .c = c };
 	struct sim_shm *m;
 	pthread_t th;
@@ -462,18 +463,18 @@ static void test_reader_waits_for_writer(void **state)
 	seq = atomic_load(&m->seq);
 	atomic_store(&m->seq, seq + 1);
 	phase = atomic_load(&m->phase);
-	atomic_store(&m->phase, 777 * NS);		/* half-written garbage */
+	atomic_store(&m->phase, 777 * NTPX_NS_PER_SEC);		/* half-written garbage */
 	assert_int_equal(pthread_create(&th, NULL, stuck_reader, &s), 0);
 	/* Give the reader every chance to run: it must still be waiting. */
-	spin_end = clock_monotonic_ns() + NS / 20;
+	spin_end = clock_monotonic_ns() + NTPX_NS_PER_SEC / 20;
 	while (clock_monotonic_ns() < spin_end)
 		sched_yield();
 	assert_int_equal(atomic_load(&s.done), 0);
-	atomic_store(&m->phase, phase + 2 * NS);	/* what the writer meant */
+	atomic_store(&m->phase, phase + 2 * NTPX_NS_PER_SEC);	/* what the writer meant */
 	atomic_store(&m->seq, seq + 2);
 	pthread_join(th, NULL);
 	assert_int_equal(atomic_load(&s.done), 1);
-	assert_int_equal(s.e, 7 * NS);
+	assert_int_equal(s.e, 7 * NTPX_NS_PER_SEC);
 	munmap(m, sizeof(*m));
 	clock_close(c);
 }

@@ -20,8 +20,8 @@
 
 #include "clock.h"
 #include "discipline.h"
+#include "opt_units.h"
 
-#define NS	1000000000LL
 
 static char dir[64], name[128];
 
@@ -91,7 +91,7 @@ static void pass(int64_t ns)
 
 static void test_startup_step(void **state)
 {
-	struct clock *c = make(-120 * NS, 0);
+	struct clock *c = make(-120 * NTPX_NS_PER_SEC, 0);
 	struct discipline_params p;
 	struct discipline_out o;
 	struct discipline *d;
@@ -99,12 +99,12 @@ static void test_startup_step(void **state)
 	int i;
 
 	discipline_defaults(&p);
-	p.step_threshold = NS;
+	p.step_threshold = NTPX_NS_PER_SEC;
 	d = discipline_create(c, &p, err, sizeof(err));
 	assert_non_null(d);
 	feed(d, c, 50000, &o);
 	assert_int_equal(o.action, DISCIPLINE_STEP);
-	assert_true(llabs(o.corr - 120 * NS) < 1000000);
+	assert_true(llabs(o.corr - 120 * NTPX_NS_PER_SEC) < 1000000);
 	assert_true(llabs(error_now(c)) < 100000);
 	/* The window was moved with the step: the next updates are small slews. */
 	for (i = 0; i < 7; i++)
@@ -113,7 +113,7 @@ static void test_startup_step(void **state)
 	assert_int_equal(o.action, DISCIPLINE_SLEW);
 	assert_true(llabs(o.corr) < 100000);
 	/* Only the first reply may step. */
-	assert_int_equal(clock_step(c, -10 * NS, err, sizeof(err)), 0);
+	assert_int_equal(clock_step(c, -10 * NTPX_NS_PER_SEC, err, sizeof(err)), 0);
 	feed(d, c, 50000, &o);
 	assert_true(o.action != DISCIPLINE_STEP);
 	discipline_free(d);
@@ -127,7 +127,7 @@ static void test_startup_step(void **state)
  */
 static void test_slew_best_sample(void **state)
 {
-	struct clock *c = make(-500 * 1000000LL, 0);
+	struct clock *c = make(-500 * NTPX_NS_PER_MS, 0);
 	static const int64_t delays[8] = { 90, 80, 70, 60, 10, 50, 40, 30 };
 	struct discipline_params p;
 	struct discipline_out o;
@@ -137,13 +137,13 @@ static void test_slew_best_sample(void **state)
 	int i;
 
 	discipline_defaults(&p);
-	p.step_threshold = NS;
+	p.step_threshold = NTPX_NS_PER_SEC;
 	d = discipline_create(c, &p, err, sizeof(err));
 	assert_non_null(d);
 	for (i = 0; i < 8; i++) {
 		char err2[256];
 		/* A distinct off2 per reply so that the one used shows. */
-		int64_t off2 = 2 * 500 * 1000000LL + i * 1000;
+		int64_t off2 = 2 * 500 * NTPX_NS_PER_MS + i * 1000;
 
 		assert_int_equal(discipline_sample(d, RECORD_OK, off2, delays[i] * 1000, &o,
 						   err2, sizeof(err2)), 0);
@@ -152,8 +152,8 @@ static void test_slew_best_sample(void **state)
 			assert_int_equal(o.action, DISCIPLINE_NONE);
 	}
 	assert_int_equal(o.action, DISCIPLINE_SLEW);
-	assert_int_equal(o.f.off2, 2 * 500 * 1000000LL + 4 * 1000);
-	assert_int_equal(o.corr, 500 * 1000000LL + 2000);
+	assert_int_equal(o.f.off2, 2 * 500 * NTPX_NS_PER_MS + 4 * 1000);
+	assert_int_equal(o.corr, 500 * NTPX_NS_PER_MS + 2000);
 	assert_int_equal(clock_slew_left(c, &left, err, sizeof(err)), 0);
 	assert_true(left <= o.corr && left > o.corr - 1000000);
 
@@ -277,7 +277,7 @@ static void test_misses_and_parse(void **state)
 /* A window of 1 updates on every reply: the start-up step must not also slew. */
 static void test_window1_step(void **state)
 {
-	struct clock *c = make(-5 * NS, 0);
+	struct clock *c = make(-5 * NTPX_NS_PER_SEC, 0);
 	struct discipline_params p;
 	struct discipline_out o;
 	struct discipline *d;
@@ -286,7 +286,7 @@ static void test_window1_step(void **state)
 
 	discipline_defaults(&p);
 	p.window = 1;
-	p.step_threshold = NS;
+	p.step_threshold = NTPX_NS_PER_SEC;
 	d = discipline_create(c, &p, err, sizeof(err));
 	assert_non_null(d);
 	feed(d, c, 1000, &o);

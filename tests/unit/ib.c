@@ -18,8 +18,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "ib.h"
-#include "ib_private.h"
+#include "ib_wire.h"
+#include "ib_wire_private.h"
 #include "ntp.h"
 #include "peer.h"
 #include "transport.h"

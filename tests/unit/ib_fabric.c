@@ -42,7 +42,9 @@
  *     requires, post_send needs RTS, post_recv refuses a RESET QP; a QP
  *     put into the error state (fab_qp_error) flushes its receives with
  *     IBV_WC_WR_FLUSH_ERR, flushes each later one at once, and raises
- *     IBV_EVENT_QP_FATAL on its element;
+ *     IBV_EVENT_QP_FATAL on its element; a send that fails on its own
+ *     (fab_send_fail) leaves the QP in SQE, where later posts are taken
+ *     and flushed until it is moved back to RTS;
  *   - rdma_connect needs a resolved route, rdma_accept a connect request
  *     not yet answered; SIDR replies carry the AH attributes rdma_cm
  *     gives (global on RoCE); a SIDR reply can be lost (fab_sidr_drop);
@@ -84,7 +86,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "clock.h"
-#include "ib.h"
+#include "ib_wire.h"
 #include "ntp.h"
 #include "nts_client.h"
 #include "nts_server.h"
@@ -97,7 +99,7 @@
 
 #define MS		1000000LL
 #define SERVER_ADDR	"10.9.0.1"
-#define NDEV		3
+#define NDEV		4		/* fake3 only where a test adds it (ndevs) */
 #define NPORT		2
 #define NGID		8
 #define CQ_CAP		2048
@@ -122,6 +124,7 @@ struct fdev {
 	struct ibv_async_event aq[64];
 	int an;
 	int down[NPORT + 1];		/* port is down: nothing moves */
+	enum ibv_mtu mtu[NPORT + 1];	/* each port's, active and largest */
 	uint16_t lid;
 	struct fgid gid[NGID];		/* port 1's GID table */
 };
@@ -203,11 +206,14 @@ static const struct faddr {
 	{ "10.9.0.1", 0, 0, 0 }, { "10.9.0.11", 0, 0, 0 }, { "10.9.0.21", 0, 1, 0 },
 	{ "10.9.0.2", 1, 0, 0 }, { "10.9.0.3", 2, 0, 0 },
 	{ "10.9.0.12", 0, 0, 2 },	/* fake0's second port (IB only) */
+	{ "10.9.0.4", 3, 0, 0 },	/* fake3: the server's card's second port where,
+					   as on a ConnectX-4 or later, each port is a
+					   device of its own (present with ndevs = NDEV) */
 };
 #define NADDR	(int)ARRAY_SIZE(addrs)
 
 static struct fdev devs[NDEV];
-static int ndevs = NDEV;		/* 0: a host without RDMA */
+static int ndevs = NDEV - 1;		/* 0: a host without RDMA */
 static struct fqp *qps;
 static struct fid *ids;
 static struct fah *ahs;			/* every handle made, live or dead */
@@ -223,6 +229,8 @@ static int fab_garbage = -1;		/* RoCE v2/IPv4: the 20 unwritten bytes, or -1 */
 static int fab_client_dev = 1;		/* where a client's route leaves */
 static int fab_sidr_drop;		/* SIDR replies still to lose */
 static int fab_stale;			/* sends whose AH was gone when transmitted */
+static int fab_send_fail;		/* sends still to fail on their own (a local
+					   protection error): the QP goes to SQE */
 static int fab_dup_wr;			/* sends posted with the wr_id of one held
 					   on a QP of the same send CQ */
 static int fab_idle_polls;		/* empty polls of a receive CQ while an
@@ -240,6 +248,12 @@ static uint16_t fab_lid(const struct fdev *d, int port)
 static int addr_port(const struct faddr *a)
 {
 	return a && a->port ? a->port : 1;
+}
+
+/* An address of the server's card (fake0, and fake3 its second device). */
+static int addr_server(const struct faddr *a)
+{
+	return a && (a->dev == 0 || a->dev == 3);
 }
 
 static struct fdev *fab_dev(struct ibv_context *ctx)
@@ -526,11 +540,29 @@ static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_
 		struct fah *ah = (struct fah *)wr->wr.ud.ah;
 		int sig = src->sig_all || (wr->send_flags & IBV_SEND_SIGNALED);
 
-		if (qp->state != IBV_QPS_RTS || !ah || ah->dead || wr->num_sge != 1 ||
-		    wr->sg_list[0].length > sizeof(src->sq[0].data) || src->sqn == SQ_CAP) {
+		if ((qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQE) || !ah || ah->dead ||
+		    wr->num_sge != 1 || wr->sg_list[0].length > sizeof(src->sq[0].data) ||
+		    src->sqn == SQ_CAP) {
 			rc = EINVAL;
 			*bad = wr;
 			break;
+		}
+		/*
+		 * A send that fails on its own completes in error and leaves
+		 * the send queue in SQE (IB spec, UD); there a post is taken
+		 * and flushed, as libmlx5 does, until the QP is back in RTS.
+		 */
+		if (qp->state == IBV_QPS_SQE || fab_send_fail > 0) {
+			struct ibv_wc e = { .wr_id = wr->wr_id, .status = IBV_WC_WR_FLUSH_ERR,
+					    .opcode = IBV_WC_SEND, .qp_num = qp->qp_num };
+
+			if (qp->state != IBV_QPS_SQE) {
+				fab_send_fail--;
+				e.status = IBV_WC_LOC_PROT_ERR;
+				qp->state = IBV_QPS_SQE;
+			}
+			cq_push((struct mock_cq *)qp->send_cq, &e);
+			continue;
 		}
 		if (fab_hold) {
 			struct fsend *s;
@@ -807,6 +839,7 @@ static void fab_reset(void)
 		d->vctx.context.async_fd = d->apipe[0];
 		d->vctx.context.cmd_fd = -1;
 		d->lid = (uint16_t)(i + 1);
+		d->mtu[1] = d->mtu[2] = IBV_MTU_2048;
 		/* each has a PHC (group_setup): sysfs shows ptpN under it */
 		snprintf(d->dev.ibdev_path, sizeof(d->dev.ibdev_path), "%s/ib/fake%d",
 			 mock_phc_root(), i);
@@ -820,13 +853,14 @@ static void fab_reset(void)
 		ahs = a->next;
 		free(a);
 	}
-	ndevs = NDEV;
+	ndevs = NDEV - 1;
 	force_qpn = 0;
 	fab_roce = fab_ah_by_ref = fab_hold = 0;
 	fab_garbage = -1;
 	fab_stamps = fab_rt = mock_mlx5 = mock_mlx5_rt = 0;
 	fab_client_dev = 1;
 	fab_sidr_drop = fab_stale = fab_dup_wr = mock_chan_reads = fab_idle_polls = 0;
+	fab_send_fail = 0;
 	cm_pending = 0;
 	pthread_mutex_unlock(&fab);
 	fab_link(0);
@@ -900,7 +934,7 @@ int (ibv_query_port)(struct ibv_context *context, uint8_t port_num,
 	if (port_num < 1 || port_num > NPORT)
 		return EINVAL;
 	pa->state = d->down[port_num] ? IBV_PORT_DOWN : IBV_PORT_ACTIVE;
-	pa->max_mtu = pa->active_mtu = IBV_MTU_2048;
+	pa->max_mtu = pa->active_mtu = d->mtu[port_num];
 	pa->link_layer = fab_roce ? IBV_LINK_LAYER_ETHERNET : IBV_LINK_LAYER_INFINIBAND;
 	pa->lid = fab_roce ? 0 : fab_lid(d, port_num);
 	pa->gid_tbl_len = NGID;
@@ -1355,8 +1389,8 @@ int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 	const struct faddr *a = fab_addr(sin->sin_addr.s_addr);
 
 	f->port = ntohs(sin->sin_port);
-	if (a && a->dev == 0) {
-		id->verbs = &devs[0].vctx.context;
+	if (addr_server(a) && a->dev < ndevs) {
+		id->verbs = &devs[a->dev].vctx.context;
 		id->port_num = (uint8_t)addr_port(a);
 		f->pkey_index = a->pkey_index;
 		f->dst_ip = sin->sin_addr.s_addr;
@@ -1393,7 +1427,7 @@ int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src, struct sockad
 
 	pthread_mutex_lock(&fab);
 	f->port = ntohs(sin->sin_port);
-	if (a && a->dev == 0) {
+	if (addr_server(a) && a->dev < ndevs) {
 		id->verbs = &devs[fab_client_dev].vctx.context;
 		id->port_num = 1;
 		f->pkey_index = a->pkey_index;	/* the client's child interface */
@@ -1449,7 +1483,7 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *param)
 
 		r->id.channel = l->id.channel;
 		r->id.context = l->id.context;
-		r->id.verbs = &devs[0].vctx.context;
+		r->id.verbs = &devs[fab_addr(f->dst_ip)->dev].vctx.context;
 		r->id.port_num = (uint8_t)addr_port(fab_addr(f->dst_ip));
 		r->id.ps = RDMA_PS_UDP;
 		r->state = FID_REQ;
@@ -1504,7 +1538,7 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *param)
 								  IBV_GID_TYPE_ROCE_V2);
 			a->grh.hop_limit = 64;
 		} else {
-			a->dlid = fab_lid(&devs[0], r->id.port_num);
+			a->dlid = fab_lid(fab_dev(r->id.verbs), r->id.port_num);
 		}
 	}
 	pthread_mutex_unlock(&fab);
@@ -2489,6 +2523,32 @@ static void test_ah_evict_in_flight(void **state)
 }
 
 /* Issue 15 (4), the client: the handle goes (port down) with a request queued. */
+/*
+ * Issue 35 (7), over ib: a UD send that fails on its own (not a flush)
+ * leaves the send queue in SQE.  Receives go on and every later send is
+ * flushed, so the client would time out forever; the reaping of that
+ * completion brings the QP back to RTS and the next exchange is answered.
+ */
+static void test_send_queue_error(void **state)
+{
+	struct server s;
+	struct client c;
+
+	server_start(&s);
+	client_open(&c, "ib://" SERVER_ADDR ":123");
+	assert_int_equal(exchange(&c, TRANSPORT_POLL_BLOCK), 1);
+	pthread_mutex_lock(&fab);
+	fab_send_fail = 1;
+	pthread_mutex_unlock(&fab);
+	assert_int_equal(exchange(&c, TRANSPORT_POLL_BLOCK), 0);	/* its request failed */
+	assert_int_equal(exchange_until(&c, 1), 1);	/* flushed for ever without */
+	assert_int_equal(exchange_until(&c, 1), 1);
+	assert_int_equal(qp_of(c.qpn)->qp.state, IBV_QPS_RTS);
+	assert_int_equal(counter(c.t, "send_err"), 1);
+	client_close(&c);
+	server_stop(&s);
+}
+
 static void test_ah_drop_in_flight(void **state)
 {
 	unsigned char req[NTP_HEADER_LEN] = { 0xe3 };
@@ -2567,6 +2627,100 @@ static void test_wildcard_dual_port(void **state)
 	server_halt(&s);
 	assert_true(counter(s.t, "sidr_reject") >= 1);
 	server_stop(&s);
+}
+
+/*
+ * Issue 35: each port of a ConnectX-4 or later is a device of its own
+ * (fake0 and fake3 here, two ports of the server's card), beside the
+ * clients' fake1 and fake2.  A wildcard server without dev= refused to
+ * open on a host with several devices; it serves every device, each
+ * request answered from the device it came in on.
+ */
+static void test_wildcard_two_devices(void **state)
+{
+	struct server s;
+	struct client a, b;
+
+	pthread_mutex_lock(&fab);
+	ndevs = NDEV;
+	pthread_mutex_unlock(&fab);
+	server_start_url(&s, "ib://*:123");
+	client_open(&a, "ib://10.9.0.1:123");
+	client_open(&b, "ib://10.9.0.4:123");
+	assert_int_equal(exchange_until(&a, 1), 1);
+	assert_int_equal(exchange_until(&b, 1), 1);
+	assert_int_equal(exchange_until(&a, 1), 1);
+	assert_int_equal(exchange_until(&b, 1), 1);
+	/* b's server is on fake3: its QP took b's requests, a's went to fake0 */
+	pthread_mutex_lock(&fab);
+	assert_true(fab_qp_on(3)->rx_n >= 2);
+	pthread_mutex_unlock(&fab);
+	client_close(&a);
+	client_close(&b);
+	server_halt(&s);
+	assert_int_equal(counter(s.t, "sidr_accept"), 2);
+	assert_int_equal(counter(s.t, "sidr_reject"), 0);
+	transport_close(s.t);
+	clock_close(s.clk);
+}
+
+/* The server's QP on fake0's port 2. */
+static struct fqp *server_port2_qp(void)
+{
+	struct fqp *q;
+
+	pthread_mutex_lock(&fab);
+	for (q = qps; q && !(q->dev == &devs[0] && q->port == 2); q = q->next)
+		;
+	pthread_mutex_unlock(&fab);
+	assert_non_null(q);
+	return q;
+}
+
+/*
+ * Issue 35: a wildcard server's ports may differ in MTU.  Port 2's
+ * receive buffers hold what its MTU lets in (they were sized from port
+ * 1's: a datagram longer than a buffer errors the receive), and a reply
+ * there is bounded by port 2's MTU, not port 1's.
+ */
+static void test_wildcard_port_mtu(void **state)
+{
+	static unsigned char big[3000] = { 0x23 }, reply[300];
+	struct ibv_wc wc = { .status = IBV_WC_SUCCESS, .opcode = IBV_WC_RECV, .slid = 7,
+			     .src_qp = 0x7007 };
+	struct transport_addr from;
+	struct server s;
+	struct fqp *q2;
+	int64_t t;
+	int n;
+
+	devs[0].mtu[2] = IBV_MTU_4096;
+	server_start_url(&s, "ib://*:123?dev=fake0");
+	n = __atomic_load_n(&s.received, __ATOMIC_SEQ_CST);
+	q2 = server_port2_qp();
+	pthread_mutex_lock(&fab);
+	deliver(q2, &wc, NULL, 0, big, sizeof(big));
+	pthread_mutex_unlock(&fab);
+	wait_received(&s, n + 1);
+	server_halt(&s);
+	assert_int_equal(counter(s.t, "wc_error"), 0);
+	transport_close(s.t);
+	clock_close(s.clk);
+
+	devs[0].mtu[2] = IBV_MTU_256;
+	server_start_url(&s, "ib://*:123?dev=fake0");
+	server_halt(&s);
+	q2 = server_port2_qp();
+	pthread_mutex_lock(&fab);
+	deliver(q2, &wc, NULL, 0, big, NTP_HEADER_LEN);
+	pthread_mutex_unlock(&fab);
+	assert_int_equal(dg_recv_wait(s.t, reply, sizeof(reply), &from, s.clk, &t,
+					     clock_monotonic_ns() + 5000 * MS,
+					     TRANSPORT_POLL_BLOCK), NTP_HEADER_LEN);
+	assert_int_equal(dg_send(s.t, reply, 256, &from, s.clk, 0, &t), 0);
+	assert_int_equal(dg_send(s.t, reply, 257, &from, s.clk, 0, &t), -EMSGSIZE);
+	transport_close(s.t);
+	clock_close(s.clk);
 }
 
 /*
@@ -3053,9 +3207,12 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_local_dest_gid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ah_evict_in_flight, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ah_drop_in_flight, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_send_queue_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wildcard_partition, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wildcard_dual_port, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wildcard_send_slots, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wildcard_two_devices, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wildcard_port_mtu, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gid_change, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_async_element, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_qp_rebuild, setup, teardown),

@@ -8,44 +8,44 @@
 #include <cmocka.h>
 
 #include "log.h"
+#include "opt_units.h"
 
-#define S	1000000000LL
 
 /* 3 lines a minute: the 4th and 5th held back, counted when the next
    window's first line comes; a quiet window reports nothing; at exit the
    count of the window still open. */
 static void lines_per_window(void **state)
 {
-	struct log_limit l = { .window = 60 * S, .max = 3 };
+	struct log_limit l = { .window = 60 * NTPX_NS_PER_SEC, .max = 3 };
 	uint64_t held;
 	int i;
 
 	(void)state;
 	for (i = 0; i < 3; i++) {
-		assert_true(log_limit_pass(&l, 10 * S + i, &held));
+		assert_true(log_limit_pass(&l, 10 * NTPX_NS_PER_SEC + i, &held));
 		assert_int_equal(held, 0);
 	}
-	assert_false(log_limit_pass(&l, 20 * S, &held));
-	assert_false(log_limit_pass(&l, 69 * S, &held));
+	assert_false(log_limit_pass(&l, 20 * NTPX_NS_PER_SEC, &held));
+	assert_false(log_limit_pass(&l, 69 * NTPX_NS_PER_SEC, &held));
 	assert_int_equal(held, 0);
 	/* A minute after the window began: a new one, and the two held. */
-	assert_true(log_limit_pass(&l, 70 * S, &held));
+	assert_true(log_limit_pass(&l, 70 * NTPX_NS_PER_SEC, &held));
 	assert_int_equal(held, 2);
-	assert_true(log_limit_pass(&l, 71 * S, &held));
+	assert_true(log_limit_pass(&l, 71 * NTPX_NS_PER_SEC, &held));
 	assert_int_equal(held, 0);
 	/* Much later: nothing was held in between. */
-	assert_true(log_limit_pass(&l, 1000 * S, &held));
+	assert_true(log_limit_pass(&l, 1000 * NTPX_NS_PER_SEC, &held));
 	assert_int_equal(held, 0);
-	assert_true(log_limit_pass(&l, 1000 * S, &held));
-	assert_true(log_limit_pass(&l, 1000 * S, &held));
-	assert_false(log_limit_pass(&l, 1001 * S, &held));
+	assert_true(log_limit_pass(&l, 1000 * NTPX_NS_PER_SEC, &held));
+	assert_true(log_limit_pass(&l, 1000 * NTPX_NS_PER_SEC, &held));
+	assert_false(log_limit_pass(&l, 1001 * NTPX_NS_PER_SEC, &held));
 	assert_int_equal(log_limit_held(&l), 1);
 	assert_int_equal(log_limit_held(&l), 0);
 	/* A clock that starts at 0 is no "no window yet". */
-	l = (struct log_limit){ .window = S, .max = 1 };
+	l = (struct log_limit){ .window = NTPX_NS_PER_SEC, .max = 1 };
 	assert_true(log_limit_pass(&l, 0, &held));
 	assert_false(log_limit_pass(&l, 1, &held));
-	assert_true(log_limit_pass(&l, S + 1, &held));
+	assert_true(log_limit_pass(&l, NTPX_NS_PER_SEC + 1, &held));
 	assert_int_equal(held, 1);
 }
 

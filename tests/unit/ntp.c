@@ -13,11 +13,11 @@
 /* Every one of the 10^9 nanosecond fractions survives ns -> NTP -> ns. */
 static void ns_round_trip_all_fractions(void **state)
 {
-	const int64_t base = 1764455329LL * 1000000000;
+	const int64_t base = 1764455329LL * NTPX_NS_PER_SEC;
 	int64_t ns;
 
 	(void)state;
-	for (ns = 0; ns < 1000000000; ns++) {
+	for (ns = 0; ns < NTPX_NS_PER_SEC; ns++) {
 		uint64_t ts = ntp_ts_from_ns(base + ns);
 
 		if (ntp_ts_to_ns(ts, base) != base + ns)
@@ -46,9 +46,9 @@ static void known_values(void **state)
  */
 static void era_boundary_2036(void **state)
 {
-	const int64_t wrap = 2085978496LL * 1000000000;
-	const int64_t offsets[] = { -3600LL * 1000000000, -1, 0, 1, 123456789,
-				    3600LL * 1000000000 };
+	const int64_t wrap = 2085978496LL * NTPX_NS_PER_SEC;
+	const int64_t offsets[] = { -3600LL * NTPX_NS_PER_SEC, -1, 0, 1, 123456789,
+				    3600LL * NTPX_NS_PER_SEC };
 	size_t i, j;
 
 	(void)state;
@@ -62,11 +62,11 @@ static void era_boundary_2036(void **state)
 			assert_int_equal(ntp_ts_to_ns(ntp_ts_from_ns(t), pivot), t);
 		}
 	/* Far from any wrap, and before 1970 (era 0, 1900..1970). */
-	assert_int_equal(ntp_ts_to_ns(ntp_ts_from_ns(-5000000000LL), 0), -5000000000LL);
+	assert_int_equal(ntp_ts_to_ns(ntp_ts_from_ns(-5 * NTPX_NS_PER_SEC), 0), -5 * NTPX_NS_PER_SEC);
 	/* Era 1, decades after the wrap. */
-	assert_int_equal(ntp_ts_to_ns(ntp_ts_from_ns(wrap + 900000000LL * 1000000000),
-				      wrap + 900000000LL * 1000000000),
-			 wrap + 900000000LL * 1000000000);
+	assert_int_equal(ntp_ts_to_ns(ntp_ts_from_ns(wrap + 900000000LL * NTPX_NS_PER_SEC),
+				      wrap + 900000000LL * NTPX_NS_PER_SEC),
+			 wrap + 900000000LL * NTPX_NS_PER_SEC);
 }
 
 static void codec_round_trip(void **state)
@@ -156,7 +156,7 @@ static void short_format(void **state)
 {
 	(void)state;
 	assert_int_equal(ntp_short_from_ns(0), 0);
-	assert_int_equal(ntp_short_from_ns(1000000000), 0x10000);
+	assert_int_equal(ntp_short_from_ns(NTPX_NS_PER_SEC), 0x10000);
 	assert_int_equal(ntp_short_from_ns(1), 1);	/* rounded up, never 0 */
 	assert_int_equal(ntp_short_from_ns(-5), 0);
 	assert_int_equal(ntp_short_from_ns(INT64_MAX), 0xffffffffu);
@@ -291,7 +291,7 @@ static void judge_order(void **state)
 
 static void rate_backoff(void **state)
 {
-	const int64_t s = 1000000000;
+	const int64_t s = NTPX_NS_PER_SEC;
 
 	(void)state;
 	assert_int_equal(ntp_backoff_ns(1, -30), 2);

@@ -285,6 +285,35 @@ static void server_option(void **state)
 	assert_string_equal(host, "fe80::1");
 }
 
+/* --nts-port: the port alone, and never beside a port of --nts=HOST:PORT. */
+static void port_option(void **state)
+{
+	static const char *const bare[] = { NULL, "", "ke.example", "[::1]", "2001:db8::1" };
+	static const char *const ported[] = { "ke.example:14460", "[::1]:4461", "127.0.0.1:1" };
+	static const char *const bad[] = { "0", "65536", "", "x", "44 60", "-1", "99999999999999999999" };
+	char port[8];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(bare); i++) {
+		strcpy(port, "4460");
+		if (nts_ke_port_parse(bare[i], "14461", port) != 0)
+			fail_msg("--nts=%s --nts-port 14461 refused", bare[i] ? bare[i] : "(bare)");
+		assert_string_equal(port, "14461");
+	}
+	for (i = 0; i < ARRAY_SIZE(ported); i++) {
+		strcpy(port, "4460");
+		assert_int_equal(nts_ke_port_parse(ported[i], "14461", port), -2);
+		assert_string_equal(port, "4460");
+	}
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		strcpy(port, "4460");
+		if (nts_ke_port_parse(NULL, bad[i], port) != -1)
+			fail_msg("--nts-port '%s' taken", bad[i]);
+		assert_string_equal(port, "4460");
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -298,6 +327,7 @@ int main(void)
 		cmocka_unit_test(ntp_server_negotiated),
 		cmocka_unit_test(server_answers),
 		cmocka_unit_test(server_option),
+		cmocka_unit_test(port_option),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

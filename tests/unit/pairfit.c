@@ -13,12 +13,12 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "opt_units.h"
 #include "pairfit.h"
 #include "stats.h"
 #include "support/rng.h"
 
 #define T0	1764455329000000000LL
-#define SEC	1000000000LL
 
 static double scratch[3 * 4096];
 
@@ -37,7 +37,7 @@ static void keeps_the_fast_half_exactly(void **state)
 
 	(void)state;
 	for (i = 0; i < 40; i++) {
-		s[i].t = T0 + i * SEC;
+		s[i].t = T0 + i * NTPX_NS_PER_SEC;
 		s[i].off2 = 2 * (3000 + 25 * i) + (i % 2 ? 2000000 : 0);
 		s[i].delay = i % 2 ? 300000 : 100000;
 		s[i].true2 = 2 * (3000 + 25 * i);
@@ -46,16 +46,18 @@ static void keeps_the_fast_half_exactly(void **state)
 	assert_int_equal(f.n, 40);
 	assert_int_equal(f.used, 20);
 	assert_int_equal(f.delay_cut, 100000);
-	assert_true(f.tmin == T0 && f.tmax == T0 + 39 * SEC);
+	assert_true(f.tmin == T0 && f.tmax == T0 + 39 * NTPX_NS_PER_SEC);
 	assert_float_equal(pairfit_at(&f, T0, &v), 3000, 1e-6);
 	assert_float_equal(v, 0, 1e-9);
-	assert_float_equal(pairfit_at(&f, T0 + 100 * SEC, &v), 3000 + 2500, 1e-6);
+	assert_float_equal(pairfit_at(&f, T0 + 100 * NTPX_NS_PER_SEC, &v), 3000 + 2500, 1e-6);
 	assert_float_equal(f.b, 25, 1e-9);
 	assert_true(f.truth);
-	assert_float_equal(pairfit_truth_at(&f, T0 + 7 * SEC + SEC / 2), 3000 + 187.5, 1e-6);
+	assert_float_equal(pairfit_truth_at(&f, T0 + 7 * NTPX_NS_PER_SEC + NTPX_NS_PER_SEC / 2),
+			   3000 + 187.5, 1e-6);
 	/* all of them: the slow ones pull the mean, at the mean time 19.5 s, up by half their 1 ms */
 	assert_int_equal(pairfit_fit(s, 40, 1, scratch, &f), 0);
-	assert_float_equal(pairfit_at(&f, T0 + 19 * SEC + SEC / 2, &v), 3000 + 487.5 + 500000, 1e-6);
+	assert_float_equal(pairfit_at(&f, T0 + 19 * NTPX_NS_PER_SEC + NTPX_NS_PER_SEC / 2, &v),
+			   3000 + 487.5 + 500000, 1e-6);
 }
 
 /* At the cut's own delay the first in order are kept, and no truth if one lacks it. */
@@ -68,14 +70,14 @@ static void ties_at_the_cut_keep_the_first(void **state)
 
 	(void)state;
 	for (i = 0; i < 20; i++) {
-		s[i].t = T0 + i * SEC;
+		s[i].t = T0 + i * NTPX_NS_PER_SEC;
 		s[i].off2 = i < 10 ? 100 : 5000;
 		s[i].delay = 50000;
 		s[i].true2 = i == 3 ? PAIRFIT_NO_TRUTH : 0;
 	}
 	assert_int_equal(pairfit_fit(s, 20, 0.5, scratch, &f), 0);
 	assert_int_equal(f.used, 10);
-	assert_float_equal(pairfit_at(&f, T0 + 4 * SEC, &v), 50, 1e-9);
+	assert_float_equal(pairfit_at(&f, T0 + 4 * NTPX_NS_PER_SEC, &v), 50, 1e-9);
 	assert_false(f.truth);
 }
 
@@ -88,7 +90,7 @@ static void too_few_or_one_time(void **state)
 
 	(void)state;
 	for (i = 0; i < 40; i++)
-		s[i] = (struct pair_sample){ T0 + i * SEC, 0, 1000 + i, PAIRFIT_NO_TRUTH };
+		s[i] = (struct pair_sample){ T0 + i * NTPX_NS_PER_SEC, 0, 1000 + i, PAIRFIT_NO_TRUTH };
 	assert_int_equal(pairfit_keep(40, 0.25), 10);
 	assert_int_equal(pairfit_keep(37, 0.25), 10);
 	assert_int_equal(pairfit_keep(36, 0.25), 9);
@@ -115,13 +117,14 @@ static void variance_by_hand(void **state)
 
 	(void)state;
 	for (i = 0; i < 10; i++)
-		s[i] = (struct pair_sample){ T0 + i * SEC, i % 2 ? -2 : 2, 1000, PAIRFIT_NO_TRUTH };
+		s[i] = (struct pair_sample){ T0 + i * NTPX_NS_PER_SEC, i % 2 ? -2 : 2, 1000,
+					     PAIRFIT_NO_TRUTH };
 	assert_int_equal(pairfit_fit(s, 10, 1, scratch, &f), 0);
 	assert_float_equal(f.b, -5 / 82.5, 1e-12);
-	assert_float_equal(pairfit_at(&f, T0 + 4 * SEC + SEC / 2, &v), 0, 1e-12);
+	assert_float_equal(pairfit_at(&f, T0 + 4 * NTPX_NS_PER_SEC + NTPX_NS_PER_SEC / 2, &v), 0, 1e-12);
 	assert_float_equal(v, 1.25 * (10 - 10.0 / 33) / 100, 1e-12);
 	/* read further out, the slope's own error adds */
-	pairfit_at(&f, T0 + 20 * SEC, &w);
+	pairfit_at(&f, T0 + 20 * NTPX_NS_PER_SEC, &w);
 	assert_true(w > v);
 }
 
@@ -154,13 +157,13 @@ static double coverage(int queueing)
 				up = 50000 + 3000 * rng_normal();
 				down = 50000;
 			}
-			s[i].t = T0 + i * SEC;
+			s[i].t = T0 + i * NTPX_NS_PER_SEC;
 			s[i].off2 = llround(2 * th + up - down);
 			s[i].delay = llround(up + down);
 			s[i].true2 = PAIRFIT_NO_TRUTH;
 		}
 		assert_int_equal(pairfit_fit(s, N, queueing ? 0.25 : 1, scratch, &f), 0);
-		est = pairfit_at(&f, T0 + 200 * SEC, &v);
+		est = pairfit_at(&f, T0 + 200 * NTPX_NS_PER_SEC, &v);
 		in += fabs(est - truth) <= t95 * sqrt(v);
 	}
 	return (double)in / RUNS;

@@ -9,14 +9,13 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "opt_units.h"
 #include "peer.h"
 #include "util_private.h"
 
-#define MS 1000000LL
-#define S  1000000000LL
 
 static struct peer_config cfg_small = {
-	.miss_limit = 3, .backoff_min_ns = 100 * MS, .backoff_max_ns = 1 * S,
+	.miss_limit = 3, .backoff_min_ns = 100 * NTPX_NS_PER_MS, .backoff_max_ns = 1 * NTPX_NS_PER_SEC,
 };
 
 /* A peer resolved once at t = 0, as a transport leaves it after open. */
@@ -42,7 +41,7 @@ static void test_defaults(void **state)
 	peer_init(&p, &zero);
 	assert_int_equal(p.cfg.miss_limit, 3);
 	/* Due at once, whatever the monotonic clock reads. */
-	assert_true(peer_resolve_due(&p, -5 * S));
+	assert_true(peer_resolve_due(&p, -5 * NTPX_NS_PER_SEC));
 }
 
 static void test_miss_run(void **state)
@@ -50,24 +49,24 @@ static void test_miss_run(void **state)
 	struct peer p;
 
 	peer_up(&p, &cfg_small);
-	assert_int_equal(peer_miss(&p, 1 * S), PEER_OK);
-	assert_int_equal(peer_miss(&p, 2 * S), PEER_OK);
+	assert_int_equal(peer_miss(&p, 1 * NTPX_NS_PER_SEC), PEER_OK);
+	assert_int_equal(peer_miss(&p, 2 * NTPX_NS_PER_SEC), PEER_OK);
 	/* A reply breaks the run: two more misses are not yet a loss. */
-	assert_int_equal(peer_reply(&p, 2 * S + 1, PEER_EPOCH_NONE), PEER_OK);
-	assert_int_equal(peer_miss(&p, 3 * S), PEER_OK);
-	assert_int_equal(peer_miss(&p, 4 * S), PEER_OK);
+	assert_int_equal(peer_reply(&p, 2 * NTPX_NS_PER_SEC + 1, PEER_EPOCH_NONE), PEER_OK);
+	assert_int_equal(peer_miss(&p, 3 * NTPX_NS_PER_SEC), PEER_OK);
+	assert_int_equal(peer_miss(&p, 4 * NTPX_NS_PER_SEC), PEER_OK);
 	assert_int_equal(p.state, PEER_RESOLVED);
-	assert_false(peer_resolve_due(&p, 4 * S));
+	assert_false(peer_resolve_due(&p, 4 * NTPX_NS_PER_SEC));
 	/* The third in a row is. */
-	assert_int_equal(peer_miss(&p, 5 * S), PEER_LOST);
+	assert_int_equal(peer_miss(&p, 5 * NTPX_NS_PER_SEC), PEER_LOST);
 	assert_int_equal(p.state, PEER_UNRESOLVED);
-	assert_true(peer_resolve_due(&p, 5 * S));
+	assert_true(peer_resolve_due(&p, 5 * NTPX_NS_PER_SEC));
 	assert_int_equal(p.count.misses, 5);
 	assert_int_equal(p.count.losses, 1);
 	/* Misses while unresolved are counted, nothing more. */
-	assert_int_equal(peer_miss(&p, 6 * S), PEER_OK);
-	assert_int_equal(peer_miss(&p, 7 * S), PEER_OK);
-	assert_int_equal(peer_miss(&p, 8 * S), PEER_OK);
+	assert_int_equal(peer_miss(&p, 6 * NTPX_NS_PER_SEC), PEER_OK);
+	assert_int_equal(peer_miss(&p, 7 * NTPX_NS_PER_SEC), PEER_OK);
+	assert_int_equal(peer_miss(&p, 8 * NTPX_NS_PER_SEC), PEER_OK);
 	assert_int_equal(p.count.losses, 1);
 	assert_int_equal(p.count.misses, 8);
 }
@@ -78,22 +77,23 @@ static void test_miss_limit_one(void **state)
 	struct peer p;
 
 	peer_up(&p, &c);
-	assert_int_equal(peer_miss(&p, S), PEER_LOST);
+	assert_int_equal(peer_miss(&p, NTPX_NS_PER_SEC), PEER_LOST);
 }
 
 static void test_backoff_schedule(void **state)
 {
 	static const int64_t want[] = {
-		0, 100 * MS, 200 * MS, 400 * MS, 800 * MS, 1 * S, 1 * S, 1 * S,
+		0, 100 * NTPX_NS_PER_MS, 200 * NTPX_NS_PER_MS, 400 * NTPX_NS_PER_MS, 800 * NTPX_NS_PER_MS,
+		1 * NTPX_NS_PER_SEC, 1 * NTPX_NS_PER_SEC, 1 * NTPX_NS_PER_SEC,
 	};
-	struct peer_config huge = { .miss_limit = 3, .backoff_min_ns = 3 * S,
+	struct peer_config huge = { .miss_limit = 3, .backoff_min_ns = 3 * NTPX_NS_PER_SEC,
 				    .backoff_max_ns = INT64_MAX };
 	unsigned i;
 
 	for (i = 0; i < ARRAY_SIZE(want); i++)
 		assert_int_equal(peer_backoff_ns(&cfg_small, i), want[i]);
 	/* Bounded without overflow, however many attempts. */
-	assert_int_equal(peer_backoff_ns(&cfg_small, 1000), 1 * S);
+	assert_int_equal(peer_backoff_ns(&cfg_small, 1000), 1 * NTPX_NS_PER_SEC);
 	assert_true(peer_backoff_ns(&huge, 200) > 0);
 	assert_true(peer_backoff_ns(&huge, 200) >= peer_backoff_ns(&huge, 199));
 }
@@ -104,26 +104,26 @@ static void test_backoff_drives_due(void **state)
 	int64_t t;
 
 	peer_up(&p, &cfg_small);
-	peer_miss(&p, 1 * S);
-	peer_miss(&p, 2 * S);
-	assert_int_equal(peer_miss(&p, 3 * S), PEER_LOST);
+	peer_miss(&p, 1 * NTPX_NS_PER_SEC);
+	peer_miss(&p, 2 * NTPX_NS_PER_SEC);
+	assert_int_equal(peer_miss(&p, 3 * NTPX_NS_PER_SEC), PEER_LOST);
 	/*
 	 * The open's resolution was attempt 1, so the first retry after the
 	 * loss waits backoff(1) from it, long past: due at once.
 	 */
-	t = 3 * S;
+	t = 3 * NTPX_NS_PER_SEC;
 	assert_true(peer_resolve_due(&p, t));
 	peer_resolve_failed(&p, t);			/* attempt 2 */
-	assert_false(peer_resolve_due(&p, t + 200 * MS - 1));
-	assert_true(peer_resolve_due(&p, t + 200 * MS));
-	t += 200 * MS;
+	assert_false(peer_resolve_due(&p, t + 200 * NTPX_NS_PER_MS - 1));
+	assert_true(peer_resolve_due(&p, t + 200 * NTPX_NS_PER_MS));
+	t += 200 * NTPX_NS_PER_MS;
 	peer_resolve_failed(&p, t);			/* attempt 3 */
-	assert_int_equal(peer_next_attempt_ns(&p), t + 400 * MS);
-	t += 400 * MS;
+	assert_int_equal(peer_next_attempt_ns(&p), t + 400 * NTPX_NS_PER_MS);
+	t += 400 * NTPX_NS_PER_MS;
 	peer_resolve_failed(&p, t);			/* attempt 4 */
-	t += 800 * MS;
+	t += 800 * NTPX_NS_PER_MS;
 	peer_resolve_failed(&p, t);			/* attempt 5: bounded */
-	assert_int_equal(peer_next_attempt_ns(&p), t + 1 * S);
+	assert_int_equal(peer_next_attempt_ns(&p), t + 1 * NTPX_NS_PER_SEC);
 	assert_int_equal(p.count.resolve_failures, 4);
 	assert_int_equal(p.state, PEER_UNRESOLVED);
 }
@@ -134,23 +134,23 @@ static void test_backoff_survives_resolution(void **state)
 
 	/* Resolves fine, never answers: each loss waits longer to retry. */
 	peer_up(&p, &cfg_small);			/* attempt 1 at 0 */
-	peer_miss(&p, 1 * S);
-	peer_miss(&p, 1 * S);
-	peer_miss(&p, 1 * S);
-	assert_true(peer_resolve_due(&p, 1 * S));
-	peer_resolve_ok(&p, 1 * S, PEER_EPOCH_NONE);	/* attempt 2 */
-	peer_miss(&p, 1 * S + 10 * MS);
-	peer_miss(&p, 1 * S + 20 * MS);
-	assert_int_equal(peer_miss(&p, 1 * S + 30 * MS), PEER_LOST);
-	assert_false(peer_resolve_due(&p, 1 * S + 199 * MS));
-	assert_true(peer_resolve_due(&p, 1 * S + 200 * MS));
+	peer_miss(&p, 1 * NTPX_NS_PER_SEC);
+	peer_miss(&p, 1 * NTPX_NS_PER_SEC);
+	peer_miss(&p, 1 * NTPX_NS_PER_SEC);
+	assert_true(peer_resolve_due(&p, 1 * NTPX_NS_PER_SEC));
+	peer_resolve_ok(&p, 1 * NTPX_NS_PER_SEC, PEER_EPOCH_NONE);	/* attempt 2 */
+	peer_miss(&p, 1 * NTPX_NS_PER_SEC + 10 * NTPX_NS_PER_MS);
+	peer_miss(&p, 1 * NTPX_NS_PER_SEC + 20 * NTPX_NS_PER_MS);
+	assert_int_equal(peer_miss(&p, 1 * NTPX_NS_PER_SEC + 30 * NTPX_NS_PER_MS), PEER_LOST);
+	assert_false(peer_resolve_due(&p, 1 * NTPX_NS_PER_SEC + 199 * NTPX_NS_PER_MS));
+	assert_true(peer_resolve_due(&p, 1 * NTPX_NS_PER_SEC + 200 * NTPX_NS_PER_MS));
 	/* A reply rewinds it: after the next loss, retry at once. */
-	peer_resolve_ok(&p, 1 * S + 200 * MS, PEER_EPOCH_NONE);
-	peer_reply(&p, 2 * S, PEER_EPOCH_NONE);
-	peer_miss(&p, 3 * S);
-	peer_miss(&p, 3 * S);
-	peer_miss(&p, 3 * S);
-	assert_true(peer_resolve_due(&p, 3 * S));
+	peer_resolve_ok(&p, 1 * NTPX_NS_PER_SEC + 200 * NTPX_NS_PER_MS, PEER_EPOCH_NONE);
+	peer_reply(&p, 2 * NTPX_NS_PER_SEC, PEER_EPOCH_NONE);
+	peer_miss(&p, 3 * NTPX_NS_PER_SEC);
+	peer_miss(&p, 3 * NTPX_NS_PER_SEC);
+	peer_miss(&p, 3 * NTPX_NS_PER_SEC);
+	assert_true(peer_resolve_due(&p, 3 * NTPX_NS_PER_SEC));
 }
 
 static void test_epoch_change(void **state)
@@ -159,21 +159,21 @@ static void test_epoch_change(void **state)
 
 	peer_up(&p, &cfg_small);
 	/* The first epoch seen is adopted. */
-	assert_int_equal(peer_reply(&p, 1 * S, 0x1234), PEER_OK);
+	assert_int_equal(peer_reply(&p, 1 * NTPX_NS_PER_SEC, 0x1234), PEER_OK);
 	assert_int_equal(p.epoch, 0x1234);
-	assert_int_equal(peer_reply(&p, 2 * S, 0x1234), PEER_OK);
+	assert_int_equal(peer_reply(&p, 2 * NTPX_NS_PER_SEC, 0x1234), PEER_OK);
 	/* Another epoch: the server restarted; drop, resolve at once. */
-	assert_int_equal(peer_reply(&p, 3 * S, 0xbeef), PEER_LOST);
+	assert_int_equal(peer_reply(&p, 3 * NTPX_NS_PER_SEC, 0xbeef), PEER_LOST);
 	assert_int_equal(p.state, PEER_UNRESOLVED);
 	assert_int_equal(p.count.epoch_changes, 1);
 	assert_int_equal(p.count.replies, 2);
-	assert_true(peer_resolve_due(&p, 3 * S));
+	assert_true(peer_resolve_due(&p, 3 * NTPX_NS_PER_SEC));
 	assert_false(peer_take_reset(&p));	/* not until resolved again */
-	peer_resolve_ok(&p, 3 * S, 0xbeef);
+	peer_resolve_ok(&p, 3 * NTPX_NS_PER_SEC, 0xbeef);
 	assert_true(peer_take_reset(&p));
-	assert_int_equal(peer_reply(&p, 4 * S, 0xbeef), PEER_OK);
+	assert_int_equal(peer_reply(&p, 4 * NTPX_NS_PER_SEC, 0xbeef), PEER_OK);
 	/* A transport without epochs never trips it. */
-	assert_int_equal(peer_reply(&p, 5 * S, PEER_EPOCH_NONE), PEER_OK);
+	assert_int_equal(peer_reply(&p, 5 * NTPX_NS_PER_SEC, PEER_EPOCH_NONE), PEER_OK);
 	assert_int_equal(p.count.epoch_changes, 1);
 }
 
@@ -183,9 +183,9 @@ static void test_epoch_from_resolution(void **state)
 
 	peer_init(&p, &cfg_small);
 	peer_resolve_ok(&p, 0, 77);
-	assert_int_equal(peer_reply(&p, S, 78), PEER_LOST);
+	assert_int_equal(peer_reply(&p, NTPX_NS_PER_SEC, 78), PEER_LOST);
 	/* A late reply of the old server while unresolved: dropped again. */
-	assert_int_equal(peer_reply(&p, S + 1, 77), PEER_LOST);
+	assert_int_equal(peer_reply(&p, NTPX_NS_PER_SEC + 1, 77), PEER_LOST);
 	assert_int_equal(p.count.losses, 1);
 	assert_int_equal(p.count.epoch_changes, 2);
 }
@@ -197,14 +197,14 @@ static void test_reset_once_per_reresolution(void **state)
 
 	peer_up(&p, &cfg_small);
 	for (i = 0; i < 3; i++)
-		peer_miss(&p, S);
+		peer_miss(&p, NTPX_NS_PER_SEC);
 	assert_false(peer_take_reset(&p));	/* lost, not yet found */
-	peer_resolve_failed(&p, S);
+	peer_resolve_failed(&p, NTPX_NS_PER_SEC);
 	assert_false(peer_take_reset(&p));
-	peer_resolve_ok(&p, 2 * S, PEER_EPOCH_NONE);
+	peer_resolve_ok(&p, 2 * NTPX_NS_PER_SEC, PEER_EPOCH_NONE);
 	assert_true(peer_take_reset(&p));
 	assert_false(peer_take_reset(&p));	/* handed over once */
-	peer_reply(&p, 3 * S, PEER_EPOCH_NONE);
+	peer_reply(&p, 3 * NTPX_NS_PER_SEC, PEER_EPOCH_NONE);
 	assert_false(peer_take_reset(&p));
 	assert_int_equal(p.count.resets, 1);
 	assert_int_equal(p.count.resolutions, 2);
@@ -215,24 +215,24 @@ static void test_invalidate(void **state)
 	struct peer p;
 
 	peer_up(&p, &cfg_small);
-	peer_miss(&p, S);
-	peer_miss(&p, S);
+	peer_miss(&p, NTPX_NS_PER_SEC);
+	peer_miss(&p, NTPX_NS_PER_SEC);
 	/* Port went down: stale at once, not after a third miss. */
-	peer_invalidate(&p, 2 * S);
+	peer_invalidate(&p, 2 * NTPX_NS_PER_SEC);
 	assert_int_equal(p.state, PEER_UNRESOLVED);
 	assert_int_equal(p.count.losses, 1);
-	peer_resolve_failed(&p, 2 * S);
-	peer_resolve_failed(&p, 2 * S + 100 * MS);
-	assert_false(peer_resolve_due(&p, 2 * S + 200 * MS));
+	peer_resolve_failed(&p, 2 * NTPX_NS_PER_SEC);
+	peer_resolve_failed(&p, 2 * NTPX_NS_PER_SEC + 100 * NTPX_NS_PER_MS);
+	assert_false(peer_resolve_due(&p, 2 * NTPX_NS_PER_SEC + 200 * NTPX_NS_PER_MS));
 	/* Port came up: the backoff rewinds, an attempt is due now. */
-	peer_invalidate(&p, 2 * S + 250 * MS);
-	assert_true(peer_resolve_due(&p, 2 * S + 250 * MS));
+	peer_invalidate(&p, 2 * NTPX_NS_PER_SEC + 250 * NTPX_NS_PER_MS);
+	assert_true(peer_resolve_due(&p, 2 * NTPX_NS_PER_SEC + 250 * NTPX_NS_PER_MS));
 	assert_int_equal(p.count.losses, 1);	/* lost once, not twice */
-	peer_resolve_ok(&p, 2 * S + 250 * MS, PEER_EPOCH_NONE);
+	peer_resolve_ok(&p, 2 * NTPX_NS_PER_SEC + 250 * NTPX_NS_PER_MS, PEER_EPOCH_NONE);
 	assert_true(peer_take_reset(&p));
 	/* The miss run started afresh: two misses are no loss. */
-	assert_int_equal(peer_miss(&p, 3 * S), PEER_OK);
-	assert_int_equal(peer_miss(&p, 4 * S), PEER_OK);
+	assert_int_equal(peer_miss(&p, 3 * NTPX_NS_PER_SEC), PEER_OK);
+	assert_int_equal(peer_miss(&p, 4 * NTPX_NS_PER_SEC), PEER_OK);
 }
 
 int main(void)

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <cmocka.h>
 
+#include "opt_units.h"
 #include "phc.h"
 #include "support/phc_mock.h"
 
@@ -26,7 +27,7 @@ static int64_t rt_now(void)
 	struct timespec t;
 
 	clock_gettime(CLOCK_REALTIME, &t);
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+	return (int64_t)t.tv_sec * NTPX_NS_PER_SEC + t.tv_nsec;
 }
 
 static int group_setup(void **state)

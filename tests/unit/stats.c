@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /* Unit tests for lib/stats.c against hand-computed values. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -290,12 +291,17 @@ static void rms_min_median(void **state)
 {
 	double v[] = { 3, -4 };
 	int64_t d[] = { 9, 1, 5, 7 };
+	double m = -1;
 
 	(void)state;
 	assert_float_equal(stats_rms(v, 2), 3.5355339059327378, 1e-12);
 	assert_float_equal(stats_min(v, 2), -4, 0);
-	assert_float_equal(stats_median_i64(d, 4), 6, 0);
+	assert_int_equal(stats_median_i64(d, 4, &m), 0);
+	assert_float_equal(m, 6, 0);
 	assert_int_equal(d[0], 9);	/* left as it was */
+	/* No memory for the copy: an error, and the median left alone. */
+	assert_int_equal(stats_median_i64(d, SIZE_MAX / 4, &m), -ENOMEM);
+	assert_float_equal(m, 6, 0);
 }
 
 /* Student's t against the printed table (NIST/SEMATECH e-Handbook, 1.3.6.7.2). */

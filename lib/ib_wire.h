@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * ib.h - the parts of the InfiniBand UD transport (lib/ib.c) that hold
- * without a device: the rules a received datagram must pass, and the
- * constants both ends agree on.  The transport itself is reached through
+ * ib_wire.h - the parts of the InfiniBand UD transport (lib/ib.c) that
+ * hold without a device (lib/ib_wire.c): the rules a received datagram
+ * must pass, and the constants both ends agree on.  The transport itself is reached through
  * transport.h as scheme "ib"; nothing else here opens a device.
  *
  * On the wire an ib exchange is an ordinary NTP packet as the payload of a
@@ -12,8 +12,8 @@
  * tells the client the server's QPN and QKey; the SIDR reply's private
  * data carries IB_SIDR_MAGIC and the epoch, both big-endian.
  */
-#ifndef NTPX_IB_H
-#define NTPX_IB_H
+#ifndef NTPX_IB_WIRE_H
+#define NTPX_IB_WIRE_H
 
 #include <stdint.h>
 
