@@ -4,8 +4,8 @@
  * is the wiring (options, open, run, report, exit code); options.c reads
  * the command line into a struct probe_config; exchange.c is one NTP
  * exchange; run.c the schedule of exchanges (intervals, kiss codes,
- * signals) and, with --discipline, the clock steered by each record;
- * interleave.c completes a record from the next exchange's reply
+ * signals); steer.c, with --discipline, steers the clock with each
+ * complete record before it is written; interleave.c completes a record from the next exchange's reply
  * (--xleave); output.c writes the header, the records, #reset lines and
  * the summary, and nothing else.
  */
@@ -147,9 +147,11 @@ int probe_nts_ke(struct probe *p);
 extern volatile sig_atomic_t probe_stopping;	/* SIGINT/SIGTERM came */
 void probe_on_signal(int sig);
 void probe_run(struct probe *p);
-/* A record complete: its status final, the discipline steers the clock
-   with it (--discipline), then output.c writes it.  -1 when the run must
-   end: the discipline failed (p->failed) or the output did (p->out). */
+
+/* steer.c: a record complete: its status final, the discipline steers
+   the clock with it (--discipline), then output.c writes it.  -1 when
+   the run must end: the discipline failed (p->failed) or the output did
+   (p->out). */
 int probe_record(struct probe *p, struct probe_out *o);
 
 /* interleave.c */

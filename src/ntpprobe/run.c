@@ -64,43 +64,6 @@ static void kiss(struct probe *p, const struct probe_out *o, int64_t *interval, 
 	}
 }
 
-/*
- * The discipline steers the clock with the record @o (RFC 5905's
- * client: the clock is set between exchanges, never by the writer), and
- * leaves its columns in @o.  0, or -1 with one line when it could not.
- */
-static int steer(struct probe *p, struct probe_out *o)
-{
-	const struct record_exchange *x = &o->x;
-	char err[256];
-	int ok = x->status == RECORD_OK && x->have == RECORD_HAVE_ALL;
-
-	if (discipline_sample(p->disc, ok ? RECORD_OK : x->status == RECORD_OK ?
-			      RECORD_ERROR : x->status,
-			      ok ? record_off2(x->t) : 0, ok ? record_delay(x->t) : 0,
-			      &o->disc, err, sizeof(err))) {
-		ntpx_err("%s", err);
-		p->failed = 1;
-		return -1;
-	}
-	return 0;
-}
-
-int probe_record(struct probe *p, struct probe_out *o)
-{
-	struct record_exchange *x = &o->x;
-
-	/* --xleave: an interleaved reply whose transmit stamp never came
-	   (the next exchange failed or the run ended). */
-	if (x->status == RECORD_OK && x->have != RECORD_HAVE_ALL)
-		x->status = RECORD_TIMEOUT;
-	if (p->disc && steer(p, o)) {
-		probe_count(p, o);	/* counted, as every exchange is */
-		return -1;
-	}
-	return probe_emit(p, o);
-}
-
 /* The exchanges, each record written as it completes (interleave.c). */
 void probe_run(struct probe *p)
 {
