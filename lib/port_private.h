@@ -36,6 +36,10 @@
 
 /* tx_submit flag: report this frame's send stamp, tagged port.tx_tag */
 #define PORT_TX_STAMP		0x100
+/* tx_submit flag: the frame carries no stamp of the moment it is handed
+   over (an interleaved reply), so it may wait for the end of the receive
+   burst it answers and go with the others in one kick */
+#define PORT_TX_LATER		0x200
 
 /* What a port stamps, from its stamps_enable. */
 struct port_stamping {
@@ -95,6 +99,11 @@ struct port_ops {
 	int (*rx_next)(struct port *p, const void **frame, size_t *len);
 	/* Gives the frame from the last rx_next back to the NIC. */
 	void (*rx_release)(struct port *p);
+	/*
+	 * Optional: how many frames rx_next will hand out without another
+	 * look at the NIC (the rest of a burst it took); 0 when absent.
+	 */
+	unsigned (*rx_pending)(const struct port *p);
 	/*
 	 * Optional: the moment the frame from the last rx_next was seen
 	 * below us (CLOCK_REALTIME ns): 1 with *ns set, 0 when it has none.
@@ -169,6 +178,11 @@ static inline int port_rx_next(struct port *p, const void **frame, size_t *len)
 static inline void port_rx_release(struct port *p)
 {
 	p->ops->rx_release(p);
+}
+
+static inline unsigned port_rx_pending(const struct port *p)
+{
+	return p->ops->rx_pending ? p->ops->rx_pending(p) : 0;
 }
 
 static inline void port_close(struct port *p)

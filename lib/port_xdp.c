@@ -96,6 +96,8 @@
 #define PORT_XDP_RX_MIN		256	/* ...but at least this many each */
 #define PORT_XDP_MAX_QUEUES	64	/* receive queues served, a socket each */
 #define PORT_XDP_LINK_NS	(5 * NTPX_NS_PER_SEC)	/* the link's wait after attaching */
+#define PORT_XDP_BURST		64	/* receive descriptors taken per look at a
+					   ring, and chunks given back per fill */
 
 #ifndef SO_PREFER_BUSY_POLL
 #define SO_PREFER_BUSY_POLL	69
@@ -121,6 +123,10 @@ struct xdp_rxq {
 	struct xdp_own own;		/* our own (own.fd -1: none) */
 	int fd;				/* whichever it is, or -1 */
 	uint64_t frames;		/* frames taken off its receive ring */
+	__u32 rx_idx, rx_avail, rx_n;	/* the burst peeked: next slot, how many
+					   left, how many it had */
+	uint64_t refill[PORT_XDP_RING];	/* chunks released, for its fill ring */
+	unsigned nrefill;
 };
 
 struct xdp_port {
@@ -156,7 +162,12 @@ struct xdp_port {
 	int rx_held;
 	int64_t rx_mono;	/* its XDP program's stamp, or -1 */
 	uint64_t tx_kicks_failed, fill_short;
+	unsigned tx_unkicked;	/* frames in the TX ring the kernel was not
+				   yet asked to send (PORT_TX_LATER) */
+	uint64_t tx_kicks, rx_bursts;
 };
+
+static unsigned xdp_rx_pending(const struct port *p);
 
 /* The chunk index of umem address @addr among the transmit chunks, or -1. */
 static long xdp_tx_index(const struct xdp_port *x, uint64_t addr)
@@ -255,7 +266,8 @@ static unsigned xdp_rx_queues(const char *dev)
  * Receive chunks per queue: PORT_XDP_RX_BUDGET shared among them, no
  * more than a fill ring holds and no fewer than PORT_XDP_RX_MIN, so that
  * up to four queues keep the 2048 a flood on one of them needs
- * (doc/uudp.md, tests/net/attack.t) and many cost 1 MiB each.
+ * (doc/uudp.md, tests/net/attack.t), one or two the 4096 that a bursty
+ * generator's catching up needs, and many cost 1 MiB each.
  */
 static unsigned xdp_rx_chunks(unsigned nq)
 {
@@ -498,29 +510,198 @@ static void xdp_close_all(struct xdp_port *x)
 
 static const struct port_ops xdp_port_ops;
 
-struct port *port_xdp_open(const struct port_config *cfg, char *err, size_t errlen)
+/* How a port runs, best first: xdp_bind_mode() tries them in this order. */
+static const struct {
+	__u32 mode;
+	__u16 bind;
+	const char *name;
+} xdp_modes[] = {
+	{ XDP_FLAGS_DRV_MODE, XDP_ZEROCOPY, "drv-zerocopy" },
+	{ XDP_FLAGS_DRV_MODE, XDP_COPY, "drv-copy" },
+	{ XDP_FLAGS_SKB_MODE, XDP_COPY, "skb-copy" },
+};
+
+/*
+ * The receive queues and the UMEM area: a socket per queue (no more than
+ * PORT_XDP_MAX_QUEUES), each with its receive chunks, then the transmit
+ * chunks.
+ */
+static int xdp_open_queues(struct xdp_port *x, const struct port_config *cfg, char *err,
+			   size_t errlen)
 {
-	static const struct {
-		__u32 mode;
-		__u16 bind;
-		const char *name;
-	} modes[] = {
-		{ XDP_FLAGS_DRV_MODE, XDP_ZEROCOPY, "drv-zerocopy" },
-		{ XDP_FLAGS_DRV_MODE, XDP_COPY, "drv-copy" },
-		{ XDP_FLAGS_SKB_MODE, XDP_COPY, "skb-copy" },
-	};
+	unsigned qi;
+
+	x->nq = xdp_rx_queues(cfg->dev);
+	if (x->nq > PORT_XDP_MAX_QUEUES) {
+		snprintf(err, errlen, "%s: %u receive queues, more than the %u uudp gives an "
+			 "AF_XDP socket each (set fewer with ethtool -L)", cfg->dev, x->nq,
+			 PORT_XDP_MAX_QUEUES);
+		return -1;
+	}
+	x->q = calloc(x->nq, sizeof(*x->q));
+	if (!x->q) {
+		snprintf(err, errlen, "%s: out of memory", cfg->dev);
+		return -1;
+	}
+	for (qi = 0; qi < x->nq; qi++)
+		x->q[qi].fd = x->q[qi].own.fd = -1;
+	x->rx_chunks = xdp_rx_chunks(x->nq);
+	x->area_len = ((size_t)x->nq * x->rx_chunks + PORT_XDP_TX_CHUNKS) * PORT_XDP_CHUNK;
+	x->area = mmap(NULL, x->area_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+	if (x->area == MAP_FAILED) {
+		x->area = NULL;
+		snprintf(err, errlen, "%s: UMEM: %s", cfg->dev, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* The UMEM registered: ours with TX metadata, else libxdp's without. */
+static int xdp_open_umem(struct xdp_port *x, const struct port_config *cfg, char *err,
+			 size_t errlen)
+{
 	struct xsk_umem_config uc = {
 		.fill_size = PORT_XDP_RING,
 		.comp_size = PORT_XDP_RING,
 		.frame_size = PORT_XDP_CHUNK,
 		.frame_headroom = 0,
 	};
-	struct xdp_port *x = calloc(1, sizeof(*x));
-	char drv[32], why[256] = "";
-	unsigned i, qi, first, last, nrx;
-	int64_t attached;
+	int rc;
+
+	rc = xdp_own_create(&x->q[0].own, cfg->dev, x->area, x->area_len, &x->q[0].fq,
+			    &x->q[0].cq, &x->q[0].rx, &x->tx, err, errlen);
+	if (rc <= 0)
+		return rc;
+	rc = xsk_umem__create(&x->umem, x->area, x->area_len, &x->q[0].fq, &x->q[0].cq, &uc);
+	if (rc) {
+		x->umem = NULL;
+		snprintf(err, errlen, "%s: UMEM registration: %s", cfg->dev, strerror(-rc));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The program attached and every queue's socket bound, in the first of
+ * the modes cfg->xdp_mode allows that the driver takes (veth: generic
+ * XDP, whose copy is the one the kernel tests most).  Returns the index
+ * in xdp_modes, or -1 with the last mode's reason in @err.
+ */
+static int xdp_bind_mode(struct xdp_port *x, const struct port_config *cfg, int prog_fd,
+			 const char *drv, char *err, size_t errlen)
+{
+	char why[256] = "";
+	unsigned i, first, last;
+
+	switch (cfg->xdp_mode) {
+	case PORT_XDP_ZEROCOPY:
+		first = last = 0;
+		break;
+	case PORT_XDP_NATIVE:
+		first = last = 1;
+		break;
+	case PORT_XDP_SKB:
+		first = last = 2;
+		break;
+	default:
+		first = strcmp(drv, "veth") == 0 ? 2 : 0;
+		last = 2;
+		break;
+	}
+	for (i = first; i <= last; i++) {
+		if (x->link_fd < 0 || (i > first && xdp_modes[i].mode != xdp_modes[i - 1].mode)) {
+			if (x->link_fd >= 0) {
+				close(x->link_fd);
+				x->link_fd = -1;
+			}
+			if (xdp_attach(x, cfg, prog_fd, xdp_modes[i].mode, why, sizeof(why)))
+				continue;
+		}
+		if (xdp_sockets(x, cfg, xdp_modes[i].mode, xdp_modes[i].bind, why,
+				sizeof(why)) == 0)
+			return (int)i;
+	}
+	snprintf(err, errlen, "%s", why);
+	return -1;
+}
+
+/*
+ * The sockets in the program's XSKMAP, a slot per queue; each queue's
+ * receive chunks in its fill ring, the transmit chunks on the free stack.
+ */
+static int xdp_open_rings(struct xdp_port *x, const struct port_config *cfg, char *err,
+			  size_t errlen)
+{
+	unsigned qi, i, nrx = x->nq * x->rx_chunks;
+	int map_fd = bpf_object__find_map_fd_by_name(x->obj, "ntpx_xsks");
 	__u32 idx;
-	int prog_fd, rc, map_fd, one = 1;
+
+	for (qi = 0; qi < x->nq; qi++)
+		if (map_fd < 0 || bpf_map_update_elem(map_fd, &qi, &x->q[qi].fd, 0)) {
+			snprintf(err, errlen, "%s: cannot insert the socket of queue %u into the "
+				 "XSKMAP: %s", cfg->dev, qi, strerror(errno));
+			return -1;
+		}
+	for (qi = 0; qi < x->nq; qi++) {
+		struct xdp_rxq *q = &x->q[qi];
+
+		if (xsk_ring_prod__reserve(&q->fq, x->rx_chunks, &idx) != x->rx_chunks) {
+			snprintf(err, errlen, "%s: fill ring too small", cfg->dev);
+			return -1;
+		}
+		for (i = 0; i < x->rx_chunks; i++)
+			*xsk_ring_prod__fill_addr(&q->fq, idx + i) =
+				((uint64_t)qi * x->rx_chunks + i) * PORT_XDP_CHUNK;
+		xsk_ring_prod__submit(&q->fq, x->rx_chunks);
+	}
+	for (i = 0; i < PORT_XDP_TX_CHUNKS; i++)
+		x->tx_free[x->ntx_free++] = (uint64_t)(nrx + i) * PORT_XDP_CHUNK;
+	return 0;
+}
+
+/*
+ * Busy polling tuned where the caller spins (best effort: kernels
+ * without it simply spin in userspace), and the fd the caller polls:
+ * queue 0's socket, or with several an epoll set of them all.
+ */
+static int xdp_open_poll(struct xdp_port *x, const struct port_config *cfg, char *err,
+			 size_t errlen)
+{
+	unsigned qi;
+	int one = 1;
+
+	for (qi = 0; x->busy && qi < x->nq; qi++) {
+		int usecs = 20, budget = 16, fd = x->q[qi].fd;
+
+		(void)setsockopt(fd, SOL_SOCKET, SO_PREFER_BUSY_POLL, &one, sizeof(one));
+		(void)setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &usecs, sizeof(usecs));
+		(void)setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL_BUDGET, &budget, sizeof(budget));
+	}
+	x->p.fd = x->q[0].fd;
+	if (x->nq == 1)
+		return 0;
+	x->epfd = epoll_create1(EPOLL_CLOEXEC);
+	for (qi = 0; x->epfd >= 0 && qi < x->nq; qi++) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = qi };
+
+		if (epoll_ctl(x->epfd, EPOLL_CTL_ADD, x->q[qi].fd, &ev))
+			break;
+	}
+	if (x->epfd < 0 || qi < x->nq) {
+		snprintf(err, errlen, "%s: epoll: %s", cfg->dev, strerror(errno));
+		return -1;
+	}
+	x->p.fd = x->epfd;
+	return 0;
+}
+
+struct port *port_xdp_open(const struct port_config *cfg, char *err, size_t errlen)
+{
+	struct xdp_port *x = calloc(1, sizeof(*x));
+	char drv[32];
+	int64_t attached;
+	int prog_fd, m;
 
 	if (!x) {
 		snprintf(err, errlen, "%s: out of memory", cfg->dev);
@@ -537,135 +718,20 @@ struct port *port_xdp_open(const struct port_config *cfg, char *err, size_t errl
 	   port closes. */
 	xdp_quiet_hold();
 	xdp_quiet_clear();
-	x->nq = xdp_rx_queues(cfg->dev);
-	if (x->nq > PORT_XDP_MAX_QUEUES) {
-		snprintf(err, errlen, "%s: %u receive queues, more than the %u uudp gives an "
-			 "AF_XDP socket each (set fewer with ethtool -L)", cfg->dev, x->nq,
-			 PORT_XDP_MAX_QUEUES);
-		goto no_port;
-	}
-	x->q = calloc(x->nq, sizeof(*x->q));
-	if (!x->q) {
-		snprintf(err, errlen, "%s: out of memory", cfg->dev);
-		goto no_port;
-	}
-	for (qi = 0; qi < x->nq; qi++)
-		x->q[qi].fd = x->q[qi].own.fd = -1;
-	x->rx_chunks = xdp_rx_chunks(x->nq);
-	nrx = x->nq * x->rx_chunks;
-	x->area_len = (size_t)(nrx + PORT_XDP_TX_CHUNKS) * PORT_XDP_CHUNK;
-	x->area = mmap(NULL, x->area_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-		       -1, 0);
-	if (x->area == MAP_FAILED) {
-		x->area = NULL;
-		snprintf(err, errlen, "%s: UMEM: %s", cfg->dev, strerror(errno));
-		goto no_port;
-	}
-	/* Our own socket with TX metadata, else libxdp's without. */
-	rc = xdp_own_create(&x->q[0].own, cfg->dev, x->area, x->area_len, &x->q[0].fq,
-			    &x->q[0].cq, &x->q[0].rx, &x->tx, err, errlen);
-	if (rc < 0)
-		goto no_port;
-	if (rc > 0) {
-		rc = xsk_umem__create(&x->umem, x->area, x->area_len, &x->q[0].fq, &x->q[0].cq,
-				      &uc);
-		if (rc) {
-			x->umem = NULL;
-			snprintf(err, errlen, "%s: UMEM registration: %s", cfg->dev,
-				 strerror(-rc));
-			goto no_port;
-		}
-	}
-	if (xdp_clear_stale(cfg, err, errlen))
+	if (xdp_open_queues(x, cfg, err, errlen) || xdp_open_umem(x, cfg, err, errlen) ||
+	    xdp_clear_stale(cfg, err, errlen))
 		goto no_port;
 	prog_fd = xdp_load(x, cfg, err, errlen);
 	if (prog_fd < 0)
 		goto no_port;
-
 	driver_name(cfg->dev, drv, sizeof(drv));
 	attached = clock_monotonic_ns();
-	switch (cfg->xdp_mode) {
-	case PORT_XDP_ZEROCOPY:
-		first = last = 0;
-		break;
-	case PORT_XDP_NATIVE:
-		first = last = 1;
-		break;
-	case PORT_XDP_SKB:
-		first = last = 2;
-		break;
-	default:
-		/* veth: generic XDP, whose copy is the one the kernel tests most */
-		first = strcmp(drv, "veth") == 0 ? 2 : 0;
-		last = 2;
-		break;
-	}
-	for (i = first; i <= last; i++) {
-		if (x->link_fd < 0 || (i > first && modes[i].mode != modes[i - 1].mode)) {
-			if (x->link_fd >= 0) {
-				close(x->link_fd);
-				x->link_fd = -1;
-			}
-			if (xdp_attach(x, cfg, prog_fd, modes[i].mode, why, sizeof(why)))
-				continue;
-		}
-		if (xdp_sockets(x, cfg, modes[i].mode, modes[i].bind, why, sizeof(why)) == 0)
-			break;
-	}
-	if (i > last) {
-		snprintf(err, errlen, "%s", why);	/* the last mode's reason */
+	m = xdp_bind_mode(x, cfg, prog_fd, drv, err, errlen);
+	if (m < 0)
 		goto no_port;
-	}
-	snprintf(x->p.mode, sizeof(x->p.mode), "%s", modes[i].name);
-
-	map_fd = bpf_object__find_map_fd_by_name(x->obj, "ntpx_xsks");
-	for (qi = 0; qi < x->nq; qi++)
-		if (map_fd < 0 || bpf_map_update_elem(map_fd, &qi, &x->q[qi].fd, 0)) {
-			snprintf(err, errlen, "%s: cannot insert the socket of queue %u into the "
-				 "XSKMAP: %s", cfg->dev, qi, strerror(errno));
-			goto no_port;
-		}
-
-	/* Each queue's receive chunks to its fill ring, transmit chunks to the free stack. */
-	for (qi = 0; qi < x->nq; qi++) {
-		struct xdp_rxq *q = &x->q[qi];
-
-		if (xsk_ring_prod__reserve(&q->fq, x->rx_chunks, &idx) != x->rx_chunks) {
-			snprintf(err, errlen, "%s: fill ring too small", cfg->dev);
-			goto no_port;
-		}
-		for (i = 0; i < x->rx_chunks; i++)
-			*xsk_ring_prod__fill_addr(&q->fq, idx + i) =
-				((uint64_t)qi * x->rx_chunks + i) * PORT_XDP_CHUNK;
-		xsk_ring_prod__submit(&q->fq, x->rx_chunks);
-	}
-	for (i = 0; i < PORT_XDP_TX_CHUNKS; i++)
-		x->tx_free[x->ntx_free++] = (uint64_t)(nrx + i) * PORT_XDP_CHUNK;
-
-	for (qi = 0; x->busy && qi < x->nq; qi++) {
-		int usecs = 20, budget = 16, fd = x->q[qi].fd;
-
-		/* Best effort: kernels without it simply spin in userspace. */
-		(void)setsockopt(fd, SOL_SOCKET, SO_PREFER_BUSY_POLL, &one, sizeof(one));
-		(void)setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &usecs, sizeof(usecs));
-		(void)setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL_BUDGET, &budget, sizeof(budget));
-	}
-	/* Several sockets: one fd that polls readable when any has a frame. */
-	x->p.fd = x->q[0].fd;
-	if (x->nq > 1) {
-		x->epfd = epoll_create1(EPOLL_CLOEXEC);
-		for (qi = 0; x->epfd >= 0 && qi < x->nq; qi++) {
-			struct epoll_event ev = { .events = EPOLLIN, .data.u32 = qi };
-
-			if (epoll_ctl(x->epfd, EPOLL_CTL_ADD, x->q[qi].fd, &ev))
-				break;
-		}
-		if (x->epfd < 0 || qi < x->nq) {
-			snprintf(err, errlen, "%s: epoll: %s", cfg->dev, strerror(errno));
-			goto no_port;
-		}
-		x->p.fd = x->epfd;
-	}
+	snprintf(x->p.mode, sizeof(x->p.mode), "%s", xdp_modes[m].name);
+	if (xdp_open_rings(x, cfg, err, errlen) || xdp_open_poll(x, cfg, err, errlen))
+		goto no_port;
 	x->p.ops = &xdp_port_ops;
 	/*
 	 * A kernel socket at the other end of a veth leaves its UDP checksum
@@ -716,11 +782,33 @@ static void xdp_reap(struct xdp_port *x)
 		xsk_ring_cons__release(&x->q[0].cq, n);
 }
 
+/*
+ * Asks the kernel to send what waits in the TX ring.  In copy mode the
+ * kernel sends only when asked; zero-copy drivers say when they need the
+ * kick.  A failed kick leaves the descriptors in the ring for the next.
+ */
+static int xdp_kick(struct xdp_port *x)
+{
+	x->tx_unkicked = 0;
+	if (!xsk_ring_prod__needs_wakeup(&x->tx))
+		return 0;
+	x->tx_kicks++;
+	if (sendto(x->q[0].fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 &&
+	    errno != EAGAIN && errno != EBUSY && errno != ENOBUFS && errno != ENETDOWN)
+		return -errno;
+	return 0;
+}
+
 static void *xdp_tx_buf(struct port *p, size_t *cap)
 {
 	struct xdp_port *x = container_of(p, struct xdp_port, p);
 
 	xdp_reap(x);
+	if (!x->ntx_free && x->tx_unkicked) {
+		/* Frames held for the burst's end hold the buffers: send them. */
+		(void)xdp_kick(x);
+		xdp_reap(x);
+	}
 	if (!x->ntx_free)
 		return NULL;
 	x->tx_cur = x->tx_free[--x->ntx_free];
@@ -734,6 +822,7 @@ static int xdp_tx_submit(struct port *p, void *buf, size_t len, int flags)
 	struct xdp_desc *d;
 	long k = xdp_tx_index(x, x->tx_cur);
 	__u32 idx;
+	int rc;
 
 	if (xsk_ring_prod__reserve(&x->tx, 1, &idx) != 1) {
 		x->tx_free[x->ntx_free++] = x->tx_cur;
@@ -755,14 +844,19 @@ static int xdp_tx_submit(struct port *p, void *buf, size_t len, int flags)
 	}
 	xsk_ring_prod__submit(&x->tx, 1);
 	/*
-	 * In copy mode the kernel sends only when asked; zero-copy drivers
-	 * say when they need the kick.  A failed kick leaves the descriptor
-	 * in the ring for the next one.
+	 * A frame that may wait (its stamp is not in it: an interleaved
+	 * reply) waits while the receive burst it answers lasts, and one
+	 * kick sends them all (xdp_rx_next); any other goes now, so that
+	 * the stamp it carries is read as late as the frame allows.
 	 */
-	if (xsk_ring_prod__needs_wakeup(&x->tx) &&
-	    sendto(x->q[0].fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 &&
-	    errno != EAGAIN && errno != EBUSY && errno != ENOBUFS && errno != ENETDOWN)
-		return -errno;
+	if ((flags & PORT_TX_LATER) && xdp_rx_pending(p) &&
+	    x->tx_unkicked + 1 < PORT_XDP_BURST) {
+		x->tx_unkicked++;
+		return 0;
+	}
+	rc = xdp_kick(x);
+	if (rc)
+		return rc;
 	xdp_reap(x);
 	return 0;
 }
@@ -774,27 +868,91 @@ static void xdp_tx_cancel(struct port *p)
 	x->tx_free[x->ntx_free++] = x->tx_cur;
 }
 
+/* Frames peeked on the queues' receive rings and not yet handed out. */
+static unsigned xdp_rx_pending(const struct port *p)
+{
+	const struct xdp_port *x = container_of(p, const struct xdp_port, p);
+	unsigned qi, n = 0;
+
+	for (qi = 0; qi < x->nq; qi++)
+		n += x->q[qi].rx_avail;
+	return n;
+}
+
 /*
- * The next frame of any queue, the queues taken in turn so that none
- * starves another.
+ * The chunks released on queue @q back to its fill ring, in one go.  The
+ * kernel tells what it took from a fill ring only when it next looks for
+ * more, so the ring may show less room than it has: what does not fit
+ * waits for the next refill (counted in fill_short), and no chunk is lost.
+ */
+static void xdp_refill(struct xdp_port *x, struct xdp_rxq *q)
+{
+	__u32 idx, i, n;
+
+	if (!q->nrefill)
+		return;
+	n = xsk_prod_nb_free(&q->fq, q->nrefill);
+	if (n > q->nrefill)
+		n = q->nrefill;
+	if (n < q->nrefill)
+		x->fill_short++;
+	if (!n || xsk_ring_prod__reserve(&q->fq, n, &idx) != n)
+		return;
+	for (i = 0; i < n; i++)
+		*xsk_ring_prod__fill_addr(&q->fq, idx + i) = q->refill[i];
+	xsk_ring_prod__submit(&q->fq, n);
+	q->nrefill -= n;
+	memmove(q->refill, q->refill + n, q->nrefill * sizeof(q->refill[0]));
+}
+
+/*
+ * A burst: up to PORT_XDP_BURST descriptors of the first queue, taken in
+ * turn from @x->next_q, that has any; its chunks released before given
+ * back to the fill rings first, the frames held for the burst before it
+ * sent.  Returns the queue, or NULL when none has a frame.
+ */
+static struct xdp_rxq *xdp_rx_burst(struct xdp_port *x)
+{
+	unsigned i, qi;
+
+	for (qi = 0; qi < x->nq; qi++)
+		xdp_refill(x, &x->q[qi]);
+	if (x->tx_unkicked)
+		(void)xdp_kick(x);
+	for (i = 0; i < x->nq; i++) {
+		struct xdp_rxq *q = &x->q[(x->next_q + i) % x->nq];
+
+		q->rx_avail = xsk_ring_cons__peek(&q->rx, PORT_XDP_BURST, &q->rx_idx);
+		if (q->rx_avail) {
+			q->rx_n = q->rx_avail;
+			x->next_q = (x->next_q + i + 1) % x->nq;
+			x->rx_bursts++;
+			return q;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * The next frame of any queue, a burst at a time (xdp_rx_burst), the
+ * queues taken in turn so that none starves another.
  */
 static int xdp_rx_next(struct port *p, const void **frame, size_t *len)
 {
 	struct xdp_port *x = container_of(p, struct xdp_port, p);
 	const struct xdp_desc *d;
 	struct xdp_rxq *q = NULL;
-	unsigned i, qi = 0;
-	__u32 idx;
+	unsigned i;
 
 	if (x->rx_held)
 		return -EBUSY;
-	for (i = 0; i < x->nq; i++) {
-		qi = (x->next_q + i) % x->nq;
-		if (xsk_ring_cons__peek(&x->q[qi].rx, 1, &idx) == 1) {
-			q = &x->q[qi];
+	for (i = 0; i < x->nq; i++)
+		if (x->q[i].rx_avail) {
+			q = &x->q[i];
 			break;
 		}
-	}
+	if (!q)
+		q = xdp_rx_burst(x);
 	if (!q) {
 		/* The driver asks to be driven (zero-copy): a sleeping
 		   caller woken through epoll has not polled the XSK. */
@@ -803,13 +961,14 @@ static int xdp_rx_next(struct port *p, const void **frame, size_t *len)
 				(void)recvfrom(x->q[i].fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
 		return 0;
 	}
-	x->next_q = (qi + 1) % x->nq;
 	q->frames++;
-	d = xsk_ring_cons__rx_desc(&q->rx, idx);
+	d = xsk_ring_cons__rx_desc(&q->rx, q->rx_idx++);
 	x->rx_cur = d->addr;
-	x->rx_q = qi;
+	x->rx_q = (unsigned)(q - x->q);
 	*len = d->len;
-	xsk_ring_cons__release(&q->rx, 1);
+	/* The burst's ring slots go back once all are read. */
+	if (--q->rx_avail == 0)
+		xsk_ring_cons__release(&q->rx, q->rx_n);
 	*frame = xsk_umem__get_data(x->area, x->rx_cur);
 	x->rx_held = 1;
 	x->rx_mono = -1;
@@ -1051,23 +1210,24 @@ static void xdp_tx_stamps(struct port *p, void (*note)(void *arg, uint32_t tag, 
 static void xdp_rx_release(struct port *p)
 {
 	struct xdp_port *x = container_of(p, struct xdp_port, p);
-	__u32 idx;
+	struct xdp_rxq *q = &x->q[x->rx_q];
 
 	if (!x->rx_held)
 		return;
 	x->rx_held = 0;
-	/* Back to the fill ring of the queue it came from. */
-	if (xsk_ring_prod__reserve(&x->q[x->rx_q].fq, 1, &idx) != 1) {
-		x->fill_short++;	/* cannot happen: as many slots as chunks */
-		return;
-	}
-	*xsk_ring_prod__fill_addr(&x->q[x->rx_q].fq, idx) = xsk_umem__extract_addr(x->rx_cur);
-	xsk_ring_prod__submit(&x->q[x->rx_q].fq, 1);
+	/* Back to the fill ring of the queue it came from, with its burst's. */
+	q->refill[q->nrefill++] = xsk_umem__extract_addr(x->rx_cur);
+	if (q->nrefill >= PORT_XDP_BURST)
+		xdp_refill(x, q);
 }
 
 static void xdp_close(struct port *p)
 {
-	xdp_close_all(container_of(p, struct xdp_port, p));
+	struct xdp_port *x = container_of(p, struct xdp_port, p);
+
+	if (x->tx_unkicked)
+		(void)xdp_kick(x);
+	xdp_close_all(x);
 }
 
 /*
@@ -1087,10 +1247,13 @@ static void xdp_counters(struct port *p, char *buf, size_t len)
 
 	if (n < len)
 		n += (size_t)snprintf(buf + n, len - n,
-				      "%squeues=%u fill_short=%llu tx_metadata=%s tx_stamps_missing=%llu",
+				      "%squeues=%u fill_short=%llu tx_metadata=%s tx_stamps_missing=%llu"
+				      " bursts=%llu tx_kicks=%llu",
 				      n ? " " : "", x->nq, (unsigned long long)x->fill_short,
 				      x->q[0].own.fd >= 0 ? "yes" : "no",
-				      (unsigned long long)x->tx_stamps_missing);
+				      (unsigned long long)x->tx_stamps_missing,
+				      (unsigned long long)x->rx_bursts,
+				      (unsigned long long)x->tx_kicks);
 	for (qi = 0; qi < x->nq; qi++) {
 		struct xdp_statistics st = { 0 };
 		socklen_t stlen = sizeof(st);
@@ -1120,6 +1283,7 @@ static const struct port_ops xdp_port_ops = {
 	.tx_cancel = xdp_tx_cancel,
 	.rx_next = xdp_rx_next,
 	.rx_release = xdp_rx_release,
+	.rx_pending = xdp_rx_pending,
 	.rx_stamp = xdp_rx_stamp,
 	.stamps_enable = xdp_stamps_enable,
 	.stamps_release = xdp_stamps_release,

@@ -39,8 +39,11 @@
  *
  * Timestamps: T1/T3 are read immediately before the frame is handed to
  * the port (after the transmit stamp is written and the UDP checksum
- * computed over it, unless the NIC completes it), T2/T4 immediately after
- * the port shows a received frame, before it is checked.
+ * computed over it, unless the NIC completes it), T4 immediately after
+ * the port shows a received frame, before it is checked.  A server's T2
+ * is the port's receive stamp where it has one (the XDP program's
+ * reading as it redirected the frame, or the HCA's completion), on the
+ * server's clock; else, as T4, the moment the port showed the frame.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -285,18 +288,119 @@ static int uudp_check(const struct endpoint *ep, char *err, size_t errlen)
 	return -1;
 }
 
+/*
+ * A server's addresses: the one it was given, or with "*" every IPv4
+ * address of its interface, whose frames it takes; it answers from the
+ * address each request was sent to.
+ */
+static int uudp_open_server(struct uudp_transport *u, const struct endpoint *ep,
+			    uint32_t host, char *err, size_t errlen)
+{
+	char why[200];
+	int n;
+
+	if (host) {
+		u->filter.nip = 1;
+		u->filter.ip[0] = host;
+	} else {
+		n = neigh_addrs(u->ifindex, u->filter.ip, 8, why, sizeof(why));
+		if (n <= 0) {
+			snprintf(err, errlen, n < 0 ? "%s: %s" : "%s: %s has no IPv4 address",
+				 ep->url, n < 0 ? why : u->dev);
+			return -1;
+		}
+		u->filter.nip = n;
+	}
+	u->local.ip = host;
+	u->local.port = ep->port;
+	return 0;
+}
+
+/*
+ * A client's route to its server @host: the next hop (whose MAC it
+ * resolves), the source (src=, else the route's preferred source, else
+ * the interface's first address), and its UDP port, reserved at the
+ * kernel.
+ */
+static int uudp_open_client(struct uudp_transport *u, const struct endpoint *ep,
+			    uint32_t host, char *err, size_t errlen)
+{
+	const char *src = endpoint_param(ep, "src");
+	uint32_t prefsrc = 0;
+	char why[200];
+
+	if (!host) {
+		snprintf(err, errlen, "%s: a client needs the server's address", ep->url);
+		return -1;
+	}
+	u->remote.ip = host;
+	u->remote.port = ep->port;
+	if (neigh_route(host, u->ifindex, &u->nexthop, &prefsrc, why, sizeof(why))) {
+		snprintf(err, errlen, "%s: %s", ep->url, why);
+		return -1;
+	}
+	if (src && ipv4_resolve(src, &u->local.ip)) {
+		snprintf(err, errlen, "%s: bad src '%s' (an IPv4 address)", ep->url, src);
+		return -1;
+	}
+	if (!src)
+		u->local.ip = prefsrc;
+	if (!u->local.ip && neigh_addrs(u->ifindex, &u->local.ip, 1, why, sizeof(why)) <= 0) {
+		snprintf(err, errlen, "%s: %s has no IPv4 address to send from", ep->url, u->dev);
+		return -1;
+	}
+	u->filter.nip = 1;
+	u->filter.ip[0] = u->local.ip;
+	u->reserve_fd = port_reserve(u->dev, u->local.ip, &u->local.port);
+	if (u->reserve_fd < 0) {
+		snprintf(err, errlen, "%s: cannot reserve a UDP port: %s", ep->url,
+			 strerror(-u->reserve_fd));
+		return -1;
+	}
+	return 0;
+}
+
+/* The frame port: via= (default: verbs where the device can, else xdp). */
+static int uudp_open_port(struct uudp_transport *u, const struct endpoint *ep, char *err,
+			  size_t errlen)
+{
+	const char *via = endpoint_param(ep, "via");
+	struct port_config pc = { 0 };
+	char why[200];
+
+	pc.dev = u->dev;
+	pc.ifindex = u->ifindex;
+	pc.udp_port = u->local.port;
+	pc.ip = u->local.ip;
+	memcpy(pc.mac, u->local.mac, 6);
+	pc.busy_poll = 1;
+	pc.xdp_mode = uudp_xdp_mode(endpoint_param(ep, "xdpmode"));
+	pc.qperr = uudp_qperr(endpoint_param(ep, "qperr"));
+	if (!via)
+		via = port_verbs_usable(NULL, u->dev) ? "verbs" : "xdp";
+	if (strcmp(via, "verbs") == 0)
+		u->port = port_verbs_open(&pc, why, sizeof(why));
+	else
+		u->port = port_xdp_open(&pc, why, sizeof(why));
+	if (!u->port) {
+		snprintf(err, errlen, "%s: %s", ep->url, why);
+		return -1;
+	}
+	u->filter.udp_csum_partial = !!(u->port->caps & PORT_CAP_RX_PARTIAL);
+	if (u->port->note[0])
+		ntpx_lines_add(u->t.warn, sizeof(u->t.warn), "%s: %s", ep->url, u->port->note);
+	return 0;
+}
+
 static struct transport *uudp_open(const struct endpoint *ep, enum transport_role role,
 				   char *err, size_t errlen)
 {
 	const char *dev = endpoint_param(ep, "dev");
-	const char *via = endpoint_param(ep, "via");
 	const char *mac = endpoint_param(ep, "mac");
-	const char *src = endpoint_param(ep, "src");
 	struct uudp_transport *u;
-	struct port_config pc = { 0 };
 	char why[200];
-	uint32_t host, prefsrc = 0;
-	int n, wildcard, saved;
+	uint32_t host = 0;
+	int saved;
 
 	u = calloc(1, sizeof(*u));
 	if (!u) {
@@ -310,65 +414,21 @@ static struct transport *uudp_open(const struct endpoint *ep, enum transport_rol
 	if (mac)
 		frame_mac_parse(mac, u->remote.mac);
 	u->mac_fixed = mac != NULL;
-	if (role == TRANSPORT_SERVER && src)
+	if (role == TRANSPORT_SERVER && endpoint_param(ep, "src"))
 		FAIL("%s: src= is for clients; a server answers from its own address", ep->url);
 	if (role == TRANSPORT_SERVER && mac)
 		FAIL("%s: mac= is for clients; a server answers to the sender's MAC", ep->url);
 	snprintf(u->dev, sizeof(u->dev), "%.31s", dev);
 	if (neigh_link(dev, &u->ifindex, u->local.mac, why, sizeof(why)))
 		FAIL("%s: %s", ep->url, why);
-	wildcard = strcmp(ep->host, "*") == 0;
-	if (!wildcard && ipv4_resolve(ep->host, &host)) {
+	if (strcmp(ep->host, "*") && ipv4_resolve(ep->host, &host)) {
 		errno = ENXIO;	/* for the caller: transport_open() */
 		FAIL("%s: cannot resolve '%s' to an IPv4 address", ep->url, ep->host);
 	}
-	if (wildcard)
-		host = 0;
-
-	if (role == TRANSPORT_SERVER) {
-		if (host) {
-			u->filter.nip = 1;
-			u->filter.ip[0] = host;
-		} else {
-			n = neigh_addrs(u->ifindex, u->filter.ip, 8, why, sizeof(why));
-			if (n < 0)
-				FAIL("%s: %s", ep->url, why);
-			if (n == 0)
-				FAIL("%s: %s has no IPv4 address", ep->url, dev);
-			u->filter.nip = n;
-		}
-		u->local.ip = host;
-		u->local.port = ep->port;
-	} else {
-		if (!host)
-			FAIL("%s: a client needs the server's address", ep->url);
-		u->remote.ip = host;
-		u->remote.port = ep->port;
-		if (neigh_route(host, u->ifindex, &u->nexthop, &prefsrc, why, sizeof(why)))
-			FAIL("%s: %s", ep->url, why);
-		if (src && ipv4_resolve(src, &u->local.ip))
-			FAIL("%s: bad src '%s' (an IPv4 address)", ep->url, src);
-		if (!src)
-			u->local.ip = prefsrc;
-		if (!u->local.ip) {
-			n = neigh_addrs(u->ifindex, &u->local.ip, 1, why, sizeof(why));
-			if (n <= 0)
-				FAIL("%s: %s has no IPv4 address to send from", ep->url, dev);
-		}
-		u->filter.nip = 1;
-		u->filter.ip[0] = u->local.ip;
-	}
-	/*
-	 * A client learns its port from the reservation; a server reserves
-	 * its known port last, so that a kernel socket listening on it means
-	 * the frame port is ready (tests wait for that).
-	 */
-	if (role == TRANSPORT_CLIENT) {
-		u->reserve_fd = port_reserve(dev, u->local.ip, &u->local.port);
-		if (u->reserve_fd < 0)
-			FAIL("%s: cannot reserve a UDP port: %s", ep->url,
-			     strerror(-u->reserve_fd));
-	}
+	/* A client learns its port from the reservation. */
+	if (role == TRANSPORT_SERVER ? uudp_open_server(u, ep, host, err, errlen) :
+	    uudp_open_client(u, ep, host, err, errlen))
+		goto no_transport;
 	memcpy(u->filter.mac, u->local.mac, 6);
 	u->filter.port = u->local.port;
 
@@ -380,26 +440,11 @@ static struct transport *uudp_open(const struct endpoint *ep, enum transport_rol
 			FAIL("%s: %s", ep->url, why);
 		peer_resolve_ok(&u->peer, clock_monotonic_ns(), PEER_EPOCH_NONE);
 	}
-
-	pc.dev = dev;
-	pc.ifindex = u->ifindex;
-	pc.udp_port = u->local.port;
-	pc.ip = u->local.ip;
-	memcpy(pc.mac, u->local.mac, 6);
-	pc.busy_poll = 1;
-	pc.xdp_mode = uudp_xdp_mode(endpoint_param(ep, "xdpmode"));
-	pc.qperr = uudp_qperr(endpoint_param(ep, "qperr"));
-	if (!via)
-		via = port_verbs_usable(NULL, dev) ? "verbs" : "xdp";
-	if (strcmp(via, "verbs") == 0)
-		u->port = port_verbs_open(&pc, why, sizeof(why));
-	else
-		u->port = port_xdp_open(&pc, why, sizeof(why));
-	if (!u->port)
-		FAIL("%s: %s", ep->url, why);
-	u->filter.udp_csum_partial = !!(u->port->caps & PORT_CAP_RX_PARTIAL);
-	if (u->port->note[0])
-		ntpx_lines_add(u->t.warn, sizeof(u->t.warn), "%s: %s", ep->url, u->port->note);
+	if (uudp_open_port(u, ep, err, errlen))
+		goto no_transport;
+	/* A server reserves its known port last, so that a kernel socket
+	   listening on it means the frame port is ready (tests wait for
+	   that). */
 	if (role == TRANSPORT_SERVER) {
 		u->reserve_fd = port_reserve(dev, u->local.ip, &u->local.port);
 		if (u->reserve_fd < 0)
@@ -461,7 +506,7 @@ static int uudp_send(struct transport *t, struct transport_dgram *d,
 	const void *buf = d->buf;
 	size_t len = d->len;
 	struct frame_addr src = u->local, dst;
-	int offload = u->port->caps & PORT_CAP_CSUM, rc, request;
+	int offload = u->port->caps & PORT_CAP_CSUM, rc, request, pflags;
 	unsigned char *f;
 	unsigned layers;
 	size_t cap, flen;
@@ -509,12 +554,14 @@ static int uudp_send(struct transport *t, struct transport_dgram *d,
 		frame_udp_csum_fill(f, flen);
 	/* One layer at most: stamped when the send asks for it. */
 	layers = u->stamping && u->ps.tx_layer >= 0 ? transport_send_layers(t, flags) : 0;
+	/* A frame without its own send stamp may go with its burst's. */
+	pflags = offload | (flags & TRANSPORT_STAMP_XMT ? 0 : PORT_TX_LATER);
 	if (layers) {
 		u->port->tx_tag = ++u->tx_seq;
 		transport_tx_begin(t, d, u->tx_seq, layers);
-		rc = port_tx_submit(u->port, f, flen, offload | PORT_TX_STAMP);
+		rc = port_tx_submit(u->port, f, flen, pflags | PORT_TX_STAMP);
 	} else {
-		rc = port_tx_submit(u->port, f, flen, offload);
+		rc = port_tx_submit(u->port, f, flen, pflags);
 	}
 	if (rc)
 		return rc;
@@ -565,8 +612,17 @@ static ssize_t uudp_recv(struct transport *t, struct transport_dgram *d, struct 
 	if (u->stamping && u->ps.rx_layer >= 0) {
 		int64_t k;
 
-		if (port_rx_stamp(u->port, &k) == 1)
+		if (port_rx_stamp(u->port, &k) == 1) {
 			d->rx.at[u->ps.rx_layer] = k;
+			/*
+			 * A server's T2 is the frame's arrival (issue 38): the
+			 * stamp below us, on its clock, as chronyd's is the
+			 * kernel's.  The wait in the ring and the wake-up are
+			 * then in T3 - T2, as they are in chronyd's.
+			 */
+			if (t->role == TRANSPORT_SERVER)
+				d->rx_at = clock_from_realtime(clk, k);
+		}
 	}
 	memcpy(d->buf, (const unsigned char *)f + fi.payload_off,
 	       fi.payload_len < cap ? fi.payload_len : cap);
@@ -586,6 +642,14 @@ static ssize_t uudp_recv(struct transport *t, struct transport_dgram *d, struct 
 		peer_reply(&u->peer, clock_monotonic_ns(), PEER_EPOCH_NONE);
 	}
 	return (ssize_t)fi.payload_len;
+}
+
+/* Frames of the burst the port took that uudp_recv() has yet to hand out. */
+static unsigned uudp_pending(const struct transport *t)
+{
+	const struct uudp_transport *u = container_of(t, const struct uudp_transport, t);
+
+	return port_rx_pending(u->port);
 }
 
 static void uudp_close(struct transport *t)
@@ -750,4 +814,5 @@ const struct transport_ops uudp_transport_ops = {
 	.stamps_enable = uudp_stamps_enable,
 	.stamps_release = uudp_stamps_release,
 	.tx_drain = uudp_tx_drain,
+	.pending = uudp_pending,
 };

@@ -68,6 +68,14 @@
 #                       judged then: it may have ended, or a test may have
 #                       reaped it).  CMD must be a program, not a shell
 #                       function (whose $! is a subshell's, not CMD's)
+#   fg_wait CMD...      runs CMD (a shell function too) in the background
+#                       and waits for it: a TERM or INT then ends the wait
+#                       at once and the traps clean up, where a foreground
+#                       pipeline or child shell would hold the signal until
+#                       it ended (a bench climb: a minute).  The job is
+#                       killed by its PID at exit if still running; its
+#                       status is fg_wait's.  No pipeline in CMD: its
+#                       elements would outlive the job's PID
 #   stop_pid PID [SIG]  sends SIG (TERM) to PID, a process of the suite's,
 #                       and reaps it: 0 when it exited 0 or died of SIG,
 #                       else 1 with its status named.  For
@@ -87,6 +95,7 @@
 #                       finds what is left)
 #   (tests/twohost.sh, sourced after this: twohost_up, two hosts reached
 #   over ssh, each with an sshd of the test's own)
+#   (tests/nhost.sh: nhost_up, N hosts on one LAN reached over ssh)
 #   diag TEXT           "# TEXT" on the suite's stderr (fd 4), even from a
 #                       command whose stderr goes to a file
 #   start_reflector [OPTION...] ntpreflect --stratum 1 on a free loopback port
@@ -362,6 +371,16 @@ spawn() {
 	# (wait then says 127), or killed it on purpose.  A test that cares
 	# how it ended stops it itself (stop_pid).
 	test_atexit "kill $! 2>/dev/null; wait $! 2>/dev/null || :"
+}
+
+fg_wait() {
+	[ -n "${_fg_reg:-}" ] || { test_atexit '[ -z "$_fg_pid" ] || { kill "$_fg_pid" 2>/dev/null; wait "$_fg_pid" 2>/dev/null; } || :'; _fg_reg=1; }
+	"$@" &
+	_fg_pid=$!
+	wait "$_fg_pid"
+	_fg_rc=$?
+	_fg_pid=
+	return $_fg_rc
 }
 
 stop_pid() {

@@ -110,7 +110,37 @@ static void on_comment(void *ctx, const char *line)
 	}
 }
 
-static int open_reader(const char *path, struct exchange_reader *xr, struct pair_lines *pl)
+/*
+ * --stamps kernel: exchange_offsets' columns and the kernel's stamps of
+ * the four events, read on ok records only (what offsetfit reads costs
+ * nothing more without it).
+ */
+enum { MESH_T1K = EXCHANGE_OFFSETS_TRUE2 + 1, MESH_T2K, MESH_T3K, MESH_T4K, MESH_NCOLS };
+
+static const struct exchange_col kernel_cols[MESH_NCOLS] = {
+	[EXCHANGE_OFFSETS_SEQ] = { "seq", EXCHANGE_SEQ, 0 },
+	[EXCHANGE_OFFSETS_T1] = { "t1", EXCHANGE_T1, 0 },
+	[EXCHANGE_OFFSETS_T2] = { "t2", EXCHANGE_T2, 0 },
+	[EXCHANGE_OFFSETS_T3] = { "t3", EXCHANGE_T3, 0 },
+	[EXCHANGE_OFFSETS_T4] = { "t4", EXCHANGE_T4, 0 },
+	[EXCHANGE_OFFSETS_DELAY] = { "delay", EXCHANGE_DELAY, 0 },
+	[EXCHANGE_OFFSETS_OFF2] = { "off2", EXCHANGE_OFF2, 0 },
+	[EXCHANGE_OFFSETS_STATUS] = { "status", EXCHANGE_STATUS, 0 },
+	[EXCHANGE_OFFSETS_TRUE2] = { "true2", EXCHANGE_INT, EXCHANGE_OK_ONLY },
+	[MESH_T1K] = { "t1k", EXCHANGE_INT, EXCHANGE_OK_ONLY },
+	[MESH_T2K] = { "t2k", EXCHANGE_INT, EXCHANGE_OK_ONLY },
+	[MESH_T3K] = { "t3k", EXCHANGE_INT, EXCHANGE_OK_ONLY },
+	[MESH_T4K] = { "t4k", EXCHANGE_INT, EXCHANGE_OK_ONLY },
+};
+
+static const struct exchange_spec kernel_spec = {
+	kernel_cols, MESH_NCOLS, "ok record without all of T1..T4"
+};
+
+#define KERNEL_ALL	(1u << MESH_T1K | 1u << MESH_T2K | 1u << MESH_T3K | 1u << MESH_T4K)
+
+static int open_reader(const char *path, struct exchange_reader *xr, struct pair_lines *pl,
+		       int kernel)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
@@ -120,7 +150,7 @@ static int open_reader(const char *path, struct exchange_reader *xr, struct pair
 	}
 	memset(pl, 0, sizeof(*pl));
 	pl->xr = xr;
-	if (exchange_reader_init(xr, fd, path, &exchange_offsets))
+	if (exchange_reader_init(xr, fd, path, kernel ? &kernel_spec : &exchange_offsets))
 		ntpx_die(NTPX_EXIT_FAIL, "out of memory");
 	xr->r.on_comment = on_comment;
 	xr->r.ctx = pl;
@@ -159,7 +189,7 @@ static void head(struct mesh_run *r, const char *path, int named)
 	struct pair_lines pl;
 	int fd, rc;
 
-	if ((fd = open_reader(path, &xr, &pl)) < 0) {
+	if ((fd = open_reader(path, &xr, &pl, r->kernel)) < 0) {
 		r->failed = 1;
 		return;
 	}
@@ -389,7 +419,7 @@ static int read_file(struct mesh_run *r, int i, struct pair_sample **buf, size_t
 	size_t n = 0;
 	int fd, rc;
 
-	if ((fd = open_reader(in->path, &xr, &pl)) < 0) {
+	if ((fd = open_reader(in->path, &xr, &pl, r->kernel)) < 0) {
 		r->failed = 1;
 		return 0;
 	}
@@ -401,6 +431,10 @@ static int read_file(struct mesh_run *r, int i, struct pair_sample **buf, size_t
 		if (x->status != RECORD_OK)
 			continue;
 		in->ok++;
+		if (r->kernel && (xr.vhave & KERNEL_ALL) != KERNEL_ALL) {
+			in->unstamped++;
+			continue;
+		}
 		if (n == *cap) {
 			size_t c = *cap ? *cap * 2 : 4096;
 
@@ -414,6 +448,12 @@ static int read_file(struct mesh_run *r, int i, struct pair_sample **buf, size_t
 		p->t = x->t[0] + (int64_t)((uint64_t)x->t[3] - (uint64_t)x->t[0]) / 2;
 		p->off2 = xr.off2;
 		p->delay = xr.delay;
+		if (r->kernel) {
+			const int64_t *v = xr.v;
+
+			p->off2 = (v[MESH_T2K] - v[MESH_T1K]) + (v[MESH_T3K] - v[MESH_T4K]);
+			p->delay = (v[MESH_T4K] - v[MESH_T1K]) - (v[MESH_T3K] - v[MESH_T2K]);
+		}
 		p->true2 = xr.vhave & (1u << EXCHANGE_OFFSETS_TRUE2) ? xr.v[EXCHANGE_OFFSETS_TRUE2] :
 			   PAIRFIT_NO_TRUTH;
 	}
@@ -424,6 +464,10 @@ static int read_file(struct mesh_run *r, int i, struct pair_sample **buf, size_t
 		ntpx_err("%s: the rest of the file not read", exchange_err(&xr));
 		r->failed = 1;
 	}
+	if (in->unstamped)
+		ntpx_err("%s: %llu of %llu ok records without all of t1k t2k t3k t4k: not used "
+			 "(--stamps kernel)", in->path, (unsigned long long)in->unstamped,
+			 (unsigned long long)in->ok);
 	exchange_reader_free(&xr);
 	close(fd);
 	return fit_windows(r, i, *buf, n);

@@ -37,6 +37,9 @@ static void usage(FILE *out)
 	       "      --ref HOST        offsets relative to HOST (default: the first by name)\n"
 	       "      --fraction F      fit the lowest-delay fraction F of each pair's\n"
 	       "                        exchanges in a window (default 0.25)\n"
+	       "      --stamps LAYER    the stamps each exchange's offset and delay come\n"
+	       "                        from: user (t1 t2 t3 t4, the default) or kernel\n"
+	       "                        (t1k t2k t3k t4k: ntpprobe --xleave's records)\n"
 	       "      --json            the same as one JSON object\n"
 	       "  -h, --help            this text\n"
 	       "      --version         the version\n", ntpx_prog);
@@ -49,6 +52,7 @@ static void options(int argc, char **argv)
 		{ "ref", required_argument, NULL, 'R' },
 		{ "fraction", required_argument, NULL, 'F' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "stamps", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
@@ -74,6 +78,11 @@ static void options(int argc, char **argv)
 			break;
 		case 'j':
 			run.json = 1;
+			break;
+		case 'S':
+			if (strcmp(optarg, "user") && strcmp(optarg, "kernel"))
+				opt_usage_error("bad --stamps '%s' (user or kernel)", optarg);
+			run.kernel = !strcmp(optarg, "kernel");
 			break;
 		default:
 			opt_other(c, usage);

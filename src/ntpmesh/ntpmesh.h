@@ -26,6 +26,7 @@ struct pair_input {
 	int client, server;	/* host indices, once every header is read */
 	int64_t first_t;	/* ns: its first record's t1 (INT64_MAX: none) */
 	uint64_t records, ok;
+	uint64_t unstamped;	/* --stamps kernel: ok records without all four */
 };
 
 /* One directed pair in one window. */
@@ -38,6 +39,7 @@ struct dirfit {
 struct mesh_run {
 	/* the options */
 	double frac;		/* --fraction */
+	int kernel;		/* --stamps kernel: t1k t2k t3k t4k, not t1..t4 */
 	int64_t window_ns;	/* --window; 0: the whole run */
 	int json;
 	const char *ref_name;	/* --ref; NULL: the first host by name */

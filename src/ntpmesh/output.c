@@ -155,6 +155,9 @@ void output_begin(const struct mesh_run *r)
 	top("fraction");
 	printf("%g", r->frac);
 	top_end();
+	top("stamps");
+	printf(json ? "\"%s\"" : "%s", r->kernel ? "kernel" : "user");
+	top_end();
 	top("window_s");
 	if (r->window_ns)
 		printf("%.9f", ntpx_ns_to_sec((double)r->window_ns));

@@ -5,9 +5,11 @@
  *
  *   delay = (T4 - T1) - (T3 - T2)        off2 = (T2 - T1) + (T3 - T4)
  *
- * T1..T4 are taken as exchange.c says.  With a sim: clock (--clock),
- * each record also carries true2, twice the true offset at the exchange's
- * midpoint (run.c); --discipline runs OpenNTPD's filter and control loop
+ * T1..T4 are taken as exchange.c says.  With a sim: clock (--clock,
+ * and --server-clock for the server's), each record also carries true2,
+ * twice the true offset at the exchange's midpoint (run.c), and the
+ * summary counts the records whose stamps break the bound that the
+ * truth must keep (output.c); --discipline runs OpenNTPD's filter and control loop
  * (lib/discipline.h) on that clock.  Where the path offers them
  * (lib/transport.h), the layers below stamp too: t1q t1k t1h, t4k t4h
  * (lib/stamp.h); --xleave asks the server for interleaved mode
@@ -55,7 +57,10 @@ int main(int argc, char **argv)
 	p.clk = clock_open(cfg.clockname, err, sizeof(err));
 	if (!p.clk)
 		ntpx_die(NTPX_EXIT_USAGE, "%s", err);
-	p.truth = clock_true_error(p.clk, 0, &e) == 0;
+	p.client_truth = clock_true_error(p.clk, 0, &e) == 0;
+	if (cfg.server_clock && !(p.srv_clk = clock_open(cfg.server_clock, err, sizeof(err))))
+		ntpx_die(NTPX_EXIT_USAGE, "%s", err);
+	p.truth = p.client_truth || p.srv_clk;
 	if (cfg.discipline && !(p.disc = discipline_create(p.clk, &cfg.dp, err, sizeof(err))))
 		ntpx_die(NTPX_EXIT_USAGE, "%s", err);
 	p.delays = dist_new();
@@ -113,6 +118,8 @@ int main(int argc, char **argv)
 	nts_client_free(p.nts);
 	discipline_free(p.disc);
 	clock_close(p.clk);
+	if (p.srv_clk)
+		clock_close(p.srv_clk);
 	dist_free(p.delays);
 	dist_free(p.offsets);
 	free(p.timed_out);

@@ -26,6 +26,9 @@
 /* The least time an NTS-KE session may take before it fails, ns. */
 #define NTPX_KE_TIMEOUT_NS	(5 * NTPX_NS_PER_SEC)
 
+/* The longest host name of a #pair header (doc/ntpx-record.5). */
+#define PROBE_PAIR_NAME_MAX	63
+
 /* What the command line asks for (options.c). */
 struct probe_config {
 	int64_t interval;		/* ns between requests */
@@ -47,8 +50,19 @@ struct probe_config {
 	char nts_host[256];		/* the NTS-KE server (default: the endpoint's host) */
 	char nts_port[8];		/* ... and its port (default 4460) */
 	const char *ca;			/* --ca: the certificates to trust (NULL: the system's) */
+	const char *server_clock;	/* --server-clock sim:PATH, else NULL */
+	char pair_client[PROBE_PAIR_NAME_MAX + 1];	/* --pair, else "" */
+	char pair_server[PROBE_PAIR_NAME_MAX + 1];
 	struct endpoint ep;
 };
+
+/*
+ * The layers whose stamps the truth bound is checked at (output.c): the
+ * tools' own t1..t4; the client's kernel stamps t1k t4k with the server's
+ * t2 t3; the kernel's at both ends, t1k t2k t3k t4k (t2k t3k from an
+ * interleaved server).
+ */
+enum { PROBE_LAYER_USER, PROBE_LAYER_CLIENT_K, PROBE_LAYER_K, PROBE_NLAYERS };
 
 /* One exchange as it will be written. */
 struct probe_out {
@@ -92,7 +106,12 @@ struct probe {
 	struct transport *t;
 	struct clock *clk;
 	struct discipline *disc;	/* NULL without --discipline */
-	int truth;			/* the clock knows its error: true2 written */
+	int truth;			/* a clock knows its error: true2 written */
+	int client_truth;		/* ... the client's (a sim: --clock) */
+	struct clock *srv_clk;		/* --server-clock, else NULL */
+	uint64_t bound_n[PROBE_NLAYERS];	/* records held against the truth
+						   bound at each layer (output.c) */
+	uint64_t bound_broken[PROBE_NLAYERS];	/* ... and those that broke it */
 	uint64_t counts[RECORD_NSTATUS];
 	uint64_t sent, late;
 	uint64_t *timed_out;		/* the nonces of the last PROBE_LATE_SLOTS

@@ -34,6 +34,11 @@ static void usage(FILE *out)
 	       "      --cpu N          pin to CPU N\n"
 	       "      --clock NAME     read T1/T4 from NAME: realtime (default) or\n"
 	       "                       sim:PATH (adds the true2 column)\n"
+	       "      --server-clock sim:PATH  the server's clock is this sim clock (its\n"
+	       "                       ntpreflect --clock): true2 is the true offset\n"
+	       "                       between the two clocks\n"
+	       "      --pair CLIENT,SERVER  name the two hosts of a mesh in a '#pair' header\n"
+	       "                       (ntpmesh(1))\n"
 	       "      --discipline     filter and correct the clock as OpenNTPD does\n"
 	       "                       (adds the filter's columns and corr adj dfreq)\n"
 	       "      --step-threshold DUR  with --discipline: step the clock at the\n"
@@ -67,6 +72,37 @@ static void usage(FILE *out)
 	       "SIGINT/SIGTERM end the run after the current exchange.  Exit status: 0\n"
 	       "when at least one exchange was ok, 1 when none was (or a write failed),\n"
 	       "2 for a usage error or a host name that does not resolve.\n", ntpx_prog);
+}
+
+/* A host's name in a #pair header, as doc/ntpx-record.5 allows it. */
+static int pair_name_ok(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n == 0 || n > PROBE_PAIR_NAME_MAX)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!s[i] || !strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				     "0123456789_.-", s[i]))
+			return 0;
+	return 1;
+}
+
+/* "CLIENT,SERVER" into cfg->pair_client and cfg->pair_server; -1 if not. */
+static int pair_parse(const char *arg, struct probe_config *cfg)
+{
+	size_t n1 = strcspn(arg, ","), n2;
+
+	if (arg[n1] != ',' || !pair_name_ok(arg, n1))
+		return -1;
+	n2 = strlen(arg + n1 + 1);
+	if (!pair_name_ok(arg + n1 + 1, n2) || (n1 == n2 && !memcmp(arg, arg + n1 + 1, n1)))
+		return -1;
+	memcpy(cfg->pair_client, arg, n1);
+	cfg->pair_client[n1] = 0;
+	memcpy(cfg->pair_server, arg + n1 + 1, n2);
+	cfg->pair_server[n2] = 0;
+	return 0;
 }
 
 /* What the command line said beyond the config, for the checks after it. */
@@ -184,6 +220,17 @@ static void option(int c, struct probe_config *cfg, struct seen *seen)
 	case 'R':
 		seen->human = 0;
 		break;
+	case 'S':
+		if (strncmp(optarg, "sim:", 4) || !optarg[4])
+			opt_usage_error("bad server clock '%s' (sim:PATH)", optarg);
+		cfg->server_clock = optarg;
+		break;
+	case 'p':
+		if (pair_parse(optarg, cfg))
+			opt_usage_error("bad pair '%s' (CLIENT,SERVER: two different names "
+					"of A-Z a-z 0-9 _ . -, up to %d bytes)", optarg,
+					PROBE_PAIR_NAME_MAX);
+		break;
 	default:
 		opt_other(c, usage);
 	}
@@ -202,6 +249,10 @@ static void settle(struct probe_config *cfg, const struct seen *seen)
 	/* Records for a pipe or a file, exactly as ever; a person at a
 	   terminal gets lines to read; --once its one line anywhere, as
 	   sntp and ntpdig give it, unless --records asks for the record. */
+	if (cfg->pair_client[0] && (human == 1 || cfg->once))
+		opt_usage_error("--pair names the hosts of records: not with --human or --once");
+	if (cfg->pair_client[0])
+		human = 0;
 	cfg->once &= human != 0;
 	cfg->human = cfg->once ? 0 : human >= 0 ? human : isatty(STDOUT_FILENO);
 	if (cfg->ca && !cfg->nts)
@@ -244,6 +295,8 @@ void probe_options(int argc, char **argv, struct probe_config *cfg)
 		{ "ca", required_argument, NULL, 'A' },
 		{ "human", no_argument, NULL, 'H' },
 		{ "records", no_argument, NULL, 'R' },
+		{ "server-clock", required_argument, NULL, 'S' },
+		{ "pair", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }

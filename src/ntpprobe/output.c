@@ -92,6 +92,10 @@ int probe_write_header(struct probe *p)
 	p->out = OUT_OK;
 	if (record_write_header(stdout, "ntpprobe", ep, clock_name(p->clk), fields))
 		p->out = out_failed("standard output", errno);
+	/* doc/ntpx-record.5: the two hosts of a mesh's directed pair. */
+	if (p->out == OUT_OK && p->cfg->pair_client[0] &&
+	    printf("#pair %s %s\n", p->cfg->pair_client, p->cfg->pair_server) < 0)
+		p->out = out_failed("standard output", errno);
 	/* doc/ntpx-record.5: the AEAD, the cookies NTS-KE gave, its server,
 	   and the NTP server it named, if any. */
 	if (p->out == OUT_OK && p->nts &&
@@ -206,6 +210,81 @@ static int once_line(struct probe *p, const struct probe_out *o)
 	return p->out = out_flush(stdout, "standard output");
 }
 
+/*
+ * The bound the truth never breaks: a two-way exchange whose stamps
+ * bracket the real events has T2 - T1 >= the true offset >= T3 - T4, so
+ * true2 lies within off2 +/- delay while the clocks keep their offset
+ * across the exchange.  Clocks of different frequencies move it: 40 ppm
+ * apart over a round trip of 75 ms (a loaded host's) is 3 us.  So each
+ * leg is held to the truth at its own two instants, which is causality
+ * in true time: the server's receive no earlier than the client's send,
+ * the client's receive no earlier than the server's send.  A reading T
+ * was taken at the reference instant T - e, where e is the clock's error
+ * then (e at T - e(T) is that to well under a nanosecond).  A sim clock
+ * rounds each reading to the nanosecond: TRUTH_SLACK_NS.  A record that
+ * breaks the bound at some layer has a stamp matched to the wrong
+ * datagram or a misread clock (issue 32, section 4).
+ */
+#define TRUTH_SLACK_NS	2
+
+static const char *const layer_names[PROBE_NLAYERS] = { "user", "client-kernel", "kernel" };
+
+/* The error of clock @c (0 for one without truth) when it read @t. */
+static int64_t error_at(struct clock *c, int64_t t)
+{
+	int64_t e = 0;
+
+	if (c && clock_true_error(c, t, &e) == 0 && clock_true_error(c, t - e, &e) == 0)
+		return e;
+	return 0;
+}
+
+static void truth_bound(struct probe *p, const struct probe_out *o)
+{
+	const int64_t *v = o->s.v;
+	struct clock *cc = p->client_truth ? p->clk : NULL, *sc = p->srv_clk;
+	int64_t t[PROBE_NLAYERS][4] = {
+		{ o->x.t[0], o->x.t[1], o->x.t[2], o->x.t[3] },
+		{ v[STAMP_T1K], o->x.t[1], o->x.t[2], v[STAMP_T4K] },
+		{ v[STAMP_T1K], v[STAMP_T2K], v[STAMP_T3K], v[STAMP_T4K] },
+	};
+	int64_t fwd, back;
+	int l, i;
+
+	for (l = 0; l < PROBE_NLAYERS; l++) {
+		for (i = 0; i < 4 && t[l][i] != STAMP_NONE; i++)
+			;
+		if (i < 4)
+			continue;
+		p->bound_n[l]++;
+		/* each leg in true time: its arrival less its departure */
+		fwd = (t[l][1] - error_at(sc, t[l][1])) - (t[l][0] - error_at(cc, t[l][0]));
+		back = (t[l][3] - error_at(cc, t[l][3])) - (t[l][2] - error_at(sc, t[l][2]));
+		if (fwd >= -TRUTH_SLACK_NS && back >= -TRUTH_SLACK_NS)
+			continue;
+		if (!p->bound_broken[0] && !p->bound_broken[1] && !p->bound_broken[2])
+			ntpx_err("record %llu: at the %s layer, the %s, %lld ns before it in true time "
+				 "(the true offset lies outside T3 - T4 .. T2 - T1)",
+				 (unsigned long long)o->x.seq, layer_names[l],
+				 fwd < -TRUTH_SLACK_NS ? "server's receive stamp is of an instant "
+				 "before the client's send" : "client's receive stamp is of an instant "
+				 "before the server's send", (long long)-(fwd < -TRUTH_SLACK_NS ? fwd : back));
+		p->bound_broken[l]++;
+	}
+}
+
+/* "truth bound broken: user 0/N, ..." for the summary. */
+static const char *bound_str(const struct probe *p, char *buf, size_t len)
+{
+	int l, n = snprintf(buf, len, "truth bound (off2/2 +/- delay/2) broken:");
+
+	for (l = 0; l < PROBE_NLAYERS && n > 0 && (size_t)n < len; l++)
+		n += snprintf(buf + n, len - (size_t)n, "%s %s %llu/%llu", l ? "," : "",
+			      layer_names[l], (unsigned long long)p->bound_broken[l],
+			      (unsigned long long)p->bound_n[l]);
+	return buf;
+}
+
 /* Counts one record for the summary. */
 void probe_count(struct probe *p, const struct probe_out *o)
 {
@@ -214,6 +293,8 @@ void probe_count(struct probe *p, const struct probe_out *o)
 	p->counts[x->status]++;
 	if (x->status == RECORD_OK)
 		tally(p, x);
+	if (x->status == RECORD_OK && o->has_true2 && x->have == RECORD_HAVE_ALL)
+		truth_bound(p, o);
 	if (o->replied) {
 		p->server = (struct probe_server){
 			.known = 1, .leap = o->leap, .stratum = o->stratum, .refid = o->refid,
@@ -224,8 +305,8 @@ void probe_count(struct probe *p, const struct probe_out *o)
 
 /*
  * Counts and writes one record, the discipline's columns as the
- * exchange loop left them in @o (run.c).  Returns -1 when the run must
- * end: the output failed (p->out, lib/out.h).
+ * exchange loop left them in @o (steer.c).  Returns -1 when the run
+ * must end: the output failed (p->out, lib/out.h).
  */
 int probe_emit(struct probe *p, const struct probe_out *o)
 {
@@ -332,7 +413,7 @@ static void offsets_str(const struct probe *p, char *buf, size_t len)
 
 static void human_summary(struct probe *p, const char *counts)
 {
-	char ep[640], offs[256], refid[16];
+	char ep[640], offs[256], refid[16], bnd[160];
 	uint64_t n = p->counts[RECORD_OK];
 	int bad = 0;
 
@@ -349,6 +430,8 @@ static void human_summary(struct probe *p, const char *counts)
 			      us_str(hi, sizeof(hi), 0, (double)dist_max(p->delays), 0),
 			      inexact_str(p, note, sizeof(note))) < 0;
 	}
+	if (p->truth)
+		bad |= printf("%s\n", bound_str(p, bnd, sizeof(bnd))) < 0;
 	if (p->server.known) {
 		refid_str(p->server.stratum, p->server.refid, refid, sizeof(refid));
 		bad |= printf("server stratum %u, refid %s, leap %u, root delay %.3f us, "
@@ -397,6 +480,8 @@ void probe_summary(struct probe *p)
 				 q_str(q, sizeof(q), 1, p->offsets, 0.5, 0.5),
 				 inexact_str(p, note, sizeof(note)));
 		fprintf(stderr, "%s: %s, median delay %s%s\n", ntpx_prog, counts, med, offs);
+		if (p->truth)
+			fprintf(stderr, "%s: %s\n", ntpx_prog, bound_str(p, ctr, sizeof(ctr)));
 		if (p->server.known) {
 			refid_str(p->server.stratum, p->server.refid, refid, sizeof(refid));
 			fprintf(stderr, "%s: server stratum %u, refid %s, leap %u, root delay %.3f us, "

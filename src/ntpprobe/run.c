@@ -7,7 +7,10 @@
  * exchange's midpoint: the sim clock reads CLOCK_REALTIME r and returns
  * r + e(r), so T1 - r1 = e(r1) and T4 - r4 = e(r4) exactly, and
  * true2 = -(e(r1) + e(r4)), which is -2 e((r1 + r4) / 2) without losing
- * the half nanosecond wherever e is linear across the exchange.
+ * the half nanosecond wherever e is linear across the exchange.  With
+ * the server's sim clock too (--server-clock), its error at the same two
+ * instants is added, es(r1) + es(r4): true2 is then twice the true offset
+ * of the server's clock from the client's, whichever of them is sim.
  */
 #include <errno.h>
 #include <signal.h>
@@ -64,6 +67,23 @@ static void kiss(struct probe *p, const struct probe_out *o, int64_t *interval, 
 	}
 }
 
+/* true2 of an exchange that has T1 and T4 (see the top). */
+static void truth(struct probe *p, struct probe_out *o)
+{
+	int64_t r1 = o->x.t[0], r4 = o->x.t[3], e1 = 0, e4 = 0;
+
+	if (p->client_truth) {
+		r1 = p->ref1;
+		r4 = clock_last_ref(p->clk);
+	}
+	o->true2 = -((o->x.t[0] - r1) + (o->x.t[3] - r4));
+	if (p->srv_clk && (clock_true_error(p->srv_clk, r1, &e1) ||
+			   clock_true_error(p->srv_clk, r4, &e4)))
+		return;
+	o->true2 += e1 + e4;
+	o->has_true2 = 1;
+}
+
 /* The exchanges, each record written as it completes (interleave.c). */
 void probe_run(struct probe *p)
 {
@@ -86,10 +106,8 @@ void probe_run(struct probe *p)
 		if (probe_stopping)
 			break;
 		probe_exchange(p, seq, &o, &xr);
-		if (p->truth && (o.x.have & 9u) == 9u) {
-			o.true2 = -((o.x.t[0] - p->ref1) + (o.x.t[3] - clock_last_ref(p->clk)));
-			o.has_true2 = 1;
-		}
+		if (p->truth && (o.x.have & 9u) == 9u)
+			truth(p, &o);
 		/* A re-resolved peer (restarted server, new path): say so in
 		   the stream, and start the filter afresh before this sample. */
 		if (transport_peer_reset(p->t) == 1) {

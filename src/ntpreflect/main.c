@@ -40,9 +40,9 @@ int main(int argc, char **argv)
 
 	if (cfg.rl_rate > 0 && !(rf.rl = ratelimit_create(cfg.rl_rate, cfg.rl_burst)))
 		ntpx_die(NTPX_EXIT_FAIL, "out of memory");
-	rf.clk = clock_open("realtime", err, sizeof(err));
+	rf.clk = clock_open(cfg.clockname, err, sizeof(err));
 	if (!rf.clk)
-		ntpx_die(NTPX_EXIT_FAIL, "%s", err);
+		ntpx_die(NTPX_EXIT_USAGE, "%s", err);
 	/* The schedule first: a bad one opens nothing. */
 	if (opt_loss_env(&cfg.ep.loss, err, sizeof(err)))
 		ntpx_die(NTPX_EXIT_FAIL, "%s", err);
@@ -81,8 +81,8 @@ int main(int argc, char **argv)
 	if (!cfg.quiet && isatty(STDERR_FILENO)) {
 		char sync[160];
 
-		ntpx_err("serving %s, clock realtime (%s), basic and interleaved modes, %s%.0llu",
-			 cfg.ep.url, reflect_sync_str(&rf, sync, sizeof(sync)),
+		ntpx_err("serving %s, clock %s (%s), basic and interleaved modes, %s%.0llu",
+			 cfg.ep.url, clock_name(rf.clk), reflect_sync_str(&rf, sync, sizeof(sync)),
 			 cfg.nts_cert ? "NTS-KE on TCP port " : "no NTS",
 			 cfg.nts_cert ? (unsigned long long)cfg.nts_port : 0ull);
 	}

@@ -46,6 +46,7 @@ struct reflect_config {
 	uint64_t count;			/* requests to answer; UINT64_MAX: no limit */
 	uint64_t nclients;		/* interleaved-mode slots */
 	const char *logpath, *user;	/* NULL: none */
+	const char *clockname;		/* --clock: T2 and T3 read from it */
 	enum transport_poll poll;
 	int nostamps;			/* --no-stamps */
 	struct access_net allow[MAX_ALLOW];

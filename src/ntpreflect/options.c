@@ -5,6 +5,7 @@
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/socket.h>
 
 #include "access.h"
@@ -24,6 +25,9 @@ static void usage(FILE *out)
 	       "                       synchronised: leap 3 and stratum 16 while it is not)\n"
 	       "      --refid ID       the local reference's ID, up to 4 ASCII characters\n"
 	       "                       (default NTPX; alone: a local reference at stratum 1)\n"
+	       "      --clock NAME     read T2/T3 from NAME: realtime (default) or sim:PATH,\n"
+	       "                       a simulated clock (a local reference at --stratum,\n"
+	       "                       default 1: the kernel knows nothing of its state)\n"
 	       "      --quiet          no line on stderr at startup saying what is served\n"
 	       "  -c, --count N        exit after answering N requests\n"
 	       "  -l, --log FILE       write server-side records to FILE (- for stdout)\n"
@@ -51,7 +55,7 @@ static void usage(FILE *out)
 
 /* Options with no letter of their own (ntpx(7), OPTIONS). */
 enum { OPT_STRATUM = 256, OPT_REFID, OPT_NTS_CERT, OPT_NTS_KEY, OPT_NTS_PORT, OPT_NTS_ROTATE,
-       OPT_QUIET };
+       OPT_QUIET, OPT_CLOCK };
 
 void reflect_options(int argc, char **argv, struct reflect_config *cfg)
 {
@@ -71,6 +75,7 @@ void reflect_options(int argc, char **argv, struct reflect_config *cfg)
 		{ "nts-port", required_argument, NULL, OPT_NTS_PORT },
 		{ "nts-rotate", required_argument, NULL, OPT_NTS_ROTATE },
 		{ "quiet", no_argument, NULL, OPT_QUIET },
+		{ "clock", required_argument, NULL, OPT_CLOCK },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
@@ -85,6 +90,7 @@ void reflect_options(int argc, char **argv, struct reflect_config *cfg)
 		.poll = TRANSPORT_POLL_BLOCK,
 		.nts_port = NTS_KE_PORT,
 		.nts_rotate = 3600 * NTPX_NS_PER_SEC,
+		.clockname = "realtime",
 	};
 	ntp_refid_parse("NTPX", &cfg->refid);
 	while ((c = getopt_long(argc, argv, "c:l:u:a:46hs:r:n:", longopts, NULL)) != -1) {
@@ -161,6 +167,9 @@ void reflect_options(int argc, char **argv, struct reflect_config *cfg)
 		case OPT_QUIET:
 			cfg->quiet = 1;
 			break;
+		case OPT_CLOCK:
+			cfg->clockname = optarg;
+			break;
 		case OPT_NTS_ROTATE:
 			if (opt_duration(optarg, 0, &cfg->nts_rotate) || cfg->nts_rotate <= 0)
 				opt_usage_error("bad key rotation period '%s'", optarg);
@@ -171,6 +180,10 @@ void reflect_options(int argc, char **argv, struct reflect_config *cfg)
 	}
 	opt_endpoint(argc, argv, optind, &cfg->ep);
 	cfg->ep.family = family;
+	/* A sim: clock's synchronisation is no state of the kernel's: it is
+	   a local reference (doc/ntpreflect.1). */
+	if (strncmp(cfg->clockname, "sim:", 4) == 0)
+		cfg->local = 1;
 	if (!cfg->nts_cert != !cfg->nts_key)
 		opt_usage_error("--nts-cert and --nts-key go together");
 }

@@ -48,6 +48,14 @@ int sig_setup(void)
 	return 0;
 }
 
+void sig_drain(void)
+{
+	char b[64];
+
+	while (read(sig_pipe[0], b, sizeof(b)) > 0) {
+	}
+}
+
 int64_t mono_ms(void)
 {
 	struct timespec ts;

@@ -22,11 +22,25 @@
 #include "opt.h"
 #include "tether.h"
 
+/* What arrives from the remote side: [0] its tether's stdout (frames),
+   [1] the prefix's stderr (ssh's, a remote shell's). */
+struct conn_in {
+	int fd;			/* -1 once it ended */
+	char *buf;
+	size_t cap;		/* bytes of buf a read may fill */
+	size_t len;
+};
+
 struct conn {
 	const char *side, *prefix, *ready_file;
 	char host[256];
 	char last_err[512];
 	int ready, status, have_status;
+	/* The loop's state. */
+	int ctl;		/* the remote side's stdin ("term"); -1 once cut */
+	struct conn_in in[2];
+	int term_pending, term_sent;
+	int64_t cut_at, kill_at;	/* mono_ms() deadlines, -1 when none */
 };
 
 static noreturn void conn_die(struct conn *c, const char *fmt, ...)
@@ -112,49 +126,69 @@ bad:
 			c->ready ? "" : " (is BIN/tether there? NTPX_REMOTE_BIN)");
 }
 
-int connect_run(const char *side, const char *prefix, const char *bin,
-		const char *tag, const char *ready, int argc, char **argv)
+/* The directory of this tether, when --bin did not name one. */
+static const char *conn_bin(const char *bin, char *self, size_t n)
 {
-	static char obuf[TETHER_LINE_MAX + 16];
-	struct conn c = { .side = side, .prefix = prefix, .ready_file = ready };
-	int pc[2], po[2], pe[2], i, n, term_pending = 0, term_sent = 0, st;
-	size_t olen = 0, elen = 0;
-	char ebuf[4096], script[4096], self[PATH_MAX];
+	ssize_t k;
+	char *slash;
+
+	if (bin)
+		return bin;
+	k = readlink("/proc/self/exe", self, n - 1);
+	if (k <= 0)
+		ntpx_die(TETHER_EXIT_FAIL, "/proc/self/exe: %m");
+	self[k] = '\0';
+	slash = strrchr(self, '/');
+	*slash = '\0';
+	return self;
+}
+
+/*
+ * sh -c 'exec PREFIX "$@"' tether BIN/tether --serve [--tag TAG] ENC...,
+ * into a calloc'd argv of *@n words (the script in @script).
+ */
+static char **conn_argv(const char *prefix, const char *bin, const char *tag,
+			int argc, char **argv, char *script, size_t slen, int *n)
+{
 	char **av;
-	int64_t cut_at = -1, kill_at = -1;
+	int i;
 
-	if (!bin) {
-		ssize_t k = readlink("/proc/self/exe", self, sizeof(self) - 1);
-		char *slash;
-
-		if (k <= 0)
-			ntpx_die(TETHER_EXIT_FAIL, "/proc/self/exe: %m");
-		self[k] = '\0';
-		slash = strrchr(self, '/');
-		*slash = '\0';
-		bin = self;
-	}
-	/* sh -c 'exec PREFIX "$@"' tether BIN/tether --serve [--tag TAG] ENC... */
-	snprintf(script, sizeof(script), "exec %s \"$@\"", prefix);
+	snprintf(script, slen, "exec %s \"$@\"", prefix);
 	av = calloc((size_t)argc + 10, sizeof(*av));
 	if (!av)
 		ntpx_die(TETHER_EXIT_FAIL, "out of memory");
-	n = 0;
-	av[n++] = "/bin/sh";
-	av[n++] = "-c";
-	av[n++] = script;
-	av[n++] = "tether";
-	if (asprintf(&av[n++], "%s/tether", bin) < 0)
+	*n = 0;
+	av[(*n)++] = "/bin/sh";
+	av[(*n)++] = "-c";
+	av[(*n)++] = script;
+	av[(*n)++] = "tether";
+	if (asprintf(&av[(*n)++], "%s/tether", bin) < 0)
 		ntpx_die(TETHER_EXIT_FAIL, "out of memory");
-	av[n++] = "--serve";
+	av[(*n)++] = "--serve";
 	if (tag) {
-		av[n++] = "--tag";
-		av[n++] = (char *)tag;
+		av[(*n)++] = "--tag";
+		av[(*n)++] = (char *)tag;
 	}
 	for (i = 0; i < argc; i++)
-		if (!(av[n++] = enc_arg(argv[i])))
+		if (!(av[(*n)++] = enc_arg(argv[i])))
 			ntpx_die(TETHER_EXIT_FAIL, "out of memory");
-	av[n] = NULL;
+	av[*n] = NULL;
+	return av;
+}
+
+static void conn_argv_free(char **av, int n, const char *tag)
+{
+	/* av[4] on are ours (the path, the options, the encoded words). */
+	for (int i = 4; i < n; i++)
+		if (i != 5 && !(tag && (i == 6 || i == 7)))
+			free(av[i]);
+	free(av);
+}
+
+/* Starts @av in a process group of its own, with three pipes. */
+static void conn_spawn(struct conn *c, char **av)
+{
+	int pc[2], po[2], pe[2];
 
 	if (sig_setup() || pipe2(pc, O_CLOEXEC) || pipe2(po, O_CLOEXEC) || pipe2(pe, O_CLOEXEC))
 		ntpx_die(TETHER_EXIT_FAIL, "pipe: %m");
@@ -174,125 +208,177 @@ int connect_run(const char *side, const char *prefix, const char *bin,
 	close(pc[0]);
 	close(po[1]);
 	close(pe[1]);
-
-	while (po[0] >= 0 || pe[0] >= 0) {
-		struct pollfd p[3];
-		int timeout = -1, k;
-		int64_t now, next = -1;
-
-		p[0].fd = sig_pipe[0], p[0].events = POLLIN;
-		p[1].fd = po[0], p[1].events = POLLIN;
-		p[2].fd = pe[0], p[2].events = POLLIN;
-		if (cut_at >= 0)
-			next = cut_at;
-		if (kill_at >= 0 && (next < 0 || kill_at < next))
-			next = kill_at;
-		if (next >= 0) {
-			int64_t left = next - mono_ms();
-
-			timeout = left < 0 ? 0 : (int)left;
-		}
-		if (poll(p, 3, timeout) < 0 && errno != EINTR)
-			ntpx_die(TETHER_EXIT_FAIL, "poll: %m");
-		if (p[0].revents) {
-			char b[64];
-
-			while (read(sig_pipe[0], b, sizeof(b)) > 0) {
-			}
-		}
-		if (sig_got == SIGTERM || sig_got == SIGINT || sig_got == SIGHUP) {
-			sig_got = 0;
-			if (term_sent || term_pending) {
-				/* Asked twice: cut the connection now. */
-				cut_at = mono_ms();
-			} else {
-				term_pending = 1;
-				/* No answer to it: the connection goes. */
-				cut_at = mono_ms() + 2 * TETHER_GRACE_MS;
-			}
-		}
-		for (i = 1; i <= 2; i++) {
-			int *fd = i == 1 ? &po[0] : &pe[0];
-			char *buf = i == 1 ? obuf : ebuf;
-			size_t *len = i == 1 ? &olen : &elen;
-			size_t cap = (i == 1 ? sizeof(obuf) : sizeof(ebuf)) - 1, s = 0, j;
-
-			if (*fd < 0 || !p[i].revents)
-				continue;
-			k = (int)read(*fd, buf + *len, cap - *len);
-			if (k < 0 && errno == EINTR)
-				continue;
-			if (k > 0)
-				*len += (size_t)k;
-			for (j = 0; j < *len; j++) {
-				if (buf[j] != '\n')
-					continue;
-				if (i == 1) {
-					conn_line(&c, buf + s, j - s);
-				} else {
-					/* The prefix's own (ssh's, a shell's): passed on,
-					 * the last kept for our error lines. */
-					write_all(2, buf + s, j + 1 - s);
-					snprintf(c.last_err, sizeof(c.last_err), "%.*s",
-						(int)(j - s), buf + s);
-				}
-				s = j + 1;
-			}
-			memmove(buf, buf + s, *len - s);
-			*len -= s;
-			if (k <= 0 || *len == cap) {
-				if (*len && i == 1)
-					conn_die(&c, "a line of tether's without its end: '%.*s'",
-						(int)(*len > 120 ? 120 : *len), buf);
-				if (*len) {
-					write_all(2, buf, *len);
-					write_all(2, "\n", 1);
-					snprintf(c.last_err, sizeof(c.last_err), "%.*s", (int)*len, buf);
-					*len = 0;
-				}
-				if (k <= 0) {
-					close(*fd);
-					*fd = -1;
-				}
-			}
-		}
-		if (term_pending && c.ready && pc[1] >= 0) {
-			if (write_all(pc[1], "term\n", 5))
-				cut_at = mono_ms();
-			term_pending = 0;
-			term_sent = 1;
-		}
-		now = mono_ms();
-		if (cut_at >= 0 && now >= cut_at && pc[1] >= 0) {
-			close(pc[1]);
-			pc[1] = -1;
-			kill_at = now + 2 * TETHER_GRACE_MS;
-			cut_at = -1;
-		}
-		if (kill_at >= 0 && now >= kill_at) {
-			kill(-conn_child, SIGKILL);
-			kill_at = -1;
-		}
-	}
-	while (waitpid(conn_child, &st, 0) < 0 && errno == EINTR) {
-	}
-	if (pc[1] >= 0)
-		close(pc[1]);
-	/* av[4] on are ours (the path, the options, the encoded words). */
-	for (i = 4; i < n; i++)
-		if (i != 5 && !(tag && (i == 6 || i == 7)))
-			free(av[i]);
-	free(av);
-	if (c.have_status)
-		return c.status;
-	conn_child = -1;
-	if (!c.ready)
-		conn_die(&c, "no tether started in %s (exit %d)%s%s", bin,
-			WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st),
-			c.last_err[0] ? ": " : "", c.last_err);
-	if (term_sent || cut_at >= 0 || kill_at >= 0)
-		return 128 + SIGTERM;
-	conn_die(&c, "the connection ended before the command's status%s%s",
-		c.last_err[0] ? ": " : "", c.last_err);
+	c->ctl = pc[1];
+	c->in[0].fd = po[0];
+	c->in[1].fd = pe[0];
 }
 
+/* The poll's timeout: until the nearer deadline, or none. */
+static int conn_timeout(const struct conn *c)
+{
+	int64_t next = -1, left;
+
+	if (c->cut_at >= 0)
+		next = c->cut_at;
+	if (c->kill_at >= 0 && (next < 0 || c->kill_at < next))
+		next = c->kill_at;
+	if (next < 0)
+		return -1;
+	left = next - mono_ms();
+	return left < 0 ? 0 : (int)left;
+}
+
+/* A signal to end: "term" to the remote side, or, the second time, the
+   connection cut at once. */
+static void conn_signal(struct conn *c)
+{
+	if (!(sig_got == SIGTERM || sig_got == SIGINT || sig_got == SIGHUP))
+		return;
+	sig_got = 0;
+	if (c->term_sent || c->term_pending) {
+		/* Asked twice: cut the connection now. */
+		c->cut_at = mono_ms();
+	} else {
+		c->term_pending = 1;
+		/* No answer to it: the connection goes. */
+		c->cut_at = mono_ms() + 2 * TETHER_GRACE_MS;
+	}
+}
+
+/* What waits on in[@i]: its whole lines handled, a stream that ended
+   closed. */
+static void conn_read(struct conn *c, int i)
+{
+	struct conn_in *in = &c->in[i];
+	size_t s = 0, j;
+	int k;
+
+	k = (int)read(in->fd, in->buf + in->len, in->cap - in->len);
+	if (k < 0 && errno == EINTR)
+		return;
+	if (k > 0)
+		in->len += (size_t)k;
+	for (j = 0; j < in->len; j++) {
+		if (in->buf[j] != '\n')
+			continue;
+		if (i == 0) {
+			conn_line(c, in->buf + s, j - s);
+		} else {
+			/* The prefix's own (ssh's, a shell's): passed on,
+			 * the last kept for our error lines. */
+			write_all(2, in->buf + s, j + 1 - s);
+			snprintf(c->last_err, sizeof(c->last_err), "%.*s",
+				(int)(j - s), in->buf + s);
+		}
+		s = j + 1;
+	}
+	memmove(in->buf, in->buf + s, in->len - s);
+	in->len -= s;
+	if (k > 0 && in->len < in->cap)
+		return;
+	if (in->len && i == 0)
+		conn_die(c, "a line of tether's without its end: '%.*s'",
+			(int)(in->len > 120 ? 120 : in->len), in->buf);
+	if (in->len) {
+		write_all(2, in->buf, in->len);
+		write_all(2, "\n", 1);
+		snprintf(c->last_err, sizeof(c->last_err), "%.*s", (int)in->len, in->buf);
+		in->len = 0;
+	}
+	if (k <= 0) {
+		close(in->fd);
+		in->fd = -1;
+	}
+}
+
+/* A "term" asked for goes once the remote side is there to take it. */
+static void conn_term(struct conn *c)
+{
+	if (!c->term_pending || !c->ready || c->ctl < 0)
+		return;
+	if (write_all(c->ctl, "term\n", 5))
+		c->cut_at = mono_ms();
+	c->term_pending = 0;
+	c->term_sent = 1;
+}
+
+/* The deadlines: the connection cut (its stdin closed), then SIGKILL. */
+static void conn_deadlines(struct conn *c)
+{
+	int64_t now = mono_ms();
+
+	if (c->cut_at >= 0 && now >= c->cut_at && c->ctl >= 0) {
+		close(c->ctl);
+		c->ctl = -1;
+		c->kill_at = now + 2 * TETHER_GRACE_MS;
+		c->cut_at = -1;
+	}
+	if (c->kill_at >= 0 && now >= c->kill_at) {
+		kill(-conn_child, SIGKILL);
+		c->kill_at = -1;
+	}
+}
+
+/* Passes the remote side's lines on until both its streams end. */
+static void conn_loop(struct conn *c)
+{
+	while (c->in[0].fd >= 0 || c->in[1].fd >= 0) {
+		struct pollfd p[3];
+
+		p[0].fd = sig_pipe[0], p[0].events = POLLIN;
+		p[1].fd = c->in[0].fd, p[1].events = POLLIN;
+		p[2].fd = c->in[1].fd, p[2].events = POLLIN;
+		if (poll(p, 3, conn_timeout(c)) < 0 && errno != EINTR)
+			ntpx_die(TETHER_EXIT_FAIL, "poll: %m");
+		if (p[0].revents)
+			sig_drain();
+		conn_signal(c);
+		for (int i = 0; i < 2; i++)
+			if (c->in[i].fd >= 0 && p[i + 1].revents)
+				conn_read(c, i);
+		conn_term(c);
+		conn_deadlines(c);
+	}
+}
+
+/* The exit status, once the remote side is gone (its wait status @st). */
+static int conn_status(struct conn *c, const char *bin, int st)
+{
+	if (c->have_status)
+		return c->status;
+	conn_child = -1;
+	if (!c->ready)
+		conn_die(c, "no tether started in %s (exit %d)%s%s", bin,
+			WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st),
+			c->last_err[0] ? ": " : "", c->last_err);
+	if (c->term_sent || c->cut_at >= 0 || c->kill_at >= 0)
+		return 128 + SIGTERM;
+	conn_die(c, "the connection ended before the command's status%s%s",
+		c->last_err[0] ? ": " : "", c->last_err);
+}
+
+int connect_run(const char *side, const char *prefix, const char *bin,
+		const char *tag, const char *ready, int argc, char **argv)
+{
+	static char obuf[TETHER_LINE_MAX + 16];
+	char ebuf[4096], script[4096], self[PATH_MAX];
+	struct conn c = {
+		.side = side, .prefix = prefix, .ready_file = ready,
+		.in = { { .buf = obuf, .cap = sizeof(obuf) - 1 },
+			{ .buf = ebuf, .cap = sizeof(ebuf) - 1 } },
+		.cut_at = -1, .kill_at = -1,
+	};
+	char **av;
+	int n, st;
+
+	bin = conn_bin(bin, self, sizeof(self));
+	av = conn_argv(prefix, bin, tag, argc, argv, script, sizeof(script), &n);
+	conn_spawn(&c, av);
+	conn_loop(&c);
+	while (waitpid(conn_child, &st, 0) < 0 && errno == EINTR) {
+	}
+	if (c.ctl >= 0)
+		close(c.ctl);
+	conn_argv_free(av, n, tag);
+	return conn_status(&c, bin, st);
+}

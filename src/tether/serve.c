@@ -57,27 +57,30 @@ static void path_prepend_self(void)
 	free(np);
 }
 
-int serve_run(const char *tag, char **argv)
-{
-	struct stream out = { .kind = 'o' }, err = { .kind = 'e' };
-	int po[2], pe[2], ctl_open = 1, status = 0, exited = 0, i, lost = 0;
-	char host[256] = "-", note[PATH_MAX + 100] = "", ctl[64];
-	size_t ctl_len = 0;
-	int64_t kill_at = -1;
-	pid_t pid;
+/* The command's side, as the loop sees it. */
+struct serve {
+	pid_t pid;			/* the command, its group's leader */
+	struct stream out, err;
+	int ctl_open;			/* our stdin, where "term" comes */
+	char ctl[64];
+	size_t ctl_len;
+	int exited, status;
+	int lost;			/* nobody to send to: the connection went */
+	int64_t kill_at;		/* mono_ms() of the SIGKILL, -1 when none */
+};
 
-	for (i = 0; argv[i]; i++)
-		if (dec_arg(argv[i]))
-			ntpx_die(NTPX_EXIT_USAGE, "argument %d: not an encoded argument", i + 1);
-	tty_raw(0);
-	tty_raw(1);
-	path_prepend_self();
+/* Runs the command in a process group of its own, stdin /dev/null, its
+   stdout and stderr into s's streams. */
+static void serve_spawn(struct serve *s, char **argv)
+{
+	int po[2], pe[2];
+
 	if (sig_setup() || pipe2(po, O_CLOEXEC) || pipe2(pe, O_CLOEXEC))
 		ntpx_die(TETHER_EXIT_FAIL, "pipe: %m");
-	pid = fork();
-	if (pid < 0)
+	s->pid = fork();
+	if (s->pid < 0)
 		ntpx_die(TETHER_EXIT_FAIL, "fork: %m");
-	if (pid == 0) {
+	if (s->pid == 0) {
 		int nul = open("/dev/null", O_RDONLY);
 
 		setpgid(0, 0);
@@ -89,135 +92,173 @@ int serve_run(const char *tag, char **argv)
 				getenv("PATH"));
 		_exit(errno == ENOENT ? 127 : 126);
 	}
-	setpgid(pid, pid);
+	setpgid(s->pid, s->pid);
 	close(po[1]);
 	close(pe[1]);
-	out.fd = po[0];
-	err.fd = pe[0];
-	if (tag && note_write(tag, pid, argv, note, sizeof(note)))
-		note[0] = '\0';
-	gethostname(host, sizeof(host) - 1);
-	if (dprintf(1, "r\t%s\n", host) < 0)
-		lost = 1;
+	s->out.fd = po[0];
+	s->err.fd = pe[0];
+}
 
-	while (out.fd >= 0 || err.fd >= 0 || !exited) {
+/* The SIGKILL deadline: 1 when the loop must end (the command is gone,
+   and what still holds our pipes cannot be waited for). */
+static int serve_deadline(struct serve *s)
+{
+	if (s->kill_at < 0 || mono_ms() < s->kill_at)
+		return 0;
+	kill(-s->pid, SIGKILL);
+	if (s->exited)
+		return 1;
+	s->kill_at = mono_ms() + TETHER_GRACE_MS;
+	return 0;
+}
+
+/* The command ended: its status kept, the rest of its group told to go. */
+static void serve_reap(struct serve *s)
+{
+	int st;
+
+	if (s->exited || waitpid(s->pid, &st, WNOHANG) != s->pid)
+		return;
+	s->exited = 1;
+	s->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	/* The rest of its group (a child it left) goes too. */
+	kill(-s->pid, SIGTERM);
+	if (s->kill_at < 0)
+		s->kill_at = mono_ms() + TETHER_GRACE_MS;
+}
+
+/* What came on our stdin: "term" lines, or its end (the connection). */
+static void serve_ctl(struct serve *s)
+{
+	ssize_t k = read(0, s->ctl + s->ctl_len, sizeof(s->ctl) - 1 - s->ctl_len);
+	char *nl;
+
+	if (k <= 0) {
+		s->ctl_open = 0;
+		s->lost = 1;
+		return;
+	}
+	s->ctl_len += (size_t)k;
+	s->ctl[s->ctl_len] = '\0';
+	while ((nl = strchr(s->ctl, '\n')) != NULL) {
+		*nl = '\0';
+		if (!strcmp(s->ctl, "term") || !strcmp(s->ctl, "term\r"))
+			kill(-s->pid, SIGTERM);
+		memmove(s->ctl, nl + 1, s->ctl_len - (size_t)(nl + 1 - s->ctl) + 1);
+		s->ctl_len -= (size_t)(nl + 1 - s->ctl);
+	}
+	if (s->ctl_len == sizeof(s->ctl) - 1)
+		s->ctl_len = 0;	/* not ours: nothing to act on */
+}
+
+/* What the command wrote on @st, framed to our stdout. */
+static void serve_stream(struct serve *s, struct stream *st)
+{
+	ssize_t k = read(st->fd, st->buf + st->len, sizeof(st->buf) - st->len);
+
+	if (k > 0)
+		st->len += (size_t)k;
+	if (!s->lost && stream_flush(st, k <= 0))
+		s->lost = 1;
+	if (s->lost)
+		st->len = 0;	/* nobody to send it to */
+	if (k <= 0 && !(k < 0 && errno == EINTR)) {
+		close(st->fd);
+		st->fd = -1;
+	}
+}
+
+/* Until the command has ended and its output is all sent (or lost). */
+static void serve_loop(struct serve *s)
+{
+	while (s->out.fd >= 0 || s->err.fd >= 0 || !s->exited) {
 		struct pollfd p[4];
 		int np = 0, io = -1, ie = -1, ic = -1, timeout = -1;
 
 		p[np].fd = sig_pipe[0], p[np++].events = POLLIN;
-		if (out.fd >= 0)
-			io = np, p[np].fd = out.fd, p[np++].events = POLLIN;
-		if (err.fd >= 0)
-			ie = np, p[np].fd = err.fd, p[np++].events = POLLIN;
-		if (ctl_open)
+		if (s->out.fd >= 0)
+			io = np, p[np].fd = s->out.fd, p[np++].events = POLLIN;
+		if (s->err.fd >= 0)
+			ie = np, p[np].fd = s->err.fd, p[np++].events = POLLIN;
+		if (s->ctl_open)
 			ic = np, p[np].fd = 0, p[np++].events = POLLIN;
-		if (kill_at >= 0) {
-			int64_t left = kill_at - mono_ms();
+		if (s->kill_at >= 0) {
+			int64_t left = s->kill_at - mono_ms();
 
 			timeout = left < 0 ? 0 : (int)left;
 		}
 		if (poll(p, (nfds_t)np, timeout) < 0 && errno != EINTR)
 			break;
-		if (kill_at >= 0 && mono_ms() >= kill_at) {
-			kill(-pid, SIGKILL);
-			/* What still holds our pipes cannot be waited for. */
-			if (exited)
-				break;
-			kill_at = mono_ms() + TETHER_GRACE_MS;
-		}
-		if (p[0].revents) {
-			char b[64];
-
-			while (read(sig_pipe[0], b, sizeof(b)) > 0) {
-			}
-		}
+		if (serve_deadline(s))
+			break;
+		if (p[0].revents)
+			sig_drain();
 		if (sig_got == SIGTERM || sig_got == SIGINT || sig_got == SIGHUP) {
 			sig_got = 0;
-			ctl_open = 0;
-			lost = 1;
+			s->ctl_open = 0;
+			s->lost = 1;
 		}
-		if (!exited) {
-			int st;
-			pid_t w = waitpid(pid, &st, WNOHANG);
-
-			if (w == pid) {
-				exited = 1;
-				status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-				/* The rest of its group (a child it left) goes too. */
-				kill(-pid, SIGTERM);
-				if (kill_at < 0)
-					kill_at = mono_ms() + TETHER_GRACE_MS;
-			}
+		serve_reap(s);
+		if (ic >= 0 && p[ic].revents)
+			serve_ctl(s);
+		if (s->lost && s->kill_at < 0) {
+			kill(-s->pid, SIGTERM);
+			s->kill_at = mono_ms() + TETHER_GRACE_MS;
 		}
-		if (ic >= 0 && p[ic].revents) {
-			ssize_t k = read(0, ctl + ctl_len, sizeof(ctl) - 1 - ctl_len);
-
-			if (k <= 0) {
-				ctl_open = 0;
-				lost = 1;
-			} else {
-				char *nl;
-
-				ctl_len += (size_t)k;
-				ctl[ctl_len] = '\0';
-				while ((nl = strchr(ctl, '\n')) != NULL) {
-					*nl = '\0';
-					if (!strcmp(ctl, "term") || !strcmp(ctl, "term\r"))
-						kill(-pid, SIGTERM);
-					memmove(ctl, nl + 1, ctl_len - (size_t)(nl + 1 - ctl) + 1);
-					ctl_len -= (size_t)(nl + 1 - ctl);
-				}
-				if (ctl_len == sizeof(ctl) - 1)
-					ctl_len = 0;	/* not ours: nothing to act on */
-			}
-		}
-		if (lost && kill_at < 0) {
-			kill(-pid, SIGTERM);
-			kill_at = mono_ms() + TETHER_GRACE_MS;
-		}
-		for (i = 0; i < 2; i++) {
-			struct stream *s = i ? &err : &out;
-			int ix = i ? ie : io;
-			ssize_t k;
-
-			if (ix < 0 || !p[ix].revents)
-				continue;
-			k = read(s->fd, s->buf + s->len, sizeof(s->buf) - s->len);
-			if (k > 0)
-				s->len += (size_t)k;
-			if (!lost && stream_flush(s, k <= 0))
-				lost = 1;
-			if (lost)
-				s->len = 0;	/* nobody to send it to */
-			if (k <= 0 && !(k < 0 && errno == EINTR)) {
-				close(s->fd);
-				s->fd = -1;
-			}
-		}
+		if (io >= 0 && p[io].revents)
+			serve_stream(s, &s->out);
+		if (ie >= 0 && p[ie].revents)
+			serve_stream(s, &s->err);
 	}
-	if (!exited) {
-		int st;
-
-		kill(-pid, SIGKILL);
-		if (waitpid(pid, &st, 0) == pid)
-			status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	}
-	/* Nothing of the group outlives our last word. */
-	if (!(kill(-pid, 0) && errno == ESRCH)) {
-		int64_t end = mono_ms() + TETHER_GRACE_MS;
-
-		kill(-pid, SIGTERM);
-		while (!(kill(-pid, 0) && errno == ESRCH) && mono_ms() < end)
-			usleep(10000);
-		kill(-pid, SIGKILL);
-	}
-	if (note[0])
-		unlink(note);
-	if (!lost) {
-		stream_flush(&out, 1);
-		stream_flush(&err, 1);
-		dprintf(1, "x\t%d\n", status);
-	}
-	return status;
 }
 
+/* Nothing of the command's group outlives our last word. */
+static void serve_end_group(struct serve *s)
+{
+	int64_t end;
+
+	if (!s->exited) {
+		int st;
+
+		kill(-s->pid, SIGKILL);
+		if (waitpid(s->pid, &st, 0) == s->pid)
+			s->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	}
+	if (kill(-s->pid, 0) && errno == ESRCH)
+		return;
+	end = mono_ms() + TETHER_GRACE_MS;
+	kill(-s->pid, SIGTERM);
+	while (!(kill(-s->pid, 0) && errno == ESRCH) && mono_ms() < end)
+		usleep(10000);
+	kill(-s->pid, SIGKILL);
+}
+
+int serve_run(const char *tag, char **argv)
+{
+	static struct serve s = { .out = { .kind = 'o' }, .err = { .kind = 'e' },
+				  .ctl_open = 1, .kill_at = -1 };
+	char host[256] = "-", note[PATH_MAX + 100] = "";
+
+	for (int i = 0; argv[i]; i++)
+		if (dec_arg(argv[i]))
+			ntpx_die(NTPX_EXIT_USAGE, "argument %d: not an encoded argument", i + 1);
+	tty_raw(0);
+	tty_raw(1);
+	path_prepend_self();
+	serve_spawn(&s, argv);
+	if (tag && note_write(tag, s.pid, argv, note, sizeof(note)))
+		note[0] = '\0';
+	gethostname(host, sizeof(host) - 1);
+	if (dprintf(1, "r\t%s\n", host) < 0)
+		s.lost = 1;
+	serve_loop(&s);
+	serve_end_group(&s);
+	if (note[0])
+		unlink(note);
+	if (!s.lost) {
+		stream_flush(&s.out, 1);
+		stream_flush(&s.err, 1);
+		dprintf(1, "x\t%d\n", s.status);
+	}
+	return s.status;
+}

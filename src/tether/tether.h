@@ -26,6 +26,7 @@
 extern volatile sig_atomic_t sig_got;	/* SIGTERM, SIGINT or SIGHUP, once caught */
 extern int sig_pipe[2];			/* readable after any signal, SIGCHLD too */
 int sig_setup(void);			/* 0, or -1 with errno */
+void sig_drain(void);			/* empties sig_pipe */
 int64_t mono_ms(void);			/* CLOCK_MONOTONIC in ms */
 int write_all(int fd, const char *p, size_t n);	/* 0, or -1 with errno */
 

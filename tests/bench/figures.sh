@@ -15,6 +15,10 @@
 #                                            each kudp (kernel UDP), uudp
 #                                            (AF_XDP, generic XDP) or uudpn
 #                                            (native XDP on veth), poll MODE
+#   fig_reflect_cpu BIN SERVER [RATE]        in the lab, BIN/ntpreflect as SERVER
+#                                            (kudp or uudp) answering BIN/loadgen
+#                                            --ntp at RATE (20k) for FIG_CPU_DUR
+#                                            (0.5s): "US_PER_REPLY SERVER_US N"
 #   fig_stat FILE...                         the median over lines of "V ..."
 #                                            and their range: "MED MIN MAX"
 #   fig_cpu CMD...                           CMD's CPU time, user and system,
@@ -100,6 +104,30 @@ fig_lab() {	# BIN SERVER CLIENT MODE [OPTION...]
 		-c "$FIG_COUNT" "$@" "$(fig_ep "$_fcli" "$IFA")" >"$TMP/fig.rec" 2>/dev/null
 	kill "$_fs"; wait "$_fs" 2>/dev/null
 	fig_quant "$TMP/fig.rec"
+}
+
+# The reflector's CPU per reply: what the server, the generator and the
+# softirq threads ran (/proc/PID/schedstat, rusage) over the replies, in
+# us, and the server's own.  Both sides count: on a veth the sender's
+# system call runs the receiver's softirq (a uudp server's XDP copy runs
+# in the generator's send, the generator's receive in the server's), so
+# that the server's own time alone would favour one path or the other.
+fig_run_ns() { for _rp; do awk '{ print $1 }' /proc/"$_rp"/schedstat 2>/dev/null || echo 0; done | awk '{ s += $1 } END { print s + 0 }'; }
+fig_reflect_cpu() {	# BIN SERVER [RATE]
+	_fbin=$1 _fsrv=$2 _frate=${3:-20k}
+	spawn _fs ip netns exec "$UB" "$_fbin/ntpreflect" --stratum 1 --quiet \
+		"$(fig_ep "$_fsrv" "$IFB")" 2>/dev/null
+	wait_until 5 udp_listening_in "$UB" 12300 || { echo "- - 0"; return; }
+	_fk=$(pgrep -d ' ' ksoftirqd)
+	_fp0=$(fig_run_ns "$_fs") _fk0=$(fig_run_ns $_fk)
+	/usr/bin/time -f '%U %S' -o "$TMP/fcpu.gen" ip netns exec "$UA" "$_fbin/loadgen" \
+		--ntp "$_frate" -d "${FIG_CPU_DUR:-0.5s}" "udp://$IPB:12300" >/dev/null 2>"$TMP/fcpu.lg"
+	_fp=$(($(fig_run_ns "$_fs") - _fp0)) _fk=$(($(fig_run_ns $_fk) - _fk0))
+	kill "$_fs"; wait "$_fs" 2>/dev/null
+	awk -v srv="$_fp" -v ks="$_fk" -v gen="$(awk '{ printf "%.0f", ($1 + $2) * 1e9 }' "$TMP/fcpu.gen")" '
+		/ntp requests/ { for (i = 1; i <= NF; i++) if ($i == "replies") r = $(i + 1) }
+		END { if (r > 0) printf "%.3f %.3f %d\n", (srv + ks + gen) / 1e3 / r, srv / 1e3 / r, r
+			else print "- - 0" }' "$TMP/fcpu.lg"
 }
 
 # "NS - 1": the CPU time of CMD (and of what it waited for), for the

@@ -137,7 +137,9 @@ climb() {	# SERVER ROUND
 	esac
 	if wait_until 5 in_ref; then
 		echo "$1, round $2:"
-		capacity "udp://$NTPX_REF_FAST:$port" | tee "$TMP/$1.$2" | grep -v '^capacity'
+		# Not a pipeline: a TERM or INT ends the climb at once (fg_wait).
+		fg_wait capacity "udp://$NTPX_REF_FAST:$port" >"$TMP/$1.$2"
+		grep -v '^capacity' "$TMP/$1.$2"
 	else
 		echo "ntp-capacity: $1 did not start"
 	fi
@@ -200,6 +202,7 @@ done | awk '
 
 [ "${CAP_OLD:-1}" = 0 ] || {
 	echo "the old figure (9a2ce97's definition: one generator on loopback):"
-	BENCH_RATES=${BENCH_OLD_RATES:-"10k 20k 40k 60k 80k 100k 120k 160k 200k 300k"} \
-		sh "$(dirname "$0")/ntp-capacity-loopback.sh" | sed 's/^/  /'
+	fg_wait env BENCH_RATES="${BENCH_OLD_RATES:-10k 20k 40k 60k 80k 100k 120k 160k 200k 300k}" \
+		sh "$(dirname "$0")/ntp-capacity-loopback.sh" >"$TMP/old"
+	sed 's/^/  /' "$TMP/old"
 }

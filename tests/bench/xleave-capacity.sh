@@ -53,18 +53,26 @@ try_step() {
 		else print "clean" }')
 }
 
-capacity() {	# MODE: the steps' lines, then "capacity RATE BY" (capacity_climb)
+climb() {	# MODE: the steps' lines, then "capacity RATE BY" (capacity_climb)
 	mode=$1
-	start_reflector --clients "$N"
 	capacity_climb $rates
+}
+# capacity MODE: a climb against a reflector of its own, into $TMP/MODE,
+# its steps' lines shown after it.  The climb runs under fg_wait, so that
+# a TERM or INT ends it at once (tests/lib.sh); the reflector is started
+# here, by this shell, so that its PID is killed at exit.
+capacity() {
+	start_reflector --clients "$N"
+	fg_wait climb "$1" >"$TMP/$1"
+	grep -v '^capacity' "$TMP/$1"
 	kill "$REFLECT_PID"; wait "$REFLECT_PID" 2>/dev/null
 }
 
 echo "ntpreflect capacity, $N clients, loopback, < 0.1% loss, ${step} s steps"
 printf '  %-7s %8s %8s %8s %9s %6s   %8s %8s %9s %8s\n' mode wanted/s got/s loss% own_drops xleave \
 	min_us mean_us max_us sd_us
-capacity basic | tee "$TMP/basic" | grep -v '^capacity'
-capacity xleave | tee "$TMP/xleave" | grep -v '^capacity'
+capacity basic
+capacity xleave
 set -- $(awk '{ print $2, $3 }' "$TMP/basic" | tail -n 1) $(awk '{ print $2, $3 }' "$TMP/xleave" | tail -n 1)
 awk -v b="$1" -v bby="$2" -v x="$3" -v xby="$4" 'BEGIN {
 	printf "capacity (requests/s): basic %.0f%s, xleave %.0f%s\n", b,

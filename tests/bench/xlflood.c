@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * xlflood - bench helper: NTP requests from many clients at a fixed rate,
- * in basic or interleaved mode, against a server on loopback; counts the
- * replies and the interleaved ones.
+ * in basic or interleaved mode, against a server on loopback (or at
+ * SERVER); counts the replies and the interleaved ones.
  *
- *     xlflood PORT NCLIENTS RATE SECONDS basic|xleave
+ *     xlflood PORT NCLIENTS RATE SECONDS basic|xleave [SERVER CLIENTNET]
  *
- * Client i is the address 127.1.(i / 256).(i % 256): one socket sends as
- * each of them (IP_PKTINFO), requests in turn at RATE per second.  In
+ * Client i is the address 127.1.(i / 256).(i % 256), or CLIENTNET + i
+ * (an IPv4 address: the caller routes that range here, tests/bench/
+ * reflect-uudp.sh), and the server 127.0.0.1 or SERVER: one socket sends
+ * as each of them (IP_PKTINFO), requests in turn at RATE per second.  In
  * xleave mode a request's origin is the receive timestamp of that
  * client's last reply and its receive field carries the client's number
  * (so an interleaved reply, whose origin echoes it, is matched); in basic
@@ -59,13 +61,23 @@ int main(int argc, char **argv)
 	double rn = 0, rsum = 0, rsq = 0, rmin = 0, rmax = 0;
 	int64_t start, end, gap;
 	int fd, xleave, one = 1;
+	uint32_t net = 0x7f010000;
+	struct in_addr a;
 
-	if (argc != 6 || (strcmp(argv[5], "basic") && strcmp(argv[5], "xleave"))) {
-		fprintf(stderr, "usage: xlflood PORT NCLIENTS RATE SECONDS basic|xleave\n");
+	if ((argc != 6 && argc != 8) || (strcmp(argv[5], "basic") && strcmp(argv[5], "xleave"))) {
+		fprintf(stderr, "usage: xlflood PORT NCLIENTS RATE SECONDS basic|xleave [SERVER CLIENTNET]\n");
 		return 2;
 	}
 	srv.sin_port = htons((uint16_t)atoi(argv[1]));
 	srv.sin_addr.s_addr = htonl(0x7f000001);
+	if (argc == 8) {
+		if (inet_pton(AF_INET, argv[6], &srv.sin_addr) != 1 ||
+		    inet_pton(AF_INET, argv[7], &a) != 1) {
+			fprintf(stderr, "xlflood: bad address\n");
+			return 2;
+		}
+		net = ntohl(a.s_addr);
+	}
 	nclients = strtoul(argv[2], NULL, 10);
 	rate = strtoul(argv[3], NULL, 10);
 	secs = strtoul(argv[4], NULL, 10);
@@ -171,7 +183,7 @@ int main(int argc, char **argv)
 				put64(req + 32, TAG | 0x100000000ULL | c);
 			}
 			put64(req + 40, TAG | c);
-			pi.ipi_spec_dst.s_addr = htonl(0x7f010000 | (uint32_t)c);
+			pi.ipi_spec_dst.s_addr = htonl(net + (uint32_t)c);
 			cm->cmsg_level = IPPROTO_IP;
 			cm->cmsg_type = IP_PKTINFO;
 			cm->cmsg_len = CMSG_LEN(sizeof(pi));

@@ -7,9 +7,9 @@
 . "$(dirname "$0")/../lib.sh"
 need_prereq BUILT
 
-tools="ntpprobe ntpreflect loadgen offsetfit ntpstages ntpmesh ntpfilter clockstep lossinject tether ntpx-units
+tools="ntpprobe ntpreflect loadgen offsetfit ntpstages ntpmesh ntpfilter clockstep lossinject tether wiredelay ntpx-units
 	ntpx-check ntpx-convert ntpx-study ntpx-lab ntpx-freerun ntpx-loaded ntpx-bursts ntpx-directional
-	ntpx-recovery ntpx-loss ntpx-steady ntpx-sweep ntpx-stages"
+	ntpx-recovery ntpx-loss ntpx-steady ntpx-sweep ntpx-stages ntpx-mesh ntpx-meshrun"
 
 # The table of ntpx(7)'s OPTIONS: "-X --long" a line.
 table() {

@@ -336,7 +336,9 @@ test_expect_success 'bad options: exit 2' '
 	test_exit 2 ntpmesh --window 0 "$TMP/sym" 2>/dev/null &&
 	test_exit 2 ntpmesh --window x "$TMP/sym" 2>/dev/null &&
 	test_exit 2 ntpmesh --fraction 0 "$TMP/sym" 2>/dev/null &&
-	test_exit 2 ntpmesh --fraction 1.5 "$TMP/sym" 2>/dev/null
+	test_exit 2 ntpmesh --fraction 1.5 "$TMP/sym" 2>/dev/null &&
+	test_exit 2 ntpmesh --stamps hw "$TMP/sym" 2>"$TMP/e" &&
+	test_grep "bad --stamps .hw. (user or kernel)" "$TMP/e"
 '
 test_expect_success 'a full disk: exit 1 and one line; a closed pipe: exit 0, quietly' '
 	test_exit 1 ntpmesh "$TMP/sym" >/dev/full 2>"$TMP/e" &&

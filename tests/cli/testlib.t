@@ -5,7 +5,8 @@
 # process ended, and a check that passes still passes.  Each case is a
 # small suite run here, its TAP and exit status read back.  Then the
 # checks that must not pass on nothing: test_grep !, is_num, rows_parse,
-# count_status and probe_oks, each on what it has to refuse.
+# count_status and probe_oks, each on what it has to refuse; and fg_wait,
+# which lets a script's traps run at once.
 . "$(dirname "$0")/../lib.sh"
 
 # A tree where a suite's "$(dirname "$0")/../lib.sh" is this one's and
@@ -112,6 +113,27 @@ test_expect_success 'stop_pid KILL: SIGKILL is what was sent' '
 
 # Each refusal's own diagnostics (fd 4, stderr) are not this suite's.
 quiet() { "$@" 2>/dev/null 4>/dev/null; }
+
+# fg_wait: a script (as a bench script is: lib.sh, no tests) waiting for
+# a 60 s job gets TERM; it must end at once, its cleanup run and the job
+# killed.  A foreground job would hold the signal for the whole minute.
+test_expect_success 'fg_wait: a TERM during the wait ends the script at once, the job killed' '
+	cat >"$top/tests/s/fgw.sh" <<-\EOF &&
+	. "$(dirname "$0")/../lib.sh"
+	test_atexit "echo cleaned >$FGW_DIR/fgw.cleaned"
+	fg_wait sh -c "echo \$\$ >$FGW_DIR/fgw.job; exec sleep 60"
+	EOF
+	spawn p env FGW_DIR="$TMP" sh "$top/tests/s/fgw.sh" &&
+	wait_until 10 test -s "$TMP/fgw.job" &&
+	j=$(cat "$TMP/fgw.job") &&
+	wait_until 10 runs "$j" sleep &&
+	kill -TERM "$p" &&
+	wait_until 10 exited "$p" &&
+	st=0 && { wait "$p" || st=$?; } &&
+	test_is "$st" 143 &&
+	test_grep cleaned "$TMP/fgw.cleaned" &&
+	wait_until 10 exited "$j"
+'
 
 test_expect_success 'setup: tables and records' '
 	printf "#fields\tname\tx\n#a comment\nab\t1.5\ncd\t-\n" >"$TMP/good.tsv" &&

@@ -195,4 +195,89 @@ test_expect_success 'b_se_ppm is the standard error of the residuals in ten batc
 	within "$(v b_se_ppm)" "$bse" "$bse_tol"
 '
 
+# Two sim clocks, the server's and the client's (ntpreflect --clock,
+# ntpprobe --server-clock): true2 is the true offset between them, and
+# the bound it keeps (ntpprobe(1)) is counted at every layer.
+# bound LAYER FILE: "broken checked" from the summary's truth bound line.
+bound() {
+	awk -v l="$1" '/truth bound/ { for (i = 1; i < NF; i++) if ($i == l) {
+		v = $(i + 1); sub(/,$/, "", v); split(v, a, "/"); print a[1], a[2] } }' "$2"
+}
+
+test_expect_success 'setup: a reflector on a sim clock of its own, losing 5% of its replies' '
+	clockstep --clock "sim:$TMP/srv" --create --offset -2ms --freq -30ppm &&
+	clockstep --clock "sim:$TMP/cli" --create --offset 3ms --freq 20ppm &&
+	port2=$(free_udp_port) &&
+	spawn SPID lossinject -r 5% -s 7 -- ntpreflect --clock "sim:$TMP/srv" \
+		"udp://127.0.0.1:$port2" 2>"$TMP/srv.err" &&
+	wait_until 5 udp_listening "$port2" &&
+	ep2=udp://127.0.0.1:$port2
+'
+
+test_expect_success 'both clocks pure offsets: true2 is twice their difference on every record, to the ns' '
+	clockstep --clock "sim:$TMP/p1" --create --offset 1ms &&
+	clockstep --clock "sim:$TMP/p2" --create --offset -500us &&
+	port3=$(free_udp_port) &&
+	spawn PPID ntpreflect --clock "sim:$TMP/p2" "udp://127.0.0.1:$port3" 2>/dev/null &&
+	wait_until 5 udp_listening "$port3" &&
+	ntpprobe -i 10ms -w 1s -c 50 --clock "sim:$TMP/p1" --server-clock "sim:$TMP/p2" \
+		"udp://127.0.0.1:$port3" >"$TMP/p.rec" 2>/dev/null &&
+	test_is "$(ok_true2 "$TMP/p.rec" | sort -u)" -3000000 &&
+	stop_pid "$PPID"
+'
+
+test_expect_success 'the server on a sim clock is a local reference at stratum 1' '
+	ntpprobe -1 --clock "sim:$TMP/cli" "$ep2" >"$TMP/once" 2>&1 &&
+	test_grep "stratum 1, refid NTPX, leap 0" "$TMP/once"
+'
+
+test_expect_success '3000 interleaved exchanges between the two clocks, --pair' '
+	ntpprobe -i 1ms -w 1s -c 3000 --xleave --clock "sim:$TMP/cli" --server-clock "sim:$TMP/srv" \
+		--pair cli,srv "$ep2" >"$TMP/pair.rec" 2>"$TMP/pair.err" &&
+	diag "$(cat "$TMP/pair.err")" &&
+	test "$(count_status "$TMP/pair.rec" ok)" -gt 0
+'
+
+test_expect_success '#pair names the two hosts, after #endpoint and before the first record' '
+	sed -n "/^#endpoint/,/^[0-9]/p" "$TMP/pair.rec" >"$TMP/head" &&
+	test_grep -x "#pair cli srv" "$TMP/head"
+'
+
+test_expect_success 'the truth bound is held at every layer, and broken by no record' '
+	ok=$(count_status "$TMP/pair.rec" ok) &&
+	for l in user client-kernel kernel; do
+		set -- $(bound "$l" "$TMP/pair.err") && broken=$1 checked=$2 &&
+		diag "$l: $broken of $checked broken ($ok ok)" &&
+		is_num "$checked" && test "$checked" -gt 0 && test "$checked" -le "$ok" &&
+		test_is "$broken" 0 || return 1
+	done &&
+	test_is "$(bound user "$TMP/pair.err" | cut -d" " -f2)" "$ok"
+'
+
+test_expect_success 'true2 agrees with the two clocks: |off2 - true2| <= delay on every ok record' '
+	measurement_errors "$TMP/pair.rec" >"$TMP/pair.raw" &&
+	test_is "$(past_delay "$TMP/pair.raw")" 0
+'
+
+test_expect_success 'a misread server clock breaks the bound on every record, and the first is named' '
+	clockstep --clock "sim:$TMP/wrong" --create --offset 1s &&
+	ntpprobe -i 10ms -w 1s -c 20 --clock "sim:$TMP/cli" --server-clock "sim:$TMP/wrong" \
+		"$ep2" >"$TMP/wrong.rec" 2>"$TMP/wrong.err" &&
+	set -- $(bound user "$TMP/wrong.err") && broken=$1 checked=$2 &&
+	test "$checked" -gt 0 && test_is "$broken" "$checked" &&
+	test_grep "lies outside T3 - T4 .. T2 - T1" "$TMP/wrong.err"
+'
+
+test_expect_success 'a bad --pair or --server-clock is refused with one line, exit 2 (a usage error)' '
+	for a in "--pair a,a" "--pair a" "--pair a,b,c" "--pair ,b" "--server-clock realtime" \
+		 "--pair a,b --human"; do
+		test_exit 2 ntpprobe $a -c 1 "$ep2" >/dev/null 2>"$TMP/bad.err" &&
+		test_is "$(grep -c "^ntpprobe: " "$TMP/bad.err")" 1 || return 1
+	done
+'
+
+test_expect_success 'the reflector on a sim clock ends cleanly' '
+	stop_pid "$SPID"
+'
+
 done_testing

@@ -134,4 +134,65 @@ test_expect_success XDP 'uudp: t1 < t2k <= t2 and t3 < t4k <= t4 on every one' '
 	set -- $(xdp_order "$TMP/u.rec") &&
 	test_is "$3" 0
 '
+
+# The uudp server's T2 is the frame's arrival (issue 38): the XDP
+# program's stamp on the server's clock, t2k itself, where the reply was
+# answered after the wait in the ring and the wake-up.  Truth is the
+# host's clock, which both namespaces read: the request arrived after the
+# client sent it (t1k, its kernel's stamp) and before the reply came
+# back (t4).  With --no-stamps the program stamps nothing, and T2 is the
+# moment the server saw the frame, as before: still within the truth.
+# srv_t2 LOG: "REPLIES NOT-T2K" (t2 other than t2k in the log).
+srv_t2() {
+	awk "$ntpx_fields"'/^#fields/ { fields(); next } /^#/ { next }
+		field("status") == "ok" { n++; if (field("t2") != field("t2k")) b++ }
+		END { print n + 0, b + 0 }' "$1"
+}
+# in_truth REC: "OK-RECORDS OUTSIDE" where outside means t2 < t1k or
+# t2 > t4 (in 64-bit shell arithmetic: awk's doubles are 256 ns coarse).
+in_truth() {
+	awk "$ntpx_fields"'/^#fields/ { fields(); next } /^#/ { next }
+		field("status") == "ok" { print field("t1k"), field("t2"), field("t4") }' "$1" | {
+		_n=0 _b=0
+		while read -r _t1k _t2 _t4; do
+			_n=$((_n + 1))
+			if [ "$_t1k" = - ] || [ "$_t2" -lt "$_t1k" ] || [ "$_t2" -gt "$_t4" ]; then
+				_b=$((_b + 1)); echo "outside: $_t1k $_t2 $_t4" >&2
+			fi
+		done
+		echo "$_n $_b"
+	}
+}
+test_expect_success 'setup: the uudp server logging; 50 basic exchanges of a kernel client with it' '
+	stop_pid "$UPID" &&
+	spawn UPID ip netns exec "$NTPX_NS_REF" ntpreflect --stratum 1 --log "$TMP/us.log" \
+		"uudp://$NTPX_REF_FAST:$xport?dev=fast" 2>"$TMP/u.err" &&
+	wait_until 10 xdp_up &&
+	$X client ntpprobe -i 10ms -c 50 "udp://$NTPX_REF_FAST:$xport" >"$TMP/us.rec" 2>/dev/null &&
+	stop_pid "$UPID"
+'
+test_expect_success "uudp server: T2 is the XDP program's arrival stamp, t2k, on every reply" '
+	set -- $(srv_t2 "$TMP/us.log") &&
+	diag "$2 of $1 not" &&
+	test "$1" -ge 50 -a "$2" = 0
+'
+test_expect_success "uudp server: T2 between the client's t1k and t4 on every exchange" '
+	set -- $(in_truth "$TMP/us.rec") &&
+	diag "$2 of $1 outside" &&
+	test "$1" -ge 45 -a "$2" = 0
+'
+test_expect_success 'setup: the same with --no-stamps' '
+	spawn UPID ip netns exec "$NTPX_NS_REF" ntpreflect --stratum 1 --no-stamps \
+		--log "$TMP/un.log" "uudp://$NTPX_REF_FAST:$xport?dev=fast" 2>"$TMP/u.err" &&
+	wait_until 10 xdp_up &&
+	$X client ntpprobe -i 10ms -c 50 "udp://$NTPX_REF_FAST:$xport" >"$TMP/un.rec" 2>/dev/null &&
+	stop_pid "$UPID"
+'
+test_expect_success "--no-stamps: no t2k, T2 between the client's t1k and t4 all the same" '
+	set -- $(srv_t2 "$TMP/un.log") &&
+	test_is "$2" "$1" &&
+	set -- $(in_truth "$TMP/un.rec") &&
+	diag "$2 of $1 outside" &&
+	test "$1" -ge 45 -a "$2" = 0
+'
 done_testing
