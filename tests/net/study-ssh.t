@@ -103,9 +103,13 @@ missing_study() {
 
 # A 200 Mbit/s shaper, which a busy 2-core machine can exceed: the
 # --quick calibration finds it, and the directional load fills the queue
-# whatever else runs.
-test_expect_success 'setup: two hosts over ssh, the slow path shaped at 200 Mbit/s' '
-	NTPX_LAB_RATE=200M twohost_up h &&
+# whatever else runs.  The queue is 10 ms, 250 kB, as in tests/net/bias.t:
+# it holds several of the load's 64 KiB GSO packets and stays nearly
+# full, where the lab's 2 ms (its floor, 70,000 bytes, one such packet)
+# was about half full on average, its leg's rise near the bound of half
+# the queue (0.94 ms against 1 ms once, under two CPU hogs).
+test_expect_success 'setup: two hosts over ssh, the slow path shaped at 200 Mbit/s with 10 ms of queue' '
+	NTPX_LAB_RATE=200M NTPX_LAB_QUEUE=10ms twohost_up h &&
 	unset NTPX_LAB &&
 	def=udp1=$NTPX_REF_SLOW,$NTPX_CLIENT_SLOW,slow,slow
 '

@@ -8,7 +8,11 @@
 # the direction (+ c2r, - r2c): the loaded direction's leg carries the
 # queue, the other does not.  The shaper runs at 200 Mbit/s, which a busy
 # 2-core machine can exceed: the calibration finds it and 120% of it
-# fills the queue whatever else runs.
+# fills the queue whatever else runs.  The queue is 10 ms, 250 kB, as in
+# tests/net/bias.t: it holds several of the load's 64 KiB GSO packets and
+# stays nearly full, where the lab's 2 ms (its floor, 70,000 bytes, one
+# such packet) was about half full on average, near the legs' bound of
+# half the queue.
 . "$(dirname "$0")/../lib.sh"
 
 need_prereq LAB BUILT
@@ -45,8 +49,8 @@ second_elapsed() {
 	grep -o '\[2/2\].* elapsed [0-9:]*' "$TMP/study.err" | sed 's/.* elapsed //' | awk -F: '{ print $1 * 3600 + $2 * 60 + $3 }'
 }
 
-test_expect_success "setup: a lab of the test's own, its slow path at 200 Mbit/s" '
-	lab_up w -r 200M
+test_expect_success "setup: a lab of the test's own, its slow path at 200 Mbit/s with 10 ms of queue" '
+	lab_up w -r 200M --queue 10ms
 '
 test_expect_success '22 conditions: unloaded, and 7 loads x 3 directions' '
 	ntpx-sweep --list-conditions >"$TMP/conds" &&

@@ -60,6 +60,7 @@
 
 #include <infiniband/verbs.h>
 
+#include "opt_units.h"
 #include "port_private.h"
 #include "util_private.h"
 #include "support/phc_mock.h"
@@ -69,7 +70,10 @@
 #define RQ_CAP		512
 #define CQ_CAP		1024	/* more is an overrun: the test fails */
 #define FLUSH_LIMIT	100000	/* flushed reposts: the port spins forever */
-#define REOPEN_NS	(20 * 1000000LL)	/* a device gone: tried this often */
+#define REOPEN_NS	(20 * NTPX_NS_PER_MS)	/* a device gone: tried this often */
+#define WAIT_NS		(5 * NTPX_NS_PER_SEC)	/* a failure guard: never reached
+						   when what is waited for comes */
+#define WAIT_MS		(int)(WAIT_NS / NTPX_NS_PER_MS)	/* the same, for poll() */
 #define MOCK_LKEY	0x77	/* support/verbs_mock.c's ibv_reg_mr */
 
 /*
@@ -144,7 +148,7 @@ static uint64_t hca_cycles(int64_t rt)
 /* The CQE's value in real-time mode: the PHC's seconds << 32 | ns. */
 static uint64_t rtc_stamp(int64_t phc_ns)
 {
-	return (uint64_t)(phc_ns / 1000000000) << 32 | (uint64_t)(phc_ns % 1000000000);
+	return (uint64_t)(phc_ns / NTPX_NS_PER_SEC) << 32 | (uint64_t)(phc_ns % NTPX_NS_PER_SEC);
 }
 
 static void cq_push(struct mock_cq *c, const struct ibv_wc *wc)
@@ -600,7 +604,7 @@ static int setup(void **state)
 	snprintf(mdev.dev.name, sizeof(mdev.dev.name), "mlx4_0");
 	snprintf(mdev.dev.ibdev_path, sizeof(mdev.dev.ibdev_path), "%s/ib/mlx4_0", sysroot);
 	memset(&mock_phc, 0, sizeof(mock_phc));
-	mock_phc.off = 37000000000LL;
+	mock_phc.off = 37 * NTPX_NS_PER_SEC;
 	assert_int_equal(pipe2(mdev.apipe, O_CLOEXEC), 0);
 	mdev.cap_flags = IBV_DEVICE_MANAGED_FLOW_STEERING | IBV_DEVICE_RAW_IP_CSUM;
 	mock_chan_reads = mock_mlx5 = mock_mlx5_rt = mock_start_busy = mock_start_err = 0;
@@ -829,12 +833,12 @@ static void test_device_fatal(void **state)
 	assert_int_equal(port_tx_submit(p, b, 60, 0), -ENETDOWN);
 	/* still gone: tried on the timer, and again */
 	lists = mdev.lists;
-	assert_int_equal(poll(&pfd, 1, 5000), 1);
+	assert_int_equal(poll(&pfd, 1, WAIT_MS), 1);
 	assert_int_equal(port_rx_next(p, &f, &len), 0);
 	assert_int_equal(mdev.lists, lists + 1);
 	assert_int_equal(p->restarts, 0);
 	dev_back();
-	assert_int_equal(poll(&pfd, 1, 5000), 1);
+	assert_int_equal(poll(&pfd, 1, WAIT_MS), 1);
 	assert_int_equal(port_rx_next(p, &f, &len), 0);
 	assert_int_equal(p->restarts, 1);
 	counters_have(p, "reopens=1");
@@ -864,7 +868,7 @@ static void test_device_fatal_spinning(void **state)
 		fail_msg("%s", err);
 	p->spin = 1;
 	dev_fatal();
-	end = mock_rt_now() + 5000000000LL;
+	end = mock_rt_now() + WAIT_NS;
 	while (the_qp && mock_rt_now() < end)
 		assert_int_equal(port_rx_next(p, &f, &len), 0);
 	assert_null(the_qp);
@@ -982,7 +986,7 @@ static void raw_device(void)
 	mdev.hca.mask = (1ull << 63) - 1;
 	mdev.hca.base_rt = mock_rt_now();
 	mdev.hca.base_cyc = 123456789;
-	mdev.lead_ns = 3000;
+	mdev.lead_ns = 3 * NTPX_NS_PER_US;
 }
 
 /*
@@ -1088,8 +1092,8 @@ static void test_stamps_wrap(void **state)
 	 * The counter wraps to 0 5 ms ago; the frame is stamped 10 ms
 	 * before it is queued, so before the wrap, and read after it.
 	 */
-	mdev.lead_ns = 10000000;
-	mdev.hca.base_rt = mock_rt_now() - 5000000;
+	mdev.lead_ns = 10 * NTPX_NS_PER_MS;
+	mdev.hca.base_rt = mock_rt_now() - 5 * NTPX_NS_PER_MS;
 	mdev.hca.base_cyc = 0;
 	frame_in(1, frame, sizeof(frame));
 	if (hca_cycles(mdev.last_true) <= mdev.hca.mask / 2)
@@ -1126,7 +1130,7 @@ static void test_stamps_rate(void **state)
 	assert_int_equal(port_stamps_enable(p, &ps, err, sizeof(err)), 0);
 	counters_have(p, "stamps=raw");
 	/* fresh stamps until the rate is measured (the counters say) */
-	end = mock_rt_now() + 5000000000LL;
+	end = mock_rt_now() + WAIT_NS;
 	do {
 		frame_in(1, frame, sizeof(frame));
 		assert_int_equal(port_rx_next(p, &f, &len), 1);
@@ -1136,7 +1140,7 @@ static void test_stamps_rate(void **state)
 		if (mock_rt_now() > end)
 			fail_msg("the rate was never measured: %s", line);
 	} while (!strstr(line, "hca_rate=measured"));
-	mdev.lead_ns = 200000000;
+	mdev.lead_ns = 200 * NTPX_NS_PER_MS;
 	frame_in(1, frame, sizeof(frame));
 	assert_int_equal(port_rx_next(p, &f, &len), 1);
 	a = mock_rt_now();
@@ -1148,7 +1152,7 @@ static void test_stamps_rate(void **state)
 			 (long long)(b - a));
 	port_rx_release(p);
 	/* older than a second: not trusted, counted */
-	mdev.lead_ns = 1500000000;
+	mdev.lead_ns = 1500 * NTPX_NS_PER_MS;
 	frame_in(1, frame, sizeof(frame));
 	assert_int_equal(port_rx_next(p, &f, &len), 1);
 	assert_int_equal(port_rx_stamp(p, &ns), 0);

@@ -19,6 +19,7 @@
 #include <infiniband/mlx5dv.h>
 #include <infiniband/verbs.h>
 
+#include "opt_units.h"
 #include "verbs_mock.h"
 
 int mock_chan_reads;
@@ -39,7 +40,7 @@ int64_t mock_rt_now(void)
 	struct timespec t;
 
 	clock_gettime(CLOCK_REALTIME, &t);
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+	return (int64_t)t.tv_sec * NTPX_NS_PER_SEC + t.tv_nsec;
 }
 
 void mock_poke(int fd)
