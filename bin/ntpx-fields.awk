@@ -25,3 +25,20 @@ function field_list(names,    w, n, i, s) {
 	for (i = 2; i <= n; i++) s = s " " field(w[i])
 	return s
 }
+#
+#   ntpx_cut()    1 when the current line is its input's last and was cut
+#                 short (no newline: its writer was killed mid-line), said
+#                 once on stderr, "PROG: FILE:LINE: last line cut short (no
+#                 newline): dropped" (PROG from -v ntpx_prog=); a reader
+#                 drops it, as the C tools do (lib/record.h): its first
+#                 rule is "ntpx_cut() { next }", and its END exits 3 when
+#                 ntpx_cut_seen is set, after its output (doc/ntpx.7).
+#                 gawk's RT tells; another awk never sees a line cut
+function ntpx_cut() {
+	if (!("version" in PROCINFO) || RT != "")
+		return 0
+	printf "%s: %s:%d: last line cut short (no newline): dropped\n", ntpx_prog == "" ? "ntpx" : ntpx_prog,
+		FILENAME == "" || FILENAME == "-" ? "standard input" : FILENAME, FNR > "/dev/stderr"
+	ntpx_cut_seen = 1
+	return 1
+}

@@ -66,6 +66,47 @@ int exchange_error(struct exchange_reader *xr, const char *fmt, ...)
 	return record_error(&xr->r, "%s", msg);
 }
 
+static void input_comment(void *ctx, const char *line)
+{
+	struct exchange_input *in = ctx;
+
+	if (!in->endpoint[0] && strncmp(line, "#endpoint ", 10) == 0)
+		snprintf(in->endpoint, sizeof(in->endpoint), "%.*s", (int)strcspn(line + 10, " "),
+			 line + 10);
+	if (in->on_comment)
+		in->on_comment(in->ctx, line);
+}
+
+int exchange_read(struct exchange_input *in, int fd, const char *name)
+{
+	struct exchange_reader xr;
+	int rc;
+
+	in->msg[0] = 0;
+	if (exchange_reader_init(&xr, fd, name, in->spec)) {
+		snprintf(in->msg, sizeof(in->msg), "out of memory");
+		return -1;
+	}
+	xr.r.on_comment = input_comment;
+	xr.r.ctx = in;
+	while ((rc = exchange_next(&xr)) == 1)
+		if (in->each(&xr, in->ctx)) {
+			rc = -1;
+			break;
+		}
+	in->records += xr.records;
+	in->checked += xr.checked;
+	if (rc < 0) {
+		snprintf(in->msg, sizeof(in->msg), "%s", exchange_err(&xr));
+	} else if (xr.r.cut) {
+		snprintf(in->msg, sizeof(in->msg), "%s", xr.r.warn);
+		in->cut++;
+		rc = 1;
+	}
+	exchange_reader_free(&xr);
+	return rc;
+}
+
 static int t_role(enum exchange_role role)
 {
 	return role >= EXCHANGE_T1 && role <= EXCHANGE_T4;

@@ -143,4 +143,37 @@ static inline const char *exchange_err(const struct exchange_reader *xr)
 	return xr->r.err;
 }
 
+/*
+ * The reader loop every tool that analyses exchanges runs (offsetfit,
+ * ntpstages): one input read whole, each exchange handed to @each, the
+ * first "#endpoint URL [ADDRESS]" kept as the run's name, and a last line
+ * cut short dropped (lib/record.h).  The caller sets spec, each, ctx and
+ * on_comment; the rest adds up over the inputs.
+ */
+struct exchange_input {
+	const struct exchange_spec *spec;
+	/* Each exchange: 0, or -1 with exchange_error() set, which ends
+	   the input with that error. */
+	int (*each)(struct exchange_reader *xr, void *ctx);
+	void *ctx;
+	/* each '#' line too, when set, after #endpoint is looked at */
+	void (*on_comment)(void *ctx, const char *line);
+
+	char endpoint[256];		/* the first #endpoint's URL, or "" */
+	uint64_t records;		/* data lines read */
+	uint64_t checked;		/* of them, delay/off2 checked */
+	unsigned cut;			/* inputs whose cut-short last line was dropped */
+	/* The line a read returned with: its error after -1, the warning
+	   about a dropped line after 1. */
+	char msg[320];
+};
+
+/*
+ * Reads @fd (named @name in messages) to its end.  Returns 0; 1 when a
+ * last line cut short was dropped (in->msg says which), the records
+ * before it used; -1 with the error in in->msg (a malformed line, one
+ * @each refused, out of memory): the exchanges before it were handed on.
+ */
+int exchange_read(struct exchange_input *in, int fd, const char *name);
+
 #endif

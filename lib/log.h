@@ -16,6 +16,8 @@ enum {
 	NTPX_EXIT_OK = 0,	/* success, also after SIGINT/SIGTERM */
 	NTPX_EXIT_FAIL = 1,	/* the work failed: I/O, bad input data, no device */
 	NTPX_EXIT_USAGE = 2,	/* bad options or endpoint */
+	NTPX_EXIT_CUT = 3,	/* a reader dropped a last line cut short (no
+				   newline) and used the records before it */
 };
 
 /* The tool's name, for error lines: "ntpx" until ntpx_prog_set(argv[0])

@@ -8,6 +8,8 @@
  * nothing is copied or allocated per line.
  */
 #include <errno.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,6 +148,48 @@ int record_error(struct record_reader *r, const char *fmt, ...)
 	return -1;
 }
 
+static volatile sig_atomic_t sigints;
+
+static void on_sigint(int sig)
+{
+	(void)sig;
+	if (sigints < 2)
+		sigints++;
+}
+
+void record_sigint_ends_input(void)
+{
+	/* No SA_RESTART: a read that waits must return to look. */
+	struct sigaction sa = { .sa_handler = on_sigint };
+
+	if (isatty(STDIN_FILENO))
+		return;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+}
+
+/*
+ * After a SIGINT: 1 when the input has something to read (or its end)
+ * within RECORD_SIGINT_QUIET_MS, 0 when it ends here.
+ */
+static int more_after_sigint(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int n;
+
+	for (;;) {
+		if (sigints > 1)
+			return 0;
+		n = poll(&p, 1, RECORD_SIGINT_QUIET_MS);
+		if (n > 0)
+			return 1;
+		if (n == 0)
+			return 0;
+		if (errno != EINTR)
+			return 1;	/* read() says why */
+	}
+}
+
 /* Makes room and reads more; returns bytes read, 0 at EOF, -1 on error. */
 static ssize_t fill(struct record_reader *r)
 {
@@ -156,9 +200,13 @@ static ssize_t fill(struct record_reader *r)
 		r->end -= r->pos;
 		r->pos = 0;
 	}
-	do
+	for (;;) {
+		if (sigints && !more_after_sigint(r->fd))
+			return 0;
 		n = read(r->fd, r->buf + r->end, r->cap - r->end);
-	while (n < 0 && errno == EINTR);
+		if (n >= 0 || errno != EINTR)
+			break;
+	}
 	if (n > 0)
 		r->end += (size_t)n;
 	return n;
@@ -420,9 +468,13 @@ int record_next(struct record_reader *r)
 		return 1;
 	}
 at_end:
-	if (r->pos != r->end) {
-		r->lineno++;
-		return record_error(r, "last line cut short (no newline)");
+	if (r->pos != r->end && !r->cut) {
+		/* Dropped, once: the writer was killed mid-line, and the
+		   records before it are whole. */
+		r->cut = ++r->lineno;
+		r->pos = r->end;
+		snprintf(r->warn, sizeof(r->warn), "%s:%lu: last line cut short (no newline): dropped",
+			 r->name, r->cut);
 	}
 	return 0;
 }

@@ -115,6 +115,13 @@ struct record_reader {
 	void *ctx;
 
 	char err[320];			/* "NAME:LINE: reason" after -1 */
+	/*
+	 * The line of a last line cut short (no newline: its writer was
+	 * killed mid-line), which record_next() dropped, or 0; then
+	 * r->warn is "NAME:LINE: last line cut short (no newline): dropped".
+	 */
+	unsigned long cut;
+	char warn[320];
 };
 
 int record_reader_init(struct record_reader *r, int fd, const char *name);
@@ -122,12 +129,26 @@ void record_reader_free(struct record_reader *r);
 
 /*
  * Reads up to the next data line.  Returns 1 with r->field[] set, 0 at the
- * end of the input, -1 with r->err set: a malformed header, a data line
- * before #fields, a field count unlike the header's, an empty field, a NUL
- * byte, a line too long or cut short at the end of the input, or a read
- * error.
+ * end of the input (a last line cut short is dropped there: r->cut), -1
+ * with r->err set: a malformed header, a data line before #fields, a
+ * field count unlike the header's, an empty field, a NUL byte, a line too
+ * long, or a read error.
  */
 int record_next(struct record_reader *r);
+
+/*
+ * SIGINT as the end of the input, not of the tool (doc/ntpx.7), for every
+ * tool that reads records: in "ntpprobe | offsetfit" a ^C reaches both,
+ * the probe finishes its last line and closes the pipe, and the reader
+ * prints what it read.  When standard input is not a terminal this
+ * catches SIGINT; after one, a reader takes what its input still holds
+ * and whatever comes while it keeps coming, and its input ends at the end
+ * of file, after RECORD_SIGINT_QUIET_MS with nothing new (a writer that
+ * ignores the ^C), or at a second SIGINT.  When standard input is a
+ * terminal, SIGINT keeps its default action: the tool stops at once.
+ */
+#define RECORD_SIGINT_QUIET_MS	1000
+void record_sigint_ends_input(void);
 
 /*
  * For a reader that walks a line its own way (lib/exchange.c): the bytes

@@ -7,15 +7,15 @@
  * means that ntpctl -s peers shows as offset and delay.
  *
  * Every input line is passed through unchanged apart from the appended
- * columns; "#fields" is rewritten to name them.  SIGINT is ignored when
- * the input is not a terminal, so that in "ntpprobe | ntpfilter" a ^C
- * stops the probe, which finishes its last line, and the filter ends with
- * its input, losing nothing.
+ * columns; "#fields" is rewritten to name them.  SIGINT ends the input
+ * when standard input is not a terminal (lib/record.h), so that in
+ * "ntpprobe | ntpfilter" a ^C stops the probe, which finishes its last
+ * line, and the filter ends with its input, losing nothing.  A last line
+ * cut short is dropped with one warning, and the exit status is 3.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,7 +180,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ctx ctx = { .clash = "" };
-	int opt, i, nfiles, out, rc = 0;
+	int opt, i, nfiles, out, rc = 0, cut = 0;
 	uint64_t window = FILTER_WINDOW;
 	char *const stdin_only[] = { "-" };
 	char *const *files;
@@ -206,6 +206,7 @@ int main(int argc, char **argv)
 	nfiles = optind < argc ? argc - optind : 1;
 	out_init();
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	record_sigint_ends_input();
 	for (i = 0; i < nfiles && rc == 0; i++) {
 		const char *name = files[i];
 		struct record_reader r;
@@ -219,8 +220,6 @@ int main(int argc, char **argv)
 				break;
 			}
 		}
-		if (i == 0 && !isatty(fd))
-			signal(SIGINT, SIG_IGN);
 		if (record_reader_init(&r, fd, name))
 			ntpx_die(NTPX_EXIT_FAIL, "out of memory");
 		r.on_comment = on_comment;
@@ -228,6 +227,9 @@ int main(int argc, char **argv)
 		if (filter_records(&r, &ctx, (int)window) < 0) {
 			snprintf(err, sizeof(err), "%s", r.err);
 			rc = NTPX_EXIT_FAIL;
+		} else if (r.cut) {
+			ntpx_err("%s", r.warn);
+			cut = 1;
 		}
 		record_reader_free(&r);
 		if (fd > 0)
@@ -243,5 +245,6 @@ int main(int argc, char **argv)
 		return out_exit_code(out);
 	if (err[0])
 		ntpx_err("%s", err);
-	return rc;
+	/* Everything went well but a line was dropped: say so. */
+	return rc == NTPX_EXIT_OK && cut ? NTPX_EXIT_CUT : rc;
 }

@@ -14,7 +14,9 @@
  * next is read, so memory holds one file's exchanges (about 90 bytes
  * each at the most) and the windows' fits, whatever the mesh.  A bad
  * line, or a #pair unlike the file's own further on, ends that file with
- * one line naming it; its exchanges before it are kept.
+ * one line naming it; its exchanges before it are kept.  A last line
+ * cut short (its writer killed mid-line) is dropped with one line, the
+ * rest of the file kept (lib/record.h).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -463,6 +465,9 @@ static int read_file(struct mesh_run *r, int i, struct pair_sample **buf, size_t
 	} else if (rc < 0) {
 		ntpx_err("%s: the rest of the file not read", exchange_err(&xr));
 		r->failed = 1;
+	} else if (xr.r.cut) {
+		ntpx_err("%s", xr.r.warn);
+		r->cut++;
 	}
 	if (in->unstamped)
 		ntpx_err("%s: %llu of %llu ok records without all of t1k t2k t3k t4k: not used "

@@ -18,6 +18,7 @@
 
 #include "opt.h"
 #include "out.h"
+#include "record.h"
 #include "ntpmesh.h"
 
 /* File scope: what input.c reads stays reachable until exit, which frees it. */
@@ -100,6 +101,7 @@ int main(int argc, char **argv)
 	opt_init(argv);
 	out_init();
 	options(argc, argv);
+	record_sigint_ends_input();
 	input_find(&run, argv + optind, argc - optind);
 	if (!run.nin)
 		ntpx_die(NTPX_EXIT_FAIL, "no record file with a '#pair' header to read");
@@ -123,5 +125,5 @@ int main(int argc, char **argv)
 		st = output_end(&run);
 	if (st != OUT_OK)
 		return out_exit_code(st);
-	return run.failed ? NTPX_EXIT_FAIL : 0;
+	return run.failed ? NTPX_EXIT_FAIL : run.cut ? NTPX_EXIT_CUT : 0;
 }

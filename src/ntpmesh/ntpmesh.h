@@ -51,6 +51,7 @@ struct mesh_run {
 	int nin;
 	unsigned skipped;	/* record files in directories without #pair */
 	int failed;		/* an input was refused, whole or in part: exit 1 */
+	unsigned cut;		/* files whose cut-short last line was dropped */
 	/* the windows: fit[w * nin + i] for file i in window w */
 	int64_t start;		/* ns: the earliest first record of the files */
 	long nwin;

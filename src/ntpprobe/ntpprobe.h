@@ -44,6 +44,7 @@ struct probe_config {
 	int human;			/* lines for a person, not records: --human,
 					   or stdout a terminal without --records */
 	int once;			/* -1: one exchange, one line (not --records) */
+	int json;			/* --json: one JSON object per exchange */
 	int timeout_given;		/* -w, else the interval's */
 	int nts;			/* --nts: NTS-KE, then authenticated exchanges */
 	char nts_host[256];		/* the NTS-KE server (default: the endpoint's host) */

@@ -63,6 +63,10 @@ static void usage(FILE *out)
 	       "      --human          lines for a person (offset, delay, stratum...),\n"
 	       "                       even when stdout is not a terminal\n"
 	       "      --records        records, even on a terminal\n"
+	       "      --json           one JSON object per exchange, for a script's\n"
+	       "                       check (with -1: one object): the record's\n"
+	       "                       columns, the offset, delay and error bound\n"
+	       "                       in us, the server's stratum, refid and leap\n"
 	       "  -h, --help           this text\n"
 	       "      --version        the version\n\n"
 	       "ENDPOINT: HOST[:PORT] (a name, an address, [IPv6]:PORT or a bare IPv6\n"
@@ -128,6 +132,7 @@ void probe_options(int argc, char **argv, struct probe_config *cfg)
 		{ "ca", required_argument, NULL, 'A' },
 		{ "human", no_argument, NULL, 'H' },
 		{ "records", no_argument, NULL, 'R' },
+		{ "json", no_argument, NULL, 'J' },
 		{ "server-clock", required_argument, NULL, 'S' },
 		{ "pair", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
@@ -235,6 +240,9 @@ void probe_options(int argc, char **argv, struct probe_config *cfg)
 		case 'R':
 			human = 0;
 			break;
+		case 'J':
+			cfg->json = 1;
+			break;
 		case 'S':
 			if (strncmp(optarg, "sim:", 4) || !optarg[4])
 				opt_usage_error("bad server clock '%s' (sim:PATH)", optarg);
@@ -259,12 +267,16 @@ void probe_options(int argc, char **argv, struct probe_config *cfg)
 	/* Records for a pipe or a file, exactly as ever; a person at a
 	   terminal gets lines to read; --once its one line anywhere, as
 	   sntp and ntpdig give it, unless --records asks for the record. */
+	if (cfg->json && human >= 0)
+		opt_usage_error("--json excludes --human and --records");
+	if (cfg->json && cfg->pair_client[0])
+		opt_usage_error("--pair names the hosts of records: not with --json");
 	if (cfg->pair_client[0] && (human == 1 || cfg->once))
 		opt_usage_error("--pair names the hosts of records: not with --human or --once");
 	if (cfg->pair_client[0])
 		human = 0;
 	cfg->once &= human != 0;
-	cfg->human = cfg->once ? 0 : human >= 0 ? human : isatty(STDOUT_FILENO);
+	cfg->human = cfg->once || cfg->json ? 0 : human >= 0 ? human : isatty(STDOUT_FILENO);
 	if (cfg->ca && !cfg->nts)
 		opt_usage_error("--ca needs --nts");
 	if (nts_port && !cfg->nts)

@@ -76,19 +76,25 @@ static int human_header(struct probe *p)
 	return p->out = out_flush(stdout, "standard output");
 }
 
+/* The record's column names, as #fields names them. */
+static void fields_str(const struct probe *p, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s%s%s%s", RECORD_BASE_FIELDS,
+		 p->truth ? " true2" : "", p->disc ? " " DISCIPLINE_FIELDS : "",
+		 p->stamping ? " " STAMP_FIELDS : "", p->nts ? " nts_seal nts_open" : "");
+}
+
 /* The header; returns p->out, as the first write left it. */
 int probe_write_header(struct probe *p)
 {
 	char fields[512], ep[640];
 
-	if (p->cfg->once)
+	if (p->cfg->once || p->cfg->json)
 		return p->out = OUT_OK;
 	if (p->cfg->human)
 		return human_header(p);
 	endpoint_str(p, ep, sizeof(ep));
-	snprintf(fields, sizeof(fields), "%s%s%s%s%s", RECORD_BASE_FIELDS,
-		 p->truth ? " true2" : "", p->disc ? " " DISCIPLINE_FIELDS : "",
-		 p->stamping ? " " STAMP_FIELDS : "", p->nts ? " nts_seal nts_open" : "");
+	fields_str(p, fields, sizeof(fields));
 	p->out = OUT_OK;
 	if (record_write_header(stdout, "ntpprobe", ep, clock_name(p->clk), fields))
 		p->out = out_failed("standard output", errno);
@@ -206,6 +212,64 @@ static int once_line(struct probe *p, const struct probe_out *o)
 	if (printf("%s offset %+.3f us +/- %.3f us, delay %.3f us, stratum %u, refid %s, leap %u\n",
 		   ep, (double)record_off2(x->t) / 2e3, bound / 1e3,
 		   (double)record_delay(x->t) / 1e3, o->stratum, refid, o->leap) < 0)
+		return p->out = out_failed("standard output", errno);
+	return p->out = out_flush(stdout, "standard output");
+}
+
+/*
+ * A value of a record as JSON, as ntpx-convert --json writes it: '-' is
+ * null, an integer a double holds exactly (|v| <= 2^53 - 1) a number, a
+ * larger one (a timestamp in ns) a string of its digits, anything else
+ * (the status) a string (no character of a record needs escaping).
+ */
+static int json_val(char *buf, size_t len, const char *s)
+{
+	int64_t v;
+
+	if (strcmp(s, "-") == 0)
+		return snprintf(buf, len, "null");
+	if (record_parse_i64(s, &v) == 1 && v <= 9007199254740991LL && v >= -9007199254740991LL)
+		return snprintf(buf, len, "%s", s);
+	return snprintf(buf, len, "\"%s\"", s);
+}
+
+/*
+ * --json: the exchange as one object, for a script's one-shot check:
+ * the record's columns by name, then what a person asks of it (offset,
+ * delay and --once's error bound in us, for an ok exchange) and the
+ * server's stratum, refid and leap when it replied.
+ */
+static int json_line(struct probe *p, const struct probe_out *o, char *line)
+{
+	const struct record_exchange *x = &o->x;
+	char fields[512], out[2048], *f, *v, *fs, *vs, refid[16];
+	size_t n = 0;
+
+	fields_str(p, fields, sizeof(fields));
+	for (f = strtok_r(fields, " ", &fs), v = strtok_r(line, " ", &vs); f && v;
+	     f = strtok_r(NULL, " ", &fs), v = strtok_r(NULL, " ", &vs)) {
+		n += (size_t)snprintf(out + n, sizeof(out) - n, "%s\"%s\":", n ? "," : "{", f);
+		if (n < sizeof(out))
+			n += (size_t)json_val(out + n, sizeof(out) - n, v);
+		if (n >= sizeof(out))
+			n = sizeof(out) - 1;
+	}
+	if (x->status == RECORD_OK && x->have == RECORD_HAVE_ALL)
+		n += (size_t)snprintf(out + n, sizeof(out) - n,
+				      ",\"offset_us\":%.3f,\"delay_us\":%.3f,\"error_us\":%.3f",
+				      (double)record_off2(x->t) / 2e3, (double)record_delay(x->t) / 1e3,
+				      ((double)record_delay(x->t) / 2 + short_ns(o->root_delay) / 2 +
+				       short_ns(o->root_disp)) / 1e3);
+	if (n < sizeof(out) && o->replied) {
+		refid_str(o->stratum, o->refid, refid, sizeof(refid));
+		for (f = refid; *f; f++)
+			if (*f == '"' || *f == '\\')
+				*f = '.';
+		n += (size_t)snprintf(out + n, sizeof(out) - n,
+				      ",\"stratum\":%u,\"refid\":\"%s\",\"leap\":%u", o->stratum,
+				      refid, o->leap);
+	}
+	if (printf("%s}\n", out) < 0)
 		return p->out = out_failed("standard output", errno);
 	return p->out = out_flush(stdout, "standard output");
 }
@@ -343,6 +407,8 @@ int probe_emit(struct probe *p, struct probe_out *o)
 			snprintf(b, sizeof(b), "%lld", (long long)o->nts_open);
 		snprintf(line + len, sizeof(line) - (size_t)len, " %s %s", a, b);
 	}
+	if (p->cfg->json)
+		return json_line(p, o, line) == OUT_OK ? 0 : -1;
 	if (p->cfg->once)
 		return once_line(p, o) == OUT_OK ? 0 : -1;
 	if (p->cfg->human)

@@ -68,52 +68,42 @@ static int keep(struct input *in, uint64_t seq, const int64_t *x)
 	return 0;
 }
 
-/* The first "#endpoint URL [ADDRESS]" names the run (--openmetrics). */
-static void on_comment(void *ctx, const char *line)
+/* Each exchange of an input (lib/exchange.h, exchange_read). */
+static int each(struct exchange_reader *xr, void *ctx)
 {
 	struct input *in = ctx;
+	/* A stamp without a value is EXCHANGE_NONE, which is NONE. */
+	int64_t *x = xr->v + C_STAMP;
 
-	if (!in->endpoint[0] && strncmp(line, "#endpoint ", 10) == 0)
-		snprintf(in->endpoint, sizeof(in->endpoint), "%.*s", (int)strcspn(line + 10, " "),
-			 line + 10);
+	if (xr->x.status != RECORD_OK)
+		return 0;
+	/* t1..t4 come in xr->x, the other stamps in v[]. */
+	x[S_T1] = xr->x.t[0];
+	x[S_T2] = xr->x.t[1];
+	x[S_T3] = xr->x.t[2];
+	x[S_T4] = xr->x.t[3];
+	/* NONE marks a missing stamp: one of INT64_MIN reads as one too. */
+	if (x[S_T1] == NONE || x[S_T2] == NONE || x[S_T3] == NONE || x[S_T4] == NONE)
+		return exchange_error(xr, OK_PARTIAL);
+	if (keep(in, xr->x.seq, x))
+		return exchange_error(xr, "out of memory");
+	return 0;
 }
 
-/* Reads one input; returns 0 or -1 with the error printed. */
+/*
+ * Reads one input; returns 0 (a last line cut short dropped with its
+ * warning printed, and counted in in->cut) or -1 with the error printed.
+ */
 int input_read(int fd, const char *name, struct input *in)
 {
-	struct exchange_reader xr;
-	int rc;
+	struct exchange_input xin = { .spec = &spec, .each = each, .ctx = in };
+	int rc = exchange_read(&xin, fd, name);
 
-	if (exchange_reader_init(&xr, fd, name, &spec)) {
-		ntpx_err("out of memory");
-		return -1;
-	}
-	xr.r.on_comment = on_comment;
-	xr.r.ctx = in;
-	while ((rc = exchange_next(&xr)) == 1) {
-		/* A stamp without a value is EXCHANGE_NONE, which is NONE. */
-		int64_t *x = xr.v + C_STAMP;
-
-		if (xr.x.status != RECORD_OK)
-			continue;
-		/* t1..t4 come in xr.x, the other stamps in v[]. */
-		x[S_T1] = xr.x.t[0];
-		x[S_T2] = xr.x.t[1];
-		x[S_T3] = xr.x.t[2];
-		x[S_T4] = xr.x.t[3];
-		/* NONE marks a missing stamp: one of INT64_MIN reads as one too. */
-		if (x[S_T1] == NONE || x[S_T2] == NONE || x[S_T3] == NONE || x[S_T4] == NONE) {
-			rc = exchange_error(&xr, OK_PARTIAL);
-			break;
-		}
-		if (keep(in, xr.x.seq, x)) {
-			rc = exchange_error(&xr, "out of memory");
-			break;
-		}
-	}
-	in->records += xr.records;
-	if (rc < 0)
-		ntpx_err("%s", exchange_err(&xr));
-	exchange_reader_free(&xr);
+	in->records += xin.records;
+	if (!in->endpoint[0])
+		memcpy(in->endpoint, xin.endpoint, sizeof(in->endpoint));
+	if (rc)
+		ntpx_err("%s", xin.msg);
+	in->cut += xin.cut;
 	return rc < 0 ? -1 : 0;
 }

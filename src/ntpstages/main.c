@@ -70,6 +70,7 @@ int main(int argc, char **argv)
 	}
 	if (om && per_exchange)
 		opt_usage_error("--openmetrics and --each exclude each other");
+	record_sigint_ends_input();
 	if (opt_inputs(argc, argv, optind, read_input, &in))
 		return NTPX_EXIT_FAIL;
 	if (!in.n)
@@ -85,6 +86,9 @@ int main(int argc, char **argv)
 			ntpx_die(NTPX_EXIT_FAIL, "out of memory");
 		if (om) {
 			int rc = out_exit_code(metrics_print(&in, same, v, w, t));
+
+			if (rc == NTPX_EXIT_OK && in.cut)
+				rc = NTPX_EXIT_CUT;
 
 			free(v);
 			free(w);
@@ -105,5 +109,7 @@ int main(int argc, char **argv)
 	}
 	free(in.x);
 	free(in.seq);
-	return out_exit_code(out_flush(stdout, "standard output"));
+	c = out_exit_code(out_flush(stdout, "standard output"));
+	/* Everything went well but a line was dropped: say so. */
+	return c == NTPX_EXIT_OK && in.cut ? NTPX_EXIT_CUT : c;
 }

@@ -32,6 +32,7 @@ struct input {
 	uint64_t *seq;
 	uint64_t records;	/* data lines read, ok or not */
 	char endpoint[256];	/* the first #endpoint's URL, or "" */
+	unsigned cut;		/* inputs whose cut-short last line was dropped */
 };
 
 struct stage_figures {

@@ -33,7 +33,25 @@ struct series {
 	uint64_t records, checked;
 	uint64_t status[RECORD_NSTATUS];
 	char endpoint[256];	/* the first #endpoint's URL, or "" */
+	unsigned cut;		/* inputs whose cut-short last line was dropped */
+	/*
+	 * Steps (input.c): where the clock was stepped, or the server is a
+	 * new one, between two ok records: a #reset line, or a jump that the
+	 * records' own delays cannot explain.  The fit is of the last
+	 * segment: series_last_segment() moves it to the front.
+	 */
+	unsigned steps;		/* steps seen */
+	size_t seg;		/* the index of the last segment's first ok record */
+	size_t before;		/* ok records before it, left out (after series_last_segment) */
+	int reset;		/* a #reset line since the last ok record */
 };
+
+/*
+ * How fast a clock's offset can move between two exchanges without a
+ * step, in ppm: 500 ppm, the most a kernel or a sim: clock slews, plus
+ * 500 ppm, NTP's frequency tolerance (RFC 5905's MAXFREQ).
+ */
+#define STEP_RATE_PPM	1000.0
 
 /* What to print (options.c). */
 enum fit_mode { M_SUMMARY, M_RESIDUALS, M_CDF_RTT, M_CDF_RESID, M_CHECK, M_STABILITY,
@@ -84,6 +102,7 @@ struct fit_config {
 	unsigned series;	/* --stability's series (stability.c); 0: each the input has */
 	double tau0_s;		/* --tau0; 0: the median spacing */
 	struct stab_config stab;	/* --dev, --ci, --max-tau, --mask */
+	int across_steps;	/* --across-steps: every ok record, not the last segment */
 };
 
 /* options.c: the options into @cfg (exit 2 for a bad one); the first input's index. */
@@ -91,6 +110,8 @@ int fit_options(int argc, char **argv, struct fit_config *cfg);
 
 /* input.c: one input into @s; 0, or -1 with the error printed. */
 int series_read(int fd, const char *name, struct series *s);
+/* Keeps the last segment only (after the last step), its t from 0. */
+void series_last_segment(struct series *s);
 
 /* Each output returns the exit status (lib/out.h once written). */
 

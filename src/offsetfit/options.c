@@ -18,7 +18,10 @@ static void usage(FILE *out)
 {
 	fprintf(out, "usage: %s [options] [FILE...]\n"
 	       "Fit offset(t) = a + b*t by least squares over the ok records of FILEs\n"
-	       "(standard input by default) and print a summary as 'key value' lines.\n\n"
+	       "(standard input by default) and print a summary as 'key value' lines.\n"
+	       "At a step (a #reset line, or a jump in offset that the records' own\n"
+	       "delays cannot explain) the series is cut and its last segment used.\n\n"
+	       "      --across-steps    use every ok record, across steps\n"
 	       "      --json            the summary as one JSON object\n"
 	       "      --openmetrics     the summary in the Prometheus text format (for\n"
 	       "                        node_exporter's textfile collector)\n"
@@ -64,6 +67,7 @@ int fit_options(int argc, char **argv, struct fit_config *cfg)
 		{ "taus", required_argument, NULL, 'G' },
 		{ "mask", required_argument, NULL, 'M' },
 		{ "percentiles", no_argument, NULL, 'P' },
+		{ "across-steps", no_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
@@ -75,6 +79,7 @@ int fit_options(int argc, char **argv, struct fit_config *cfg)
 	const char *mask = NULL;
 
 	memset(&cfg->stab, 0, sizeof(cfg->stab));
+	cfg->across_steps = 0;
 
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -83,6 +88,9 @@ int fit_options(int argc, char **argv, struct fit_config *cfg)
 			continue;
 		case 'O':
 			om = 1;
+			continue;
+		case 'A':
+			cfg->across_steps = 1;
 			continue;
 		case 's':
 			if (stability_series_parse(optarg, &series))

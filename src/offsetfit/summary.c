@@ -120,7 +120,7 @@ int summary_print(struct series *s, const struct linfit *fit, int json)
 	}
 	stats_quantiles(s->off, s->n, ps, dq, 3);
 	lost = s->status[RECORD_TIMEOUT] + s->status[RECORD_DROPPED];
-	rejected = s->records - s->n;
+	rejected = s->records - s->n - s->before;
 	reject = (double)rejected / (double)s->records;
 
 	/* Fewer than three points have no standard error: "-", or JSON's null. */
@@ -139,6 +139,8 @@ int summary_print(struct series *s, const struct linfit *fit, int json)
 		       (unsigned long long)rejected, reject, fit->a / 1e3, fit->b / 1e3,
 		       se_json, fit->rms / 1e3, rq[0] / 1e3, rq[1] / 1e3, rq[2] / 1e3, dq[0] / 1e3,
 		       dq[1] / 1e3, dmin / 1e3);
+		if (s->steps)
+			printf(",\"steps\":%u,\"before_steps\":%zu", s->steps, s->before);
 		if (truth)
 			printf(",\"true_b_ppm\":%.6f,\"b_err_ppm\":%.6f,\"bias_us\":%.3f,"
 			       "\"err_rms_us\":%.3f,\"err_p99_us\":%.3f", tfit.b / 1e3,
@@ -151,6 +153,11 @@ int summary_print(struct series *s, const struct linfit *fit, int json)
 	printf("lost %llu\n", (unsigned long long)lost);
 	printf("rejected %llu\n", (unsigned long long)rejected);
 	printf("reject_rate %.6f\n", reject);
+	if (s->steps) {
+		/* the fit is of the records after the last step alone */
+		printf("steps %u\n", s->steps);
+		printf("before_steps %zu\n", s->before);
+	}
 	printf("a_us %.3f\n", fit->a / 1e3);
 	/* b is ns of offset per s of time: parts per billion; /1e3 for ppm. */
 	printf("b_ppm %.6f\n", fit->b / 1e3);

@@ -7,6 +7,7 @@
 # malformed input as one line and exit 1; a failed write as exit 1.
 . "$(dirname "$0")/../lib.sh"
 need python3
+test_lazy_prereq JQ 'command -v jq'
 
 # Every record of REC (a file) as "name=value ..." lines, '-' for none:
 # the reference the conversions are compared with.
@@ -63,11 +64,43 @@ assert m[\"clock\"] == \"realtime\", m" &&
 	cmp "$TMP/want.ok" "$TMP/got.json"
 '
 
-test_expect_success '--json: integers are numbers, "-" is null, status a string' '
+test_expect_success '--json: ns since 1970 a string, other integers numbers, "-" null, status a string' '
 	ntpx-convert --json "$TMP/ref.rec" | sed -n 2p | python3 -c "import json, sys
 o = json.load(sys.stdin)
-assert isinstance(o[\"t1\"], int) and o[\"t1\"] > 10**18, o
-assert o[\"t2\"] is None and o[\"status\"] == \"refused\", o"
+assert isinstance(o[\"t1\"], str) and int(o[\"t1\"]) > 10**18, o
+assert isinstance(o[\"seq\"], int), o
+assert o[\"t2\"] is None and o[\"status\"] == \"refused\", o" &&
+	ntpx-convert --json "$TMP/ok.rec" | sed -n 2p | python3 -c "import json, sys
+o = json.load(sys.stdin)
+assert isinstance(o[\"delay\"], int) and isinstance(o[\"off2\"], int), o"
+'
+
+# The first integer a double cannot hold, either side of it, and a
+# timestamp of 19 digits whose last digits a double loses.
+test_expect_success '--json: 2^53-1 a number, 2^53 a string, either sign' '
+	printf "#ntpx-record 1\n#fields a b c d e\n9007199254740991 9007199254740992 -9007199254740991 -9007199254740992 1796213966753593905\n" >"$TMP/big.rec" &&
+	ntpx-convert --json "$TMP/big.rec" | sed -n 2p >"$TMP/big.json" &&
+	test_is "$(cat "$TMP/big.json")" \
+		"{\"a\":9007199254740991,\"b\":\"9007199254740992\",\"c\":-9007199254740991,\"d\":\"-9007199254740992\",\"e\":\"1796213966753593905\"}"
+'
+
+# Every timestamp, read by jq (Debian 12's 1.6 rounds a number to 17
+# digits) and by python3's json, is the record's to the nanosecond.
+test_expect_success JQ '--json read by jq: every t1..t4 exactly the record'"'"'s' '
+	awk "$ntpx_fields"'"'"'/^#fields/ { fields(); next } /^#/ { next }
+		{ print field("t1"), field("t2"), field("t3"), field("t4") }'"'"' "$TMP/ok.rec" >"$TMP/want.t" &&
+	ntpx-convert --json "$TMP/ok.rec" | jq -r "select(.seq) | \"\\(.t1) \\(.t2) \\(.t3) \\(.t4)\"" >"$TMP/got.jq" &&
+	test_is "$(wc -l <"$TMP/got.jq")" 5 &&
+	cmp "$TMP/want.t" "$TMP/got.jq"
+'
+
+test_expect_success '--json read by python3: every t1..t4 exactly the record'"'"'s, as integers' '
+	ntpx-convert --json "$TMP/ok.rec" | python3 -c "import json, sys
+for l in sys.stdin:
+	o = json.loads(l)
+	if \"seq\" in o:
+		print(*(int(o[k]) for k in (\"t1\", \"t2\", \"t3\", \"t4\")))" >"$TMP/got.py" &&
+	cmp "$TMP/want.t" "$TMP/got.py"
 '
 
 test_expect_success 'standard input, and a #reset mid-stream kept as a comment' '

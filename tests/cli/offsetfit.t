@@ -134,10 +134,12 @@ test_expect_success 'no #ntpx-record: exit 1 and the reason' '
 	test_must_fail offsetfit "$TMP/nohdr" >"$TMP/out" 2>"$TMP/err" &&
 	test_grep "nohdr:1: '\''#fields'\'' before '\''#ntpx-record'\''" "$TMP/err"
 '
-test_expect_success 'a last line cut short is refused' '
+test_expect_success 'a last line cut short is dropped: one warning, the rest fitted, exit 3' '
 	head -c -1 "$TMP/good" >"$TMP/cut" &&
-	test_must_fail offsetfit "$TMP/cut" >"$TMP/out" 2>"$TMP/err" &&
-	test_grep "cut:13: last line cut short" "$TMP/err"
+	test_exit 3 offsetfit "$TMP/cut" >"$TMP/out" 2>"$TMP/err" &&
+	test_grep "^offsetfit: .*cut:13: last line cut short (no newline): dropped$" "$TMP/err" &&
+	test_is "$(wc -l <"$TMP/err")" 1 &&
+	test_grep "^b_ppm " "$TMP/out"
 '
 test_expect_success 'a missing file: exit 1' '
 	test_exit 1 offsetfit "$TMP/missing" >"$TMP/out" 2>"$TMP/err"

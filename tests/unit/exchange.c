@@ -348,6 +348,82 @@ static void one_walk_agrees(void **state)
 		}
 }
 
+/* exchange_read()'s callback: counts, and refuses seq 3 when asked. */
+struct seen {
+	int n, refuse3;
+	char comments[256];
+};
+
+static int seen_each(struct exchange_reader *xr, void *ctx)
+{
+	struct seen *s = ctx;
+
+	if (s->refuse3 && xr->x.seq == 3)
+		return exchange_error(xr, "seq 3 refused");
+	s->n++;
+	return 0;
+}
+
+static void seen_comment(void *ctx, const char *line)
+{
+	struct seen *s = ctx;
+
+	strncat(s->comments, line, sizeof(s->comments) - strlen(s->comments) - 2);
+	strcat(s->comments, ";");
+}
+
+/* An fd over @text, for exchange_read(). */
+static int text_fd(const char *text)
+{
+	int fd = memfd_create("records", 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	return fd;
+}
+
+/*
+ * The reader loop: each exchange to the callback, the first #endpoint's
+ * URL kept, the tool's own comment hook called too, counts added up over
+ * inputs; a last line cut short dropped with its warning (1); the
+ * callback's refusal the input's error (-1), the exchanges before it
+ * handed on.
+ */
+static void read_loop(void **state)
+{
+	struct exchange_input in = { .spec = &fit, .each = seen_each, .on_comment = seen_comment };
+	struct seen s = { 0 };
+	int fd;
+
+	(void)state;
+	in.ctx = &s;
+	fd = text_fd("#ntpx-record 1\n#endpoint udp://a:1 127.0.0.1:1\n#endpoint udp://b:2\n"
+		     "#fields seq t1 t2 t3 t4 delay off2 status\n" GOOD GOOD);
+	assert_int_equal(exchange_read(&in, fd, "one"), 0);
+	close(fd);
+	assert_int_equal(s.n, 2);
+	assert_string_equal(in.endpoint, "udp://a:1");
+	assert_non_null(strstr(s.comments, "#endpoint udp://b:2;"));
+	assert_int_equal(in.records, 2);
+	assert_int_equal(in.checked, 2);
+
+	fd = text_fd(HDR GOOD "2 1000 1010 1020 1040 30 -10 o");
+	assert_int_equal(exchange_read(&in, fd, "two"), 1);
+	close(fd);
+	assert_string_equal(in.msg, "two:4: last line cut short (no newline): dropped");
+	assert_int_equal(s.n, 3);
+	assert_int_equal(in.records, 3);
+	assert_int_equal(in.cut, 1);
+
+	s.refuse3 = 1;
+	fd = text_fd(HDR GOOD "3 1000 1010 1020 1040 30 -10 ok\n" GOOD);
+	assert_int_equal(exchange_read(&in, fd, "three"), -1);
+	close(fd);
+	assert_string_equal(in.msg, "three:4: seq 3 refused");
+	assert_int_equal(s.n, 4);
+}
+
 /* A spec the reader cannot serve is refused at init. */
 static void specs_refused(void **state)
 {
@@ -374,6 +450,7 @@ int main(void)
 		cmocka_unit_test(order_of_the_checks),
 		cmocka_unit_test(header_checks),
 		cmocka_unit_test(specs_refused),
+		cmocka_unit_test(read_loop),
 		cmocka_unit_test(one_walk_agrees),
 	};
 
