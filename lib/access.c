@@ -98,6 +98,14 @@ bad:
 	return -1;
 }
 
+int access_ip_from_host(const struct transport_host *h, struct access_ip *ip)
+{
+	if (!h->has)
+		return -1;
+	memcpy(ip->a, h->a, sizeof(ip->a));
+	return 0;
+}
+
 int access_ip_from_peer(const char *peer, struct access_ip *ip)
 {
 	char host[INET6_ADDRSTRLEN];

@@ -4,15 +4,17 @@
  * --ratelimit).  Both are off by default: a measurement server must not
  * distort what it measures.
  *
- * Addresses come as the transports print them (transport_addr_str:
- * "192.0.2.1:123", "[2001:db8::1]:123", an IB GID), so that this works
- * the same over every transport.
+ * Addresses come as a received datagram carries them (transport.h,
+ * struct transport_host): binary, IPv4 as ::ffff:a.b.c.d, the same over
+ * every transport that has IP addresses.
  */
 #ifndef NTPX_ACCESS_H
 #define NTPX_ACCESS_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "transport.h"
 
 /* An IPv4 address is kept as ::ffff:a.b.c.d, so one form fits both. */
 struct access_ip {
@@ -29,6 +31,10 @@ int access_net_parse(const char *s, struct access_net *n, char *err, size_t errl
 
 /* The address in a transport's "HOST:PORT" or "[HOST]:PORT".  0 or -1. */
 int access_ip_from_peer(const char *peer, struct access_ip *ip);
+
+/* The sender's host of a received datagram.  0, or -1 when the path's
+   peers have no IP address (ib://). */
+int access_ip_from_host(const struct transport_host *h, struct access_ip *ip);
 
 /* @ip is in one of @nets. */
 int access_allowed(const struct access_net *nets, int n, const struct access_ip *ip);

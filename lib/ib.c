@@ -580,11 +580,10 @@ static int ib_ctl_readable(struct ib_transport *u)
 	return 0;
 }
 
-static ssize_t ib_devs_recv(struct ib_transport *u, void *buf, size_t cap,
-			    struct transport_addr *from, struct clock *clk, int64_t *stamp);
+static ssize_t ib_devs_recv(struct ib_transport *u, struct transport_dgram *dg,
+			    struct clock *clk);
 
-static ssize_t ib_recv(struct transport *t, void *buf, size_t cap,
-		       struct transport_addr *from, struct clock *clk, int64_t *stamp)
+static ssize_t ib_recv(struct transport *t, struct transport_dgram *d, struct clock *clk)
 {
 	struct ib_transport *u = container_of(t, struct ib_transport, t);
 	struct verbs_wc vw;
@@ -593,7 +592,7 @@ static ssize_t ib_recv(struct transport *t, void *buf, size_t cap,
 	int n;
 
 	if (u->ndev)
-		return ib_devs_recv(u, buf, cap, from, clk, stamp);
+		return ib_devs_recv(u, d, clk);
 
 	/*
 	 * transport_fd() must poll readable whenever a datagram waits, for
@@ -612,16 +611,15 @@ static ssize_t ib_recv(struct transport *t, void *buf, size_t cap,
 			return u->dead;
 		n = verbs_cq_poll(&u->rcq, &vw, 1);
 		if (n > 0) {
-			*stamp = clock_now(clk);
+			d->rx_at = clock_now(clk);
 			verbs_wc_ibv(&vw, &wc);
-			rc = ib_take(u, &wc, buf, cap, from);
+			rc = ib_take(u, &wc, d->buf, d->cap, &d->peer);
 			if (rc != -EAGAIN) {
 				int64_t now = clock_monotonic_ns(), h;
 
-				transport_rx_clear(u->top);
 				if (u->stamping && vw.ts &&
 				    verbs_clock_realtime(&u->vclk, u->rcq.mode, vw.ts, &h) == 1)
-					u->top->st.rx[TRANSPORT_LAYER_H] = h;
+					d->rx.at[TRANSPORT_LAYER_H] = h;
 
 				if (now - u->ctl_ns >= IB_CTL_BUSY_NS)
 					ib_control(u, now);
@@ -683,9 +681,10 @@ static void ib_devs_control(struct ib_transport *u, int64_t now)
  * device answers.  Each device's receive keeps transport_fd()'s promise
  * for its own set, so the set of sets keeps it too.
  */
-static ssize_t ib_devs_recv(struct ib_transport *u, void *buf, size_t cap,
-			    struct transport_addr *from, struct clock *clk, int64_t *stamp)
+static ssize_t ib_devs_recv(struct ib_transport *u, struct transport_dgram *dg,
+			    struct clock *clk)
 {
+	struct transport_addr *from = &dg->peer;
 	int64_t now;
 	unsigned k;
 
@@ -698,7 +697,7 @@ static ssize_t ib_devs_recv(struct ib_transport *u, void *buf, size_t cap,
 		ssize_t rc;
 
 		d->t.spin = u->t.spin;
-		rc = ib_recv(&d->t, buf, cap, from, clk, stamp);
+		rc = ib_recv(&d->t, dg, clk);
 		if (rc == -EAGAIN)
 			continue;
 		u->next_dev = i + 1;
@@ -737,14 +736,12 @@ static int ib_client_ah(struct ib_transport *u, int64_t now)
 	return 0;
 }
 
-static int ib_send(struct transport *t, void *buf, size_t len,
-		   const struct transport_addr *to, struct clock *clk, int flags,
-		   int64_t *stamp);
+static int ib_send(struct transport *t, struct transport_dgram *d,
+		   const struct transport_addr *to, struct clock *clk, int flags);
 
 /* A several-device server's send: by the device the address names. */
-static int ib_devs_send(struct ib_transport *u, void *buf, size_t len,
-			const struct transport_addr *to, struct clock *clk, int flags,
-			int64_t *stamp)
+static int ib_devs_send(struct ib_transport *u, struct transport_dgram *d,
+			const struct transport_addr *to, struct clock *clk, int flags)
 {
 	struct ib_addr a;
 
@@ -755,14 +752,15 @@ static int ib_devs_send(struct ib_transport *u, void *buf, size_t len,
 	memcpy(&a, to->data, sizeof(a));
 	if (a.dev >= u->ndev)
 		return -EHOSTUNREACH;
-	return ib_send(&u->dev[a.dev]->t, buf, len, to, clk, flags, stamp);
+	return ib_send(&u->dev[a.dev]->t, d, to, clk, flags);
 }
 
-static int ib_send(struct transport *t, void *buf, size_t len,
-		   const struct transport_addr *to, struct clock *clk, int flags,
-		   int64_t *stamp)
+static int ib_send(struct transport *t, struct transport_dgram *d,
+		   const struct transport_addr *to, struct clock *clk, int flags)
 {
 	struct ib_transport *u = container_of(t, struct ib_transport, t);
+	void *buf = d->buf;
+	size_t len = d->len;
 	const unsigned char *b = buf;
 	int request = len >= NTP_HEADER_LEN && (b[0] & 7) == NTP_MODE_CLIENT;
 	struct ibv_sge sge;
@@ -776,7 +774,7 @@ static int ib_send(struct transport *t, void *buf, size_t len,
 	int rc;
 
 	if (u->ndev)
-		return ib_devs_send(u, buf, len, to, clk, flags, stamp);
+		return ib_devs_send(u, d, to, clk, flags);
 
 	/*
 	 * Before a request, take in whatever the device and rdma_cm said
@@ -857,11 +855,11 @@ static int ib_send(struct transport *t, void *buf, size_t len,
 			u->tx_seq += u->tx_step;
 		while (!u->tx_seq);		/* 0 marks a send not asked for */
 		u->send_tag[sn] = u->tx_seq;
-		transport_tx_begin(u->top, u->tx_seq, layers);
+		transport_tx_begin(u->top, d, u->tx_seq, layers);
 	}
-	*stamp = clock_now(clk);
+	d->tx_at = clock_now(clk);
 	if (flags & TRANSPORT_STAMP_XMT)
-		transport_stamp_xmt(slot, *stamp);
+		transport_stamp_xmt(slot, d->tx_at);
 	rc = ibv_post_send(qp, &wr, &bad);
 	if (rc) {
 		u->send_tag[sn] = 0;
@@ -871,7 +869,7 @@ static int ib_send(struct transport *t, void *buf, size_t len,
 	u->ahs.send_ah[sn] = ah;
 	u->nsend_free--;
 	if (flags & TRANSPORT_STAMP_XMT)
-		transport_stamp_xmt(buf, *stamp);
+		transport_stamp_xmt(buf, d->tx_at);
 	if (request && !u->server && !u->outstanding) {
 		u->outstanding = 1;
 		u->req_ns = now;

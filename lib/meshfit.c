@@ -239,6 +239,25 @@ static void robust(const struct mesh_graph *g, int ref, const double y[], const 
 	}
 	for (k = 0; k < g->nhosts; k++)
 		f->rob_var[k] = f->reached[k] ? var_of(g, coef[k], var) : NAN;
+	/*
+	 * A link on no loop of the links not blamed (a bridge among them)
+	 * is fitted exactly by that fit: its asymmetry would be 0 with a
+	 * variance of 0, the fit's assumption, not a measurement.  Whatever
+	 * it has, the blamed links take up: no loop can see it.
+	 */
+	for (e = 0; f->nblamed && e < g->nlinks; e++) {
+		unsigned char skip[MESH_MAX_LINKS];
+		double t[MESH_MAX_HOSTS];
+
+		if (!g->used[e] || !f->reached[g->a[e]] || f->blamed[e])
+			continue;
+		memcpy(skip, f->blamed, sizeof(skip));
+		skip[e] = 1;
+		if (mesh_ls(g, ref, y, var, skip, t, NULL)) {
+			f->obs[e] = MESH_OBS_NONE;
+			f->asym[e] = f->asym_var[e] = NAN;
+		}
+	}
 	f->blame = !f->nblamed ? MESH_BLAME_NONE :
 		   mesh_cut_condition(g, ref, f->blamed) ? MESH_BLAME_UNIQUE : MESH_BLAME_AMBIGUOUS;
 	f->robust = 1;

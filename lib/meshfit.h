@@ -27,7 +27,9 @@
  * at 95% for the whole fit (Bonferroni over the loops, Student's t with
  * the links' degrees of freedom); the hosts are then fitted again by
  * least squares over the links not blamed, and every link's asymmetry is
- * twice what that fit leaves of it.  Whether the blamed set is the only
+ * twice what that fit leaves of it, except on a link that is on no loop
+ * of the links not blamed (a bridge among them): that fit takes it as
+ * exact, so it has no estimate (NAN) and is flagged MESH_OBS_NONE.  Whether the blamed set is the only
  * explanation of its size is mesh_cut_condition's answer.
  */
 #ifndef NTPX_MESHFIT_H
@@ -56,6 +58,8 @@ struct mesh_fit {
 	/* the fundamental cycles of the spanning forest from ref (mesh_forest) */
 	int nloops;
 	struct mesh_loop loop[MESH_MAX_LINKS];
+	/* mesh_observable's, but NONE too for a link the robust fit leaves on
+	   no loop of the links it does not blame (its asym NAN: unobservable) */
 	enum mesh_obs obs[MESH_MAX_LINKS];
 	int loops_ref;		/* of the loops, those in ref's component */
 	/* the robust fit */

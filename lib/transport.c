@@ -126,7 +126,6 @@ struct transport *transport_open(const struct endpoint *ep, enum transport_role 
 	t->ops = ops;
 	t->role = role;
 	t->loss = ep->loss;
-	transport_rx_clear(t);
 	t->batch_clk = clock_open("realtime", err, errlen);
 	if (!t->batch_clk) {
 		ops->close(t);
@@ -156,19 +155,18 @@ void transport_stamp_xmt(void *buf, int64_t ns)
 		b[i] = (unsigned char)ts;
 }
 
-int transport_send(struct transport *t, void *buf, size_t len,
-		   const struct transport_addr *to, struct clock *clk, int flags,
-		   int64_t *stamp)
+int transport_send(struct transport *t, struct transport_dgram *d, struct clock *clk, int flags)
 {
+	d->tx_id = 0;
 	/* Loss before submission, here and only here, so that every
 	   backend drops the same way. */
 	if (loss_next(&t->loss)) {
-		*stamp = clock_now(clk);
+		d->tx_at = clock_now(clk);
 		if (flags & TRANSPORT_STAMP_XMT)
-			transport_stamp_xmt(buf, *stamp);
+			transport_stamp_xmt(d->buf, d->tx_at);
 		return TRANSPORT_DROPPED;
 	}
-	return t->ops->send(t, buf, len, to, clk, flags, stamp);
+	return t->ops->send(t, d, t->role == TRANSPORT_SERVER ? &d->peer : NULL, clk, flags);
 }
 
 static int send_batch_loop(struct transport *t, struct transport_msg *m, unsigned n)
@@ -178,15 +176,14 @@ static int send_batch_loop(struct transport *t, struct transport_msg *m, unsigne
 	for (i = 0; i < n; i++) {
 		size_t seg = m[i].segment ? m[i].segment : m[i].len;
 		size_t off = 0;
-		int64_t stamp;
 		int rc = 0;
 
 		do {
-			size_t len = m[i].len - off < seg ? m[i].len - off : seg;
+			struct transport_dgram d = { .buf = (char *)m[i].buf + off };
 
-			rc = t->ops->send(t, (char *)m[i].buf + off, len, m[i].addr,
-					  t->batch_clk, 0, &stamp);
-			off += len;
+			d.len = m[i].len - off < seg ? m[i].len - off : seg;
+			rc = t->ops->send(t, &d, m[i].addr, t->batch_clk, 0);
+			off += d.len;
 		} while (rc == 0 && off < m[i].len);
 		if (rc < 0)
 			return i ? (int)i : rc;
@@ -224,11 +221,13 @@ static int recv_batch_loop(struct transport *t, struct transport_msg *m, unsigne
 	unsigned i;
 
 	for (i = 0; i < n; i++) {
-		int64_t stamp;
-		ssize_t r = t->ops->recv(t, m[i].buf, m[i].cap, m[i].addr, t->batch_clk, &stamp);
+		struct transport_dgram d = { .buf = m[i].buf, .cap = m[i].cap };
+		ssize_t r = t->ops->recv(t, &d, t->batch_clk);
 
 		if (r < 0)
 			return i ? (int)i : (int)r;
+		if (m[i].addr)
+			*m[i].addr = d.peer;
 		m[i].len = (size_t)r;
 		m[i].segment = 0;
 	}
@@ -242,10 +241,48 @@ int transport_recv_batch(struct transport *t, struct transport_msg *m, unsigned 
 	return t->ops->recv_batch ? t->ops->recv_batch(t, m, n) : recv_batch_loop(t, m, n);
 }
 
-ssize_t transport_recv(struct transport *t, void *buf, size_t cap,
-		       struct transport_addr *from, struct clock *clk, int64_t *stamp)
+/* Before each receive: no layer's stamp yet. */
+static void rx_clear(struct transport_dgram *d)
 {
-	return t->ops->recv(t, buf, cap, from, clk, stamp);
+	int l;
+
+	for (l = 0; l < TRANSPORT_NLAYERS; l++)
+		d->rx.at[l] = TRANSPORT_NO_STAMP;
+}
+
+/*
+ * After a receive that returned @n: the length, the layers' stamps on
+ * @clk, the peer's host and key.  Once here, so that no caller asks the
+ * transport about a datagram afterwards.
+ */
+static ssize_t rx_done(struct transport *t, struct transport_dgram *d, struct clock *clk,
+		       ssize_t n)
+{
+	int l;
+
+	d->ahead = t->ops->pending ? t->ops->pending(t) : 0;
+	if (n < 0)
+		return n;
+	d->len = (size_t)n;
+	for (l = 0; l < TRANSPORT_NLAYERS; l++)
+		if (d->rx.at[l] != TRANSPORT_NO_STAMP)
+			d->rx.at[l] = clock_from_realtime(clk, d->rx.at[l]);
+	d->host.has = 0;
+	if (t->ops->addr_host)
+		t->ops->addr_host(&d->peer, &d->host);
+	if (t->ops->addr_key) {
+		d->keylen = t->ops->addr_key(&d->peer, d->key, sizeof(d->key));
+	} else {
+		d->keylen = d->peer.len < sizeof(d->key) ? d->peer.len : sizeof(d->key);
+		memcpy(d->key, d->peer.data, d->keylen);
+	}
+	return n;
+}
+
+ssize_t transport_recv(struct transport *t, struct transport_dgram *d, struct clock *clk)
+{
+	rx_clear(d);
+	return rx_done(t, d, clk, t->ops->recv(t, d, clk));
 }
 
 int transport_recv_ahead(struct transport *t, unsigned n, size_t cap, char *err,
@@ -264,31 +301,29 @@ unsigned transport_pending(const struct transport *t)
 	return t->ops->pending ? t->ops->pending(t) : 0;
 }
 
-static ssize_t recv_wait(struct transport *t, void *buf, size_t cap,
-			 struct transport_addr *from, struct clock *clk, int64_t *stamp,
+static ssize_t recv_wait(struct transport *t, struct transport_dgram *d, struct clock *clk,
 			 int64_t deadline, enum transport_poll mode, struct pollfd *pfd);
 
-ssize_t transport_recv_wait(struct transport *t, void *buf, size_t cap,
-			    struct transport_addr *from, struct clock *clk,
-			    int64_t *stamp, int64_t deadline, enum transport_poll mode)
+ssize_t transport_recv_wait(struct transport *t, struct transport_dgram *d, struct clock *clk,
+			    int64_t deadline, enum transport_poll mode)
 {
 	struct pollfd pfd = { .fd = t->fd, .events = POLLIN };
 	ssize_t rc;
 
+	rx_clear(d);
 	if (mode == TRANSPORT_POLL_BLOCK && t->ops->recv_block) {
-		rc = t->ops->recv_block(t, buf, cap, from, clk, stamp, deadline);
+		rc = t->ops->recv_block(t, d, clk, deadline);
 		/* An endless wait's -EAGAIN is the caller's (transport.h). */
 		if (rc != -EAGAIN || deadline == INT64_MAX)
-			return rc;
+			return rx_done(t, d, clk, rc);
 	}
 	t->spin = mode == TRANSPORT_POLL_BUSY;
-	rc = recv_wait(t, buf, cap, from, clk, stamp, deadline, mode, &pfd);
+	rc = recv_wait(t, d, clk, deadline, mode, &pfd);
 	t->spin = 0;
-	return rc;
+	return rx_done(t, d, clk, rc);
 }
 
-static ssize_t recv_wait(struct transport *t, void *buf, size_t cap,
-			 struct transport_addr *from, struct clock *clk, int64_t *stamp,
+static ssize_t recv_wait(struct transport *t, struct transport_dgram *d, struct clock *clk,
 			 int64_t deadline, enum transport_poll mode, struct pollfd *pfd)
 {
 	for (;;) {
@@ -298,7 +333,7 @@ static ssize_t recv_wait(struct transport *t, void *buf, size_t cap,
 		 * failed ran before the datagram arrived, so the wake-up and the
 		 * stamp after it are as early as with a poll first.
 		 */
-		ssize_t n = t->ops->recv(t, buf, cap, from, clk, stamp);
+		ssize_t n = t->ops->recv(t, d, clk);
 		struct timespec ts, *tsp = NULL;
 		int64_t left;
 
@@ -357,29 +392,6 @@ const char *transport_stamp_source(const struct transport *t, int tx, enum trans
 	return tx ? t->st.tx_src[l] : t->st.rx_src[l];
 }
 
-void transport_rx_clear(struct transport *t)
-{
-	int l;
-
-	for (l = 0; l < TRANSPORT_NLAYERS; l++)
-		t->st.rx[l] = TRANSPORT_NO_STAMP;
-}
-
-void transport_rx_stamps(const struct transport *t, struct clock *clk,
-			 struct transport_stamps *s)
-{
-	int l;
-
-	for (l = 0; l < TRANSPORT_NLAYERS; l++)
-		s->at[l] = t->st.rx[l] == TRANSPORT_NO_STAMP ? TRANSPORT_NO_STAMP :
-			   clock_from_realtime(clk, t->st.rx[l]);
-}
-
-uint32_t transport_tx_id(const struct transport *t)
-{
-	return t->st.tx_id;
-}
-
 unsigned transport_tx_layers(const struct transport *t)
 {
 	return t->st.tx_layers;
@@ -394,12 +406,13 @@ unsigned transport_send_layers(const struct transport *t, int flags)
 	return t->st.tx_layers & (only ? only : ~0u);
 }
 
-void transport_tx_begin(struct transport *t, uint32_t id, unsigned layers)
+void transport_tx_begin(struct transport *t, struct transport_dgram *d, uint32_t id,
+			unsigned layers)
 {
 	unsigned i = id % TRANSPORT_TX_KEEP;
 	int l;
 
-	t->st.tx_id = id;
+	d->tx_id = id;
 	t->st.ring[i].id = id;
 	t->st.ring[i].want = layers;
 	t->st.ring[i].got = TX_BEGUN;
@@ -488,17 +501,6 @@ const char *transport_counters(struct transport *t, char *buf, size_t len)
 	if (t->ops->counters && len)
 		t->ops->counters(t, buf, len);
 	return buf;
-}
-
-size_t transport_addr_key(const struct transport *t, const struct transport_addr *a,
-			  void *key, size_t cap)
-{
-	size_t n = a->len < cap ? a->len : cap;
-
-	if (t->ops->addr_key)
-		return t->ops->addr_key(a, key, cap);
-	memcpy(key, a->data, n);
-	return n;
 }
 
 const char *transport_addr_str(const struct transport *t, const struct transport_addr *a,

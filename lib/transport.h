@@ -41,6 +41,79 @@ struct transport_addr {
 };
 
 /*
+ * The sender's host as an address, for a server's policy (lib/access.h):
+ * IPv6, an IPv4 address as ::ffff:a.b.c.d.  @has is 0 where the path's
+ * peers have no IP address (ib://).
+ */
+struct transport_host {
+	int has;
+	uint8_t a[16];
+};
+
+/*
+ * Stamps from the layers below the tool (doc/ntpx-record.5, columns tNq
+ * tNk tNh).  Each is on the clock the caller passes, converted from the
+ * kernel's CLOCK_REALTIME by clock_from_realtime(), so that it compares
+ * with T1..T4 directly.  A backend that stamps nothing offers no layer;
+ * its stamps are all TRANSPORT_NO_STAMP.
+ */
+enum transport_layer {
+	TRANSPORT_LAYER_Q,	/* send: the datagram enters the qdisc */
+	TRANSPORT_LAYER_K,	/* the kernel at the driver boundary */
+	TRANSPORT_LAYER_H,	/* the NIC or HCA */
+	TRANSPORT_NLAYERS
+};
+
+#define TRANSPORT_NO_STAMP	INT64_MIN
+
+struct transport_stamps {
+	int64_t at[TRANSPORT_NLAYERS];	/* ns on the caller's clock, or
+					   TRANSPORT_NO_STAMP */
+};
+
+/*
+ * A datagram and what the transport knows of it: its bytes, its peer and
+ * every stamp taken of it, so that nothing about a datagram is fetched
+ * afterwards from the transport (as linuxptp's transport_recv() returns
+ * the message with its hardware stamp, and chrony's NSR_ProcessRx()
+ * takes address, stamp and data together).  A receive fills the receive
+ * side; a send reads buf, len and (a server's) peer and fills the send
+ * side.  A server answers a request in the request's own struct.
+ */
+struct transport_dgram {
+	void *buf;
+	size_t cap;			/* receive: room in buf */
+	size_t len;			/* send: bytes to send; receive: the
+					   datagram's, more than cap when it
+					   was truncated */
+	struct transport_addr peer;	/* receive: the sender; a server's send:
+					   where to (a client's goes to its
+					   endpoint) */
+	struct transport_host host;	/* receive: the sender's host */
+	unsigned char key[124];		/* receive: the part of peer that
+					   names its host, for per-client
+					   state (for UDP the address without
+					   the port, as chrony's client log
+					   keys its clients): a client that
+					   sends each request from a new port
+					   stays one client */
+	size_t keylen;
+	int64_t rx_at;			/* receive: the caller's clock read
+					   immediately after the receive
+					   returned (T2, T4) */
+	struct transport_stamps rx;	/* receive: the layers' stamps */
+	unsigned ahead;			/* receive (even one that failed): the
+					   datagrams read ahead that wait after
+					   this one (transport_pending()) */
+	int64_t tx_at;			/* send: the caller's clock read
+					   immediately before the datagram was
+					   submitted (T1, T3) */
+	uint32_t tx_id;			/* send with TRANSPORT_STAMP_SEND: the
+					   id whose stamps transport_tx_stamps()
+					   reads */
+};
+
+/*
  * transport_send() returns this, not an error, when the loss schedule
  * (loss.h, $NTPX_LOSS) took the datagram: it was stamped but never
  * submitted.  Callers record the exchange as `dropped`.
@@ -87,24 +160,25 @@ void transport_close(struct transport *t);
 const char *transport_resolved(const struct transport *t);
 
 /*
- * Sends @len bytes to @to (NULL for a client: its endpoint).  *stamp is
- * @clk read immediately before the datagram is submitted; with
- * TRANSPORT_STAMP_XMT that reading is also written into the packet, which
- * must then be an NTP header.  The loss schedule is applied first, the
- * same for every backend.  Returns 0, TRANSPORT_DROPPED, or -errno.
+ * Sends @d->len bytes of @d->buf: a server's to @d->peer, a client's to
+ * its endpoint.  @d->tx_at is @clk read immediately before the datagram
+ * is submitted; with TRANSPORT_STAMP_XMT that reading is also written
+ * into the packet, which must then be an NTP header.  With
+ * TRANSPORT_STAMP_SEND, @d->tx_id names its send stamps.  The loss
+ * schedule is applied first, the same for every backend.  Returns 0,
+ * TRANSPORT_DROPPED, or -errno.
  */
-int transport_send(struct transport *t, void *buf, size_t len,
-		   const struct transport_addr *to, struct clock *clk, int flags,
-		   int64_t *stamp);
+int transport_send(struct transport *t, struct transport_dgram *d, struct clock *clk, int flags);
 
 /*
- * Takes one datagram if one is waiting, without blocking.  Returns its
- * length (which may exceed @cap: the datagram was truncated), -EAGAIN when
- * none is waiting, or -errno (-ECONNREFUSED: the peer's port is closed).
- * *stamp is @clk read immediately after the receive returned.
+ * Takes one datagram into @d->buf (@d->cap bytes) if one is waiting,
+ * without blocking, and fills the receive side of @d: its length (which
+ * may exceed @d->cap: the datagram was truncated), its peer, @d->rx_at
+ * (@clk read immediately after the receive returned) and the layers'
+ * receive stamps on @clk.  Returns the length, -EAGAIN when none is
+ * waiting, or -errno (-ECONNREFUSED: the peer's port is closed).
  */
-ssize_t transport_recv(struct transport *t, void *buf, size_t cap,
-		       struct transport_addr *from, struct clock *clk, int64_t *stamp);
+ssize_t transport_recv(struct transport *t, struct transport_dgram *d, struct clock *clk);
 
 /*
  * transport_recv() that waits until @deadline (CLOCK_MONOTONIC ns, or
@@ -117,9 +191,8 @@ ssize_t transport_recv(struct transport *t, void *buf, size_t cap,
  * again and waits again.  Send stamps waiting meanwhile do not end it;
  * transport_tx_stamps() reads them.
  */
-ssize_t transport_recv_wait(struct transport *t, void *buf, size_t cap,
-			    struct transport_addr *from, struct clock *clk,
-			    int64_t *stamp, int64_t deadline, enum transport_poll mode);
+ssize_t transport_recv_wait(struct transport *t, struct transport_dgram *d, struct clock *clk,
+			    int64_t deadline, enum transport_poll mode);
 
 /*
  * Lets transport_recv() and transport_recv_wait() take up to @n datagrams
@@ -175,26 +248,6 @@ int transport_send_batch(struct transport *t, struct transport_msg *m, unsigned 
  */
 int transport_recv_batch(struct transport *t, struct transport_msg *m, unsigned n);
 
-/*
- * Stamps from the layers below the tool (doc/ntpx-record.5, columns tNq
- * tNk tNh).  Each is on the clock the caller passes, converted from the
- * kernel's CLOCK_REALTIME by clock_from_realtime(), so that it compares
- * with T1..T4 directly.  A backend that stamps nothing offers no layer;
- * its stamps are all TRANSPORT_NO_STAMP.
- */
-enum transport_layer {
-	TRANSPORT_LAYER_Q,	/* send: the datagram enters the qdisc */
-	TRANSPORT_LAYER_K,	/* the kernel at the driver boundary */
-	TRANSPORT_LAYER_H,	/* the NIC or HCA */
-	TRANSPORT_NLAYERS
-};
-
-#define TRANSPORT_NO_STAMP	INT64_MIN
-
-struct transport_stamps {
-	int64_t at[TRANSPORT_NLAYERS];	/* ns on the caller's clock, or
-					   TRANSPORT_NO_STAMP */
-};
 
 /*
  * Asks the backend for every stamp its path offers.  Returns 0 (perhaps
@@ -235,15 +288,8 @@ const char *transport_stamp_source(const struct transport *t, int tx, enum trans
  */
 unsigned transport_tx_layers(const struct transport *t);
 
-/* The receive stamps of the datagram the latest receive returned. */
-void transport_rx_stamps(const struct transport *t, struct clock *clk,
-			 struct transport_stamps *s);
-
-/* The id of the latest datagram sent with TRANSPORT_STAMP_SEND. */
-uint32_t transport_tx_id(const struct transport *t);
-
 /*
- * The send stamps of datagram @id.  Waits until @deadline (CLOCK_MONOTONIC
+ * The send stamps of datagram @id (a transport_dgram's tx_id).  Waits until @deadline (CLOCK_MONOTONIC
  * ns; 0: do not wait) for every layer its send asked for (all the path
  * offers, or those of TRANSPORT_STAMP_ONLY); the others are
  * TRANSPORT_NO_STAMP.  Returns 1 when all came, 0 when some did not
@@ -281,15 +327,6 @@ int transport_peer_reset(struct transport *t);
 const char *transport_counters(struct transport *t, char *buf, size_t len);
 
 /*
- * The part of @a that names the peer's host (for UDP the address without
- * the port, as chrony's client log keys its clients), for per-client
- * state: a client that sends each request from a new port stays one
- * client.  Returns its length (at most @cap).
- */
-size_t transport_addr_key(const struct transport *t, const struct transport_addr *a,
-			  void *key, size_t cap);
-
-/*
  * What a bulk sender or receiver (loadgen) asks of a path.  Each returns
  * 0, or -ENOTSUP with one line in @err when the backend has no such
  * thing (uudp and ib keep no kernel socket), or -errno when it failed.
@@ -305,7 +342,7 @@ size_t transport_addr_key(const struct transport *t, const struct transport_addr
 int transport_rcvbuf_set(struct transport *t, int bytes, char *err, size_t errlen);
 int transport_payload_max(struct transport *t, size_t *bytes, char *err, size_t errlen);
 
-/* @a as text ("10.0.0.1:41234"), for logs. */
+/* @a as text ("10.0.0.1:41234"), for output: logs and error lines. */
 const char *transport_addr_str(const struct transport *t, const struct transport_addr *a,
 			       char *buf, size_t len);
 

@@ -20,20 +20,24 @@ struct transport_ops {
 	const char *const *params;	/* keys it accepts, NULL-terminated */
 	struct transport *(*open)(const struct endpoint *ep, enum transport_role role,
 				  char *err, size_t errlen);
-	int (*send)(struct transport *t, void *buf, size_t len,
-		    const struct transport_addr *to, struct clock *clk, int flags,
-		    int64_t *stamp);
-	ssize_t (*recv)(struct transport *t, void *buf, size_t cap,
-			struct transport_addr *from, struct clock *clk, int64_t *stamp);
+	/*
+	 * send: @d->buf, @d->len to @to (NULL: a client's endpoint); sets
+	 * @d->tx_at, and @d->tx_id through transport_tx_begin().
+	 * recv: into @d->buf (@d->cap); sets @d->peer, @d->rx_at and the
+	 * layers' stamps in @d->rx, as CLOCK_REALTIME ns (the wrapper
+	 * cleared them; transport_recv() brings them to the caller's clock).
+	 */
+	int (*send)(struct transport *t, struct transport_dgram *d,
+		    const struct transport_addr *to, struct clock *clk, int flags);
+	ssize_t (*recv)(struct transport *t, struct transport_dgram *d, struct clock *clk);
 	/*
 	 * Optional: transport_recv_wait()'s blocking wait, asleep in the
 	 * receive itself until a datagram, a signal (-EINTR) or @deadline
 	 * (CLOCK_MONOTONIC ns, INT64_MAX none).  It may return -EAGAIN
 	 * before the deadline, for the caller to poll what is left.
 	 */
-	ssize_t (*recv_block)(struct transport *t, void *buf, size_t cap,
-			      struct transport_addr *from, struct clock *clk, int64_t *stamp,
-			      int64_t deadline);
+	ssize_t (*recv_block)(struct transport *t, struct transport_dgram *d,
+			      struct clock *clk, int64_t deadline);
 	/* Optional (NULL: -ENOTSUP, and nothing pending); see transport.h. */
 	int (*recv_ahead)(struct transport *t, unsigned n, size_t cap);
 	unsigned (*pending)(const struct transport *t);
@@ -61,8 +65,13 @@ struct transport_ops {
 	   NIC's setting), adding what went wrong to t->warn. */
 	void (*stamps_release)(struct transport *t);
 	void (*tx_drain)(struct transport *t);
-	/* Optional (NULL: the whole address); see transport_addr_key(). */
+	/*
+	 * Optional (NULL: the whole address): the part of @a that names its
+	 * host (transport_dgram's key), at most @cap bytes; its length.
+	 */
 	size_t (*addr_key)(const struct transport_addr *a, void *key, size_t cap);
+	/* Optional (NULL: no host): @a's host as transport_dgram's host. */
+	void (*addr_host)(const struct transport_addr *a, struct transport_host *h);
 	/* Optional (NULL: the wrapper refuses, -ENOTSUP); see transport.h.
 	   0 or -errno. */
 	int (*rcvbuf_set)(struct transport *t, int bytes);
@@ -79,8 +88,6 @@ struct transport_stamp_state {
 	const char *tx_src[TRANSPORT_NLAYERS], *rx_src[TRANSPORT_NLAYERS];
 	/* a layer not offered: why, "-:REASON" for #stamps (NULL: nothing to say) */
 	const char *tx_why[TRANSPORT_NLAYERS], *rx_why[TRANSPORT_NLAYERS];
-	int64_t rx[TRANSPORT_NLAYERS];		/* of the latest receive */
-	uint32_t tx_id;				/* of the latest send */
 	struct {
 		uint32_t id;
 		unsigned want;			/* layers asked for */
@@ -108,9 +115,6 @@ struct transport {
 				   lines with ntpx_lines_add() (log.h) */
 };
 
-/* Clears the receive stamps (a backend calls it before each receive). */
-void transport_rx_clear(struct transport *t);
-
 /*
  * A backend's send: datagram @id got stamp @realtime_ns at layer @l
  * (TRANSPORT_NO_STAMP: the layer reported and had none for it).
@@ -126,10 +130,12 @@ void transport_tx_note(struct transport *t, uint32_t id, enum transport_layer l,
 unsigned transport_send_layers(const struct transport *t, int flags);
 
 /*
- * A new datagram @id is about to go, asking for @layers (from
- * transport_send_layers()): its slot in the ring is emptied.
+ * A new datagram @d, @id, is about to go, asking for @layers (from
+ * transport_send_layers()): its slot in the ring is emptied and @id is
+ * its tx_id.
  */
-void transport_tx_begin(struct transport *t, uint32_t id, unsigned layers);
+void transport_tx_begin(struct transport *t, struct transport_dgram *d, uint32_t id,
+			unsigned layers);
 
 /*
  * Resolves host:port (a name or an address; @passive for a local bind;

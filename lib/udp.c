@@ -19,19 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/errqueue.h>
-#include <linux/ethtool.h>
-#include <linux/net_tstamp.h>
-#include <linux/sockios.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "hwts.h"
-#include "log.h"
 #include "opt_units.h"
-#include "phc.h"
 #include "transport_private.h"
+#include "udp_stamp.h"
 #include "util_private.h"
 
 struct udp_transport {
@@ -39,15 +33,8 @@ struct udp_transport {
 	struct sockaddr_storage peer;	/* client: the server */
 	socklen_t peerlen;
 	int gro;		/* UDP_GRO asked for (first recv_batch) */
-	int stamping;		/* SO_TIMESTAMPING on */
-	int set_id;		/* SCM_TS_OPT_ID works: -1 unknown, 0, 1 */
-	int tx_flags;		/* send stamps asked on the socket, or 0 */
-	uint32_t next_id;	/* the id of the next send */
 	char dev[IFNAMSIZ];	/* dev=, or "" */
-	struct phc *phc;	/* hardware stamping: the NIC's clock */
-	struct hwts hwts;	/* ...as found on dev=, put back at close */
-	const char *hw_why;	/* dev= without hardware stamps: why, for #stamps */
-	int tx_unread;		/* send stamps asked for since the last drain */
+	struct udp_stamping ts;	/* udp_stamp.c */
 	int64_t tick;		/* SO_RCVTIMEO's granularity, ns (the kernel's tick) */
 	int64_t rcvtimeo;	/* SO_RCVTIMEO as set, ns */
 	struct udp_ahead *ahead;	/* transport_recv_ahead(), or NULL */
@@ -78,10 +65,6 @@ struct udp_ahead {
 	struct iovec iov[UDP_AHEAD_MAX];
 	unsigned char data[];		/* max * cap */
 };
-
-#ifndef SCM_TS_OPT_ID
-#define SCM_TS_OPT_ID	81	/* asm-generic/socket.h, Linux 6.13 */
-#endif
 
 static const char *const udp_params[] = { "dev", "src", NULL };
 
@@ -221,148 +204,21 @@ no_address:
 	return NULL;
 }
 
-static void udp_tx_drain(struct transport *t);
-
-/*
- * sendmsg() asking for this datagram's send stamps at @layers (an
- * SO_TIMESTAMPING message: per datagram, so that a server pays for them
- * only where they are wanted, and for each layer only where it is: every
- * one is a message on the error queue), with its id in an SCM_TS_OPT_ID
- * message when @with_id.
- */
-/* The SO_TIMESTAMPING send flags for @layers (bits 1 << TRANSPORT_LAYER_*). */
-static uint32_t udp_tx_sof(unsigned layers)
-{
-	return (layers & 1u << TRANSPORT_LAYER_Q ? SOF_TIMESTAMPING_TX_SCHED : 0) |
-	       (layers & 1u << TRANSPORT_LAYER_K ? SOF_TIMESTAMPING_TX_SOFTWARE : 0) |
-	       (layers & 1u << TRANSPORT_LAYER_H ? SOF_TIMESTAMPING_TX_HARDWARE : 0);
-}
-
-static ssize_t udp_send_stamped(struct udp_transport *u, const void *buf, size_t len,
-				const struct transport_addr *to, unsigned layers, uint32_t id,
-				int with_id)
-{
-	union {
-		char buf[CMSG_SPACE(sizeof(uint32_t)) * 2];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-	struct msghdr h = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = ctl.buf,
-		.msg_controllen = CMSG_SPACE(sizeof(uint32_t)) * (with_id ? 2 : 1),
-	};
-	struct cmsghdr *c;
-	uint32_t tx = udp_tx_sof(layers);
-
-	memset(&ctl, 0, sizeof(ctl));
-	if (to) {
-		h.msg_name = (void *)to->data;
-		h.msg_namelen = to->len;
-	}
-	c = CMSG_FIRSTHDR(&h);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SO_TIMESTAMPING;
-	c->cmsg_len = CMSG_LEN(sizeof(tx));
-	memcpy(CMSG_DATA(c), &tx, sizeof(tx));
-	if (with_id) {
-		c = CMSG_NXTHDR(&h, c);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_TS_OPT_ID;
-		c->cmsg_len = CMSG_LEN(sizeof(id));
-		memcpy(CMSG_DATA(c), &id, sizeof(id));
-	}
-	return sendmsg(u->t.fd, &h, MSG_DONTWAIT);
-}
-
-/* The socket's send-stamp counter back to 0, the stamps it has counted read. */
-static void udp_tx_count_reset(struct udp_transport *u)
-{
-	int flags = u->tx_flags & ~SOF_TIMESTAMPING_OPT_ID;
-
-	udp_tx_drain(&u->t);
-	if (setsockopt(u->t.fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof(flags)) == 0 &&
-	    setsockopt(u->t.fd, SOL_SOCKET, SO_TIMESTAMPING, &u->tx_flags,
-		       sizeof(u->tx_flags)) == 0)
-		u->next_id = 0;
-}
-
-/*
- * A connected socket asks for its send stamps once, on the socket: a
- * control message would make the kernel look its route up again on every
- * send.  Every send is then stamped, and its id is the socket's count of
- * them; a send that fails may or may not have counted, so the count
- * starts again.  The kernel stamps every layer then: TRANSPORT_STAMP_ONLY
- * only chooses what is kept.
- */
-static int udp_send_counted(struct udp_transport *u, void *buf, size_t len,
-			    const struct transport_addr *to, struct clock *clk, int flags,
-			    int64_t *stamp)
-{
-	unsigned layers = transport_send_layers(&u->t, flags);
-	ssize_t n;
-
-	if (layers)
-		transport_tx_begin(&u->t, u->next_id, layers);
-	*stamp = clock_now(clk);
-	if (flags & TRANSPORT_STAMP_XMT)
-		transport_stamp_xmt(buf, *stamp);
-	n = sendto(u->t.fd, buf, len, MSG_DONTWAIT, to ? (const struct sockaddr *)to->data : NULL,
-		   to ? to->len : 0);
-	if (n < 0) {
-		int e = errno;
-
-		udp_tx_count_reset(u);
-		return -e;
-	}
-	u->next_id++;
-	u->tx_unread = 1;
-	return (size_t)n == len ? 0 : -EMSGSIZE;
-}
-
-static int udp_send(struct transport *t, void *buf, size_t len,
-		    const struct transport_addr *to, struct clock *clk, int flags,
-		    int64_t *stamp)
+static int udp_send(struct transport *t, struct transport_dgram *d,
+		    const struct transport_addr *to, struct clock *clk, int flags)
 {
 	struct udp_transport *u = container_of(t, struct udp_transport, t);
-	unsigned layers;
+	void *buf = d->buf;
+	size_t len = d->len;
 	ssize_t n;
+	int rc;
 
-	if (u->tx_flags)
-		return udp_send_counted(u, buf, len, to, clk, flags, stamp);
-	layers = transport_send_layers(t, flags);
-	if (u->stamping && layers) {
-		uint32_t id = u->next_id;
-
-		transport_tx_begin(t, id, layers);
-		*stamp = clock_now(clk);
-		if (flags & TRANSPORT_STAMP_XMT)
-			transport_stamp_xmt(buf, *stamp);
-		n = -1;
-		if (u->set_id != 0) {
-			n = udp_send_stamped(u, buf, len, to, layers, id, 1);
-			if (u->set_id < 0 && n < 0 && errno == EINVAL) {
-				/* An older kernel: the socket's counter then,
-				   which counts the datagrams that ask for stamps. */
-				u->set_id = 0;
-			} else if (u->set_id < 0 && n >= 0) {
-				u->set_id = 1;
-			}
-		}
-		if (u->set_id == 0)
-			n = udp_send_stamped(u, buf, len, to, layers, id, 0);
-		if (n < 0)
-			return -errno;
-		u->next_id++;
-		/* The stamps are read later, off the path being measured:
-		   after the answer (transport_tx_stamps), or before a poll
-		   that they would wake (udp_recv_block). */
-		u->tx_unread = 1;
-		return (size_t)n == len ? 0 : -EMSGSIZE;
-	}
-	*stamp = clock_now(clk);
+	rc = udp_stamp_send(&u->ts, t, d, to, clk, flags);
+	if (rc != UDP_STAMP_UNSTAMPED)
+		return rc;
+	d->tx_at = clock_now(clk);
 	if (flags & TRANSPORT_STAMP_XMT)
-		transport_stamp_xmt(buf, *stamp);
+		transport_stamp_xmt(buf, d->tx_at);
 	if (to)
 		n = sendto(t->fd, buf, len, MSG_DONTWAIT, (const struct sockaddr *)to->data,
 			   to->len);
@@ -371,65 +227,6 @@ static int udp_send(struct transport *t, void *buf, size_t len,
 	if (n < 0)
 		return -errno;
 	return (size_t)n == len ? 0 : -EMSGSIZE;
-}
-
-static int64_t ts_ns(const struct timespec *ts)
-{
-	return (int64_t)ts->tv_sec * NTPX_NS_PER_SEC + ts->tv_nsec;
-}
-
-/* A raw hardware stamp on CLOCK_REALTIME, or TRANSPORT_NO_STAMP. */
-static int64_t udp_hw_realtime(const struct udp_transport *u, const struct timespec *ts)
-{
-	int64_t rt;
-
-	if (!u->phc || phc_to_realtime(u->phc, ts_ns(ts), &rt))
-		return TRANSPORT_NO_STAMP;
-	return rt;
-}
-
-/* The receive stamps in a received message's control data, into @rx. */
-static void udp_rx_stamps(const struct udp_transport *u, struct msghdr *h, int64_t *rx)
-{
-	struct cmsghdr *c;
-
-	for (c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR(h, c)) {
-		struct scm_timestamping tss;
-
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPING)
-			continue;
-		memcpy(&tss, CMSG_DATA(c), sizeof(tss));
-		if (tss.ts[0].tv_sec || tss.ts[0].tv_nsec)
-			rx[TRANSPORT_LAYER_K] = ts_ns(&tss.ts[0]);
-		if (tss.ts[2].tv_sec || tss.ts[2].tv_nsec)
-			rx[TRANSPORT_LAYER_H] = udp_hw_realtime(u, &tss.ts[2]);
-	}
-}
-
-/* recvmsg() with the SCM_TIMESTAMPING message kept in t->st.rx. */
-static ssize_t udp_recv_stamped(struct transport *t, void *buf, size_t cap,
-				struct sockaddr_storage *ss, socklen_t *sslen,
-				struct clock *clk, int64_t *stamp, int flags)
-{
-	union {
-		char buf[CMSG_SPACE(sizeof(struct scm_timestamping))];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov = { .iov_base = buf, .iov_len = cap };
-	struct msghdr h = {
-		.msg_name = ss, .msg_namelen = *sslen,
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf),
-	};
-	ssize_t n;
-
-	n = recvmsg(t->fd, &h, MSG_TRUNC | flags);
-	if (n < 0)
-		return -errno;
-	*stamp = clock_now(clk);
-	*sslen = h.msg_namelen;
-	udp_rx_stamps(container_of(t, struct udp_transport, t), &h, t->st.rx);
-	return n;
 }
 
 /*
@@ -453,7 +250,7 @@ static int udp_read_ahead(struct udp_transport *u, struct clock *clk, int flags)
 		h->msg_iovlen = 1;
 		h->msg_name = &a->slot[i].ss;
 		h->msg_namelen = sizeof(a->slot[i].ss);
-		if (u->stamping) {
+		if (u->ts.on) {
 			h->msg_control = a->slot[i].ctl.buf;
 			h->msg_controllen = sizeof(a->slot[i].ctl.buf);
 		}
@@ -470,8 +267,8 @@ static int udp_read_ahead(struct udp_transport *u, struct clock *clk, int flags)
 		s->sslen = a->m[i].msg_hdr.msg_namelen;
 		for (l = 0; l < TRANSPORT_NLAYERS; l++)
 			s->rx[l] = TRANSPORT_NO_STAMP;
-		if (u->stamping)
-			udp_rx_stamps(u, &a->m[i].msg_hdr, s->rx);
+		if (u->ts.on)
+			udp_stamp_rx(&u->ts, &a->m[i].msg_hdr, s->rx);
 	}
 	a->n = (unsigned)r;
 	a->next = 0;
@@ -479,21 +276,18 @@ static int udp_read_ahead(struct udp_transport *u, struct clock *clk, int flags)
 }
 
 /* The next datagram read ahead, as udp_recv_one() returns one. */
-static ssize_t udp_ahead_take(struct udp_transport *u, void *buf, size_t cap,
-			      struct transport_addr *from, int64_t *stamp)
+static ssize_t udp_ahead_take(struct udp_transport *u, struct transport_dgram *d)
 {
 	struct udp_ahead *a = u->ahead;
 	unsigned i = a->next++;
 	struct udp_slot *s = &a->slot[i];
-	size_t kept = s->len < a->cap ? s->len : a->cap;
+	size_t kept = s->len < a->cap ? s->len : a->cap, cap = d->cap;
 
-	memcpy(buf, a->data + i * a->cap, kept < cap ? kept : cap);
-	memcpy(u->t.st.rx, s->rx, sizeof(u->t.st.rx));
-	*stamp = a->stamp;
-	if (from) {
-		from->len = s->sslen <= sizeof(from->data) ? s->sslen : 0;
-		memcpy(from->data, &s->ss, from->len);
-	}
+	memcpy(d->buf, a->data + i * a->cap, kept < cap ? kept : cap);
+	memcpy(d->rx.at, s->rx, sizeof(d->rx.at));
+	d->rx_at = a->stamp;
+	d->peer.len = s->sslen <= sizeof(d->peer.data) ? s->sslen : 0;
+	memcpy(d->peer.data, &s->ss, d->peer.len);
 	/* Longer than was kept of it but not than the caller's buffer: it
 	   was truncated all the same, so its length must say so. */
 	if (s->len > a->cap && s->len <= cap)
@@ -535,8 +329,7 @@ static unsigned udp_pending(const struct transport *t)
 }
 
 /* One datagram; @flags MSG_DONTWAIT, or 0 to sleep until one comes. */
-static ssize_t udp_recv_one(struct transport *t, void *buf, size_t cap,
-			    struct transport_addr *from, struct clock *clk, int64_t *stamp,
+static ssize_t udp_recv_one(struct transport *t, struct transport_dgram *d, struct clock *clk,
 			    int flags)
 {
 	struct udp_transport *u = container_of(t, struct udp_transport, t);
@@ -551,32 +344,28 @@ static ssize_t udp_recv_one(struct transport *t, void *buf, size_t cap,
 			if (r < 0)
 				return r;
 		}
-		return udp_ahead_take(u, buf, cap, from, stamp);
+		return udp_ahead_take(u, d);
 	}
-	if (u->stamping) {
-		transport_rx_clear(t);
-		n = udp_recv_stamped(t, buf, cap, &ss, &sslen, clk, stamp, flags);
+	if (u->ts.on) {
+		n = udp_stamp_recv(&u->ts, t, d, &ss, &sslen, clk, flags);
 		if (n < 0)
 			return n;
 		goto got;
 	}
 	/* MSG_TRUNC: the datagram's real length, so truncation is seen. */
-	n = recvfrom(t->fd, buf, cap, MSG_TRUNC | flags, (struct sockaddr *)&ss, &sslen);
+	n = recvfrom(t->fd, d->buf, d->cap, MSG_TRUNC | flags, (struct sockaddr *)&ss, &sslen);
 	if (n < 0)
 		return -errno;
-	*stamp = clock_now(clk);
+	d->rx_at = clock_now(clk);
 got:
-	if (from) {
-		from->len = sslen <= sizeof(from->data) ? sslen : 0;
-		memcpy(from->data, &ss, from->len);
-	}
+	d->peer.len = sslen <= sizeof(d->peer.data) ? sslen : 0;
+	memcpy(d->peer.data, &ss, d->peer.len);
 	return n;
 }
 
-static ssize_t udp_recv(struct transport *t, void *buf, size_t cap,
-			struct transport_addr *from, struct clock *clk, int64_t *stamp)
+static ssize_t udp_recv(struct transport *t, struct transport_dgram *d, struct clock *clk)
 {
-	return udp_recv_one(t, buf, cap, from, clk, stamp, MSG_DONTWAIT);
+	return udp_recv_one(t, d, clk, MSG_DONTWAIT);
 }
 
 /*
@@ -630,9 +419,8 @@ static int udp_rcvtimeo(struct udp_transport *u, int64_t max)
  * precisely, with the send stamps read first, or they would end that
  * poll at once.
  */
-static ssize_t udp_recv_block(struct transport *t, void *buf, size_t cap,
-			      struct transport_addr *from, struct clock *clk, int64_t *stamp,
-			      int64_t deadline)
+static ssize_t udp_recv_block(struct transport *t, struct transport_dgram *d,
+			      struct clock *clk, int64_t deadline)
 {
 	struct udp_transport *u = container_of(t, struct udp_transport, t);
 	int64_t max = deadline == INT64_MAX ? NTPX_NS_PER_SEC :
@@ -644,10 +432,10 @@ static ssize_t udp_recv_block(struct transport *t, void *buf, size_t cap,
 
 		if (rc < 0)
 			return rc;
-		n = udp_recv_one(t, buf, cap, from, clk, stamp, 0);
+		n = udp_recv_one(t, d, clk, 0);
 	}
-	if (n == -EAGAIN && u->tx_unread)
-		udp_tx_drain(t);
+	if (n == -EAGAIN && u->ts.tx_unread)
+		udp_stamp_drain(&u->ts, t);
 	return n;
 }
 
@@ -787,189 +575,46 @@ static size_t udp_addr_key(const struct transport_addr *a, void *key, size_t cap
 	return n;
 }
 
-/* One message of the error queue: its send stamp, into the ring. */
-static void udp_tx_one(struct transport *t, struct msghdr *h)
+/* The host of @a, for a server's policy (IPv4 as ::ffff:a.b.c.d). */
+static void udp_addr_host(const struct transport_addr *a, struct transport_host *h)
 {
-	struct scm_timestamping tss;
-	struct cmsghdr *c;
-	int have_ts = 0, have_err = 0;
-	uint32_t id = 0, kind = 0;
+	const struct sockaddr *sa = (const void *)a->data;
 
-	for (c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR(h, c)) {
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPING) {
-			memcpy(&tss, CMSG_DATA(c), sizeof(tss));
-			have_ts = 1;
-		} else if ((c->cmsg_level == SOL_IP && c->cmsg_type == IP_RECVERR) ||
-			   (c->cmsg_level == SOL_IPV6 && c->cmsg_type == IPV6_RECVERR)) {
-			struct sock_extended_err ee;
+	if (sa->sa_family == AF_INET && a->len >= sizeof(struct sockaddr_in)) {
+		const struct sockaddr_in *s4 = (const void *)sa;
 
-			memcpy(&ee, CMSG_DATA(c), sizeof(ee));
-			if (ee.ee_errno == ENOMSG && ee.ee_origin == SO_EE_ORIGIN_TIMESTAMPING) {
-				id = ee.ee_data;
-				kind = ee.ee_info;
-				have_err = 1;
-			}
-		}
+		memset(h->a, 0, 10);
+		h->a[10] = h->a[11] = 0xff;
+		memcpy(h->a + 12, &s4->sin_addr, 4);
+		h->has = 1;
+	} else if (sa->sa_family == AF_INET6 && a->len >= sizeof(struct sockaddr_in6)) {
+		memcpy(h->a, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, 16);
+		h->has = 1;
 	}
-	if (!have_ts || !have_err)
-		return;
-	if (kind == SCM_TSTAMP_SND && (tss.ts[2].tv_sec || tss.ts[2].tv_nsec)) {
-		int64_t rt = udp_hw_realtime(container_of(t, struct udp_transport, t), &tss.ts[2]);
-
-		if (rt != TRANSPORT_NO_STAMP)
-			transport_tx_note(t, id, TRANSPORT_LAYER_H, rt);
-	}
-	if (!(tss.ts[0].tv_sec || tss.ts[0].tv_nsec))
-		return;
-	if (kind == SCM_TSTAMP_SCHED)
-		transport_tx_note(t, id, TRANSPORT_LAYER_Q, ts_ns(&tss.ts[0]));
-	else if (kind == SCM_TSTAMP_SND)
-		transport_tx_note(t, id, TRANSPORT_LAYER_K, ts_ns(&tss.ts[0]));
-}
-
-/*
- * Every send stamp waiting in the error queue, into the ring.  A send
- * queues one message per stamp (TX_SCHED and TX_SOFTWARE: two), so one
- * recvmmsg() takes them together; a batch that comes back short means
- * the queue is empty, without another call to learn it.
- */
-#define TX_BATCH	8
-static void udp_tx_drain(struct transport *t)
-{
-	union {
-		char buf[CMSG_SPACE(sizeof(struct scm_timestamping)) +
-			 CMSG_SPACE(sizeof(struct sock_extended_err) +
-				    sizeof(struct sockaddr_in6)) + 64];
-		struct cmsghdr align;
-	} ctl[TX_BATCH];
-	struct mmsghdr m[TX_BATCH];
-	int n, i;
-
-	container_of(t, struct udp_transport, t)->tx_unread = 0;
-	do {
-		memset(m, 0, sizeof(m));
-		for (i = 0; i < TX_BATCH; i++) {
-			m[i].msg_hdr.msg_control = ctl[i].buf;
-			m[i].msg_hdr.msg_controllen = sizeof(ctl[i].buf);
-		}
-		n = recvmmsg(t->fd, m, TX_BATCH, MSG_ERRQUEUE | MSG_DONTWAIT, NULL);
-		for (i = 0; i < n; i++)
-			udp_tx_one(t, &m[i].msg_hdr);
-	} while (n == TX_BATCH);
-}
-
-/* Puts the NIC's stamping setting back, saying what went wrong. */
-static void udp_hw_put_back(struct udp_transport *u)
-{
-	if (hwts_release(&u->hwts))
-		ntpx_lines_add(u->t.warn, sizeof(u->t.warn), "%s", u->hwts.note);
-}
-
-/*
- * Hardware stamping on dev=, where the NIC has it: returns HWTS_TX and
- * HWTS_RX for what it stamps (sends; every received packet) with u->phc
- * open, 0 when it has none, u->hw_why saying why for what is missing.
- * A NIC that stamps sends but not every receive (i40e refuses
- * HWTSTAMP_FILTER_ALL; others give only PTP) keeps its send stamps.  The
- * setting is read first and only what is missing is switched on, never
- * weakening another program's (ptp4l's) setting, the driver's answer
- * checked, the change said, and put back at close (lib/hwts.h, after
- * linuxptp's hwts_init).
- */
-static int udp_hw_enable(struct udp_transport *u)
-{
-	const unsigned need = SOF_TIMESTAMPING_TX_HARDWARE | SOF_TIMESTAMPING_RX_HARDWARE |
-			      SOF_TIMESTAMPING_RAW_HARDWARE;
-	struct ethtool_ts_info info = { .cmd = ETHTOOL_GET_TS_INFO };
-	struct ifreq ifr;
-	char err[128];
-	int got;
-
-	if (!u->dev[0])
-		return 0;
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", u->dev);
-	ifr.ifr_data = (void *)&info;
-	if (ioctl(u->t.fd, SIOCETHTOOL, &ifr) || (info.so_timestamping & need) != need ||
-	    info.phc_index < 0) {
-		u->hw_why = "-:nic_has_no_hw_stamps";
-		return 0;
-	}
-	got = hwts_acquire(&u->hwts, u->t.fd, u->dev, HWTS_TX | HWTS_RX);
-	if (u->hwts.note[0])
-		ntpx_lines_add(u->t.warn, sizeof(u->t.warn), "%s", u->hwts.note);
-	if (got <= 0 || !(got & HWTS_TX)) {
-		udp_hw_put_back(u);
-		u->hw_why = got < 0 ? "-:driver_refused_hw_stamping" :
-				      "-:driver_cannot_stamp_sends";
-		return 0;
-	}
-	if (!(got & HWTS_RX))
-		u->hw_why = "-:driver_cannot_stamp_all_rx";
-	u->phc = phc_open(info.phc_index, err, sizeof(err));
-	if (!u->phc) {
-		udp_hw_put_back(u);
-		u->hw_why = "-:no_phc";
-		return 0;
-	}
-	return got;
 }
 
 static int udp_stamps_enable(struct transport *t, char *err, size_t errlen)
 {
 	struct udp_transport *u = container_of(t, struct udp_transport, t);
-	/* Receive stamps for every datagram; send stamps per datagram, where
-	   asked (udp_send_stamped()), but a client's on the socket, every
-	   send's (udp_send_counted()). */
-	int flags = SOF_TIMESTAMPING_SOFTWARE | SOF_TIMESTAMPING_RX_SOFTWARE |
-		    SOF_TIMESTAMPING_OPT_ID | SOF_TIMESTAMPING_OPT_TSONLY;
-	int hw = udp_hw_enable(u);
-	unsigned tx = 1u << TRANSPORT_LAYER_Q | 1u << TRANSPORT_LAYER_K |
-		      (hw & HWTS_TX ? 1u << TRANSPORT_LAYER_H : 0);
 
-	if (hw)
-		flags |= SOF_TIMESTAMPING_RAW_HARDWARE;
-	if (hw & HWTS_RX)
-		flags |= SOF_TIMESTAMPING_RX_HARDWARE;
-	if (u->peerlen)
-		flags |= (int)udp_tx_sof(tx);
-	if (setsockopt(t->fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof(flags))) {
-		snprintf(err, errlen, "SO_TIMESTAMPING: %s", strerror(errno));
-		return -errno;
-	}
-	u->tx_flags = u->peerlen ? flags : 0;
-	u->stamping = 1;
-	u->set_id = -1;
-	u->next_id = 0;
-	t->st.tx_layers = tx;
-	t->st.rx_layers = 1u << TRANSPORT_LAYER_K;
-	t->st.tx_src[TRANSPORT_LAYER_Q] = "so_timestamping:tx_sched";
-	t->st.tx_src[TRANSPORT_LAYER_K] = "so_timestamping:tx_software";
-	t->st.rx_src[TRANSPORT_LAYER_K] = "so_timestamping:rx_software";
-	if (hw & HWTS_TX)
-		t->st.tx_src[TRANSPORT_LAYER_H] = "so_timestamping:tx_hardware+phc";
-	else
-		t->st.tx_why[TRANSPORT_LAYER_H] = u->hw_why;
-	if (hw & HWTS_RX) {
-		t->st.rx_layers |= 1u << TRANSPORT_LAYER_H;
-		t->st.rx_src[TRANSPORT_LAYER_H] = "so_timestamping:rx_hardware+phc";
-	} else {
-		t->st.rx_why[TRANSPORT_LAYER_H] = u->hw_why;
-	}
-	return 0;
+	return udp_stamp_enable(&u->ts, t, u->dev, u->peerlen != 0, err, errlen);
 }
 
 static void udp_stamps_release(struct transport *t)
 {
-	udp_hw_put_back(container_of(t, struct udp_transport, t));
+	udp_stamp_release(&container_of(t, struct udp_transport, t)->ts, t);
+}
+
+static void udp_tx_drain(struct transport *t)
+{
+	udp_stamp_drain(&container_of(t, struct udp_transport, t)->ts, t);
 }
 
 static void udp_close(struct transport *t)
 {
 	struct udp_transport *u = container_of(t, struct udp_transport, t);
 
-	phc_close(u->phc);
-	hwts_release(&u->hwts);
+	udp_stamp_close(&u->ts);
 	close(t->fd);
 	free(u->ahead);
 	free(t);
@@ -1021,6 +666,7 @@ const struct transport_ops udp_transport_ops = {
 	.stamps_release = udp_stamps_release,
 	.tx_drain = udp_tx_drain,
 	.addr_key = udp_addr_key,
+	.addr_host = udp_addr_host,
 	.rcvbuf_set = udp_rcvbuf_set,
 	.payload_max = udp_payload_max,
 };

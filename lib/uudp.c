@@ -499,11 +499,12 @@ static int uudp_client_ready(struct uudp_transport *u, int request)
 	return 0;
 }
 
-static int uudp_send(struct transport *t, void *buf, size_t len,
-		     const struct transport_addr *to, struct clock *clk, int flags,
-		     int64_t *stamp)
+static int uudp_send(struct transport *t, struct transport_dgram *d,
+		     const struct transport_addr *to, struct clock *clk, int flags)
 {
 	struct uudp_transport *u = container_of(t, struct uudp_transport, t);
+	const void *buf = d->buf;
+	size_t len = d->len;
 	struct frame_addr src = u->local, dst;
 	int offload = u->port->caps & PORT_CAP_CSUM, rc, request, pflags;
 	unsigned char *f;
@@ -546,9 +547,9 @@ static int uudp_send(struct transport *t, void *buf, size_t len,
 	if (offload)
 		frame_udp_csum_partial(f);
 	/* T1/T3: the stamp, written in, then the checksum that covers it. */
-	*stamp = clock_now(clk);
+	d->tx_at = clock_now(clk);
 	if (flags & TRANSPORT_STAMP_XMT)
-		transport_stamp_xmt(f + FRAME_HDR_LEN, *stamp);
+		transport_stamp_xmt(f + FRAME_HDR_LEN, d->tx_at);
 	if (!offload)
 		frame_udp_csum_fill(f, flen);
 	/* One layer at most: stamped when the send asks for it. */
@@ -557,7 +558,7 @@ static int uudp_send(struct transport *t, void *buf, size_t len,
 	pflags = offload | (flags & TRANSPORT_STAMP_XMT ? 0 : PORT_TX_LATER);
 	if (layers) {
 		u->port->tx_tag = ++u->tx_seq;
-		transport_tx_begin(t, u->tx_seq, layers);
+		transport_tx_begin(t, d, u->tx_seq, layers);
 		rc = port_tx_submit(u->port, f, flen, pflags | PORT_TX_STAMP);
 	} else {
 		rc = port_tx_submit(u->port, f, flen, pflags);
@@ -572,9 +573,9 @@ static int uudp_send(struct transport *t, void *buf, size_t len,
 	return 0;
 }
 
-static ssize_t uudp_recv(struct transport *t, void *buf, size_t cap,
-			 struct transport_addr *from, struct clock *clk, int64_t *stamp)
+static ssize_t uudp_recv(struct transport *t, struct transport_dgram *d, struct clock *clk)
 {
+	size_t cap = d->cap;
 	struct uudp_transport *u = container_of(t, struct uudp_transport, t);
 	struct frame_info fi;
 	enum frame_reason r;
@@ -591,7 +592,6 @@ static ssize_t uudp_recv(struct transport *t, void *buf, size_t cap,
 		if (rc <= 0)
 			return rc ? rc : -EAGAIN;
 		now = clock_now(clk);	/* T2/T4: the frame is seen */
-		transport_rx_clear(t);
 		r = frame_check(f, flen, &u->filter, &fi);
 		u->rx.n[r]++;
 		if (r != FRAME_OK) {
@@ -608,12 +608,12 @@ static ssize_t uudp_recv(struct transport *t, void *buf, size_t cap,
 		}
 		break;
 	}
-	*stamp = now;
+	d->rx_at = now;
 	if (u->stamping && u->ps.rx_layer >= 0) {
 		int64_t k;
 
 		if (port_rx_stamp(u->port, &k) == 1) {
-			t->st.rx[u->ps.rx_layer] = k;
+			d->rx.at[u->ps.rx_layer] = k;
 			/*
 			 * A server's T2 is the frame's arrival (issue 38): the
 			 * stamp below us, on its clock, as chronyd's is the
@@ -621,21 +621,20 @@ static ssize_t uudp_recv(struct transport *t, void *buf, size_t cap,
 			 * then in T3 - T2, as they are in chronyd's.
 			 */
 			if (t->role == TRANSPORT_SERVER)
-				*stamp = clock_from_realtime(clk, k);
+				d->rx_at = clock_from_realtime(clk, k);
 		}
 	}
-	memcpy(buf, (const unsigned char *)f + fi.payload_off,
+	memcpy(d->buf, (const unsigned char *)f + fi.payload_off,
 	       fi.payload_len < cap ? fi.payload_len : cap);
 	if (fi.payload_len > cap)
 		u->rx_truncated++;
-	if (from) {
+	{
 		struct uudp_addr a = { .ip = fi.src.ip, .local_ip = fi.dst.ip,
 				       .port = fi.src.port };
 
 		memcpy(a.mac, fi.src.mac, 6);
-		memset(from, 0, sizeof(*from));
-		from->len = sizeof(a);
-		memcpy(from->data, &a, sizeof(a));
+		d->peer.len = sizeof(a);
+		memcpy(d->peer.data, &a, sizeof(a));
 	}
 	port_rx_release(u->port);
 	if (t->role == TRANSPORT_CLIENT) {
@@ -677,6 +676,22 @@ static void uudp_addr_str(const struct transport_addr *ta, char *buf, size_t len
 	in.s_addr = htonl(a->ip);
 	inet_ntop(AF_INET, &in, ip, sizeof(ip));
 	snprintf(buf, len, "%s:%u", ip, a->port);
+}
+
+/* The sender's IPv4 address, as ::ffff:a.b.c.d. */
+static void uudp_addr_host(const struct transport_addr *ta, struct transport_host *h)
+{
+	struct uudp_addr a;
+	uint32_t ip;
+
+	if (ta->len != sizeof(a))
+		return;
+	memcpy(&a, ta->data, sizeof(a));
+	ip = htonl(a.ip);
+	memset(h->a, 0, 10);
+	h->a[10] = h->a[11] = 0xff;
+	memcpy(h->a + 12, &ip, 4);
+	h->has = 1;
 }
 
 static int uudp_peer_reset(struct transport *t)
@@ -792,6 +807,7 @@ const struct transport_ops uudp_transport_ops = {
 	.recv = uudp_recv,
 	.close = uudp_close,
 	.addr_str = uudp_addr_str,
+	.addr_host = uudp_addr_host,
 	.peer_reset = uudp_peer_reset,
 	.counters = uudp_counters,
 	.check = uudp_check,

@@ -55,7 +55,7 @@ int xleave_ef_find(const void *pkt, size_t len, struct xleave_ef *e);
 
 struct xleave_client {
 	uint32_t addrlen;
-	unsigned char addr[124];	/* the client's key (transport_addr_key()) */
+	unsigned char addr[124];	/* the client's key (transport_dgram's key) */
 	uint64_t seen;			/* when last seen: the table's counter */
 	uint64_t rec_sent;		/* the receive timestamp of our last reply */
 	uint32_t tx_id;			/* that reply's transport id */

@@ -19,6 +19,7 @@
 #define MAX_DGRAM	65507		/* largest UDP payload over IPv4 */
 #define BATCH		16		/* messages per send_batch */
 #define RBATCH		32		/* messages per recv_batch */
+#define CATCHUP_NS	(50 * NTPX_NS_PER_MS)	/* a late sender sends what it owes, up to this */
 #define RBUF		(65536 + 4096)	/* a GRO message: up to 64 KiB */
 /* A --nts request: header, identifier, a cookie of up to 256 bytes, the
    authenticator. */

@@ -123,11 +123,17 @@ static void pace_start(const struct sender *s, struct pace *p)
 	p->line_sent = 0;
 	p->start = p->last = p->last_line = clock_monotonic_ns();
 	p->next_line = p->start + s->interval;
-	/* The bucket holds 2 ms at the rate, or three messages if that is
-	   more: enough that a late wake-up costs no rate, little enough that
-	   a burst at line rate does not fill a shaper's queue by itself.
-	   Flat out, a batch. */
-	p->cap = s->rate ? s->rate / 8 * 2e-3 : (double)p->msg_bytes * BATCH;
+	/* The bucket holds what the sender owes, up to CATCHUP_NS of sending
+	   at the rate (three messages if that is more).  On time, each turn
+	   sleeps until one message is owed and sends it, so the bucket holds
+	   no more than that.  Woken late (a busy machine, for tens of ms), or
+	   held up by the kernel, a turn finds more owed and sends it at once:
+	   over any interval longer than CATCHUP_NS the offered rate is the
+	   rate asked, which a shaper's queue under this load needs to stay
+	   full.  A sender later than that forgoes the rest.  Flat out, a
+	   batch. */
+	p->cap = s->rate ? s->rate / 8 * ntpx_ns_to_sec((double)CATCHUP_NS) :
+		(double)p->msg_bytes * BATCH;
 	if (p->cap < 3.0 * (double)p->msg_bytes)
 		p->cap = 3.0 * (double)p->msg_bytes;
 	if (s->off) {

@@ -114,6 +114,15 @@ static void u95(const char *k, double var)
 	us(k, t95 * sqrt(var));
 }
 
+/* Whether the 95% interval of a variance (ns^2) holds an error (ns): 0 or 1, "-" when NAN. */
+static void held(const char *k, double err, double var)
+{
+	if (isnan(err) || isnan(var))
+		word(k, NULL);
+	else
+		flag(k, fabs(err) <= t95 * sqrt(var));
+}
+
 /* A time, ns since the epoch, as seconds to the nanosecond. */
 static void when(const char *k, int64_t ns)
 {
@@ -247,6 +256,7 @@ static void loops(const struct mesh_run *r, const struct window *w)
 		if (have) {
 			us("true_us", truth);
 			us("err_us", l->closure - truth);
+			held("held", l->closure - truth, l->var);
 		}
 		item_end();
 	}
@@ -283,6 +293,8 @@ static void hosts(const struct mesh_run *r, const struct window *w)
 			us("ls_err_us", f->ls[h] - w->true_theta[h]);
 			us("robust_err_us", f->rob[h] - w->true_theta[h]);
 			us("direct_err_us", direct - w->true_theta[h]);
+			held("ls_held", f->ls[h] - w->true_theta[h], f->ls_var[h]);
+			held("robust_held", f->rob[h] - w->true_theta[h], f->rob_var[h]);
 		}
 		item_end();
 	}
@@ -311,6 +323,7 @@ static void links(const struct mesh_run *r, const struct window *w)
 			/* what the records' truth says the link's exchanges had: 2 (y - true) */
 			us("true_us", 2 * (l->y - l->true_y));
 			us("err_us", a - 2 * (l->y - l->true_y));
+			held("held", a - 2 * (l->y - l->true_y), f->asym_var[k]);
 		}
 		item_end();
 	}

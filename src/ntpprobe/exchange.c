@@ -145,17 +145,19 @@ static void from_reply(struct probe_out *o, const struct ntp_packet *r, int64_t 
 	x->have |= 1u << 3;
 }
 
-/* The stamps the layers below took of request and reply. */
-static void exchange_stamps(struct probe *p, uint32_t txid, int replied, struct probe_out *o)
+/* The stamps the layers below took of the request and of @reply (NULL:
+   none came). */
+static void exchange_stamps(struct probe *p, uint32_t txid, const struct transport_dgram *reply,
+			    struct probe_out *o)
 {
 	struct transport_stamps ts;
+	int replied = reply != NULL;
 
 	if (!p->stamping)
 		return;
 	if (replied) {
-		transport_rx_stamps(p->t, p->clk, &ts);
-		o->s.v[STAMP_T4K] = ts.at[TRANSPORT_LAYER_K];
-		o->s.v[STAMP_T4H] = ts.at[TRANSPORT_LAYER_H];
+		o->s.v[STAMP_T4K] = reply->rx.at[TRANSPORT_LAYER_K];
+		o->s.v[STAMP_T4H] = reply->rx.at[TRANSPORT_LAYER_H];
 	}
 	/* The request's send stamps came before the reply could: wait for
 	   them only briefly. */
@@ -166,12 +168,241 @@ static void exchange_stamps(struct probe *p, uint32_t txid, int replied, struct 
 	o->s.v[STAMP_T1H] = ts.at[TRANSPORT_LAYER_H];
 }
 
+/* The record of exchange @seq before anything happened. */
+static void exchange_clear(struct probe *p, uint64_t seq, struct probe_out *o,
+			   struct xleave_reply *xr)
+{
+	memset(o, 0, sizeof(*o));
+	memset(xr, 0, sizeof(*xr));
+	memset(p->kiss, 0, sizeof(p->kiss));
+	stamp_row_clear(&o->s);
+	o->nts_seal = o->nts_open = -1;
+	o->x.seq = seq;
+}
+
+/*
+ * Out of cookies, or told so by a NAK that no authentic reply followed:
+ * NTS-KE first.  After a NAK the cookies are kept until NTS-KE succeeds
+ * (RFC 8915 section 5.7): polling goes on with them while it fails.
+ * 0, or -1 when there is no cookie to send.
+ */
+static int nts_ready(struct probe *p)
+{
+	if (p->nts && (p->nts_rekey || !nts_client_cookies(p->nts))) {
+		if (probe_nts_ke(p) == 0)
+			p->nts_rekey = 0;
+		else if (!nts_client_cookies(p->nts))
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * The request @q into @out: a nonce for its transmit timestamp, the
+ * interleaved fields and the ntpx field (--xleave), the NTS fields.
+ * 0, or -1 when the NTS request could not be built.
+ */
+static int request_build(struct probe *p, struct ntp_packet *q, struct transport_dgram *out,
+			 size_t cap, struct probe_out *o)
+{
+	unsigned char *req = out->buf;
+
+	q->xmt = nonce();
+	if (p->cfg->xleave) {
+		/* RFC 9769: the origin names the server's last receive
+		   stamp; the receive field is a nonce the server echoes in
+		   an interleaved reply (our own clock stays off the wire). */
+		q->org = p->srv_rec;
+		do
+			q->rec = nonce();
+		while (q->rec == q->xmt);
+	}
+	ntp_encode(q, req);
+	out->len = NTP_HEADER_LEN;
+	if (p->cfg->xleave) {
+		struct xleave_ef none = { .have = 0 };
+
+		xleave_ef_put(req + NTP_HEADER_LEN, &none);
+		out->len += XLEAVE_EF_LEN;
+	}
+	if (p->nts) {
+		if (nts_client_request(p->nts, req, cap, &out->len) < 0) {
+			ntpx_err("%s: cannot build an NTS request", p->cfg->ep.url);
+			return -1;
+		}
+		o->nts_seal = nts_client_seal_ns(p->nts);
+	}
+	return 0;
+}
+
+/* Replies that arrived after their exchange timed out are late: drained
+   now so that they cannot be taken for this one. */
+static void late_drain(struct probe *p, struct transport_dgram *in)
+{
+	while (transport_recv(p->t, in, p->clk) >= 0) {
+		p->late++;
+		paced(p, -1);
+	}
+}
+
+/* Sends the request: T1.  0, or -1 when no reply is to be waited for
+   (the record says why). */
+static int request_send(struct probe *p, struct transport_dgram *out, struct probe_out *o)
+{
+	struct record_exchange *x = &o->x;
+	int rc = transport_send(p->t, out, p->clk, p->stamping ? TRANSPORT_STAMP_SEND : 0);
+
+	x->t[0] = out->tx_at;
+	x->have = 1;
+	if (rc < 0) {
+		x->status = rc == -ECONNREFUSED ? RECORD_REFUSED : RECORD_ERROR;
+		p->device_gone |= rc == -ENODEV;
+		return -1;
+	}
+	p->ref1 = clock_last_ref(p->clk);
+	if (rc == TRANSPORT_DROPPED) {	/* lossinject: never submitted */
+		x->status = RECORD_DROPPED;
+		return -1;
+	}
+	p->sent++;
+	return 0;
+}
+
+/* What the wait for the reply saw besides it. */
+struct reply_seen {
+	int other;			/* datagrams that answered nothing */
+	int nak;			/* an NTS NAK came ... */
+	struct ntp_packet nak_hdr;	/* ... with this header */
+	int64_t nak_t4;			/* ... at this T4 */
+};
+
+/* The wait ended without a reply (@n: why); the record says so. */
+static void reply_none(struct probe *p, const struct ntp_packet *q, uint32_t txid, ssize_t n,
+		       const struct reply_seen *seen, struct probe_out *o)
+{
+	struct record_exchange *x = &o->x;
+
+	if (n == -ETIMEDOUT && seen->nak) {
+		/* A NAK and no authentic reply after it: a kiss whatever
+		   its leap field says (ntp_judge would take NTSN under
+		   leap 3 for an unsynchronised server). */
+		p->nts_rekey = 1;
+		x->status = RECORD_KOD;
+		memcpy(p->kiss, "NTSN", 5);
+		from_reply(o, &seen->nak_hdr, seen->nak_t4);
+		exchange_stamps(p, txid, NULL, o);
+	} else if (n == -ETIMEDOUT) {
+		x->status = seen->other ? RECORD_BOGUS : RECORD_TIMEOUT;
+		p->timed_out[p->timed_out_next++ % PROBE_LATE_SLOTS] = q->xmt;
+		exchange_stamps(p, txid, NULL, o);
+	} else if (n == -ECONNREFUSED) {
+		x->status = RECORD_REFUSED;
+	} else {
+		x->status = RECORD_ERROR;
+		p->device_gone |= n == -ENODEV;
+	}
+}
+
+/*
+ * Whether the datagram @in is the reply to @q, decoded into @r, and with
+ * NTS authentic; *covered: the part of it that may be read.  1: it is;
+ * 0: keep waiting (a late reply, a stranger, a bogus or NAK reply).
+ */
+static int reply_check(struct probe *p, const struct ntp_packet *q,
+		       const struct transport_dgram *in, struct ntp_packet *r, size_t *covered,
+		       struct reply_seen *seen, struct probe_out *o)
+{
+	const char *why;
+	int decoded = in->len <= in->cap && ntp_decode(in->buf, in->len, r) == 0;
+
+	if (!decoded || r->mode != NTP_MODE_SERVER ||
+	    !(r->org == q->xmt || (p->cfg->xleave && q->org && r->org == q->rec))) {
+		/* Not an answer to this request: keep waiting for one.
+		   The answer to a request that timed out is late;
+		   anything else, remember. */
+		if (decoded && r->mode == NTP_MODE_SERVER && late_reply(p, r->org)) {
+			p->late++;
+			paced(p, -1);
+		} else
+			seen->other = 1;
+		return 0;
+	}
+	*covered = in->len;
+	if (!p->nts)
+		return 1;
+	switch (nts_client_reply(p->nts, in->buf, in->len, covered, &why)) {
+	case NTS_REPLY_BOGUS:
+		/* Never used: counted, and the wait goes on for the
+		   authentic reply. */
+		p->nts_bogus++;
+		ntpx_err("%s: bogus reply: %s", p->cfg->ep.url, why);
+		seen->other = 1;
+		return 0;
+	case NTS_REPLY_NAK:
+		/* Unauthenticated (RFC 8915 section 5.7): the authentic
+		   reply may still come.  Kept, in case none does. */
+		p->nts_naks++;
+		seen->nak = 1;
+		seen->nak_hdr = *r;
+		seen->nak_t4 = in->rx_at;
+		return 0;
+	default:
+		/* The cookies work: a NAK before was not the server's, or
+		   no longer matters. */
+		p->nts_rekey = 0;
+		o->nts_open = nts_client_open_ns(p->nts);
+		return 1;
+	}
+}
+
+/* The reply @r to @q, in @in (@covered bytes of it readable), into the
+   record @o and, for --xleave, @xr. */
+static void reply_use(struct probe *p, const struct ntp_packet *q, const struct ntp_packet *r,
+		      const struct transport_dgram *in, size_t covered, uint32_t txid,
+		      struct probe_out *o, struct xleave_reply *xr)
+{
+	struct record_exchange *x = &o->x;
+	int64_t t4 = in->rx_at;
+
+	x->status = judge(p, r);
+	from_reply(o, r, t4);
+	if (t4 - x->t[0] <= p->cfg->interval)
+		p->slow_run = 0;
+	else if (p->cfg->count > 1)
+		paced(p, t4 - x->t[0]);
+	exchange_stamps(p, txid, in, o);
+	/* An unsynchronised server's timestamps are its own: kept, when it
+	   sent them; a kiss carries none. */
+	if (!(x->status == RECORD_OK ||
+	      (x->status == RECORD_UNSYNCED && r->rec != 0 && r->xmt != 0)))
+		return;
+	/* Era: the server's time is near ours (RFC 5905 6). */
+	xr->interleaved = p->cfg->xleave && r->org == q->rec;
+	x->t[1] = ntp_ts_to_ns(r->rec, x->t[0]);
+	x->have |= 1u << 1;
+	xr->xmt = ntp_ts_to_ns(r->xmt, x->t[0]);
+	if (!xr->interleaved) {
+		x->t[2] = xr->xmt;
+		x->have |= 1u << 2;
+	}
+	if (p->cfg->xleave) {
+		xr->has_ef = ntp_check_trailer(in->buf, covered) == 0 &&
+			     xleave_ef_find(in->buf, covered, &xr->ef);
+		p->srv_rec = r->rec;
+		/* A basic reply's field is this exchange's. */
+		if (xr->has_ef && !xr->interleaved && xr->ef.have & 1u << XEF_T2K)
+			o->s.v[STAMP_T2K] = xr->ef.at[XEF_T2K];
+		if (xr->has_ef && !xr->interleaved && xr->ef.have & 1u << XEF_T2H)
+			o->s.v[STAMP_T2H] = xr->ef.at[XEF_T2H];
+	}
+}
+
 /* One exchange; fills @o, and @xr for --xleave (ntpprobe.h). */
 void probe_exchange(struct probe *p, uint64_t seq, struct probe_out *o,
 		    struct xleave_reply *xr)
 {
 	unsigned char req[SEND_CAP], buf[RECV_CAP];
-	struct record_exchange *x = &o->x;
+	struct transport_dgram out = { .buf = req }, in = { .buf = buf, .cap = sizeof(buf) };
 	struct ntp_packet q = {
 		.leap = NTP_LEAP_ALARM,	/* a client is unsynchronised to its server */
 		.version = 4,
@@ -179,194 +410,33 @@ void probe_exchange(struct probe *p, uint64_t seq, struct probe_out *o,
 		.poll = 0,
 		.precision = -20,
 	};
-	struct ntp_packet nak_hdr = { 0 };	/* an NTS NAK's, once one came */
-	int64_t deadline, stamp, nak_t4 = 0;
-	size_t reqlen = NTP_HEADER_LEN;
-	uint32_t txid = 0;
-	int saw_other = 0, decoded, nak = 0;
-	int rc;
+	struct reply_seen seen = { 0 };
+	int64_t deadline;
 
-	memset(o, 0, sizeof(*o));
-	memset(xr, 0, sizeof(*xr));
-	memset(p->kiss, 0, sizeof(p->kiss));
-	stamp_row_clear(&o->s);
-	o->nts_seal = o->nts_open = -1;
-	x->seq = seq;
-	/* Out of cookies, or told so by a NAK that no authentic reply
-	   followed: NTS-KE first.  After a NAK the cookies are kept until
-	   NTS-KE succeeds (RFC 8915 section 5.7): polling goes on with
-	   them while it fails. */
-	if (p->nts && (p->nts_rekey || !nts_client_cookies(p->nts))) {
-		if (probe_nts_ke(p) == 0)
-			p->nts_rekey = 0;
-		else if (!nts_client_cookies(p->nts)) {
-			x->status = RECORD_ERROR;
-			return;
-		}
-	}
-	q.xmt = nonce();
-	if (p->cfg->xleave) {
-		/* RFC 9769: the origin names the server's last receive
-		   stamp; the receive field is a nonce the server echoes in
-		   an interleaved reply (our own clock stays off the wire). */
-		q.org = p->srv_rec;
-		do
-			q.rec = nonce();
-		while (q.rec == q.xmt);
-	}
-	ntp_encode(&q, req);
-	if (p->cfg->xleave) {
-		struct xleave_ef none = { .have = 0 };
-
-		xleave_ef_put(req + NTP_HEADER_LEN, &none);
-		reqlen += XLEAVE_EF_LEN;
-	}
-	if (p->nts) {
-		if (nts_client_request(p->nts, req, sizeof(req), &reqlen) < 0) {
-			ntpx_err("%s: cannot build an NTS request", p->cfg->ep.url);
-			x->status = RECORD_ERROR;
-			return;
-		}
-		o->nts_seal = nts_client_seal_ns(p->nts);
+	exchange_clear(p, seq, o, xr);
+	if (nts_ready(p) || request_build(p, &q, &out, sizeof(req), o)) {
+		o->x.status = RECORD_ERROR;
+		return;
 	}
 	p->srv_rec = 0;
-
-	/* Replies that arrived after their exchange timed out are late:
-	   drain them now so that they cannot be taken for this one. */
-	while (transport_recv(p->t, buf, sizeof(buf), NULL, p->clk, &stamp) >= 0) {
-		p->late++;
-		paced(p, -1);
-	}
-
-	rc = transport_send(p->t, req, reqlen, NULL, p->clk,
-			    p->stamping ? TRANSPORT_STAMP_SEND : 0, &x->t[0]);
-	if (rc < 0) {
-		x->have = 1;
-		x->status = rc == -ECONNREFUSED ? RECORD_REFUSED : RECORD_ERROR;
-		p->device_gone |= rc == -ENODEV;
+	late_drain(p, &in);
+	if (request_send(p, &out, o))
 		return;
-	}
-	x->have = 1;
-	p->ref1 = clock_last_ref(p->clk);
-	if (rc == TRANSPORT_DROPPED) {	/* lossinject: never submitted */
-		x->status = RECORD_DROPPED;
-		return;
-	}
-	txid = transport_tx_id(p->t);
-	p->sent++;
 	deadline = clock_monotonic_ns() + p->cfg->timeout;
 	for (;;) {
 		struct ntp_packet r;
-		int64_t t4;
-		/* The part of the reply that may be read: with NTS, only
-		   what its authenticator covers. */
 		size_t covered;
-		ssize_t n = transport_recv_wait(p->t, buf, sizeof(buf), NULL, p->clk, &t4,
-						deadline, p->cfg->poll);
+		ssize_t n = transport_recv_wait(p->t, &in, p->clk, deadline, p->cfg->poll);
 
 		if (n == -EINTR)	/* a signal: finish this exchange first */
 			continue;
-		if (n == -ETIMEDOUT && nak) {
-			/* A NAK and no authentic reply after it: a kiss
-			   whatever its leap field says (ntp_judge would take
-			   NTSN under leap 3 for an unsynchronised server). */
-			p->nts_rekey = 1;
-			x->status = RECORD_KOD;
-			memcpy(p->kiss, "NTSN", 5);
-			from_reply(o, &nak_hdr, nak_t4);
-			exchange_stamps(p, txid, 0, o);
-			return;
-		}
-		if (n == -ETIMEDOUT) {
-			x->status = saw_other ? RECORD_BOGUS : RECORD_TIMEOUT;
-			p->timed_out[p->timed_out_next++ % PROBE_LATE_SLOTS] = q.xmt;
-			exchange_stamps(p, txid, 0, o);
-			return;
-		}
-		if (n == -ECONNREFUSED) {
-			x->status = RECORD_REFUSED;
-			return;
-		}
 		if (n < 0) {
-			x->status = RECORD_ERROR;
-			p->device_gone |= n == -ENODEV;
+			reply_none(p, &q, out.tx_id, n, &seen, o);
 			return;
 		}
-		decoded = n <= (ssize_t)sizeof(buf) && ntp_decode(buf, (size_t)n, &r) == 0;
-		if (!decoded || r.mode != NTP_MODE_SERVER ||
-		    !(r.org == q.xmt || (p->cfg->xleave && q.org && r.org == q.rec))) {
-			/* Not an answer to this request: keep waiting for one.
-			   The answer to a request that timed out is late;
-			   anything else, remember. */
-			if (decoded && r.mode == NTP_MODE_SERVER && late_reply(p, r.org)) {
-				p->late++;
-				paced(p, -1);
-			} else
-				saw_other = 1;
-			continue;
+		if (reply_check(p, &q, &in, &r, &covered, &seen, o)) {
+			reply_use(p, &q, &r, &in, covered, out.tx_id, o, xr);
+			return;
 		}
-		covered = (size_t)n;
-		if (p->nts) {
-			const char *why;
-
-			switch (nts_client_reply(p->nts, buf, (size_t)n, &covered, &why)) {
-			case NTS_REPLY_BOGUS:
-				/* Never used: counted, and the wait goes on
-				   for the authentic reply. */
-				p->nts_bogus++;
-				ntpx_err("%s: bogus reply: %s", p->cfg->ep.url, why);
-				saw_other = 1;
-				continue;
-			case NTS_REPLY_NAK:
-				/* Unauthenticated (RFC 8915 section 5.7): the
-				   authentic reply may still come.  Kept, in
-				   case none does. */
-				p->nts_naks++;
-				nak = 1;
-				nak_hdr = r;
-				nak_t4 = t4;
-				continue;
-			default:
-				/* The cookies work: a NAK before was not the
-				   server's, or no longer matters. */
-				p->nts_rekey = 0;
-				o->nts_open = nts_client_open_ns(p->nts);
-				break;
-			}
-		}
-		x->status = judge(p, &r);
-		from_reply(o, &r, t4);
-		if (t4 - x->t[0] <= p->cfg->interval)
-			p->slow_run = 0;
-		else if (p->cfg->count > 1)
-			paced(p, t4 - x->t[0]);
-		exchange_stamps(p, txid, 1, o);
-		/* An unsynchronised server's timestamps are its own: kept, when
-		   it sent them; a kiss carries none. */
-		if (x->status == RECORD_OK ||
-		    (x->status == RECORD_UNSYNCED && r.rec != 0 && r.xmt != 0)) {
-			/* Era: the server's time is near ours (RFC 5905 6). */
-			xr->interleaved = p->cfg->xleave && r.org == q.rec;
-			x->t[1] = ntp_ts_to_ns(r.rec, x->t[0]);
-			x->have |= 1u << 1;
-			xr->xmt = ntp_ts_to_ns(r.xmt, x->t[0]);
-			if (!xr->interleaved) {
-				x->t[2] = xr->xmt;
-				x->have |= 1u << 2;
-			}
-			if (p->cfg->xleave) {
-				xr->has_ef = ntp_check_trailer(buf, covered) == 0 &&
-					     xleave_ef_find(buf, covered, &xr->ef);
-				p->srv_rec = r.rec;
-				/* A basic reply's field is this exchange's. */
-				if (xr->has_ef && !xr->interleaved &&
-				    xr->ef.have & 1u << XEF_T2K)
-					o->s.v[STAMP_T2K] = xr->ef.at[XEF_T2K];
-				if (xr->has_ef && !xr->interleaved &&
-				    xr->ef.have & 1u << XEF_T2H)
-					o->s.v[STAMP_T2H] = xr->ef.at[XEF_T2H];
-			}
-		}
-		return;
 	}
 }

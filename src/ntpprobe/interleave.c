@@ -55,7 +55,7 @@ static void xleave_complete(struct probe_out *prev, const struct xleave_reply *x
 /*
  * Writes what exchange @o and its reply @xr complete: the pending record,
  * then @o itself unless it must wait for the next reply.  Returns -1 when
- * the run must end (probe_emit).
+ * the run must end (probe_record).
  */
 int probe_xleave_record(struct probe *p, struct probe_out *o, const struct xleave_reply *xr)
 {
@@ -65,12 +65,12 @@ int probe_xleave_record(struct probe *p, struct probe_out *o, const struct xleav
 		if (p->pending.x.seq)
 			xleave_complete(&p->pending, xr);
 	}
-	if (p->pending.x.seq && probe_emit(p, &p->pending))
+	if (p->pending.x.seq && probe_record(p, &p->pending))
 		return -1;
 	p->pending.x.seq = 0;
 	if ((o->x.status == RECORD_OK || o->x.status == RECORD_UNSYNCED) && !p->kissed_off)
 		p->pending = *o;
-	else if (probe_emit(p, o))
+	else if (probe_record(p, o))
 		return -1;
 	return 0;
 }
@@ -94,5 +94,5 @@ void probe_xleave_finish(struct probe *p, uint64_t seq)
 		}
 	}
 	if (p->pending.x.seq && p->out == OUT_OK && !p->failed)
-		probe_emit(p, &p->pending);
+		probe_record(p, &p->pending);
 }

@@ -4,9 +4,10 @@
  * is the wiring (options, open, run, report, exit code); options.c reads
  * the command line into a struct probe_config; exchange.c is one NTP
  * exchange; run.c the schedule of exchanges (intervals, kiss codes,
- * signals); interleave.c completes a record from the next exchange's
- * reply (--xleave); output.c writes the header, the records and the
- * summary.
+ * signals); steer.c, with --discipline, steers the clock with each
+ * complete record before it is written; interleave.c completes a record from the next exchange's reply
+ * (--xleave); output.c writes the header, the records, #reset lines and
+ * the summary, and nothing else.
  */
 #ifndef NTPX_NTPPROBE_H
 #define NTPX_NTPPROBE_H
@@ -75,6 +76,7 @@ struct probe_out {
 	uint8_t leap, stratum;
 	uint32_t refid;			/* host order */
 	uint32_t root_delay, root_disp;	/* NTP short format */
+	struct discipline_out disc;	/* --discipline: its columns (run.c) */
 };
 
 /* What the last reply said of its server, for the summary. */
@@ -166,13 +168,21 @@ extern volatile sig_atomic_t probe_stopping;	/* SIGINT/SIGTERM came */
 void probe_on_signal(int sig);
 void probe_run(struct probe *p);
 
+/* steer.c: a record complete: its status final, the discipline steers
+   the clock with it (--discipline), then output.c writes it.  -1 when
+   the run must end: the discipline failed (p->failed) or the output did
+   (p->out). */
+int probe_record(struct probe *p, struct probe_out *o);
+
 /* interleave.c */
 int probe_xleave_record(struct probe *p, struct probe_out *o, const struct xleave_reply *xr);
 void probe_xleave_finish(struct probe *p, uint64_t seq);
 
 /* output.c */
 int probe_write_header(struct probe *p);
-int probe_emit(struct probe *p, struct probe_out *o);
+void probe_count(struct probe *p, const struct probe_out *o);
+int probe_emit(struct probe *p, const struct probe_out *o);
+int probe_write_reset(struct probe *p, uint64_t seq);
 void probe_summary(struct probe *p);
 /* 0 when at least one exchange was ok and nothing failed, or the reader
    of the records went away; else 1. */

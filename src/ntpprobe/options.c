@@ -109,6 +109,180 @@ static int pair_parse(const char *arg, struct probe_config *cfg)
 	return 0;
 }
 
+/* What the command line said beyond the config, for the checks after it. */
+struct seen {
+	int step_given, window_given, count_given;
+	int family;			/* -4, -6, or 0 */
+	int human;			/* --human 1, --records 0, else -1 */
+	const char *nts_arg;		/* --nts=ARG, or NULL */
+	const char *nts_port;		/* --nts-port, or NULL */
+};
+
+/* The config before any option. */
+static void defaults(struct probe_config *cfg)
+{
+	*cfg = (struct probe_config){
+		.interval = NTPX_NS_PER_SEC,
+		.duration = -1,
+		.timeout = -1,
+		.count = UINT64_MAX,
+		.cpu = UINT64_MAX,
+		.poll = TRANSPORT_POLL_BLOCK,
+		.clockname = "realtime",
+	};
+	discipline_defaults(&cfg->dp);
+}
+
+/* Option @c (its argument in optarg) into @cfg and @seen. */
+static void option(int c, struct probe_config *cfg, struct seen *seen)
+{
+	uint64_t window;
+	char err[256];
+
+	switch (c) {
+	case '1':
+		cfg->once = 1;
+		break;
+	case 'i':
+		if (opt_duration(optarg, 0, &cfg->interval) || cfg->interval <= 0)
+			opt_usage_error("bad interval '%s'", optarg);
+		break;
+	case 'c':
+		if (opt_count(optarg, UINT64_MAX, &cfg->count) || cfg->count == 0)
+			opt_usage_error("bad count '%s'", optarg);
+		seen->count_given = 1;
+		break;
+	case 'd':
+		if (opt_duration(optarg, 0, &cfg->duration) || cfg->duration <= 0)
+			opt_usage_error("bad duration '%s'", optarg);
+		break;
+	case 'w':
+		if (opt_duration(optarg, 0, &cfg->timeout) || cfg->timeout <= 0)
+			opt_usage_error("bad timeout '%s'", optarg);
+		cfg->timeout_given = 1;
+		break;
+	case 'u':
+		cfg->user = optarg;
+		break;
+	case 'P':
+		if (transport_poll_parse(optarg, &cfg->poll))
+			opt_usage_error("bad poll mode '%s' (block or busy)", optarg);
+		break;
+	case 'C':
+		if (opt_count(optarg, CPU_SETSIZE - 1, &cfg->cpu))
+			opt_usage_error("bad cpu '%s'", optarg);
+		break;
+	case 'K':
+		cfg->clockname = optarg;
+		break;
+	case 'D':
+		cfg->discipline = 1;
+		break;
+	case 'T':
+		if (opt_duration(optarg, 0, &cfg->dp.step_threshold) ||
+		    cfg->dp.step_threshold <= 0)
+			opt_usage_error("bad step threshold '%s'", optarg);
+		seen->step_given = 1;
+		break;
+	case 'W':
+		/* ntpfilter's --window, the same words (ntpx(7)) */
+		if (opt_count(optarg, FILTER_MAX_WINDOW, &window) || window < 1)
+			opt_usage_error("bad --window '%s' (1 to %d)", optarg,
+					FILTER_MAX_WINDOW);
+		cfg->dp.window = (int)window;
+		seen->window_given = 1;
+		break;
+	case 'X':
+		if (discipline_parse(&cfg->dp, optarg, err, sizeof(err)))
+			opt_usage_error("%s", err);
+		break;
+	case 'N':
+		cfg->nostamps = 1;
+		break;
+	case 'x':
+		cfg->xleave = 1;
+		break;
+	case 'n':
+		cfg->nts = 1;
+		seen->nts_arg = optarg;
+		break;
+	case 'Y':
+		seen->nts_port = optarg;
+		break;
+	case 'A':
+		cfg->ca = optarg;
+		break;
+	case '4':
+		seen->family = AF_INET;
+		break;
+	case '6':
+		seen->family = AF_INET6;
+		break;
+	case 'H':
+		seen->human = 1;
+		break;
+	case 'R':
+		seen->human = 0;
+		break;
+	case 'J':
+		cfg->json = 1;
+		break;
+	case 'S':
+		if (strncmp(optarg, "sim:", 4) || !optarg[4])
+			opt_usage_error("bad server clock '%s' (sim:PATH)", optarg);
+		cfg->server_clock = optarg;
+		break;
+	case 'p':
+		if (pair_parse(optarg, cfg))
+			opt_usage_error("bad pair '%s' (CLIENT,SERVER: two different names "
+					"of A-Z a-z 0-9 _ . -, up to %d bytes)", optarg,
+					PROBE_PAIR_NAME_MAX);
+		break;
+	default:
+		opt_other(c, usage);
+	}
+}
+
+/* The options taken together: what they need of each other, and what
+   follows from them. */
+static void settle(struct probe_config *cfg, const struct seen *seen)
+{
+	int human = seen->human;
+
+	if (cfg->once && (seen->count_given || cfg->duration > 0 || cfg->discipline || cfg->xleave))
+		opt_usage_error("--once is one exchange: no --count, --duration, --discipline or --xleave");
+	if (cfg->once)
+		cfg->count = 1;
+	/* Records for a pipe or a file, exactly as ever; a person at a
+	   terminal gets lines to read; --once its one line anywhere, as
+	   sntp and ntpdig give it, unless --records asks for the record. */
+	if (cfg->json && human >= 0)
+		opt_usage_error("--json excludes --human and --records");
+	if (cfg->json && cfg->pair_client[0])
+		opt_usage_error("--pair names the hosts of records: not with --json");
+	if (cfg->pair_client[0] && (human == 1 || cfg->once))
+		opt_usage_error("--pair names the hosts of records: not with --human or --once");
+	if (cfg->pair_client[0])
+		human = 0;
+	cfg->once &= human != 0;
+	cfg->human = cfg->once || cfg->json ? 0 : human >= 0 ? human : isatty(STDOUT_FILENO);
+	if (cfg->ca && !cfg->nts)
+		opt_usage_error("--ca needs --nts");
+	if (seen->nts_port && !cfg->nts)
+		opt_usage_error("--nts-port needs --nts");
+	if (cfg->nts && nts_ke_server_parse(seen->nts_arg, cfg->ep.host, cfg->nts_host,
+					    sizeof(cfg->nts_host), cfg->nts_port) < 0)
+		opt_usage_error("bad NTS-KE server '%s'",
+				seen->nts_arg ? seen->nts_arg : cfg->ep.host);
+	opt_nts_port(seen->nts_arg, seen->nts_port, cfg->nts_port);
+	if (seen->step_given && !cfg->discipline)
+		opt_usage_error("--step-threshold needs --discipline");
+	if (seen->window_given && !cfg->discipline)
+		opt_usage_error("--window needs --discipline");
+	if (cfg->timeout < 0)
+		cfg->timeout = cfg->interval < NTPX_NS_PER_SEC ? cfg->interval : NTPX_NS_PER_SEC;
+}
+
 void probe_options(int argc, char **argv, struct probe_config *cfg)
 {
 	static const struct option longopts[] = {
@@ -139,156 +313,13 @@ void probe_options(int argc, char **argv, struct probe_config *cfg)
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
 	};
-	int c, step_given = 0, window_given = 0, family = 0, human = -1, count_given = 0;
-	uint64_t window;
-	const char *nts_arg = NULL, *nts_port = NULL;
-	char err[256];
+	struct seen seen = { .human = -1 };
+	int c;
 
-	*cfg = (struct probe_config){
-		.interval = NTPX_NS_PER_SEC,
-		.duration = -1,
-		.timeout = -1,
-		.count = UINT64_MAX,
-		.cpu = UINT64_MAX,
-		.poll = TRANSPORT_POLL_BLOCK,
-		.clockname = "realtime",
-	};
-	discipline_defaults(&cfg->dp);
-	while ((c = getopt_long(argc, argv, "1i:c:d:w:u:46h", longopts, NULL)) != -1) {
-		switch (c) {
-		case '1':
-			cfg->once = 1;
-			break;
-		case 'i':
-			if (opt_duration(optarg, 0, &cfg->interval) || cfg->interval <= 0)
-				opt_usage_error("bad interval '%s'", optarg);
-			break;
-		case 'c':
-			if (opt_count(optarg, UINT64_MAX, &cfg->count) || cfg->count == 0)
-				opt_usage_error("bad count '%s'", optarg);
-			count_given = 1;
-			break;
-		case 'd':
-			if (opt_duration(optarg, 0, &cfg->duration) || cfg->duration <= 0)
-				opt_usage_error("bad duration '%s'", optarg);
-			break;
-		case 'w':
-			if (opt_duration(optarg, 0, &cfg->timeout) || cfg->timeout <= 0)
-				opt_usage_error("bad timeout '%s'", optarg);
-			cfg->timeout_given = 1;
-			break;
-		case 'u':
-			cfg->user = optarg;
-			break;
-		case 'P':
-			if (transport_poll_parse(optarg, &cfg->poll))
-				opt_usage_error("bad poll mode '%s' (block or busy)", optarg);
-			break;
-		case 'C':
-			if (opt_count(optarg, CPU_SETSIZE - 1, &cfg->cpu))
-				opt_usage_error("bad cpu '%s'", optarg);
-			break;
-		case 'K':
-			cfg->clockname = optarg;
-			break;
-		case 'D':
-			cfg->discipline = 1;
-			break;
-		case 'T':
-			if (opt_duration(optarg, 0, &cfg->dp.step_threshold) ||
-			    cfg->dp.step_threshold <= 0)
-				opt_usage_error("bad step threshold '%s'", optarg);
-			step_given = 1;
-			break;
-		case 'W':
-			/* ntpfilter's --window, the same words (ntpx(7)) */
-			if (opt_count(optarg, FILTER_MAX_WINDOW, &window) || window < 1)
-				opt_usage_error("bad --window '%s' (1 to %d)", optarg,
-						FILTER_MAX_WINDOW);
-			cfg->dp.window = (int)window;
-			window_given = 1;
-			break;
-		case 'X':
-			if (discipline_parse(&cfg->dp, optarg, err, sizeof(err)))
-				opt_usage_error("%s", err);
-			break;
-		case 'N':
-			cfg->nostamps = 1;
-			break;
-		case 'x':
-			cfg->xleave = 1;
-			break;
-		case 'n':
-			cfg->nts = 1;
-			nts_arg = optarg;
-			break;
-		case 'Y':
-			nts_port = optarg;
-			break;
-		case 'A':
-			cfg->ca = optarg;
-			break;
-		case '4':
-			family = AF_INET;
-			break;
-		case '6':
-			family = AF_INET6;
-			break;
-		case 'H':
-			human = 1;
-			break;
-		case 'R':
-			human = 0;
-			break;
-		case 'J':
-			cfg->json = 1;
-			break;
-		case 'S':
-			if (strncmp(optarg, "sim:", 4) || !optarg[4])
-				opt_usage_error("bad server clock '%s' (sim:PATH)", optarg);
-			cfg->server_clock = optarg;
-			break;
-		case 'p':
-			if (pair_parse(optarg, cfg))
-				opt_usage_error("bad pair '%s' (CLIENT,SERVER: two different names "
-						"of A-Z a-z 0-9 _ . -, up to %d bytes)", optarg,
-						PROBE_PAIR_NAME_MAX);
-			break;
-		default:
-			opt_other(c, usage);
-		}
-	}
+	defaults(cfg);
+	while ((c = getopt_long(argc, argv, "1i:c:d:w:u:46h", longopts, NULL)) != -1)
+		option(c, cfg, &seen);
 	opt_endpoint(argc, argv, optind, &cfg->ep);
-	cfg->ep.family = family;
-	if (cfg->once && (count_given || cfg->duration > 0 || cfg->discipline || cfg->xleave))
-		opt_usage_error("--once is one exchange: no --count, --duration, --discipline or --xleave");
-	if (cfg->once)
-		cfg->count = 1;
-	/* Records for a pipe or a file, exactly as ever; a person at a
-	   terminal gets lines to read; --once its one line anywhere, as
-	   sntp and ntpdig give it, unless --records asks for the record. */
-	if (cfg->json && human >= 0)
-		opt_usage_error("--json excludes --human and --records");
-	if (cfg->json && cfg->pair_client[0])
-		opt_usage_error("--pair names the hosts of records: not with --json");
-	if (cfg->pair_client[0] && (human == 1 || cfg->once))
-		opt_usage_error("--pair names the hosts of records: not with --human or --once");
-	if (cfg->pair_client[0])
-		human = 0;
-	cfg->once &= human != 0;
-	cfg->human = cfg->once || cfg->json ? 0 : human >= 0 ? human : isatty(STDOUT_FILENO);
-	if (cfg->ca && !cfg->nts)
-		opt_usage_error("--ca needs --nts");
-	if (nts_port && !cfg->nts)
-		opt_usage_error("--nts-port needs --nts");
-	if (cfg->nts && nts_ke_server_parse(nts_arg, cfg->ep.host, cfg->nts_host,
-					    sizeof(cfg->nts_host), cfg->nts_port) < 0)
-		opt_usage_error("bad NTS-KE server '%s'", nts_arg ? nts_arg : cfg->ep.host);
-	opt_nts_port(nts_arg, nts_port, cfg->nts_port);
-	if (step_given && !cfg->discipline)
-		opt_usage_error("--step-threshold needs --discipline");
-	if (window_given && !cfg->discipline)
-		opt_usage_error("--window needs --discipline");
-	if (cfg->timeout < 0)
-		cfg->timeout = cfg->interval < NTPX_NS_PER_SEC ? cfg->interval : NTPX_NS_PER_SEC;
+	cfg->ep.family = seen.family;
+	settle(cfg, &seen);
 }

@@ -349,20 +349,11 @@ static const char *bound_str(const struct probe *p, char *buf, size_t len)
 	return buf;
 }
 
-/*
- * Counts and writes one record.  Returns -1 when the run must end: the
- * discipline failed (p->failed), or the output did (p->out, lib/out.h).
- */
-int probe_emit(struct probe *p, struct probe_out *o)
+/* Counts one record for the summary. */
+void probe_count(struct probe *p, const struct probe_out *o)
 {
-	struct record_exchange *x = &o->x;
-	char line[768];
-	int len;
+	const struct record_exchange *x = &o->x;
 
-	/* --xleave: an interleaved reply whose transmit stamp never came
-	   (the next exchange failed or the run ended). */
-	if (x->status == RECORD_OK && x->have != RECORD_HAVE_ALL)
-		x->status = RECORD_TIMEOUT;
 	p->counts[x->status]++;
 	if (x->status == RECORD_OK)
 		tally(p, x);
@@ -374,6 +365,20 @@ int probe_emit(struct probe *p, struct probe_out *o)
 			.root_delay = o->root_delay, .root_disp = o->root_disp,
 		};
 	}
+}
+
+/*
+ * Counts and writes one record, the discipline's columns as the
+ * exchange loop left them in @o (steer.c).  Returns -1 when the run
+ * must end: the output failed (p->out, lib/out.h).
+ */
+int probe_emit(struct probe *p, const struct probe_out *o)
+{
+	const struct record_exchange *x = &o->x;
+	char line[768];
+	int len;
+
+	probe_count(p, o);
 	len = record_format(line, sizeof(line), x);
 	if (p->truth && o->has_true2 && x->have == RECORD_HAVE_ALL)
 		len += snprintf(line + len, sizeof(line) - (size_t)len, " %lld",
@@ -381,20 +386,8 @@ int probe_emit(struct probe *p, struct probe_out *o)
 	else if (p->truth)
 		len += snprintf(line + len, sizeof(line) - (size_t)len, " -");
 	if (p->disc) {
-		struct discipline_out d;
-		char err[256];
-		int ok = x->status == RECORD_OK && x->have == RECORD_HAVE_ALL;
-
-		if (discipline_sample(p->disc, ok ? RECORD_OK : x->status == RECORD_OK ?
-				      RECORD_ERROR : x->status,
-				      ok ? record_off2(x->t) : 0, ok ? record_delay(x->t) : 0,
-				      &d, err, sizeof(err))) {
-			ntpx_err("%s", err);
-			p->failed = 1;
-			return -1;
-		}
 		line[len++] = ' ';
-		len += discipline_format(line + len, sizeof(line) - (size_t)len, &d);
+		len += discipline_format(line + len, sizeof(line) - (size_t)len, &o->disc);
 	}
 	if (p->stamping)
 		len += stamp_format(line + len, sizeof(line) - (size_t)len, &o->s);
@@ -419,6 +412,17 @@ int probe_emit(struct probe *p, struct probe_out *o)
 		p->out = out_failed("standard output", errno);
 	else
 		p->out = out_flush(stdout, "standard output");
+	return p->out == OUT_OK ? 0 : -1;
+}
+
+/*
+ * "#reset seq N": the peer was lost and found again before exchange @seq
+ * (transport_peer_reset()).  0, or -1 when the output failed.
+ */
+int probe_write_reset(struct probe *p, uint64_t seq)
+{
+	if (printf("#reset seq %llu\n", (unsigned long long)seq) < 0)
+		p->out = out_failed("standard output", errno);
 	return p->out == OUT_OK ? 0 : -1;
 }
 

@@ -111,11 +111,10 @@ void probe_run(struct probe *p)
 		/* A re-resolved peer (restarted server, new path): say so in
 		   the stream, and start the filter afresh before this sample. */
 		if (transport_peer_reset(p->t) == 1) {
-			if (p->pending.x.seq && probe_emit(p, &p->pending))
+			if (p->pending.x.seq && probe_record(p, &p->pending))
 				break;
 			p->pending.x.seq = 0;
-			if (printf("#reset seq %llu\n", (unsigned long long)seq) < 0 &&
-			    (p->out = out_failed("standard output", errno)) != OUT_OK)
+			if (probe_write_reset(p, seq))
 				break;
 			if (p->disc)
 				discipline_peer_reset(p->disc);
@@ -128,7 +127,7 @@ void probe_run(struct probe *p)
 			ntpx_err("%s: the device went away (%s), stopping", p->cfg->ep.url,
 				 strerror(ENODEV));
 		if (!p->cfg->xleave) {
-			if (probe_emit(p, &o))
+			if (probe_record(p, &o))
 				break;
 			continue;
 		}

@@ -22,29 +22,24 @@ const char *const reflect_verdict_names[V_NVERDICT] = {
 };
 
 /* --allow: the sender is in one of the networks (all when none given). */
-static enum verdict admit(struct transport *t, const struct transport_addr *from,
-			  const struct access_net *allow, int nallow)
+static enum verdict admit(const struct transport_dgram *d, const struct access_net *allow,
+			  int nallow)
 {
 	struct access_ip ip;
-	char peer[128];
 
 	if (!nallow)
 		return V_OK;
-	transport_addr_str(t, from, peer, sizeof(peer));
-	if (access_ip_from_peer(peer, &ip) || !access_allowed(allow, nallow, &ip))
+	if (access_ip_from_host(&d->host, &ip) || !access_allowed(allow, nallow, &ip))
 		return V_DENIED;
 	return V_OK;
 }
 
 /* --ratelimit: per sender address. */
-static enum verdict limit(struct ratelimit *rl, struct transport *t,
-			  const struct transport_addr *from)
+static enum verdict limit(struct ratelimit *rl, const struct transport_dgram *d)
 {
 	struct access_ip ip;
-	char peer[128];
 
-	transport_addr_str(t, from, peer, sizeof(peer));
-	if (access_ip_from_peer(peer, &ip))
+	if (access_ip_from_host(&d->host, &ip))
 		return V_OK;	/* no address to limit by */
 	switch (ratelimit_check(rl, &ip, clock_monotonic_ns())) {
 	case RATELIMIT_PASS:
@@ -77,18 +72,18 @@ static enum verdict check(const unsigned char *buf, ssize_t n, struct ntp_packet
 	return V_OK;
 }
 
-enum verdict reflect_admit(struct reflector *r, const struct transport_addr *from,
-			   const unsigned char *buf, ssize_t n, struct ntp_packet *q)
+enum verdict reflect_admit(struct reflector *r, const struct transport_dgram *d,
+			   struct ntp_packet *q)
 {
 	const struct reflect_config *cfg = r->cfg;
-	enum verdict v = cfg->nallow || r->rl ? admit(r->t, from, cfg->allow, cfg->nallow) : V_OK;
+	enum verdict v = cfg->nallow ? admit(d, cfg->allow, cfg->nallow) : V_OK;
 
 	if (v == V_OK)
-		v = check(buf, n, q);
+		v = check(d->buf, (ssize_t)d->len, q);
 	if (v == V_OK && r->rl)
-		v = limit(r->rl, r->t, from);
+		v = limit(r->rl, d);
 	r->nts_req = 0;
 	if ((v == V_OK || v == V_MALFORMED) && r->nts)
-		v = reflect_nts_check(r, from, buf, n, v);
+		v = reflect_nts_check(r, d, v);
 	return v;
 }

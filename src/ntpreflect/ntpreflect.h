@@ -137,19 +137,19 @@ struct reflector {
 /* options.c: exits with a usage error on a bad command line. */
 void reflect_options(int argc, char **argv, struct reflect_config *cfg);
 
-/* admit.c: whether the datagram @buf of @n bytes from @from is answered;
-   a request is decoded into @q on the way. */
-enum verdict reflect_admit(struct reflector *r, const struct transport_addr *from,
-			   const unsigned char *buf, ssize_t n, struct ntp_packet *q);
+/* admit.c: whether the datagram @d is answered; a request is decoded
+   into @q on the way. */
+enum verdict reflect_admit(struct reflector *r, const struct transport_dgram *d,
+			   struct ntp_packet *q);
 
 /* reply.c */
 void reflect_reply_init(struct reflector *r);
 void reflect_sync(struct reflector *r, int64_t now);
 const char *reflect_sync_str(const struct reflector *r, char *buf, size_t len);
-void reflect_kiss(struct reflector *r, const struct transport_addr *from,
-		  const struct ntp_packet *q, int64_t t2);
-void reflect_answer(struct reflector *r, unsigned char *buf, ssize_t n,
-		    const struct transport_addr *from, const struct ntp_packet *q, int64_t t2);
+/* The reply goes in @d, the request's own struct: to its peer, with T3
+   and the send id beside the request's stamps. */
+void reflect_kiss(struct reflector *r, struct transport_dgram *d, const struct ntp_packet *q);
+void reflect_answer(struct reflector *r, struct transport_dgram *d, const struct ntp_packet *q);
 
 /* serve.c */
 extern volatile sig_atomic_t reflect_stopping;	/* SIGINT/SIGTERM came */
@@ -177,10 +177,10 @@ void reflect_nts_stop(struct reflector *r);
    the end, how many the last minute held back. */
 void reflect_nts_line(struct reflector *r, const char *peer, const char *what, const char *why);
 void reflect_nts_lines_end(struct reflector *r);
-enum verdict reflect_nts_check(struct reflector *r, const struct transport_addr *from,
-			       const unsigned char *buf, ssize_t n, enum verdict v);
-void reflect_nts_nak(struct reflector *r, const struct transport_addr *from,
-		     const struct ntp_packet *q, int64_t t2);
+enum verdict reflect_nts_check(struct reflector *r, const struct transport_dgram *d,
+			       enum verdict v);
+void reflect_nts_nak(struct reflector *r, const struct transport_dgram *d,
+		     const struct ntp_packet *q);
 
 /* output.c */
 void reflect_log_open(struct reflector *r);

@@ -61,16 +61,20 @@ void reflect_nts_lines_end(struct reflector *r)
  * a MAC, which NTS never has) is plain NTP; one with any field of NTS's
  * types is NTS, and answered only when it passes every check.
  */
-enum verdict reflect_nts_check(struct reflector *r, const struct transport_addr *from,
-			       const unsigned char *buf, ssize_t n, enum verdict v)
+enum verdict reflect_nts_check(struct reflector *r, const struct transport_dgram *d,
+			       enum verdict v)
 {
+	const struct transport_addr *from = &d->peer;
+	const unsigned char *buf = d->buf;
+	size_t n = d->len;
 	struct nts_ef_view ef;
 	const char *why;
 	char peer[128];
 	enum nts_server_verdict sv;
-	int parsed = nts_ef_parse(buf, (size_t)n, &ef, &why) == 0;
+	int parsed = nts_ef_parse(buf, n, &ef, &why) == 0;
 
 	if (v == V_MALFORMED) {
+		/* The peer as text for output only: this line. */
 		transport_addr_str(r->t, from, peer, sizeof(peer));
 		reflect_nts_line(r, peer, "malformed, dropped", parsed ? "no valid MAC or extension fields" : why);
 		return V_MALFORMED;
@@ -85,7 +89,7 @@ enum verdict reflect_nts_check(struct reflector *r, const struct transport_addr 
 		reflect_nts_line(r, peer, "nts: dropped", why);
 		return V_NTS_BAD;
 	}
-	sv = nts_server_check(r->nts, buf, (size_t)n, &r->nreq, &why, &r->nts_open);
+	sv = nts_server_check(r->nts, buf, n, &r->nreq, &why, &r->nts_open);
 	if (sv == NTS_SERVER_OK) {
 		r->nts_req = 1;
 		return V_OK;
@@ -97,13 +101,15 @@ enum verdict reflect_nts_check(struct reflector *r, const struct transport_addr 
 
 /* Section 5.7: stratum 0, kiss code NTSN, the identifier echoed, no
    authenticator. */
-void reflect_nts_nak(struct reflector *r, const struct transport_addr *from,
-		     const struct ntp_packet *q, int64_t t2)
+void reflect_nts_nak(struct reflector *r, const struct transport_dgram *d,
+		     const struct ntp_packet *q)
 {
 	unsigned char buf[NTP_HEADER_LEN + 4 + NTS_SERVER_UID_MAX];
+	/* Its own buffer: the NAK echoes the identifier, which r->nreq
+	   finds in the request's. */
+	struct transport_dgram nak = { .buf = buf, .peer = d->peer };
 	struct ntp_packet k = r->reply;
 	size_t len = NTP_HEADER_LEN;
-	int64_t t3 = 0;
 
 	k.leap = NTP_LEAP_ALARM;
 	k.stratum = NTP_STRATUM_KOD;
@@ -112,9 +118,10 @@ void reflect_nts_nak(struct reflector *r, const struct transport_addr *from,
 	k.poll = q->poll;
 	k.ref = 0;
 	k.org = q->xmt;
-	k.rec = ntp_ts_from_ns(t2);
+	k.rec = ntp_ts_from_ns(d->rx_at);
 	ntp_encode(&k, buf);
-	if (nts_server_nak(&r->nreq, buf, sizeof(buf), &len) < 0 ||
-	    transport_send(r->t, buf, len, from, r->clk, TRANSPORT_STAMP_XMT, &t3) < 0)
+	if (nts_server_nak(&r->nreq, buf, sizeof(buf), &len) < 0)
+		r->send_errors++;
+	else if ((nak.len = len, transport_send(r->t, &nak, r->clk, TRANSPORT_STAMP_XMT)) < 0)
 		r->send_errors++;
 }

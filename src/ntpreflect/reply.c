@@ -157,12 +157,9 @@ static void client_stamps(struct transport *t, struct clock *clk, struct xleave_
  * Over --ratelimit: RFC 5905 7.4, stratum 0, the code in refid; the poll
  * says how often this client may ask: 1/RATE.
  */
-void reflect_kiss(struct reflector *r, const struct transport_addr *from,
-		  const struct ntp_packet *q, int64_t t2)
+void reflect_kiss(struct reflector *r, struct transport_dgram *d, const struct ntp_packet *q)
 {
-	unsigned char buf[NTP_HEADER_LEN];
 	struct ntp_packet k = r->reply;
-	int64_t t3 = 0;
 
 	k.leap = NTP_LEAP_ALARM;
 	k.stratum = NTP_STRATUM_KOD;
@@ -171,38 +168,39 @@ void reflect_kiss(struct reflector *r, const struct transport_addr *from,
 	k.poll = ratelimit_poll(r->rl);
 	k.ref = 0;
 	k.org = q->xmt;
-	k.rec = ntp_ts_from_ns(t2);
-	ntp_encode(&k, buf);
-	if (transport_send(r->t, buf, NTP_HEADER_LEN, from, r->clk, TRANSPORT_STAMP_XMT, &t3) < 0)
+	k.rec = ntp_ts_from_ns(d->rx_at);
+	/* In the request's buffer: it is decoded into @q. */
+	ntp_encode(&k, d->buf);
+	d->len = NTP_HEADER_LEN;
+	if (transport_send(r->t, d, r->clk, TRANSPORT_STAMP_XMT) < 0)
 		r->send_errors++;
 }
 
 /*
- * A request that passed reflect_admit(): answered in @buf, basic or
- * interleaved, and queued for the log (output.c).
+ * A request that passed reflect_admit(): answered in @d's buffer, basic
+ * or interleaved, and queued for the log (output.c).
  */
-void reflect_answer(struct reflector *rf, unsigned char *buf, ssize_t n,
-		    const struct transport_addr *from, const struct ntp_packet *q, int64_t t2)
+void reflect_answer(struct reflector *rf, struct transport_dgram *d, const struct ntp_packet *q)
 {
-	struct transport_stamps rx;
-	unsigned char key[sizeof(from->data)];
-	struct xleave_client *cl =
-		xleave_client_get(rf->xt, key, transport_addr_key(rf->t, from, key, sizeof(key)));
+	unsigned char *buf = d->buf;
+	size_t n = d->len;
+	const struct transport_stamps *rx = &d->rx;
+	int64_t t2 = d->rx_at;
+	struct xleave_client *cl = xleave_client_get(rf->xt, d->key, d->keylen);
 	struct xleave_ef ef;
 	int64_t t2best;
-	int want_ef = xleave_ef_find(buf, (size_t)n, &ef);
+	int want_ef = xleave_ef_find(buf, n, &ef);
 	int xl, want_tx, flags;
 	unsigned layers;
 	size_t len = NTP_HEADER_LEN;
 	struct ntp_packet r;
 	struct reflect_sent *e;
-	int64_t t3 = 0, seal = -1;
+	int64_t seal = -1;
 	int rc, nts = rf->nts_req;
 
 	/* Between T2 and T3: only what depends on the request. */
-	transport_rx_stamps(rf->t, rf->clk, &rx);
-	t2best = rx.at[TRANSPORT_LAYER_K] != TRANSPORT_NO_STAMP ?
-		 rx.at[TRANSPORT_LAYER_K] : t2;
+	t2best = rx->at[TRANSPORT_LAYER_K] != TRANSPORT_NO_STAMP ?
+		 rx->at[TRANSPORT_LAYER_K] : t2;
 	r = rf->reply;
 	r.version = q->version;
 	r.poll = q->poll;
@@ -235,12 +233,12 @@ void reflect_answer(struct reflector *rf, unsigned char *buf, ssize_t n,
 		struct xleave_ef now = { .have = 1u << XEF_T2 };
 
 		now.at[XEF_T2] = t2;
-		ef_rx(&now, &rx);
+		ef_rx(&now, rx);
 		xleave_ef_put(buf + NTP_HEADER_LEN, xl ? &cl->last : &now);
 		len += XLEAVE_EF_LEN;
 	}
 	/* No longer than the request: the cookies it made room for. */
-	if (nts && nts_server_reply(rf->nts, &rf->nreq, buf, (size_t)n, &len, &seal) < 0) {
+	if (nts && nts_server_reply(rf->nts, &rf->nreq, buf, n, &len, &seal) < 0) {
 		rf->send_errors++;
 		return;
 	}
@@ -260,10 +258,11 @@ void reflect_answer(struct reflector *rf, unsigned char *buf, ssize_t n,
 	flags = xl || nts ? 0 : TRANSPORT_STAMP_XMT;
 	if (want_tx)
 		flags |= TRANSPORT_STAMP_SEND | TRANSPORT_STAMP_ONLY(layers);
-	rc = transport_send(rf->t, buf, len, from, rf->clk, flags, &t3);
+	d->len = len;
+	rc = transport_send(rf->t, d, rf->clk, flags);
 	e = reflect_sent_push(rf);
 	e->seq = rf->seq;
-	e->peer = *from;
+	e->peer = d->peer;
 	e->version = q->version;
 	e->mode = xl ? "interleaved" : "basic";
 	if (nts) {
@@ -272,7 +271,7 @@ void reflect_answer(struct reflector *rf, unsigned char *buf, ssize_t n,
 	}
 	e->st.at[XEF_T2] = t2;
 	e->st.have = 1u << XEF_T2;
-	ef_rx(&e->st, &rx);
+	ef_rx(&e->st, rx);
 	if (rc < 0) {
 		rf->send_errors++;
 		e->status = "error";
@@ -284,12 +283,12 @@ void reflect_answer(struct reflector *rf, unsigned char *buf, ssize_t n,
 	} else {
 		rf->answered++;
 		e->status = "ok";
-		e->st.at[XEF_T3] = t3;
+		e->st.at[XEF_T3] = d->tx_at;
 		e->st.have |= 1u << XEF_T3;
 		/* The client's state: this reply, its stamps to come. */
 		cl->rec_sent = r.rec;
 		cl->last = e->st;
-		cl->tx_id = transport_tx_id(rf->t);
+		cl->tx_id = d->tx_id;
 		cl->tx_wanted = want_tx;
 		e->c = cl;
 		e->keylen = cl->addrlen;

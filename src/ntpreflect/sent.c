@@ -32,18 +32,16 @@ void reflect_sent_ef_tx(struct xleave_ef *e, const struct transport_stamps *ts)
 }
 
 /*
- * Takes the head of the queue: its stamps into the client's slot, its
- * line into the log (output.c).
+ * Takes the head of the queue, whose send stamps (when it wants them)
+ * are @ts: its stamps into the client's slot, its line into the log
+ * (output.c).
  */
-static void sent_finish(struct reflector *r, int64_t deadline)
+static void sent_finish(struct reflector *r, const struct transport_stamps *ts)
 {
 	struct reflect_sent *e = &r->q[r->head];
 
 	if (e->want) {
-		struct transport_stamps ts;
-
-		transport_tx_stamps(r->t, e->txid, r->clk, &ts, deadline);
-		reflect_sent_ef_tx(&e->st, &ts);
+		reflect_sent_ef_tx(&e->st, ts);
 		/* The slot may have gone to another client meanwhile. */
 		if (e->c && e->c->tx_wanted && e->c->tx_id == e->txid &&
 		    e->c->addrlen == e->keylen && memcmp(e->c->addr, e->key, e->keylen) == 0) {
@@ -56,20 +54,30 @@ static void sent_finish(struct reflector *r, int64_t deadline)
 	r->n--;
 }
 
+/*
+ * The head's send stamps into @ts, waiting until @deadline (0: not at
+ * all) where it wants them; 1 when all came or none is wanted.
+ */
+static int sent_stamps(struct reflector *r, struct transport_stamps *ts, int64_t deadline)
+{
+	const struct reflect_sent *e = &r->q[r->head];
+
+	if (!e->want)
+		return 1;
+	return transport_tx_stamps(r->t, e->txid, r->clk, ts, deadline);
+}
+
 /* Finishes what is complete, or everything (@all, at exit). */
 void reflect_sent_flush(struct reflector *r, int all)
 {
 	while (r->n) {
-		struct reflect_sent *e = &r->q[r->head];
+		struct transport_stamps ts;
+		int done = sent_stamps(r, &ts, all ? clock_monotonic_ns() + TRANSPORT_TX_WAIT_NS : 0);
 
-		if (!all && e->want && r->n < REFLECT_SENT_QUEUE / 2) {
-			struct transport_stamps ts;
-
-			/* Not yet: its stamps may still be on their way. */
-			if (!transport_tx_stamps(r->t, e->txid, r->clk, &ts, 0))
-				return;
-		}
-		sent_finish(r, all ? clock_monotonic_ns() + TRANSPORT_TX_WAIT_NS : 0);
+		/* Not yet: its stamps may still be on their way. */
+		if (!all && !done && r->n < REFLECT_SENT_QUEUE / 2)
+			return;
+		sent_finish(r, &ts);
 	}
 }
 
@@ -77,8 +85,12 @@ struct reflect_sent *reflect_sent_push(struct reflector *r)
 {
 	struct reflect_sent *e;
 
-	if (r->n == REFLECT_SENT_QUEUE)
-		sent_finish(r, 0);
+	if (r->n == REFLECT_SENT_QUEUE) {
+		struct transport_stamps ts;
+
+		sent_stamps(r, &ts, 0);
+		sent_finish(r, &ts);
+	}
 	e = &r->q[(r->head + r->n++) % REFLECT_SENT_QUEUE];
 	memset(e, 0, sizeof(*e));
 	e->nts_open = e->nts_seal = -1;

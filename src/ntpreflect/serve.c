@@ -26,13 +26,13 @@ void reflect_on_signal(int sig)
 }
 
 /* A datagram that is not answered: its line in the log. */
-static void ignored(struct reflector *r, const struct transport_addr *from, enum verdict v,
-		    int64_t t2)
+static void ignored(struct reflector *r, const struct transport_dgram *d, enum verdict v)
 {
 	struct reflect_sent *e = reflect_sent_push(r);
+	int64_t t2 = d->rx_at;
 
 	e->seq = r->seq;
-	e->peer = *from;
+	e->peer = d->peer;
 	e->version = -1;
 	e->mode = "-";
 	e->status = reflect_verdict_names[v];
@@ -44,20 +44,19 @@ static void ignored(struct reflector *r, const struct transport_addr *from, enum
 void reflect_serve(struct reflector *r)
 {
 	enum transport_poll pollmode = r->cfg->poll;
+	unsigned char buf[RECV_CAP];
+	/* The datagram, its peer and stamps, and the reply sent in it. */
+	struct transport_dgram d = { .buf = buf, .cap = sizeof(buf) };
 
 	/* A log that cannot be written ends the server: quietly when its
 	   reader went away, with the error otherwise (lib/out.h). */
 	while (!reflect_stopping && r->answered < r->cfg->count && r->out == OUT_OK) {
-		unsigned char buf[RECV_CAP];
-		struct transport_addr from;
 		struct ntp_packet q;
 		enum verdict v;
-		int64_t t2;
 		/* Busy polling cannot be woken by a signal: look up now and then. */
 		int64_t deadline = pollmode == TRANSPORT_POLL_BUSY ?
 			clock_monotonic_ns() + 100000000 : INT64_MAX;
-		ssize_t n = transport_recv_wait(r->t, buf, sizeof(buf), &from, r->clk, &t2,
-						deadline, pollmode);
+		ssize_t n = transport_recv_wait(r->t, &d, r->clk, deadline, pollmode);
 
 		if (n == -EINTR || n == -ETIMEDOUT || n == -EAGAIN)
 			continue;
@@ -68,24 +67,24 @@ void reflect_serve(struct reflector *r)
 			ntpx_die(NTPX_EXIT_FAIL, "receive: %s", strerror((int)-n));
 		}
 		r->seq++;
-		v = reflect_admit(r, &from, buf, n, &q);
+		v = reflect_admit(r, &d, &q);
 		r->verdicts[v]++;
 		if (v == V_KISS)
-			reflect_kiss(r, &from, &q, t2);
+			reflect_kiss(r, &d, &q);
 		else if (v == V_NTS_NAK)
-			reflect_nts_nak(r, &from, &q, t2);
+			reflect_nts_nak(r, &d, &q);
 		else if (v == V_OK)
-			reflect_answer(r, buf, n, &from, &q, t2);
+			reflect_answer(r, &d, &q);
 		else
-			ignored(r, &from, v, t2);
+			ignored(r, &d, v);
 		/* After the reply, never between its T2 and T3. */
-		reflect_sync(r, t2);
+		reflect_sync(r, d.rx_at);
 		/* The replies' send stamps once the requests read together
 		   are answered: one look at the error queue for them all. */
-		if (!transport_pending(r->t))
+		if (!d.ahead)
 			reflect_sent_flush(r, 0);
 	}
 	/* Read, never looked at: counted, so that every datagram read is. */
-	r->left = transport_pending(r->t);
+	r->left = d.ahead;
 	reflect_sent_flush(r, 1);
 }

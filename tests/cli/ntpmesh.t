@@ -208,11 +208,22 @@ test_expect_success 'four hosts, two links asymmetric: the loops cannot tell whi
 	mesh k4two -- -s 2 -d a:b=1000000 -d c:d=100000 &&
 	test_is "$(v "$TMP/k4two.out" "fit 0" blame)" ambiguous
 '
-test_expect_success 'a triangle sees 1 ms but cannot place it: seen, ambiguous' '
+# With one link blamed, the other two are on no loop without it: their
+# asymmetry is whatever the blamed one does not take, so none is given.
+test_expect_success 'a triangle sees 1 ms but cannot place it: seen, ambiguous, the rest unobservable' '
 	mesh tri -- -s 2 -H a,b,c -d a:b=1000000 &&
 	test_is "$(v "$TMP/tri.out" "loop 0 a,b,c" nonzero)" 1 &&
-	test_is "$(v "$TMP/tri.out" "link 0 a b" observable)" seen &&
-	test_is "$(v "$TMP/tri.out" "fit 0" blame)" ambiguous
+	test_is "$(v "$TMP/tri.out" "fit 0" blame)" ambiguous &&
+	for l in "a b" "a c" "b c"; do
+		if test "$(v "$TMP/tri.out" "link 0 $l" blamed)" = 1; then
+			test_is "$(v "$TMP/tri.out" "link 0 $l" observable)" seen &&
+			is_num "$(v "$TMP/tri.out" "link 0 $l" u95_us)"
+		else
+			test_is "$(v "$TMP/tri.out" "link 0 $l" observable)" none &&
+			test_is "$(v "$TMP/tri.out" "link 0 $l" asym_us) $(v "$TMP/tri.out" "link 0 $l" u95_us)" "- -"
+		fi || return 1
+	done &&
+	test_is "$(grep -c "^link 0 .* blamed 1" "$TMP/tri.out")" 1
 '
 test_expect_success 'a link on no loop: observable none, no asymmetry given' '
 	mesh chain -- -s 2 -L a:b,b:c,a:c,c:d &&

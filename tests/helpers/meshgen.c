@@ -9,7 +9,7 @@
  *
  *   meshgen [-H a,b,c,d] [-L a:b,b:c,...] [-c N] [-i NS] [-s SEED]
  *           [-d FROM:TO=NS]... [-r FROM:TO=NS_PER_S]... [-j NS] [-q NS]
- *           [-l P] [-T] DIR
+ *           [-l P] [-T] [-K] DIR
  *
  * -H the hosts (default a,b,c,d); -L the links, each probed both ways
  * (default: every pair); -c exchanges per directed pair (600); -i their
@@ -20,7 +20,9 @@
  * same law each way: symmetric.  -d adds a fixed delay to one direction,
  * -r one that grows from 0 at the first exchange by NS_PER_S each second
  * (both may name the same direction).  -l loses a fraction of the
- * exchanges (timeout records).  -T leaves the truth out.
+ * exchanges (timeout records).  -T leaves the truth out.  -K adds the
+ * kernel's stamps t1k t2k t3k t4k (ntpmesh --stamps kernel): each 1.5 us
+ * nearer the wire than the program's.
  *
  * Times are integer nanoseconds: T1..T4 on a true time line, each read
  * on the clock of the host that stamps it; true2 is twice the server's
@@ -112,7 +114,7 @@ static double oneway(int from, int to, int64_t T, double q, double j)
 }
 
 static void pair_file(const char *dir, int c, int s, int phase, int npairs, uint64_t n,
-		      int64_t iv, double q, double j, double loss, int truth)
+		      int64_t iv, double q, double j, double loss, int truth, int kstamps)
 {
 	char path[4096], line[256];
 	FILE *f;
@@ -124,8 +126,9 @@ static void pair_file(const char *dir, int c, int s, int phase, int npairs, uint
 	setvbuf(f, NULL, _IOFBF, 1 << 16);
 	fprintf(f, "#ntpx-record 1\n#tool meshgen 0 (test mock of a mesh lab)\n"
 		"#endpoint udp://%s:123\n#pair %s %s\n#clock sim:%s\n"
-		"#fields seq t1 t2 t3 t4 delay off2 status%s\n",
-		host[s], host[c], host[s], host[c], truth ? " true2" : "");
+		"#fields seq t1 t2 t3 t4 delay off2 status%s%s\n",
+		host[s], host[c], host[s], host[c], truth ? " true2" : "",
+		kstamps ? " t1k t2k t3k t4k" : "");
 	for (k = 0; k < n; k++) {
 		struct record_exchange x = { .seq = k + 1, .status = RECORD_OK,
 					     .have = RECORD_HAVE_ALL };
@@ -144,11 +147,19 @@ static void pair_file(const char *dir, int c, int s, int phase, int npairs, uint
 			x.status = RECORD_TIMEOUT;
 		}
 		record_format(line, sizeof(line), &x);
+		fputs(line, f);
 		if (truth && x.status == RECORD_OK)
-			fprintf(f, "%s %lld\n", line,
+			fprintf(f, " %lld",
 				(long long)(2 * ((clock_at(s, Tm) - Tm) - (clock_at(c, Tm) - Tm))));
-		else
-			fprintf(f, "%s%s\n", line, truth ? " -" : "");
+		else if (truth)
+			fputs(" -", f);
+		if (kstamps && x.status == RECORD_OK)
+			fprintf(f, " %lld %lld %lld %lld", (long long)(x.t[0] + 1500),
+				(long long)(x.t[1] - 1500), (long long)(x.t[2] + 1500),
+				(long long)(x.t[3] - 1500));
+		else if (kstamps)
+			fputs(" - - - -", f);
+		fputc('\n', f);
 	}
 	if (fclose(f))
 		die("cannot write", path);
@@ -160,10 +171,10 @@ int main(int argc, char **argv)
 	uint64_t n = 600;
 	int64_t iv = 100000000;
 	double q = 20000, j = 2000, loss = 0, v;
-	int opt, truth = 1, a, b, npairs = 0, phase = 0;
+	int opt, truth = 1, kstamps = 0, a, b, npairs = 0, phase = 0;
 
 	state = 1;
-	while ((opt = getopt(argc, argv, "H:L:c:i:s:d:r:j:q:l:T")) != -1) {
+	while ((opt = getopt(argc, argv, "H:L:c:i:s:d:r:j:q:l:TK")) != -1) {
 		switch (opt) {
 		case 'H': hosts = optarg; break;
 		case 'L': links = optarg; break;
@@ -174,9 +185,10 @@ int main(int argc, char **argv)
 		case 'q': q = strtod(optarg, NULL); break;
 		case 'l': loss = strtod(optarg, NULL); break;
 		case 'T': truth = 0; break;
+		case 'K': kstamps = 1; break;
 		case 'd': case 'r': break;	/* once the hosts are known */
 		default: die("usage: meshgen [-H LIST] [-L LIST] [-c N] [-i NS] [-s SEED] "
-			     "[-d FROM:TO=NS] [-r FROM:TO=NS_PER_S] [-j NS] [-q NS] [-l P] [-T] DIR", NULL);
+			     "[-d FROM:TO=NS] [-r FROM:TO=NS_PER_S] [-j NS] [-q NS] [-l P] [-T] [-K] DIR", NULL);
 		}
 	}
 	if (optind != argc - 1 || iv <= 0)
@@ -188,7 +200,7 @@ int main(int argc, char **argv)
 		ppb[a] = (uniform() - 0.5) * 4e4;
 	}
 	optind = 1;
-	while ((opt = getopt(argc, argv, "H:L:c:i:s:d:r:j:q:l:T")) != -1) {
+	while ((opt = getopt(argc, argv, "H:L:c:i:s:d:r:j:q:l:TK")) != -1) {
 		if (opt == 'd' || opt == 'r') {
 			direction(optarg, &a, &b, &v);
 			if (opt == 'd')
@@ -220,6 +232,6 @@ int main(int argc, char **argv)
 	for (a = 0; a < nhosts; a++)
 		for (b = 0; b < nhosts; b++)
 			if (linked[a][b])
-				pair_file(argv[argc - 1], a, b, phase++, npairs, n, iv, q, j, loss, truth);
+				pair_file(argv[argc - 1], a, b, phase++, npairs, n, iv, q, j, loss, truth, kstamps);
 	return 0;
 }

@@ -7,8 +7,10 @@
 # real hosts: the output says so first and gives no error against one;
 # the one loop's closure and every host's and link's estimate come with
 # their uncertainties, the loop's verdict (nonzero) the one its interval
-# gives.  Nothing is left on any host after the run, nor
-# after SIGTERM in the middle of one; the refusals.
+# gives.  The run, put in a package as meshrun/, is the report's section
+# on real hosts: it says there is no truth, has no error column, and its
+# closures are ntpmesh's, row for row.  Nothing is left on any host after
+# the run, nor after SIGTERM in the middle of one; the refusals.
 . "$(dirname "$0")/../lib.sh"
 . "$NTPX_TOP/tests/nhost.sh"
 
@@ -29,7 +31,7 @@ hosts_file() {
 }
 # The run of the tests below; on a failure, the end of its stderr shown.
 mesh_run() {
-	"$meshrun" -o "$TMP/run" -d 4s -i 50ms "$TMP/hosts" >"$TMP/out" 2>"$TMP/err" ||
+	"$meshrun" -o "$TMP/pkg/meshrun" -d 4s -i 50ms "$TMP/hosts" >"$TMP/out" 2>"$TMP/err" ||
 		{ diag "$(tail -n 5 "$TMP/err")"; return 1; }
 }
 probing() { ls "$TMP/int"/*.rec >/dev/null 2>&1 && test -s "$(ls "$TMP/int"/*.rec | head -n 1)"; }
@@ -42,17 +44,17 @@ test_expect_success 'the mesh run over ssh finishes' '
 	mesh_run
 '
 test_expect_success 'a record file per directed pair, each with its #pair and ok records' '
-	test "$(ls "$TMP/run"/*-*.rec | wc -l)" = 6 &&
+	test "$(ls "$TMP/pkg/meshrun"/*-*.rec | wc -l)" = 6 &&
 	for p in h1-h2 h1-h3 h2-h1 h2-h3 h3-h1 h3-h2
 	do
-		test_grep -x "#pair ${p%-*} ${p#*-}" "$TMP/run/$p.rec" &&
-		test "$(count_status "$TMP/run/$p.rec" ok)" -gt 10 || return 1
+		test_grep -x "#pair ${p%-*} ${p#*-}" "$TMP/pkg/meshrun/$p.rec" &&
+		test "$(count_status "$TMP/pkg/meshrun/$p.rec" ok)" -gt 10 || return 1
 	done
 '
 test_expect_success 'the output says first that there is no truth, and gives no error against one' '
 	test_grep "^truth none " "$(head -n 1 "$TMP/out" >"$TMP/first" && echo "$TMP/first")" &&
 	test_grep ! -e " true_us " -e " err_us " -e "_err_us " "$TMP/out" &&
-	test_grep "^# truth none" "$TMP/run/mesh.txt"
+	test_grep "^# truth none" "$TMP/pkg/meshrun/mesh.txt"
 '
 test_expect_success 'the loop: its closure with its uncertainty' '
 	test "$(grep -c "^loop " "$TMP/out")" = 1 &&
@@ -72,6 +74,38 @@ test_expect_success 'every host and every link: the estimates with their uncerta
 	test "$(vals link u95_us "$TMP/out" | wc -l)" = 3 &&
 	test "$(vals pair u95_us "$TMP/out" | wc -l)" = 3 &&
 	is_num $(vals pair offset_us "$TMP/out") $(vals pair u95_us "$TMP/out")
+'
+# The rows of the report's Nth table in the section on real hosts, their
+# cells tab-separated.
+report_rows() {
+	awk -v want="$1" '/<section id="meshrun">/ { in_s = 1 } in_s && /<\/section>/ { exit }
+		in_s && /<table>/ { t++ }
+		in_s && t == want && /<td/ { gsub(/<\/td><td[^>]*>/, "\t"); gsub(/<[^>]*>/, ""); print }' "$TMP/pkg/report.html"
+}
+test_expect_success 'the report of a package holding the run: its section says there is no truth, and has no error column' '
+	"$NTPX_TOP/analysis/ntpx-report" "$TMP/pkg" &&
+	sed -n "/<section id=\"meshrun\">/,/<\/section>/p" "$TMP/pkg/report.html" >"$TMP/sec" &&
+	test_grep "<h2>The mesh on real hosts</h2>" "$TMP/sec" &&
+	test_grep "There is no truth here: these hosts are real machines with no reference clock" "$TMP/sec" &&
+	test_grep ! -e "class=\"absent\"" -e "<th>[a-z_]*err[a-z_]*</th>" -e "<th>true_us</th>" "$TMP/sec"
+'
+test_expect_success "the report's closures are ntpmesh's, row for row: closure, u95 and verdict" '
+	awk "\$1 == \"loop\" { v[\"closure_us\"] = v[\"u95_us\"] = v[\"nonzero\"] = \"-\"
+		for (i = 4; i < NF; i += 2) v[\$i] = \$(i + 1)
+		printf \"%s\t%s\t%s\t%s\t%s\n\", \$2, \$3, v[\"closure_us\"], v[\"u95_us\"], v[\"nonzero\"] }" \
+		"$TMP/out" >"$TMP/loops.want" &&
+	report_rows 1 >"$TMP/loops.got" &&
+	test -s "$TMP/loops.want" &&
+	test_is "$(cat "$TMP/loops.got")" "$(cat "$TMP/loops.want")"
+'
+test_expect_success "the report's hosts and links: every one, each estimate with its uncertainty" '
+	test "$(report_rows 2 | wc -l)" = 3 &&
+	report_rows 2 | while IFS="	" read -r w h ls lsu rb rbu d
+	do
+		is_num "$ls" "$lsu" "$rb" "$rbu" || return 1
+	done &&
+	test "$(report_rows 3 | wc -l)" = 3 &&
+	test_is "$(report_rows 3 | cut -f 2,3 | sort | tr "\t\n" "- ")" "h1-h2 h1-h3 h2-h3 "
 '
 test_expect_success 'nothing left on any host' '
 	wait_until 10 nothing_left

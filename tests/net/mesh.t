@@ -16,6 +16,13 @@
 #     measured offsets along an acyclic unit flow from the reference (an
 #     electrical flow), so each host's error against the truth is at most
 #     (hosts - 1) times the largest link error the truth shows;
+#   - the symmetric mesh's paths are not exactly symmetric (the truth
+#     shows tens to hundreds of ns at the kernel stamp layer, moving over
+#     seconds), so closures are held against the true closure, the
+#     asymmetry the window's exchanges had (from true2): in 1 s windows of
+#     a 40 s run (3 loops each, 120 loop-windows: at a true rate of 95% the
+#     chance of 114 or more is about a half, at 90% below one in a
+#     hundred), each closure's interval holds it in at least 95%;
 #   - with a fixed delay D on one link (bin/wiredelay, whose own summary
 #     of the run says what it held), the issue's targets: the robust fit
 #     blames that link, at the asymmetry the relay measured within
@@ -48,7 +55,7 @@ kv() {
 }
 
 test_expect_success 'mesh-run: 12 directed pairs, a record file each' '
-	ntpx-lab -n "$LAB" mesh-run -o "$TMP/sym" -d 6s -i 5ms 2>"$TMP/run.err" &&
+	ntpx-lab -n "$LAB" mesh-run -o "$TMP/sym" -d 40s -i 5ms 2>"$TMP/run.err" &&
 	test_is "$(ls "$TMP/sym"/*.rec | wc -l)" 12
 '
 
@@ -105,6 +112,22 @@ test_expect_success 'ntpmesh --stamps kernel reads the run: 4 hosts, 3 loops' '
 	test_grep -x "stamps kernel" "$TMP/k.out"
 '
 
+# held FILE KIND: "N K" for the KIND lines of ntpmesh's FILE that have a
+# held key, and of them those that held.
+held() {
+	awk -v kind="$2" '$1 == kind { for (i = 3; i < NF; i++) if ($i == "held") { n++; k += $(i + 1) } }
+		END { print n + 0, k + 0 }' "$1"
+}
+# frac_ge K N F: K >= F N.
+frac_ge() { awk -v k="$1" -v n="$2" -v f="$3" 'BEGIN { exit !(k >= f * n) }'; }
+
+test_expect_success 'symmetric, 1 s windows: each closure'"'"'s 95% interval holds the true closure in at least 95% of at least 100' '
+	ntpmesh --stamps kernel --window 1s "$TMP/sym" >"$TMP/w.out" 2>/dev/null &&
+	set -- $(held "$TMP/w.out" loop) &&
+	diag "$2 of $1 loop-windows held their true closure; the largest true closure $(awk "\$1 == \"loop\" { for (i = 4; i < NF; i++) if (\$i == \"true_us\") { v = \$(i + 1); v = v < 0 ? -v : v; if (v > m) m = v } } END { print m + 0 }" "$TMP/w.out") us; the hosts: least squares $(awk "\$1 == \"host\" && \$3 != \"A\" { n++; k += / ls_held 1/ } END { print k + 0 \"/\" n + 0 }" "$TMP/w.out"), robust $(awk "\$1 == \"host\" && \$3 != \"A\" { n++; k += / robust_held 1/ } END { print k + 0 \"/\" n + 0 }" "$TMP/w.out") (the asymmetry no loop sees is in no interval)" &&
+	test "$1" -ge 100 && frac_ge "$2" "$1" 0.95
+'
+
 test_expect_success 'each host'"'"'s least-squares error is at most 3 times the largest link error the truth shows' '
 	for s in kernel user; do
 		ntpmesh --stamps $s "$TMP/sym" >"$TMP/$s.out" 2>/dev/null &&
@@ -152,12 +175,19 @@ test_expect_success 'the robust fit blames B-C, at the asymmetry the relay held 
 	abs_le "$(awk -v a="$a" -v r="$ra" "BEGIN { print a - r / 1e3 }")" "$tol"
 '
 
+# A link the fit leaves on no loop of the links it does not blame has no
+# estimate (observable none): it is given nothing.
 test_expect_success 'no other link is given more than that tolerance' '
 	tol=$(tol_us "$(relay_asym "$TMP/d1/BC.wiredelay.stats")") &&
 	for l in A-B A-C A-D B-D C-D; do
-		a=$(kv link ${l%-*} ${l#*-} asym_us "$TMP/d1.out") && is_num "$a" &&
-		abs_le "$a" "$tol" || { diag "$l: $a us"; return 1; }
-	done
+		a=$(kv link ${l%-*} ${l#*-} asym_us "$TMP/d1.out") &&
+		if test "$a" = -; then
+			test_is "$(kv link ${l%-*} ${l#*-} observable "$TMP/d1.out") $(kv link ${l%-*} ${l#*-} u95_us "$TMP/d1.out")" "none -"
+		else
+			is_num "$a" && abs_le "$a" "$tol"
+		fi || { diag "$l: $a us"; return 1; }
+	done &&
+	diag "$(grep "^fit 0 " "$TMP/d1.out")"
 '
 
 test_expect_success 'every host'"'"'s robust error is at most a twentieth of the two-host estimate'"'"'s across B-C' '

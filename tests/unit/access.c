@@ -58,6 +58,30 @@ static void test_match(void **state)
 	assert_true(allowed("127.0.0.0/8", "[::ffff:127.0.0.1]:40000"));
 }
 
+/*
+ * A received datagram's host (struct transport_host) is the same address
+ * as its text: the networks match it alike, and a path without IP
+ * addresses (ib://) has none to match.
+ */
+static void test_host(void **state)
+{
+	struct access_net n = net("192.0.2.0/24");
+	struct transport_host h = { .has = 1, .a = { [10] = 0xff, [11] = 0xff, 192, 0, 2, 7 } };
+	struct access_ip ip, text;
+
+	(void)state;
+	assert_int_equal(access_ip_from_host(&h, &ip), 0);
+	assert_int_equal(access_ip_from_peer("192.0.2.7:123", &text), 0);
+	assert_memory_equal(ip.a, text.a, sizeof(ip.a));
+	assert_true(access_allowed(&n, 1, &ip));
+	h.a[15] = 0;
+	h.a[14] = 3;
+	assert_int_equal(access_ip_from_host(&h, &ip), 0);
+	assert_false(access_allowed(&n, 1, &ip));
+	h.has = 0;
+	assert_int_equal(access_ip_from_host(&h, &ip), -1);
+}
+
 static void test_bad(void **state)
 {
 	static const char *const bad[] = {
@@ -182,6 +206,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_match),
+		cmocka_unit_test(test_host),
 		cmocka_unit_test(test_bad),
 		cmocka_unit_test(test_parse_rate),
 		cmocka_unit_test(test_buckets),

@@ -99,6 +99,7 @@
 #include "opt_units.h"
 #include "peer.h"
 #include "transport.h"
+#include "support/dgram.h"
 #include "util_private.h"
 #include "support/phc_mock.h"
 #include "support/verbs_mock.h"
@@ -1669,7 +1670,7 @@ static void *server_main(void *arg)
 	int64_t t2, t3;
 
 	while (!__atomic_load_n(&s->stop, __ATOMIC_SEQ_CST)) {
-		ssize_t n = transport_recv_wait(s->t, buf, sizeof(buf), &from, s->clk, &t2,
+		ssize_t n = dg_recv_wait(s->t, buf, sizeof(buf), &from, s->clk, &t2,
 						clock_monotonic_ns() + 20 * NTPX_NS_PER_MS,
 						TRANSPORT_POLL_BLOCK);
 
@@ -1694,7 +1695,7 @@ static void *server_main(void *arg)
 			memset(buf + 32, 0x11, 8);
 			memset(buf + 40, 0x22, 8);
 			if (nts_server_reply(s->nts, &req, buf, (size_t)n, &len, &ns) == 0 &&
-			    transport_send(s->t, buf, len, &from, s->clk, 0, &t3) == 0)
+			    dg_send(s->t, buf, len, &from, s->clk, 0, &t3) == 0)
 				server_count(s, &s->answered);
 			continue;
 		}
@@ -1702,7 +1703,7 @@ static void *server_main(void *arg)
 		buf[1] = 1;				/* stratum */
 		memcpy(buf + 24, s->last_req + 40, 8);	/* origin = their xmt */
 		memset(buf + 32, 0x11, 8);		/* receive: any nonzero */
-		if (transport_send(s->t, buf, NTP_HEADER_LEN, &from, s->clk,
+		if (dg_send(s->t, buf, NTP_HEADER_LEN, &from, s->clk,
 				   TRANSPORT_STAMP_XMT, &t3) == 0)
 			server_count(s, &s->answered);
 	}
@@ -1827,7 +1828,7 @@ static int request(struct client *c, uint64_t *nonce)
 
 	*nonce = htobe64(++c->seq);
 	memcpy(req + 40, nonce, 8);
-	return transport_send(c->t, req, sizeof(req), NULL, c->clk, 0, &c->t1);
+	return dg_send(c->t, req, sizeof(req), NULL, c->clk, 0, &c->t1);
 }
 
 /*
@@ -1839,7 +1840,7 @@ static int reply_by(struct client *c, uint64_t nonce, int64_t deadline, enum tra
 	unsigned char buf[4096];
 
 	for (;;) {
-		ssize_t n = transport_recv_wait(c->t, buf, sizeof(buf), NULL, c->clk, &c->t4,
+		ssize_t n = dg_recv_wait(c->t, buf, sizeof(buf), NULL, c->clk, &c->t4,
 						deadline, mode);
 
 		if (n == -ETIMEDOUT)
@@ -2077,7 +2078,7 @@ static void test_nts(void **state)
 		assert_int_equal(nts_client_request(nc, req, sizeof(req), &len), 0);
 		if (i == 2)
 			req[len - 1] ^= 1;	/* the last one tampered with */
-		assert_int_equal(transport_send(c.t, req, len, NULL, c.clk, 0, &c.t1), 0);
+		assert_int_equal(dg_send(c.t, req, len, NULL, c.clk, 0, &c.t1), 0);
 		deadline = clock_monotonic_ns() + WAIT_NS;
 		if (i == 2) {
 			/* Settled once the server dropped it: whatever it
@@ -2088,7 +2089,7 @@ static void test_nts(void **state)
 		for (;;) {
 			const char *why;
 			size_t covered;
-			ssize_t n = transport_recv_wait(c.t, buf, sizeof(buf), NULL, c.clk, &c.t4,
+			ssize_t n = dg_recv_wait(c.t, buf, sizeof(buf), NULL, c.clk, &c.t4,
 							deadline, TRANSPORT_POLL_BLOCK);
 
 			if (n == -ETIMEDOUT)
@@ -2126,7 +2127,7 @@ static void test_stamp_xmt(void **state)
 
 	server_start(&s);
 	client_open(&c, "ib://" SERVER_ADDR ":123");
-	assert_int_equal(transport_send(c.t, req, sizeof(req), NULL, c.clk,
+	assert_int_equal(dg_send(c.t, req, sizeof(req), NULL, c.clk,
 					TRANSPORT_STAMP_XMT, &t1), 0);
 	ts = ntp_ts_from_ns(t1);
 	for (i = 7; i >= 0; i--, ts >>= 8)
@@ -2207,9 +2208,9 @@ static void test_request_flood(void **state)
 	server_start(&s);
 	client_open(&c, "ib://" SERVER_ADDR ":123");
 	for (i = 0; i < 50; i++)
-		assert_int_equal(transport_send(c.t, req, sizeof(req), NULL, c.clk, 0, &t), 0);
+		assert_int_equal(dg_send(c.t, req, sizeof(req), NULL, c.clk, 0, &t), 0);
 	deadline = clock_monotonic_ns() + WAIT_NS;
-	while (got < 50 && transport_recv_wait(c.t, buf, sizeof(buf), NULL, c.clk, &t, deadline,
+	while (got < 50 && dg_recv_wait(c.t, buf, sizeof(buf), NULL, c.clk, &t, deadline,
 					       TRANSPORT_POLL_BLOCK) > 0)
 		got++;
 	assert_int_equal(got, 50);
@@ -2236,7 +2237,7 @@ static void test_fd_contract(void **state)
 	server_start(&s);
 	client_open(&c, "ib://" SERVER_ADDR ":123");
 	for (i = 0; i < 5; i++)
-		assert_int_equal(transport_send(c.t, req, sizeof(req), NULL, c.clk, 0, &t), 0);
+		assert_int_equal(dg_send(c.t, req, sizeof(req), NULL, c.clk, 0, &t), 0);
 	wait_answered(&s, 5);
 	for (i = 0; i < 5; i++) {
 		struct pollfd pfd = { .fd = transport_fd(c.t), .events = POLLIN };
@@ -2247,7 +2248,7 @@ static void test_fd_contract(void **state)
 		while (n == -EAGAIN) {
 			if (poll(&pfd, 1, 1000) != 1)
 				fail_msg("reply %d waits but the fd is not readable", i + 1);
-			n = transport_recv(c.t, buf, sizeof(buf), NULL, c.clk, &t);
+			n = dg_recv(c.t, buf, sizeof(buf), NULL, c.clk, &t);
 		}
 		assert_int_equal(n, NTP_HEADER_LEN);
 	}
@@ -2385,15 +2386,15 @@ static void test_device_fatal(void **state)
 	client_open(&c, "ib://" SERVER_ADDR ":123");
 	assert_int_equal(exchange(&c, TRANSPORT_POLL_BLOCK), 1);
 	server_halt(&s);
-	assert_int_equal(transport_send(c.t, req, sizeof(req), NULL, c.clk, 0, &t), 0);
+	assert_int_equal(dg_send(c.t, req, sizeof(req), NULL, c.clk, 0, &t), 0);
 	pthread_mutex_lock(&fab);
 	fab_event(&devs[fab_client_dev], &ev);
 	pthread_mutex_unlock(&fab);
 	start = clock_monotonic_ns();
-	assert_int_equal(transport_recv_wait(c.t, buf, sizeof(buf), NULL, c.clk, &t,
+	assert_int_equal(dg_recv_wait(c.t, buf, sizeof(buf), NULL, c.clk, &t,
 					     start + WAIT_NS, TRANSPORT_POLL_BLOCK), -ENODEV);
 	assert_true(clock_monotonic_ns() - start < WAIT_NS);
-	assert_int_equal(transport_send(c.t, req, sizeof(req), NULL, c.clk, 0, &t), -ENODEV);
+	assert_int_equal(dg_send(c.t, req, sizeof(req), NULL, c.clk, 0, &t), -ENODEV);
 	client_close(&c);
 	transport_close(s.t);
 	clock_close(s.clk);
@@ -2714,9 +2715,9 @@ static void test_ah_drop_in_flight(void **state)
 	pthread_mutex_lock(&fab);
 	fab_hold = 1;
 	pthread_mutex_unlock(&fab);
-	assert_int_equal(transport_send(c.t, req, sizeof(req), NULL, c.clk, 0, &t), 0);
+	assert_int_equal(dg_send(c.t, req, sizeof(req), NULL, c.clk, 0, &t), 0);
 	fab_async(1, 1, IBV_EVENT_PORT_ERR, 1);
-	assert_true(transport_send(c.t, req, sizeof(req), NULL, c.clk, 0, &t) < 0);
+	assert_true(dg_send(c.t, req, sizeof(req), NULL, c.clk, 0, &t) < 0);
 	fab_release();
 	assert_int_equal(fab_stale, 0);
 	fab_async(1, 1, IBV_EVENT_PORT_ACTIVE, 0);
@@ -2864,11 +2865,11 @@ static void test_wildcard_port_mtu(void **state)
 	pthread_mutex_lock(&fab);
 	deliver(q2, &wc, NULL, 0, big, NTP_HEADER_LEN);
 	pthread_mutex_unlock(&fab);
-	assert_int_equal(transport_recv_wait(s.t, reply, sizeof(reply), &from, s.clk, &t,
+	assert_int_equal(dg_recv_wait(s.t, reply, sizeof(reply), &from, s.clk, &t,
 					     clock_monotonic_ns() + WAIT_NS,
 					     TRANSPORT_POLL_BLOCK), NTP_HEADER_LEN);
-	assert_int_equal(transport_send(s.t, reply, 256, &from, s.clk, 0, &t), 0);
-	assert_int_equal(transport_send(s.t, reply, 257, &from, s.clk, 0, &t), -EMSGSIZE);
+	assert_int_equal(dg_send(s.t, reply, 256, &from, s.clk, 0, &t), 0);
+	assert_int_equal(dg_send(s.t, reply, 257, &from, s.clk, 0, &t), -EMSGSIZE);
 	transport_close(s.t);
 	clock_close(s.clk);
 }
@@ -3022,9 +3023,9 @@ static void test_busy_polls_cq_only(void **state)
 	client_open(&c, "ib://" SERVER_ADDR ":123");
 	assert_int_equal(exchange(&c, TRANSPORT_POLL_BLOCK), 1);
 	server_halt(&s);
-	assert_int_equal(transport_send(c.t, req, sizeof(req), NULL, c.clk, 0, &t), 0);
+	assert_int_equal(dg_send(c.t, req, sizeof(req), NULL, c.clk, 0, &t), 0);
 	reads = __atomic_load_n(&mock_chan_reads, __ATOMIC_SEQ_CST);
-	assert_int_equal(transport_recv_wait(c.t, buf, sizeof(buf), NULL, c.clk, &t,
+	assert_int_equal(dg_recv_wait(c.t, buf, sizeof(buf), NULL, c.clk, &t,
 					     clock_monotonic_ns() + 5 * NTPX_NS_PER_MS,
 					     TRANSPORT_POLL_BUSY), -ETIMEDOUT);
 	assert_int_equal(__atomic_load_n(&mock_chan_reads, __ATOMIC_SEQ_CST), reads);
@@ -3052,7 +3053,7 @@ static void test_block_takes_events(void **state)
 	client_open(&c, "ib://" SERVER_ADDR ":123");
 	assert_int_equal(exchange(&c, TRANSPORT_POLL_BLOCK), 1);
 	server_halt(&s);
-	assert_int_equal(transport_send(c.t, req, sizeof(req), NULL, c.clk, 0, &t), 0);
+	assert_int_equal(dg_send(c.t, req, sizeof(req), NULL, c.clk, 0, &t), 0);
 	pthread_mutex_lock(&fab);
 	for (f = ids; f && !(f->id.verbs == &devs[1].vctx.context && f->state == FID_DONE); f = f->next)
 		;
@@ -3061,7 +3062,7 @@ static void test_block_takes_events(void **state)
 	fab_idle_polls = 0;
 	pthread_mutex_unlock(&fab);
 	fab_async(1, 2, IBV_EVENT_SM_CHANGE, 0);	/* another port's */
-	assert_int_equal(transport_recv_wait(c.t, buf, sizeof(buf), NULL, c.clk, &t,
+	assert_int_equal(dg_recv_wait(c.t, buf, sizeof(buf), NULL, c.clk, &t,
 					     clock_monotonic_ns() + 20 * NTPX_NS_PER_MS,
 					     TRANSPORT_POLL_BLOCK), -ETIMEDOUT);
 	assert_int_equal(cm_pending, 0);
@@ -3166,15 +3167,15 @@ static void hca_stamps(const char *src, const char *mode)
 	assert_int_equal(exchange_until(&c, 1), 1);	/* resolved */
 
 	a = clock_realtime_ns();
-	assert_int_equal(transport_send(c.t, req, sizeof(req), NULL, c.clk,
+	assert_int_equal(dg_send(c.t, req, sizeof(req), NULL, c.clk,
 					TRANSPORT_STAMP_SEND, &t1), 0);
-	id = transport_tx_id(c.t);
+	id = dg_tx.tx_id;
 	do
-		n = transport_recv_wait(c.t, buf, sizeof(buf), NULL, c.clk, &t4,
+		n = dg_recv_wait(c.t, buf, sizeof(buf), NULL, c.clk, &t4,
 					clock_monotonic_ns() + WAIT_NS, TRANSPORT_POLL_BLOCK);
 	while (n == -EINTR);
 	assert_true(n >= NTP_HEADER_LEN);
-	transport_rx_stamps(c.t, c.clk, &rx);
+	rx = dg_rx.rx;
 	assert_int_equal(transport_tx_stamps(c.t, id, c.clk, &tx,
 					     clock_monotonic_ns() + WAIT_NS), 1);
 	b = clock_realtime_ns();
@@ -3204,13 +3205,13 @@ static void hca_stamps(const char *src, const char *mode)
 	assert_int_equal(counter(c.t, "stamp_errors"), 0);
 	/* A send that names only a layer the HCA does not stamp (t1k) goes
 	   unstamped; one that names t1h is stamped. */
-	assert_int_equal(transport_send(c.t, req, sizeof(req), NULL, c.clk, TRANSPORT_STAMP_SEND |
+	assert_int_equal(dg_send(c.t, req, sizeof(req), NULL, c.clk, TRANSPORT_STAMP_SEND |
 					TRANSPORT_STAMP_ONLY(1u << TRANSPORT_LAYER_K), &t1), 0);
-	assert_int_equal(transport_tx_id(c.t), id);
-	assert_int_equal(transport_send(c.t, req, sizeof(req), NULL, c.clk, TRANSPORT_STAMP_SEND |
+	assert_int_equal(dg_tx.tx_id, 0);	/* no id: unstamped */
+	assert_int_equal(dg_send(c.t, req, sizeof(req), NULL, c.clk, TRANSPORT_STAMP_SEND |
 					TRANSPORT_STAMP_ONLY(1u << TRANSPORT_LAYER_H), &t1), 0);
-	assert_int_not_equal(transport_tx_id(c.t), id);
-	assert_int_equal(transport_tx_stamps(c.t, transport_tx_id(c.t), c.clk, &tx,
+	assert_int_not_equal(dg_tx.tx_id, id);
+	assert_int_equal(transport_tx_stamps(c.t, dg_tx.tx_id, c.clk, &tx,
 					     clock_monotonic_ns() + WAIT_NS), 1);
 	assert_true(tx.at[TRANSPORT_LAYER_H] != TRANSPORT_NO_STAMP);
 	client_close(&c);
@@ -3281,9 +3282,9 @@ static void test_hca_no_stamps(void **state)
 	assert_string_equal(transport_stamp_source(c.t, 0, TRANSPORT_LAYER_H),
 			    "-:cq_refused_stamps");
 	assert_int_equal(exchange_until(&c, 1), 1);
-	assert_int_equal(transport_send(c.t, req, sizeof(req), NULL, c.clk,
+	assert_int_equal(dg_send(c.t, req, sizeof(req), NULL, c.clk,
 					TRANSPORT_STAMP_SEND, &t1), 0);
-	assert_int_equal(transport_tx_stamps(c.t, transport_tx_id(c.t), c.clk, &tx, 0), 1);
+	assert_int_equal(transport_tx_stamps(c.t, dg_tx.tx_id, c.clk, &tx, 0), 1);
 	assert_true(tx.at[TRANSPORT_LAYER_H] == TRANSPORT_NO_STAMP);
 	transport_counters(c.t, line, sizeof(line));
 	assert_non_null(strstr(line, " stamps=none"));

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * Unit tests for lib/loss.c and the loss hook in transport_send(): the
+ * Unit tests for lib/loss.c and the loss hook in dg_send(): the
  * schedules drop exactly where they say, the same seed drops the same
  * sends, and the kernel UDP backend loses what the schedule says on
  * loopback.
@@ -20,6 +20,7 @@
 #include "loss.h"
 #include "opt.h"
 #include "transport.h"
+#include "support/dgram.h"
 #include "util_private.h"
 
 static struct loss parse_ok(const char *spec)
@@ -239,7 +240,7 @@ static void test_transport_hook(void **state)
 	unsetenv(LOSS_ENV);
 	assert_non_null(cli);
 	for (i = 1; i <= 6; i++) {
-		int rc = transport_send(cli, buf, sizeof(buf), NULL, clk, TRANSPORT_STAMP_XMT, &stamp);
+		int rc = dg_send(cli, buf, sizeof(buf), NULL, clk, TRANSPORT_STAMP_XMT, &stamp);
 
 		/* stamped whether dropped or sent */
 		assert_true(stamp >= prev);
@@ -256,7 +257,7 @@ static void test_transport_hook(void **state)
 		assert_int_equal(transport_send_batch(cli, m, 2), 2);
 	}
 	for (;;) {
-		ssize_t n = transport_recv_wait(srv, in, sizeof(in), &from, clk, &stamp,
+		ssize_t n = dg_recv_wait(srv, in, sizeof(in), &from, clk, &stamp,
 						clock_monotonic_ns() + 200000000LL,
 						TRANSPORT_POLL_BLOCK);
 		if (n == -ETIMEDOUT)

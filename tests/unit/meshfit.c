@@ -107,7 +107,10 @@ static void one_link_in_k4(void **state)
 		assert_int_equal(f.obs[e], MESH_OBS_LOCATED);
 }
 
-/* In a triangle the loop shows 1 ms, and some link is blamed, but the blame is ambiguous. */
+/*
+ * In a triangle the loop shows 1 ms, and some link is blamed, but the
+ * blame is ambiguous; the other two are then on no loop of unblamed links.
+ */
 static void one_link_in_a_triangle(void **state)
 {
 	int e;
@@ -120,8 +123,11 @@ static void one_link_in_a_triangle(void **state)
 	assert_float_equal(fabs(f.loop[0].closure), 5e5, 1e-6);
 	assert_int_equal(f.nblamed, 1);
 	assert_int_equal(f.blame, MESH_BLAME_AMBIGUOUS);
-	for (e = 0; e < g.nlinks; e++)
-		assert_int_equal(f.obs[e], MESH_OBS_SEEN);
+	/* the two not blamed are on no loop without it: no estimate for them */
+	for (e = 0; e < g.nlinks; e++) {
+		assert_int_equal(f.obs[e], f.blamed[e] ? MESH_OBS_SEEN : MESH_OBS_NONE);
+		assert_int_equal(isnan(f.asym[e]), !f.blamed[e]);
+	}
 }
 
 /*
@@ -169,6 +175,38 @@ static void two_links_in_k6(void **state)
 			assert_float_equal(f.asym[e], 0, 1e-6);
 	for (h = 0; h < 6; h++)
 		assert_float_equal(f.rob[h], theta[h], 1e-6);
+}
+
+/*
+ * 1 ms from 1 to 3 and from 3 to 2 in K4: the robust fit blames both,
+ * which leaves 0-3 on no loop of the links not blamed (a bridge among
+ * them).  That fit takes it as exact, so its asymmetry is not known: no
+ * estimate, no interval (a u95 of 0 would claim exactness), and it is
+ * flagged as unobservable.  The links on loops keep theirs.
+ */
+static void a_bridge_among_the_unblamed(void **state)
+{
+	int e;
+
+	(void)state;
+	complete(4);
+	delay(1, 3, 1e6);
+	delay(3, 2, 1e6);
+	mesh_fit(&g, 0, y, var, 8, &f);
+	assert_int_equal(f.nblamed, 2);
+	assert_true(f.blamed[LK(1, 3)] && f.blamed[LK(2, 3)]);
+	assert_int_equal(f.obs[LK(0, 3)], MESH_OBS_NONE);
+	assert_true(isnan(f.asym[LK(0, 3)]) && isnan(f.asym_var[LK(0, 3)]));
+	assert_float_equal(f.asym[LK(1, 3)], 1e6, 1e-6);
+	assert_float_equal(f.asym[LK(2, 3)], -1e6, 1e-6);
+	for (e = 0; e < g.nlinks; e++) {
+		if (e == LK(0, 3) || f.blamed[e])
+			continue;
+		assert_int_equal(f.obs[e], MESH_OBS_LOCATED);
+		assert_float_equal(f.asym[e], 0, 1e-6);
+		assert_true(f.asym_var[e] > 0.5);
+	}
+	assert_float_equal(f.rob[3], theta[3], 1e-6);
 }
 
 /* Host 4 and 5 apart from the rest: no offsets for them, their loop still counted. */
@@ -245,6 +283,7 @@ int main(void)
 		cmocka_unit_test(one_link_in_a_triangle),
 		cmocka_unit_test(a_hosts_own_delay_is_not_seen),
 		cmocka_unit_test(two_links_in_k6),
+		cmocka_unit_test(a_bridge_among_the_unblamed),
 		cmocka_unit_test(two_components),
 		cmocka_unit_test(too_many_trees),
 		cmocka_unit_test(ls_refuses_a_cut_off_host),

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * lib/udp.c's hardware stamping (dev=) against a mock NIC and PHC
+ * lib/udp_stamp.c's hardware stamping (dev=, for lib/udp.c) against a mock NIC and PHC
  * (support/phc_mock.h; THIS IS A MOCK: no NIC here stamps).  The real
  * socket is bound to lo; the mock answers the interface's ETHTOOL and
  * HWTSTAMP ioctls as a NIC with a PHC would, with ptp4l's setting on it
