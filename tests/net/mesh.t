@@ -148,6 +148,15 @@ relay_asym() {
 }
 # abs_le A B: |A| <= B.
 abs_le() { awk -v a="$1" -v b="$2" 'BEGIN { if (a < 0) a = -a; exit !(a <= b) }'; }
+# relay_slack FILE: how far the relay's median-based asymmetry can sit from
+# what the lowest-delay exchanges (those ntpmesh keeps) went through: the
+# two directions' median hold errors, us.  On a busy machine they reach
+# tens of us while the kept exchanges' holds stay near zero, as the truth
+# shows.
+relay_slack() {
+	awk -v a="$(stat ab_hold_median_ns "$1")" -v b="$(stat ba_hold_median_ns "$1")" \
+		'BEGIN { printf "%.3f\n", (a < 0 ? -a : a) / 1e3 + (b < 0 ? -b : b) / 1e3 }'
+}
 # The issue's tolerance for a delay of D ns: max(5 us, 2% of D), in us.
 tol_us() { awk -v d="$1" 'BEGIN { t = d * 0.02; if (t < 5000) t = 5000; printf "%.3f\n", t / 1e3 }'; }
 
@@ -167,12 +176,15 @@ test_expect_success 'the relay held 1 ms from B to C, nothing from C to B, and d
 	test_is "$(stat ab_dropped_full "$f") $(stat ba_dropped_full "$f")" "0 0"
 '
 
-test_expect_success 'the robust fit blames B-C, at the asymmetry the relay held within max(5 us, 2%)' '
+test_expect_success 'the robust fit blames B-C, within max(5 us, 2%) of the truth and of what the relay held (+- its median hold errors)' '
 	ra=$(relay_asym "$TMP/d1/BC.wiredelay.stats") && tol=$(tol_us "$ra") &&
 	a=$(kv link B C asym_us "$TMP/d1.out") &&
 	diag "B-C: ntpmesh $a us, the relay $ra ns, truth $(kv link B C true_us "$TMP/d1.out") us, tolerance $tol us" &&
+	t=$(kv link B C true_us "$TMP/d1.out") && sl=$(relay_slack "$TMP/d1/BC.wiredelay.stats") &&
 	test_is "$(kv link B C blamed "$TMP/d1.out")" 1 &&
-	abs_le "$(awk -v a="$a" -v r="$ra" "BEGIN { print a - r / 1e3 }")" "$tol"
+	is_num "$a" && is_num "$t" &&
+	abs_le "$(awk -v a="$a" -v t="$t" "BEGIN { print a - t }")" "$tol" &&
+	abs_le "$(awk -v a="$a" -v r="$ra" "BEGIN { print a - r / 1e3 }")" "$(awk -v t="$tol" -v s="$sl" "BEGIN { print t + s }")"
 '
 
 # A link the fit leaves on no loop of the links it does not blame has no
@@ -223,13 +235,17 @@ test_expect_success 'what no loop sees: every closure stays within max(5 us, 2%)
 	done <"$TMP/u.loops"
 '
 
-test_expect_success 'ntpmesh does not find it: every host stays off by half what the relay held, by either fit' '
+test_expect_success 'ntpmesh does not find it: every host stays off by half the true asymmetry and what the relay held, by either fit' '
 	for h in B C D; do
 		ra=$(relay_asym "$TMP/u/A$h.wiredelay.stats") && tol=$(tol_us "$ra") &&
+		sl=$(relay_slack "$TMP/u/A$h.wiredelay.stats") &&
+		t=$(kv link A $h true_us "$TMP/u.out") && is_num "$t" &&
 		for k in ls_err_us robust_err_us; do
-			e=$(kv host $h $k "$TMP/u.out") &&
-			diag "host $h: $k $e us, half the relay'"'"'s $((ra / 2)) ns" &&
-			abs_le "$(awk -v e="$e" -v r="$ra" "BEGIN { e = e < 0 ? -e : e; print e - r / 2e3 }")" "$tol" ||
+			e=$(kv host $h $k "$TMP/u.out") && is_num "$e" &&
+			diag "host $h: $k $e us, the true asymmetry $t us, half the relay'"'"'s $((ra / 2)) ns (+- $sl us)" &&
+			abs_le "$(awk -v e="$e" -v t="$t" "BEGIN { e = e < 0 ? -e : e; t = t < 0 ? -t : t; print e - t / 2 }")" "$tol" &&
+			abs_le "$(awk -v e="$e" -v r="$ra" "BEGIN { e = e < 0 ? -e : e; print e - r / 2e3 }")" \
+				"$(awk -v t="$tol" -v s="$sl" "BEGIN { print t + s / 2 }")" ||
 				return 1
 		done
 	done
