@@ -205,10 +205,12 @@ static void pairs(const struct mesh_run *r, const struct window *w)
 		u95("u95_us", l->var);
 		count("n_ab", l->ab >= 0 ? (double)row[l->ab].n : 0);
 		count("used_ab", l->ab >= 0 ? (double)row[l->ab].f.used : 0);
+		us("cut_ab_us", l->ab >= 0 ? (double)row[l->ab].f.delay_cut : NAN);
 		us("ab_us", l->ab >= 0 ? l->ab_y : NAN);
 		u95("ab_u95_us", l->ab >= 0 ? l->ab_var : NAN);
 		count("n_ba", l->ba >= 0 ? (double)row[l->ba].n : 0);
 		count("used_ba", l->ba >= 0 ? (double)row[l->ba].f.used : 0);
+		us("cut_ba_us", l->ba >= 0 ? (double)row[l->ba].f.delay_cut : NAN);
 		us("ba_us", l->ba >= 0 ? l->ba_y : NAN);
 		u95("ba_u95_us", l->ba >= 0 ? l->ba_var : NAN);
 		/* what the two directions differ by: both measure the same */
@@ -319,8 +321,9 @@ static void links(const struct mesh_run *r, const struct window *w)
 		u95("u95_us", f->obs[k] == MESH_OBS_NONE ? NAN : f->asym_var[k]);
 		word("observable", obs_names[f->obs[k]]);
 		flag("blamed", f->blamed[k]);
-		if (l->truth && !isnan(a)) {
-			/* what the records' truth says the link's exchanges had: 2 (y - true) */
+		if (l->truth) {
+			/* what the records' truth says the link's exchanges had,
+			   2 (y - true), whether or not a loop sees it */
 			us("true_us", 2 * (l->y - l->true_y));
 			us("err_us", a - 2 * (l->y - l->true_y));
 			held("held", a - 2 * (l->y - l->true_y), f->asym_var[k]);
