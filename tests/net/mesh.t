@@ -141,12 +141,11 @@ test_expect_success 'symmetric, 1 s windows: each closure'"'"'s 95% interval hol
 # estimates of one closure from disjoint exchanges (both see the path's
 # slow wander, which no interval is meant to cover, and it cancels in
 # their difference), so if each half's u95 is honest the difference lies
-# within sqrt(u0^2 + u1^2) about 95% of the time (a little more: each
-# u95 takes Student's t at 8 degrees of freedom), and within half of it
-# about 75%.  Over 120 loop-windows a rate of 95% falls below 108 (90%)
-# with a chance below one in a hundred, and a rate of 75% rises above
+# within sqrt(u0^2 + u1^2) about 95% of the time, and within half of it
+# about 70%.  Over 120 loop-windows a rate of 95% falls below 108 (90%)
+# with a chance below one in a hundred, and a rate of 70% rises above
 # it with far less; an interval half as wide as it should be holds about
-# 75% at full width, one twice as wide about 97% at half width.
+# 70% at full width, one twice as wide about 95% at half width.
 test_expect_success 'symmetric, 1 s windows: each closure'"'"'s interval as wide as its odd and even halves say' '
 	mkdir "$TMP/h0" "$TMP/h1" &&
 	for f in "$TMP/sym"/*.rec; do
