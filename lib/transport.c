@@ -16,7 +16,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "endpoint_private.h"
 #include "ntp.h"
 #include "opt_units.h"
 #include "transport_private.h"
@@ -28,14 +27,18 @@ static const struct transport_ops *const backends[] = {
 	&ib_transport_ops,	/* built always; a host without RDMA fails at open */
 };
 
-int endpoint_scheme_nth(size_t i, struct endpoint_scheme *s)
+/* endpoint.c parses; the schemes and their keys are handed down from here. */
+int transport_parse_endpoint(const char *url, struct endpoint *ep, char *err, size_t errlen)
 {
-	if (i >= ARRAY_SIZE(backends))
-		return -1;
-	s->name = backends[i]->scheme;
-	s->params = backends[i]->params;
-	s->check = backends[i]->check;
-	return 0;
+	struct endpoint_scheme tab[ARRAY_SIZE(backends) + 1] = { { 0 } };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(backends); i++) {
+		tab[i].name = backends[i]->scheme;
+		tab[i].params = backends[i]->params;
+		tab[i].check = backends[i]->check;
+	}
+	return endpoint_parse(url, tab, ep, err, errlen);
 }
 
 static const struct transport_ops *backend_find(const char *scheme)

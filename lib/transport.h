@@ -143,6 +143,15 @@ struct transport_dgram {
 struct transport;
 
 /*
+ * Parses the endpoint URL @url (endpoint.h) with the schemes of this
+ * build, each with its keys and checks.  Returns 0, or -1 with one line
+ * in @err naming what is wrong (unknown scheme, bad port, unknown
+ * key...).  Names are not resolved here.  ep->url is @url, or for a form
+ * without a scheme the URL it stands for (udp://HOST:PORT...).
+ */
+int transport_parse_endpoint(const char *url, struct endpoint *ep, char *err, size_t errlen);
+
+/*
  * Opens @ep for @role.  Returns NULL with one line in @err on failure
  * (the endpoint, then the cause), and errno ENXIO when it failed because
  * the endpoint's host name does not resolve: for the tool a usage error

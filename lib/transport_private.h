@@ -48,7 +48,7 @@ struct transport_ops {
 	void (*addr_str)(const struct transport_addr *a, char *buf, size_t len);
 	/*
 	 * Optional: checks parameter values that need no system access, so
-	 * that endpoint_parse() refuses them (a usage error) rather than the
+	 * that transport_parse_endpoint() refuses them (a usage error) rather than the
 	 * open.  0, or -1 with one line in @err.
 	 */
 	int (*check)(const struct endpoint *ep, char *err, size_t errlen);

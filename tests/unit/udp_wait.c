@@ -53,13 +53,13 @@ static int pair_open(void **state)
 	unsetenv(LOSS_ENV);
 	p->clk = clock_open("realtime", err, sizeof(err));
 	assert_non_null(p->clk);
-	assert_int_equal(endpoint_parse("udp://127.0.0.1:0", &sep, err, sizeof(err)), 0);
+	assert_int_equal(transport_parse_endpoint("udp://127.0.0.1:0", &sep, err, sizeof(err)), 0);
 	p->srv = transport_open(&sep, TRANSPORT_SERVER, err, sizeof(err));
 	assert_non_null(p->srv);
 	assert_int_equal(getsockname(transport_fd(p->srv), (struct sockaddr *)&ss, &len), 0);
 	snprintf(url, sizeof(url), "udp://127.0.0.1:%u",
 		 ntohs(((struct sockaddr_in *)&ss)->sin_port));
-	assert_int_equal(endpoint_parse(url, &cep, err, sizeof(err)), 0);
+	assert_int_equal(transport_parse_endpoint(url, &cep, err, sizeof(err)), 0);
 	p->cli = transport_open(&cep, TRANSPORT_CLIENT, err, sizeof(err));
 	assert_non_null(p->cli);
 	assert_int_equal(transport_stamps_enable(p->cli, err, sizeof(err)), 0);
@@ -312,7 +312,7 @@ static void test_read_ahead(void **state)
 	assert_int_equal(getsockname(transport_fd(p->srv), (struct sockaddr *)&ss, &len), 0);
 	snprintf(url, sizeof(url), "udp://127.0.0.1:%u",
 		 ntohs(((struct sockaddr_in *)&ss)->sin_port));
-	assert_int_equal(endpoint_parse(url, &ep, err, sizeof(err)), 0);
+	assert_int_equal(transport_parse_endpoint(url, &ep, err, sizeof(err)), 0);
 	cli2 = transport_open(&ep, TRANSPORT_CLIENT, err, sizeof(err));
 	assert_non_null(cli2);
 	assert_int_equal(transport_recv_ahead(p->srv, 8, sizeof(a), err, sizeof(err)), 0);
@@ -379,7 +379,7 @@ static void test_stamps_after_failed_send(void **state)
 	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
 	close(fd);
 	snprintf(url, sizeof(url), "udp://127.0.0.1:%u", ntohs(sa.sin_port));
-	assert_int_equal(endpoint_parse(url, &ep, err, sizeof(err)), 0);
+	assert_int_equal(transport_parse_endpoint(url, &ep, err, sizeof(err)), 0);
 	cli = transport_open(&ep, TRANSPORT_CLIENT, err, sizeof(err));
 	assert_non_null(cli);
 	assert_int_equal(transport_stamps_enable(cli, err, sizeof(err)), 0);
@@ -393,7 +393,7 @@ static void test_stamps_after_failed_send(void **state)
 	assert_int_equal(dg_send(cli, q, sizeof(q), NULL, p->clk, TRANSPORT_STAMP_SEND,
 					&t), -ECONNREFUSED);
 	/* Now someone listens there. */
-	assert_int_equal(endpoint_parse(url, &ep, err, sizeof(err)), 0);
+	assert_int_equal(transport_parse_endpoint(url, &ep, err, sizeof(err)), 0);
 	srv = transport_open(&ep, TRANSPORT_SERVER, err, sizeof(err));
 	assert_non_null(srv);
 	assert_int_equal(dg_send(cli, q, sizeof(q), NULL, p->clk, TRANSPORT_STAMP_SEND,
