@@ -20,6 +20,7 @@
 
 #include "clock.h"
 #include "endpoint.h"
+#include "opt_units.h"
 
 enum transport_role {
 	TRANSPORT_CLIENT,	/* talks to the endpoint */
@@ -111,6 +112,12 @@ struct transport_dgram {
 	uint32_t tx_id;			/* send with TRANSPORT_STAMP_SEND: the
 					   id whose stamps transport_tx_stamps()
 					   reads */
+	unsigned tx_layers;		/* send: the layers whose stamps it
+					   asks for (bits 1 << layer), set by
+					   transport_send() from its flags and
+					   what the path offers; the backend
+					   clears it for a datagram it does not
+					   stamp */
 };
 
 /*
@@ -312,7 +319,7 @@ unsigned transport_tx_layers(const struct transport *t);
  * (the reply has come, or the server is stopping): they normally came
  * long before; this only bounds the wait for one that never comes.
  */
-#define TRANSPORT_TX_WAIT_NS	10000000LL	/* 10 ms */
+#define TRANSPORT_TX_WAIT_NS	(10 * NTPX_NS_PER_MS)
 int transport_tx_stamps(struct transport *t, uint32_t id, struct clock *clk,
 			struct transport_stamps *s, int64_t deadline);
 
