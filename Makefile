@@ -213,7 +213,7 @@ build/fuzz/%: tests/fuzz/%.c $(LIB_SRC) build/version.h
 # that nothing needs to be found at run time.
 BPF_CFLAGS := -O2 -g -target bpf -Wall -Werror \
               -I/usr/include/$(shell $(CC) -print-multiarch 2>/dev/null)
-build/bpf/%.o: lib/bpf/%.bpf.c
+build/bpf/%.o: lib/bpf/%.bpf.c lib/bpf/ntpx_xdp_meta.h
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c -o $@ $<
 build/bpf/%.h: build/bpf/%.o
