@@ -19,7 +19,8 @@
 #                                            (kudp, uudp or uudpn) answering
 #                                            BIN/loadgen --ntp at RATE (20k) for
 #                                            FIG_CPU_DUR (0.5s), pinned apart:
-#                                            "CORE_US SERVER_US N ALL_US" per reply
+#                                            "CORE_US SERVER_US N" per reply (three
+#                                            fields, as fig_ratio reads a line)
 #   fig_stat FILE...                         the median over lines of "V ..."
 #                                            and their range: "MED MIN MAX"
 #   fig_cpu CMD...                           CMD's CPU time, user and system,
@@ -110,8 +111,9 @@ fig_lab() {	# BIN SERVER CLIENT MODE [OPTION...]
 # The reflector's CPU per reply (us), the server pinned to the first CPU
 # and the generator to the last (when there are two): first the server's
 # core, what the server and that core's ksoftirqd ran
-# (/proc/PID/schedstat), then the server's own, the count, and
-# everything (the server, the generator's rusage, every ksoftirqd).  On a
+# (/proc/PID/schedstat), then the server's own and the count (on one
+# CPU, unpinned: the server, the generator's rusage and every ksoftirqd
+# in the first field).  On a
 # veth the sender's system call runs the receiver's softirq: a reply's
 # delivery into the generator's socket is on the server's core (the same
 # work for every server), a request's delivery into the server's
@@ -139,11 +141,9 @@ fig_reflect_cpu() {	# BIN SERVER [RATE]
 	awk -v srv="$_fp" -v ks="$_fk" -v core="$_fc" -v pinned="$_fks" \
 		-v gen="$(awk '{ printf "%.0f", ($1 + $2) * 1e9 }' "$TMP/fcpu.gen")" '
 		/ntp requests/ { for (i = 1; i <= NF; i++) if ($i == "replies") r = $(i + 1) }
-		END { if (r > 0 && pinned != "") printf "%.3f %.3f %d %.3f\n", (srv + core) / 1e3 / r, srv / 1e3 / r, r,
-				(srv + ks + gen) / 1e3 / r
-			else if (r > 0) printf "%.3f %.3f %d %.3f\n", (srv + ks + gen) / 1e3 / r, srv / 1e3 / r, r,
-				(srv + ks + gen) / 1e3 / r
-			else print "- - 0 -" }' "$TMP/fcpu.lg"
+		END { if (r > 0 && pinned != "") printf "%.3f %.3f %d\n", (srv + core) / 1e3 / r, srv / 1e3 / r, r
+			else if (r > 0) printf "%.3f %.3f %d\n", (srv + ks + gen) / 1e3 / r, srv / 1e3 / r, r
+			else print "- - 0" }' "$TMP/fcpu.lg"
 }
 
 # "NS - 1": the CPU time of CMD (and of what it waited for), for the
