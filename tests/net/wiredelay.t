@@ -180,6 +180,71 @@ test_expect_success 'SIGINT ends it as SIGTERM does; it dropped nothing' '
 	diag "$(cat "$TMP/w2.err")"
 '
 
+# RUN: what the relay said of RUN's delayed direction(s), for the log.
+summary() {
+	for d in ab ba
+	do
+		f=$TMP/$1.stats
+		echo "$1 $d: hold error median $(stat ${d}_hold_median_ns "$f") p99 $(stat ${d}_hold_p99_ns "$f") max $(stat ${d}_hold_max_ns "$f") min $(stat ${d}_hold_min_ns "$f");" \
+			"send began median $(stat ${d}_wake_median_ns "$f") max $(stat ${d}_wake_max_ns "$f"); send median $(stat ${d}_send_median_ns "$f") max $(stat ${d}_send_max_ns "$f");" \
+			"timer late median $(stat ${d}_timer_median_ns "$f") p99 $(stat ${d}_timer_p99_ns "$f"); margin $(stat ${d}_spin_margin_ns "$f"), spun $(stat ${d}_spin_ns "$f") ns;" \
+			"handed over late $(stat ${d}_late_arrivals "$f"), deliver max $(stat ${d}_deliver_max_ns "$f") ns"
+	done
+}
+# A <= B <= C ...: each is a number and none is less than the one before.
+ordered() {
+	is_num "$@" &&
+	awk 'BEGIN { for (i = 2; i < ARGC; i++) if (ARGV[i] + 0 < ARGV[i - 1] + 0) exit 1 }' "$@" ||
+		{ diag "not in order: $*"; return 1; }
+}
+
+# What the relay claims of itself, from its own stamps.
+test_expect_success 'by its own transmit stamps, no frame left before its due time' '
+	for r in w0 w1 w2
+	do
+		for d in ab ba
+		do
+			ordered 0 "$(stat ${d}_hold_min_ns "$TMP/$r.stats")" || return 1
+		done
+	done
+'
+test_expect_success 'its summary holds together: each quantile within what was seen, each hold error the sum of its parts' '
+	diag "$(summary w1; summary w2)" &&
+	for r in w1 w2
+	do
+		for d in ab ba
+		do
+			f=$TMP/$r.stats &&
+			ordered "$(stat ${d}_hold_min_ns "$f")" "$(stat ${d}_hold_median_ns "$f")" \
+				"$(stat ${d}_hold_p99_ns "$f")" "$(stat ${d}_hold_max_ns "$f")" &&
+			for k in wake send deliver timer
+			do
+				ordered "$(stat ${d}_${k}_median_ns "$f")" "$(stat ${d}_${k}_p99_ns "$f")" \
+					"$(stat ${d}_${k}_max_ns "$f")" || return 1
+			done &&
+			# The hold error of a frame is how late its send
+			# began plus the send: every frame was stamped
+			# (above), so the largest is at least the largest of
+			# either part and at most their sum.
+			ordered "$(stat ${d}_wake_max_ns "$f")" "$(stat ${d}_hold_max_ns "$f")" \
+				$(($(stat ${d}_wake_max_ns "$f") + $(stat ${d}_send_max_ns "$f"))) &&
+			ordered "$(stat ${d}_send_max_ns "$f")" "$(stat ${d}_hold_max_ns "$f")" &&
+			ordered 0 "$(stat ${d}_spin_margin_ns "$f")" "$(stat ${d}_spin_max_ns "$f")" || return 1
+		done
+	done
+'
+test_expect_success "the spin takes the timer's lateness out: at the median, a send began nearer its due time than the timer woke to its own" '
+	for r in w1 w2
+	do
+		for d in ab ba
+		do
+			f=$TMP/$r.stats &&
+			test "$(stat ${d}_timer_wakes "$f")" -gt 0 &&
+			test "$(stat ${d}_wake_median_ns "$f")" -lt "$(stat ${d}_timer_median_ns "$f")" || return 1
+		done
+	done
+'
+
 test_expect_success 'an interface that is not there: exit 1, one line naming it' '
 	test_exit 1 ip netns exec "$W" "$wd" wa nosuch 2>"$TMP/e1" &&
 	test_is "$(cat "$TMP/e1")" "wiredelay: nosuch: no such interface here"
