@@ -275,7 +275,7 @@ static void *dir_run(void *arg)
 	if (tfd < 0) {
 		snprintf(d->err, sizeof(d->err), "timerfd: %s", strerror(errno));
 		d->rc = -1;
-		return NULL;
+		goto out;
 	}
 	d->credit_at = now_ns();
 	pf[0] = (struct pollfd){ .fd = d->in->fd, .events = POLLIN };
@@ -333,6 +333,7 @@ static void *dir_run(void *arg)
 	}
 	dir_stamps(d);
 	close(tfd);
+out:
 	if (d->rc) {
 		uint64_t one = 1;
 

@@ -35,7 +35,8 @@ wire_up() {
 	shift
 	spawn WPID ip netns exec "$W" "$wd" "$@" --ready "$TMP/$_n.ready" --stats "$TMP/$_n.stats" wa wb \
 		2>"$TMP/$_n.err" &&
-	wait_until 10 test -s "$TMP/$_n.ready"
+	wait_until 10 test -s "$TMP/$_n.ready" ||
+	{ diag "$_n: not ready after 10 s: $(cat "$TMP/$_n.err")"; return 1; }
 }
 # NAME: 200 exchanges at 10 ms, all ok (each may wait 1 s: the timeout is
 # not what this test is about), the records in $TMP/NAME.rec;
@@ -44,7 +45,7 @@ wire_up() {
 # the wire's).
 pinged() { ip netns exec "$A" ping -c 1 -W 1 10.77.0.2 >/dev/null; }
 probe_run() {
-	wait_until 10 pinged &&
+	{ wait_until 10 pinged || { diag "no ping through the wire in 10 s: $(ip netns exec "$A" ip neigh)"; false; }; } &&
 	test_is "$(probe_oks ip netns exec "$A" ntpprobe -c 200 -i 10ms -w 1s udp://10.77.0.2:12300)" 200 &&
 	cp "$TMP/probe_oks.rec" "$TMP/$1.rec" || { diag "$(rec_status "$TMP/probe_oks.rec" | awk '$2 != "ok"' | head)"; return 1; }
 }
