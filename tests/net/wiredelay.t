@@ -82,10 +82,16 @@ min_legs() {
 			if (!n++ || f < mf) mf = f; if (n == 1 || b < mb) mb = b }
 		END { print mf, mb }' "$1"
 }
-# The median off2 of FILE's ok records, ns: twice the offset,
-# (t2 - t1) + (t3 - t4) (ntpx-record(5)).
+# The median of twice the offset of FILE's ok records, ns: (t2 - t1) +
+# (t3 - t4), off2 of ntpx-record(5), but with the client's kernel stamps
+# where there are, as the legs above: the probe's own scheduling on a busy
+# machine is no part of the wire.
 med_off() {
-	rec_cols "$1" status off2 | awk '$1 == "ok" { print $2 }' | sort -n |
+	awk "$ntpx_fields"'/^#fields/ { fields(); next } /^#/ { next }
+		field("status") == "ok" { t1 = field("t1"); t4 = field("t4")
+			if (field("t1k") != "-" && field("t1k") != "") t1 = field("t1k")
+			if (field("t4k") != "-" && field("t4k") != "") t4 = field("t4k")
+			print (field("t2") - t1) + (field("t3") - t4) }' "$1" | sort -n |
 		awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : int((v[NR / 2] + v[NR / 2 + 1]) / 2) }'
 }
 within() {	# GOT WANT TOL: |GOT - WANT| <= TOL
