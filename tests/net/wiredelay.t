@@ -141,7 +141,7 @@ test_expect_success 'SIGTERM ends it with status 0 and a summary each way' '
 '
 test_expect_success "with $dab ns A to B and $dba ns back: 200 exchanges, all ok" '
 	wire_up w1 --delay-ab "${dab}ns" --delay-ba 3ms --priority 10 &&
-	probe_run d1 &&
+	{ probe_run d1 || { stop_pid "$WPID"; diag "the relay: $(cat "$TMP/w1.err")"; false; }; } &&
 	stop_pid "$WPID"
 '
 test_expect_success 'every frame sent was stamped, none dropped, none left' '
@@ -265,9 +265,11 @@ test_expect_success 'an interface that is not there: exit 1, one line naming it'
 	test_exit 1 ip netns exec "$W" "$wd" wa nosuch 2>"$TMP/e1" &&
 	test_is "$(cat "$TMP/e1")" "wiredelay: nosuch: no such interface here"
 '
-test_expect_success 'a bad delay: exit 2, one line' '
+test_expect_success 'a bad delay or spin: exit 2, one line' '
 	test_exit 2 "$wd" --delay-ab 1parsec wa wb 2>"$TMP/e2" &&
-	test_is "$(cat "$TMP/e2")" "wiredelay: bad --delay-ab '\''1parsec'\'' (expected a duration: 100us, 1ms)"
+	test_is "$(cat "$TMP/e2")" "wiredelay: bad --delay-ab '\''1parsec'\'' (expected a duration: 100us, 1ms)" &&
+	test_exit 2 "$wd" --spin -1ms wa wb 2>"$TMP/e3" &&
+	test_is "$(cat "$TMP/e3")" "wiredelay: bad --spin '\''-1ms'\'' (expected a duration: 100us, 1ms)"
 '
 test_expect_success 'one interface, or the same twice: exit 2' '
 	test_exit 2 "$wd" wa 2>/dev/null &&
