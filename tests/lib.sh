@@ -95,7 +95,8 @@
 #                       finds what is left)
 #   (tests/twohost.sh, sourced after this: twohost_up, two hosts reached
 #   over ssh, each with an sshd of the test's own)
-#   (tests/nhost.sh: nhost_up, N hosts on one LAN reached over ssh)
+#   (tests/nhost.sh: nhost_up, N hosts on one LAN reached over ssh; both
+#   build on tests/sshhost.sh, an sshd of the test's own per namespace)
 #   diag TEXT           "# TEXT" on the suite's stderr (fd 4), even from a
 #                       command whose stderr goes to a file
 #   start_reflector [OPTION...] ntpreflect --stratum 1 on a free loopback port
