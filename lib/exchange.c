@@ -9,21 +9,12 @@
 
 #include "exchange.h"
 
-static const struct exchange_col offsets_cols[] = {
-	[EXCHANGE_OFFSETS_SEQ] = { "seq", EXCHANGE_SEQ, 0 },
-	[EXCHANGE_OFFSETS_T1] = { "t1", EXCHANGE_T1, 0 },
-	[EXCHANGE_OFFSETS_T2] = { "t2", EXCHANGE_T2, 0 },
-	[EXCHANGE_OFFSETS_T3] = { "t3", EXCHANGE_T3, 0 },
-	[EXCHANGE_OFFSETS_T4] = { "t4", EXCHANGE_T4, 0 },
-	[EXCHANGE_OFFSETS_DELAY] = { "delay", EXCHANGE_DELAY, 0 },
-	[EXCHANGE_OFFSETS_OFF2] = { "off2", EXCHANGE_OFF2, 0 },
-	[EXCHANGE_OFFSETS_STATUS] = { "status", EXCHANGE_STATUS, 0 },
-	[EXCHANGE_OFFSETS_TRUE2] = { "true2", EXCHANGE_INT, EXCHANGE_OK_ONLY },
+static const struct exchange_col offsets_cols[EXCHANGE_OFFSETS_NCOLS] = {
+	EXCHANGE_OFFSETS_COLS
 };
 
 const struct exchange_spec exchange_offsets = {
-	offsets_cols, sizeof(offsets_cols) / sizeof(offsets_cols[0]),
-	"ok record without all of T1..T4"
+	offsets_cols, EXCHANGE_OFFSETS_NCOLS, EXCHANGE_OFFSETS_PARTIAL
 };
 
 int exchange_reader_init(struct exchange_reader *xr, int fd, const char *name,

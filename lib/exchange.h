@@ -76,9 +76,27 @@ struct exchange_spec {
 enum exchange_offsets_col {
 	EXCHANGE_OFFSETS_SEQ, EXCHANGE_OFFSETS_T1, EXCHANGE_OFFSETS_T2, EXCHANGE_OFFSETS_T3,
 	EXCHANGE_OFFSETS_T4, EXCHANGE_OFFSETS_DELAY, EXCHANGE_OFFSETS_OFF2,
-	EXCHANGE_OFFSETS_STATUS, EXCHANGE_OFFSETS_TRUE2,
+	EXCHANGE_OFFSETS_STATUS, EXCHANGE_OFFSETS_TRUE2, EXCHANGE_OFFSETS_NCOLS
 };
 extern const struct exchange_spec exchange_offsets;
+
+/*
+ * The same columns as initialisers, for a tool that reads them and more
+ * (ntpmesh --stamps kernel): its own spec's table starts with
+ * EXCHANGE_OFFSETS_COLS and puts its columns from EXCHANGE_OFFSETS_NCOLS
+ * on, with EXCHANGE_OFFSETS_PARTIAL as its ok_partial.
+ */
+#define EXCHANGE_OFFSETS_COLS \
+	[EXCHANGE_OFFSETS_SEQ] = { "seq", EXCHANGE_SEQ, 0 }, \
+	[EXCHANGE_OFFSETS_T1] = { "t1", EXCHANGE_T1, 0 }, \
+	[EXCHANGE_OFFSETS_T2] = { "t2", EXCHANGE_T2, 0 }, \
+	[EXCHANGE_OFFSETS_T3] = { "t3", EXCHANGE_T3, 0 }, \
+	[EXCHANGE_OFFSETS_T4] = { "t4", EXCHANGE_T4, 0 }, \
+	[EXCHANGE_OFFSETS_DELAY] = { "delay", EXCHANGE_DELAY, 0 }, \
+	[EXCHANGE_OFFSETS_OFF2] = { "off2", EXCHANGE_OFF2, 0 }, \
+	[EXCHANGE_OFFSETS_STATUS] = { "status", EXCHANGE_STATUS, 0 }, \
+	[EXCHANGE_OFFSETS_TRUE2] = { "true2", EXCHANGE_INT, EXCHANGE_OK_ONLY }
+#define EXCHANGE_OFFSETS_PARTIAL	"ok record without all of T1..T4"
 
 /* The value of a column without one ('-', or not in #fields). */
 #define EXCHANGE_NONE	INT64_MIN

@@ -90,18 +90,21 @@
 #                       In a test (a setup test) it fails when no lab can
 #                       be made; before the first, the suite is skipped
 #   free_udp_port       prints a UDP port nothing listens on
+#   udp_listening PORT [NS]  a UDP socket listens on PORT (in namespace NS)
+#   nonce               16 random hex digits (an NTP timestamp's 8 bytes)
 #   uniq_name PREFIX    a name no other run uses (netns, files); written
 #                       to $NTPX_LEDGER if set (make check: scripts/leftovers
 #                       finds what is left)
 #   (tests/twohost.sh, sourced after this: twohost_up, two hosts reached
 #   over ssh, each with an sshd of the test's own)
-#   (tests/nhost.sh: nhost_up, N hosts on one LAN reached over ssh)
+#   (tests/nhost.sh: nhost_up, N hosts on one LAN reached over ssh; both
+#   build on tests/sshhost.sh, an sshd of the test's own per namespace)
 #   diag TEXT           "# TEXT" on the suite's stderr (fd 4), even from a
 #                       command whose stderr goes to a file
 #   start_reflector [OPTION...] ntpreflect --stratum 1 on a free loopback port
 #                       (REFLECT_PORT, REFLECT_PID)
 #   data_lines FILE, rec_cols FILE NAME..., count_status FILE WORD,
-#   rec_status FILE, one_clock FILE
+#   rec_status FILE, one_clock FILE, log_interleaved LOG
 #                       record helpers (columns found by name;
 #                       count_status fails on a file without #fields)
 #   probe_oks CMD...    the ok records of CMD, an ntpprobe: "N ok, exit S"
@@ -420,6 +423,9 @@ free_udp_port() {
 	echo "$_p"
 }
 
+# 16 random hex digits (in a subshell: no counter would survive it).
+nonce() { od -An -N8 -tx1 /dev/urandom | tr -d ' \n'; }
+
 uniq_name() {
 	_u="$1$$$(od -An -N2 -tx2 /dev/urandom | tr -d ' ')"
 	# make check's ledger: scripts/leftovers looks for these names after
@@ -547,6 +553,9 @@ rec_status() {
 		/^#/ { next } "status" in col { print field("seq"), field("status") }' "$1"
 }
 
+# How many lines of ntpreflect's --log LOG answered in interleaved mode.
+log_interleaved() { rec_cols "$1" mode | grep -cx interleaved; }
+
 # "FILE has a record of status WORD": for wait_until.
 has_status() { [ "$(count_status "$1" "$2")" -gt 0 ]; }
 
@@ -669,9 +678,14 @@ legs() {
 		printf "%.0f %.0f\n", mf[2] - mf[1], mb[2] - mb[1]
 	}' "$1" "$2"
 }
-# "udp port P has a listener": for wait_until after starting a server.
-udp_listening() {
-	ss -Hlun "sport = :$1" | grep -q .
+# "udp port P has a listener", here or in network namespace NS: for
+# wait_until after starting a server.
+udp_listening() {	# P [NS]
+	if [ -n "${2:-}" ]; then
+		ip netns exec "$2" ss -Hlun "sport = :$1" | grep -q .
+	else
+		ss -Hlun "sport = :$1" | grep -q .
+	fi
 }
 
 # The plan is printed here, at the end (TAP allows either): nobody counts

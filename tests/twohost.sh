@@ -17,7 +17,8 @@
 #     (TWOHOST_NAME_REF, TWOHOST_NAME_CLIENT: "ref-LAB", "client-LAB");
 #   - an sshd of Debian's openssh-server, run by the test with a
 #     configuration, a host key and an authorized key of its own in $TMP,
-#     listening only on the management address.
+#     listening only on the management address (tests/sshhost.sh, which
+#     this sources, as tests/nhost.sh does).
 # The sshd ends with the test (spawn), and everything else goes with the
 # namespaces (lab_up's cleanup), whatever happens.
 #
@@ -31,6 +32,8 @@
 # twohost_left ref|client prints the PIDs in that host other than its
 # sshd (nothing when nothing of a run is left there).
 
+. "$NTPX_TOP/tests/sshhost.sh"
+
 # Why there are no two hosts: before the first test the suite is skipped
 # (nothing to fail yet); in a test, a diag line, and twohost_up returns 1.
 _twohost_no() {
@@ -39,42 +42,13 @@ _twohost_no() {
 }
 
 twohost_up() {
-	test_have_prereq ROOT || { _twohost_no "not root"; return 1; }
-	[ -x /usr/sbin/sshd ] || { _twohost_no "no sshd (openssh-server; make deps)"; return 1; }
-	for _c in ssh ssh-keygen unshare; do
-		command -v "$_c" >/dev/null 2>&1 || { _twohost_no "missing $_c"; return 1; }
-	done
+	sshhost_need || { _twohost_no "$_sshhost_why"; return 1; }
 	lab_up "$1" || return 1
 	unset NTPX_REF_EXEC NTPX_CLIENT_EXEC
 	_th=$TMP/twohost
-	mkdir -p "$_th" && chmod 700 "$_th" || { _twohost_no "cannot make $_th"; return 1; }
-	# sshd's privilege separation directory, as its package makes it.
-	[ -d /run/sshd ] || { mkdir -p /run/sshd && chmod 755 /run/sshd; } ||
-		{ _twohost_no "cannot make /run/sshd"; return 1; }
-	ssh-keygen -q -t ed25519 -N '' -C twohost -f "$_th/id" || { _twohost_no "ssh-keygen failed"; return 1; }
-	cp "$_th/id.pub" "$_th/authorized_keys" || { _twohost_no "cannot copy the key"; return 1; }
-	# A /24 of 10.78.0.0/16 that nothing here has a route into.
-	_k=$(($$ % 250 + 1))
-	_n=0
-	while ip -4 route show to match "10.78.$_k.1" | grep -v "^default" | grep -q .; do
-		_k=$((_k % 250 + 1))
-		_n=$((_n + 1))
-		[ $_n -lt 250 ] || { _twohost_no "no free 10.78.K.0/24 for the management links"; return 1; }
-	done
+	sshhost_init "$_th" && sshhost_net 10.78 || { _twohost_no "$_sshhost_why"; return 1; }
+	_k=$_sshhost_net
 	_id=$(od -An -N2 -tx2 /dev/urandom | tr -d ' ')
-	: > "$_th/known_hosts"
-	cat > "$_th/config" <<EOF
-Host *
-	User root
-	IdentityFile $_th/id
-	IdentitiesOnly yes
-	UserKnownHostsFile $_th/known_hosts
-	GlobalKnownHostsFile /dev/null
-	StrictHostKeyChecking yes
-	BatchMode yes
-	LogLevel ERROR
-	ConnectTimeout 10
-EOF
 	for _h in ref:1:2:"$NTPX_NS_REF" client:5:6:"$NTPX_NS_CLIENT"; do
 		_side=${_h%%:*} _r=${_h#*:}
 		_a=${_r%%:*} _r=${_r#*:}
@@ -87,43 +61,13 @@ EOF
 		ip -n "$_ns" addr add "10.78.$_k.$_b/30" dev mgmt &&
 		ip -n "$_ns" link set dev mgmt up ||
 			{ _twohost_no "cannot make the management link to $_side"; return 1; }
-		ssh-keygen -q -t ed25519 -N '' -C "$_side" -f "$_th/$_side.key" ||
-			{ _twohost_no "ssh-keygen failed"; return 1; }
-		echo "10.78.$_k.$_b $(cat "$_th/$_side.key.pub")" >> "$_th/known_hosts"
-		cat > "$_th/$_side.sshd_config" <<EOF
-ListenAddress 10.78.$_k.$_b:22
-HostKey $_th/$_side.key
-PidFile none
-AuthorizedKeysFile $_th/authorized_keys
-PermitRootLogin prohibit-password
-PubkeyAuthentication yes
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-StrictModes no
-PrintMotd no
-LogLevel ERROR
-EOF
-		printf 'Host %s\n\tHostName 10.78.%s.%s\n' "$_side" "$_k" "$_b" >> "$_th/config.hosts"
-		# sshd in the host's network namespace and a UTS namespace of
-		# its own, under the host's name; the exec chain leaves the PID
-		# spawn knows to sshd itself.
-		spawn _pid ip netns exec "$_ns" unshare --uts sh -c \
-			'hostname "$1" && exec /usr/sbin/sshd -D -e -f "$2"' sh \
-			"$_side-$LAB" "$_th/$_side.sshd_config" 2>> "$_th/$_side.sshd.log"
-		eval "TWOHOST_SSHD_$(echo "$_side" | tr a-z A-Z)=\$_pid"
+		sshhost_add "$_th" "$_side" "$_ns" "10.78.$_k.$_b" "$_side-$LAB" ||
+			{ _twohost_no "$_sshhost_why"; return 1; }
+		eval "TWOHOST_SSHD_$(echo "$_side" | tr a-z A-Z)=\$_sshhost_pid"
 		eval "TWOHOST_NAME_$(echo "$_side" | tr a-z A-Z)=\$_side-\$LAB"
-		wait_until 10 ip netns exec "$_ns" sh -c "ss -Htln 'sport = :22' | grep -q ." ||
-			{ _twohost_no "sshd on $_side does not listen: $(tail -n 1 "$_th/$_side.sshd.log")"; return 1; }
 	done
-	# Host blocks before Host *, whose settings are the defaults.
-	cat "$_th/config.hosts" "$_th/config" > "$_th/config.all" && mv "$_th/config.all" "$_th/config"
-	TWOHOST_SSH="ssh -F $_th/config"
-	for _side in ref client; do
-		_got=$($TWOHOST_SSH "$_side" uname -n 2>"$_th/ssh.err") ||
-			{ _twohost_no "ssh to $_side fails: $(tail -n 1 "$_th/ssh.err")"; return 1; }
-		[ "$_got" = "$_side-$LAB" ] || { _twohost_no "ssh to $_side reaches '$_got'"; return 1; }
-	done
+	sshhost_done "$_th" ref="ref-$LAB" client="client-$LAB" || { _twohost_no "$_sshhost_why"; return 1; }
+	TWOHOST_SSH=$_sshhost_ssh
 	export TWOHOST_SSH TWOHOST_NAME_REF TWOHOST_NAME_CLIENT
 }
 

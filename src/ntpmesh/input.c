@@ -117,18 +117,10 @@ static void on_comment(void *ctx, const char *line)
  * the four events, read on ok records only (what offsetfit reads costs
  * nothing more without it).
  */
-enum { MESH_T1K = EXCHANGE_OFFSETS_TRUE2 + 1, MESH_T2K, MESH_T3K, MESH_T4K, MESH_NCOLS };
+enum { MESH_T1K = EXCHANGE_OFFSETS_NCOLS, MESH_T2K, MESH_T3K, MESH_T4K, MESH_NCOLS };
 
 static const struct exchange_col kernel_cols[MESH_NCOLS] = {
-	[EXCHANGE_OFFSETS_SEQ] = { "seq", EXCHANGE_SEQ, 0 },
-	[EXCHANGE_OFFSETS_T1] = { "t1", EXCHANGE_T1, 0 },
-	[EXCHANGE_OFFSETS_T2] = { "t2", EXCHANGE_T2, 0 },
-	[EXCHANGE_OFFSETS_T3] = { "t3", EXCHANGE_T3, 0 },
-	[EXCHANGE_OFFSETS_T4] = { "t4", EXCHANGE_T4, 0 },
-	[EXCHANGE_OFFSETS_DELAY] = { "delay", EXCHANGE_DELAY, 0 },
-	[EXCHANGE_OFFSETS_OFF2] = { "off2", EXCHANGE_OFF2, 0 },
-	[EXCHANGE_OFFSETS_STATUS] = { "status", EXCHANGE_STATUS, 0 },
-	[EXCHANGE_OFFSETS_TRUE2] = { "true2", EXCHANGE_INT, EXCHANGE_OK_ONLY },
+	EXCHANGE_OFFSETS_COLS,
 	[MESH_T1K] = { "t1k", EXCHANGE_INT, EXCHANGE_OK_ONLY },
 	[MESH_T2K] = { "t2k", EXCHANGE_INT, EXCHANGE_OK_ONLY },
 	[MESH_T3K] = { "t3k", EXCHANGE_INT, EXCHANGE_OK_ONLY },
@@ -136,7 +128,7 @@ static const struct exchange_col kernel_cols[MESH_NCOLS] = {
 };
 
 static const struct exchange_spec kernel_spec = {
-	kernel_cols, MESH_NCOLS, "ok record without all of T1..T4"
+	kernel_cols, MESH_NCOLS, EXCHANGE_OFFSETS_PARTIAL
 };
 
 #define KERNEL_ALL	(1u << MESH_T1K | 1u << MESH_T2K | 1u << MESH_T3K | 1u << MESH_T4K)

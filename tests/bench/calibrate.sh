@@ -9,8 +9,7 @@
 need_prereq ROOT
 lab_up cb
 spawn sink $NTPX_REF_EXEC loadgen --sink udp://0.0.0.0:9000 >/dev/null 2>&1
-in_ref() { ip netns exec "$NTPX_NS_REF" ss -Hlun "sport = :$1" | grep -q .; }
-wait_until 5 in_ref 9000 || { echo "calibrate: the sink did not start" >&2; exit 1; }
+wait_until 5 udp_listening 9000 "$NTPX_NS_REF" || { echo "calibrate: the sink did not start" >&2; exit 1; }
 rc=0
 for i in 1 2 3; do
 	cap=$($NTPX_CLIENT_EXEC loadgen --calibrate -d 1.5s "udp://$NTPX_REF_SLOW:9000" 2>/dev/null |

@@ -118,10 +118,8 @@ EOF
 }
 
 test_expect_success 'setup: a reflector on loopback' '
-	port=$(free_udp_port) &&
-	spawn RPID ntpreflect --stratum 1 "udp://127.0.0.1:$port" 2>"$TMP/reflect.err" &&
-	wait_until 5 udp_listening "$port" &&
-	ep=udp://127.0.0.1:$port
+	start_reflector &&
+	ep=udp://127.0.0.1:$REFLECT_PORT
 '
 
 test_expect_success '--discipline on realtime is refused' '

@@ -10,7 +10,6 @@
 # Lines of ntpreflect's --log LOG for answered requests lacking t2k, t3q
 # or t3k.
 log_lacking() { awk '!/^#/ && $12 == "ok" && ($4 == "-" || $6 == "-" || $7 == "-")' "$1" | wc -l; }
-log_interleaved() { rec_cols "$1" mode | grep -cx interleaved; }
 # sim_order FILE: "BAD N" over the N ok records of FILE (a probe on a sim
 # clock): the client's own stages are on its clock, t1 <= t1q <= t1k,
 # t4k <= t4; and on the kernel layer the offset is as true as on the user

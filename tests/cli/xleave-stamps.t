@@ -14,8 +14,6 @@ test_lazy_prereq STRACE 'command -v strace && strace -qq -o /dev/null true'
 
 xlq=$NTPX_HELPERS/xlq
 N=5
-# 16 random hex digits
-nonce() { od -An -N8 -tx1 /dev/urandom | tr -d ' \n'; }
 
 # reflector_traced -c COUNT OPTION...: ntpreflect, under strace, answering
 # COUNT requests and then ending (REFLECT_PID is strace's: it ends with

@@ -14,15 +14,12 @@ xlq=$NTPX_HELPERS/xlq
 # q N ORG REC XMT: a request from client 127.0.0.N, from a new port each time
 q() { _c=$1; shift; port=$((port + 1)); "$xlq" 127.0.0.1 "$REFLECT_PORT" "127.0.0.$_c" "$port" "$@"; }
 pa=1 pb=2
-# 16 random hex digits (in a subshell: no counter would survive it)
-nonce() { od -An -N8 -tx1 /dev/urandom | tr -d ' \n'; }
 # Requests from clients 3 to 12: more than the table holds.
 other_clients() {
 	for c in 3 4 5 6 7 8 9 10 11 12; do
 		q "$c" 0000000000000000 "$(nonce)" "$(nonce)" >/dev/null || return 1
 	done
 }
-log_interleaved() { rec_cols "$1" mode | grep -cx interleaved; }
 
 test_expect_success 'setup: a reflector with a table of 4 clients' '
 	start_reflector --clients 4 --log "$TMP/log" &&

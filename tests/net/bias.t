@@ -41,8 +41,6 @@
 
 need_prereq LAB BUILT
 port=12300
-in_ref() { ip netns exec "$NTPX_NS_REF" ss -Hlun "sport = :$1" | grep -q .; }
-in_cli() { ip netns exec "$NTPX_NS_CLIENT" ss -Hlun "sport = :$1" | grep -q .; }
 # The median of column COL over the ok records of FILE.
 median() {
 	awk -v c="$2" "$ntpx_fields"'
@@ -142,7 +140,8 @@ test_expect_success 'setup: a reflector in the reference, a load sink at each en
 	spawn refl $NTPX_REF_EXEC ntpreflect --stratum 1 "udp://0.0.0.0:$port" 2>/dev/null &&
 	spawn sink_ref $NTPX_REF_EXEC loadgen --sink udp://0.0.0.0:9000 >/dev/null 2>&1 &&
 	spawn sink_cli $NTPX_CLIENT_EXEC loadgen --sink udp://0.0.0.0:9000 >/dev/null 2>&1 &&
-	wait_until 5 in_ref $port && wait_until 5 in_ref 9000 && wait_until 5 in_cli 9000
+	wait_until 5 udp_listening $port "$NTPX_NS_REF" &&
+	wait_until 5 udp_listening 9000 "$NTPX_NS_REF" && wait_until 5 udp_listening 9000 "$NTPX_NS_CLIENT"
 '
 
 for poll in block busy

@@ -8,7 +8,6 @@
 . "$(dirname "$0")/../lib.sh"
 
 need_prereq LAB BUILT
-in_ref() { ip netns exec "$NTPX_NS_REF" ss -Hlun "sport = :$1" | grep -q .; }
 send() { $NTPX_CLIENT_EXEC loadgen "$@"; }
 
 # The sink's rate and loss from the sender's summary line.
@@ -85,7 +84,7 @@ test_expect_success "setup: a lab of the test's own" '
 '
 test_expect_success 'setup: a sink in the reference on port 9000' '
 	spawn sink $NTPX_REF_EXEC loadgen --sink udp://0.0.0.0:9000 >"$TMP/sink.out" 2>/dev/null &&
-	wait_until 5 in_ref 9000
+	wait_until 5 udp_listening 9000 "$NTPX_NS_REF"
 '
 
 test_expect_success 'setup: 2 s at 200 Mbit/s on the fast path' '

@@ -17,10 +17,9 @@ dropped_t1_only() {
 }
 
 test_expect_success 'setup: a reflector on loopback' '
-	port=$(free_udp_port) &&
-	spawn refl ntpreflect --stratum 1 "udp://127.0.0.1:$port" 2>"$TMP/refl.err" &&
-	wait_until 5 udp_listening "$port" &&
-	ep=udp://127.0.0.1:$port
+	start_reflector &&
+	port=$REFLECT_PORT &&
+	ep=udp://127.0.0.1:$REFLECT_PORT
 '
 
 test_expect_success '--every 10: exactly 10 dropped, at 10..100' '
