@@ -3,7 +3,10 @@
 # ntpx-study --hosts FILE on three hosts over ssh (tests/nhost.sh: three
 # namespaces on one LAN, each with an sshd of the test's own): the quick
 # study's mesh family runs there as a user would run it, its one
-# condition hosts, through ntpx-meshrun under tether.  The run has a
+# condition hosts, through ntpx-meshrun under tether.  SIGTERM in the
+# middle of the mesh ends it and everything on the hosts, with no run
+# done; run again on the package, from the hosts file kept in it, it
+# finishes.  The run has a
 # record file per directed pair; results/mesh.tsv has its row with the
 # closure ntpmesh gave and "-" wherever only truth could give a number;
 # the figure is drawn; the report's section on real hosts is this run's,
@@ -26,7 +29,7 @@ hosts_file() {
 }
 # The study of the tests below; on a failure, the end of its stderr shown.
 study_run() {
-	"$study" --quick --seed 7 --hosts "$TMP/hosts" "$TMP/pkg" >"$TMP/out" 2>"$TMP/err" ||
+	"$study" "$TMP/pkg" >"$TMP/out" 2>"$TMP/err" ||
 		{ diag "$(tail -n 8 "$TMP/err")"; return 1; }
 }
 # COL of results/mesh.tsv's one row.
@@ -44,7 +47,25 @@ test_expect_success 'setup: three hosts on one LAN, each over ssh' '
 	nhost_up sm 3 &&
 	hosts_file >"$TMP/hosts"
 '
-test_expect_success 'ntpx-study --quick --hosts FILE: the mesh on the hosts, exit 0, the report named' '
+# The study as a user starts it, stopped by SIGTERM in the middle of the
+# mesh: exit 143, nothing left on any host, the run not done, no
+# manifest.  Its scale makes the run long enough to be caught; lowered in
+# its study.conf, the run again is short.
+probing() { test -s "$(ls "$TMP"/pkg/runs/*/meshrun/h1-h2.rec 2>/dev/null | head -n 1)"; }
+test_expect_success 'ntpx-study --hosts FILE -f mesh, SIGTERM in the middle of the mesh: exit 143, nothing left, no run done' '
+	spawn spid "$study" --quick --scale 20 --seed 7 --hosts "$TMP/hosts" -f mesh "$TMP/pkg" \
+		>/dev/null 2>"$TMP/int.err" &&
+	wait_until 60 probing &&
+	kill -TERM "$spid" &&
+	test_exit 143 wait "$spid" &&
+	wait_until 10 nothing_left &&
+	test -z "$(ls "$TMP"/pkg/runs/*/done 2>/dev/null)" &&
+	test ! -e "$TMP/pkg/MANIFEST.sha256"
+'
+test_expect_success 'run again on it, the hosts file gone: from the copy kept, exit 0, the report named' '
+	sed -i "s/^scale=20\$/scale=1/" "$TMP/pkg/study.conf" &&
+	mv "$TMP/hosts" "$TMP/hosts.away" &&
+	test_when_finished mv "$TMP/hosts.away" "$TMP/hosts" &&
 	study_run &&
 	test_is "$(cat "$TMP/out")" "$TMP/pkg/report.html"
 '
@@ -53,7 +74,8 @@ test_expect_success 'the order: one run, the mesh family, condition hosts; it is
 	run=$(ls -d "$TMP"/pkg/runs/1-mesh-hosts-udp-r1) &&
 	test -f "$run/done" && test -f "$run/meshrun/done" &&
 	test_grep -x "hosts=1" "$TMP/pkg/study.conf" &&
-	cmp "$TMP/hosts" "$TMP/pkg/inventory/hosts"
+	cmp "$TMP/hosts" "$TMP/pkg/inventory/hosts" &&
+	test_is "$(ls -d "$TMP"/pkg/runs/*/)" "$run/"
 '
 test_expect_success 'a record file per directed pair between the hosts, each with its #pair and ok records' '
 	test "$(ls "$run/meshrun"/*-*.rec | wc -l)" = 6 &&
@@ -98,6 +120,13 @@ test_expect_success "the report's closures are ntpmesh's, row for row" '
 test_expect_success 'the package verifies; nothing left on any host' '
 	"$study" --verify "$TMP/pkg" >/dev/null &&
 	wait_until 10 nothing_left
+'
+
+test_expect_success '--plan with two sides and --hosts: the two-host families on the transports, the mesh on the hosts' '
+	NTPX_REF_EXEC=x NTPX_CLIENT_EXEC=y "$study" --plan --seed 3 --reps 1 -t udp1 -f freerun,mesh \
+		--hosts "$TMP/hosts" >"$TMP/plan" 2>/dev/null &&
+	test_is "$(grep -v "^#" "$TMP/plan" | cut -f 2-4 | tr "\t" " " | sort)" \
+		"$(printf "%s\n" "freerun idle udp1" "mesh hosts udp")"
 '
 
 # The refusals, before anything is made.
