@@ -55,7 +55,7 @@ void reflect_serve(struct reflector *r)
 		enum verdict v;
 		/* Busy polling cannot be woken by a signal: look up now and then. */
 		int64_t deadline = pollmode == TRANSPORT_POLL_BUSY ?
-			clock_monotonic_ns() + 100000000 : INT64_MAX;
+			clock_monotonic_ns() + 100 * NTPX_NS_PER_MS : INT64_MAX;
 		ssize_t n = transport_recv_wait(r->t, &d, r->clk, deadline, pollmode);
 
 		if (n == -EINTR || n == -ETIMEDOUT || n == -EAGAIN)
