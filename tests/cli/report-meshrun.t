@@ -15,7 +15,7 @@ sec() { sed -n '/<section id="meshrun">/,/<\/section>/p' "$P/report.html"; }
 test_expect_success 'no meshrun/: the section says it is absent, and nothing else is said about it' '
 	mkdir -p "$P" &&
 	"$report" "$P" 2>"$TMP/err" &&
-	test_is "$(sec | sed -n 2p)" "<p class=\"absent\">Absent from this package: no complete ntpx-meshrun directory (meshrun/ with its done file; ntpx-meshrun(1)).</p>" &&
+	test_is "$(sec | sed -n 2p)" "<p class=\"absent\">Absent from this package: no complete ntpx-meshrun directory (meshrun/ with its done file, ntpx-meshrun(1); or a run of ntpx-study --hosts).</p>" &&
 	test ! -s "$TMP/err"
 '
 test_expect_success 'a meshrun/ without its done file (a run cut off) is absent too' '
