@@ -166,7 +166,16 @@ int transport_send(struct transport *t, struct transport_dgram *d, struct clock 
 			transport_stamp_xmt(d->buf, d->tx_at);
 		return TRANSPORT_DROPPED;
 	}
+	if (flags & TRANSPORT_SEND_MORE && !(flags & TRANSPORT_STAMP_XMT) && t->ops->send_more)
+		return t->ops->send_more(t, d, t->role == TRANSPORT_SERVER ? &d->peer : NULL, clk,
+					 flags);
 	return t->ops->send(t, d, t->role == TRANSPORT_SERVER ? &d->peer : NULL, clk, flags);
+}
+
+int transport_send_flush(struct transport *t, struct clock *clk, struct transport_sent *res,
+			 unsigned cap)
+{
+	return t->ops->send_flush ? t->ops->send_flush(t, clk, res, cap) : 0;
 }
 
 static int send_batch_loop(struct transport *t, struct transport_msg *m, unsigned n)
@@ -456,7 +465,8 @@ int transport_tx_stamps(struct transport *t, uint32_t id, struct clock *clk,
 		int64_t left;
 
 		/* The error queue only when the ring does not have them all. */
-		if (t->st.ring[i].id != id || (t->st.ring[i].got & want) != want)
+		if (deadline != TRANSPORT_TX_PEEK &&
+		    (t->st.ring[i].id != id || (t->st.ring[i].got & want) != want))
 			t->ops->tx_drain(t);
 		if (t->st.ring[i].id != id || !(t->st.ring[i].got & TX_BEGUN))
 			return 0;

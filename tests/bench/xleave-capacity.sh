@@ -26,6 +26,7 @@
 # the same build here); what a request costs the server moves much less.
 # The ratio basic/xleave is the capacity ratio's counterpart (the same
 # target): the median of the blocks' ratios, [the lowest and the highest].
+# XLEAVE_CLIMB=0 skips the climbs and prints only the CPU figures.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/figures.sh"
 N=${NTPX_BENCH_CLIENTS:-10000}
@@ -68,6 +69,7 @@ capacity() {
 	kill "$REFLECT_PID"; wait "$REFLECT_PID" 2>/dev/null
 }
 
+if [ "${XLEAVE_CLIMB:-1}" != 0 ]; then
 echo "ntpreflect capacity, $N clients, loopback, < 0.1% loss, ${step} s steps"
 printf '  %-7s %8s %8s %8s %9s %6s   %8s %8s %9s %8s\n' mode wanted/s got/s loss% own_drops xleave \
 	min_us mean_us max_us sd_us
@@ -91,6 +93,7 @@ awk -v b="$1" -v bby="$2" -v x="$3" -v xby="$4" 'BEGIN {
 	else
 		print "ratio xleave/basic: no basic figure"
 }'
+fi
 
 cpu_run() {	# MODE: the server's CPU per reply, us, over one run at $cpu_rate
 	start_reflector --clients "$N"
@@ -105,6 +108,7 @@ cpu_run() {	# MODE: the server's CPU per reply, us, over one run at $cpu_rate
 for _b in $(seq 1 "$cpu_blocks"); do
 	_cb=$(cpu_run basic) _cx=$(cpu_run xleave)
 	echo "$_cb" >>"$TMP/cpu.basic"; echo "$_cx" >>"$TMP/cpu.xleave"
+	[ -n "$XLEAVE_VERBOSE" ] && echo "  block $_b: basic $_cb us, xleave $_cx us" >&2
 	echo "$_cb $_cx" | awk '$1 != "-" && $2 != "-" && $2 > 0 { printf "%.3f\n", $1 / $2 }' >>"$TMP/cpu.ratio"
 done
 set -- $(fig_stat "$TMP/cpu.basic") $(fig_stat "$TMP/cpu.xleave") $(fig_stat "$TMP/cpu.ratio")
