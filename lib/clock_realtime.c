@@ -77,11 +77,11 @@ static int sys_slew(struct clock *c, int64_t ns, int64_t *old_ns, char *err, siz
 	struct timeval tv, old;
 	int64_t us = ns / NTPX_NS_PER_US;
 
-	tv.tv_sec = us / 1000000;
-	tv.tv_usec = us % 1000000;
+	tv.tv_sec = us / NTPX_US_PER_SEC;
+	tv.tv_usec = us % NTPX_US_PER_SEC;
 	if (tv.tv_usec < 0) {
 		tv.tv_sec -= 1;
-		tv.tv_usec += 1000000;
+		tv.tv_usec += NTPX_US_PER_SEC;
 	}
 	if (adjtime(&tv, &old) < 0) {
 		snprintf(err, errlen, "clock 'realtime': adjtime: %s", strerror(errno));

@@ -1,35 +1,34 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * endpoint.c - endpoint URLs (endpoint.h): the syntax, the bare forms
- * that mean udp://, and each scheme's keys, from the schemes transport.c
- * lists (endpoint_private.h).  Names are not resolved here.
+ * that mean udp://, and each scheme's keys, from the table of schemes its
+ * caller hands it (transport.c's, from its backends).  Names are not
+ * resolved here.
  */
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
-#include "endpoint_private.h"
+#include "endpoint.h"
 
 /* A URL's scheme is case-insensitive (RFC 3986 3.1): UDP:// is udp://. */
-static int scheme_find(const char *name, struct endpoint_scheme *s)
+static const struct endpoint_scheme *scheme_find(const struct endpoint_scheme *tab,
+						  const char *name)
 {
-	size_t i;
-
-	for (i = 0; endpoint_scheme_nth(i, s) == 0; i++)
-		if (strcasecmp(s->name, name) == 0)
-			return 0;
-	return -1;
+	for (; tab->name; tab++)
+		if (strcasecmp(tab->name, name) == 0)
+			return tab;
+	return NULL;
 }
 
-static void schemes_list(char *buf, size_t len)
+static void schemes_list(const struct endpoint_scheme *tab, char *buf, size_t len)
 {
-	struct endpoint_scheme s;
 	size_t i, n = 0;
 
 	buf[0] = 0;
-	for (i = 0; n < len && endpoint_scheme_nth(i, &s) == 0; i++)
-		n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? ", " : "", s.name);
+	for (i = 0; n < len && tab[i].name; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? ", " : "", tab[i].name);
 }
 
 /* Copies [s, e) into dst of size cap; -1 when it does not fit. */
@@ -86,10 +85,10 @@ static int parse_params(const char *q, struct endpoint *ep, const struct endpoin
  * Parses the full URL @url (a scheme in front); errors quote @shown, what
  * the user typed.
  */
-static int parse_url(const char *url, const char *shown, struct endpoint *ep,
-		     char *err, size_t errlen)
+static int parse_url(const char *url, const char *shown, const struct endpoint_scheme *tab,
+		     struct endpoint *ep, char *err, size_t errlen)
 {
-	struct endpoint_scheme sch;
+	const struct endpoint_scheme *sch;
 	const char *p, *hs, *he, *q;
 	char list[128];
 
@@ -99,13 +98,14 @@ static int parse_url(const char *url, const char *shown, struct endpoint *ep,
 	p = strstr(url, "://");
 	if (p == url || copy_span(ep->scheme, sizeof(ep->scheme), url, p))
 		FAIL("endpoint '%s' has a bad scheme", shown);
-	if (scheme_find(ep->scheme, &sch)) {
-		schemes_list(list, sizeof(list));
+	sch = scheme_find(tab, ep->scheme);
+	if (!sch) {
+		schemes_list(tab, list, sizeof(list));
 		FAIL("unknown scheme '%s' (this build has: %s)", ep->scheme, list);
 	}
 	/* Its canonical spelling, in the URL a record's header shows too. */
-	memcpy(ep->scheme, sch.name, strlen(sch.name) + 1);
-	memcpy(ep->url, sch.name, strlen(sch.name));
+	memcpy(ep->scheme, sch->name, strlen(sch->name) + 1);
+	memcpy(ep->url, sch->name, strlen(sch->name));
 	hs = p + 3;
 	if (*hs == '[') {
 		he = strchr(hs, ']');
@@ -144,9 +144,9 @@ static int parse_url(const char *url, const char *shown, struct endpoint *ep,
 	if (*p && *p != '?')
 		FAIL("endpoint '%s': unexpected '%s' after the port", shown, p);
 	q = *p == '?' ? p + 1 : p;
-	if (parse_params(q, ep, &sch, err, errlen))
+	if (parse_params(q, ep, sch, err, errlen))
 		return -1;
-	return sch.check ? sch.check(ep, err, errlen) : 0;
+	return sch->check ? sch->check(ep, err, errlen) : 0;
 }
 
 /*
@@ -154,9 +154,8 @@ static int parse_url(const char *url, const char *shown, struct endpoint *ep,
  * "://".  Returns the scheme's length when @url starts with a word and a
  * colon that is a scheme of ours or followed by '/'; else 0.
  */
-static size_t scheme_without_slashes(const char *url)
+static size_t scheme_without_slashes(const char *url, const struct endpoint_scheme *tab)
 {
-	struct endpoint_scheme sch;
 	char name[16];
 	size_t n = 0;
 
@@ -168,7 +167,7 @@ static size_t scheme_without_slashes(const char *url)
 		return 0;
 	memcpy(name, url, n);
 	name[n] = 0;
-	return url[n + 1] == '/' || scheme_find(name, &sch) == 0 ? n : 0;
+	return url[n + 1] == '/' || scheme_find(tab, name) ? n : 0;
 }
 
 /* IPv6 address literals hold two colons or more; names and IPv4 none. */
@@ -181,7 +180,8 @@ static int bare_ipv6(const char *s, size_t n)
 	return colons >= 2;
 }
 
-int endpoint_parse(const char *url, struct endpoint *ep, char *err, size_t errlen)
+int endpoint_parse(const char *url, const struct endpoint_scheme *schemes, struct endpoint *ep,
+		   char *err, size_t errlen)
 {
 	char full[sizeof(ep->url)];
 	const char *p;
@@ -194,8 +194,8 @@ int endpoint_parse(const char *url, struct endpoint *ep, char *err, size_t errle
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
 			FAIL("endpoint has a control character at position %zu", (size_t)(p - url));
 	if (strstr(url, "://"))
-		return parse_url(url, url, ep, err, errlen);
-	hostlen = scheme_without_slashes(url);
+		return parse_url(url, url, schemes, ep, err, errlen);
+	hostlen = scheme_without_slashes(url, schemes);
 	if (hostlen)
 		FAIL("endpoint '%s': a scheme takes '://' (%.*s://%s)", url, (int)hostlen, url,
 		     url + hostlen + 1 + strspn(url + hostlen + 1, "/"));
@@ -213,7 +213,7 @@ int endpoint_parse(const char *url, struct endpoint *ep, char *err, size_t errle
 		n = snprintf(full, sizeof(full), "udp://%s", url);
 	if (n < 0 || (size_t)n >= sizeof(full))
 		FAIL("endpoint too long");
-	if (parse_url(full, url, ep, err, errlen))
+	if (parse_url(full, url, schemes, ep, err, errlen))
 		return -1;
 	/* The URL it stands for, port included: what a record's header says. */
 	n = snprintf(full, sizeof(full), strchr(ep->host, ':') ? "udp://[%s]:%u%s" : "udp://%s:%u%s",

@@ -767,7 +767,7 @@ static int ib_send(struct transport *t, struct transport_dgram *d,
 	struct ibv_send_wr wr, *bad;
 	struct ibv_qp *qp = u->qp;
 	struct ibv_ah *ah;
-	unsigned layers, sn;
+	unsigned sn;
 	uint32_t qpn, qkey;
 	unsigned char *slot;
 	int64_t now = clock_monotonic_ns();
@@ -848,18 +848,18 @@ static int ib_send(struct transport *t, struct transport_dgram *d,
 	}
 	u->send_tag[sn] = 0;
 	/* One layer at most (H): stamped when the send asks for it. */
-	layers = u->stamping && u->scq.mode != VERBS_STAMP_NONE ?
-		 transport_send_layers(u->top, flags) : 0;
-	if (layers) {
+	if (!u->stamping || u->scq.mode == VERBS_STAMP_NONE)
+		d->tx_layers = 0;
+	if (d->tx_layers) {
 		do
 			u->tx_seq += u->tx_step;
 		while (!u->tx_seq);		/* 0 marks a send not asked for */
 		u->send_tag[sn] = u->tx_seq;
-		transport_tx_begin(u->top, d, u->tx_seq, layers);
+		d->tx_id = u->tx_seq;
 	}
 	d->tx_at = clock_now(clk);
 	if (flags & TRANSPORT_STAMP_XMT)
-		transport_stamp_xmt(slot, d->tx_at);
+		ntp_put_xmt(slot, d->tx_at);
 	rc = ibv_post_send(qp, &wr, &bad);
 	if (rc) {
 		u->send_tag[sn] = 0;
@@ -869,7 +869,7 @@ static int ib_send(struct transport *t, struct transport_dgram *d,
 	u->ahs.send_ah[sn] = ah;
 	u->nsend_free--;
 	if (flags & TRANSPORT_STAMP_XMT)
-		transport_stamp_xmt(buf, d->tx_at);
+		ntp_put_xmt(buf, d->tx_at);
 	if (request && !u->server && !u->outstanding) {
 		u->outstanding = 1;
 		u->req_ns = now;

@@ -22,8 +22,9 @@
 
 #include "clock.h"
 #include "neigh.h"
+#include "opt_units.h"
 
-#define NEIGH_POLL_NS	(5 * 1000000L)	/* table re-read while resolving */
+#define NEIGH_POLL_NS	(5 * NTPX_NS_PER_MS)	/* table re-read while resolving */
 #define NEIGH_BUF	16384			/* bytes: requests and answers */
 
 /*

@@ -168,6 +168,11 @@ uint64_t ntp_ts_from_ns(int64_t unix_ns)
 	return (uint64_t)(uint32_t)(sec + NTP_UNIX_EPOCH) << 32 | frac;
 }
 
+void ntp_put_xmt(void *buf, int64_t unix_ns)
+{
+	put64((unsigned char *)buf + 40, ntp_ts_from_ns(unix_ns));
+}
+
 int64_t ntp_ts_to_ns(uint64_t ts, int64_t pivot_ns)
 {
 	int64_t pivot_sec = floordiv(pivot_ns, NTPX_NS_PER_SEC) + NTP_UNIX_EPOCH;

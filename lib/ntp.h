@@ -108,6 +108,13 @@ uint64_t ntp_ts_from_ns(int64_t unix_ns);
 int64_t ntp_ts_to_ns(uint64_t ts, int64_t pivot_ns);
 
 /*
+ * Writes @unix_ns as the transmit timestamp of the NTP header at @buf (48
+ * bytes at least), in place: what a transport writes into a request or
+ * reply immediately before it goes.
+ */
+void ntp_put_xmt(void *buf, int64_t unix_ns);
+
+/*
  * What a server's reply says about its clock (RFC 5905 sections 7.3, 7.4,
  * 8), judged on the header alone, in this order:
  *   KISS      stratum 0 and a kiss code in the reference ID: one to four

@@ -12,11 +12,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "endpoint.h"
 #include "loss.h"
 #include "nts_ke.h"
 #include "opt.h"
 #include "out.h"
+#include "transport.h"
 #include "version.h"
 
 void opt_init(char **argv)
@@ -85,7 +85,7 @@ void opt_endpoint(int argc, char **argv, int first, struct endpoint *ep)
 
 	if (first != argc - 1)
 		opt_usage_error("%s", first >= argc ? "missing ENDPOINT" : "more than one ENDPOINT");
-	if (endpoint_parse(argv[first], ep, err, sizeof(err)))
+	if (transport_parse_endpoint(argv[first], ep, err, sizeof(err)))
 		ntpx_die(NTPX_EXIT_USAGE, "%s", err);
 }
 

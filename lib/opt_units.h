@@ -21,12 +21,16 @@
 #define NTPX_NS_PER_SEC 1000000000LL
 #define NTPX_NS_PER_MS	1000000LL
 #define NTPX_NS_PER_US	1000LL
+#define NTPX_US_PER_SEC	1000000LL	/* struct timeval's tv_usec */
 
 /*
  * Nanoseconds as seconds, for what is computed or printed in seconds
  * (rates, fits, Prometheus' base units): a multiplication by 1e-9, the
  * form most of the tree wrote by hand, so that what it prints stayed the
- * same to the last digit when these took their place.
+ * same to the last digit when these took their place.  What was written
+ * as a division ((double)ns / 1e9, / 1e6) divides by the constant
+ * ((double)ns / NTPX_NS_PER_SEC), which rounds the same as before: the
+ * two forms differ in the last bit, and a printed value may show it.
  */
 static inline double ntpx_ns_to_sec(double ns)
 {

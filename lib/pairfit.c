@@ -21,7 +21,8 @@ int pairfit_fit(const struct pair_sample *s, size_t n, double frac, double *scra
 		struct pairfit *f)
 {
 	double *x = scratch, *y = scratch + n, *ty = scratch + 2 * n;
-	size_t k = pairfit_keep(n, frac), i, j, nb = PAIRFIT_BATCHES, below = 0, equal;
+	size_t k = pairfit_keep(n, frac), i, j, nb = PAIRFIT_BATCHES, below = 0, equal, eq0;
+	double dbar = 0;
 	int64_t cut;
 	int truth = 1;
 
@@ -33,7 +34,7 @@ int pairfit_fit(const struct pair_sample *s, size_t n, double frac, double *scra
 	cut = (int64_t)stats_kth(scratch, n, k - 1);
 	for (i = 0; i < n; i++)
 		below += s[i].delay < cut;
-	equal = k - below;	/* of those at the cut, the first ones */
+	equal = eq0 = k - below;	/* of those at the cut, the first ones */
 	f->n = n;
 	f->used = k;
 	f->delay_cut = cut;
@@ -51,6 +52,7 @@ int pairfit_fit(const struct pair_sample *s, size_t n, double frac, double *scra
 		/* Modulo 2^64 as a record's arithmetic: a t is whatever a file holds. */
 		x[j] = ntpx_ns_to_sec((double)(int64_t)((uint64_t)p->t - (uint64_t)f->origin));
 		y[j] = (double)p->off2 / 2;
+		dbar += (double)p->delay;
 		if (p->true2 == PAIRFIT_NO_TRUTH)
 			truth = 0;
 		else
@@ -59,18 +61,45 @@ int pairfit_fit(const struct pair_sample *s, size_t n, double frac, double *scra
 	}
 	if (stats_line(x, y, k, &f->xbar, &f->ybar, &f->b, &f->sxx))
 		return -1;
-	/* Batch k holds the kept ones from ceil(k n / nb), in order. */
-	for (i = j = 0; j < nb; j++) {
-		size_t end = ((j + 1) * k + nb - 1) / nb;
-		double r, rs = 0, zs = 0;
+	/*
+	 * The batches cut every exchange of the window, kept or not, in
+	 * order: batch j holds those from ceil(j n / nb).  Each sums the
+	 * residuals of its kept ones, their (x - xbar) r, and how many more
+	 * it kept than the fraction of its own: the cut is itself a sample
+	 * quantile, and a batch that brings more exchanges below it pushes
+	 * out those at the cut, whose residual g the kept ones' own line of
+	 * residual against delay gives there.
+	 */
+	{
+		double p = (double)k / (double)n, sdd = 0, sdr = 0;
+		size_t b = 0, next = (n + nb - 1) / nb;
 
-		for (; i < end; i++) {
-			r = y[i] - (f->ybar + f->b * (x[i] - f->xbar));
-			rs += r;
-			zs += (x[i] - f->xbar) * r;
+		dbar /= (double)k;
+		for (j = 0; j < nb; j++) {
+			f->rsum[j] = f->zsum[j] = 0;
+			f->csum[j] = -p * (double)(((j + 1) * n + nb - 1) / nb - (j * n + nb - 1) / nb);
 		}
-		f->rsum[j] = rs;
-		f->zsum[j] = zs;
+		equal = eq0;
+		for (i = j = 0; i < n; i++) {
+			const struct pair_sample *q = &s[i];
+			double r, dd;
+
+			while (i >= next)
+				next = ((++b + 1) * n + nb - 1) / nb;
+			if (q->delay > cut || (q->delay == cut && !equal))
+				continue;
+			if (q->delay == cut)
+				equal--;
+			r = y[j] - (f->ybar + f->b * (x[j] - f->xbar));
+			dd = (double)q->delay - dbar;
+			f->rsum[b] += r;
+			f->zsum[b] += (x[j] - f->xbar) * r;
+			f->csum[b] += 1;
+			sdd += dd * dd;
+			sdr += dd * r;
+			j++;
+		}
+		f->g = sdd > 0 ? sdr / sdd * ((double)cut - dbar) : 0;
 	}
 	f->truth = truth;
 	if (truth) {
@@ -93,7 +122,7 @@ double pairfit_at(const struct pairfit *f, int64_t t, double *var)
 
 	/* Each batch's sum of the influences r_i (1/n + dx (x_i - xbar) / Sxx). */
 	for (j = 0; j < PAIRFIT_BATCHES; j++) {
-		double z = f->rsum[j] / (double)f->used + c * f->zsum[j];
+		double z = (f->rsum[j] - f->g * f->csum[j]) / (double)f->used + c * f->zsum[j];
 
 		v += z * z;
 	}

@@ -17,15 +17,22 @@
  * to the same instant, which is what makes their sum around a loop
  * cancel the clocks.
  *
- * The uncertainty does not assume independent exchanges: the kept ones
- * are cut, in the order given (time order, as a probe writes them), into
- * PAIRFIT_BATCHES contiguous batches, and the variance of the line at
- * time t is the sum over batches of the square of the batch's sum of
- * influences, r_i (1/n + (x_t - mean x)(x_i - mean x) / Sxx), times
- * B / (B - 2) for the two fitted parameters: the batch-means estimate
- * lib/stats.c uses for offsetfit's slope (stats_linfit), applied to the
- * line's value.  Student's t with PAIRFIT_DOF degrees of freedom turns it
- * into an interval.
+ * The uncertainty does not assume independent exchanges: the window's
+ * exchanges, kept or not, are cut in the order given (time order, as a
+ * probe writes them) into PAIRFIT_BATCHES contiguous batches, and the
+ * variance of the line at time t is the sum over batches of the square
+ * of the batch's sum of influences, times B / (B - 2) for the two fitted
+ * parameters: the batch-means estimate lib/stats.c uses for offsetfit's
+ * slope (stats_linfit), applied to the line's value.  A kept exchange's
+ * influence is r_i (1/n + (x_t - mean x)(x_i - mean x) / Sxx); and as the
+ * cut is itself a sample quantile, every exchange has one more, -g
+ * (kept_i - F) / k (k the kept ones), g the residual the kept ones' line of residual
+ * against delay gives at the cut: a batch that brings more exchanges
+ * below the cut pushes out those at it (the quantile's term of the
+ * influence function of a trimmed mean).  Where the offsets kept do not
+ * move with the delay, g is near 0; in the lab they do, and without it
+ * the intervals were too narrow (doc/ntpmesh.1).  Student's t with
+ * PAIRFIT_DOF degrees of freedom turns it into an interval.
  */
 #ifndef NTPX_PAIRFIT_H
 #define NTPX_PAIRFIT_H
@@ -60,6 +67,8 @@ struct pairfit {
 	double b, sxx;		/* ns/s: the slope (the clocks' rate difference); s^2 */
 	double rsum[PAIRFIT_BATCHES];	/* ns: each batch's sum of residuals */
 	double zsum[PAIRFIT_BATCHES];	/* ns s: each batch's sum of (x - xbar) r */
+	double csum[PAIRFIT_BATCHES];	/* each batch's kept less F times its all */
+	double g;			/* ns: the residual the line expects at the cut */
 	int truth;		/* every kept exchange had true2: */
 	double true_ybar, true_b;	/* the true offset's line, fitted alike */
 };

@@ -75,6 +75,7 @@
 #include <xdp/xsk.h>
 
 #include "bpf/ntpx_xdp.h"	/* build/: ntpx_xdp_bpf_obj[] */
+#include "bpf/ntpx_xdp_meta.h"	/* lib/: the stamp the program writes */
 #include "clock.h"
 #include "missing.h"
 #include "opt_units.h"
@@ -105,14 +106,6 @@
 #ifndef SO_BUSY_POLL_BUDGET
 #define SO_BUSY_POLL_BUDGET	70
 #endif
-
-/* What the XDP program writes before a frame (lib/bpf/ntpx_xdp.bpf.c). */
-struct xdp_meta {
-	uint64_t magic;
-	uint64_t mono_ns;
-};
-
-#define XDP_META_MAGIC	0x4e54505853544d50ULL
 
 /* One receive queue's socket and rings. */
 struct xdp_rxq {
@@ -978,12 +971,12 @@ static int xdp_rx_next(struct port *p, const void **frame, size_t *len)
 	 * used again without metadata shows none rather than an old one.
 	 * The data of a chunk starts at least XDP_PACKET_HEADROOM into it.
 	 */
-	if (x->rx_cur % PORT_XDP_CHUNK >= sizeof(struct xdp_meta)) {
-		struct xdp_meta m;
+	if (x->rx_cur % PORT_XDP_CHUNK >= sizeof(struct ntpx_meta)) {
+		struct ntpx_meta m;
 		unsigned char *mp = (unsigned char *)*frame - sizeof(m);
 
 		memcpy(&m, mp, sizeof(m));
-		if (m.magic == XDP_META_MAGIC) {
+		if (m.magic == NTPX_META_MAGIC) {
 			x->rx_mono = (int64_t)m.mono_ns;
 			memset(mp, 0, sizeof(m));
 		}

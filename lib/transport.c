@@ -16,7 +16,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "endpoint_private.h"
 #include "ntp.h"
 #include "opt_units.h"
 #include "transport_private.h"
@@ -28,14 +27,18 @@ static const struct transport_ops *const backends[] = {
 	&ib_transport_ops,	/* built always; a host without RDMA fails at open */
 };
 
-int endpoint_scheme_nth(size_t i, struct endpoint_scheme *s)
+/* endpoint.c parses; the schemes and their keys are handed down from here. */
+int transport_parse_endpoint(const char *url, struct endpoint *ep, char *err, size_t errlen)
 {
-	if (i >= ARRAY_SIZE(backends))
-		return -1;
-	s->name = backends[i]->scheme;
-	s->params = backends[i]->params;
-	s->check = backends[i]->check;
-	return 0;
+	struct endpoint_scheme tab[ARRAY_SIZE(backends) + 1] = { { 0 } };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(backends); i++) {
+		tab[i].name = backends[i]->scheme;
+		tab[i].params = backends[i]->params;
+		tab[i].check = backends[i]->check;
+	}
+	return endpoint_parse(url, tab, ep, err, errlen);
 }
 
 static const struct transport_ops *backend_find(const char *scheme)
@@ -145,31 +148,64 @@ void transport_close(struct transport *t)
 	clock_close(c);
 }
 
-void transport_stamp_xmt(void *buf, int64_t ns)
-{
-	uint64_t ts = ntp_ts_from_ns(ns);
-	unsigned char *b = (unsigned char *)buf + 40;
-	int i;
+/* The "begun" bit of a ring slot, beside the layer bits. */
+#define TX_BEGUN	(1u << TRANSPORT_NLAYERS)
 
-	for (i = 7; i >= 0; i--, ts >>= 8)
-		b[i] = (unsigned char)ts;
+/*
+ * The layers a send with @flags asks for: those of TRANSPORT_STAMP_ONLY,
+ * or all, that the path offers; 0 without TRANSPORT_STAMP_SEND.
+ */
+static unsigned send_layers(const struct transport *t, int flags)
+{
+	unsigned only = (unsigned)flags >> 8 & ((1u << TRANSPORT_NLAYERS) - 1);
+
+	if (!(flags & TRANSPORT_STAMP_SEND))
+		return 0;
+	return t->st.tx_layers & (only ? only : ~0u);
+}
+
+/* Datagram @id's slot in the ring, emptied, asking for @layers. */
+static void tx_begin(struct transport *t, uint32_t id, unsigned layers)
+{
+	unsigned i = id % TRANSPORT_TX_KEEP;
+	int l;
+
+	t->st.ring[i].id = id;
+	t->st.ring[i].want = layers;
+	t->st.ring[i].got = TX_BEGUN;
+	for (l = 0; l < TRANSPORT_NLAYERS; l++)
+		t->st.ring[i].at[l] = TRANSPORT_NO_STAMP;
 }
 
 int transport_send(struct transport *t, struct transport_dgram *d, struct clock *clk, int flags)
 {
+	int rc;
+
 	d->tx_id = 0;
 	/* Loss before submission, here and only here, so that every
 	   backend drops the same way. */
 	if (loss_next(&t->loss)) {
+		d->tx_layers = 0;
 		d->tx_at = clock_now(clk);
 		if (flags & TRANSPORT_STAMP_XMT)
-			transport_stamp_xmt(d->buf, d->tx_at);
+			ntp_put_xmt(d->buf, d->tx_at);
 		return TRANSPORT_DROPPED;
 	}
+	/*
+	 * The backend is handed what the send asks for in @d and hands back
+	 * the id; the slot is begun here once the datagram went, or waits
+	 * in the backend's batch (TRANSPORT_QUEUED): no backend reads a
+	 * datagram's send stamps before its send has returned.
+	 */
+	d->tx_layers = send_layers(t, flags);
 	if (flags & TRANSPORT_SEND_MORE && !(flags & TRANSPORT_STAMP_XMT) && t->ops->send_more)
-		return t->ops->send_more(t, d, t->role == TRANSPORT_SERVER ? &d->peer : NULL, clk,
-					 flags);
-	return t->ops->send(t, d, t->role == TRANSPORT_SERVER ? &d->peer : NULL, clk, flags);
+		rc = t->ops->send_more(t, d, t->role == TRANSPORT_SERVER ? &d->peer : NULL, clk,
+				       flags);
+	else
+		rc = t->ops->send(t, d, t->role == TRANSPORT_SERVER ? &d->peer : NULL, clk, flags);
+	if ((rc == 0 || rc == TRANSPORT_QUEUED) && d->tx_layers)
+		tx_begin(t, d->tx_id, d->tx_layers);
+	return rc;
 }
 
 int transport_send_flush(struct transport *t, struct clock *clk, struct transport_sent *res,
@@ -367,9 +403,6 @@ static ssize_t recv_wait(struct transport *t, struct transport_dgram *d, struct 
 	}
 }
 
-/* The "begun" bit of a ring slot, beside the layer bits. */
-#define TX_BEGUN	(1u << TRANSPORT_NLAYERS)
-
 int transport_stamps_enable(struct transport *t, char *err, size_t errlen)
 {
 	t->warn[0] = 0;
@@ -406,29 +439,6 @@ unsigned transport_tx_layers(const struct transport *t)
 	return t->st.tx_layers;
 }
 
-unsigned transport_send_layers(const struct transport *t, int flags)
-{
-	unsigned only = (unsigned)flags >> 8 & ((1u << TRANSPORT_NLAYERS) - 1);
-
-	if (!(flags & TRANSPORT_STAMP_SEND))
-		return 0;
-	return t->st.tx_layers & (only ? only : ~0u);
-}
-
-void transport_tx_begin(struct transport *t, struct transport_dgram *d, uint32_t id,
-			unsigned layers)
-{
-	unsigned i = id % TRANSPORT_TX_KEEP;
-	int l;
-
-	d->tx_id = id;
-	t->st.ring[i].id = id;
-	t->st.ring[i].want = layers;
-	t->st.ring[i].got = TX_BEGUN;
-	for (l = 0; l < TRANSPORT_NLAYERS; l++)
-		t->st.ring[i].at[l] = TRANSPORT_NO_STAMP;
-}
-
 void transport_tx_note(struct transport *t, uint32_t id, enum transport_layer l,
 		       int64_t realtime_ns)
 {
@@ -448,6 +458,14 @@ void transport_tx_note(struct transport *t, uint32_t id, enum transport_layer l,
 		return;
 	t->st.ring[i].at[l] = realtime_ns;
 	t->st.ring[i].got |= 1u << l;
+}
+
+void transport_tx_notes(struct transport *t, const struct transport_tx_stamp *s, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		transport_tx_note(t, s[i].id, s[i].layer, s[i].at);
 }
 
 int transport_tx_stamps(struct transport *t, uint32_t id, struct clock *clk,
@@ -482,7 +500,8 @@ int transport_tx_stamps(struct transport *t, uint32_t id, struct clock *clk,
 			continue;
 		}
 		/* POLLERR: the error queue has something. */
-		if (poll(&pfd, 1, (int)((left + 999999) / 1000000)) < 0 && errno != EINTR)
+		if (poll(&pfd, 1, (int)((left + NTPX_NS_PER_MS - 1) / NTPX_NS_PER_MS)) < 0 &&
+		    errno != EINTR)
 			break;
 	}
 	all = (t->st.ring[i].got & want) == want;

@@ -20,6 +20,7 @@
 
 #include "clock.h"
 #include "endpoint.h"
+#include "opt_units.h"
 
 enum transport_role {
 	TRANSPORT_CLIENT,	/* talks to the endpoint */
@@ -111,6 +112,12 @@ struct transport_dgram {
 	uint32_t tx_id;			/* send with TRANSPORT_STAMP_SEND: the
 					   id whose stamps transport_tx_stamps()
 					   reads */
+	unsigned tx_layers;		/* send: the layers whose stamps it
+					   asks for (bits 1 << layer), set by
+					   transport_send() from its flags and
+					   what the path offers; the backend
+					   clears it for a datagram it does not
+					   stamp */
 };
 
 /*
@@ -151,6 +158,15 @@ struct transport_dgram {
 #define TRANSPORT_QUEUED	2
 
 struct transport;
+
+/*
+ * Parses the endpoint URL @url (endpoint.h) with the schemes of this
+ * build, each with its keys and checks.  Returns 0, or -1 with one line
+ * in @err naming what is wrong (unknown scheme, bad port, unknown
+ * key...).  Names are not resolved here.  ep->url is @url, or for a form
+ * without a scheme the URL it stands for (udp://HOST:PORT...).
+ */
+int transport_parse_endpoint(const char *url, struct endpoint *ep, char *err, size_t errlen);
 
 /*
  * Opens @ep for @role.  Returns NULL with one line in @err on failure
@@ -330,7 +346,7 @@ unsigned transport_tx_layers(const struct transport *t);
  * (the reply has come, or the server is stopping): they normally came
  * long before; this only bounds the wait for one that never comes.
  */
-#define TRANSPORT_TX_WAIT_NS	10000000LL	/* 10 ms */
+#define TRANSPORT_TX_WAIT_NS	(10 * NTPX_NS_PER_MS)
 int transport_tx_stamps(struct transport *t, uint32_t id, struct clock *clk,
 			struct transport_stamps *s, int64_t deadline);
 

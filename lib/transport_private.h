@@ -22,7 +22,11 @@ struct transport_ops {
 				  char *err, size_t errlen);
 	/*
 	 * send: @d->buf, @d->len to @to (NULL: a client's endpoint); sets
-	 * @d->tx_at, and @d->tx_id through transport_tx_begin().
+	 * @d->tx_at.  @d->tx_layers says which send stamps to take: the
+	 * backend sets @d->tx_id to the id it notes them under
+	 * (transport_tx_note()), or clears @d->tx_layers when it takes none;
+	 * transport_send() begins the id's slot when the send returns 0, so
+	 * a backend notes a datagram's stamps only after its send returned.
 	 * recv: into @d->buf (@d->cap); sets @d->peer, @d->rx_at and the
 	 * layers' stamps in @d->rx, as CLOCK_REALTIME ns (the wrapper
 	 * cleared them; transport_recv() brings them to the caller's clock).
@@ -57,7 +61,7 @@ struct transport_ops {
 	void (*addr_str)(const struct transport_addr *a, char *buf, size_t len);
 	/*
 	 * Optional: checks parameter values that need no system access, so
-	 * that endpoint_parse() refuses them (a usage error) rather than the
+	 * that transport_parse_endpoint() refuses them (a usage error) rather than the
 	 * open.  0, or -1 with one line in @err.
 	 */
 	int (*check)(const struct endpoint *ep, char *err, size_t errlen);
@@ -67,7 +71,8 @@ struct transport_ops {
 	/*
 	 * Optional stamping.  stamps_enable() sets the offered layers and
 	 * their sources in t->st; tx_drain() reads every send stamp waiting
-	 * (without blocking) into the ring through transport_tx_note().
+	 * (without blocking) into the ring through transport_tx_note(), or
+	 * transport_tx_notes() for many at once.
 	 */
 	int (*stamps_enable)(struct transport *t, char *err, size_t errlen);
 	/* Optional: puts back what stamps_enable changed on the host (a
@@ -131,20 +136,15 @@ struct transport {
 void transport_tx_note(struct transport *t, uint32_t id, enum transport_layer l,
 		       int64_t realtime_ns);
 
-/*
- * The layers a send with @flags asks for (transport_send()): those of
- * TRANSPORT_STAMP_ONLY, or all, that the path offers; 0 without
- * TRANSPORT_STAMP_SEND.  A backend stamps only these, and only when any.
- */
-unsigned transport_send_layers(const struct transport *t, int flags);
+/* One send stamp, as a backend reads it (transport_tx_notes()). */
+struct transport_tx_stamp {
+	uint32_t id;
+	enum transport_layer layer;
+	int64_t at;			/* CLOCK_REALTIME ns, or TRANSPORT_NO_STAMP */
+};
 
-/*
- * A new datagram @d, @id, is about to go, asking for @layers (from
- * transport_send_layers()): its slot in the ring is emptied and @id is
- * its tx_id.
- */
-void transport_tx_begin(struct transport *t, struct transport_dgram *d, uint32_t id,
-			unsigned layers);
+/* transport_tx_note() for each of @n stamps: a backend's drain at once. */
+void transport_tx_notes(struct transport *t, const struct transport_tx_stamp *s, unsigned n);
 
 /*
  * Resolves host:port (a name or an address; @passive for a local bind;
@@ -158,9 +158,6 @@ int transport_resolve(const char *host, uint16_t port, int passive, int family,
 
 /* Nonzero when @host is an IPv4 or IPv6 address, not a name. */
 int transport_host_numeric(const char *host);
-
-/* Writes @ns as the transmit timestamp of the NTP header at @buf. */
-void transport_stamp_xmt(void *buf, int64_t ns);
 
 extern const struct transport_ops udp_transport_ops;
 extern const struct transport_ops uudp_transport_ops;

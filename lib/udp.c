@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ntp.h"
 #include "opt_units.h"
 #include "transport_private.h"
 #include "udp_stamp.h"
@@ -238,7 +239,7 @@ static int udp_send(struct transport *t, struct transport_dgram *d,
 		return rc;
 	d->tx_at = clock_now(clk);
 	if (flags & TRANSPORT_STAMP_XMT)
-		transport_stamp_xmt(buf, d->tx_at);
+		ntp_put_xmt(buf, d->tx_at);
 	if (to)
 		n = sendto(t->fd, buf, len, MSG_DONTWAIT, (const struct sockaddr *)to->data,
 			   to->len);

@@ -22,6 +22,7 @@
 
 #include "hwts.h"
 #include "log.h"
+#include "ntp.h"
 #include "opt_units.h"
 #include "phc.h"
 #include "transport_private.h"
@@ -94,17 +95,19 @@ static ssize_t send_stamped(int fd, const void *buf, size_t len,
 int udp_stamp_prepare(struct udp_stamping *s, struct transport *t, struct transport_dgram *d,
 		      int flags, struct msghdr *h)
 {
-	unsigned layers = transport_send_layers(t, flags);
+	unsigned layers = d->tx_layers;
 
 	h->msg_controllen = 0;
-	if (!s->on || !layers)
+	if (!s->on || !layers) {
+		d->tx_layers = 0;
 		return 0;
+	}
 	/* A count the kernel keeps (a connected socket's, or an older
 	   kernel's) is not known to match until each send is seen to have
 	   gone; an id of our own in each message is. */
 	if (s->tx_flags || s->set_id != 1)
 		return -1;
-	transport_tx_begin(t, d, s->next_id, layers);
+	d->tx_id = s->next_id;
 	stamp_ctl(h, layers, s->next_id, 1);
 	s->next_id++;
 	s->tx_unread = 1;
@@ -134,14 +137,12 @@ static void tx_count_reset(struct udp_stamping *s, struct transport *t)
 static int send_counted(struct udp_stamping *s, struct transport *t, struct transport_dgram *d,
 			const struct transport_addr *to, struct clock *clk, int flags)
 {
-	unsigned layers = transport_send_layers(t, flags);
 	ssize_t n;
 
-	if (layers)
-		transport_tx_begin(t, d, s->next_id, layers);
+	d->tx_id = s->next_id;
 	d->tx_at = clock_now(clk);
 	if (flags & TRANSPORT_STAMP_XMT)
-		transport_stamp_xmt(d->buf, d->tx_at);
+		ntp_put_xmt(d->buf, d->tx_at);
 	n = sendto(t->fd, d->buf, d->len, MSG_DONTWAIT, to ? (const struct sockaddr *)to->data : NULL,
 		   to ? to->len : 0);
 	if (n < 0) {
@@ -164,20 +165,21 @@ static int send_counted(struct udp_stamping *s, struct transport *t, struct tran
 int udp_stamp_send(struct udp_stamping *s, struct transport *t, struct transport_dgram *d,
 		   const struct transport_addr *to, struct clock *clk, int flags)
 {
-	unsigned layers;
+	unsigned layers = d->tx_layers;
 	uint32_t id;
 	ssize_t n = -1;
 
 	if (s->tx_flags)
 		return send_counted(s, t, d, to, clk, flags);
-	layers = transport_send_layers(t, flags);
-	if (!s->on || !layers)
+	if (!s->on || !layers) {
+		d->tx_layers = 0;
 		return UDP_STAMP_UNSTAMPED;
+	}
 	id = s->next_id;
-	transport_tx_begin(t, d, id, layers);
+	d->tx_id = id;
 	d->tx_at = clock_now(clk);
 	if (flags & TRANSPORT_STAMP_XMT)
-		transport_stamp_xmt(d->buf, d->tx_at);
+		ntp_put_xmt(d->buf, d->tx_at);
 	if (s->set_id != 0) {
 		n = send_stamped(t->fd, d->buf, d->len, to, layers, id, 1);
 		if (s->set_id < 0 && n < 0 && errno == EINVAL) {
@@ -260,9 +262,14 @@ ssize_t udp_stamp_recv(const struct udp_stamping *s, struct transport *t,
 }
 
 
-/* One message of the error queue: its send stamp, into the ring. */
-static void tx_one(const struct udp_stamping *s, struct transport *t, struct msghdr *h)
+/*
+ * One message of the error queue: its send stamps (two at most) into
+ * @out; how many.
+ */
+static unsigned tx_one(const struct udp_stamping *s, struct msghdr *h,
+		       struct transport_tx_stamp *out)
 {
+	unsigned n = 0;
 	struct scm_timestamping tss;
 	struct cmsghdr *c;
 	int have_ts = 0, have_err = 0;
@@ -285,26 +292,28 @@ static void tx_one(const struct udp_stamping *s, struct transport *t, struct msg
 		}
 	}
 	if (!have_ts || !have_err)
-		return;
+		return 0;
 	if (kind == SCM_TSTAMP_SND && (tss.ts[2].tv_sec || tss.ts[2].tv_nsec)) {
 		int64_t rt = hw_realtime(s, &tss.ts[2]);
 
 		if (rt != TRANSPORT_NO_STAMP)
-			transport_tx_note(t, id, TRANSPORT_LAYER_H, rt);
+			out[n++] = (struct transport_tx_stamp){ id, TRANSPORT_LAYER_H, rt };
 	}
 	if (!(tss.ts[0].tv_sec || tss.ts[0].tv_nsec))
-		return;
+		return n;
 	if (kind == SCM_TSTAMP_SCHED)
-		transport_tx_note(t, id, TRANSPORT_LAYER_Q, ts_ns(&tss.ts[0]));
+		out[n++] = (struct transport_tx_stamp){ id, TRANSPORT_LAYER_Q, ts_ns(&tss.ts[0]) };
 	else if (kind == SCM_TSTAMP_SND)
-		transport_tx_note(t, id, TRANSPORT_LAYER_K, ts_ns(&tss.ts[0]));
+		out[n++] = (struct transport_tx_stamp){ id, TRANSPORT_LAYER_K, ts_ns(&tss.ts[0]) };
+	return n;
 }
 
 /*
  * Every send stamp waiting in the error queue, into the ring.  A send
  * queues one message per stamp (TX_SCHED and TX_SOFTWARE: two), so one
- * recvmmsg() takes them together; a batch that comes back short means
- * the queue is empty, without another call to learn it.
+ * recvmmsg() takes them together, and they go into the ring together
+ * (transport_tx_notes()); a batch that comes back short means the queue
+ * is empty, without another call to learn it.
  */
 #define TX_BATCH	32
 void udp_stamp_drain(struct udp_stamping *s, struct transport *t)
@@ -316,6 +325,8 @@ void udp_stamp_drain(struct udp_stamping *s, struct transport *t)
 		struct cmsghdr align;
 	} ctl[TX_BATCH];
 	struct mmsghdr m[TX_BATCH];
+	struct transport_tx_stamp st[TX_BATCH * 2];
+	unsigned got;
 	int n, i;
 
 	s->tx_unread = 0;
@@ -326,8 +337,10 @@ void udp_stamp_drain(struct udp_stamping *s, struct transport *t)
 			m[i].msg_hdr.msg_controllen = sizeof(ctl[i].buf);
 		}
 		n = recvmmsg(t->fd, m, TX_BATCH, MSG_ERRQUEUE | MSG_DONTWAIT, NULL);
-		for (i = 0; i < n; i++)
-			tx_one(s, t, &m[i].msg_hdr);
+		for (i = 0, got = 0; i < n; i++)
+			got += tx_one(s, &m[i].msg_hdr, st + got);
+		if (got)
+			transport_tx_notes(t, st, got);
 	} while (n == TX_BATCH);
 }
 

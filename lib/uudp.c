@@ -60,16 +60,17 @@
 #include "log.h"
 #include "util_private.h"
 #include "neigh.h"
+#include "ntp.h"
 #include "peer.h"
 #include "port_private.h"
 #include "transport_private.h"
 
-#define UUDP_RESOLVE_NS		(500 * 1000000LL)	/* at open: 500 ms */
-#define UUDP_RERESOLVE_NS	(200 * 1000000LL)	/* after a loss: 200 ms */
-#define UUDP_MISS_MIN_NS	(1 * 1000000LL)		/* a request younger than this
+#define UUDP_RESOLVE_NS		(500 * NTPX_NS_PER_MS)	/* at open: 500 ms */
+#define UUDP_RERESOLVE_NS	(200 * NTPX_NS_PER_MS)	/* after a loss: 200 ms */
+#define UUDP_MISS_MIN_NS	(1 * NTPX_NS_PER_MS)	/* a request younger than this
 							   when the next goes out is
 							   not missed */
-#define UUDP_ERR_CHECK_NS	(1 * 1000000LL)		/* ICMP errors read at most
+#define UUDP_ERR_CHECK_NS	(1 * NTPX_NS_PER_MS)	/* ICMP errors read at most
 							   this often while idle */
 
 /* What a uudp transport_addr holds: the other side, and our address it used. */
@@ -549,16 +550,17 @@ static int uudp_send(struct transport *t, struct transport_dgram *d,
 	/* T1/T3: the stamp, written in, then the checksum that covers it. */
 	d->tx_at = clock_now(clk);
 	if (flags & TRANSPORT_STAMP_XMT)
-		transport_stamp_xmt(f + FRAME_HDR_LEN, d->tx_at);
+		ntp_put_xmt(f + FRAME_HDR_LEN, d->tx_at);
 	if (!offload)
 		frame_udp_csum_fill(f, flen);
 	/* One layer at most: stamped when the send asks for it. */
-	layers = u->stamping && u->ps.tx_layer >= 0 ? transport_send_layers(t, flags) : 0;
+	layers = u->stamping && u->ps.tx_layer >= 0 ? d->tx_layers : 0;
+	d->tx_layers = layers;
 	/* A frame without its own send stamp may go with its burst's. */
 	pflags = offload | (flags & TRANSPORT_STAMP_XMT ? 0 : PORT_TX_LATER);
 	if (layers) {
 		u->port->tx_tag = ++u->tx_seq;
-		transport_tx_begin(t, d, u->tx_seq, layers);
+		d->tx_id = u->tx_seq;
 		rc = port_tx_submit(u->port, f, flen, pflags | PORT_TX_STAMP);
 	} else {
 		rc = port_tx_submit(u->port, f, flen, pflags);

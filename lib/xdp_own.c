@@ -16,6 +16,7 @@
 
 #include "clock_read.h"
 #include "missing.h"
+#include "opt_units.h"
 #include "xdp_own_private.h"
 
 _Static_assert(sizeof(struct xsk_tx_metadata) <= PORT_XDP_TXMD_LEN, "TX metadata room");
@@ -182,7 +183,7 @@ int xdp_own_bind(struct xdp_own *o, const char *dev, int ifindex, unsigned queue
 		.sxdp_flags = share_fd >= 0 ? XDP_SHARED_UMEM : how | XDP_USE_NEED_WAKEUP,
 		.sxdp_shared_umem_fd = share_fd >= 0 ? (__u32)share_fd : 0,
 	};
-	struct timespec step = { 0, 10 * 1000000L };
+	struct timespec step = { 0, 10 * NTPX_NS_PER_MS };
 	int64_t end = clock_monotonic_ns() + PORT_XDP_BUSY_NS;
 	int rc;
 

@@ -14,12 +14,14 @@
 #include <linux/if_xdp.h>
 #include <xdp/xsk.h>
 
+#include "opt_units.h"
+
 /* The UMEM both port_xdp.c and the socket here lay out. */
 #define PORT_XDP_CHUNK		XSK_UMEM__DEFAULT_FRAME_SIZE	/* 4096 */
 #define PORT_XDP_RING		4096	/* descriptors per ring, power of 2 */
 #define PORT_XDP_TXMD_LEN	24	/* tx_metadata_len: struct xsk_tx_metadata
 					   as of Linux 6.14 (a multiple of 8) */
-#define PORT_XDP_BUSY_NS	(1000 * 1000000LL)	/* queue still held: wait 1 s */
+#define PORT_XDP_BUSY_NS	(1 * NTPX_NS_PER_SEC)	/* queue still held: wait 1 s */
 
 struct xdp_own {
 	int fd;				/* -1: none (libxdp's socket) */

@@ -17,8 +17,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "endpoint.h"
 #include "opt.h"
+#include "transport.h"
 
 static void usage(FILE *out)
 {
@@ -63,7 +63,7 @@ int main(int argc, char **argv)
 		struct endpoint ep;
 		char err[256];
 
-		if (endpoint_parse(v, &ep, err, sizeof(err)))
+		if (transport_parse_endpoint(v, &ep, err, sizeof(err)))
 			ntpx_die(NTPX_EXIT_FAIL, "%s", err);
 		printf("%s\n", ep.url);
 	} else {

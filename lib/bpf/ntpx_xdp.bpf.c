@@ -30,6 +30,7 @@
 #include <linux/udp.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
+#include "ntpx_xdp_meta.h"	/* the metadata: lib/port_xdp.c reads it */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_XSKMAP);
@@ -40,14 +41,6 @@ struct {
 
 volatile const __u16 ntpx_port = 0;
 volatile __u32 ntpx_stamp = 0;	/* .bss: lib/port_xdp.c sets it to 1 */
-
-/* The metadata: lib/port_xdp.c reads the same layout. */
-struct ntpx_meta {
-	__u64 magic;
-	__u64 mono_ns;
-};
-
-#define NTPX_META_MAGIC	0x4e54505853544d50ULL	/* "NTPXSTMP" */
 
 SEC("xdp")
 int ntpx_xdp(struct xdp_md *ctx)

@@ -209,7 +209,7 @@ int main(int argc, char **argv)
 		case 'b': a.burst = optarg; break;
 		case 'S': a.start = optarg; break;
 		case 'i':
-			if (opt_duration(optarg, 0, &o.interval) || o.interval < 10000000)
+			if (opt_duration(optarg, 0, &o.interval) || o.interval < 10 * NTPX_NS_PER_MS)
 				opt_usage_error("bad interval '%s' (at least 10ms)", optarg);
 			break;
 		/* -c and -n: the old spellings (ntpx(7), OPTIONS). */

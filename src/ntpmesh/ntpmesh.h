@@ -70,6 +70,7 @@ struct link_est {
 	double ab_y, ab_var;	/* ns: theta_b - theta_a as a's probes say */
 	double ba_y, ba_var;	/* ns: the same as b's probes say (their offset negated) */
 	double y, var;		/* ns: the mean of those there */
+	double q;		/* ns^4: the sum over them of (their share of var)^2 / PAIRFIT_DOF */
 	int truth;		/* every fit behind y had the truth: */
 	double true_y;		/* ns: the true theta_b - theta_a */
 };

@@ -25,7 +25,32 @@ static int json;
 static int fields;	/* the current JSON object's members so far */
 static int items;	/* the current JSON array's elements so far */
 static int windows;	/* windows printed */
-static double t95;	/* Student's t at 0.975 */
+static double t95;	/* Student's t at 0.975, PAIRFIT_DOF degrees of freedom */
+static double t95_dof[PAIRFIT_DOF * MESH_MAX_LINKS * 2 + 1];	/* at each: 0 until asked */
+
+/*
+ * Student's t at 0.975 for loop @l's closure: its variance is a sum of
+ * the directions' batch-means estimates along it, each of PAIRFIT_DOF
+ * degrees of freedom, so it has more, as many as Welch and Satterthwaite
+ * give: (sum v)^2 / sum (v^2 / dof), rounded down.
+ */
+static double loop_t95(const struct window *w, const struct mesh_loop *l)
+{
+	double q = 0;
+	long dof;
+	int k;
+
+	for (k = 0; k < l->c.len; k++)
+		q += w->link[l->c.link[k]].q;
+	dof = q > 0 ? (long)floor(l->var * l->var / q) : PAIRFIT_DOF;
+	if (dof < PAIRFIT_DOF)
+		dof = PAIRFIT_DOF;
+	if (dof >= (long)(sizeof(t95_dof) / sizeof(t95_dof[0])))
+		dof = (long)(sizeof(t95_dof) / sizeof(t95_dof[0])) - 1;
+	if (!t95_dof[dof])
+		t95_dof[dof] = stats_t_quantile(0.975, (int)dof);
+	return t95_dof[dof];
+}
 
 static void item(const char *kind, long w)
 {
@@ -108,19 +133,29 @@ static void us(const char *k, double ns)
 		printf("%.3f", ns / 1e3);
 }
 
-/* The 95% half-width of a variance (ns^2), in microseconds. */
-static void u95(const char *k, double var)
+/* The 95% half-width of a variance (ns^2) at Student's @t, in microseconds. */
+static void u95_t(const char *k, double var, double t)
 {
-	us(k, t95 * sqrt(var));
+	us(k, t * sqrt(var));
 }
 
-/* Whether the 95% interval of a variance (ns^2) holds an error (ns): 0 or 1, "-" when NAN. */
-static void held(const char *k, double err, double var)
+static void u95(const char *k, double var)
+{
+	u95_t(k, var, t95);
+}
+
+/* Whether the 95% interval of a variance (ns^2) at @t holds an error (ns): 0 or 1, "-" when NAN. */
+static void held_t(const char *k, double err, double var, double t)
 {
 	if (isnan(err) || isnan(var))
 		word(k, NULL);
 	else
-		flag(k, fabs(err) <= t95 * sqrt(var));
+		flag(k, fabs(err) <= t * sqrt(var));
+}
+
+static void held(const char *k, double err, double var)
+{
+	held_t(k, err, var, t95);
 }
 
 /* A time, ns since the epoch, as seconds to the nanosecond. */
@@ -205,10 +240,12 @@ static void pairs(const struct mesh_run *r, const struct window *w)
 		u95("u95_us", l->var);
 		count("n_ab", l->ab >= 0 ? (double)row[l->ab].n : 0);
 		count("used_ab", l->ab >= 0 ? (double)row[l->ab].f.used : 0);
+		us("cut_ab_us", l->ab >= 0 ? (double)row[l->ab].f.delay_cut : NAN);
 		us("ab_us", l->ab >= 0 ? l->ab_y : NAN);
 		u95("ab_u95_us", l->ab >= 0 ? l->ab_var : NAN);
 		count("n_ba", l->ba >= 0 ? (double)row[l->ba].n : 0);
 		count("used_ba", l->ba >= 0 ? (double)row[l->ba].f.used : 0);
+		us("cut_ba_us", l->ba >= 0 ? (double)row[l->ba].f.delay_cut : NAN);
 		us("ba_us", l->ba >= 0 ? l->ba_y : NAN);
 		u95("ba_u95_us", l->ba >= 0 ? l->ba_var : NAN);
 		/* what the two directions differ by: both measure the same */
@@ -230,7 +267,7 @@ static void loops(const struct mesh_run *r, const struct window *w)
 	array("loops");
 	for (i = 0; i < w->fit.nloops; i++) {
 		const struct mesh_loop *l = &w->fit.loop[i];
-		double truth = 0;
+		double truth = 0, t = loop_t95(w, l);
 		int have = 1;
 
 		item("loop", w->index);
@@ -245,8 +282,8 @@ static void loops(const struct mesh_run *r, const struct window *w)
 		if (json)
 			printf("]");
 		us("closure_us", l->closure);
-		u95("u95_us", l->var);
-		flag("nonzero", fabs(l->closure) > t95 * sqrt(l->var));
+		u95_t("u95_us", l->var, t);
+		flag("nonzero", fabs(l->closure) > t * sqrt(l->var));
 		for (k = 0; k < l->c.len; k++) {
 			const struct link_est *e = &w->link[l->c.link[k]];
 
@@ -256,7 +293,7 @@ static void loops(const struct mesh_run *r, const struct window *w)
 		if (have) {
 			us("true_us", truth);
 			us("err_us", l->closure - truth);
-			held("held", l->closure - truth, l->var);
+			held_t("held", l->closure - truth, l->var, t);
 		}
 		item_end();
 	}
@@ -319,8 +356,9 @@ static void links(const struct mesh_run *r, const struct window *w)
 		u95("u95_us", f->obs[k] == MESH_OBS_NONE ? NAN : f->asym_var[k]);
 		word("observable", obs_names[f->obs[k]]);
 		flag("blamed", f->blamed[k]);
-		if (l->truth && !isnan(a)) {
-			/* what the records' truth says the link's exchanges had: 2 (y - true) */
+		if (l->truth) {
+			/* what the records' truth says the link's exchanges had,
+			   2 (y - true), whether or not a loop sees it */
 			us("true_us", 2 * (l->y - l->true_y));
 			us("err_us", a - 2 * (l->y - l->true_y));
 			held("held", a - 2 * (l->y - l->true_y), f->asym_var[k]);
@@ -336,7 +374,7 @@ static void fit(const struct mesh_run *r, const struct window *w)
 	int i, nonzero = 0, reached = 0;
 
 	for (i = 0; i < f->nloops; i++)
-		nonzero += fabs(f->loop[i].closure) > t95 * sqrt(f->loop[i].var);
+		nonzero += fabs(f->loop[i].closure) > loop_t95(w, &f->loop[i]) * sqrt(f->loop[i].var);
 	for (i = 0; i < r->nhosts; i++)
 		reached += f->reached[i];
 	if (json) {

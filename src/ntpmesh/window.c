@@ -49,7 +49,7 @@ static void read_links(const struct dirfit *row, struct window *w, const double 
 		int n = 0, truth = 1, d;
 		double t = 0;
 
-		l->y = l->var = 0;
+		l->y = l->var = l->q = 0;
 		/* a's probes of b, then b's of a, negated */
 		for (d = 0; d < 2; d++) {
 			int file = d ? l->ba : l->ab, sign = d ? -1 : 1;
@@ -63,6 +63,7 @@ static void read_links(const struct dirfit *row, struct window *w, const double 
 			*dy = sign * pairfit_at(f, at, dv);
 			l->y += *dy;
 			l->var += *dv;
+			l->q += *dv * *dv;
 			truth &= f->truth;
 			if (f->truth)
 				t += sign * pairfit_truth_at(f, at);
@@ -70,6 +71,7 @@ static void read_links(const struct dirfit *row, struct window *w, const double 
 		}
 		l->y /= n;
 		l->var /= (double)n * n;
+		l->q /= (double)n * n * n * n * PAIRFIT_DOF;
 		l->truth = truth;
 		l->true_y = t / n;
 		y[k] = l->y;

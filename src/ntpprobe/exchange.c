@@ -102,12 +102,12 @@ static int late_reply(struct probe *p, uint64_t org)
 /* @ns as a person reads it: "1.000 us", "2.500 ms", "1.000 s". */
 static const char *dur_str(char *buf, size_t len, int64_t ns)
 {
-	if (ns < 1000000)
-		snprintf(buf, len, "%.3f us", (double)ns / 1e3);
+	if (ns < NTPX_NS_PER_MS)
+		snprintf(buf, len, "%.3f us", (double)ns / NTPX_NS_PER_US);
 	else if (ns < NTPX_NS_PER_SEC)
-		snprintf(buf, len, "%.3f ms", (double)ns / 1e6);
+		snprintf(buf, len, "%.3f ms", (double)ns / NTPX_NS_PER_MS);
 	else
-		snprintf(buf, len, "%.3f s", (double)ns / 1e9);
+		snprintf(buf, len, "%.3f s", (double)ns / NTPX_NS_PER_SEC);
 	return buf;
 }
 

@@ -71,7 +71,8 @@ static int human_header(struct probe *p)
 
 	endpoint_str(p, ep, sizeof(ep));
 	if (printf("ntpprobe %s: one request every %.3f s, timeout %.3f s\n", ep,
-		   (double)p->cfg->interval / 1e9, (double)p->cfg->timeout / 1e9) < 0)
+		   (double)p->cfg->interval / NTPX_NS_PER_SEC,
+		   (double)p->cfg->timeout / NTPX_NS_PER_SEC) < 0)
 		return p->out = out_failed("standard output", errno);
 	return p->out = out_flush(stdout, "standard output");
 }
@@ -172,7 +173,7 @@ static int human_line(struct probe *p, const struct probe_out *o)
 /* NTP short format (16.16 s) in ns. */
 static double short_ns(uint32_t v)
 {
-	return (double)v * 1e9 / 65536.0;
+	return ntpx_sec_to_ns((double)v) / 65536.0;
 }
 
 /*
@@ -190,7 +191,8 @@ static int once_line(struct probe *p, const struct probe_out *o)
 
 	endpoint_str(p, ep, sizeof(ep));
 	if (x->status == RECORD_TIMEOUT) {
-		ntpx_err("%s: no reply within %.3f s", ep, (double)p->cfg->timeout / 1e9);
+		ntpx_err("%s: no reply within %.3f s", ep,
+			 (double)p->cfg->timeout / NTPX_NS_PER_SEC);
 		return OUT_OK;
 	}
 	if (x->status == RECORD_KOD) {

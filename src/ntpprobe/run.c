@@ -58,7 +58,7 @@ static void kiss(struct probe *p, const struct probe_out *o, int64_t *interval, 
 		*interval = ntp_backoff_ns(*interval, p->kiss_poll);
 		*when = clock_monotonic_ns();
 		ntpx_err("%s: kiss code RATE: interval now %.3f s", p->cfg->ep.url,
-			 (double)*interval / 1e9);
+			 (double)*interval / NTPX_NS_PER_SEC);
 	} else if (o->x.status == RECORD_KOD &&
 		   (strcmp(p->kiss, "DENY") == 0 || strcmp(p->kiss, "RSTR") == 0)) {
 		ntpx_err("%s: kiss code %s: the server refuses service, stopping",

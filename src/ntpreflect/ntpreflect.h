@@ -167,7 +167,7 @@ void reflect_sent_flush(struct reflector *r, enum reflect_flush how);
 void reflect_send_flush(struct reflector *r);
 /* How long an idle server leaves log lines waiting for send stamps that
    it has not read yet (serve.c). */
-#define REFLECT_LINGER_NS	(50 * 1000000LL)
+#define REFLECT_LINGER_NS	(50 * NTPX_NS_PER_MS)
 
 /* ke.c: NTS-KE, sessions side by side (see there) */
 #define KE_SESSIONS		16	/* at once, each a thread of its own */

@@ -60,7 +60,7 @@ static int8_t measure_precision(struct clock *clk)
 	}
 	if (best == INT64_MAX)
 		best = 1;
-	return (int8_t)ceil(log2((double)best * 1e-9));
+	return (int8_t)ceil(log2(ntpx_ns_to_sec((double)best)));
 }
 
 /* What every reply says the same way (r->reply). */
@@ -71,7 +71,7 @@ void reflect_reply_init(struct reflector *r)
 	/* A local reference (--stratum, --refid): no delay to it, the
 	   dispersion of one clock reading; else what the kernel says
 	   (reflect_sync). */
-	r->disp_min = ntp_short_from_ns((int64_t)ldexp(1e9, precision));
+	r->disp_min = ntp_short_from_ns((int64_t)ldexp((double)NTPX_NS_PER_SEC, precision));
 	r->reply = (struct ntp_packet){
 		.leap = NTP_LEAP_NONE,
 		.mode = NTP_MODE_SERVER,

@@ -58,7 +58,7 @@ void reflect_serve(struct reflector *r)
 		   has not after REFLECT_LINGER_NS (sent.c); set whether or
 		   not any wait, so that the receive's timeout stays put. */
 		int64_t deadline = pollmode == TRANSPORT_POLL_BUSY ?
-			clock_monotonic_ns() + 100000000 :
+			clock_monotonic_ns() + 100 * NTPX_NS_PER_MS :
 			r->tx_layers ? clock_monotonic_ns() + REFLECT_LINGER_NS : INT64_MAX;
 		ssize_t n = transport_recv_wait(r->t, &d, r->clk, deadline, pollmode);
 

@@ -16,9 +16,11 @@
 #                                            (AF_XDP, generic XDP) or uudpn
 #                                            (native XDP on veth), poll MODE
 #   fig_reflect_cpu BIN SERVER [RATE]        in the lab, BIN/ntpreflect as SERVER
-#                                            (kudp or uudp) answering BIN/loadgen
-#                                            --ntp at RATE (20k) for FIG_CPU_DUR
-#                                            (0.5s): "US_PER_REPLY SERVER_US N"
+#                                            (kudp, uudp or uudpn) answering
+#                                            BIN/loadgen --ntp at RATE (20k) for
+#                                            FIG_CPU_DUR (0.5s), pinned apart:
+#                                            "CORE_US SERVER_US N" per reply (three
+#                                            fields, as fig_ratio reads a line)
 #   fig_stat FILE...                         the median over lines of "V ..."
 #                                            and their range: "MED MIN MAX"
 #   fig_cpu CMD...                           CMD's CPU time, user and system,
@@ -106,27 +108,41 @@ fig_lab() {	# BIN SERVER CLIENT MODE [OPTION...]
 	fig_quant "$TMP/fig.rec"
 }
 
-# The reflector's CPU per reply: what the server, the generator and the
-# softirq threads ran (/proc/PID/schedstat, rusage) over the replies, in
-# us, and the server's own.  Both sides count: on a veth the sender's
-# system call runs the receiver's softirq (a uudp server's XDP copy runs
-# in the generator's send, the generator's receive in the server's), so
-# that the server's own time alone would favour one path or the other.
+# The reflector's CPU per reply (us), the server pinned to the first CPU
+# and the generator to the last (when there are two): first the server's
+# core, what the server and that core's ksoftirqd ran
+# (/proc/PID/schedstat), then the server's own and the count (on one
+# CPU, unpinned: the server, the generator's rusage and every ksoftirqd
+# in the first field).  On a
+# veth the sender's system call runs the receiver's softirq: a reply's
+# delivery into the generator's socket is on the server's core (the same
+# work for every server), a request's delivery into the server's
+# namespace on the generator's (the XDP program and its copy for uudp;
+# IP, UDP and the socket's queue for the kernel server, the larger): so
+# the server's core, without the generator's cost, errs against uudp
+# when the two are compared (tests/bench/reflect-uudp.sh says more).
 fig_run_ns() { for _rp; do awk '{ print $1 }' /proc/"$_rp"/schedstat 2>/dev/null || echo 0; done | awk '{ s += $1 } END { print s + 0 }'; }
 fig_reflect_cpu() {	# BIN SERVER [RATE]
 	_fbin=$1 _fsrv=$2 _frate=${3:-20k}
-	spawn _fs ip netns exec "$UB" "$_fbin/ntpreflect" --stratum 1 --quiet \
+	_fsp= _fgp= _fks=
+	if command -v taskset >/dev/null 2>&1 && [ "$(nproc)" -ge 2 ]; then
+		_fsp="taskset -c 0" _fgp="taskset -c $(($(nproc) - 1))" _fks=$(pgrep -x ksoftirqd/0)
+	fi
+	spawn _fs $_fsp ip netns exec "$UB" "$_fbin/ntpreflect" --stratum 1 --quiet \
 		"$(fig_ep "$_fsrv" "$IFB")" 2>/dev/null
 	wait_until 5 udp_listening_in "$UB" 12300 || { echo "- - 0"; return; }
 	_fk=$(pgrep -d ' ' ksoftirqd)
-	_fp0=$(fig_run_ns "$_fs") _fk0=$(fig_run_ns $_fk)
-	/usr/bin/time -f '%U %S' -o "$TMP/fcpu.gen" ip netns exec "$UA" "$_fbin/loadgen" \
+	_fp0=$(fig_run_ns "$_fs") _fk0=$(fig_run_ns $_fk) _fc0=$(fig_run_ns $_fks)
+	/usr/bin/time -f '%U %S' -o "$TMP/fcpu.gen" $_fgp ip netns exec "$UA" "$_fbin/loadgen" \
 		--ntp "$_frate" -d "${FIG_CPU_DUR:-0.5s}" "udp://$IPB:12300" >/dev/null 2>"$TMP/fcpu.lg"
 	_fp=$(($(fig_run_ns "$_fs") - _fp0)) _fk=$(($(fig_run_ns $_fk) - _fk0))
+	_fc=$(($(fig_run_ns $_fks) - _fc0))
 	kill "$_fs"; wait "$_fs" 2>/dev/null
-	awk -v srv="$_fp" -v ks="$_fk" -v gen="$(awk '{ printf "%.0f", ($1 + $2) * 1e9 }' "$TMP/fcpu.gen")" '
+	awk -v srv="$_fp" -v ks="$_fk" -v core="$_fc" -v pinned="$_fks" \
+		-v gen="$(awk '{ printf "%.0f", ($1 + $2) * 1e9 }' "$TMP/fcpu.gen")" '
 		/ntp requests/ { for (i = 1; i <= NF; i++) if ($i == "replies") r = $(i + 1) }
-		END { if (r > 0) printf "%.3f %.3f %d\n", (srv + ks + gen) / 1e3 / r, srv / 1e3 / r, r
+		END { if (r > 0 && pinned != "") printf "%.3f %.3f %d\n", (srv + core) / 1e3 / r, srv / 1e3 / r, r
+			else if (r > 0) printf "%.3f %.3f %d\n", (srv + ks + gen) / 1e3 / r, srv / 1e3 / r, r
 			else print "- - 0" }' "$TMP/fcpu.lg"
 }
 

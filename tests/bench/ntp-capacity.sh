@@ -31,6 +31,7 @@
 # server beside it) is kept after it for one release (CAP_OLD=0 skips
 # it), so that history stays comparable.
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/climb.sh"
 need_prereq ROOT
 step=${BENCH_STEP:-2s}
 rates=${BENCH_RATES:-"20k 40k 80k 120k 160k 200k 250k 300k 400k 500k"}
@@ -39,66 +40,26 @@ lab_up cap >/dev/null 2>&1 || { echo "ntp-capacity: no lab"; exit 0; }
 port=12300
 in_ref() { ip netns exec "$NTPX_NS_REF" ss -Hlun "sport = :$port" | grep -q .; }
 
-# One step: S generators at RATE/S each, from the client namespace to
-# ENDPOINT.  Prints "wanted got loss_pct n min mean max sd srv_drop
-# cli_drop srv_usr srv_sys host_cpu": the response time (us) over all
-# generators' counted replies, the datagrams the kernel dropped in each
-# namespace meanwhile, and where the CPU went: the server's, in user space
-# and in the kernel (/proc/PID/stat, in % of one core), and the whole
-# machine's (/proc/stat, in % of all its cores).  A server whose onset
-# comes below 100% of a core shares the machine with the generators and
-# both namespaces' softirqs: its figure is the machine's as much as its
-# own.  The kernel's part is the same work for any server (the receive,
-# the send, the veth's delivery to the generators' namespace).
-inerr() { udp_mib "$1" | sed 's/.*inerr=//'; }
+# One step (climb_step, tests/bench/climb.sh): S generators at RATE/S
+# each, from the client namespace to ENDPOINT.  Prints "wanted got
+# loss_pct n min mean max sd srv_drop cli_drop srv_usr srv_sys host_cpu":
+# climb_step's figures, then where the CPU went: the server's, in user
+# space and in the kernel (/proc/PID/stat, in % of one core), and the
+# whole machine's (/proc/stat, in % of all its cores).  A server whose
+# onset comes below 100% of a core shares the machine with the
+# generators and both namespaces' softirqs: its figure is the machine's
+# as much as its own.  The kernel's part is the same work for any server
+# (the receive, the send, the veth's delivery to the generators'
+# namespace).
 srv_ticks() { awk '{ print $14, $15 }' /proc/"$pid"/stat 2>/dev/null || echo 0 0; }
 host_busy() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9, $5 + $6 }' /proc/stat; }
 step_run() {	# ENDPOINT RATE
-	_w=$(rate_num "$2")
-	_each=$(awk -v w="$_w" -v s="$S" 'BEGIN { printf "%d", w / s }')
-	_s0=$(inerr "$NTPX_NS_REF") _c0=$(inerr "$NTPX_NS_CLIENT")
 	_p0=$(srv_ticks) _h0=$(host_busy) _m0=$(date +%s%N)
-	_pids=
-	for _i in $(seq 1 "$S"); do
-		ip netns exec "$NTPX_NS_CLIENT" loadgen --ntp "$_each" -d "$step" "$1" \
-			>/dev/null 2>"$TMP/lg.$_i" &
-		_pids="$_pids $!"
-	done
-	_i=0
-	for _p in $_pids; do
-		_i=$((_i + 1))
-		wait "$_p" || echo "ntp-capacity: generator $_i: $(tail -n 1 "$TMP/lg.$_i")" >&2
-	done
-	_sd=$(($(inerr "$NTPX_NS_REF") - _s0)) _cd=$(($(inerr "$NTPX_NS_CLIENT") - _c0))
+	_st=$(climb_step "$1" "$2")
 	_pc=$(echo "$_p0 $(srv_ticks)" | awk -v t="$(($(date +%s%N) - _m0))" -v hz="$(getconf CLK_TCK)" '{
 		f = t > 0 ? 100 * 1e9 / hz / t : 0; printf "%.0f %.0f", ($3 - $1) * f, ($4 - $2) * f }')
 	_hc=$(echo "$_h0 $(host_busy)" | awk '{ d = ($3 - $1) + ($4 - $2); printf "%.0f", (d > 0 ? 100 * ($3 - $1) / d : 0) }')
-	for _i in $(seq 1 "$S"); do cat "$TMP/lg.$_i"; done | awk -v w="$_w" -v sd="$_sd" -v cd="$_cd" -v pc="$_pc" -v hc="$_hc" '
-		/ntp requests/ {
-			for (i = 1; i <= NF; i++) {
-				if ($i == "requests") q += $(i + 1)
-				if ($i == "replies") { r = $(i + 1); rep += r }
-				if ($i == "rate") { v = $(i + 1); sub(/\/s/, "", v); rate += v }
-				if ($i == "response_us") {
-					lo = $(i + 2); me = $(i + 4); hi = $(i + 6); sdv = $(i + 8)
-					if (!n || lo < mn) mn = lo
-					if (!n || hi > mx) mx = hi
-					s1 += r * me; s2 += r * (sdv * sdv + me * me); n += r
-				}
-			}
-		}
-		END {
-			m = n ? s1 / n : 0; v = n ? s2 / n - m * m : 0
-			printf "%d %.0f %.4f %d %.3f %.3f %.3f %.3f %d %d %s %d\n", w, rate, q ? 100 * (q - rep) / q : 100,
-				n, mn, m, mx, (v > 0 ? sqrt(v) : 0), sd, cd, pc, hc }'
-}
-
-# verdict WANTED GOT LOSS SRV_DROP CLI_DROP: "clean", "server" (the
-# server's loss onset) or "generator" (the generators' limit).
-verdict() {
-	awk -v w="$1" -v g="$2" -v l="$3" -v sd="$4" -v cd="$5" 'BEGIN {
-		if (l < 0.1) { print (g < 0.95 * w ? "generator" : "clean"); exit }
-		print (cd > sd ? "generator" : "server") }'
+	echo "$_st" | awk -v pc="$_pc" -v hc="$_hc" '{ $11 = pc " " hc; print }'
 }
 
 # try_step RATE: runs one step on $_ep, prints its line; sets _v, _got.
@@ -107,7 +68,7 @@ try_step() {
 	set -- $(step_run "$_ep" "$1")
 	printf '  %-9s %10s %10s %9s %8s %8s   %9s %9s %9s %9s  %8s %8s %8s\n' \
 		"$_label" "$1" "$2" "$3" "$9" "${10}" "$5" "$6" "$7" "$8" "${11}" "${12}" "${13}"
-	_v=$(verdict "$1" "$2" "$3" "$9" "${10}") _got=$2
+	_v=$(climb_verdict "$1" "$2" "$3" "$9" "${10}") _got=$2
 }
 
 # capacity ENDPOINT: the steps' lines, then "capacity RATE BY"

@@ -20,7 +20,8 @@
 # A statistical check is deterministic by its seed; how far a coverage may
 # fall by chance is in tests/unit/pairfit.c (a direction's interval is
 # calibrated at 95% there; the sums here combine several, and Student's t
-# with a direction's degrees of freedom makes them hold more often).
+# with a direction's degrees of freedom makes the hosts' and links' hold
+# more often; a closure's takes its sum's own, and holds 95%).
 . "$(dirname "$0")/../lib.sh"
 need_prereq BUILT
 test_lazy_prereq MESHGEN '[ -x "$NTPX_HELPERS/meshgen" ]'
@@ -87,13 +88,18 @@ test_expect_success 'setup: a symmetric mesh of 4, 60 s at 10 Hz each way' '
 	test_grep "^hosts a b c d$" "$TMP/sym.out" &&
 	test_is "$(cat "$TMP/sym.err")" ""
 '
-test_expect_success 'symmetric: three loops, every closure within its 95% interval' '
+# Each closure's 95% interval misses zero one time in twenty on a
+# symmetric mesh: that rate is what the coverage below counts, over 1200.
+# On one seed what must hold is the family's: the robust fit's test over
+# the three loops at once (Bonferroni at 95%) blames nothing.  (Here a,b,d
+# sits at its interval's edge: -0.787 us against 0.783.)
+test_expect_success 'symmetric: three loops, none departs from zero for the fit: nothing blamed' '
 	test_is "$(grep -c "^loop 0 " "$TMP/sym.out")" 3 &&
 	for l in a,b,c a,b,d a,c,d; do
-		abs_le "$(v "$TMP/sym.out" "loop 0 $l" closure_us)" "$(v "$TMP/sym.out" "loop 0 $l" u95_us)" &&
-		test_is "$(v "$TMP/sym.out" "loop 0 $l" nonzero)" 0 || return 1
+		is_num "$(v "$TMP/sym.out" "loop 0 $l" closure_us)" "$(v "$TMP/sym.out" "loop 0 $l" u95_us)" ||
+			return 1
 	done &&
-	test_is "$(v "$TMP/sym.out" "fit 0" nonzero)" 0 &&
+	test_is "$(v "$TMP/sym.out" "fit 0" blamed)" 0 &&
 	test_is "$(v "$TMP/sym.out" "fit 0" blame)" none
 '
 test_expect_success 'symmetric: the links of a loop read at one instant: its closure is the truth'"'"'s to the ns' '
@@ -117,9 +123,18 @@ test_expect_success 'symmetric: every host and pair within its interval of the t
 test_expect_success 'setup: 400 windows of 10 s of a symmetric mesh of 4 (20 Hz each way)' '
 	mesh cov --window 10s -- -s 7 -c 79900 -i 50000000
 '
-test_expect_success 'coverage: the closures'"'"' 95% intervals hold zero in at least 95% of windows' '
+# A closure's interval takes Student's t at the degrees of freedom of
+# its sum (doc/ntpmesh.1), so it is meant to hold zero in 95% of these,
+# no more: 1200 closures know a rate to about 0.6% (one binomial standard
+# deviation), and the seed makes the count the same every run.  Between
+# 93.5% and 96.5% (2.4 of them either way); t at a direction's 8 degrees
+# of freedom instead made 97.5%, too wide; here 94.4%, and an interval a
+# tenth narrower holds 91.7%, one a fifth wider 97.8%.
+test_expect_success 'coverage: the closures'"'"' 95% intervals hold zero in 95% of windows, within 2.4 binomial deviations' '
 	test_is "$(grep -c "^window " "$TMP/cov.out")" 400 &&
-	at_least "$(coverage "$TMP/cov.out" loop closure_us u95_us)" 0.95 1200
+	at_least "$(coverage "$TMP/cov.out" loop closure_us u95_us)" 0.935 1200 &&
+	set -- $(coverage "$TMP/cov.out" loop closure_us u95_us) &&
+	awk -v f="$1" "BEGIN { exit !(f <= 0.965) }"
 '
 test_expect_success 'coverage: the pairs'"'"' intervals hold the true offset in at least 95%' '
 	at_least "$(coverage "$TMP/cov.out" pair err_us u95_us)" 0.95 2400
@@ -181,8 +196,12 @@ test_expect_success 'moving: tracked within 10% of the bias each window had, and
 test_expect_success 'setup: 1 ms on every path out of b' '
 	mesh hidden -- -s 11 -d b:a=1000000 -d b:c=1000000 -d b:d=1000000
 '
-test_expect_success 'hidden: every closure at zero, nothing blamed: ntpmesh claims nothing' '
-	test_is "$(v "$TMP/hidden.out" "fit 0" nonzero)" 0 &&
+# The same records as the symmetric mesh's but for the delay, which every
+# loop cancels: the closures are the same to the ns.
+test_expect_success 'hidden: every closure as without the delay, nothing blamed: ntpmesh claims nothing' '
+	grep "^loop 0 " "$TMP/sym.out" | awk "{ print \$3, \$5 }" >"$TMP/sym.cl" &&
+	grep "^loop 0 " "$TMP/hidden.out" | awk "{ print \$3, \$5 }" >"$TMP/hidden.cl" &&
+	test -s "$TMP/sym.cl" && test_is "$(cat "$TMP/hidden.cl")" "$(cat "$TMP/sym.cl")" &&
 	test_is "$(v "$TMP/hidden.out" "fit 0" blamed)" 0 &&
 	test_is "$(v "$TMP/hidden.out" "fit 0" blame)" none &&
 	test_is "$(grep -c "^link 0 .* blamed 1" "$TMP/hidden.out")" 0

@@ -23,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(s, data, size);
 	s[size] = 0;
-	if (endpoint_parse(s, &ep, err, sizeof(err)) == 0) {
+	if (transport_parse_endpoint(s, &ep, err, sizeof(err)) == 0) {
 		int i;
 
 		for (i = 0; i < ep.nparams; i++)

@@ -161,13 +161,13 @@ static void test_buckets(void **state)
 	/* Another address has buckets of its own. */
 	assert_int_equal(ratelimit_check(rl, &b, t), RATELIMIT_PASS);
 	/* 100 ms later one token (10/s) and one kiss are back. */
-	t += 100000000;
+	t += 100 * NTPX_NS_PER_MS;
 	assert_int_equal(ratelimit_check(rl, &a, t), RATELIMIT_PASS);
 	assert_int_equal(ratelimit_check(rl, &a, t), RATELIMIT_KISS);
 	assert_int_equal(ratelimit_check(rl, &a, t), RATELIMIT_DROP);
 	/* At exactly the rate, every request passes. */
 	for (i = 0; i < 100; i++) {
-		t += 100000000;
+		t += 100 * NTPX_NS_PER_MS;
 		assert_int_equal(ratelimit_check(rl, &a, t), RATELIMIT_PASS);
 	}
 	/* A long silence refills to the burst, no more. */

@@ -104,7 +104,7 @@ static void test_startup_step(void **state)
 	assert_non_null(d);
 	feed(d, c, 50000, &o);
 	assert_int_equal(o.action, DISCIPLINE_STEP);
-	assert_true(llabs(o.corr - 120 * NTPX_NS_PER_SEC) < 1000000);
+	assert_true(llabs(o.corr - 120 * NTPX_NS_PER_SEC) < NTPX_NS_PER_MS);
 	assert_true(llabs(error_now(c)) < 100000);
 	/* The window was moved with the step: the next updates are small slews. */
 	for (i = 0; i < 7; i++)
@@ -155,7 +155,7 @@ static void test_slew_best_sample(void **state)
 	assert_int_equal(o.f.off2, 2 * 500 * NTPX_NS_PER_MS + 4 * 1000);
 	assert_int_equal(o.corr, 500 * NTPX_NS_PER_MS + 2000);
 	assert_int_equal(clock_slew_left(c, &left, err, sizeof(err)), 0);
-	assert_true(left <= o.corr && left > o.corr - 1000000);
+	assert_true(left <= o.corr && left > o.corr - NTPX_NS_PER_MS);
 
 	/*
 	 * adjtime semantics: the next update's slew is its offset (which has

@@ -20,7 +20,7 @@ static void endpoints_good(void **state)
 	char err[256];
 
 	(void)state;
-	assert_int_equal(endpoint_parse("udp://10.0.0.2:123?dev=eth1&src=10.0.0.1", &ep, err,
+	assert_int_equal(transport_parse_endpoint("udp://10.0.0.2:123?dev=eth1&src=10.0.0.1", &ep, err,
 					sizeof(err)), 0);
 	assert_string_equal(ep.scheme, "udp");
 	assert_string_equal(ep.host, "10.0.0.2");
@@ -29,29 +29,30 @@ static void endpoints_good(void **state)
 	assert_string_equal(endpoint_param(&ep, "src"), "10.0.0.1");
 	assert_null(endpoint_param(&ep, "via"));
 
-	assert_int_equal(endpoint_parse("udp://[::1]:12300", &ep, err, sizeof(err)), 0);
+	assert_int_equal(transport_parse_endpoint("udp://[::1]:12300", &ep, err, sizeof(err)), 0);
 	assert_string_equal(ep.host, "::1");
 	assert_int_equal(ep.port, 12300);
 
 	/* The port defaults to NTP's. */
-	assert_int_equal(endpoint_parse("udp://ntp.example", &ep, err, sizeof(err)), 0);
+	assert_int_equal(transport_parse_endpoint("udp://ntp.example", &ep, err, sizeof(err)), 0);
 	assert_string_equal(ep.host, "ntp.example");
 	assert_int_equal(ep.port, 123);
 
-	assert_int_equal(endpoint_parse("udp://0.0.0.0:0/", &ep, err, sizeof(err)), 0);
+	assert_int_equal(transport_parse_endpoint("udp://0.0.0.0:0/", &ep, err, sizeof(err)), 0);
 	assert_int_equal(ep.port, 0);
-	assert_int_equal(endpoint_parse("udp://h:65535?dev=lo", &ep, err, sizeof(err)), 0);
+	assert_int_equal(transport_parse_endpoint("udp://h:65535?dev=lo", &ep, err, sizeof(err)), 0);
 	assert_int_equal(ep.port, 65535);
 	assert_int_equal(ep.family, 0);
 
 	/* A scheme is case-insensitive (RFC 3986 3.1), and is spelt as
 	   ours in the URL that a record's header shows. */
-	assert_int_equal(endpoint_parse("UDP://127.0.0.1:9", &ep, err, sizeof(err)), 0);
+	assert_int_equal(transport_parse_endpoint("UDP://127.0.0.1:9", &ep, err, sizeof(err)), 0);
 	assert_string_equal(ep.scheme, "udp");
 	assert_string_equal(ep.url, "udp://127.0.0.1:9");
-	assert_int_equal(endpoint_parse("Udp://Host.Example?dev=lo", &ep, err, sizeof(err)), 0);
+	assert_int_equal(transport_parse_endpoint("Udp://Host.Example?dev=lo", &ep, err, sizeof(err)), 0);
 	assert_string_equal(ep.url, "udp://Host.Example?dev=lo");
-	assert_int_equal(endpoint_parse("uUdP://10.0.0.2:123?dev=eth1", &ep, err, sizeof(err)), 0);
+	assert_int_equal(transport_parse_endpoint("uUdP://10.0.0.2:123?dev=eth1", &ep, err,
+						  sizeof(err)), 0);
 	assert_string_equal(ep.scheme, "uudp");
 }
 
@@ -84,7 +85,7 @@ static void endpoints_bare(void **state)
 
 	(void)state;
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
-		if (endpoint_parse(cases[i].in, &ep, err, sizeof(err)))
+		if (transport_parse_endpoint(cases[i].in, &ep, err, sizeof(err)))
 			fail_msg("'%s': %s", cases[i].in, err);
 		assert_string_equal(ep.scheme, "udp");
 		assert_string_equal(ep.host, cases[i].host);
@@ -92,9 +93,9 @@ static void endpoints_bare(void **state)
 		assert_string_equal(ep.url, cases[i].url);
 	}
 	/* A URL stays as it was given, for the records' header. */
-	assert_int_equal(endpoint_parse("udp://127.0.0.1", &ep, err, sizeof(err)), 0);
+	assert_int_equal(transport_parse_endpoint("udp://127.0.0.1", &ep, err, sizeof(err)), 0);
 	assert_string_equal(ep.url, "udp://127.0.0.1");
-	assert_int_equal(endpoint_parse("udp://localhost:123", &ep, err, sizeof(err)), 0);
+	assert_int_equal(transport_parse_endpoint("udp://localhost:123", &ep, err, sizeof(err)), 0);
 	assert_string_equal(ep.url, "udp://localhost:123");
 }
 
@@ -181,7 +182,7 @@ static void endpoints_bad(void **state)
 
 	(void)state;
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
-		int rc = endpoint_parse(cases[i].url, &ep, err, sizeof(err));
+		int rc = transport_parse_endpoint(cases[i].url, &ep, err, sizeof(err));
 
 		if (rc != -1 || strncmp(err, cases[i].err, strlen(cases[i].err)) != 0)
 			fail_msg("'%s': rc %d, err '%s', want '%s'", cases[i].url, rc, err,

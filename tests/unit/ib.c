@@ -292,11 +292,12 @@ static void test_params(void **state)
 	struct endpoint ep;
 	char err[256];
 
-	assert_int_equal(endpoint_parse("ib://10.1.0.2:123?dev=mlx5_0&port=1&gid=3",
+	assert_int_equal(transport_parse_endpoint("ib://10.1.0.2:123?dev=mlx5_0&port=1&gid=3",
 					&ep, err, sizeof(err)), 0);
 	assert_string_equal(endpoint_param(&ep, "dev"), "mlx5_0");
 	assert_int_equal(ep.port, 123);
-	assert_int_equal(endpoint_parse("ib://10.1.0.2:123?via=verbs", &ep, err, sizeof(err)), -1);
+	assert_int_equal(transport_parse_endpoint("ib://10.1.0.2:123?via=verbs", &ep, err,
+						  sizeof(err)), -1);
 	assert_non_null(strstr(err, "via"));
 }
 
@@ -311,12 +312,12 @@ static void test_bad_values(void **state)
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
-		assert_int_equal(endpoint_parse(bad[i], &ep, err, sizeof(err)), 0);
+		assert_int_equal(transport_parse_endpoint(bad[i], &ep, err, sizeof(err)), 0);
 		err[0] = 0;
 		assert_null(transport_open(&ep, TRANSPORT_CLIENT, err, sizeof(err)));
 		assert_non_null(strstr(err, "bad "));
 	}
-	assert_int_equal(endpoint_parse("ib://*:123?gid=1", &ep, err, sizeof(err)), 0);
+	assert_int_equal(transport_parse_endpoint("ib://*:123?gid=1", &ep, err, sizeof(err)), 0);
 	assert_null(transport_open(&ep, TRANSPORT_SERVER, err, sizeof(err)));
 	assert_non_null(strstr(err, "for clients"));
 }
@@ -327,7 +328,7 @@ static void test_no_such_device(void **state)
 	struct endpoint ep;
 	char err[256];
 
-	assert_int_equal(endpoint_parse("ib://10.1.0.2:123?dev=ntpxnodev0", &ep, err,
+	assert_int_equal(transport_parse_endpoint("ib://10.1.0.2:123?dev=ntpxnodev0", &ep, err,
 					sizeof(err)), 0);
 	assert_null(transport_open(&ep, TRANSPORT_CLIENT, err, sizeof(err)));
 	assert_non_null(strstr(err, "no RDMA device"));
@@ -346,7 +347,7 @@ static void test_no_device_at_all(void **state)
 
 	if (access("/sys/class/infiniband", F_OK) == 0)
 		skip();		/* this host has RDMA devices: tests/hw covers it */
-	assert_int_equal(endpoint_parse("ib://10.1.0.2:123", &ep, err, sizeof(err)), 0);
+	assert_int_equal(transport_parse_endpoint("ib://10.1.0.2:123", &ep, err, sizeof(err)), 0);
 	assert_null(transport_open(&ep, TRANSPORT_CLIENT, err, sizeof(err)));
 	assert_string_equal(err, "ib://10.1.0.2:123: no RDMA device (asked for any, found none)");
 }

@@ -1726,7 +1726,7 @@ static void server_start_url(struct server *s, const char *url)
 	pthread_condattr_destroy(&ca);
 	s->clk = clock_open("realtime", err, sizeof(err));
 	assert_non_null(s->clk);
-	assert_int_equal(endpoint_parse(url, &ep, err, sizeof(err)), 0);
+	assert_int_equal(transport_parse_endpoint(url, &ep, err, sizeof(err)), 0);
 	s->t = transport_open(&ep, TRANSPORT_SERVER, err, sizeof(err));
 	if (!s->t)
 		fail_msg("server: %s", err);
@@ -1793,7 +1793,7 @@ static struct transport *client_open_url(struct client *c, const char *url, char
 	memset(c, 0, sizeof(*c));
 	c->clk = clock_open("realtime", err, errlen);
 	assert_non_null(c->clk);
-	assert_int_equal(endpoint_parse(url, &ep, err, errlen), 0);
+	assert_int_equal(transport_parse_endpoint(url, &ep, err, errlen), 0);
 	c->t = transport_open(&ep, TRANSPORT_CLIENT, err, errlen);
 	if (c->t) {
 		struct fqp *q;

@@ -217,7 +217,7 @@ static void test_transport_hook(void **state)
 
 	clk = clock_open("realtime", err, sizeof(err));
 	assert_non_null(clk);
-	assert_int_equal(endpoint_parse("udp://127.0.0.1:0", &sep, err, sizeof(err)), 0);
+	assert_int_equal(transport_parse_endpoint("udp://127.0.0.1:0", &sep, err, sizeof(err)), 0);
 	unsetenv(LOSS_ENV);
 	srv = transport_open(&sep, TRANSPORT_SERVER, err, sizeof(err));
 	assert_non_null(srv);
@@ -229,7 +229,7 @@ static void test_transport_hook(void **state)
 		assert_int_equal(getsockname(transport_fd(srv), (struct sockaddr *)&ss, &len), 0);
 		snprintf(url, sizeof(url), "udp://127.0.0.1:%u", ntohs(sin->sin_port));
 	}
-	assert_int_equal(endpoint_parse(url, &cep, err, sizeof(err)), 0);
+	assert_int_equal(transport_parse_endpoint(url, &cep, err, sizeof(err)), 0);
 	assert_int_equal(cep.loss.kind, LOSS_NONE);
 
 	/* The caller's schedule, in the endpoint; the environment is the

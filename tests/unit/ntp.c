@@ -295,7 +295,7 @@ static void rate_backoff(void **state)
 
 	(void)state;
 	assert_int_equal(ntp_backoff_ns(1, -30), 2);
-	assert_int_equal(ntp_backoff_ns(50000000, -30), 100000000);
+	assert_int_equal(ntp_backoff_ns(50 * NTPX_NS_PER_MS, -30), 100 * NTPX_NS_PER_MS);
 	assert_int_equal(ntp_backoff_ns(64 * s, -30), 128 * s);
 	/* MAXPOLL, 2^17 s, is the cap... */
 	assert_int_equal(NTP_MAXPOLL_NS, 131072 * s);
@@ -305,9 +305,9 @@ static void rate_backoff(void **state)
 	/* ...but a longer interval asked for is never shortened. */
 	assert_int_equal(ntp_backoff_ns(200000 * s, -30), 200000 * s);
 	/* The kiss's poll is a floor: 2^-3 s, 2^4 s; 2^17 s at most. */
-	assert_int_equal(ntp_backoff_ns(10000000, -10), 20000000);
-	assert_int_equal(ntp_backoff_ns(10000000, -3), 125000000);
-	assert_int_equal(ntp_backoff_ns(10000000, 4), 16 * s);
+	assert_int_equal(ntp_backoff_ns(10 * NTPX_NS_PER_MS, -10), 20 * NTPX_NS_PER_MS);
+	assert_int_equal(ntp_backoff_ns(10 * NTPX_NS_PER_MS, -3), 125 * NTPX_NS_PER_MS);
+	assert_int_equal(ntp_backoff_ns(10 * NTPX_NS_PER_MS, 4), 16 * s);
 	assert_int_equal(ntp_backoff_ns(1, 17), NTP_MAXPOLL_NS);
 	assert_int_equal(ntp_backoff_ns(1, 127), NTP_MAXPOLL_NS);
 	assert_int_equal(ntp_backoff_ns(INT64_MAX / 2, 0), INT64_MAX / 2);

@@ -63,7 +63,7 @@ static int zeros(const void *p, size_t n)
 
 static void ms_sleep(long ms)
 {
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = ms % 1000 * 1000000 };
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = ms % 1000 * NTPX_NS_PER_MS };
 
 	/* The cookies' age is what is tested, not an order of events. */
 	nanosleep(&ts, NULL);
@@ -290,7 +290,7 @@ static void refused(void **state)
 static void cookies_expire(void **state)
 {
 	char err[128];
-	struct nts_server *s = nts_server_new(200 * 1000000, err, sizeof(err));
+	struct nts_server *s = nts_server_new(200 * NTPX_NS_PER_MS, err, sizeof(err));
 	struct nts_client *c = client_of(s, 2);
 	struct nts_server_req req;
 	unsigned char pkt[2048];

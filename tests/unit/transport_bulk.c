@@ -31,12 +31,12 @@ static struct transport *udp_client(struct transport **srv)
 	char err[256], url[64];
 
 	unsetenv(LOSS_ENV);
-	assert_int_equal(endpoint_parse("udp://127.0.0.1:0", &sep, err, sizeof(err)), 0);
+	assert_int_equal(transport_parse_endpoint("udp://127.0.0.1:0", &sep, err, sizeof(err)), 0);
 	*srv = transport_open(&sep, TRANSPORT_SERVER, err, sizeof(err));
 	assert_non_null(*srv);
 	assert_int_equal(getsockname(transport_fd(*srv), (struct sockaddr *)&ss, &len), 0);
 	snprintf(url, sizeof(url), "udp://127.0.0.1:%u", ntohs(sin->sin_port));
-	assert_int_equal(endpoint_parse(url, &cep, err, sizeof(err)), 0);
+	assert_int_equal(transport_parse_endpoint(url, &cep, err, sizeof(err)), 0);
 	cli = transport_open(&cep, TRANSPORT_CLIENT, err, sizeof(err));
 	assert_non_null(cli);
 	return cli;

@@ -54,7 +54,7 @@ static struct transport *open_lo(void)
 	struct transport *t;
 	char err[256];
 
-	assert_int_equal(endpoint_parse("udp://127.0.0.1:9?dev=lo", &ep, err, sizeof(err)), 0);
+	assert_int_equal(transport_parse_endpoint("udp://127.0.0.1:9?dev=lo", &ep, err, sizeof(err)), 0);
 	t = transport_open(&ep, TRANSPORT_CLIENT, err, sizeof(err));
 	if (!t)
 		fail_msg("%s", err);

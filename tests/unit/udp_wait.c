@@ -33,6 +33,7 @@
 
 #include "clock.h"
 #include "loss.h"
+#include "opt_units.h"
 #include "transport_private.h"
 #include "support/dgram.h"
 
@@ -53,13 +54,13 @@ static int pair_open(void **state)
 	unsetenv(LOSS_ENV);
 	p->clk = clock_open("realtime", err, sizeof(err));
 	assert_non_null(p->clk);
-	assert_int_equal(endpoint_parse("udp://127.0.0.1:0", &sep, err, sizeof(err)), 0);
+	assert_int_equal(transport_parse_endpoint("udp://127.0.0.1:0", &sep, err, sizeof(err)), 0);
 	p->srv = transport_open(&sep, TRANSPORT_SERVER, err, sizeof(err));
 	assert_non_null(p->srv);
 	assert_int_equal(getsockname(transport_fd(p->srv), (struct sockaddr *)&ss, &len), 0);
 	snprintf(url, sizeof(url), "udp://127.0.0.1:%u",
 		 ntohs(((struct sockaddr_in *)&ss)->sin_port));
-	assert_int_equal(endpoint_parse(url, &cep, err, sizeof(err)), 0);
+	assert_int_equal(transport_parse_endpoint(url, &cep, err, sizeof(err)), 0);
 	p->cli = transport_open(&cep, TRANSPORT_CLIENT, err, sizeof(err));
 	assert_non_null(p->cli);
 	assert_int_equal(transport_stamps_enable(p->cli, err, sizeof(err)), 0);
@@ -108,7 +109,7 @@ static void test_stamps_after_answer(void **state)
 					     INT64_MAX, TRANSPORT_POLL_BLOCK), (ssize_t)sizeof(q));
 	assert_int_equal(dg_send(p->srv, a, sizeof(q), &from, p->clk, 0, &t3), 0);
 	assert_int_equal(dg_recv_wait(p->cli, a, sizeof(a), NULL, p->clk, &t4,
-					     clock_monotonic_ns() + 1000000000LL,
+					     clock_monotonic_ns() + NTPX_NS_PER_SEC,
 					     TRANSPORT_POLL_BLOCK), (ssize_t)sizeof(q));
 	assert_true(t1 <= t2 && t2 <= t3 && t3 <= t4);
 	assert_false(ring_has(p->cli, id, TRANSPORT_LAYER_K));
@@ -205,7 +206,7 @@ static void test_stamp_only(void **state)
  */
 static void test_never_early(void **state)
 {
-	static const int64_t waits[] = { 200000000LL, 30000000LL, 1000000LL };
+	static const int64_t waits[] = { 200 * NTPX_NS_PER_MS, 30 * NTPX_NS_PER_MS, NTPX_NS_PER_MS };
 	struct pair *p = *state;
 	unsigned char q[48] = { 0x23 }, a[64];
 	size_t i;
@@ -244,8 +245,10 @@ static ssize_t endless_wait_timed(struct pair *p, int sa_flags, long first_us, l
 {
 	struct sigaction sa = { .sa_handler = on_alarm, .sa_flags = sa_flags }, old;
 	struct itimerval it = {
-		.it_value = { .tv_sec = first_us / 1000000, .tv_usec = first_us % 1000000 },
-		.it_interval = { .tv_sec = every_us / 1000000, .tv_usec = every_us % 1000000 },
+		.it_value = { .tv_sec = first_us / NTPX_US_PER_SEC,
+			      .tv_usec = first_us % NTPX_US_PER_SEC },
+		.it_interval = { .tv_sec = every_us / NTPX_US_PER_SEC,
+				 .tv_usec = every_us % NTPX_US_PER_SEC },
 	}, off = { 0 };
 	unsigned char a[64];
 	int64_t t;
@@ -312,7 +315,7 @@ static void test_read_ahead(void **state)
 	assert_int_equal(getsockname(transport_fd(p->srv), (struct sockaddr *)&ss, &len), 0);
 	snprintf(url, sizeof(url), "udp://127.0.0.1:%u",
 		 ntohs(((struct sockaddr_in *)&ss)->sin_port));
-	assert_int_equal(endpoint_parse(url, &ep, err, sizeof(err)), 0);
+	assert_int_equal(transport_parse_endpoint(url, &ep, err, sizeof(err)), 0);
 	cli2 = transport_open(&ep, TRANSPORT_CLIENT, err, sizeof(err));
 	assert_non_null(cli2);
 	assert_int_equal(transport_recv_ahead(p->srv, 8, sizeof(a), err, sizeof(err)), 0);
@@ -326,7 +329,7 @@ static void test_read_ahead(void **state)
 	assert_int_equal(dg_send(p->cli, big, sizeof(big), NULL, p->clk, 0, &t), 0);
 	for (i = 0; i < 4; i++) {
 		ssize_t n = dg_recv_wait(p->srv, a, sizeof(a), &from[i], p->clk, &user[i],
-						clock_monotonic_ns() + 1000000000LL,
+						clock_monotonic_ns() + NTPX_NS_PER_SEC,
 						TRANSPORT_POLL_BLOCK);
 
 		/* The last is longer than the buffer: its length says so. */
@@ -347,7 +350,7 @@ static void test_read_ahead(void **state)
 	assert_memory_not_equal(from[0].data, from[1].data, from[0].len);
 	/* Nothing is left: the next wait times out. */
 	assert_int_equal(dg_recv_wait(p->srv, a, sizeof(a), NULL, p->clk, &t,
-					     clock_monotonic_ns() + 1000000LL,
+					     clock_monotonic_ns() + NTPX_NS_PER_MS,
 					     TRANSPORT_POLL_BLOCK), -ETIMEDOUT);
 	transport_close(cli2);
 }
@@ -379,7 +382,7 @@ static void test_stamps_after_failed_send(void **state)
 	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
 	close(fd);
 	snprintf(url, sizeof(url), "udp://127.0.0.1:%u", ntohs(sa.sin_port));
-	assert_int_equal(endpoint_parse(url, &ep, err, sizeof(err)), 0);
+	assert_int_equal(transport_parse_endpoint(url, &ep, err, sizeof(err)), 0);
 	cli = transport_open(&ep, TRANSPORT_CLIENT, err, sizeof(err));
 	assert_non_null(cli);
 	assert_int_equal(transport_stamps_enable(cli, err, sizeof(err)), 0);
@@ -393,13 +396,13 @@ static void test_stamps_after_failed_send(void **state)
 	assert_int_equal(dg_send(cli, q, sizeof(q), NULL, p->clk, TRANSPORT_STAMP_SEND,
 					&t), -ECONNREFUSED);
 	/* Now someone listens there. */
-	assert_int_equal(endpoint_parse(url, &ep, err, sizeof(err)), 0);
+	assert_int_equal(transport_parse_endpoint(url, &ep, err, sizeof(err)), 0);
 	srv = transport_open(&ep, TRANSPORT_SERVER, err, sizeof(err));
 	assert_non_null(srv);
 	assert_int_equal(dg_send(cli, q, sizeof(q), NULL, p->clk, TRANSPORT_STAMP_SEND,
 					&t1), 0);
 	assert_int_equal(dg_recv_wait(srv, a, sizeof(a), NULL, p->clk, &t4,
-					     clock_monotonic_ns() + 1000000000LL,
+					     clock_monotonic_ns() + NTPX_NS_PER_SEC,
 					     TRANSPORT_POLL_BLOCK), (ssize_t)sizeof(q));
 	assert_int_equal(transport_tx_stamps(cli, dg_tx.tx_id, p->clk, &ts,
 					     clock_monotonic_ns() + TRANSPORT_TX_WAIT_NS), 1);

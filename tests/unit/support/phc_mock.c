@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "opt_units.h"
 #include "phc.h"
 #include "phc_mock.h"
 
@@ -83,13 +84,13 @@ static int64_t rt_now(void)
 	struct timespec t;
 
 	clock_gettime(CLOCK_REALTIME, &t);
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+	return (int64_t)t.tv_sec * NTPX_NS_PER_SEC + t.tv_nsec;
 }
 
 static void pct(struct ptp_clock_time *t, int64_t ns)
 {
-	t->sec = ns / 1000000000;
-	t->nsec = (uint32_t)(ns % 1000000000);
+	t->sec = ns / NTPX_NS_PER_SEC;
+	t->nsec = (uint32_t)(ns % NTPX_NS_PER_SEC);
 }
 
 static int is_phc(int fd)

@@ -54,10 +54,11 @@ uint64_t mock_hca_cycles(const struct mock_hca *h, int64_t rt_ns)
 {
 	int64_t d = rt_ns - h->base_rt;
 
-	int64_t off = h->ppm ? d / 1000 * (int64_t)h->khz / 1000 * h->ppm / 1000000 : 0;
+	int64_t off = h->ppm ? d / NTPX_NS_PER_US * (int64_t)h->khz / 1000 * h->ppm / 1000000 : 0;
 
-	return (h->base_cyc + (uint64_t)(d / 1000000 * (int64_t)h->khz +
-					 d % 1000000 * (int64_t)h->khz / 1000000 + off)) & h->mask;
+	return (h->base_cyc + (uint64_t)(d / NTPX_NS_PER_MS * (int64_t)h->khz +
+					 d % NTPX_NS_PER_MS * (int64_t)h->khz / NTPX_NS_PER_MS +
+					 off)) & h->mask;
 }
 
 /* ------------------------------ the extended verbs a provider lacks */
