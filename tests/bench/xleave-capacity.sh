@@ -124,5 +124,5 @@ echo "server CPU per request at $cpu_rate/s, $cpu_n clients, median of $cpu_bloc
 awk '{ r += $1; i += $2 } END { printf "xleave runs: %.1f%% of replies interleaved\n", r ? 100 * i / r : 0 }' "$TMP/cpu.share"
 awk -v m="$7" -v lo="$8" -v hi="$9" 'BEGIN {
 	if (m == "-") { print "ratio basic/xleave CPU per request: no figure"; exit }
-	printf "ratio basic/xleave CPU per request %.2f [%.2f-%.2f] (target >= 0.9): %s\n", m, lo, hi,
-		m >= 0.9 ? "met" : "NOT met" }'
+	printf "ratio basic/xleave CPU per request %.2f [%.2f-%.2f] (target >= 0.95, issue 38 section 2): %s\n", m, lo, hi,
+		m >= 0.95 ? "met" : "NOT met" }'
