@@ -28,6 +28,8 @@
 
 #define WD_QUEUE_DEFAULT	(4u << 20)
 #define WD_RCVBUF		(4u << 20)
+/* The most a send is spun for, by default (relay.c). */
+#define WD_SPIN_DEFAULT		"200us"
 /* The virtio-net header in front of every frame the sockets pass. */
 #define WD_VNET_HDR		10
 
@@ -45,11 +47,13 @@ static void usage(FILE *f)
 		"                      finds it full is dropped and counted\n"
 		"      --priority N    run under SCHED_FIFO at N (1..99): the holds stay\n"
 		"                      exact when every core is busy\n"
+		"      --spin DUR      spin at most DUR before a frame's due time (default\n"
+		"                      %s, 0 never), the timer set that much earlier\n"
 		"      --ready FILE    created (with the process id) once both ports are open\n"
 		"      --stats FILE    the summary as key-value lines, written at the end\n"
 		"  -h, --help          this text\n"
 		"      --version       the version\n",
-		ntpx_prog, WD_QUEUE_DEFAULT);
+		ntpx_prog, WD_QUEUE_DEFAULT, WD_SPIN_DEFAULT);
 }
 
 static void on_signal(int sig)
@@ -86,13 +90,35 @@ static const char *hold_source(const struct wd_dir *d)
 	return d->stamped ? "tx_stamp" : d->frames ? "wakeup" : "none";
 }
 
+/*
+ * The median and 99th percentile of @h, whose largest value is @max
+ * (exact) and smallest @min (INT64_MIN: not known).  The histogram gives
+ * a bucket's midpoint, which can lie past the largest or smallest value
+ * counted: held within them, the quantiles never claim more than was seen.
+ */
+static void quantiles(const struct hist *h, int64_t min, int64_t max, double *med, int64_t *p99)
+{
+	*med = hist_median(h);
+	*p99 = hist_rank(h, h->n - h->n / 100);
+	if (*med > (double)max)
+		*med = (double)max;
+	if (*med < (double)min)
+		*med = (double)min;
+	if (*p99 > max)
+		*p99 = max;
+	if (*p99 < min)
+		*p99 = min;
+}
+
 static void hold_of(const struct wd_dir *d, double *med, int64_t *max, int64_t *p99)
 {
-	const struct hist *h = d->stamped ? &d->hold : &d->wake;
-
-	*med = hist_median(h);
-	*max = d->stamped ? d->hold_max : d->wake_max;
-	*p99 = hist_rank(h, h->n - h->n / 100);
+	if (d->stamped) {
+		*max = d->hold_max;
+		quantiles(&d->hold, d->hold_min, d->hold_max, med, p99);
+	} else {
+		*max = d->wake_max;
+		quantiles(&d->wake, INT64_MIN, d->wake_max, med, p99);
+	}
 }
 
 static void report(const struct wd_dir *d, uint64_t sockdrops)
@@ -116,6 +142,22 @@ static void report(const struct wd_dir *d, uint64_t sockdrops)
 	if (d->q.frames)
 		fprintf(stderr, ", left held %llu", (unsigned long long)d->q.frames);
 	fputc('\n', stderr);
+}
+
+/* KEY's median, 99th percentile and maximum of @h, or - when it is empty. */
+static void stats_dist(FILE *f, const char *n, const char *key, const struct hist *h,
+		       int64_t max)
+{
+	double med;
+	int64_t p99;
+
+	if (h->n) {
+		quantiles(h, INT64_MIN, max, &med, &p99);
+		fprintf(f, "%s_%s_median_ns %.0f\n%s_%s_p99_ns %lld\n%s_%s_max_ns %lld\n", n, key,
+			med, n, key, (long long)p99, n, key, (long long)max);
+	} else
+		fprintf(f, "%s_%s_median_ns -\n%s_%s_p99_ns -\n%s_%s_max_ns -\n", n, key, n, key,
+			n, key);
 }
 
 static void stats_dir(FILE *f, const struct wd_dir *d, uint64_t sockdrops)
@@ -142,17 +184,35 @@ static void stats_dir(FILE *f, const struct wd_dir *d, uint64_t sockdrops)
 		fprintf(f, "%s_hold_min_ns -\n", n);
 	fprintf(f, "%s_stamped %llu\n%s_stamps_lost %llu\n", n, (unsigned long long)d->stamped,
 		n, (unsigned long long)d->stamps_lost);
-	if (d->frames)
-		fprintf(f, "%s_wake_median_ns %.0f\n%s_wake_max_ns %lld\n", n, hist_median(&d->wake),
-			n, (long long)d->wake_max);
-	else
+	if (d->frames) {
+		quantiles(&d->wake, INT64_MIN, d->wake_max, &med, &p99);
+		fprintf(f, "%s_wake_median_ns %.0f\n%s_wake_max_ns %lld\n", n, med, n,
+			(long long)d->wake_max);
+	} else {
 		fprintf(f, "%s_wake_median_ns -\n%s_wake_max_ns -\n", n, n);
+	}
 	fprintf(f, "%s_dropped_full %llu\n%s_dropped_socket %llu\n%s_dropped_big %llu\n", n,
 		(unsigned long long)d->drop_full, n, (unsigned long long)sockdrops, n,
 		(unsigned long long)d->drop_big);
 	fprintf(f, "%s_send_errors %llu\n%s_unstamped %llu\n%s_left %llu\n%s_max_held %llu\n", n,
 		(unsigned long long)d->send_errors, n, (unsigned long long)d->unstamped, n,
 		(unsigned long long)d->q.frames, n, (unsigned long long)d->max_frames);
+	/* Added after the above: the hold error's parts, and the spin. */
+	fprintf(f, "%s_wake_p99_ns ", n);
+	if (d->frames) {
+		quantiles(&d->wake, INT64_MIN, d->wake_max, &med, &p99);
+		fprintf(f, "%lld\n", (long long)p99);
+	} else {
+		fprintf(f, "-\n");
+	}
+	stats_dist(f, n, "send", &d->send, d->send_max);
+	stats_dist(f, n, "deliver", &d->deliver, d->deliver_max);
+	fprintf(f, "%s_late_arrivals %llu\n", n, (unsigned long long)d->late_in);
+	fprintf(f, "%s_timer_wakes %llu\n", n, (unsigned long long)d->timer.n);
+	stats_dist(f, n, "timer", &d->timer, d->timer_max);
+	fprintf(f, "%s_spin_max_ns %lld\n%s_spin_margin_ns %lld\n%s_spins %llu\n%s_spin_ns %lld\n",
+		n, (long long)d->spin_max, n, (long long)d->margin, n,
+		(unsigned long long)d->spins, n, (long long)d->spun);
 }
 
 static int write_stats(const char *path, const struct wd_dir *ab, const struct wd_dir *ba,
@@ -177,6 +237,7 @@ int main(int argc, char **argv)
 		{ "delay-ba", required_argument, NULL, 'B' },
 		{ "queue", required_argument, NULL, 'Q' },
 		{ "priority", required_argument, NULL, 'P' },
+		{ "spin", required_argument, NULL, 'X' },
 		{ "ready", required_argument, NULL, 'R' },
 		{ "stats", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
@@ -186,7 +247,7 @@ int main(int argc, char **argv)
 	static struct wd_dir ab, ba;	/* their histograms are large */
 	struct wd_port pa, pb;
 	const char *ready = NULL, *stats = NULL;
-	int64_t dab = 0, dba = 0;
+	int64_t dab = 0, dba = 0, spin = delay_arg("--spin", WD_SPIN_DEFAULT);
 	uint64_t qbytes = WD_QUEUE_DEFAULT, sockdrops[2] = { 0, 0 }, prio = 0;
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigset_t block;
@@ -209,6 +270,7 @@ int main(int argc, char **argv)
 			if (opt_count(optarg, 99, &prio) || prio < 1)
 				ntpx_die(NTPX_EXIT_USAGE, "bad --priority '%s' (expected 1 to 99)", optarg);
 			break;
+		case 'X': spin = delay_arg("--spin", optarg); break;
 		case 'R': ready = optarg; break;
 		case 'S': stats = optarg; break;
 		case '?': fprintf(stderr, "Try '%s --help'.\n", ntpx_prog); return NTPX_EXIT_USAGE;
@@ -225,8 +287,8 @@ int main(int argc, char **argv)
 	if (wd_port_open(&pa, argv[optind], WD_RCVBUF, err, sizeof(err)) ||
 	    wd_port_open(&pb, argv[optind + 1], WD_RCVBUF, err, sizeof(err)))
 		ntpx_die(NTPX_EXIT_FAIL, "%s", err);
-	if (wd_dir_init(&ab, "ab", &pa, &pb, dab, qbytes) ||
-	    wd_dir_init(&ba, "ba", &pb, &pa, dba, qbytes))
+	if (wd_dir_init(&ab, "ab", &pa, &pb, dab, spin, qbytes) ||
+	    wd_dir_init(&ba, "ba", &pb, &pa, dba, spin, qbytes))
 		ntpx_die(NTPX_EXIT_FAIL, "out of memory for two queues of %llu bytes",
 			 (unsigned long long)qbytes);
 	/* A wakeup's slack is added to every hold: none (a timerfd has
@@ -236,8 +298,10 @@ int main(int argc, char **argv)
 	if (prio) {
 		struct sched_param sp = { .sched_priority = (int)prio };
 
-		/* One thread that sleeps but for a frame's work: the kernel's
-		   real-time throttling still leaves the others their share. */
+		/* Two threads (they inherit it) that sleep but for a
+		   frame's work and a spin of a bounded share (relay.c): the
+		   kernel's real-time throttling still leaves the others
+		   theirs. */
 		if (sched_setscheduler(0, SCHED_FIFO, &sp))
 			ntpx_die(NTPX_EXIT_FAIL, "--priority %llu: SCHED_FIFO: %m",
 				 (unsigned long long)prio);

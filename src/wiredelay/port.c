@@ -14,6 +14,12 @@
  * checksum would be sent unfinished and the receiver would drop the
  * datagram.
  *
+ * Each port has two sockets: one that takes the frames arriving (bound
+ * to ETH_P_ALL) and one that sends (bound to protocol 0, so that nothing
+ * arrives on it).  Only one direction sends out of a port, so the
+ * sending socket's error queue holds that direction's transmit stamps
+ * and no one else's: each direction's thread (relay.c) reads its own.
+ *
  * Stamps: SO_TIMESTAMPING's software receive stamp is taken when the
  * frame enters the stack (for a veth, as its peer's transmit hands it
  * over), the transmit stamp when the driver takes the frame
@@ -50,13 +56,14 @@ int wd_port_open(struct wd_port *p, const char *ifname, size_t rcvbuf,
 {
 	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL) };
 	struct packet_mreq mr = { .mr_type = PACKET_MR_PROMISC };
-	int ts = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_TX_SOFTWARE |
-		 SOF_TIMESTAMPING_SOFTWARE | SOF_TIMESTAMPING_OPT_ID |
-		 SOF_TIMESTAMPING_OPT_TSONLY;
+	int rxts = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE;
+	int txts = SOF_TIMESTAMPING_TX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE |
+		   SOF_TIMESTAMPING_OPT_ID | SOF_TIMESTAMPING_OPT_TSONLY;
 	const char *what;
 
 	p->ifname = ifname;
 	p->fd = -1;
+	p->txfd = -1;
 	p->ifindex = (int)if_nametoindex(ifname);
 	if (!p->ifindex) {
 		snprintf(err, errlen, "%s: no such interface here", ifname);
@@ -74,7 +81,7 @@ int wd_port_open(struct wd_port *p, const char *ifname, size_t rcvbuf,
 	if (setint(p->fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, 1))
 		goto no_option;
 	what = "SO_TIMESTAMPING";
-	if (setint(p->fd, SOL_SOCKET, SO_TIMESTAMPING, ts))
+	if (setint(p->fd, SOL_SOCKET, SO_TIMESTAMPING, rxts))
 		goto no_option;
 	/* Room for a burst while the relay sends; the forced size needs
 	   CAP_NET_ADMIN, which the socket needed anyway. */
@@ -89,12 +96,28 @@ int wd_port_open(struct wd_port *p, const char *ifname, size_t rcvbuf,
 	if (setsockopt(p->fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr, sizeof(mr)))
 		goto no_option;
 	(void)wd_port_drops(p);		/* counts from here */
+
+	what = "socket";
+	p->txfd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (p->txfd < 0)
+		goto no_option;
+	what = "PACKET_VNET_HDR";
+	if (setint(p->txfd, SOL_PACKET, PACKET_VNET_HDR, 1))
+		goto no_option;
+	what = "SO_TIMESTAMPING";
+	if (setint(p->txfd, SOL_SOCKET, SO_TIMESTAMPING, txts))
+		goto no_option;
+	/* Protocol 0 again, but bound: frames sent leave by this interface
+	   (the kernel reads each one's protocol from its Ethernet header). */
+	what = "bind";
+	sll.sll_protocol = 0;
+	if (bind(p->txfd, (struct sockaddr *)&sll, sizeof(sll)))
+		goto no_option;
 	return 0;
 
 no_option:
 	snprintf(err, errlen, "%s: %s: %s", ifname, what, strerror(errno));
-	close(p->fd);
-	p->fd = -1;
+	wd_port_close(p);
 	return -1;
 no_socket:
 	snprintf(err, errlen, "%s: packet socket: %s%s", ifname, strerror(errno),
@@ -106,7 +129,9 @@ void wd_port_close(struct wd_port *p)
 {
 	if (p->fd >= 0)
 		close(p->fd);
-	p->fd = -1;
+	if (p->txfd >= 0)
+		close(p->txfd);
+	p->fd = p->txfd = -1;
 }
 
 static int64_t ts_ns(const struct timespec *t)
@@ -148,7 +173,7 @@ ssize_t wd_port_recv(struct wd_port *p, unsigned char *buf, size_t cap,
 
 int wd_port_send(struct wd_port *p, const unsigned char *buf, size_t len)
 {
-	ssize_t n = send(p->fd, buf, len, MSG_DONTWAIT);
+	ssize_t n = send(p->txfd, buf, len, MSG_DONTWAIT);
 
 	if (n < 0)
 		return -1;
@@ -170,7 +195,7 @@ int wd_port_txstamp(struct wd_port *p, uint32_t *id, int64_t *ts)
 
 	for (;;) {
 		m.msg_controllen = sizeof(ctl.b);
-		if (recvmsg(p->fd, &m, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
+		if (recvmsg(p->txfd, &m, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
 			return (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) ? 0 : -1;
 		have_ts = have_id = 0;
 		for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
