@@ -228,7 +228,7 @@ build/lib/port_xdp.o $(if $(HAVE_XDP),$(FUZZ)): build/bpf/ntpx_xdp.h
 LEDGER := $(CURDIR)/build/check-ledger
 PROVE   = CMOCKA_MESSAGE_OUTPUT=TAP NTPX_LEDGER=$(LEDGER) prove -e '' $(PROVE_FLAGS)
 
-check: all $(UNIT) $(HELPERS)
+check: all $(UNIT) $(HELPERS) build/bench/xlflood
 	@chmod +x $(SCRIPTS) tests/*/*.t 2>/dev/null || true
 	@: > $(LEDGER)
 	$(PROVE) $(TESTS); rc=$$?; scripts/leftovers $(CURDIR) $(LEDGER) || rc=1; exit $$rc
@@ -271,7 +271,7 @@ ifneq ($(filter repeat,$(MAKECMDGOALS)),)
     endif
   endif
 endif
-repeat: all $(UNIT) $(HELPERS)
+repeat: all $(UNIT) $(HELPERS) build/bench/xlflood
 	@chmod +x $(SCRIPTS) tests/*/*.t 2>/dev/null || true
 	@: > $(LEDGER)
 	@hog=; k=0; while [ $$k -lt $(or $(HOG),0) ]; do \

@@ -193,14 +193,25 @@ int transport_send(struct transport *t, struct transport_dgram *d, struct clock 
 	}
 	/*
 	 * The backend is handed what the send asks for in @d and hands back
-	 * the id; the slot is begun here once the datagram went: no backend
-	 * reads a datagram's send stamps before its send has returned.
+	 * the id; the slot is begun here once the datagram went, or waits
+	 * in the backend's batch (TRANSPORT_QUEUED): no backend reads a
+	 * datagram's send stamps before its send has returned.
 	 */
 	d->tx_layers = send_layers(t, flags);
-	rc = t->ops->send(t, d, t->role == TRANSPORT_SERVER ? &d->peer : NULL, clk, flags);
-	if (rc == 0 && d->tx_layers)
+	if (flags & TRANSPORT_SEND_MORE && !(flags & TRANSPORT_STAMP_XMT) && t->ops->send_more)
+		rc = t->ops->send_more(t, d, t->role == TRANSPORT_SERVER ? &d->peer : NULL, clk,
+				       flags);
+	else
+		rc = t->ops->send(t, d, t->role == TRANSPORT_SERVER ? &d->peer : NULL, clk, flags);
+	if ((rc == 0 || rc == TRANSPORT_QUEUED) && d->tx_layers)
 		tx_begin(t, d->tx_id, d->tx_layers);
 	return rc;
+}
+
+int transport_send_flush(struct transport *t, struct clock *clk, struct transport_sent *res,
+			 unsigned cap)
+{
+	return t->ops->send_flush ? t->ops->send_flush(t, clk, res, cap) : 0;
 }
 
 static int send_batch_loop(struct transport *t, struct transport_msg *m, unsigned n)
@@ -472,7 +483,8 @@ int transport_tx_stamps(struct transport *t, uint32_t id, struct clock *clk,
 		int64_t left;
 
 		/* The error queue only when the ring does not have them all. */
-		if (t->st.ring[i].id != id || (t->st.ring[i].got & want) != want)
+		if (deadline != TRANSPORT_TX_PEEK &&
+		    (t->st.ring[i].id != id || (t->st.ring[i].got & want) != want))
 			t->ops->tx_drain(t);
 		if (t->st.ring[i].id != id || !(t->st.ring[i].got & TX_BEGUN))
 			return 0;

@@ -146,6 +146,16 @@ struct transport_dgram {
  * beforehand).
  */
 #define TRANSPORT_STAMP_ONLY(mask)	((int)(mask) << 8)
+/*
+ * The datagram may wait for others and go with them in one submission
+ * (a sendmmsg), at transport_send_flush(): transport_send() then returns
+ * TRANSPORT_QUEUED, with @d->tx_id set (its send stamps come after the
+ * flush) and @d->tx_at not.  Only for a datagram that carries no stamp
+ * of its own send: with TRANSPORT_STAMP_XMT, or where the backend does
+ * not batch (or its batch is full), it is sent at once, as without.
+ */
+#define TRANSPORT_SEND_MORE	0x4
+#define TRANSPORT_QUEUED	2
 
 struct transport;
 
@@ -185,6 +195,19 @@ const char *transport_resolved(const struct transport *t);
  * TRANSPORT_DROPPED, or -errno.
  */
 int transport_send(struct transport *t, struct transport_dgram *d, struct clock *clk, int flags);
+
+/*
+ * Sends the datagrams that TRANSPORT_SEND_MORE left waiting, in the order
+ * they were given, and says for each, in @res (room for @cap): 0 or
+ * -errno, and @clk read immediately before the submission that took it.
+ * Returns how many there were (none where the backend does not batch).
+ */
+struct transport_sent {
+	int rc;
+	int64_t tx_at;
+};
+int transport_send_flush(struct transport *t, struct clock *clk, struct transport_sent *res,
+			 unsigned cap);
 
 /*
  * Takes one datagram into @d->buf (@d->cap bytes) if one is waiting,
@@ -308,11 +331,15 @@ unsigned transport_tx_layers(const struct transport *t);
  * The send stamps of datagram @id (a transport_dgram's tx_id).  Waits until @deadline (CLOCK_MONOTONIC
  * ns; 0: do not wait) for every layer its send asked for (all the path
  * offers, or those of TRANSPORT_STAMP_ONLY); the others are
- * TRANSPORT_NO_STAMP.  Returns 1 when all came, 0 when some did not
+ * TRANSPORT_NO_STAMP.  @deadline TRANSPORT_TX_PEEK does not wait and
+ * does not read the backend either (the error queue): only what earlier
+ * reads kept, so that a caller can read many datagrams' stamps with one
+ * look (deadline 0) when enough are due.  Returns 1 when all came, 0 when some did not
  * (those are TRANSPORT_NO_STAMP).  A backend keeps the stamps of its
  * last TRANSPORT_TX_KEEP datagrams.
  */
 #define TRANSPORT_TX_KEEP	64
+#define TRANSPORT_TX_PEEK	(-1)
 
 /*
  * How long a tool waits for a datagram's send stamps once they are due

@@ -45,6 +45,15 @@ struct transport_ops {
 	/* Optional (NULL: -ENOTSUP, and nothing pending); see transport.h. */
 	int (*recv_ahead)(struct transport *t, unsigned n, size_t cap);
 	unsigned (*pending)(const struct transport *t);
+	/*
+	 * Optional (NULL: every datagram is sent at once): send as above,
+	 * but the datagram may wait (TRANSPORT_QUEUED) for send_flush(),
+	 * which submits those waiting together (transport.h).
+	 */
+	int (*send_more)(struct transport *t, struct transport_dgram *d,
+			 const struct transport_addr *to, struct clock *clk, int flags);
+	int (*send_flush)(struct transport *t, struct clock *clk, struct transport_sent *res,
+			  unsigned cap);
 	/* optional: NULL means a loop of send / recv */
 	int (*send_batch)(struct transport *t, struct transport_msg *m, unsigned n);
 	int (*recv_batch)(struct transport *t, struct transport_msg *m, unsigned n);

@@ -39,6 +39,26 @@ struct udp_transport {
 	int64_t tick;		/* SO_RCVTIMEO's granularity, ns (the kernel's tick) */
 	int64_t rcvtimeo;	/* SO_RCVTIMEO as set, ns */
 	struct udp_ahead *ahead;	/* transport_recv_ahead(), or NULL */
+	struct udp_more *more;		/* TRANSPORT_SEND_MORE's batch, or NULL */
+};
+
+/*
+ * Datagrams waiting to go together (TRANSPORT_SEND_MORE): copies of
+ * their bytes and addresses, with their stamps' control messages, ready
+ * for one sendmmsg() (udp_send_flush).
+ */
+#define UDP_MORE_MAX	16
+#define UDP_MORE_CAP	2048
+struct udp_more {
+	unsigned n;
+	struct mmsghdr m[UDP_MORE_MAX];
+	struct iovec iov[UDP_MORE_MAX];
+	struct sockaddr_storage to[UDP_MORE_MAX];
+	union {
+		char buf[UDP_STAMP_CTL];
+		struct cmsghdr align;
+	} ctl[UDP_MORE_MAX];
+	unsigned char data[UDP_MORE_MAX][UDP_MORE_CAP];
 };
 
 /*
@@ -440,6 +460,85 @@ static ssize_t udp_recv_block(struct transport *t, struct transport_dgram *d,
 	return n;
 }
 
+/*
+ * A datagram that may wait for a batch: copied in, with its stamps'
+ * control message, where there is room and the socket can say each
+ * one's id (udp_stamp_prepare); else sent at once.
+ */
+static int udp_send_more(struct transport *t, struct transport_dgram *d,
+			 const struct transport_addr *to, struct clock *clk, int flags)
+{
+	struct udp_transport *u = container_of(t, struct udp_transport, t);
+	struct udp_more *b = u->more;
+	struct msghdr *h;
+	unsigned i;
+
+	if (!b) {
+		b = u->more = calloc(1, sizeof(*u->more));
+		if (!b)
+			return udp_send(t, d, to, clk, flags);
+	}
+	i = b->n;
+	if (i == UDP_MORE_MAX || d->len > UDP_MORE_CAP || (to && to->len > sizeof(b->to[i])))
+		return udp_send(t, d, to, clk, flags);
+	h = &b->m[i].msg_hdr;
+	memset(h, 0, sizeof(*h));
+	h->msg_control = b->ctl[i].buf;
+	if (udp_stamp_prepare(&u->ts, t, d, flags, h) < 0)
+		return udp_send(t, d, to, clk, flags);
+	if (!h->msg_controllen)
+		h->msg_control = NULL;
+	memcpy(b->data[i], d->buf, d->len);
+	b->iov[i].iov_base = b->data[i];
+	b->iov[i].iov_len = d->len;
+	h->msg_iov = &b->iov[i];
+	h->msg_iovlen = 1;
+	if (to) {
+		memcpy(&b->to[i], to->data, to->len);
+		h->msg_name = &b->to[i];
+		h->msg_namelen = to->len;
+	}
+	b->n++;
+	return TRANSPORT_QUEUED;
+}
+
+/*
+ * The batch in sendmmsg() calls: the first that fails a message says
+ * its error and the rest go in the next call.
+ */
+static int udp_send_flush(struct transport *t, struct clock *clk, struct transport_sent *res,
+			  unsigned cap)
+{
+	struct udp_transport *u = container_of(t, struct udp_transport, t);
+	struct udp_more *b = u->more;
+	unsigned i = 0, n, j;
+
+	if (!b || !b->n)
+		return 0;
+	n = b->n;
+	b->n = 0;
+	while (i < n) {
+		int64_t at = clock_now(clk);
+		int r = sendmmsg(t->fd, b->m + i, n - i, MSG_DONTWAIT);
+		int e = errno;
+
+		if (r <= 0) {
+			if (i < cap)
+				res[i] = (struct transport_sent){ .rc = r < 0 ? -e : -EAGAIN,
+								  .tx_at = at };
+			i++;
+			continue;
+		}
+		for (j = i; j < i + (unsigned)r; j++)
+			if (j < cap)
+				res[j] = (struct transport_sent){
+					.rc = b->m[j].msg_len == b->iov[j].iov_len ? 0 : -EMSGSIZE,
+					.tx_at = at };
+		i += (unsigned)r;
+	}
+	return (int)n;
+}
+
 #define UDP_BATCH	64
 
 /* sendmmsg(), a UDP_SEGMENT control message on each segmented message. */
@@ -618,6 +717,7 @@ static void udp_close(struct transport *t)
 	udp_stamp_close(&u->ts);
 	close(t->fd);
 	free(u->ahead);
+	free(u->more);
 	free(t);
 }
 
@@ -659,6 +759,8 @@ const struct transport_ops udp_transport_ops = {
 	.recv_block = udp_recv_block,
 	.recv_ahead = udp_recv_ahead,
 	.pending = udp_pending,
+	.send_more = udp_send_more,
+	.send_flush = udp_send_flush,
 	.send_batch = udp_send_batch,
 	.recv_batch = udp_recv_batch,
 	.close = udp_close,

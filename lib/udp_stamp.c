@@ -47,41 +47,71 @@ static uint32_t tx_sof(unsigned layers)
 	       (layers & 1u << TRANSPORT_LAYER_H ? SOF_TIMESTAMPING_TX_HARDWARE : 0);
 }
 
+/* The control messages of such a send into @h's msg_control (room for
+   UDP_STAMP_CTL bytes), msg_controllen set. */
+static void stamp_ctl(struct msghdr *h, unsigned layers, uint32_t id, int with_id)
+{
+	struct cmsghdr *c;
+	uint32_t tx = tx_sof(layers);
+
+	h->msg_controllen = CMSG_SPACE(sizeof(uint32_t)) * (with_id ? 2 : 1);
+	memset(h->msg_control, 0, h->msg_controllen);
+	c = CMSG_FIRSTHDR(h);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SO_TIMESTAMPING;
+	c->cmsg_len = CMSG_LEN(sizeof(tx));
+	memcpy(CMSG_DATA(c), &tx, sizeof(tx));
+	if (with_id) {
+		c = CMSG_NXTHDR(h, c);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_TS_OPT_ID;
+		c->cmsg_len = CMSG_LEN(sizeof(id));
+		memcpy(CMSG_DATA(c), &id, sizeof(id));
+	}
+}
+
 static ssize_t send_stamped(int fd, const void *buf, size_t len,
 				const struct transport_addr *to, unsigned layers, uint32_t id,
 				int with_id)
 {
 	union {
-		char buf[CMSG_SPACE(sizeof(uint32_t)) * 2];
+		char buf[UDP_STAMP_CTL];
 		struct cmsghdr align;
 	} ctl;
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 	struct msghdr h = {
 		.msg_iov = &iov, .msg_iovlen = 1,
 		.msg_control = ctl.buf,
-		.msg_controllen = CMSG_SPACE(sizeof(uint32_t)) * (with_id ? 2 : 1),
 	};
-	struct cmsghdr *c;
-	uint32_t tx = tx_sof(layers);
 
-	memset(&ctl, 0, sizeof(ctl));
 	if (to) {
 		h.msg_name = (void *)to->data;
 		h.msg_namelen = to->len;
 	}
-	c = CMSG_FIRSTHDR(&h);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SO_TIMESTAMPING;
-	c->cmsg_len = CMSG_LEN(sizeof(tx));
-	memcpy(CMSG_DATA(c), &tx, sizeof(tx));
-	if (with_id) {
-		c = CMSG_NXTHDR(&h, c);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_TS_OPT_ID;
-		c->cmsg_len = CMSG_LEN(sizeof(id));
-		memcpy(CMSG_DATA(c), &id, sizeof(id));
-	}
+	stamp_ctl(&h, layers, id, with_id);
 	return sendmsg(fd, &h, MSG_DONTWAIT);
+}
+
+int udp_stamp_prepare(struct udp_stamping *s, struct transport *t, struct transport_dgram *d,
+		      int flags, struct msghdr *h)
+{
+	unsigned layers = d->tx_layers;
+
+	h->msg_controllen = 0;
+	if (!s->on || !layers) {
+		d->tx_layers = 0;
+		return 0;
+	}
+	/* A count the kernel keeps (a connected socket's, or an older
+	   kernel's) is not known to match until each send is seen to have
+	   gone; an id of our own in each message is. */
+	if (s->tx_flags || s->set_id != 1)
+		return -1;
+	d->tx_id = s->next_id;
+	stamp_ctl(h, layers, s->next_id, 1);
+	s->next_id++;
+	s->tx_unread = 1;
+	return 0;
 }
 
 /* The socket's send-stamp counter back to 0, the stamps it has counted read. */
@@ -285,7 +315,7 @@ static unsigned tx_one(const struct udp_stamping *s, struct msghdr *h,
  * (transport_tx_notes()); a batch that comes back short means the queue
  * is empty, without another call to learn it.
  */
-#define TX_BATCH	8
+#define TX_BATCH	32
 void udp_stamp_drain(struct udp_stamping *s, struct transport *t)
 {
 	union {

@@ -50,6 +50,18 @@ void udp_stamp_close(struct udp_stamping *s);
 int udp_stamp_send(struct udp_stamping *s, struct transport *t, struct transport_dgram *d,
 		   const struct transport_addr *to, struct clock *clk, int flags);
 
+/*
+ * A send that waits for a batch (TRANSPORT_SEND_MORE): its send stamps'
+ * control message into @h (msg_control with room for UDP_STAMP_CTL
+ * bytes; msg_controllen 0 when it asks for none; the layers in
+ * @d->tx_layers, as transport_send() set them) and its id, @d->tx_id
+ * (transport_send() begins its slot).  0, or -1 when this socket cannot stamp a send
+ * in a batch (the kernel counts its ids): then it is sent alone.
+ */
+#define UDP_STAMP_CTL	(CMSG_SPACE(sizeof(uint32_t)) * 2)
+int udp_stamp_prepare(struct udp_stamping *s, struct transport *t, struct transport_dgram *d,
+		      int flags, struct msghdr *h);
+
 /* recvmsg() (@flags: MSG_DONTWAIT or 0) into @d with its receive stamps,
    as CLOCK_REALTIME ns, and the sender in @ss. */
 ssize_t udp_stamp_recv(const struct udp_stamping *s, struct transport *t,

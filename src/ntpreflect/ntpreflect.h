@@ -116,6 +116,9 @@ struct reflector {
 	int out;			/* the log's state (lib/out.h) */
 	struct reflect_sent q[REFLECT_SENT_QUEUE];
 	unsigned head, n;
+	/* The interleaved replies waiting in the backend's batch: their
+	   entries' places in q, in the order sent (reflect_send_flush). */
+	unsigned batch[REFLECT_AHEAD], nbatch;
 	/* --nts-cert: the cookie keys, TLS, the NTS-KE server (ke.c); the
 	   request being answered (nts.c); the lines about clients, at most
 	   NTS_LINES_PER_MIN a minute (both threads'). */
@@ -159,7 +162,12 @@ void reflect_serve(struct reflector *r);
 /* sent.c: the queue of datagrams whose log lines wait for send stamps */
 void reflect_sent_ef_tx(struct xleave_ef *e, const struct transport_stamps *ts);
 struct reflect_sent *reflect_sent_push(struct reflector *r);
-void reflect_sent_flush(struct reflector *r, int all);
+enum reflect_flush { REFLECT_FLUSH_KEPT, REFLECT_FLUSH_READ, REFLECT_FLUSH_ALL };
+void reflect_sent_flush(struct reflector *r, enum reflect_flush how);
+void reflect_send_flush(struct reflector *r);
+/* How long an idle server leaves log lines waiting for send stamps that
+   it has not read yet (serve.c). */
+#define REFLECT_LINGER_NS	(50 * NTPX_NS_PER_MS)
 
 /* ke.c: NTS-KE, sessions side by side (see there) */
 #define KE_SESSIONS		16	/* at once, each a thread of its own */

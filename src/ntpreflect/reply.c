@@ -9,6 +9,12 @@
  *   T3  read immediately before the reply is submitted (backend), and
  *       written into the reply's transmit timestamp
  *
+ * A basic reply goes out alone, at once, so that nothing comes between
+ * its T3 and its submission.  An interleaved reply's transmit field is
+ * an earlier reply's stamp, so it waits for the others answered in the
+ * same burst and goes with them (TRANSPORT_SEND_MORE, sent.c's
+ * reflect_send_flush): its t3 is then read just before the batch goes.
+ *
  * Interleaved mode (RFC 9769, lib/xleave.h): a client whose request names
  * our last reply to it gets the better transmit stamp of that reply (the
  * kernel's, where the path stamps) instead of T3.  The state behind it is
@@ -196,7 +202,7 @@ void reflect_answer(struct reflector *rf, struct transport_dgram *d, const struc
 	struct ntp_packet r;
 	struct reflect_sent *e;
 	int64_t seal = -1;
-	int rc, nts = rf->nts_req;
+	int rc, queued, nts = rf->nts_req;
 
 	/* Between T2 and T3: only what depends on the request. */
 	t2best = rx->at[TRANSPORT_LAYER_K] != TRANSPORT_NO_STAMP ?
@@ -258,9 +264,21 @@ void reflect_answer(struct reflector *rf, struct transport_dgram *d, const struc
 	flags = xl || nts ? 0 : TRANSPORT_STAMP_XMT;
 	if (want_tx)
 		flags |= TRANSPORT_STAMP_SEND | TRANSPORT_STAMP_ONLY(layers);
+	if (xl) {
+		/* Room in the batch, and in the queue for its entry
+		   without finishing one whose reply waits. */
+		if (rf->nbatch == REFLECT_AHEAD || rf->n == REFLECT_SENT_QUEUE)
+			reflect_send_flush(rf);
+		flags |= TRANSPORT_SEND_MORE;
+	}
 	d->len = len;
 	rc = transport_send(rf->t, d, rf->clk, flags);
 	e = reflect_sent_push(rf);
+	queued = rc == TRANSPORT_QUEUED;
+	if (queued) {
+		rf->batch[rf->nbatch++] = (rf->head + rf->n - 1) % REFLECT_SENT_QUEUE;
+		rc = 0;
+	}
 	e->seq = rf->seq;
 	e->peer = d->peer;
 	e->version = q->version;
@@ -295,5 +313,10 @@ void reflect_answer(struct reflector *rf, struct transport_dgram *d, const struc
 		memcpy(e->key, cl->addr, cl->addrlen);
 		e->txid = cl->tx_id;
 		e->want = want_tx;
+		/* Not sent yet: no t3 until the batch goes. */
+		if (queued) {
+			e->st.have &= ~(1u << XEF_T3);
+			cl->last.have &= ~(1u << XEF_T3);
+		}
 	}
 }

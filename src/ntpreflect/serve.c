@@ -53,13 +53,20 @@ void reflect_serve(struct reflector *r)
 	while (!reflect_stopping && r->answered < r->cfg->count && r->out == OUT_OK) {
 		struct ntp_packet q;
 		enum verdict v;
-		/* Busy polling cannot be woken by a signal: look up now and then. */
+		/* Busy polling cannot be woken by a signal: look up now and
+		   then.  With send stamps, an idle server reads those it
+		   has not after REFLECT_LINGER_NS (sent.c); set whether or
+		   not any wait, so that the receive's timeout stays put. */
 		int64_t deadline = pollmode == TRANSPORT_POLL_BUSY ?
-			clock_monotonic_ns() + 100 * NTPX_NS_PER_MS : INT64_MAX;
+			clock_monotonic_ns() + 100 * NTPX_NS_PER_MS :
+			r->tx_layers ? clock_monotonic_ns() + REFLECT_LINGER_NS : INT64_MAX;
 		ssize_t n = transport_recv_wait(r->t, &d, r->clk, deadline, pollmode);
 
-		if (n == -EINTR || n == -ETIMEDOUT || n == -EAGAIN)
+		if (n == -EINTR || n == -ETIMEDOUT || n == -EAGAIN) {
+			if (n != -EINTR)
+				reflect_sent_flush(r, REFLECT_FLUSH_READ);
 			continue;
+		}
 		if (n < 0) {
 			/* A client that went away leaves an ICMP error behind. */
 			if (n == -ECONNREFUSED || n == -EHOSTUNREACH || n == -ENETUNREACH)
@@ -79,12 +86,16 @@ void reflect_serve(struct reflector *r)
 			ignored(r, &d, v);
 		/* After the reply, never between its T2 and T3. */
 		reflect_sync(r, d.rx_at);
-		/* The replies' send stamps once the requests read together
-		   are answered: one look at the error queue for them all. */
-		if (!d.ahead)
-			reflect_sent_flush(r, 0);
+		/* Once the requests read together are answered: the
+		   interleaved replies go in one batch, and the log lines
+		   whose stamps have been read are finished (sent.c). */
+		if (!d.ahead) {
+			reflect_send_flush(r);
+			reflect_sent_flush(r, REFLECT_FLUSH_KEPT);
+		}
 	}
 	/* Read, never looked at: counted, so that every datagram read is. */
 	r->left = d.ahead;
-	reflect_sent_flush(r, 1);
+	reflect_send_flush(r);
+	reflect_sent_flush(r, REFLECT_FLUSH_ALL);
 }

@@ -26,6 +26,12 @@
 # the same build here); what a request costs the server moves much less.
 # The ratio basic/xleave is the capacity ratio's counterpart (the same
 # target): the median of the blocks' ratios, [the lowest and the highest].
+# The CPU runs use CPU_CLIENTS clients (default 1000) and a table of 8
+# times as many slots: with as many slots as clients, a bucket of four
+# overflows often enough that a "xleave" run answers many requests in
+# basic mode, and the share of interleaved replies is printed so that
+# a run where they were not interleaved is seen.  XLEAVE_CLIMB=0 skips
+# the climbs and prints only the CPU figures.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/figures.sh"
 N=${NTPX_BENCH_CLIENTS:-10000}
@@ -68,6 +74,7 @@ capacity() {
 	kill "$REFLECT_PID"; wait "$REFLECT_PID" 2>/dev/null
 }
 
+if [ "${XLEAVE_CLIMB:-1}" != 0 ]; then
 echo "ntpreflect capacity, $N clients, loopback, < 0.1% loss, ${step} s steps"
 printf '  %-7s %8s %8s %8s %9s %6s   %8s %8s %9s %8s\n' mode wanted/s got/s loss% own_drops xleave \
 	min_us mean_us max_us sd_us
@@ -91,25 +98,31 @@ awk -v b="$1" -v bby="$2" -v x="$3" -v xby="$4" 'BEGIN {
 	else
 		print "ratio xleave/basic: no basic figure"
 }'
+fi
 
+cpu_n=${CPU_CLIENTS:-1000}
 cpu_run() {	# MODE: the server's CPU per reply, us, over one run at $cpu_rate
-	start_reflector --clients "$N"
+	start_reflector --clients $((8 * cpu_n))
 	read -r _c0 _ <"/proc/$REFLECT_PID/schedstat"
-	set -- $("$fl" "$REFLECT_PORT" "$N" "$cpu_rate" "$step" "$1")
+	set -- $("$fl" "$REFLECT_PORT" "$cpu_n" "$cpu_rate" "$step" "$1")
 	read -r _c1 _ <"/proc/$REFLECT_PID/schedstat"
 	kill "$REFLECT_PID"; wait "$REFLECT_PID" 2>/dev/null
+	[ "$_m" = xleave ] && echo "$4 $6" >>"$TMP/cpu.share"
 	awk -v c=$((_c1 - _c0)) -v n="$4" 'BEGIN { if (n > 0) printf "%.3f\n", c / n / 1000; else print "-" }'
 }
 
 [ -r /proc/self/schedstat ] || { echo "server CPU per request: no /proc/PID/schedstat here"; exit 0; }
 for _b in $(seq 1 "$cpu_blocks"); do
-	_cb=$(cpu_run basic) _cx=$(cpu_run xleave)
+	_m=basic _cb=$(cpu_run basic)
+	_m=xleave _cx=$(cpu_run xleave)
 	echo "$_cb" >>"$TMP/cpu.basic"; echo "$_cx" >>"$TMP/cpu.xleave"
+	[ -n "$XLEAVE_VERBOSE" ] && echo "  block $_b: basic $_cb us, xleave $_cx us" >&2
 	echo "$_cb $_cx" | awk '$1 != "-" && $2 != "-" && $2 > 0 { printf "%.3f\n", $1 / $2 }' >>"$TMP/cpu.ratio"
 done
 set -- $(fig_stat "$TMP/cpu.basic") $(fig_stat "$TMP/cpu.xleave") $(fig_stat "$TMP/cpu.ratio")
-echo "server CPU per request at $cpu_rate/s, median of $cpu_blocks blocks: basic $1 us, xleave $4 us"
+echo "server CPU per request at $cpu_rate/s, $cpu_n clients, median of $cpu_blocks blocks: basic $1 us, xleave $4 us"
+awk '{ r += $1; i += $2 } END { printf "xleave runs: %.1f%% of replies interleaved\n", r ? 100 * i / r : 0 }' "$TMP/cpu.share"
 awk -v m="$7" -v lo="$8" -v hi="$9" 'BEGIN {
 	if (m == "-") { print "ratio basic/xleave CPU per request: no figure"; exit }
-	printf "ratio basic/xleave CPU per request %.2f [%.2f-%.2f] (target >= 0.9): %s\n", m, lo, hi,
-		m >= 0.9 ? "met" : "NOT met" }'
+	printf "ratio basic/xleave CPU per request %.2f [%.2f-%.2f] (target >= 0.95, issue 38 section 2): %s\n", m, lo, hi,
+		m >= 0.95 ? "met" : "NOT met" }'

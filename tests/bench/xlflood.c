@@ -204,5 +204,8 @@ done:
 		       (double)sent / (double)secs, own_drops, rmin, mean, rmax,
 		       var > 0 ? sqrt(var) : 0, rn);
 	}
+	close(fd);
+	free(last);
+	free(last_xl);
 	return 0;
 }

@@ -73,4 +73,46 @@ test_expect_success STRACE 'a client with the ntpx field: two per reply, the fie
 	test_is "$(count_status "$TMP/rec" ok)" "$N" &&
 	test_is "$(errqueue_read)" $((2 * (N + 1)))
 '
+# Many clients at once (build/bench/xlflood), the server made to fall
+# behind (SIGSTOP) until requests wait in its socket, so that it answers
+# them in bursts: the interleaved replies of a burst go in one sendmmsg,
+# their t3 read once just before it.  Each one's t3k must be the stamp of
+# its own reply: every t3k after its t3, and within a batch (the lines
+# sharing a t3) in the order the replies were sent, the order of seq.
+# A t3k given to another reply of its batch breaks the order.
+xlflood=$NTPX_TOP/build/bench/xlflood
+test_lazy_prereq XLFLOOD 'test -x "$NTPX_TOP/build/bench/xlflood"'
+log_bytes() { _lb=$(wc -c <"$1") && test "$_lb" -ge "$2"; }
+recvq_bytes() {	# PORT BYTES: the socket holds at least BYTES (of skb truesize)
+	_rq=$(ss -Huan "sport = :$1" | awk '{ print $2; exit }') && test "${_rq:-0}" -ge "$2"
+}
+# PORT PID: once the stopped server's socket holds 16 KiB (some 16
+# requests), or 10 s passed, the server goes on; fails in the latter case.
+resume_when_queued() {
+	wait_until 10 recvq_bytes "$1" 16384
+	_rw=$?
+	kill -CONT "$2"
+	return "$_rw"
+}
+test_expect_success XLFLOOD 'a burst of interleaved replies: each reply gets the t3k of its own send' '
+	start_reflector --log "$TMP/blog" &&
+	spawn FLOOD "$xlflood" "$REFLECT_PORT" 200 2000 2 xleave >"$TMP/flood" &&
+	wait_until 10 log_bytes "$TMP/blog" 40000 &&
+	kill -STOP "$REFLECT_PID" &&
+	resume_when_queued "$REFLECT_PORT" "$REFLECT_PID" &&
+	wait "$FLOOD" && stop_pid "$REFLECT_PID" &&
+	awk "$ntpx_fields"'"'"'/^#fields/ { fields(); next } /^#/ { next }
+		field("status") == "ok" && field("mode") == "interleaved" && field("t3k") != "-" {
+			# ns since 1970, 19 digits each: compared as strings,
+			# which a double (53 bits) cannot hold exactly.
+			t3 = field("t3") ""; t3k = field("t3k") ""
+			if (length(t3k) != length(t3)) { print "not comparable: " $0; bad++ }
+			if (t3k <= t3) { print "t3k before t3: " $0; bad++ }
+			if (t3 == last && t3k <= lastk) { print "out of order in its batch: " $0; bad++ }
+			if (t3 == last) inbatch++
+			last = t3; lastk = t3k; n++ }
+		END { print n + 0, inbatch + 0, bad + 0 }'"'"' "$TMP/blog" >"$TMP/check" &&
+	set -- $(tail -n 1 "$TMP/check") &&
+	{ test "$1" -gt 0 && test "$2" -gt 0 && test_is "$3" 0 || { head -n 5 "$TMP/check" >&2; false; }; }
+'
 done_testing
