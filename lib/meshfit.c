@@ -185,7 +185,7 @@ static int l1_try(const unsigned char *in_tree, void *arg)
  * loops blame, least squares without them, and each link's asymmetry.
  */
 static void robust(const struct mesh_graph *g, int ref, const double y[], const double var[],
-		   int dof, struct mesh_fit *f)
+		   int dof, double blame_min, struct mesh_fit *f)
 {
 	struct l1_best best;
 	struct mesh_graph tree = *g;
@@ -217,7 +217,8 @@ static void robust(const struct mesh_graph *g, int ref, const double y[], const 
 		for (k = 0; k < cyc.len; k++)
 			v += var[cyc.link[k]];
 		r = y[e] - (best.theta[g->b[e]] - best.theta[g->a[e]]);
-		if (fabs(r) > thr * sqrt(v)) {
+		/* r is half the loop's asymmetry (y carries a/2) */
+		if (fabs(r) > thr * sqrt(v) && 2 * fabs(r) >= blame_min) {
 			f->blamed[e] = 1;
 			f->nblamed++;
 		}
@@ -266,6 +267,12 @@ static void robust(const struct mesh_graph *g, int ref, const double y[], const 
 void mesh_fit(const struct mesh_graph *g, int ref, const double y[], const double var[], int dof,
 	      struct mesh_fit *f)
 {
+	mesh_fit_min(g, ref, y, var, dof, 0, f);
+}
+
+void mesh_fit_min(const struct mesh_graph *g, int ref, const double y[], const double var[],
+		  int dof, double blame_min, struct mesh_fit *f)
+{
 	double coef[MESH_MAX_HOSTS][MESH_MAX_LINKS];
 	int comp[MESH_MAX_HOSTS], up[MESH_MAX_HOSTS], depth[MESH_MAX_HOSTS], h, e, k;
 	unsigned char in_tree[MESH_MAX_LINKS];
@@ -299,5 +306,5 @@ void mesh_fit(const struct mesh_graph *g, int ref, const double y[], const doubl
 	mesh_observable(g, f->obs);
 	f->trees = mesh_tree_count(g, ref);
 	if (f->trees <= MESH_TREES_MAX)
-		robust(g, ref, y, var, dof, f);
+		robust(g, ref, y, var, dof, blame_min, f);
 }

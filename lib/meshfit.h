@@ -88,5 +88,13 @@ int mesh_ls(const struct mesh_graph *g, int ref, const double y[], const double 
 /* Both fits, the loops and the links' flags; @dof is the y's degrees of freedom. */
 void mesh_fit(const struct mesh_graph *g, int ref, const double y[], const double var[], int dof,
 	      struct mesh_fit *f);
+/*
+ * mesh_fit, where a link is blamed only when its loop's asymmetry is
+ * also at least @blame_min ns in size: a resolution the user gives, so
+ * that an asymmetry that is real but too small to matter (tens of ns on
+ * a LAN whose loops close to a few ns) is left to least squares.
+ */
+void mesh_fit_min(const struct mesh_graph *g, int ref, const double y[], const double var[],
+		  int dof, double blame_min, struct mesh_fit *f);
 
 #endif

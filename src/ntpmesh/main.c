@@ -41,6 +41,9 @@ static void usage(FILE *out)
 	       "      --stamps LAYER    the stamps each exchange's offset and delay come\n"
 	       "                        from: user (t1 t2 t3 t4, the default) or kernel\n"
 	       "                        (t1k t2k t3k t4k: ntpprobe --xleave's records)\n"
+	       "      --blame-min DUR   blame a link only when its asymmetry is also at\n"
+	       "                        least DUR (default 0: when it differs from zero\n"
+	       "                        at 95%%, however small)\n"
 	       "      --json            the same as one JSON object\n"
 	       "  -h, --help            this text\n"
 	       "      --version         the version\n", ntpx_prog);
@@ -54,6 +57,7 @@ static void options(int argc, char **argv)
 		{ "fraction", required_argument, NULL, 'F' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "stamps", required_argument, NULL, 'S' },
+		{ "blame-min", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
@@ -76,6 +80,10 @@ static void options(int argc, char **argv)
 			run.frac = strtod(optarg, &end);
 			if (end == optarg || *end || errno || !(run.frac > 0 && run.frac <= 1))
 				opt_usage_error("bad --fraction '%s' (above 0, at most 1)", optarg);
+			break;
+		case 'B':
+			if (opt_duration(optarg, 0, &run.blame_min_ns) || run.blame_min_ns < 0)
+				opt_usage_error("bad --blame-min '%s' (a duration, e.g. 5us)", optarg);
 			break;
 		case 'j':
 			run.json = 1;

@@ -41,6 +41,7 @@ struct mesh_run {
 	double frac;		/* --fraction */
 	int kernel;		/* --stamps kernel: t1k t2k t3k t4k, not t1..t4 */
 	int64_t window_ns;	/* --window; 0: the whole run */
+	int64_t blame_min_ns;	/* --blame-min; 0: significance alone */
 	int json;
 	const char *ref_name;	/* --ref; NULL: the first host by name */
 	/* the hosts, in name order */

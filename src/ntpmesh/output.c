@@ -211,6 +211,12 @@ void output_begin(const struct mesh_run *r)
 	top("n_windows");
 	printf("%ld", r->nwin);
 	top_end();
+	/* Only when given: without it the output is as it always was. */
+	if (r->blame_min_ns) {
+		top("blame_min_us");
+		printf("%.3f", (double)r->blame_min_ns / NTPX_NS_PER_US);
+		top_end();
+	}
 	if (json)
 		printf(",\"windows\":[");
 }

@@ -166,7 +166,7 @@ void window_fit(const struct mesh_run *r, long index, struct window *w)
 	for (h = 0; h < r->nhosts; h++)
 		shift[h] = isnan(theta[h]) ? 0 : theta[h];
 	read_links(row, w, shift, y, var);
-	mesh_fit(&w->g, r->ref, y, var, PAIRFIT_DOF, &w->fit);
+	mesh_fit_min(&w->g, r->ref, y, var, PAIRFIT_DOF, (double)r->blame_min_ns, &w->fit);
 	/* The truth of every host, when every link of ref's component has it. */
 	w->truth = 1;
 	for (k = 0; k < w->g.nlinks; k++) {

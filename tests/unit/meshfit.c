@@ -78,6 +78,35 @@ static void consistent(void **state)
 }
 
 /*
+ * 1 ms from 1 to 2 and 200 ns from 0 to 3 in K4, every link known to
+ * 1 ns: both are blamed, the small one rightly, as its loops close far
+ * beyond their noise.  With a resolution of 1 us (mesh_fit_min) the small
+ * one is left to least squares, which spreads it over the hosts, none
+ * further off than its own 100 ns offset error; below 200 ns both are
+ * blamed again.
+ */
+static void a_resolution_for_blame(void **state)
+{
+	int h;
+
+	(void)state;
+	complete(4);
+	delay(1, 2, 1e6);
+	delay(0, 3, 200);
+	mesh_fit(&g, 0, y, var, 8, &f);
+	assert_int_equal(f.nblamed, 2);
+	assert_true(f.blamed[LK(1, 2)] && f.blamed[LK(0, 3)]);
+	mesh_fit_min(&g, 0, y, var, 8, 1000, &f);
+	assert_int_equal(f.nblamed, 1);
+	assert_true(f.blamed[LK(1, 2)]);
+	assert_float_equal(f.asym[LK(1, 2)], 1e6, 100);
+	for (h = 1; h < 4; h++)
+		assert_true(fabs(f.rob[h] - theta[h]) <= 100 + 1e-6);
+	mesh_fit_min(&g, 0, y, var, 8, 150, &f);
+	assert_int_equal(f.nblamed, 2);
+}
+
+/*
  * 1 ms from 1 to 2 in K4.  Least squares puts a quarter of the 500 us
  * offset error on each end (K_n: 1/n); the robust fit blames 1-2 alone,
  * gives every host exactly and measures the asymmetry exactly.  Its
@@ -280,6 +309,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(consistent),
 		cmocka_unit_test(one_link_in_k4),
+		cmocka_unit_test(a_resolution_for_blame),
 		cmocka_unit_test(one_link_in_a_triangle),
 		cmocka_unit_test(a_hosts_own_delay_is_not_seen),
 		cmocka_unit_test(two_links_in_k6),
