@@ -24,10 +24,16 @@
 # After it:
 #   NHOST_SSH            "ssh -F CONFIG": with "hK" after it, a prefix
 #                        that reaches host K as root
+#   NHOST_N              N
 #   NHOST_NS_K, NHOST_ADDR_K, NHOST_NAME_K, NHOST_SSHD_K
 #
 # nhost_left K prints the PIDs in host K other than its sshd (nothing
-# when nothing of a run is left there).
+# when nothing of a run is left there); nhost_nothing_left is true when
+# no host has any.  nhost_hosts_file prints the hosts as ntpx-meshrun(1)
+# and ntpx-study --hosts read them, "hK ADDRESS ssh -F CONFIG hK".
+# meshrun_rows N HTML prints the rows of the Nth table of a report's
+# section on real hosts, cells tab-separated; ntpmesh_loop_rows FILE,
+# ntpmesh's loop lines as that section's first table shows them.
 
 . "$NTPX_TOP/tests/sshhost.sh"
 
@@ -71,11 +77,39 @@ nhost_up() {
 		_k=$((_k + 1))
 	done
 	sshhost_done "$_nh" $_hosts || { _nhost_no "$_sshhost_why"; return 1; }
-	NHOST_SSH=$_sshhost_ssh
+	NHOST_SSH=$_sshhost_ssh NHOST_N=$2
 	export NHOST_SSH
 }
 
 nhost_left() {
 	eval "ip netns pids \"\$NHOST_NS_$1\" | grep -vx \"\$NHOST_SSHD_$1\""
 	return 0
+}
+
+nhost_nothing_left() {
+	_k=1
+	while [ "$_k" -le "$NHOST_N" ]; do
+		[ -z "$(nhost_left "$_k")" ] || return 1
+		_k=$((_k + 1))
+	done
+}
+
+nhost_hosts_file() {
+	_k=1
+	while [ "$_k" -le "$NHOST_N" ]; do
+		eval "echo \"h$_k \$NHOST_ADDR_$_k $NHOST_SSH h$_k\"" || return 1
+		_k=$((_k + 1))
+	done
+}
+
+meshrun_rows() {
+	awk -v want="$1" '/<section id="meshrun">/ { in_s = 1 } in_s && /<\/section>/ { exit }
+		in_s && /<table>/ { t++ }
+		in_s && t == want && /<td/ { gsub(/<\/td><td[^>]*>/, "\t"); gsub(/<[^>]*>/, ""); print }' "$2"
+}
+
+ntpmesh_loop_rows() {
+	awk '$1 == "loop" { v["closure_us"] = v["u95_us"] = v["nonzero"] = "-"
+		for (i = 4; i < NF; i += 2) v[$i] = $(i + 1)
+		printf "%s\t%s\t%s\t%s\t%s\n", $2, $3, v["closure_us"], v["u95_us"], v["nonzero"] }' "$1"
 }

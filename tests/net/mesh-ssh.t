@@ -21,14 +21,6 @@ meshrun=$NTPX_TOP/bin/ntpx-meshrun
 vals() {
 	awk -v kind="$1" -v key="$2" '$1 == kind { for (i = 2; i < NF; i++) if ($i == key) print $(i + 1) }' "$3"
 }
-nothing_left() { [ -z "$(nhost_left 1)$(nhost_left 2)$(nhost_left 3)" ]; }
-# The hosts file: hK ADDRESS ssh -F CONFIG hK.
-hosts_file() {
-	for k in 1 2 3
-	do
-		eval "echo \"h$k \$NHOST_ADDR_$k $NHOST_SSH h$k\"" || return 1
-	done
-}
 # The run of the tests below; on a failure, the end of its stderr shown.
 mesh_run() {
 	"$meshrun" -o "$TMP/pkg/meshrun" -d 4s -i 50ms "$TMP/hosts" >"$TMP/out" 2>"$TMP/err" ||
@@ -38,7 +30,7 @@ probing() { ls "$TMP/int"/*.rec >/dev/null 2>&1 && test -s "$(ls "$TMP/int"/*.re
 
 test_expect_success 'setup: three hosts on one LAN, each over ssh' '
 	nhost_up m 3 &&
-	hosts_file >"$TMP/hosts"
+	nhost_hosts_file >"$TMP/hosts"
 '
 test_expect_success 'the mesh run over ssh finishes' '
 	mesh_run
@@ -75,13 +67,6 @@ test_expect_success 'every host and every link: the estimates with their uncerta
 	test "$(vals pair u95_us "$TMP/out" | wc -l)" = 3 &&
 	is_num $(vals pair offset_us "$TMP/out") $(vals pair u95_us "$TMP/out")
 '
-# The rows of the report's Nth table in the section on real hosts, their
-# cells tab-separated.
-report_rows() {
-	awk -v want="$1" '/<section id="meshrun">/ { in_s = 1 } in_s && /<\/section>/ { exit }
-		in_s && /<table>/ { t++ }
-		in_s && t == want && /<td/ { gsub(/<\/td><td[^>]*>/, "\t"); gsub(/<[^>]*>/, ""); print }' "$TMP/pkg/report.html"
-}
 test_expect_success 'the report of a package holding the run: its section says there is no truth, and has no error column' '
 	"$NTPX_TOP/analysis/ntpx-report" "$TMP/pkg" &&
 	sed -n "/<section id=\"meshrun\">/,/<\/section>/p" "$TMP/pkg/report.html" >"$TMP/sec" &&
@@ -90,25 +75,22 @@ test_expect_success 'the report of a package holding the run: its section says t
 	test_grep ! -e "class=\"absent\"" -e "<th>[a-z_]*err[a-z_]*</th>" -e "<th>true_us</th>" "$TMP/sec"
 '
 test_expect_success "the report's closures are ntpmesh's, row for row: closure, u95 and verdict" '
-	awk "\$1 == \"loop\" { v[\"closure_us\"] = v[\"u95_us\"] = v[\"nonzero\"] = \"-\"
-		for (i = 4; i < NF; i += 2) v[\$i] = \$(i + 1)
-		printf \"%s\t%s\t%s\t%s\t%s\n\", \$2, \$3, v[\"closure_us\"], v[\"u95_us\"], v[\"nonzero\"] }" \
-		"$TMP/out" >"$TMP/loops.want" &&
-	report_rows 1 >"$TMP/loops.got" &&
+	ntpmesh_loop_rows "$TMP/out" >"$TMP/loops.want" &&
+	meshrun_rows 1 "$TMP/pkg/report.html" >"$TMP/loops.got" &&
 	test -s "$TMP/loops.want" &&
 	test_is "$(cat "$TMP/loops.got")" "$(cat "$TMP/loops.want")"
 '
 test_expect_success "the report's hosts and links: every one, each estimate with its uncertainty" '
-	test "$(report_rows 2 | wc -l)" = 3 &&
-	report_rows 2 | while IFS="	" read -r w h ls lsu rb rbu d
+	test "$(meshrun_rows 2 "$TMP/pkg/report.html" | wc -l)" = 3 &&
+	meshrun_rows 2 "$TMP/pkg/report.html" | while IFS="	" read -r w h ls lsu rb rbu d
 	do
 		is_num "$ls" "$lsu" "$rb" "$rbu" || return 1
 	done &&
-	test "$(report_rows 3 | wc -l)" = 3 &&
-	test_is "$(report_rows 3 | cut -f 2,3 | sort | tr "\t\n" "- ")" "h1-h2 h1-h3 h2-h3 "
+	test "$(meshrun_rows 3 "$TMP/pkg/report.html" | wc -l)" = 3 &&
+	test_is "$(meshrun_rows 3 "$TMP/pkg/report.html" | cut -f 2,3 | sort | tr "\t\n" "- ")" "h1-h2 h1-h3 h2-h3 "
 '
 test_expect_success 'nothing left on any host' '
-	wait_until 10 nothing_left
+	wait_until 10 nhost_nothing_left
 '
 
 # SIGTERM in the middle of a run: it ends, and ends everything it started
@@ -118,7 +100,7 @@ test_expect_success 'SIGTERM in the middle of a run: exit 143, nothing left on a
 	wait_until 60 probing &&
 	kill -TERM "$ipid" &&
 	test_exit 143 wait "$ipid" &&
-	wait_until 10 nothing_left &&
+	wait_until 10 nhost_nothing_left &&
 	test ! -e "$TMP/int/done"
 '
 

@@ -20,13 +20,6 @@
 need_prereq ROOT BUILT
 need sha256sum
 study=$NTPX_TOP/bin/ntpx-study
-nothing_left() { [ -z "$(nhost_left 1)$(nhost_left 2)$(nhost_left 3)" ]; }
-hosts_file() {
-	for k in 1 2 3
-	do
-		eval "echo \"h$k \$NHOST_ADDR_$k $NHOST_SSH h$k\"" || return 1
-	done
-}
 # The study of the tests below; on a failure, the end of its stderr shown.
 study_run() {
 	"$study" "$TMP/pkg" >"$TMP/out" 2>"$TMP/err" ||
@@ -36,16 +29,10 @@ study_run() {
 mcol() {
 	awk -F'\t' -v c="$1" "$ntpx_fields"'NR == 1 { fields(); next } { print field(c) }' "$TMP/pkg/results/mesh.tsv"
 }
-# The rows of the report's Nth table in the section on real hosts.
-report_rows() {
-	awk -v want="$1" '/<section id="meshrun">/ { in_s = 1 } in_s && /<\/section>/ { exit }
-		in_s && /<table>/ { t++ }
-		in_s && t == want && /<td/ { gsub(/<\/td><td[^>]*>/, "\t"); gsub(/<[^>]*>/, ""); print }' "$TMP/pkg/report.html"
-}
 
 test_expect_success 'setup: three hosts on one LAN, each over ssh' '
 	nhost_up sm 3 &&
-	hosts_file >"$TMP/hosts"
+	nhost_hosts_file >"$TMP/hosts"
 '
 # The study as a user starts it, stopped by SIGTERM in the middle of the
 # mesh: exit 143, nothing left on any host, the run not done, no
@@ -57,7 +44,7 @@ test_expect_success 'setup: three hosts on one LAN, each over ssh' '
 interrupt() {
 	wait_until 120 probing || { diag "not probing after 120 s: $(tail -n 3 "$TMP/int.err")"; return 1; }
 	stop_pid "$1" TERM || { diag "$(tail -n 3 "$TMP/int.err")"; return 1; }
-	wait_until 30 nothing_left ||
+	wait_until 30 nhost_nothing_left ||
 		{ diag "left: $(nhost_left 1) / $(nhost_left 2) / $(nhost_left 3)"; return 1; }
 }
 probing() { test -s "$(ls "$TMP"/pkg/runs/*/meshrun/h1-h2.rec 2>/dev/null | head -n 1)"; }
@@ -115,17 +102,14 @@ test_expect_success "the report's section on real hosts is this run's: no truth,
 	test_grep ! -e "class=\"absent\"" -e "<th>[a-z_]*err[a-z_]*</th>" -e "<th>true_us</th>" "$TMP/sec"
 '
 test_expect_success "the report's closures are ntpmesh's, row for row" '
-	awk "\$1 == \"loop\" { v[\"closure_us\"] = v[\"u95_us\"] = v[\"nonzero\"] = \"-\"
-		for (i = 4; i < NF; i += 2) v[\$i] = \$(i + 1)
-		printf \"%s\t%s\t%s\t%s\t%s\n\", \$2, \$3, v[\"closure_us\"], v[\"u95_us\"], v[\"nonzero\"] }" \
-		"$run/ntpmesh.txt" >"$TMP/loops.want" &&
+	ntpmesh_loop_rows "$run/ntpmesh.txt" >"$TMP/loops.want" &&
 	test -s "$TMP/loops.want" &&
-	test_is "$(report_rows 1)" "$(cat "$TMP/loops.want")" &&
-	test "$(report_rows 2 | wc -l)" = 3
+	test_is "$(meshrun_rows 1 "$TMP/pkg/report.html")" "$(cat "$TMP/loops.want")" &&
+	test "$(meshrun_rows 2 "$TMP/pkg/report.html" | wc -l)" = 3
 '
 test_expect_success 'the package verifies; nothing left on any host' '
 	"$study" --verify "$TMP/pkg" >/dev/null &&
-	wait_until 10 nothing_left
+	wait_until 10 nhost_nothing_left
 '
 
 test_expect_success '--plan with two sides and --hosts: the two-host families on the transports, the mesh on the hosts' '
