@@ -298,26 +298,60 @@ if [ "${RU_XLEAVE:-1}" != 0 ] && [ -n "$xlnet" ] && [ -x "$NTPX_TOP/build/bench/
 				m >= 0.333 ? ", so the 1/3 target cannot be met with the generator on this machine" : "" }' "$TMP/xl"
 fi
 
-# Where each server's time goes at the same rate: perf profiles of
-# ntpreflect over uudp and of chronyd (RU_PROFILE=0 skips them), their
-# processes alone (what runs in their system calls, the softirqs a veth
-# send sets off included), the symbols that take 2% or more.
+# Where each server's core goes at the same rate (RU_PROFILE=0 skips
+# it): perf record -g of the server's core (perf itself on the
+# generators' core) while the generators send RU_PROFILE_RATE (the first
+# of RU_RATES) for 2 s, each server in turn, perf running from before
+# the step to after it.  Every sample is put in one
+# class by its call chain (tests/bench/perfclass.awk): the server's own
+# user space, its system calls (send, receive, poll, the rest), the
+# softirq a send sets off (on veth, the reply's delivery into the
+# client's socket), waking the client, the server's own sleep and
+# switch; its core's ksoftirqd; the other processes on the core (on a
+# shared machine, the other users'); idle.  A server's classes are given
+# in us per reply (its share of the server's samples times its run time
+# per reply from /proc/PID/schedstat over the profile), the rest in % of
+# the core, and "wait%" is the share of the profile the server was
+# runnable and not running (schedstat): a server that waits is one whose
+# core is taken, not one that is slow.
 prof_rate=${RU_PROFILE_RATE:-${rates%% *}}
-if [ "${RU_PROFILE:-1}" != 0 ] && command -v perf >/dev/null 2>&1; then
+if [ "${RU_PROFILE:-1}" != 0 ] && [ -n "$srv_cpu" ] && command -v perf >/dev/null 2>&1; then
+	echo "profile of the server's core at $prof_rate/s (perf -C $srv_cpu, 2 s per server; us per reply, and % of the core):"
+	phdr='  %-7s %7s %6s %6s  %6s %6s %6s %6s %6s %6s %6s %6s %6s  %6s %6s %6s %5s\n'
+	printf "$phdr" server got/s us/rep wait% user send recv poll sysc sirq wake sched kern ksoft% other% idle% samp
 	for srv in $servers; do
-		[ "$srv" = kudp ] && continue
 		start "$srv" || continue
-		ip netns exec "$NTPX_NS_CLIENT" loadgen --ntp "$(rate_num "$prof_rate")" -d 3s "$ep" \
-			>/dev/null 2>"$TMP/prof.lg" &
-		_lg=$!
-		if perf record -q -g -p "$pid" -o "$TMP/perf.$srv" -- sleep 2 >/dev/null 2>&1; then
-			echo "profile of $srv at $prof_rate/s (perf, its process, self time):"
-			perf report -q -i "$TMP/perf.$srv" --no-children --sort dso,sym --stdio 2>/dev/null |
-				awk '$1 ~ /%$/ && $1 + 0 >= 2 { sub(/^ +/, ""); print "  " $0 }' | head -n 20
+		# perf starts first and stops after the step, so that every
+		# reply the generators counted is in the profile and in the
+		# server's run time.
+		spawn _pf $gen_pin perf record -q -g -C "$srv_cpu" -o "$TMP/perf.$srv" >/dev/null 2>"$TMP/perf.err"
+		wait_until 5 test -s "$TMP/perf.$srv"
+		_s0=$(cat /proc/"$pid"/schedstat) _t0=$(date +%s%N)
+		_st=$(step=2s; climb_step "$ep" "$prof_rate")
+		_s1=$(cat /proc/"$pid"/schedstat) _t1=$(date +%s%N)
+		# perf writes its data at SIGINT and exits 130.
+		kill -INT "$_pf"
+		wait "$_pf"
+		if [ -s "$TMP/perf.$srv" ] && perf script -i "$TMP/perf.$srv" >"$TMP/perf.txt" 2>/dev/null; then
+			_comm=ntpreflect
+			[ "$srv" = chronyd ] && _comm=chronyd
+			awk -v srv="$_comm" -f "$(dirname "$0")/perfclass.awk" "$TMP/perf.txt" |
+				awk -v s0="$_s0" -v s1="$_s1" -v dt="$((_t1 - _t0))" -v st="$_st" -v name="$srv" -v fmt="$phdr" '
+				{ n[$1] = $2 }
+				END {
+					split(s0, a, " "); split(s1, b, " "); split(st, g, " ")
+					run = b[1] - a[1]; wt = b[2] - a[2]; rep = g[4]
+					own = n["user"] + n["send"] + n["recv"] + n["poll"] + n["sysc"] + n["sirq"] + n["wake"] + n["sched"] + n["kern"]
+					f = own > 0 && rep > 0 ? run / 1e3 / rep / own : 0
+					c = n["total"] > 0 ? 100 / n["total"] : 0
+					printf fmt, name, g[2], sprintf("%.2f", rep > 0 ? run / 1e3 / rep : 0), sprintf("%.0f", 100 * wt / dt),
+						sprintf("%.2f", n["user"] * f), sprintf("%.2f", n["send"] * f), sprintf("%.2f", n["recv"] * f),
+						sprintf("%.2f", n["poll"] * f), sprintf("%.2f", n["sysc"] * f), sprintf("%.2f", n["sirq"] * f),
+						sprintf("%.2f", n["wake"] * f), sprintf("%.2f", n["sched"] * f), sprintf("%.2f", n["kern"] * f),
+						sprintf("%.0f", n["ksoft"] * c), sprintf("%.0f", n["others"] * c), sprintf("%.0f", n["idle"] * c), n["total"] + 0 }'
 		else
-			echo "profile of $srv: perf record failed"
+			echo "  $srv: perf record failed: $(tail -n 1 "$TMP/perf.err")"
 		fi
-		wait "$_lg"
 		stop
 	done
 fi
