@@ -8,11 +8,13 @@
 # The wait is made, not hoped for: the server is stopped (SIGSTOP), a
 # kernel client (build/helpers/udpq) sends n requests and its fence, the
 # veth's receive count shows every one arrived, and the server goes on
-# (SIGCONT) only once MW_HOLD has passed since then, fifty times
-# maxwait=, so that every one of them is older than maxwait= whatever
-# the delay between the count and the XDP program's stamp.  None is
-# answered (udpq's fence goes unanswered, exit 1), all n + 1 are counted
-# stale; then requests sent to the running server are answered.  Without
+# (SIGCONT) only once 1 s has passed since then, ten times maxwait=, so
+# that every one of them is older than maxwait= whatever the delay
+# between the count and the XDP program's stamp.  None is answered
+# (udpq's fence goes unanswered, exit 1), all n + 1 are counted stale.
+# Then requests sent to the running server: each is answered or, when
+# the server took longer than maxwait= to read it (a busy core), counted
+# stale, nothing else on a veth; at least one is answered.  Without
 # maxwait= the same held burst is answered whole (tests/net/uudp-burst.t).
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/uudp-lib.sh"
@@ -22,8 +24,9 @@ need ntpreflect ntpprobe
 port=12300
 UUDP_QUEUES=1
 n=10
-mw_ms=20
-hold_ns=$((50 * mw_ms * 1000000))
+mw_ms=100
+hold_ns=$((10 * mw_ms * 1000000))
+fresh=5
 zeros() { printf "%0$(($1 * 2))d" 0; }
 basic=23$(zeros 47)
 rx_packets() { ip netns exec "$UB" cat "/sys/class/net/$IFB/statistics/rx_packets"; }
@@ -58,17 +61,17 @@ test_expect_success 'requests held past maxwait=: none answered' '
 	test_is "$(grep -c . "$TMP/held")" 0
 '
 
-test_expect_success 'then a request that did not wait: answered' '
-	ip netns exec "$UA" ntpprobe -c 3 -w 2s "udp://$IPB:$port" >"$TMP/fresh" &&
-	test "$(count_status "$TMP/fresh" ok)" -ge 1
+test_expect_success 'then requests to the running server: answered' '
+	ip netns exec "$UA" ntpprobe -c "$fresh" -w 2s "udp://$IPB:$port" >"$TMP/fresh" &&
+	ok=$(count_status "$TMP/fresh" ok) &&
+	test "$ok" -ge 1
 '
 
-test_expect_success 'every held request counted stale, and only those' '
+test_expect_success 'every held request counted stale; the rest answered or stale' '
 	stop_pid "$srv" &&
-	diag "$(grep -o "rx_stale=[0-9]*" "$TMP/srv.err")" &&
-	test_is "$(counter "$TMP/srv.err" rx_stale)" $((n + 1)) &&
-	test_is "$(sed -n "s/.*answered \([0-9]*\).*/\1/p" "$TMP/srv.err")" \
-		"$(count_status "$TMP/fresh" ok)"
+	diag "$(grep -o "rx_stale=[0-9]*" "$TMP/srv.err"), $ok of $fresh later ones answered" &&
+	test_is "$(counter "$TMP/srv.err" rx_stale)" $((n + 1 + fresh - ok)) &&
+	test_is "$(sed -n "s/.*answered \([0-9]*\).*/\1/p" "$TMP/srv.err")" "$ok"
 '
 
 done_testing
