@@ -95,14 +95,18 @@ if [ "${RU_PIN:-1}" != 0 ] && command -v taskset >/dev/null 2>&1 && [ "$(nproc)"
 	srv_pin="taskset -c $srv_cpu" gen_pin="taskset -c $gen_cpu"
 fi
 
+# RU_MAXWAIT=DUR: the uudp servers drop a request older than DUR when
+# they read it (maxwait=, doc/uudp.md), counted as rx_stale=.
+mw=${RU_MAXWAIT:+&maxwait=$RU_MAXWAIT}
+
 # start SERVER: the server in the reference namespace, its PID in $pid;
 # fails when it does not listen within 5 s.
 start() {
 	case $1 in
 	uudp) spawn pid $srv_pin ip netns exec "$NTPX_NS_REF" ntpreflect --stratum 1 --clients 100000 \
-		"uudp://$NTPX_REF_FAST:$port?dev=$NTPX_DEV_FAST&via=xdp&xdpmode=native" 2>"$TMP/srv.err" ;;
+		"uudp://$NTPX_REF_FAST:$port?dev=$NTPX_DEV_FAST&via=xdp&xdpmode=native$mw" 2>"$TMP/srv.err" ;;
 	uudps) spawn pid $srv_pin ip netns exec "$NTPX_NS_REF" ntpreflect --stratum 1 --clients 100000 \
-		"uudp://$NTPX_REF_FAST:$port?dev=$NTPX_DEV_FAST&xdpmode=skb" 2>"$TMP/srv.err" ;;
+		"uudp://$NTPX_REF_FAST:$port?dev=$NTPX_DEV_FAST&xdpmode=skb$mw" 2>"$TMP/srv.err" ;;
 	kudp) spawn pid $srv_pin ip netns exec "$NTPX_NS_REF" ntpreflect --stratum 1 --clients 100000 \
 		"udp://$NTPX_REF_FAST:$port" 2>"$TMP/srv.err" ;;
 	chronyd) spawn pid $srv_pin ip netns exec "$NTPX_NS_REF" chronyd -x -d -f "$TMP/chrony.conf" \
@@ -121,6 +125,8 @@ ksoft=$(pgrep -d ' ' ksoftirqd)
 ks_srv=$([ -n "$srv_cpu" ] && pgrep -x "ksoftirqd/$srv_cpu")
 ks_gen=$([ -n "$gen_cpu" ] && pgrep -x "ksoftirqd/$gen_cpu")
 # user (with nice), kernel, softirq (with irq), idle (with iowait): the machine's ticks
+# The server's time runnable and not running (ns).
+wait_ns() { awk '{ print $2 }' /proc/"$pid"/schedstat 2>/dev/null || echo 0; }
 host_ticks() { awk '$1 == "cpu" { print $2 + $3, $4, $7 + $8, $5 + $6 + $9 }' /proc/stat; }
 
 # step_run RATE: S generators at RATE/S each for $step against the
@@ -130,17 +136,21 @@ host_ticks() { awk '$1 == "cpu" { print $2 + $3, $4, $7 + $8, $5 + $6 + $9 }' /p
 # machine's (user, kernel, softirq, and its idle share in % over the
 # step), what the experiment's own processes ran (the server, the
 # generators, ksoftirqd), the server's own, the generators', the
-# server's core and the generators' core (the header); "-" for the last
-# two when not pinned.
+# server's core and the generators' core (the header), "-" for these
+# two when not pinned; and wait%, the share of the step the server was
+# runnable and not running (/proc/PID/schedstat): its core taken by
+# other work, whatever its own cost.
 step_run() {
+	_w0=$(wait_ns) _t0=$(date +%s%N)
 	_p0=$(run_ns "$pid") _k0=$(run_ns $ksoft) _h0=$(host_ticks)
 	_ks0=$(run_ns $ks_srv) _kg0=$(run_ns $ks_gen)
 	_st=$(climb_step "$ep" "$1")
 	_ticks="$_h0 $(host_ticks)"
 	_srv=$(($(run_ns "$pid") - _p0)) _ks=$(($(run_ns $ksoft) - _k0))
 	_kss=$(($(run_ns $ks_srv) - _ks0)) _ksg=$(($(run_ns $ks_gen) - _kg0))
+	_wt=$(($(wait_ns) - _w0)) _dt=$(($(date +%s%N) - _t0))
 	echo "$_st" | awk -v ticks="$_ticks" -v hz="$(getconf CLK_TCK)" -v srv="$_srv" -v ks="$_ks" \
-		-v kss="$_kss" -v ksg="$_ksg" -v pinned="$srv_cpu" '{
+		-v kss="$_kss" -v ksg="$_ksg" -v pinned="$srv_cpu" -v wt="$_wt" -v dt="$_dt" '{
 			rep = $4; gen = $11
 			split(ticks, t, " ")
 			f = rep > 0 ? 1e6 / hz / rep : 0
@@ -152,25 +162,26 @@ step_run() {
 				(rep > 0 ? (srv + ks + gen) / 1e3 / rep : 0), (rep > 0 ? srv / 1e3 / rep : 0),
 				(rep > 0 ? gen / 1e3 / rep : 0)
 			if (pinned != "" && rep > 0)
-				printf " %.3f %.3f\n", (srv + kss) / 1e3 / rep, (gen + ksg) / 1e3 / rep
+				printf " %.3f %.3f", (srv + kss) / 1e3 / rep, (gen + ksg) / 1e3 / rep
 			else
-				printf " - -\n" }'
+				printf " - -"
+			printf " %.0f\n", (dt > 0 ? 100 * wt / dt : 0) }'
 }
 
 # row LABEL SERVER STEP-LINE...: one line of the table
-hdr='  %-6s %-7s %8s %8s %7s  %7s %7s %8s %7s  %7s %7s %7s %7s %5s  %7s %7s %7s %7s  %7s %7s\n'
+hdr='  %-6s %-7s %8s %8s %7s  %7s %7s %8s %7s  %7s %7s %7s %7s %5s  %7s %7s %7s %7s  %7s %7s %5s\n'
 row() {
 	_l=$1 _sv=$2
 	shift 2
 	printf "$hdr" "$_l" "$_sv" "$1" "$2" "$3" "$5" "$6" "$7" "$8" "${11}" "${12}" "${13}" \
 		"$(awk -v a="${11}" -v b="${12}" -v c="${13}" 'BEGIN { printf "%.3f", a + b + c }')" \
-		"${14}" "${15}" "${16}" "${18}" "${19}" "$9" "${10}"
+		"${14}" "${15}" "${16}" "${18}" "${19}" "$9" "${10}" "${20}"
 }
 
 ep=udp://$NTPX_REF_FAST:$port
 echo "ntpreflect over uudp, machine CPU per reply: servers in $NTPX_NS_REF, $S loadgen --ntp in $NTPX_NS_CLIENT, fast path (veth, ${RU_QUEUES:-1} queue), $step steps, $blocks blocks"
 printf "$hdr" block server wanted/s got/s loss% min_us mean_us max_us sd_us \
-	m_usr m_sys m_sirq mach idle% attr srv core gcore srv_drop cli_drop
+	m_usr m_sys m_sirq mach idle% attr srv core gcore srv_drop cli_drop wait%
 for b in $(seq 1 "$blocks"); do
 	for srv in $servers; do
 		start "$srv" || continue
@@ -182,7 +193,7 @@ for b in $(seq 1 "$blocks"); do
 		stop
 		# What the uudp server's port lost where no counter of ours
 		# sees it (doc/uudp.md): its summary, at exit.
-		[ "$srv" = uudp ] && grep -o 'xsk_[a-z_]*=[0-9]*\|fill_short=[0-9]*' "$TMP/srv.err" |
+		[ "$srv" = uudp ] && grep -o 'xsk_[a-z_]*=[0-9]*\|fill_short=[0-9]*\|rx_stale=[0-9]*' "$TMP/srv.err" |
 			tr '\n' ' ' | sed 's/^/           uudp port, block '"$b"': /; s/ $/\n/'
 	done
 done
