@@ -72,6 +72,10 @@ ip -n "$NTPX_NS_CLIENT" route add local "$xlnet/16" dev lo &&
 port=12300
 servers="uudp uudps kudp"
 command -v chronyd >/dev/null && servers="uudp uudps kudp chronyd"
+# RU_MAXWAIT=DUR adds uudpw: uudp (native XDP) with maxwait=DUR, which
+# drops a request older than DUR when it reads it (doc/uudp.md), counted
+# as rx_stale=.
+[ -n "${RU_MAXWAIT:-}" ] && servers="$servers uudpw"
 servers=${RU_SERVERS:-$servers}
 
 cat >"$TMP/chrony.conf" <<EOC
@@ -95,18 +99,17 @@ if [ "${RU_PIN:-1}" != 0 ] && command -v taskset >/dev/null 2>&1 && [ "$(nproc)"
 	srv_pin="taskset -c $srv_cpu" gen_pin="taskset -c $gen_cpu"
 fi
 
-# RU_MAXWAIT=DUR: the uudp servers drop a request older than DUR when
-# they read it (maxwait=, doc/uudp.md), counted as rx_stale=.
-mw=${RU_MAXWAIT:+&maxwait=$RU_MAXWAIT}
-
 # start SERVER: the server in the reference namespace, its PID in $pid;
 # fails when it does not listen within 5 s.
 start() {
 	case $1 in
 	uudp) spawn pid $srv_pin ip netns exec "$NTPX_NS_REF" ntpreflect --stratum 1 --clients 100000 \
-		"uudp://$NTPX_REF_FAST:$port?dev=$NTPX_DEV_FAST&via=xdp&xdpmode=native$mw" 2>"$TMP/srv.err" ;;
+		"uudp://$NTPX_REF_FAST:$port?dev=$NTPX_DEV_FAST&via=xdp&xdpmode=native" 2>"$TMP/srv.err" ;;
+	uudpw) spawn pid $srv_pin ip netns exec "$NTPX_NS_REF" ntpreflect --stratum 1 --clients 100000 \
+		"uudp://$NTPX_REF_FAST:$port?dev=$NTPX_DEV_FAST&via=xdp&xdpmode=native&maxwait=$RU_MAXWAIT" \
+		2>"$TMP/srv.err" ;;
 	uudps) spawn pid $srv_pin ip netns exec "$NTPX_NS_REF" ntpreflect --stratum 1 --clients 100000 \
-		"uudp://$NTPX_REF_FAST:$port?dev=$NTPX_DEV_FAST&xdpmode=skb$mw" 2>"$TMP/srv.err" ;;
+		"uudp://$NTPX_REF_FAST:$port?dev=$NTPX_DEV_FAST&xdpmode=skb" 2>"$TMP/srv.err" ;;
 	kudp) spawn pid $srv_pin ip netns exec "$NTPX_NS_REF" ntpreflect --stratum 1 --clients 100000 \
 		"udp://$NTPX_REF_FAST:$port" 2>"$TMP/srv.err" ;;
 	chronyd) spawn pid $srv_pin ip netns exec "$NTPX_NS_REF" chronyd -x -d -f "$TMP/chrony.conf" \
@@ -193,8 +196,8 @@ for b in $(seq 1 "$blocks"); do
 		stop
 		# What the uudp server's port lost where no counter of ours
 		# sees it (doc/uudp.md): its summary, at exit.
-		[ "$srv" = uudp ] && grep -o 'xsk_[a-z_]*=[0-9]*\|fill_short=[0-9]*\|rx_stale=[0-9]*' "$TMP/srv.err" |
-			tr '\n' ' ' | sed 's/^/           uudp port, block '"$b"': /; s/ $/\n/'
+		case $srv in uudp*) ;; *) false ;; esac && grep -o 'xsk_[a-z_]*=[0-9]*\|fill_short=[0-9]*\|rx_stale=[0-9]*' "$TMP/srv.err" |
+			tr '\n' ' ' | sed 's/^/           '"$srv"' port, block '"$b"': /; s/ $/\n/'
 	done
 done
 
@@ -232,8 +235,11 @@ for r in $rates; do
 			printf "at %s/s: %s %.2f [%.2f-%.2f] over %d blocks", r, what, m, q[1], q[k], k
 			if (target) printf " (target <= %s): %s", target, m <= target + 0 ? "met" : "NOT met"
 			printf "\n" }
+		function rtime(s,   b, k, q, u, c, m) {
+			for (b = 1; b <= n; b++) if ((s, b) in rt && rt["chronyd", b] > 0) { q[++k] = rt[s, b] / rt["chronyd", b]; u[k] = rt[s, b]; c[k] = rt["chronyd", b] }
+			if (k) { m = med(q, k); printf "at %s/s: mean response time T3-T2, %s %.2f us, chronyd %.2f us: ratio %.3f [%.3f-%.3f] (target <= 1): %s\n", r, s, med(u, k), med(c, k), m, q[1], q[k], m <= 1 ? "met" : "NOT met" } }
 		END {
-			show("uudp"); show("uudps"); show("kudp"); show("chronyd")
+			show("uudp"); show("uudps"); show("uudpw"); show("kudp"); show("chronyd")
 			ratio("uudp", "chronyd", "CPU per reply uudp/chronyd, the server'"'"'s core", "0.333", "core")
 			ratio("uudp", "chronyd", "CPU per reply uudp/chronyd, the experiment'"'"'s processes", "", "attr")
 			ratio("uudp", "chronyd", "CPU per reply uudp/chronyd, the whole machine", "", "mach")
@@ -246,8 +252,7 @@ for r in $rates; do
 					m >= 0.333 ? ": the 1/3 target cannot be met with the generator on this machine" : "" }
 			ratio("uudp", "kudp", "CPU per reply uudp/kernel UDP, the server'"'"'s core", "", "core")
 			ratio("uudps", "uudp", "CPU per reply uudp generic (skb) XDP / native, the server'"'"'s core", "", "core")
-			for (b = 1; b <= n; b++) if (("uudp", b) in rt && rt["chronyd", b] > 0) { q[++k] = rt["uudp", b] / rt["chronyd", b]; u[k] = rt["uudp", b]; c[k] = rt["chronyd", b] }
-			if (k) { m = med(q, k); printf "at %s/s: mean response time T3-T2, uudp %.2f us, chronyd %.2f us: ratio %.3f [%.3f-%.3f] (target <= 1): %s\n", r, med(u, k), med(c, k), m, q[1], q[k], m <= 1 ? "met" : "NOT met" }
+			rtime("uudp"); rtime("uudpw")
 		}' "$TMP/cpu"
 done
 
