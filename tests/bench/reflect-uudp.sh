@@ -331,7 +331,9 @@ fi
 # runnable and not running (schedstat): a server that waits is one whose
 # core is taken, not one that is slow.
 prof_rate=${RU_PROFILE_RATE:-${rates%% *}}
-if [ "${RU_PROFILE:-1}" != 0 ] && [ -n "$srv_cpu" ] && command -v perf >/dev/null 2>&1; then
+if [ "${RU_PROFILE:-1}" != 0 ] && { [ -z "$srv_cpu" ] || ! command -v perf >/dev/null 2>&1; }; then
+	echo "profile of the server's core: not taken ($([ -z "$srv_cpu" ] && echo "the server is not pinned" || echo "no perf"))"
+elif [ "${RU_PROFILE:-1}" != 0 ]; then
 	echo "profile of the server's core at $prof_rate/s (perf -C $srv_cpu, 2 s per server; us per reply, and % of the core):"
 	phdr='  %-7s %7s %6s %6s  %6s %6s %6s %6s %6s %6s %6s %6s %6s  %6s %6s %6s %5s\n'
 	printf "$phdr" server got/s us/rep wait% user send recv poll sysc sirq wake sched kern ksoft% other% idle% samp
