@@ -142,7 +142,9 @@ host_ticks() { awk '$1 == "cpu" { print $2 + $3, $4, $7 + $8, $5 + $6 + $9 }' /p
 # server's core and the generators' core (the header), "-" for these
 # two when not pinned; and wait%, the share of the step the server was
 # runnable and not running (/proc/PID/schedstat): its core taken by
-# other work, whatever its own cost.
+# other work, whatever its own cost.  The kernel adds a wait to it when
+# the wait ends, so one under way at the step's start counts whole:
+# wait% is shown at most 100.
 step_run() {
 	_w0=$(wait_ns) _t0=$(date +%s%N)
 	_p0=$(run_ns "$pid") _k0=$(run_ns $ksoft) _h0=$(host_ticks)
@@ -168,7 +170,8 @@ step_run() {
 				printf " %.3f %.3f", (srv + kss) / 1e3 / rep, (gen + ksg) / 1e3 / rep
 			else
 				printf " - -"
-			printf " %.0f\n", (dt > 0 ? 100 * wt / dt : 0) }'
+			w = dt > 0 ? 100 * wt / dt : 0
+			printf " %.0f\n", (w > 100 ? 100 : w) }'
 }
 
 # row LABEL SERVER STEP-LINE...: one line of the table
@@ -362,7 +365,7 @@ elif [ "${RU_PROFILE:-1}" != 0 ]; then
 					own = n["user"] + n["send"] + n["recv"] + n["poll"] + n["sysc"] + n["sirq"] + n["wake"] + n["sched"] + n["kern"]
 					f = own > 0 && rep > 0 ? run / 1e3 / rep / own : 0
 					c = n["total"] > 0 ? 100 / n["total"] : 0
-					printf fmt, name, g[2], sprintf("%.2f", rep > 0 ? run / 1e3 / rep : 0), sprintf("%.0f", 100 * wt / dt),
+					printf fmt, name, g[2], sprintf("%.2f", rep > 0 ? run / 1e3 / rep : 0), sprintf("%.0f", (100 * wt / dt > 100 ? 100 : 100 * wt / dt)),
 						sprintf("%.2f", n["user"] * f), sprintf("%.2f", n["send"] * f), sprintf("%.2f", n["recv"] * f),
 						sprintf("%.2f", n["poll"] * f), sprintf("%.2f", n["sysc"] * f), sprintf("%.2f", n["sirq"] * f),
 						sprintf("%.2f", n["wake"] * f), sprintf("%.2f", n["sched"] * f), sprintf("%.2f", n["kern"] * f),
