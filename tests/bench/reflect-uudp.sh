@@ -11,7 +11,8 @@
 # The servers (RU_SERVERS): uudp (ntpreflect over AF_XDP in native XDP,
 # the path ntpreflect(1) says to serve a loaded experiment from), uudps
 # (the same in generic XDP, uudp's default on veth), kudp (ntpreflect
-# over kernel UDP) and chronyd -x.
+# over kernel UDP) and chronyd -x; with RU_MAXWAIT=DUR also uudpw (uudp
+# with maxwait=DUR: a request older than DUR dropped, counted).
 #
 # First the figures that decide: CPU per reply at fixed rates RU_RATES
 # (default 20k and 40k, below chronyd's capacity here), in RU_BLOCKS
