@@ -213,7 +213,8 @@ done
 # shared machine the machine's figure also carries the other users' load
 # (with no idle time left in a step it is only 2 cores over the rate,
 # whatever the server).
-for r in $rates; do
+# RU_BLOCKS=0 (with RU_XLEAVE=0 and RU_CAPACITY=0: the profile alone) has none.
+[ -s "$TMP/cpu" ] && for r in $rates; do
 	awk -v r="$r" '$3 == r { mach[$2, $1] = $14 + $15 + $16; idle[$2, $1] = $17; at[$2, $1] = $18
 			sv[$2, $1] = $19; gn[$2, $1] = $20; rt[$2, $1] = $9; if ($1 > n) n = $1
 			if ($21 != "-") { co[$2, $1] = $21; gc[$2, $1] = $22 } }
