@@ -20,21 +20,39 @@
 
 /*
  * RFC 1071: the 16-bit one's complement sum, folded to 16 bits but not
- * complemented (0 only when every word is).  The carries are gathered in
- * 64 bits and folded once at the end (RFC 1071 section 2(C)), not tested
- * per word; 2^16 = 1 modulo 0xffff, so any fold gives the same sum.
+ * complemented (0 only when every word is).  Summed as RFC 1071 section
+ * 2 allows: in the machine's byte order (B), swapped once at the end,
+ * 32 bits at a time into 64 with the carries folded once (C, D): since
+ * 2^16 = 1 modulo 0xffff, a 32-bit word adds as its two halves, and a
+ * byte swap, a multiplication by 2^8, maps the nonzero sums one to one.
  */
 static uint32_t csum_add(uint32_t sum, const uint8_t *b, size_t len)
 {
-	uint64_t s = sum;
+	uint64_t s = 0;
+	uint32_t w;
+	uint16_t h;
+	uint8_t odd[2];
 
-	while (len > 1) {
-		s += get16(b);
+	for (; len >= 4; b += 4, len -= 4) {
+		memcpy(&w, b, 4);
+		s += w;
+	}
+	if (len >= 2) {
+		memcpy(&h, b, 2);
+		s += h;
 		b += 2;
 		len -= 2;
 	}
-	if (len)
-		s += (uint32_t)b[0] << 8;	/* odd byte: padded with zero */
+	if (len) {			/* odd byte: padded with zero */
+		odd[0] = b[0];
+		odd[1] = 0;
+		memcpy(&h, odd, 2);
+		s += h;
+	}
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	h = (uint16_t)s;
+	s = sum + get16(&h);		/* the network order's sum */
 	while (s >> 16)
 		s = (s & 0xffff) + (s >> 16);
 	return (uint32_t)s;
