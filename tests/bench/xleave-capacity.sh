@@ -32,6 +32,15 @@
 # basic mode, and the share of interleaved replies is printed so that
 # a run where they were not interleaved is seen.  XLEAVE_CLIMB=0 skips
 # the climbs and prints only the CPU figures.
+#
+# Last, what the kernel alone charges for a reply's send stamp
+# (build/bench/stampcost, tests/bench/stampcost.c): the send as
+# ntpreflect makes it alone (sendmsg with its SO_TIMESTAMPING and
+# SCM_TS_OPT_ID messages) and the stamp's read from the error queue,
+# against basic mode's sendto, in one run on loopback; and the ratio
+# that leaves at best, over this run's basic figure: what interleaved
+# mode over kernel UDP cannot go below without batching more replies
+# per send than a burst holds.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/figures.sh"
 N=${NTPX_BENCH_CLIENTS:-10000}
@@ -126,3 +135,16 @@ awk -v m="$7" -v lo="$8" -v hi="$9" 'BEGIN {
 	if (m == "-") { print "ratio basic/xleave CPU per request: no figure"; exit }
 	printf "ratio basic/xleave CPU per request %.2f [%.2f-%.2f] (target >= 0.95, issue 38 section 2): %s\n", m, lo, hi,
 		m >= 0.95 ? "met" : "NOT met" }'
+
+sc=$NTPX_TOP/build/bench/stampcost
+[ -x "$sc" ] || { echo "the cost of a send stamp: no $sc (make bench)"; exit 0; }
+"$sc" >"$TMP/stampcost" || { echo "the cost of a send stamp: stampcost failed"; exit 1; }
+echo "kernel's cost per send, us, median [quartiles] over rounds (stampcost, loopback):"
+sed 's/^/  /' "$TMP/stampcost"
+awk -v b="$1" '/^sendto, no stamp/ { s = $(NF - 2) } /^sendmsg, TX_SOFTWARE \+ OPT_ID/ { x = $(NF - 2) }
+	/^error queue, per stamp/ { r = $(NF - 2) }
+	END { if (s == "" || x == "" || r == "") exit
+		d = x + r - s
+		printf "the kernel alone, per interleaved reply: +%.2f us (send %.2f, read %.2f)", d, x - s, r
+		if (b != "-" && b > 0) printf "; with basic at %s us, ratio at best %.2f", b, b / (b + d)
+		print "" }' "$TMP/stampcost"
