@@ -30,7 +30,8 @@
 # times as many slots: with as many slots as clients, a bucket of four
 # overflows often enough that a "xleave" run answers many requests in
 # basic mode, and the share of interleaved replies is printed so that
-# a run where they were not interleaved is seen.  XLEAVE_CLIMB=0 skips
+# a run where they were not interleaved is seen (under 90%, the ratio
+# gets no verdict).  XLEAVE_CLIMB=0 skips
 # the climbs and prints only the CPU figures.
 #
 # Last, what the kernel alone charges for a reply's send stamp
@@ -130,11 +131,14 @@ for _b in $(seq 1 "$cpu_blocks"); do
 done
 set -- $(fig_stat "$TMP/cpu.basic") $(fig_stat "$TMP/cpu.xleave") $(fig_stat "$TMP/cpu.ratio")
 echo "server CPU per request at $cpu_rate/s, $cpu_n clients, median of $cpu_blocks blocks: basic $1 us, xleave $4 us"
-awk '{ r += $1; i += $2 } END { printf "xleave runs: %.1f%% of replies interleaved\n", r ? 100 * i / r : 0 }' "$TMP/cpu.share"
-awk -v m="$7" -v lo="$8" -v hi="$9" 'BEGIN {
+share=$(awk '{ r += $1; i += $2 } END { printf "%.1f", r ? 100 * i / r : 0 }' "$TMP/cpu.share")
+echo "xleave runs: $share% of replies interleaved"
+# Below 90%, the xleave runs measured mostly something else (a generator
+# that fell far behind, or a table too small): no verdict from them.
+awk -v m="$7" -v lo="$8" -v hi="$9" -v sh="$share" 'BEGIN {
 	if (m == "-") { print "ratio basic/xleave CPU per request: no figure"; exit }
 	printf "ratio basic/xleave CPU per request %.2f [%.2f-%.2f] (target >= 0.95, issue 38 section 2): %s\n", m, lo, hi,
-		m >= 0.95 ? "met" : "NOT met" }'
+		sh < 90 ? "no verdict, only " sh "% of the xleave runs interleaved" : m >= 0.95 ? "met" : "NOT met" }'
 
 sc=$NTPX_TOP/build/bench/stampcost
 [ -x "$sc" ] || { echo "the cost of a send stamp: no $sc (make bench)"; exit 0; }
