@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #ifndef SCM_TS_OPT_ID
 #define SCM_TS_OPT_ID	81	/* asm-generic/socket.h, Linux 6.13 */
@@ -270,6 +271,9 @@ int main(int argc, char **argv)
 		qsort(v[w], (size_t)rounds, sizeof(double), cmp);
 		printf("%-32s %7.3f us [%.3f-%.3f]\n", names[w], v[w][rounds / 2],
 		       v[w][rounds / 4], v[w][3 * rounds / 4]);
+		free(v[w]);
 	}
+	close(srv);
+	close(sink);
 	return 0;
 }
