@@ -31,7 +31,10 @@
 # overflows often enough that a "xleave" run answers many requests in
 # basic mode, and the share of interleaved replies is printed so that
 # a run where they were not interleaved is seen (under 90%, the ratio
-# gets no verdict).  XLEAVE_CLIMB=0 skips
+# gets no verdict), and the server's wake-ups per request in each mode
+# (voluntary context switches): the load sets how many requests one
+# wake-up serves, and that moves the CPU per request more than the
+# mode does.  XLEAVE_CLIMB=0 skips
 # the climbs and prints only the CPU figures.
 #
 # Last, what the kernel alone charges for a reply's send stamp
@@ -114,10 +117,13 @@ cpu_n=${CPU_CLIENTS:-1000}
 cpu_run() {	# MODE: the server's CPU per reply, us, over one run at $cpu_rate
 	start_reflector --clients $((8 * cpu_n))
 	read -r _c0 _ <"/proc/$REFLECT_PID/schedstat"
+	_w0=$(awk '/^voluntary_ctxt_switches/ { print $2 }' "/proc/$REFLECT_PID/status")
 	set -- $("$fl" "$REFLECT_PORT" "$cpu_n" "$cpu_rate" "$step" "$1")
 	read -r _c1 _ <"/proc/$REFLECT_PID/schedstat"
+	_w1=$(awk '/^voluntary_ctxt_switches/ { print $2 }' "/proc/$REFLECT_PID/status")
 	kill "$REFLECT_PID"; wait "$REFLECT_PID" 2>/dev/null
 	[ "$_m" = xleave ] && echo "$4 $6" >>"$TMP/cpu.share"
+	awk -v w=$((_w1 - _w0)) -v n="$4" 'BEGIN { if (n > 0) printf "%.3f\n", w / n }' >>"$TMP/wake.$_m"
 	awk -v c=$((_c1 - _c0)) -v n="$4" 'BEGIN { if (n > 0) printf "%.3f\n", c / n / 1000; else print "-" }'
 }
 
@@ -133,6 +139,11 @@ set -- $(fig_stat "$TMP/cpu.basic") $(fig_stat "$TMP/cpu.xleave") $(fig_stat "$T
 echo "server CPU per request at $cpu_rate/s, $cpu_n clients, median of $cpu_blocks blocks: basic $1 us, xleave $4 us"
 share=$(awk '{ r += $1; i += $2 } END { printf "%.1f", r ? 100 * i / r : 0 }' "$TMP/cpu.share")
 echo "xleave runs: $share% of replies interleaved"
+# What a request costs depends most on how many share a wake-up (its
+# sleep, schedule and receive): the load decides that, so a block whose
+# two runs woke differently per request is not a fair pair.
+_wb=$(fig_stat "$TMP/wake.basic"); _wx=$(fig_stat "$TMP/wake.xleave")
+echo "server wake-ups per request, median [range]: basic ${_wb%% *} [$(echo "$_wb" | awk '{ print $2 "-" $3 }')], xleave ${_wx%% *} [$(echo "$_wx" | awk '{ print $2 "-" $3 }')]"
 # Below 90%, the xleave runs measured mostly something else (a generator
 # that fell far behind, or a table too small): no verdict from them.
 awk -v m="$7" -v lo="$8" -v hi="$9" -v sh="$share" 'BEGIN {
