@@ -355,7 +355,7 @@ test_expect_success 'the quick study runs the mesh family: B-C blamed alone at t
 	test_atexit "for l in \$(awk '"'"'\$1 == \"lab:\" { print \$2 }'"'"' \"$TMP/study/inventory/lab.txt\" 2>/dev/null); do \"\$NTPX_BIN/ntpx-lab\" -n \"\$l\" down; done" &&
 	"$NTPX_TOP/bin/ntpx-study" --quick --seed 3 -f mesh -c delay-1ms -t udpslow "$TMP/study" \
 		>/dev/null 2>"$TMP/study.err" &&
-	rows_parse -t transport,condition,blamed,top_link "$TMP/study/results/mesh.tsv" &&
+	rows_parse -t transport,condition,blamed,blame,top_link "$TMP/study/results/mesh.tsv" &&
 	rec_cols "$TMP/study/results/mesh.tsv" condition blamed blame blame_min_us top_link bound_broken >"$TMP/row" &&
 	read -r cond blamed blame res top broken <"$TMP/row" &&
 	diag "delay-1ms: blamed $blamed ($blame) at $res us, largest $top, bound broken $broken" &&
