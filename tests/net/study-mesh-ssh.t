@@ -157,4 +157,15 @@ test_expect_success 'another family with --hosts and no two sides: exit 2, no pa
 	test_grep "family '\''freerun'\'' needs two sides" "$TMP/e" &&
 	test ! -e "$TMP/no"
 '
+test_expect_success 'a resolution that is no duration: exit 2, the option named, no package, no run' '
+	test_exit 2 "$study" --quick --hosts "$TMP/hosts" --blame-min 5parsec "$TMP/no" 2>"$TMP/e" &&
+	test_grep -x "ntpx-study: bad --blame-min '\''5parsec'\'' (a duration: 5us, 0)" "$TMP/e" &&
+	test ! -e "$TMP/no" &&
+	test_exit 2 "$NTPX_TOP/bin/ntpx-mesh" -o "$TMP/no" -t udp --condition hosts --hosts "$TMP/hosts" \
+		--blame-min -1us 2>"$TMP/e" &&
+	test_grep -x "ntpx-mesh: bad --blame-min '\''-1us'\'' (a duration: 5us, 0)" "$TMP/e" &&
+	test_exit 2 "$NTPX_TOP/bin/ntpx-meshrun" -o "$TMP/no" --blame-min 1x "$TMP/hosts" 2>"$TMP/e" &&
+	test_grep -x "ntpx-meshrun: bad --blame-min '\''1x'\'' (a duration: 5us, 0)" "$TMP/e" &&
+	test ! -e "$TMP/no"
+'
 done_testing
