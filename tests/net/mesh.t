@@ -345,6 +345,11 @@ test_expect_success 'the moving asymmetry: each window tracks the queue'"'"'s bi
 	test "$nw" -ge 2
 '
 
+# The quick study of the mesh's delay-1ms; on a failure, its last words.
+mesh_study() {
+	"$NTPX_TOP/bin/ntpx-study" --quick --seed 3 -f mesh --conditions delay-1ms -t udpslow "$TMP/study" \
+		>/dev/null 2>"$TMP/study.err" || { diag "$(tail -n 5 "$TMP/study.err")"; return 1; }
+}
 # The family in the quick study (bin/ntpx-mesh, ntpx-study -f mesh): one
 # condition, its table row and its report section.  The family blames at
 # a stated resolution (ntpx-mesh --blame-min, 5 us by default): B-C alone,
@@ -353,8 +358,7 @@ test_expect_success 'the quick study runs the mesh family: B-C blamed alone at t
 	ntpx-lab -n "$LAB" down &&
 	unset NTPX_REF_EXEC NTPX_CLIENT_EXEC NTPX_LAB &&
 	test_atexit "for l in \$(awk '"'"'\$1 == \"lab:\" { print \$2 }'"'"' \"$TMP/study/inventory/lab.txt\" 2>/dev/null); do \"\$NTPX_BIN/ntpx-lab\" -n \"\$l\" down; done" &&
-	"$NTPX_TOP/bin/ntpx-study" --quick --seed 3 -f mesh -c delay-1ms -t udpslow "$TMP/study" \
-		>/dev/null 2>"$TMP/study.err" &&
+	mesh_study &&
 	rows_parse -t transport,condition,blamed,blame,top_link "$TMP/study/results/mesh.tsv" &&
 	rec_cols "$TMP/study/results/mesh.tsv" condition blamed blame blame_min_us top_link bound_broken >"$TMP/row" &&
 	read -r cond blamed blame res top broken <"$TMP/row" &&
