@@ -347,18 +347,22 @@ fam_server_start() {
 # PID's tether has started its command on the other host (READY, made by
 # tether --ready).  Connecting takes a while, seconds over ssh on a busy
 # machine, and a family's schedule and events count from when a program
-# runs, not from when it was asked for.  PID ending first, or 10 s
-# without a start (a limit on a failure), ends the run with one line:
-# the program and ERR's last line.
+# runs, not from when it was asked for.  PID ending first, or
+# fam_start_limit_ns without a start (a limit on a failure, not a bound
+# on how long a start takes), ends the run with one line: the program
+# and ERR's last line.  The wait ends on the start; the limit is for a
+# connection that hangs, and is generous: an ssh connection's key
+# exchange and login took over 10 s with the machine's load at 23.
+fam_start_limit_ns=60000000000
 fam_started() {
 	[ -n "$2" ] || return 0
-	_end=$(($(fam_now_ns) + 10000000000))
+	_end=$(($(fam_now_ns) + fam_start_limit_ns))
 	until [ -e "$2" ]; do
 		eval "_name=\${fam_name_$1:-pid $1}"
 		kill -0 "$1" 2>/dev/null ||
 			fam_die "$_name ended before it started: $(tail -n 1 "$3" 2>/dev/null)"
 		[ "$(fam_now_ns)" -lt "$_end" ] ||
-			fam_die "$_name did not start within 10 s: $(tail -n 1 "$3" 2>/dev/null)"
+			fam_die "$_name did not start within $((fam_start_limit_ns / 1000000000)) s: $(tail -n 1 "$3" 2>/dev/null)"
 		sleep 0.01
 	done
 	rm -f "$2"
@@ -468,7 +472,7 @@ fam_load_start() {
 			> "$fam_out/load.r2c" 2>> "$fam_out/load.err" ;;
 	esac
 	fam_ready=
-	_end=$(($(fam_now_ns) + 10000000000))
+	_end=$(($(fam_now_ns) + fam_start_limit_ns))
 	for _d in c2r r2c; do
 		eval "_p=\$l$_d"
 		[ -n "$_p" ] || continue
@@ -476,7 +480,7 @@ fam_load_start() {
 		[ -n "$_x" ] || continue
 		until [ -e "$fam_out/load.$_d.started" ]; do
 			kill -0 "$_p" 2>/dev/null && [ "$(fam_now_ns)" -lt "$_end" ] ||
-				fam_die "the $_d load did not start within 10 s: $(tail -n 1 "$fam_out/load.err" 2>/dev/null)"
+				fam_die "the $_d load did not start within $((fam_start_limit_ns / 1000000000)) s: $(tail -n 1 "$fam_out/load.err" 2>/dev/null)"
 			sleep 0.01
 		done
 		rm -f "$fam_out/load.$_d.started"

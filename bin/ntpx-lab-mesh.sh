@@ -450,16 +450,42 @@ mesh_run() {
 		mesh_relay_stop "$_a" "$_b"
 		mesh_relay_start "$_a" "$_b" || { mesh_run_stop; die "$mesh_relay_err"; }
 	done <"$_odir/.relays"
-	# Directional load: a sink on TO, a flood from FROM, the run's length.
+	# Directional load: a sink on TO, a flood from FROM until the probes
+	# are done.
+	rm -f "$_odir/.loads"
 	for _v in $_loads; do
 		_f=${_v%%:*} _t=${_v#*:} _t=${_t%%=*}
 		ip netns exec "$(mesh_ns "$_t")" "$(mesh_tool loadgen)" --sink -d 0 \
 			"udp://$(mesh_addr "$_f" "$_t"):9000" </dev/null >"$_odir/$_f-$_t.sink" 2>&1 &
 		_lpids="$_lpids $!"
-		ip netns exec "$(mesh_ns "$_f")" "$(mesh_tool loadgen)" -r "${_v#*=}" -d "$_dur" \
+		ip netns exec "$(mesh_ns "$_f")" "$(mesh_tool loadgen)" -r "${_v#*=}" -d 0 \
 			"udp://$(mesh_addr "$_f" "$_t"):9000" </dev/null >"$_odir/$_f-$_t.load" 2>&1 &
 		_lpids="$_lpids $!"
+		echo "$_f $_t $! ${_v#*=}" >>"$_odir/.loads"
 	done
+	# The probes once every load is what it says, not from its first
+	# datagram: a sender on a busy machine takes a while to start and to
+	# reach its rate, and a probe meanwhile would see a link with no load
+	# (or a shaper's queue not yet built).  The event is the sender's
+	# interval line with the sink's report (loadgen(1)): load arriving, and
+	# on a link whose rate the load exceeds, datagrams lost, its queue
+	# full.  The deadline is only for a load that never gets there.
+	if [ -s "$_odir/.loads" ]; then
+		_end=$(($(date +%s) + 60))
+		while read -r _f _t _lp _lr; do
+			eval "_rt=\${r_${_f}_$_t}"
+			_full=0
+			[ -z "$_rt" ] || [ "$(rate_bps "$_lr")" -le "$_rt" ] || _full=1
+			until awk -v full=$_full '!/^#/ && $2 ~ /^[0-9]+$/ && $2 > 0 && (!full || $5 > 0) { ok = 1; exit } END { exit !ok }' \
+				"$_odir/$_f-$_t.load" 2>/dev/null; do
+				kill -0 "$_lp" 2>/dev/null || { mesh_run_stop; die "the load $_f->$_t ended: $(tail -n 1 "$_odir/$_f-$_t.load")"; }
+				[ "$(date +%s)" -lt "$_end" ] ||
+					{ mesh_run_stop; die "the load $_f->$_t: $([ $_full = 1 ] && echo "no queue on the link (nothing lost)" || echo "nothing at the sink") within 60 s"; }
+				sleep 0.1
+			done
+		done <"$_odir/.loads"
+	fi
+	rm -f "$_odir/.loads"
 	for _l in $mesh_list; do
 		for _d in "${_l%-*} ${_l#*-}" "${_l#*-} ${_l%-*}"; do
 			set -- $_d

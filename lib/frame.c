@@ -18,19 +18,44 @@
 #define IP_MF		0x2000
 #define IP_OFFMASK	0x1fff
 
-/* RFC 1071: the 16-bit one's complement sum, not yet folded. */
+/*
+ * RFC 1071: the 16-bit one's complement sum, folded to 16 bits but not
+ * complemented (0 only when every word is).  Summed as RFC 1071 section
+ * 2 allows: in the machine's byte order (B), swapped once at the end,
+ * 32 bits at a time into 64 with the carries folded once (C, D): since
+ * 2^16 = 1 modulo 0xffff, a 32-bit word adds as its two halves, and a
+ * byte swap, a multiplication by 2^8, maps the nonzero sums one to one.
+ */
 static uint32_t csum_add(uint32_t sum, const uint8_t *b, size_t len)
 {
-	while (len > 1) {
-		sum += get16(b);
+	uint64_t s = 0;
+	uint32_t w;
+	uint16_t h;
+	uint8_t odd[2];
+
+	for (; len >= 4; b += 4, len -= 4) {
+		memcpy(&w, b, 4);
+		s += w;
+	}
+	if (len >= 2) {
+		memcpy(&h, b, 2);
+		s += h;
 		b += 2;
 		len -= 2;
-		if (sum & 0x80000000u)
-			sum = (sum & 0xffff) + (sum >> 16);
 	}
-	if (len)
-		sum += (uint32_t)b[0] << 8;	/* odd byte: padded with zero */
-	return sum;
+	if (len) {			/* odd byte: padded with zero */
+		odd[0] = b[0];
+		odd[1] = 0;
+		memcpy(&h, odd, 2);
+		s += h;
+	}
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	h = (uint16_t)s;
+	s = sum + get16(&h);		/* the network order's sum */
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint32_t)s;
 }
 
 static uint16_t csum_fold(uint32_t sum)
@@ -104,6 +129,88 @@ size_t frame_build(void *buf, size_t cap, const struct frame_addr *src,
 	if (!(flags & FRAME_NO_UDP_CSUM))
 		frame_udp_csum_fill(buf, flen);
 	return flen;
+}
+
+/* The sum of the 16-bit halves of @v, as they lie in a header. */
+static uint32_t sum32(uint32_t v)
+{
+	return (v >> 16) + (v & 0xffff);
+}
+
+void frame_tmpl_init(struct frame_tmpl *t, const struct frame_addr *src, uint8_t ttl)
+{
+	uint8_t *b = t->hdr, *ip = b + FRAME_ETH_LEN, *udp = ip + FRAME_IP_LEN;
+
+	memset(t, 0, sizeof(*t));
+	memcpy(b + 6, src->mac, 6);
+	put16(b + 12, ETH_P_IPV4);
+	ip[0] = 0x45;			/* as frame_build() */
+	put16(ip + 6, IP_DF);
+	ip[8] = ttl ? ttl : FRAME_TTL_DEFAULT;
+	ip[9] = IP_PROTO_UDP;
+	put32(ip + 12, src->ip);
+	put16(udp, src->port);
+	t->src_ip = src->ip;
+	/* Every constant word; the length, ID and destination added per frame. */
+	t->ip_sum = csum_add(0, ip, FRAME_IP_LEN);
+	/* The pseudo-header's source and protocol (RFC 768); the UDP
+	   length and destination added per frame. */
+	t->ph_sum = sum32(src->ip) + IP_PROTO_UDP;
+}
+
+size_t frame_tmpl_build(void *buf, size_t cap, const struct frame_tmpl *t, uint32_t src_ip,
+			const struct frame_addr *dst, uint16_t id, const void *payload,
+			size_t len)
+{
+	uint8_t *b = buf, *ip = b + FRAME_ETH_LEN, *udp = ip + FRAME_IP_LEN;
+	size_t flen = FRAME_HDR_LEN + len;
+	uint32_t ipsum = t->ip_sum, phsum = t->ph_sum, d;
+	uint16_t ulen = (uint16_t)(FRAME_UDP_LEN + len), tot = (uint16_t)(FRAME_IP_LEN + ulen);
+
+	if (len > 65535 - FRAME_IP_LEN - FRAME_UDP_LEN)
+		return 0;
+	if (flen < FRAME_ETH_MIN)
+		flen = FRAME_ETH_MIN;
+	if (flen > cap)
+		return 0;
+
+	memcpy(b, t->hdr, FRAME_HDR_LEN);
+	memcpy(b, dst->mac, 6);
+	if (src_ip != t->src_ip) {
+		/* RFC 1624 eqn. 3: the old address out (adding its one's
+		   complement), the new one in. */
+		d = (uint16_t)~(t->src_ip >> 16) + (uint16_t)~t->src_ip + sum32(src_ip);
+		ipsum += d;
+		phsum += d;
+		put32(ip + 12, src_ip);
+	}
+	put16(ip + 2, tot);
+	put16(ip + 4, id);
+	put32(ip + 16, dst->ip);
+	put16(udp + 2, dst->port);
+	put16(udp + 4, ulen);
+	d = sum32(dst->ip);
+	put16(ip + 10, csum_fold(ipsum + tot + id + d));
+	/* Left partial, as frame_udp_csum_partial(): folded, not complemented. */
+	put16(udp + 6, (uint16_t)~csum_fold(phsum + d + ulen));
+	if (payload && len)
+		memmove(udp + FRAME_UDP_LEN, payload, len);
+	if (flen > FRAME_HDR_LEN + len)
+		memset(b + FRAME_HDR_LEN + len, 0, flen - FRAME_HDR_LEN - len);
+	return flen;
+}
+
+void frame_udp_csum_finish(void *buf, size_t frame_len)
+{
+	uint8_t *udp = (uint8_t *)buf + FRAME_ETH_LEN + FRAME_IP_LEN;
+	size_t ulen = get16(udp + 4);
+	uint16_t c;
+
+	if (frame_len < FRAME_HDR_LEN || ulen > frame_len - FRAME_ETH_LEN - FRAME_IP_LEN)
+		return;			/* not a frame of ours; leave it */
+	/* The field's pseudo-header sum is one more word of the sum. */
+	c = csum_fold(csum_add(0, udp, ulen));
+	put16(udp + 6, c ? c : 0xffff);	/* 0 on the wire means "none" */
 }
 
 void frame_ip_csum_fill(void *buf)

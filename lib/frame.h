@@ -76,6 +76,46 @@ void frame_udp_csum_fill(void *buf, size_t frame_len);
  */
 void frame_udp_csum_partial(void *buf);
 
+/*
+ * A sender's headers, built once per socket (a reply path's hot loop
+ * then writes only what varies): the Ethernet type, the IPv4 version,
+ * IHL, DF, TTL and protocol, our MAC and UDP port, the source address
+ * the socket usually sends from, and the unfolded sums of the constant
+ * words of the IPv4 header and of the UDP pseudo-header, so that the
+ * checksums are finished incrementally (RFC 1071 section 2, RFC 1624).
+ */
+struct frame_tmpl {
+	uint8_t hdr[FRAME_HDR_LEN];	/* the constant fields; the others 0 */
+	uint32_t src_ip;	/* the source address in hdr, host order */
+	uint32_t ip_sum;	/* IPv4 header's constant words, src_ip's included */
+	uint32_t ph_sum;	/* pseudo-header's: src_ip and the protocol */
+};
+
+/* Fills @t for frames from @src with time to live @ttl (0: FRAME_TTL_DEFAULT). */
+void frame_tmpl_init(struct frame_tmpl *t, const struct frame_addr *src, uint8_t ttl);
+
+/*
+ * The frame frame_build(buf, cap, src, dst, id, ttl, payload, len,
+ * FRAME_NO_UDP_CSUM) followed by frame_udp_csum_partial() would make,
+ * byte for byte, with @src (MAC, port, TTL) from @t and source address
+ * @src_ip (when it is not t->src_ip, the sums are corrected as RFC 1624
+ * does): the IPv4 checksum complete, the UDP checksum field holding the
+ * pseudo-header's sum alone, for a NIC to complete or for
+ * frame_udp_csum_finish().  Returns the frame length, or 0 as
+ * frame_build().
+ */
+size_t frame_tmpl_build(void *buf, size_t cap, const struct frame_tmpl *t, uint32_t src_ip,
+			const struct frame_addr *dst, uint16_t id, const void *payload,
+			size_t len);
+
+/*
+ * Completes the UDP checksum of a frame whose checksum field holds the
+ * pseudo-header's sum (frame_tmpl_build(), frame_udp_csum_partial()),
+ * summing the UDP header and payload alone, as a NIC completes
+ * CHECKSUM_PARTIAL.  The result is frame_udp_csum_fill()'s.
+ */
+void frame_udp_csum_finish(void *buf, size_t frame_len);
+
 /* Recomputes the IPv4 header checksum of a frame frame_build() made. */
 void frame_ip_csum_fill(void *buf);
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * opt.c - what every tool's command line does the same way: the program's
- * name and the check of stdout at exit, --help and --version, and the
- * files-or-standard-input loop.  The value parsers are in opt_units.c, the
+ * name and the check of stdout at exit, --help and --version, the
+ * files-or-standard-input loop, and the options ntpprobe and ntpreflect
+ * share (--poll, --count).  The value parsers are in opt_units.c, the
  * error lines and exit codes in log.c.
  */
 #include <errno.h>
@@ -66,6 +67,18 @@ void opt_nts_port(const char *nts_arg, const char *port_arg, char port[8])
 				nts_arg);
 		break;
 	}
+}
+
+void opt_poll(const char *arg, enum transport_poll *mode)
+{
+	if (transport_poll_parse(arg, mode))
+		opt_usage_error("bad poll mode '%s' (block or busy)", arg);
+}
+
+void opt_stop_count(const char *arg, uint64_t *n)
+{
+	if (opt_count(arg, UINT64_MAX, n) || *n == 0)
+		opt_usage_error("bad count '%s'", arg);
 }
 
 int opt_loss_env(struct loss *l, char *err, size_t errlen)

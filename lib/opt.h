@@ -2,8 +2,8 @@
 /*
  * opt.h - what every tool's command line does the same way: the values
  * (opt_units.h), the exit codes and error lines (log.h), and here the
- * program's name, --help, --version and the inputs.  For tools: lib/
- * includes opt_units.h or log.h, never this.
+ * program's name, --help, --version, the inputs and the options tools
+ * share.  For tools: lib/ includes opt_units.h or log.h, never this.
  */
 #ifndef NTPX_OPT_H
 #define NTPX_OPT_H
@@ -12,6 +12,7 @@
 
 #include "log.h"
 #include "opt_units.h"
+#include "transport.h"
 
 /*
  * Sets the tool's name for error lines (ntpx_prog_set, lib/log.h) from
@@ -48,6 +49,15 @@ void opt_old(const char *old, const char *now);
  * beside --nts=HOST:PORT, is the tool's usage error.
  */
 void opt_nts_port(const char *nts_arg, const char *port_arg, char port[8]);
+
+/*
+ * The options ntpprobe and ntpreflect share, each into its config and a
+ * bad value the tool's usage error: --poll MODE, "block" or "busy"
+ * (transport_poll_parse()), into @mode; -c/--count N, the exchanges or
+ * requests to stop after, 1 or more, into @n.
+ */
+void opt_poll(const char *arg, enum transport_poll *mode);
+void opt_stop_count(const char *arg, uint64_t *n);
 
 /*
  * The send-loss schedule in $NTPX_LOSS (lossinject's; none when unset or

@@ -154,6 +154,8 @@ struct xdp_port {
 	unsigned rx_q;		/* the queue it came from */
 	int rx_held;
 	int64_t rx_mono;	/* its XDP program's stamp, or -1 */
+	struct clock_pair rt_mono;	/* REALTIME - MONOTONIC, for rx_mono */
+	struct clock_pair tai_rt;	/* TAI - REALTIME, for copy-mode send stamps */
 	uint64_t tx_kicks_failed, fill_short;
 	unsigned tx_unkicked;	/* frames in the TX ring the kernel was not
 				   yet asked to send (PORT_TX_LATER) */
@@ -703,6 +705,11 @@ struct port *port_xdp_open(const struct port_config *cfg, char *err, size_t errl
 	x->link_fd = -1;
 	x->hwts_fd = -1;
 	x->epfd = -1;
+	x->rt_mono.a = CLOCK_MONOTONIC;
+	x->rt_mono.b = CLOCK_REALTIME;
+	x->tai_rt.a = CLOCK_REALTIME;
+	x->tai_rt.b = CLOCK_TAI;
+	x->tai_rt.whole_s = 1;
 	x->dev = cfg->dev;
 	x->ifindex = cfg->ifindex;
 	x->busy = cfg->busy_poll;
@@ -992,8 +999,10 @@ static int xdp_rx_stamp(struct port *p, int64_t *ns)
 	if (!x->rx_held || x->rx_mono < 0)
 		return 0;
 	/* Both clocks are slewed alike: they differ by a constant but for
-	   steps, which this reads as of now. */
-	*ns = x->rx_mono + (clock_realtime_ns() - clock_monotonic_ns());
+	   steps, which this reads as of now, a preemption between the
+	   clocks' reads shifting it by no more than the reads take
+	   (lib/clock_read.h). */
+	*ns = x->rx_mono + clock_pair_offset(&x->rt_mono);
 	return 1;
 }
 
@@ -1170,14 +1179,6 @@ static void xdp_stamps_release(struct port *p, char *warn, size_t warnlen)
 		ntpx_lines_add(warn, warnlen, "%s", x->hwts.note);
 }
 
-static int64_t clock_ns(clockid_t id)
-{
-	struct timespec t;
-
-	clock_gettime(id, &t);
-	return (int64_t)t.tv_sec * NTPX_NS_PER_SEC + t.tv_nsec;
-}
-
 static void xdp_tx_stamps(struct port *p, void (*note)(void *arg, uint32_t tag, int64_t ns),
 			  void *arg)
 {
@@ -1193,8 +1194,9 @@ static void xdp_tx_stamps(struct port *p, void (*note)(void *arg, uint32_t tag, 
 		else if (x->phc && phc_to_realtime(x->phc, ts, &ns))
 			ns = TRANSPORT_NO_STAMP;
 		else if (!x->phc)
-			/* the kernel's CLOCK_TAI: the two clocks' difference now */
-			ns = ts - (clock_ns(CLOCK_TAI) - clock_ns(CLOCK_REALTIME));
+			/* the kernel's CLOCK_TAI: the two clocks' difference
+			   now, the TAI offset's whole seconds exactly */
+			ns = ts - clock_pair_offset(&x->tai_rt);
 		note(arg, x->tx_done[i].tag, ns);
 	}
 	x->ntx_done = 0;

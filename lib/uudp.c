@@ -95,6 +95,7 @@ struct uudp_transport {
 	int ifindex;
 	struct frame_addr local;	/* our MAC, source IP and UDP port */
 	struct frame_addr remote;	/* client: the server (MAC: the next hop's) */
+	struct frame_tmpl tmpl;		/* our frames' constant headers (local) */
 	uint32_t nexthop;		/* client: whose MAC we need */
 	int mac_fixed;			/* mac= given: never resolve */
 	int resolved;
@@ -472,6 +473,7 @@ static struct transport *uudp_open(const struct endpoint *ep, enum transport_rol
 			     strerror(-u->reserve_fd));
 	}
 	u->ip_id = (uint16_t)(clock_monotonic_ns() ^ (uint64_t)getpid());
+	frame_tmpl_init(&u->tmpl, &u->local, 0);
 	u->t.fd = u->port->fd;
 	if (role == TRANSPORT_CLIENT && uudp_watch_refused(u, why, sizeof(why)))
 		FAIL("%s: %s", ep->url, why);
@@ -525,7 +527,8 @@ static int uudp_send(struct transport *t, struct transport_dgram *d,
 	struct uudp_transport *u = container_of(t, struct uudp_transport, t);
 	const void *buf = d->buf;
 	size_t len = d->len;
-	struct frame_addr src = u->local, dst;
+	uint32_t src_ip = u->local.ip;
+	struct frame_addr dst;
 	int offload = u->port->caps & PORT_CAP_CSUM, rc, request, pflags;
 	unsigned char *f;
 	unsigned layers;
@@ -546,7 +549,7 @@ static int uudp_send(struct transport *t, struct transport_dgram *d,
 		memcpy(dst.mac, a->mac, 6);
 		dst.ip = a->ip;
 		dst.port = a->port;
-		src.ip = a->local_ip;
+		src_ip = a->local_ip;
 	}
 	if (len > u->port->frame_max - FRAME_HDR_LEN)
 		return -EMSGSIZE;
@@ -555,23 +558,22 @@ static int uudp_send(struct transport *t, struct transport_dgram *d,
 		u->tx_busy++;
 		return -EAGAIN;
 	}
-	flen = frame_build(f, cap, &src, &dst, u->ip_id++, 0, buf, len, FRAME_NO_UDP_CSUM);
+	/*
+	 * The headers from the template; the UDP checksum field holds the
+	 * pseudo-header's sum, which the stamp does not change: a NIC that
+	 * completes the checksum takes it so, otherwise we complete it.
+	 */
+	flen = frame_tmpl_build(f, cap, &u->tmpl, src_ip, &dst, u->ip_id++, buf, len);
 	if (!flen) {
 		port_tx_cancel(u->port);
 		return -EMSGSIZE;
 	}
-	/*
-	 * A NIC that completes the UDP checksum gets the pseudo-header sum,
-	 * which the stamp does not change; otherwise the checksum is ours.
-	 */
-	if (offload)
-		frame_udp_csum_partial(f);
 	/* T1/T3: the stamp, written in, then the checksum that covers it. */
 	d->tx_at = clock_now(clk);
 	if (flags & TRANSPORT_STAMP_XMT)
 		ntp_put_xmt(f + FRAME_HDR_LEN, d->tx_at);
 	if (!offload)
-		frame_udp_csum_fill(f, flen);
+		frame_udp_csum_finish(f, flen);
 	/* One layer at most: stamped when the send asks for it. */
 	layers = u->stamping && u->ps.tx_layer >= 0 ? d->tx_layers : 0;
 	d->tx_layers = layers;

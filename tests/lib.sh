@@ -91,6 +91,9 @@
 #                       be made; before the first, the suite is skipped
 #   free_udp_port       prints a UDP port nothing listens on
 #   udp_listening PORT [NS]  a UDP socket listens on PORT (in namespace NS)
+#   study_lab DIR       the lab an ntpx-study package DIR runs in (its
+#                       study.conf's lab=; nothing before the study
+#                       has written it)
 #   nonce               16 random hex digits (an NTP timestamp's 8 bytes)
 #   uniq_name PREFIX    a name no other run uses (netns, files); written
 #                       to $NTPX_LEDGER if set (make check: scripts/leftovers
@@ -687,6 +690,7 @@ udp_listening() {	# P [NS]
 		ss -Hlun "sport = :$1" | grep -q .
 	fi
 }
+study_lab() { awk -F= '$1 == "lab" { print $2 }' "$1/study.conf" 2>/dev/null; }
 
 # The plan is printed here, at the end (TAP allows either): nobody counts
 # the tests in advance.

@@ -37,16 +37,11 @@
 
 . "$NTPX_TOP/tests/sshhost.sh"
 
-_nhost_no() {
-	[ -n "$_in_test" ] || skip_all "$1"
-	diag "no hosts: $1"
-}
-
 nhost_up() {
-	sshhost_need || { _nhost_no "$_sshhost_why"; return 1; }
+	sshhost_need || { sshhost_no hosts "$_sshhost_why"; return 1; }
 	_run=$(uniq_name "$1")
 	_nh=$TMP/nhost
-	sshhost_init "$_nh" && sshhost_net 10.76 || { _nhost_no "$_sshhost_why"; return 1; }
+	sshhost_init "$_nh" && sshhost_net 10.76 || { sshhost_no hosts "$_sshhost_why"; return 1; }
 	_l=$_sshhost_net
 	_sw=${_run}sw
 	_up=nh${_run#"$1"}
@@ -58,7 +53,7 @@ nhost_up() {
 	ip -n "$_sw" link set dev mgmt master lan &&
 	ip -n "$_sw" link set dev mgmt up &&
 	ip addr add "10.76.$_l.254/24" dev "$_up" &&
-	ip link set dev "$_up" up || { _nhost_no "cannot make the LAN"; return 1; }
+	ip link set dev "$_up" up || { sshhost_no hosts "cannot make the LAN"; return 1; }
 	_hosts=
 	_k=1
 	while [ "$_k" -le "$2" ]; do
@@ -69,14 +64,14 @@ nhost_up() {
 		ip -n "$_sw" link set dev "h$_k" up &&
 		ip -n "$_ns" addr add "10.76.$_l.$_k/24" dev lan &&
 		ip -n "$_ns" link set dev lan up &&
-		ip -n "$_ns" link set dev lo up || { _nhost_no "cannot make host $_k"; return 1; }
+		ip -n "$_ns" link set dev lo up || { sshhost_no hosts "cannot make host $_k"; return 1; }
 		sshhost_add "$_nh" "h$_k" "$_ns" "10.76.$_l.$_k" "h$_k-$_run" ||
-			{ _nhost_no "$_sshhost_why"; return 1; }
+			{ sshhost_no hosts "$_sshhost_why"; return 1; }
 		eval "NHOST_SSHD_$_k=\$_sshhost_pid NHOST_NS_$_k=\$_ns NHOST_ADDR_$_k=10.76.\$_l.\$_k NHOST_NAME_$_k=h\$_k-\$_run"
 		_hosts="$_hosts h$_k=h$_k-$_run"
 		_k=$((_k + 1))
 	done
-	sshhost_done "$_nh" $_hosts || { _nhost_no "$_sshhost_why"; return 1; }
+	sshhost_done "$_nh" $_hosts || { sshhost_no hosts "$_sshhost_why"; return 1; }
 	NHOST_SSH=$_sshhost_ssh NHOST_N=$2
 	export NHOST_SSH
 }

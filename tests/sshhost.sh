@@ -22,6 +22,15 @@
 #                         DIR/config written, and each ALIAS checked to
 #                         be reached over ssh and to be named NAME;
 #                         $_sshhost_ssh is "ssh -F DIR/config"
+#   sshhost_no WHAT WHY   why there are no WHAT ("hosts", "two hosts"):
+#                         before the first test the suite is skipped with
+#                         WHY (nothing to fail yet); in a test, the diag
+#                         line "no WHAT: WHY", and the caller returns 1
+
+sshhost_no() {
+	[ -n "$_in_test" ] || skip_all "$2"
+	diag "no $1: $2"
+}
 
 sshhost_need() {
 	test_have_prereq ROOT || { _sshhost_why="not root"; return 1; }

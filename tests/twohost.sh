@@ -34,19 +34,12 @@
 
 . "$NTPX_TOP/tests/sshhost.sh"
 
-# Why there are no two hosts: before the first test the suite is skipped
-# (nothing to fail yet); in a test, a diag line, and twohost_up returns 1.
-_twohost_no() {
-	[ -n "$_in_test" ] || skip_all "$1"
-	diag "no two hosts: $1"
-}
-
 twohost_up() {
-	sshhost_need || { _twohost_no "$_sshhost_why"; return 1; }
+	sshhost_need || { sshhost_no "two hosts" "$_sshhost_why"; return 1; }
 	lab_up "$1" || return 1
 	unset NTPX_REF_EXEC NTPX_CLIENT_EXEC
 	_th=$TMP/twohost
-	sshhost_init "$_th" && sshhost_net 10.78 || { _twohost_no "$_sshhost_why"; return 1; }
+	sshhost_init "$_th" && sshhost_net 10.78 || { sshhost_no "two hosts" "$_sshhost_why"; return 1; }
 	_k=$_sshhost_net
 	_id=$(od -An -N2 -tx2 /dev/urandom | tr -d ' ')
 	for _h in ref:1:2:"$NTPX_NS_REF" client:5:6:"$NTPX_NS_CLIENT"; do
@@ -60,13 +53,13 @@ twohost_up() {
 		ip link set dev "$_if" up &&
 		ip -n "$_ns" addr add "10.78.$_k.$_b/30" dev mgmt &&
 		ip -n "$_ns" link set dev mgmt up ||
-			{ _twohost_no "cannot make the management link to $_side"; return 1; }
+			{ sshhost_no "two hosts" "cannot make the management link to $_side"; return 1; }
 		sshhost_add "$_th" "$_side" "$_ns" "10.78.$_k.$_b" "$_side-$LAB" ||
-			{ _twohost_no "$_sshhost_why"; return 1; }
+			{ sshhost_no "two hosts" "$_sshhost_why"; return 1; }
 		eval "TWOHOST_SSHD_$(echo "$_side" | tr a-z A-Z)=\$_sshhost_pid"
 		eval "TWOHOST_NAME_$(echo "$_side" | tr a-z A-Z)=\$_side-\$LAB"
 	done
-	sshhost_done "$_th" ref="ref-$LAB" client="client-$LAB" || { _twohost_no "$_sshhost_why"; return 1; }
+	sshhost_done "$_th" ref="ref-$LAB" client="client-$LAB" || { sshhost_no "two hosts" "$_sshhost_why"; return 1; }
 	TWOHOST_SSH=$_sshhost_ssh
 	export TWOHOST_SSH TWOHOST_NAME_REF TWOHOST_NAME_CLIENT
 }

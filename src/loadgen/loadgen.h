@@ -20,6 +20,8 @@
 #define BATCH		16		/* messages per send_batch */
 #define RBATCH		32		/* messages per recv_batch */
 #define CATCHUP_NS	(50 * NTPX_NS_PER_MS)	/* a late sender sends what it owes, up to this */
+#define FIN_RESEND_NS	(100 * NTPX_NS_PER_MS)	/* FIN again until the sink accounts for all */
+#define FIN_WAIT_NS	(10 * NTPX_NS_PER_SEC)	/* ... or a sink gone without a word */
 #define RBUF		(65536 + 4096)	/* a GRO message: up to 64 KiB */
 /* A --nts request: header, identifier, a cookie of up to 256 bytes, the
    authenticator. */
@@ -84,6 +86,8 @@ struct sender {
 	int64_t start_rt;	/* realtime ns the schedule is aligned to */
 	int quiet;		/* no interval lines (calibration) */
 	int64_t warmup;		/* calibration ignores what the sink saw before */
+	int sink_time;		/* calibration: the duration is the sink's, who
+				   measures (its reports' elapsed time) */
 
 	uint64_t seq;
 	uint64_t sent_bytes, sent_packets, send_errors;

@@ -20,8 +20,9 @@
 /* -------------------------------------------------------------- sender */
 
 
-/* Takes every report waiting; keeps the newest. */
-static void sender_poll_reports(struct sender *s)
+/* Takes every report waiting; keeps the newest.  1 when the kernel said
+   nothing listens there (ICMP port unreachable), else 0. */
+static int sender_poll_reports(struct sender *s)
 {
 	unsigned char b[RBATCH][512];
 	struct transport_msg m[RBATCH];
@@ -32,7 +33,7 @@ static void sender_poll_reports(struct sender *s)
 			m[i] = (struct transport_msg){ .buf = b[i], .cap = sizeof(b[i]) };
 		n = transport_recv_batch(s->t, m, RBATCH);
 		if (n <= 0)
-			return;
+			return n == -ECONNREFUSED;
 		for (i = 0; i < n; i++) {
 			struct load_report lr;
 			struct report r;
@@ -231,6 +232,24 @@ static int sender_send(struct sender *s, struct pace *p, int want)
 	return 0;
 }
 
+/*
+ * Is the run over at @now?  The duration on our clock; with sink_time
+ * (calibration), also on the sink's, which is what is measured: its
+ * reports must span the duration less the warm-up (calibrated()).  A sink
+ * that lost the CPU, or started late, has done so only once it has
+ * received for that long, however late that is on our clock.
+ * FIN_WAIT_NS past the duration is the limit for a sink that never does.
+ */
+static int sender_done(const struct sender *s, const struct pace *p, int64_t now)
+{
+	if (!s->duration || now - p->start < s->duration)
+		return 0;
+	return !s->sink_time ||
+	       (s->first_warm.valid && s->last.elapsed >= s->first_warm.elapsed &&
+		s->last.elapsed - s->first_warm.elapsed >= (uint64_t)(s->duration - s->warmup)) ||
+	       now - p->start >= s->duration + FIN_WAIT_NS;
+}
+
 /* Sends until the duration is over or a signal: 0, or -1 on a send error. */
 static int sender_loop(struct sender *s, struct pace *p)
 {
@@ -238,7 +257,7 @@ static int sender_loop(struct sender *s, struct pace *p)
 		int64_t now = clock_monotonic_ns();
 		int want;
 
-		if (s->duration && now - p->start >= s->duration)
+		if (sender_done(s, p, now))
 			break;
 		sender_poll_reports(s);
 		pace_line(s, p, now);
@@ -252,23 +271,34 @@ static int sender_loop(struct sender *s, struct pace *p)
 }
 
 /*
- * FIN, a few times as it may be lost as anything else, until the sink has
- * accounted for every datagram: what was in flight arrives or is counted
- * lost.  Then the line of what the sink reported since @sending, its view
- * while we sent.
+ * FIN, again every FIN_RESEND_NS as it may be lost as anything else, until
+ * the sink's report accounts for every datagram (what was in flight
+ * arrived or is counted lost): the wait is for that report, however long
+ * a busy sink takes to read what is queued to it, not for a fixed time.
+ * It ends sooner when nothing listens there (the kernel's port
+ * unreachable), and at FIN_WAIT_NS at the latest, for a sink that is gone
+ * without a word.  Then the line of what the sink reported since
+ * @sending, its view while we sent.
  */
 static void sender_fin(struct sender *s, const struct pace *p, const struct report *sending)
 {
 	unsigned char fin[LOAD_HDR_LEN];
 	struct transport_msg fm = { .buf = fin, .len = sizeof(fin) };
-	int i;
+	int64_t now = clock_monotonic_ns(), end = now + FIN_WAIT_NS, resend = now;
 
 	load_hdr_put(fin, LOAD_FIN, s->run, s->seq);
-	for (i = 0; i < 3; i++) {
-		(void)transport_send_batch(s->t, &fm, 1);
-		wait_readable(s->t, 100 * NTPX_NS_PER_MS);
-		sender_poll_reports(s);
+	for (;;) {
+		if (now >= resend) {
+			(void)transport_send_batch(s->t, &fm, 1);
+			resend = now + FIN_RESEND_NS;
+		}
+		wait_readable(s->t, (resend < end ? resend : end) - now);
+		if (sender_poll_reports(s))
+			break;
 		if (s->last.valid && s->last.packets + s->last.lost >= s->seq)
+			break;
+		now = clock_monotonic_ns();
+		if (now >= end)
 			break;
 	}
 	if (s->last.valid && (!sending->valid || s->last.elapsed > sending->elapsed))
@@ -334,7 +364,8 @@ static double calibrated(const struct sender *s)
 /*
  * The path's sustained rate at the receiver, payload bit/s: 0 without a
  * sink's reports, -1 when sending failed.  Flat out first, for a third of
- * @duration; then, for the rest, a quarter above what came through.
+ * @duration; then, for the rest, a quarter above what came through.  Each
+ * run lasts its time as the sink measures it too (sender_done).
  * Sending flat out overloads the machine as much as the path (the sender
  * and the shaper share CPUs), so the second run, above the path's rate but
  * not far, is the one measured.
@@ -347,6 +378,7 @@ double calibrate_path(const struct sender *proto, int64_t duration)
 	cal.rate = 0;
 	cal.on = cal.off = 0;
 	cal.quiet = 1;
+	cal.sink_time = 1;
 	cal.duration = duration / 3;
 	cal.warmup = cal.duration / 4 < WARMUP_NS ? cal.duration / 4 : WARMUP_NS;
 	if (run_sender(&cal))
@@ -359,6 +391,7 @@ double calibrate_path(const struct sender *proto, int64_t duration)
 	cal.rate = 1.25 * r1;
 	cal.on = cal.off = 0;
 	cal.quiet = 1;
+	cal.sink_time = 1;
 	cal.duration = duration - duration / 3;
 	cal.warmup = cal.duration / 4 < WARMUP_NS ? cal.duration / 4 : WARMUP_NS;
 	if (run_sender(&cal))

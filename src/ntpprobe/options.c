@@ -148,8 +148,7 @@ static void option(int c, struct probe_config *cfg, struct seen *seen)
 			opt_usage_error("bad interval '%s'", optarg);
 		break;
 	case 'c':
-		if (opt_count(optarg, UINT64_MAX, &cfg->count) || cfg->count == 0)
-			opt_usage_error("bad count '%s'", optarg);
+		opt_stop_count(optarg, &cfg->count);
 		seen->count_given = 1;
 		break;
 	case 'd':
@@ -165,8 +164,7 @@ static void option(int c, struct probe_config *cfg, struct seen *seen)
 		cfg->user = optarg;
 		break;
 	case 'P':
-		if (transport_poll_parse(optarg, &cfg->poll))
-			opt_usage_error("bad poll mode '%s' (block or busy)", optarg);
+		opt_poll(optarg, &cfg->poll);
 		break;
 	case 'C':
 		if (opt_count(optarg, CPU_SETSIZE - 1, &cfg->cpu))

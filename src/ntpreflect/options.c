@@ -122,15 +122,13 @@ void reflect_options(int argc, char **argv, struct reflect_config *cfg)
 			opt_old("-n", "-c (--count)");
 			/* fall through */
 		case 'c':
-			if (opt_count(optarg, UINT64_MAX, &cfg->count) || cfg->count == 0)
-				opt_usage_error("bad count '%s'", optarg);
+			opt_stop_count(optarg, &cfg->count);
 			break;
 		case 'l':
 			cfg->logpath = optarg;
 			break;
 		case 'P':
-			if (transport_poll_parse(optarg, &cfg->poll))
-				opt_usage_error("bad poll mode '%s' (block or busy)", optarg);
+			opt_poll(optarg, &cfg->poll);
 			break;
 		case 'C':
 			if (opt_count(optarg, (uint64_t)1 << 30, &cfg->nclients) ||

@@ -51,6 +51,29 @@ static int setint(int fd, int level, int name, int v)
 	return setsockopt(fd, level, name, &v, sizeof(v));
 }
 
+/*
+ * Both of a port's sockets: a packet socket on protocol 0 (nothing
+ * arrives until a bind names the interface and protocol), frames with the
+ * virtio-net header in front, stamped as tsflags (SOF_TIMESTAMPING_*)
+ * asks.  0, or -1 with *what naming the step that failed and errno its
+ * cause; *fd is the socket (-1 when socket() itself failed), for the
+ * caller's wd_port_close().
+ */
+static int port_socket(int *fd, int tsflags, const char **what)
+{
+	*what = "socket";
+	*fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (*fd < 0)
+		return -1;
+	*what = "PACKET_VNET_HDR";
+	if (setint(*fd, SOL_PACKET, PACKET_VNET_HDR, 1))
+		return -1;
+	*what = "SO_TIMESTAMPING";
+	if (setint(*fd, SOL_SOCKET, SO_TIMESTAMPING, tsflags))
+		return -1;
+	return 0;
+}
+
 int wd_port_open(struct wd_port *p, const char *ifname, size_t rcvbuf,
 		 char *err, size_t errlen)
 {
@@ -69,19 +92,13 @@ int wd_port_open(struct wd_port *p, const char *ifname, size_t rcvbuf,
 		snprintf(err, errlen, "%s: no such interface here", ifname);
 		return -1;
 	}
-	/* Protocol 0: nothing arrives until the bind names the interface. */
-	what = "socket";
-	p->fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
-	if (p->fd < 0)
-		goto no_socket;
-	what = "PACKET_VNET_HDR";
-	if (setint(p->fd, SOL_PACKET, PACKET_VNET_HDR, 1))
+	if (port_socket(&p->fd, rxts, &what)) {
+		if (p->fd < 0)
+			goto no_socket;
 		goto no_option;
+	}
 	what = "PACKET_IGNORE_OUTGOING";
 	if (setint(p->fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, 1))
-		goto no_option;
-	what = "SO_TIMESTAMPING";
-	if (setint(p->fd, SOL_SOCKET, SO_TIMESTAMPING, rxts))
 		goto no_option;
 	/* Room for a burst while the relay sends; the forced size needs
 	   CAP_NET_ADMIN, which the socket needed anyway. */
@@ -97,15 +114,7 @@ int wd_port_open(struct wd_port *p, const char *ifname, size_t rcvbuf,
 		goto no_option;
 	(void)wd_port_drops(p);		/* counts from here */
 
-	what = "socket";
-	p->txfd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
-	if (p->txfd < 0)
-		goto no_option;
-	what = "PACKET_VNET_HDR";
-	if (setint(p->txfd, SOL_PACKET, PACKET_VNET_HDR, 1))
-		goto no_option;
-	what = "SO_TIMESTAMPING";
-	if (setint(p->txfd, SOL_SOCKET, SO_TIMESTAMPING, txts))
+	if (port_socket(&p->txfd, txts, &what))
 		goto no_option;
 	/* Protocol 0 again, but bound: frames sent leave by this interface
 	   (the kernel reads each one's protocol from its Ethernet header). */

@@ -21,8 +21,7 @@ ip netns exec "$ns" ip link set lo up
 port=12300
 ep="udp://127.0.0.1:$port?src=127.0.0.2"
 spawn R ip netns exec "$ns" "$NTPX_BIN/ntpreflect" --stratum 1 "udp://127.0.0.1:$port" 2>/dev/null
-listening() { ip netns exec "$ns" ss -Hlun "sport = :$port" | grep -q .; }
-wait_until 5 listening || { echo "attack: ntpreflect did not start"; exit 0; }
+wait_until 5 udp_listening "$port" "$ns" || { echo "attack: ntpreflect did not start"; exit 0; }
 
 # The median delay, ns, of one 2 s probe at 10 ms.
 probe() {

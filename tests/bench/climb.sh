@@ -22,6 +22,12 @@
 #                              or "generator" (the generators' limit: a
 #                              rate they could not reach, or a loss at
 #                              their own sockets).
+#   in_ref                     the server listens: UDP $port (the
+#                              caller's) has a socket in $NTPX_NS_REF
+#                              (udp_listening, tests/lib.sh), for
+#                              wait_until.
+
+in_ref() { udp_listening "$port" "$NTPX_NS_REF"; }
 
 climb_inerr() { udp_mib "$1" | sed 's/.*inerr=//'; }
 

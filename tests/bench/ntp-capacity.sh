@@ -38,7 +38,6 @@ rates=${BENCH_RATES:-"20k 40k 80k 120k 160k 200k 250k 300k 400k 500k"}
 S=${CAP_SENDERS:-2}
 lab_up cap >/dev/null 2>&1 || { echo "ntp-capacity: no lab"; exit 0; }
 port=12300
-in_ref() { ip netns exec "$NTPX_NS_REF" ss -Hlun "sport = :$port" | grep -q .; }
 
 # One step (climb_step, tests/bench/climb.sh): S generators at RATE/S
 # each, from the client namespace to ENDPOINT.  Prints "wanted got

@@ -89,8 +89,6 @@ clientloglimit 100000000
 pidfile $TMP/chronyd.pid
 EOC
 
-in_ref() { ip netns exec "$NTPX_NS_REF" ss -Hlun "sport = :$port" | grep -q .; }
-
 # The server on the first CPU, the generators on the last (RU_PIN=0:
 # anywhere), so that they do not take each other's core and each core's
 # softirq thread is one side's.

@@ -108,8 +108,12 @@ int main(int argc, char **argv)
 		int64_t due = start + (int64_t)i * gap, t;
 		unsigned char buf[256];
 
-		/* Replies first, until the next send is due. */
-		while ((t = now_ns()) < due || t >= end) {
+		/* Replies first, until the next send is due; in xleave mode
+		   then those already waiting too, so that a generator
+		   behind its schedule (a loaded machine) still names each
+		   client's last reply instead of turning basic. */
+		for (;;) {
+			int late = (t = now_ns()) >= due && t < end;
 			union {
 				char b[CMSG_SPACE(sizeof(uint32_t))];
 				struct cmsghdr align;
@@ -119,9 +123,14 @@ int main(int argc, char **argv)
 				.msg_iov = &riov, .msg_iovlen = 1,
 				.msg_control = rctl.b, .msg_controllen = sizeof(rctl.b),
 			};
-			ssize_t n = recvmsg(fd, &rh, 0);
+			ssize_t n;
 			struct cmsghdr *rc;
 
+			if (late && !xleave)
+				break;
+			n = recvmsg(fd, &rh, 0);
+			if (late && n < 0)
+				break;
 			if (n < 0) {
 				if (t >= end + 200000000)
 					goto done;

@@ -208,6 +208,19 @@ test_expect_success 'NTS-KE port: --nts-port in ntpreflect, ntpprobe and loadgen
 	test_grep "^ntpreflect: bad NTS-KE port .0.$" "$TMP/err"
 '
 
+# --poll and -c/--count are one parser in ntpprobe and ntpreflect
+# (lib/opt.c): a bad value is the same one line and exit 2 in both.
+test_expect_success '--poll and --count: one check and one line in ntpprobe and ntpreflect' '
+	for t in ntpprobe ntpreflect; do
+		test_exit 2 $t --poll spin udp://127.0.0.1:9 2>"$TMP/err" &&
+		test_is "$(head -n 1 "$TMP/err")" "$t: bad poll mode '\''spin'\'' (block or busy)" &&
+		test_exit 2 $t -c 0 udp://127.0.0.1:9 2>"$TMP/err" &&
+		test_is "$(head -n 1 "$TMP/err")" "$t: bad count '\''0'\''" &&
+		test_exit 2 $t --count 2x udp://127.0.0.1:9 2>"$TMP/err" &&
+		test_is "$(head -n 1 "$TMP/err")" "$t: bad count '\''2x'\''" || return 1
+	done
+'
+
 test_expect_success '-h, --help is "this text" and --version "the version" in every --help' '
 	for t in $tools; do
 		"$NTPX_BIN/$t" --help >"$TMP/help" 2>&1 &&

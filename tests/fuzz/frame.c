@@ -4,8 +4,9 @@
  * length, never a read past the end; an accepted frame's payload lies
  * inside the input, and a frame rebuilt from what was accepted is
  * accepted again with the same addresses and payload, and a complete
- * checksum.  Half the inputs are checked as on veth, where a partial UDP
- * checksum is accepted too.
+ * checksum; rebuilt from a template of its sender (frame_tmpl_build(),
+ * then frame_udp_csum_finish()) it is the same bytes.  Half the inputs
+ * are checked as on veth, where a partial UDP checksum is accepted too.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -21,7 +22,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct frame_info fi, fi2;
 	struct frame_counters c = { { 0 } };
 	enum frame_reason r;
-	uint8_t *copy, out[65536 + 64];
+	struct frame_tmpl t;
+	static uint8_t out[65536 + 64], out2[65536 + 64];
+	uint8_t *copy;
 	size_t n;
 
 	/* An exact-size copy, so that ASan sees any read past the end. */
@@ -45,6 +48,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    memcmp(out + fi2.payload_off, copy + fi.payload_off, fi.payload_len) ||
 		    fi2.src.ip != fi.src.ip || fi2.src.port != fi.src.port ||
 		    fi2.udp_csum_partial)
+			abort();
+		/* From a template whose address is not the source's half the time. */
+		fi2.src = fi.src;
+		fi2.src.ip ^= (uint32_t)(size & 2) << 7;
+		frame_tmpl_init(&t, &fi2.src, fi.ttl);
+		if (frame_tmpl_build(out2, sizeof(out2), &t, fi.src.ip, &fi.dst, fi.id,
+				     copy + fi.payload_off, fi.payload_len) != n)
+			abort();
+		frame_udp_csum_finish(out2, n);
+		if (memcmp(out, out2, n))
 			abort();
 	}
 	free(copy);

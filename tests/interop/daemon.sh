@@ -33,6 +33,9 @@
 #   clock_state            the host clock's adjtimex state (read only)
 #   lacks_cap PID BIT      the process runs, and its effective
 #                          capabilities lack BIT
+#   ntpq ARG...            ntpsec's ntpq (Python, python3-ntp unpacked
+#                          beside ntpd) on the daemon in $NS_D
+#   synced                 ntpq says the daemon is synchronised (leap 00)
 #
 # A suite is then: daemon_pkgs at the top; setup tests for the clock's
 # state, daemon_net, the daemon alone (daemon_start); the checks on it
@@ -170,6 +173,13 @@ daemon_stop() {
 	daemon_end "$1" &&
 	wait_until 10 daemon_gone
 }
+
+# ntpsec's ntpq is Python (python3-ntp, unpacked beside ntpd).
+ntpq() {
+	ip netns exec "$NS_D" env PYTHONPATH="$DAEMON_ROOT/usr/lib/python3/dist-packages" \
+		python3 "$DAEMON_ROOT/usr/bin/ntpq" -4 -n "$@" 127.0.0.1
+}
+synced() { ntpq -c "rv 0 leap" 2>/dev/null | grep -q 'leap=00'; }
 
 # ntpreflect, the daemon's server, on port 123 of the other namespace.
 reflect_up() { ip netns exec "$NS_R" ss -Hlun "sport = :123" | grep -q .; }

@@ -77,14 +77,9 @@ test_expect_success 'setup: the daemon stops' '
 
 # ntpsec as the client: it polls every second (minpoll 0), each request
 # sealed with a cookie ntpreflect gave it.
-ntpq() {
-	ip netns exec "$NS_D" env PYTHONPATH="$DAEMON_ROOT/usr/lib/python3/dist-packages" \
-		python3 "$DAEMON_ROOT/usr/bin/ntpq" -4 -n "$@" 127.0.0.1
-}
 # ntpq -c nts: "NTS client recvs good:  N" and the like.
 nts_count() { ntpq -c nts 2>/dev/null | awk -F: -v k="$1" '$1 == k { print $2 + 0 }'; }
 good_5() { [ "$(nts_count "NTS client recvs good")" -ge 5 ]; }
-synced() { ntpq -c "rv 0 leap" 2>/dev/null | grep -q 'leap=00'; }
 reflect_ke_up() { ip netns exec "$NS_R" ss -Hltn "sport = :4460" | grep -q .; }
 
 test_expect_success 'setup: ntpreflect serving NTS on port 123, NTS-KE on 4460' '

@@ -12,16 +12,10 @@ need python3
 daemon_pkgs ntpsec
 
 NTPD=$DAEMON_ROOT/usr/sbin/ntpd
-# ntpq is Python (python3-ntp, unpacked beside it).
-ntpq() {
-	ip netns exec "$NS_D" env PYTHONPATH="$DAEMON_ROOT/usr/lib/python3/dist-packages" \
-		python3 "$DAEMON_ROOT/usr/bin/ntpq" -4 -n "$@" 127.0.0.1
-}
 # No drift file, no statistics; mode 6 from the loopback allowed (ntpq).
 conf() {
 	printf 'logfile %s\nrestrict default\nrestrict 127.0.0.1\n' "$TMP/ntpd-$1.log"
 }
-synced() { ntpq -c "rv 0 leap" 2>/dev/null | grep -q 'leap=00'; }
 # The median of off2/2, in us, of the ok records of REC.
 median_offset() {
 	rec_cols "$1" status off2 | awk '$1 == "ok" { print $2 / 2000 }' | sort -g |

@@ -20,7 +20,6 @@ need ip ss
 
 port=123
 inns() { ip netns exec "$ns" "$@"; }
-listening() { inns ss -Hlun "sport = :$1" | grep -q .; }
 rss() { awk '$1 == "VmRSS:" { print $2 }' "/proc/$refl/status"; }
 sf() {	# FILE KEY: the number after KEY in a summary line
 	awk -v k="$2" '{ gsub(/,/, ""); for (i = 1; i < NF; i++) if ($i == k) v = $(i+1) } END { print v + 0 }' "$1"
@@ -46,7 +45,7 @@ test_expect_success 'setup: a network namespace of our own, its loopback up' '
 
 test_expect_success 'setup: ntpreflect in it' '
 	spawn refl ip netns exec "$ns" ntpreflect --stratum 1 "udp://127.0.0.1:$port" 2>"$TMP/refl.err" &&
-	wait_until 5 listening "$port" &&
+	wait_until 5 udp_listening "$port" "$ns" &&
 	ep=udp://127.0.0.1:$port
 '
 

@@ -11,8 +11,7 @@ need_prereq LAB
 
 study=$NTPX_BIN/ntpx-study
 dir=$TMP/pkg
-lab_of() { awk -F= '$1 == "lab" { print $2 }' "$dir/study.conf" 2>/dev/null; }
-study_lab_down() { l=$(lab_of); [ -z "$l" ] || "$NTPX_BIN/ntpx-lab" -n "$l" down; }
+study_lab_down() { l=$(study_lab "$dir"); [ -z "$l" ] || "$NTPX_BIN/ntpx-lab" -n "$l" down; }
 # The run directory of condition COND.
 run_of() { ls -d "$dir"/runs/*-stages-"$1"-udpfast-r1 2>/dev/null; }
 key() { awk -v k="$2" '$1 == k { print $2 }' "$1/summary.txt"; }

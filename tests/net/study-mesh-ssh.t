@@ -11,9 +11,12 @@
 # closure ntpmesh gave and "-" wherever only truth could give a number;
 # the figure is drawn; the report's section on real hosts is this run's,
 # its closures ntpmesh's row for row; the package verifies, and nothing
-# is left on any host.  The refusals: fewer than three hosts, a bad
-# line, a host that cannot be reached, another family without two
-# sides: one line each, exit non-zero, no package left behind.
+# is left on any host.  The study's --blame-min reaches ntpmesh on the
+# hosts' run (through ntpx-mesh and ntpx-meshrun, and study.conf when it
+# runs again): its row and the report's section state it.  The
+# refusals: fewer than three hosts, a bad line, a host that cannot be
+# reached, another family without two sides: one line each, exit
+# non-zero, no package left behind.
 . "$(dirname "$0")/../lib.sh"
 . "$NTPX_TOP/tests/nhost.sh"
 
@@ -49,7 +52,7 @@ interrupt() {
 }
 probing() { test -s "$(ls "$TMP"/pkg/runs/*/meshrun/h1-h2.rec 2>/dev/null | head -n 1)"; }
 test_expect_success 'ntpx-study --hosts FILE -f mesh, SIGTERM in the middle of the mesh: exit 143, nothing left, no run done' '
-	spawn spid "$study" --quick --scale 20 --seed 7 --hosts "$TMP/hosts" -f mesh "$TMP/pkg" \
+	spawn spid "$study" --quick --scale 20 --seed 7 --hosts "$TMP/hosts" -f mesh --blame-min 7us "$TMP/pkg" \
 		>/dev/null 2>"$TMP/int.err" &&
 	interrupt "$spid" &&
 	test -z "$(ls "$TMP"/pkg/runs/*/done 2>/dev/null)" &&
@@ -90,6 +93,13 @@ test_expect_success 'results/mesh.tsv: the hosts row, its closure ntpmesh'\''s, 
 		test_is "$(mcol $c)" "-" || return 1
 	done &&
 	diag "closure $want us, loops nonzero $(mcol loops_nonzero), blamed $(mcol blamed)"
+'
+test_expect_success 'the resolution given (--blame-min 7us, kept in study.conf) is what ntpmesh blamed at: the row and the section say so' '
+	test_grep -x "blame_min=7us" "$TMP/pkg/study.conf" &&
+	test_grep -x "blame_min_us 7.000" "$run/meshrun/ntpmesh.txt" &&
+	test_is "$(mcol blame_min_us)" 7.000 &&
+	sed -n "/<section id=\"meshrun\">/,/<\/section>/p" "$TMP/pkg/report.html" >"$TMP/sec" &&
+	test_grep "at the blame resolution 7.000 µs" "$TMP/sec"
 '
 test_expect_success 'the figure is drawn, titled for real hosts' '
 	test -s "$TMP/pkg/figures/mesh.png" && test -s "$TMP/pkg/figures/mesh.svg" &&
@@ -145,6 +155,17 @@ test_expect_success 'a host that cannot be reached: exit 1, the host named, no p
 test_expect_success 'another family with --hosts and no two sides: exit 2, no package' '
 	test_exit 2 "$study" --quick --hosts "$TMP/hosts" -f mesh,freerun "$TMP/no" 2>"$TMP/e" &&
 	test_grep "family '\''freerun'\'' needs two sides" "$TMP/e" &&
+	test ! -e "$TMP/no"
+'
+test_expect_success 'a resolution that is no duration: exit 2, the option named, no package, no run' '
+	test_exit 2 "$study" --quick --hosts "$TMP/hosts" --blame-min 5parsec "$TMP/no" 2>"$TMP/e" &&
+	test_grep -x "ntpx-study: bad --blame-min '\''5parsec'\'' (a duration: 5us, 0)" "$TMP/e" &&
+	test ! -e "$TMP/no" &&
+	test_exit 2 "$NTPX_TOP/bin/ntpx-mesh" -o "$TMP/no" -t udp --condition hosts --hosts "$TMP/hosts" \
+		--blame-min -1us 2>"$TMP/e" &&
+	test_grep -x "ntpx-mesh: bad --blame-min '\''-1us'\'' (a duration: 5us, 0)" "$TMP/e" &&
+	test_exit 2 "$NTPX_TOP/bin/ntpx-meshrun" -o "$TMP/no" --blame-min 1x "$TMP/hosts" 2>"$TMP/e" &&
+	test_grep -x "ntpx-meshrun: bad --blame-min '\''1x'\'' (a duration: 5us, 0)" "$TMP/e" &&
 	test ! -e "$TMP/no"
 '
 done_testing

@@ -27,7 +27,6 @@ test_lazy_prereq NO_RDMA '! { [ -d /sys/class/infiniband ] && [ -n "$(ls /sys/cl
 test_lazy_prereq FIGURES '[ -x "$NTPX_TOP/analysis/ntpx-figures" ]'
 
 # Whatever happens: the lab the study named in its configuration goes.
-lab_of() { awk -F= '$1 == "lab" { print $2 }' "$dir/study.conf" 2>/dev/null; }
 labs_of() { awk '$1 == "lab:" { print $2 }' "$dir/inventory/lab.txt" 2>/dev/null; }
 lab_gone() { ! ip netns list | awk '{ print $1 }' | grep -qx "ntpx-ref-$1"; }
 done_count() { find "$dir/runs" -name 'done' 2>/dev/null | wc -l; }
@@ -101,7 +100,7 @@ test_expect_success 'the study ends on SIGTERM with 143' '
 	test_exit 143 wait "$pid"
 '
 test_expect_success 'the lab of the first part is gone' '
-	lab1=$(lab_of) &&
+	lab1=$(study_lab "$dir") &&
 	diag "lab of the first part: $lab1" &&
 	lab_gone "$lab1"
 '

@@ -15,6 +15,7 @@
 #                       is the command's)
 #   xdp_prog NS IF      prints the name of the XDP program on IF ("" if none)
 #   udp_listening_in NS PORT    a socket listens on PORT inside NS
+#                       (tests/lib.sh's udp_listening PORT NS)
 #   udp_drops NS / link_drops NS IF    what the kernel counted as dropped
 #
 # The lab is used as ntpx-lab makes it, nothing added: that it carries
@@ -57,9 +58,7 @@ xdp_prog() {
 	printf '%s\n' "$_xp" | sed -n 's/.*prog\/xdp id [0-9]* name \([^ ]*\).*/\1/p'
 }
 
-udp_listening_in() {
-	ip netns exec "$1" ss -Hlun "sport = :$2" | grep -q .
-}
+udp_listening_in() { udp_listening "$2" "$1"; }
 
 # Datagrams the kernel of namespace NS counted as not delivered: UDP
 # InErrors (a full receive buffer, a bad checksum) and NoPorts (no socket,

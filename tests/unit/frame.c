@@ -315,6 +315,122 @@ static void test_build_limits(void **state)
 	assert_int_equal(be16(b + 40), 0);
 }
 
+/* xorshift64*: the same peers on every run, no libc state. */
+static uint64_t rnd_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rnd(void)
+{
+	rnd_state ^= rnd_state >> 12;
+	rnd_state ^= rnd_state << 25;
+	rnd_state ^= rnd_state >> 27;
+	return rnd_state * 0x2545f4914f6cdd1dull;
+}
+
+/* A field of @bits bits: often all zeros or all ones, the checksums' edges. */
+static uint32_t rnd_field(int bits)
+{
+	uint32_t mask = bits == 32 ? 0xffffffffu : (1u << bits) - 1;
+
+	switch (rnd() % 8) {
+	case 0:
+		return 0;
+	case 1:
+		return mask;
+	default:
+		return (uint32_t)rnd() & mask;
+	}
+}
+
+static void rnd_addr(struct frame_addr *a)
+{
+	int i;
+
+	for (i = 0; i < 6; i++)
+		a->mac[i] = (uint8_t)rnd_field(8);
+	a->ip = rnd_field(32);
+	a->port = (uint16_t)rnd_field(16);
+}
+
+/*
+ * A frame from the template is byte for byte frame_build()'s, over many
+ * random senders and peers: the IPv4 checksum finished incrementally
+ * (with the source address changed as RFC 1624 does, as a server on "*"
+ * answers from the address each request was sent to), the UDP field left
+ * as frame_udp_csum_partial() leaves it, and once completed by
+ * frame_udp_csum_finish() after the payload changed (a stamp written
+ * in), what frame_udp_csum_fill() and a full frame_build() give.
+ */
+static void test_tmpl_equals_build(void **state)
+{
+	static unsigned char pl[1600], ref[1700], got[1700], full[1700];
+	struct frame_filter f = { .nip = 0 };
+	struct frame_info fi;
+	struct frame_tmpl t;
+	struct frame_addr src, dst;
+	size_t len, cap, nr, ng, i;
+	uint16_t id;
+	uint8_t ttl = 0;
+	int k;
+
+	for (k = 0; k < 200000; k++) {
+		if (k % 16 == 0) {
+			rnd_addr(&src);
+			ttl = (uint8_t)rnd_field(8);
+			frame_tmpl_init(&t, &src, ttl);
+		}
+		rnd_addr(&dst);
+		src.ip = rnd() % 2 ? t.src_ip : rnd_field(32);
+		id = (uint16_t)rnd_field(16);
+		len = rnd() % 4 ? 48 + rnd() % 3 * 20 : rnd() % sizeof(pl);
+		cap = rnd() % 64 ? sizeof(ref) : rnd() % (FRAME_HDR_LEN + len + 2);
+		for (i = 0; i < len; i++)
+			pl[i] = (uint8_t)rnd();
+		memset(ref, 0xa5, sizeof(ref));
+		memset(got, 0x5a, sizeof(got));	/* a byte left unwritten differs */
+		nr = frame_build(ref, cap, &src, &dst, id, ttl, pl, len, FRAME_NO_UDP_CSUM);
+		ng = frame_tmpl_build(got, cap, &t, src.ip, &dst, id, pl, len);
+		assert_int_equal(ng, nr);
+		if (!nr)
+			continue;
+		frame_udp_csum_partial(ref);
+		assert_memory_equal(got, ref, nr);
+		/* A stamp written into the payload, then the checksum completed. */
+		for (i = 40; i < 48 && i < len; i++)
+			got[FRAME_HDR_LEN + i] = ref[FRAME_HDR_LEN + i] = pl[i] = (uint8_t)rnd();
+		frame_udp_csum_fill(ref, nr);
+		frame_udp_csum_finish(got, ng);
+		assert_memory_equal(got, ref, nr);
+		assert_int_equal(frame_build(full, sizeof(full), &src, &dst, id, ttl, pl, len, 0),
+				 nr);
+		assert_memory_equal(got, full, nr);
+		memcpy(f.mac, dst.mac, 6);
+		f.port = dst.port;
+		assert_int_equal(frame_check(got, ng, &f, &fi), FRAME_OK);
+	}
+}
+
+/* Finished to a sum of 0, the template's frame carries 0xffff, as frame_build()'s. */
+static void test_tmpl_csum_ffff(void **state)
+{
+	struct frame_addr s = { .mac = { 2, 0, 0, 0, 0, 1 }, .ip = IP_A, .port = 1000 };
+	struct frame_addr d = { .mac = { 2, 0, 0, 0, 0, 2 }, .ip = IP_B, .port = 2000 };
+	unsigned char b[128], r[128], pl[2] = { 0, 0 };
+	struct frame_tmpl t;
+	uint16_t c;
+	size_t n;
+
+	frame_tmpl_init(&t, &s, 0);
+	frame_build(r, sizeof(r), &s, &d, 7, 0, pl, 2, 0);
+	c = be16(r + 40);
+	pl[0] = (uint8_t)(c >> 8);
+	pl[1] = (uint8_t)c;
+	n = frame_build(r, sizeof(r), &s, &d, 7, 0, pl, 2, 0);
+	assert_int_equal(be16(r + 40), 0xffff);
+	assert_int_equal(frame_tmpl_build(b, sizeof(b), &t, IP_A, &d, 7, pl, 2), n);
+	frame_udp_csum_finish(b, n);
+	assert_memory_equal(b, r, n);
+}
+
 static void test_reason_names_and_counters(void **state)
 {
 	struct frame_counters c = { { 0 } };
@@ -366,6 +482,8 @@ int main(void)
 		cmocka_unit_test(test_udp_csum_partial_received),
 		cmocka_unit_test(test_ip_options_accepted),
 		cmocka_unit_test(test_build_limits),
+		cmocka_unit_test(test_tmpl_equals_build),
+		cmocka_unit_test(test_tmpl_csum_ffff),
 		cmocka_unit_test(test_reason_names_and_counters),
 		cmocka_unit_test(test_mac_parse),
 	};
