@@ -4,7 +4,7 @@
  * its own memory and hands them to a frame port (AF_XDP or a raw-packet
  * verbs QP), past the kernel's UDP stack; on the wire it is plain UDP.
  *
- *   uudp://HOST:PORT?dev=IF[&via=xdp|verbs][&mac=MAC][&src=ADDR][&xdpmode=M]
+ *   uudp://HOST:PORT?dev=IF[&via=xdp|verbs][&mac=MAC][&src=ADDR][&xdpmode=M][&maxwait=DUR]
  *
  * A client talks to HOST:PORT out of dev; a server answers on PORT at
  * HOST ("*" or 0.0.0.0: any of dev's IPv4 addresses).  via= picks the
@@ -16,6 +16,11 @@
  * driver has.  qperr=N (via=verbs, a test knob as ib's qkey=) has the
  * Nth frame sent with a memory key the HCA refuses, a real send error
  * that the port must recover from (doc/hardware.md, step 9).
+ * maxwait=DUR (a server's) drops, when it is read, a request that
+ * waited in the receive ring longer than DUR by its arrival stamp,
+ * counted as rx_stale: a server that fell behind then answers what is
+ * recent, as a socket that fills drops what comes, instead of answering
+ * every request late (doc/uudp.md).
  *
  * The kernel keeps the addresses: our UDP port is reserved by an ordinary
  * socket bound to it (so no kernel socket takes it), the next hop and
@@ -56,11 +61,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "clock_read.h"
 #include "frame.h"
 #include "log.h"
 #include "util_private.h"
 #include "neigh.h"
 #include "ntp.h"
+#include "opt_units.h"
 #include "peer.h"
 #include "port_private.h"
 #include "transport_private.h"
@@ -100,6 +107,8 @@ struct uudp_transport {
 	uint64_t rx_foreign;		/* client: good frames from another sender */
 	uint64_t rx_partial;		/* accepted with a partial UDP checksum */
 	uint64_t rx_truncated;
+	uint64_t rx_stale;		/* server: dropped, older than max_wait_ns */
+	int64_t max_wait_ns;		/* server: maxwait=, 0 for none */
 	uint64_t tx_frames, tx_busy, resolve_errors;
 	uint16_t ip_id;
 	int reserve_fd;			/* kernel socket holding our UDP port */
@@ -112,7 +121,7 @@ struct uudp_transport {
 };
 
 static const char *const uudp_params[] = { "dev", "via", "mac", "src", "xdpmode", "qperr",
-					    NULL };
+					    "maxwait", NULL };
 static const char *const uudp_xdp_modes[] = {	/* by enum port_config.xdp_mode */
 	"auto", "skb", "native", "zerocopy", NULL
 };
@@ -265,6 +274,8 @@ static int uudp_check(const struct endpoint *ep, char *err, size_t errlen)
 	const char *mac = endpoint_param(ep, "mac");
 	const char *xm = endpoint_param(ep, "xdpmode");
 	const char *qe = endpoint_param(ep, "qperr");
+	const char *mw = endpoint_param(ep, "maxwait");
+	int64_t mw_ns;
 	uint8_t m[6];
 
 	if (!endpoint_param(ep, "dev"))
@@ -285,6 +296,9 @@ static int uudp_check(const struct endpoint *ep, char *err, size_t errlen)
 	else if (qe && uudp_qperr(qe) < 0)
 		snprintf(err, errlen, "%s: bad qperr '%s' (a count of frames, 1 or more)",
 			 ep->url, qe);
+	else if (mw && (opt_duration(mw, 0, &mw_ns) || mw_ns <= 0))
+		snprintf(err, errlen, "%s: bad maxwait '%s' (a duration above 0: 10ms)",
+			 ep->url, mw);
 	else
 		return 0;
 	return -1;
@@ -420,6 +434,11 @@ static struct transport *uudp_open(const struct endpoint *ep, enum transport_rol
 		FAIL("%s: src= is for clients; a server answers from its own address", ep->url);
 	if (role == TRANSPORT_SERVER && mac)
 		FAIL("%s: mac= is for clients; a server answers to the sender's MAC", ep->url);
+	if (role == TRANSPORT_CLIENT && endpoint_param(ep, "maxwait"))
+		FAIL("%s: maxwait= is for servers (it bounds a request's wait for its reply)",
+		     ep->url);
+	if (endpoint_param(ep, "maxwait"))
+		opt_duration(endpoint_param(ep, "maxwait"), 0, &u->max_wait_ns);
 	snprintf(u->dev, sizeof(u->dev), "%.31s", dev);
 	if (neigh_link(dev, &u->ifindex, u->local.mac, why, sizeof(why)))
 		FAIL("%s: %s", ep->url, why);
@@ -577,6 +596,20 @@ static int uudp_send(struct transport *t, struct transport_dgram *d,
 	return 0;
 }
 
+/*
+ * maxwait=: whether the frame in hand waited longer than that since it
+ * arrived (the port's receive stamp, on CLOCK_REALTIME).  A frame
+ * without a stamp (--no-stamps, a mode that keeps no metadata) is never
+ * stale.
+ */
+static int uudp_stale(struct uudp_transport *u)
+{
+	int64_t k;
+
+	return u->stamping && port_rx_stamp(u->port, &k) == 1 &&
+	       clock_realtime_ns() - k > u->max_wait_ns;
+}
+
 static ssize_t uudp_recv(struct transport *t, struct transport_dgram *d, struct clock *clk)
 {
 	size_t cap = d->cap;
@@ -607,6 +640,11 @@ static ssize_t uudp_recv(struct transport *t, struct transport_dgram *d, struct 
 		    (fi.src.ip != u->remote.ip || fi.src.port != u->remote.port)) {
 			/* A connected socket would not have delivered it. */
 			u->rx_foreign++;
+			port_rx_release(u->port);
+			continue;
+		}
+		if (u->max_wait_ns && uudp_stale(u)) {
+			u->rx_stale++;
 			port_rx_release(u->port);
 			continue;
 		}
@@ -721,11 +759,12 @@ static void uudp_counters(struct transport *t, char *buf, size_t len)
 	frame_counters_str(&u->rx, buf + n, len - n);
 	n = strlen(buf);
 	snprintf(buf + n, len - n,
-		 " rx_udp_csum_partial=%llu rx_foreign=%llu rx_truncated=%llu tx=%llu"
+		 " rx_udp_csum_partial=%llu rx_foreign=%llu rx_truncated=%llu rx_stale=%llu tx=%llu"
 		 " tx_busy=%llu misses=%llu losses=%llu resolutions=%llu resolve_errors=%llu",
 		 (unsigned long long)u->rx_partial,
 		 (unsigned long long)u->rx_foreign, (unsigned long long)u->rx_truncated,
-		 (unsigned long long)u->tx_frames, (unsigned long long)u->tx_busy,
+		 (unsigned long long)u->rx_stale, (unsigned long long)u->tx_frames,
+		 (unsigned long long)u->tx_busy,
 		 (unsigned long long)u->peer.count.misses,
 		 (unsigned long long)u->peer.count.losses,
 		 (unsigned long long)u->peer.count.resolutions,

@@ -11,7 +11,8 @@
 # The servers (RU_SERVERS): uudp (ntpreflect over AF_XDP in native XDP,
 # the path ntpreflect(1) says to serve a loaded experiment from), uudps
 # (the same in generic XDP, uudp's default on veth), kudp (ntpreflect
-# over kernel UDP) and chronyd -x.
+# over kernel UDP) and chronyd -x; with RU_MAXWAIT=DUR also uudpw (uudp
+# with maxwait=DUR: a request older than DUR dropped, counted).
 #
 # First the figures that decide: CPU per reply at fixed rates RU_RATES
 # (default 20k and 40k, below chronyd's capacity here), in RU_BLOCKS
@@ -72,6 +73,10 @@ ip -n "$NTPX_NS_CLIENT" route add local "$xlnet/16" dev lo &&
 port=12300
 servers="uudp uudps kudp"
 command -v chronyd >/dev/null && servers="uudp uudps kudp chronyd"
+# RU_MAXWAIT=DUR adds uudpw: uudp (native XDP) with maxwait=DUR, which
+# drops a request older than DUR when it reads it (doc/uudp.md), counted
+# as rx_stale=.
+[ -n "${RU_MAXWAIT:-}" ] && servers="$servers uudpw"
 servers=${RU_SERVERS:-$servers}
 
 cat >"$TMP/chrony.conf" <<EOC
@@ -99,6 +104,9 @@ start() {
 	case $1 in
 	uudp) spawn pid $srv_pin ip netns exec "$NTPX_NS_REF" ntpreflect --stratum 1 --clients 100000 \
 		"uudp://$NTPX_REF_FAST:$port?dev=$NTPX_DEV_FAST&via=xdp&xdpmode=native" 2>"$TMP/srv.err" ;;
+	uudpw) spawn pid $srv_pin ip netns exec "$NTPX_NS_REF" ntpreflect --stratum 1 --clients 100000 \
+		"uudp://$NTPX_REF_FAST:$port?dev=$NTPX_DEV_FAST&via=xdp&xdpmode=native&maxwait=$RU_MAXWAIT" \
+		2>"$TMP/srv.err" ;;
 	uudps) spawn pid $srv_pin ip netns exec "$NTPX_NS_REF" ntpreflect --stratum 1 --clients 100000 \
 		"uudp://$NTPX_REF_FAST:$port?dev=$NTPX_DEV_FAST&xdpmode=skb" 2>"$TMP/srv.err" ;;
 	kudp) spawn pid $srv_pin ip netns exec "$NTPX_NS_REF" ntpreflect --stratum 1 --clients 100000 \
@@ -119,6 +127,8 @@ ksoft=$(pgrep -d ' ' ksoftirqd)
 ks_srv=$([ -n "$srv_cpu" ] && pgrep -x "ksoftirqd/$srv_cpu")
 ks_gen=$([ -n "$gen_cpu" ] && pgrep -x "ksoftirqd/$gen_cpu")
 # user (with nice), kernel, softirq (with irq), idle (with iowait): the machine's ticks
+# The server's time runnable and not running (ns).
+wait_ns() { awk '{ print $2 }' /proc/"$pid"/schedstat 2>/dev/null || echo 0; }
 host_ticks() { awk '$1 == "cpu" { print $2 + $3, $4, $7 + $8, $5 + $6 + $9 }' /proc/stat; }
 
 # step_run RATE: S generators at RATE/S each for $step against the
@@ -128,17 +138,23 @@ host_ticks() { awk '$1 == "cpu" { print $2 + $3, $4, $7 + $8, $5 + $6 + $9 }' /p
 # machine's (user, kernel, softirq, and its idle share in % over the
 # step), what the experiment's own processes ran (the server, the
 # generators, ksoftirqd), the server's own, the generators', the
-# server's core and the generators' core (the header); "-" for the last
-# two when not pinned.
+# server's core and the generators' core (the header), "-" for these
+# two when not pinned; and wait%, the share of the step the server was
+# runnable and not running (/proc/PID/schedstat): its core taken by
+# other work, whatever its own cost.  The kernel adds a wait to it when
+# the wait ends, so one under way at the step's start counts whole:
+# wait% is shown at most 100.
 step_run() {
+	_w0=$(wait_ns) _t0=$(date +%s%N)
 	_p0=$(run_ns "$pid") _k0=$(run_ns $ksoft) _h0=$(host_ticks)
 	_ks0=$(run_ns $ks_srv) _kg0=$(run_ns $ks_gen)
 	_st=$(climb_step "$ep" "$1")
 	_ticks="$_h0 $(host_ticks)"
 	_srv=$(($(run_ns "$pid") - _p0)) _ks=$(($(run_ns $ksoft) - _k0))
 	_kss=$(($(run_ns $ks_srv) - _ks0)) _ksg=$(($(run_ns $ks_gen) - _kg0))
+	_wt=$(($(wait_ns) - _w0)) _dt=$(($(date +%s%N) - _t0))
 	echo "$_st" | awk -v ticks="$_ticks" -v hz="$(getconf CLK_TCK)" -v srv="$_srv" -v ks="$_ks" \
-		-v kss="$_kss" -v ksg="$_ksg" -v pinned="$srv_cpu" '{
+		-v kss="$_kss" -v ksg="$_ksg" -v pinned="$srv_cpu" -v wt="$_wt" -v dt="$_dt" '{
 			rep = $4; gen = $11
 			split(ticks, t, " ")
 			f = rep > 0 ? 1e6 / hz / rep : 0
@@ -150,25 +166,27 @@ step_run() {
 				(rep > 0 ? (srv + ks + gen) / 1e3 / rep : 0), (rep > 0 ? srv / 1e3 / rep : 0),
 				(rep > 0 ? gen / 1e3 / rep : 0)
 			if (pinned != "" && rep > 0)
-				printf " %.3f %.3f\n", (srv + kss) / 1e3 / rep, (gen + ksg) / 1e3 / rep
+				printf " %.3f %.3f", (srv + kss) / 1e3 / rep, (gen + ksg) / 1e3 / rep
 			else
-				printf " - -\n" }'
+				printf " - -"
+			w = dt > 0 ? 100 * wt / dt : 0
+			printf " %.0f\n", (w > 100 ? 100 : w) }'
 }
 
 # row LABEL SERVER STEP-LINE...: one line of the table
-hdr='  %-6s %-7s %8s %8s %7s  %7s %7s %8s %7s  %7s %7s %7s %7s %5s  %7s %7s %7s %7s  %7s %7s\n'
+hdr='  %-6s %-7s %8s %8s %7s  %7s %7s %8s %7s  %7s %7s %7s %7s %5s  %7s %7s %7s %7s  %7s %7s %5s\n'
 row() {
 	_l=$1 _sv=$2
 	shift 2
 	printf "$hdr" "$_l" "$_sv" "$1" "$2" "$3" "$5" "$6" "$7" "$8" "${11}" "${12}" "${13}" \
 		"$(awk -v a="${11}" -v b="${12}" -v c="${13}" 'BEGIN { printf "%.3f", a + b + c }')" \
-		"${14}" "${15}" "${16}" "${18}" "${19}" "$9" "${10}"
+		"${14}" "${15}" "${16}" "${18}" "${19}" "$9" "${10}" "${20}"
 }
 
 ep=udp://$NTPX_REF_FAST:$port
 echo "ntpreflect over uudp, machine CPU per reply: servers in $NTPX_NS_REF, $S loadgen --ntp in $NTPX_NS_CLIENT, fast path (veth, ${RU_QUEUES:-1} queue), $step steps, $blocks blocks"
 printf "$hdr" block server wanted/s got/s loss% min_us mean_us max_us sd_us \
-	m_usr m_sys m_sirq mach idle% attr srv core gcore srv_drop cli_drop
+	m_usr m_sys m_sirq mach idle% attr srv core gcore srv_drop cli_drop wait%
 for b in $(seq 1 "$blocks"); do
 	for srv in $servers; do
 		start "$srv" || continue
@@ -180,8 +198,8 @@ for b in $(seq 1 "$blocks"); do
 		stop
 		# What the uudp server's port lost where no counter of ours
 		# sees it (doc/uudp.md): its summary, at exit.
-		[ "$srv" = uudp ] && grep -o 'xsk_[a-z_]*=[0-9]*\|fill_short=[0-9]*' "$TMP/srv.err" |
-			tr '\n' ' ' | sed 's/^/           uudp port, block '"$b"': /; s/ $/\n/'
+		case $srv in uudp*) ;; *) false ;; esac && grep -o 'xsk_[a-z_]*=[0-9]*\|fill_short=[0-9]*\|rx_stale=[0-9]*' "$TMP/srv.err" |
+			tr '\n' ' ' | sed 's/^/           '"$srv"' port, block '"$b"': /; s/ $/\n/'
 	done
 done
 
@@ -193,7 +211,8 @@ done
 # shared machine the machine's figure also carries the other users' load
 # (with no idle time left in a step it is only 2 cores over the rate,
 # whatever the server).
-for r in $rates; do
+# RU_BLOCKS=0 (with RU_XLEAVE=0 and RU_CAPACITY=0: the profile alone) has none.
+[ -s "$TMP/cpu" ] && for r in $rates; do
 	awk -v r="$r" '$3 == r { mach[$2, $1] = $14 + $15 + $16; idle[$2, $1] = $17; at[$2, $1] = $18
 			sv[$2, $1] = $19; gn[$2, $1] = $20; rt[$2, $1] = $9; if ($1 > n) n = $1
 			if ($21 != "-") { co[$2, $1] = $21; gc[$2, $1] = $22 } }
@@ -219,8 +238,11 @@ for r in $rates; do
 			printf "at %s/s: %s %.2f [%.2f-%.2f] over %d blocks", r, what, m, q[1], q[k], k
 			if (target) printf " (target <= %s): %s", target, m <= target + 0 ? "met" : "NOT met"
 			printf "\n" }
+		function rtime(s,   b, k, q, u, c, m) {
+			for (b = 1; b <= n; b++) if ((s, b) in rt && rt["chronyd", b] > 0) { q[++k] = rt[s, b] / rt["chronyd", b]; u[k] = rt[s, b]; c[k] = rt["chronyd", b] }
+			if (k) { m = med(q, k); printf "at %s/s: mean response time T3-T2, %s %.2f us, chronyd %.2f us: ratio %.3f [%.3f-%.3f] (target <= 1): %s\n", r, s, med(u, k), med(c, k), m, q[1], q[k], m <= 1 ? "met" : "NOT met" } }
 		END {
-			show("uudp"); show("uudps"); show("kudp"); show("chronyd")
+			show("uudp"); show("uudps"); show("uudpw"); show("kudp"); show("chronyd")
 			ratio("uudp", "chronyd", "CPU per reply uudp/chronyd, the server'"'"'s core", "0.333", "core")
 			ratio("uudp", "chronyd", "CPU per reply uudp/chronyd, the experiment'"'"'s processes", "", "attr")
 			ratio("uudp", "chronyd", "CPU per reply uudp/chronyd, the whole machine", "", "mach")
@@ -233,8 +255,7 @@ for r in $rates; do
 					m >= 0.333 ? ": the 1/3 target cannot be met with the generator on this machine" : "" }
 			ratio("uudp", "kudp", "CPU per reply uudp/kernel UDP, the server'"'"'s core", "", "core")
 			ratio("uudps", "uudp", "CPU per reply uudp generic (skb) XDP / native, the server'"'"'s core", "", "core")
-			for (b = 1; b <= n; b++) if (("uudp", b) in rt && rt["chronyd", b] > 0) { q[++k] = rt["uudp", b] / rt["chronyd", b]; u[k] = rt["uudp", b]; c[k] = rt["chronyd", b] }
-			if (k) { m = med(q, k); printf "at %s/s: mean response time T3-T2, uudp %.2f us, chronyd %.2f us: ratio %.3f [%.3f-%.3f] (target <= 1): %s\n", r, med(u, k), med(c, k), m, q[1], q[k], m <= 1 ? "met" : "NOT met" }
+			rtime("uudp"); rtime("uudpw")
 		}' "$TMP/cpu"
 done
 
@@ -296,26 +317,62 @@ if [ "${RU_XLEAVE:-1}" != 0 ] && [ -n "$xlnet" ] && [ -x "$NTPX_TOP/build/bench/
 				m >= 0.333 ? ", so the 1/3 target cannot be met with the generator on this machine" : "" }' "$TMP/xl"
 fi
 
-# Where each server's time goes at the same rate: perf profiles of
-# ntpreflect over uudp and of chronyd (RU_PROFILE=0 skips them), their
-# processes alone (what runs in their system calls, the softirqs a veth
-# send sets off included), the symbols that take 2% or more.
+# Where each server's core goes at the same rate (RU_PROFILE=0 skips
+# it): perf record -g of the server's core (perf itself on the
+# generators' core) while the generators send RU_PROFILE_RATE (the first
+# of RU_RATES) for 2 s, each server in turn, perf running from before
+# the step to after it.  Every sample is put in one
+# class by its call chain (tests/bench/perfclass.awk): the server's own
+# user space, its system calls (send, receive, poll, the rest), the
+# softirq a send sets off (on veth, the reply's delivery into the
+# client's socket), waking the client, the server's own sleep and
+# switch; its core's ksoftirqd; the other processes on the core (on a
+# shared machine, the other users'); idle.  A server's classes are given
+# in us per reply (its share of the server's samples times its run time
+# per reply from /proc/PID/schedstat over the profile), the rest in % of
+# the core, and "wait%" is the share of the profile the server was
+# runnable and not running (schedstat): a server that waits is one whose
+# core is taken, not one that is slow.
 prof_rate=${RU_PROFILE_RATE:-${rates%% *}}
-if [ "${RU_PROFILE:-1}" != 0 ] && command -v perf >/dev/null 2>&1; then
+if [ "${RU_PROFILE:-1}" != 0 ] && { [ -z "$srv_cpu" ] || ! command -v perf >/dev/null 2>&1; }; then
+	echo "profile of the server's core: not taken ($([ -z "$srv_cpu" ] && echo "the server is not pinned" || echo "no perf"))"
+elif [ "${RU_PROFILE:-1}" != 0 ]; then
+	echo "profile of the server's core at $prof_rate/s (perf -C $srv_cpu, 2 s per server; us per reply, and % of the core):"
+	phdr='  %-7s %7s %6s %6s  %6s %6s %6s %6s %6s %6s %6s %6s %6s  %6s %6s %6s %5s\n'
+	printf "$phdr" server got/s us/rep wait% user send recv poll sysc sirq wake sched kern ksoft% other% idle% samp
 	for srv in $servers; do
-		[ "$srv" = kudp ] && continue
 		start "$srv" || continue
-		ip netns exec "$NTPX_NS_CLIENT" loadgen --ntp "$(rate_num "$prof_rate")" -d 3s "$ep" \
-			>/dev/null 2>"$TMP/prof.lg" &
-		_lg=$!
-		if perf record -q -g -p "$pid" -o "$TMP/perf.$srv" -- sleep 2 >/dev/null 2>&1; then
-			echo "profile of $srv at $prof_rate/s (perf, its process, self time):"
-			perf report -q -i "$TMP/perf.$srv" --no-children --sort dso,sym --stdio 2>/dev/null |
-				awk '$1 ~ /%$/ && $1 + 0 >= 2 { sub(/^ +/, ""); print "  " $0 }' | head -n 20
+		# perf starts first and stops after the step, so that every
+		# reply the generators counted is in the profile and in the
+		# server's run time.
+		spawn _pf $gen_pin perf record -q -g -C "$srv_cpu" -o "$TMP/perf.$srv" >/dev/null 2>"$TMP/perf.err"
+		wait_until 5 test -s "$TMP/perf.$srv"
+		_s0=$(cat /proc/"$pid"/schedstat) _t0=$(date +%s%N)
+		_st=$(step=2s; climb_step "$ep" "$prof_rate")
+		_s1=$(cat /proc/"$pid"/schedstat) _t1=$(date +%s%N)
+		# perf writes its data at SIGINT and exits 130.
+		kill -INT "$_pf"
+		wait "$_pf"
+		if [ -s "$TMP/perf.$srv" ] && perf script -i "$TMP/perf.$srv" >"$TMP/perf.txt" 2>/dev/null; then
+			_comm=ntpreflect
+			[ "$srv" = chronyd ] && _comm=chronyd
+			awk -v srv="$_comm" -f "$(dirname "$0")/perfclass.awk" "$TMP/perf.txt" |
+				awk -v s0="$_s0" -v s1="$_s1" -v dt="$((_t1 - _t0))" -v st="$_st" -v name="$srv" -v fmt="$phdr" '
+				{ n[$1] = $2 }
+				END {
+					split(s0, a, " "); split(s1, b, " "); split(st, g, " ")
+					run = b[1] - a[1]; wt = b[2] - a[2]; rep = g[4]
+					own = n["user"] + n["send"] + n["recv"] + n["poll"] + n["sysc"] + n["sirq"] + n["wake"] + n["sched"] + n["kern"]
+					f = own > 0 && rep > 0 ? run / 1e3 / rep / own : 0
+					c = n["total"] > 0 ? 100 / n["total"] : 0
+					printf fmt, name, g[2], sprintf("%.2f", rep > 0 ? run / 1e3 / rep : 0), sprintf("%.0f", (100 * wt / dt > 100 ? 100 : 100 * wt / dt)),
+						sprintf("%.2f", n["user"] * f), sprintf("%.2f", n["send"] * f), sprintf("%.2f", n["recv"] * f),
+						sprintf("%.2f", n["poll"] * f), sprintf("%.2f", n["sysc"] * f), sprintf("%.2f", n["sirq"] * f),
+						sprintf("%.2f", n["wake"] * f), sprintf("%.2f", n["sched"] * f), sprintf("%.2f", n["kern"] * f),
+						sprintf("%.0f", n["ksoft"] * c), sprintf("%.0f", n["others"] * c), sprintf("%.0f", n["idle"] * c), n["total"] + 0 }'
 		else
-			echo "profile of $srv: perf record failed"
+			echo "  $srv: perf record failed: $(tail -n 1 "$TMP/perf.err")"
 		fi
-		wait "$_lg"
 		stop
 	done
 fi

@@ -86,4 +86,15 @@ test_expect_success 'bad qperr=' '
 			ntpprobe -c 1 "uudp://127.0.0.1:123?dev=lo&via=verbs&qperr=$v" || return 1
 	done
 '
+test_expect_success 'maxwait= on a client' '
+	one_line "maxwait= is for servers" \
+		ntpprobe -c 1 "uudp://127.0.0.1:123?dev=lo&maxwait=10ms"
+'
+
+test_expect_success 'bad maxwait=' '
+	for v in 0 -1ms soon; do
+		usage "bad maxwait '\''$v'\'' (a duration above 0: 10ms)" \
+			ntpreflect "uudp://*:12300?dev=lo&maxwait=$v" || return 1
+	done
+'
 done_testing
