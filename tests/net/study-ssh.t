@@ -199,7 +199,7 @@ test_expect_success 'setup: a study over ssh, in a process group of its own' '
 test_expect_success 'the interrupted study gets to a loaded run' '
 	diag "waiting at most $ssh_took s (the two studies over ssh took it)" &&
 	wait_until "$ssh_took" load_or_end &&
-	loading || no_load
+	{ loading || no_load; }
 '
 test_expect_success 'SIGINT ends the study with 130' '
 	kill -INT -"$ipid" &&
