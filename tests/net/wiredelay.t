@@ -3,13 +3,15 @@
 # wiredelay between two hosts: namespaces A and B, each joined by a veth
 # to a third, W, where wiredelay bridges the two.  ntpprobe in A against
 # ntpreflect in B, through the wire without delay and then with a
-# different delay each way: each leg's median rose by its direction's
-# delay, within what the run itself measured (the relay's own hold
-# errors, both runs, and the spread of each leg in both runs); no leg was
-# ever shorter than its delay (a frame never leaves early: a bound the
-# truth cannot break); the offset moved by half the difference of the two
-# delays, with its sign, as the study's directional queue moved it.  The
-# relay's summary: every frame stamped on the way out, nothing dropped.
+# different delay each way, every request and every reply accounted for
+# by the probe and by both kernels (probe_run): each leg's median rose by
+# its direction's delay, within what the run itself measured (the relay's
+# own hold errors, both runs, and the spread of each leg in both runs); no
+# leg was ever shorter than its delay (a frame never leaves early: a
+# bound the truth cannot break); the offset moved by half the difference
+# of the two delays, with its sign, as the study's directional queue
+# moved it.  The relay's summary: every frame stamped on the way out,
+# nothing dropped.
 # What the relay claims of itself, from its own stamps: no frame left
 # before its due time; its quantiles lie within what it saw and each
 # hold error is how late the send began plus the send; and the spin
@@ -47,16 +49,69 @@ wire_up() {
 	wait_until 10 test -s "$TMP/$_n.ready" ||
 	{ diag "$_n: not ready after 10 s: $(cat "$TMP/$_n.err")"; return 1; }
 }
-# NAME: 200 exchanges at 10 ms, all ok (each may wait 1 s: the timeout is
-# not what this test is about), the records in $TMP/NAME.rec;
-# after a ping has come back (A has resolved B's address through the
-# wire: an exchange that waited for that would be the neighbour's, not
-# the wire's).
+# NS: what its kernel counted (/proc/net/snmp, read in NS): "IpInDelivers
+# UdpInDatagrams UdpOutDatagrams UdpRcvbufErrors UdpInErrors".
+counts() {
+	ip netns exec "$1" awk '$1 != "Ip:" && $1 != "Udp:" { next }
+		!h[$1]++ { for (i = 2; i <= NF; i++) c[$1 $i] = i; next }
+		{ for (k in c) if (index(k, $1) == 1) v[k] = $c[k] }
+		END { print v["Ip:InDelivers"], v["Udp:InDatagrams"], v["Udp:OutDatagrams"],
+			v["Udp:RcvbufErrors"], v["Udp:InErrors"] }' /proc/net/snmp
+}
+# NS N BEFORE: since NS counted BEFORE, its kernel delivered N datagrams
+# (A: the replies), its sockets read N and sent N (B: the reflector).
+delivered() { set -- "$2" $3 $(counts "$1"); [ $(($7 - $2)) -ge "$1" ]; }
+answered() { set -- "$2" $3 $(counts "$1"); [ $(($8 - $3)) -ge "$1" ] && [ $(($9 - $4)) -ge "$1" ]; }
+# REC ERR: an ntpprobe's records and its summary, "RECORDS OK TIMEOUTS
+# TRAILING OTHER SENT LATE": TRAILING the timeouts after the last ok
+# record, OTHER the records neither ok nor timeout.
+accounts() {
+	awk "$ntpx_fields"'FNR == NR && /^#fields/ { fields(); next } FNR == NR && /^#/ { next }
+		FNR == NR { n++; s = field("status")
+			if (s == "ok") { ok++; trail = 0 } else if (s == "timeout") { to++; trail++ } else other++
+			next }
+		/^ntpprobe: sent [0-9]/ { sent = $3 + 0; for (i = 4; i < NF; i++) if ($i == "late") late = $(i + 1) + 0 }
+		END { print n + 0, ok + 0, to + 0, trail + 0, other + 0, sent + 0, late + 0 }' "$1" "$2"
+}
+# The most ns by which ntpprobe read a reply after its kernel had it (t4
+# less t4k) among REC's ok records: the probe's own lateness.
+read_late() {
+	awk "$ntpx_fields"'/^#fields/ { fields(); next } /^#/ { next }
+		field("status") == "ok" && field("t4k") != "-" { d = field("t4") - field("t4k"); if (d > m) m = d }
+		END { print m + 0 }' "$1"
+}
+# NAME: 200 exchanges at 10 ms, the records in $TMP/NAME.rec, after a
+# ping has come back (A has resolved B's address through the wire: an
+# exchange that waited for that would be the neighbour's, not the
+# wire's).  What the path promises is that every request and every reply
+# arrives, not that the probe and the reflector, which run as anything
+# else does, read them within the probe's timeout (1 s, which is not what
+# this test is about): on a busy machine both have been seen not to run
+# for a second or two while the relay, under SCHED_FIFO, held every frame
+# to its time (a reply in A's kernel 4.6 ms after its request, read by
+# the probe 2 s later).  So each exchange is either ok, or timed out with
+# its reply counted late by the probe (a reply cannot pass the one before
+# it: the reflector answers in order and the wire keeps it), or is one of
+# the last, answered after the probe stopped listening; and the kernels
+# say where every datagram went: B read and answered every request, A
+# took in every reply, and neither dropped one at a socket.
 pinged() { ip netns exec "$A" ping -c 1 -W 1 10.77.0.2 >/dev/null; }
 probe_run() {
 	{ wait_until 10 pinged || { diag "no ping through the wire in 10 s: $(ip netns exec "$A" ip neigh)"; false; }; } &&
-	test_is "$(probe_oks ip netns exec "$A" ntpprobe -c 200 -i 10ms -w 1s udp://10.77.0.2:12300)" 200 &&
-	cp "$TMP/probe_oks.rec" "$TMP/$1.rec" || { diag "$(rec_status "$TMP/probe_oks.rec" | awk '$2 != "ok"' | head)"; return 1; }
+	_a0=$(counts "$A") && _b0=$(counts "$B") &&
+	_ok=$(probe_oks ip netns exec "$A" ntpprobe -c 200 -i 10ms -w 1s udp://10.77.0.2:12300) &&
+	cp "$TMP/probe_oks.rec" "$TMP/$1.rec" &&
+	set -- "$1" $(accounts "$TMP/$1.rec" "$TMP/probe_oks.err") &&
+	diag "$1: $3 ok; $4 timed out, $8 of their replies read late by the probe, $5 at the end answered after it stopped listening; it read a reply at most $(read_late "$TMP/$1.rec") ns after its kernel had the reply" &&
+	test_is "$2/$6/$7/$_ok" 200/0/200/$3 &&
+	test "$8" -ge $(($4 - $5)) &&
+	{ wait_until 10 answered "$B" 200 "$_b0" && wait_until 10 delivered "$A" 200 "$_a0" ||
+	  { diag "A counted $_a0, now $(counts "$A"); B counted $_b0, now $(counts "$B")"; false; }; } &&
+	set -- "$1" $_b0 $(counts "$B") &&
+	test_is "$(($8 - $3))/$(($9 - $4))/$((${10} - $5))/$((${11} - $6))" 200/200/0/0 &&
+	set -- "$1" $_a0 $(counts "$A") &&
+	test_is "$((${10} - $5))/$((${11} - $6))" 0/0 ||
+	{ diag "$(cat "$TMP/probe_oks.err")"; diag "$(rec_status "$TMP/probe_oks.rec" | awk '$2 != "ok"' | head)"; return 1; }
 }
 # FILE: the interquartile range, ns, of the forward and the back legs of
 # its ok records (the client's kernel stamps where there are), "F B".
@@ -131,7 +186,7 @@ test_expect_success 'the ready file holds the PID' '
 	wire_up w0 &&
 	test_is "$(cat "$TMP/w0.ready")" "$WPID"
 '
-test_expect_success 'without delay: 200 exchanges, all ok' '
+test_expect_success 'without delay: 200 exchanges, every one answered' '
 	probe_run d0
 '
 test_expect_success 'SIGTERM ends it with status 0 and a summary each way' '
@@ -139,7 +194,7 @@ test_expect_success 'SIGTERM ends it with status 0 and a summary each way' '
 	test_grep "^wiredelay: wa>wb delay 0 ns: [1-9][0-9]* frames, hold error median [0-9]* ns, max [0-9]* ns (transmit stamps)" "$TMP/w0.err" &&
 	test_grep "^wiredelay: wb>wa delay 0 ns: " "$TMP/w0.err"
 '
-test_expect_success "with $dab ns A to B and $dba ns back: 200 exchanges, all ok" '
+test_expect_success "with $dab ns A to B and $dba ns back: 200 exchanges, every one answered" '
 	wire_up w1 --delay-ab "${dab}ns" --delay-ba 3ms --priority 10 &&
 	{ probe_run d1 || { stop_pid "$WPID"; diag "the relay: $(cat "$TMP/w1.err")"; false; }; } &&
 	stop_pid "$WPID"
