@@ -641,9 +641,15 @@ rate_num() { awk -v r="$1" 'BEGIN { m = 1; if (r ~ /k$/) m = 1e3; if (r ~ /M$/) 
 #                       reasons, or dropped, or left (read ahead when it
 #                       ended), or failed
 #   drained NS PORT     nothing waits in the socket on PORT in NS
+#   snmp NS PROTO FIELD one counter of NS's /proc/net/snmp by name
+#                       (snmp NS Udp RcvbufErrors)
 udp_mib() {
 	ip netns exec "$1" awk '$1 == "Udp:" && $2 ~ /^[0-9]/ {
 		printf "in=%s noports=%s inerr=%s\n", $2, $3, $4 }' /proc/net/snmp
+}
+snmp() {
+	ip netns exec "$1" awk -v p="$2:" -v f="$3" '$1 == p && $2 !~ /^[0-9]/ { for (i = 2; i <= NF; i++) if ($i == f) c = i; next }
+		$1 == p { print $c }' /proc/net/snmp
 }
 reflector_reads() {
 	sed -n 1p "$1" | tr ',' '\n' | awk '

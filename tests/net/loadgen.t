@@ -15,10 +15,6 @@ summary_value() { awk -v k="$2" '{ for (i = 1; i < NF; i++) if ($i == k) { v = $
 # What the kernel dropped between sender and sink on the fast path: the
 # sink's namespace's UDP InErrors (a full receive buffer) and IP
 # reassembly failures, both veth ends' dropped counters.
-snmp() {	# NS PROTO FIELD
-	ip netns exec "$1" awk -v p="$2:" -v f="$3" '$1 == p && $2 !~ /^[0-9]/ { for (i = 2; i <= NF; i++) if ($i == f) c = i; next }
-		$1 == p { print $c }' /proc/net/snmp
-}
 devdrops() {	# NS DEV
 	ip netns exec "$1" cat "/sys/class/net/$2/statistics/rx_dropped" "/sys/class/net/$2/statistics/tx_dropped" |
 		awk '{ s += $1 } END { print s + 0 }'

@@ -52,11 +52,8 @@ wire_up() {
 # NS: what its kernel counted (/proc/net/snmp, read in NS): "IpInDelivers
 # UdpInDatagrams UdpOutDatagrams UdpRcvbufErrors UdpInErrors".
 counts() {
-	ip netns exec "$1" awk '$1 != "Ip:" && $1 != "Udp:" { next }
-		!h[$1]++ { for (i = 2; i <= NF; i++) c[$1 $i] = i; next }
-		{ for (k in c) if (index(k, $1) == 1) v[k] = $c[k] }
-		END { print v["Ip:InDelivers"], v["Udp:InDatagrams"], v["Udp:OutDatagrams"],
-			v["Udp:RcvbufErrors"], v["Udp:InErrors"] }' /proc/net/snmp
+	echo "$(snmp "$1" Ip InDelivers) $(snmp "$1" Udp InDatagrams) $(snmp "$1" Udp OutDatagrams)" \
+		"$(snmp "$1" Udp RcvbufErrors) $(snmp "$1" Udp InErrors)"
 }
 # NS N BEFORE: since NS counted BEFORE, its kernel delivered N datagrams
 # (A: the replies), its sockets read N and sent N (B: the reflector).
